@@ -1,0 +1,235 @@
+//! Host-side typed column storage: rows packed, `size` lanes per row.
+
+use crate::dtype::DType;
+use crate::error::{ErrorCode, GpuTableError, Result};
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ColumnData {
+    U8(Vec<u8>),
+    I8(Vec<i8>),
+    U16(Vec<u16>),
+    I16(Vec<i16>),
+    U32(Vec<u32>),
+    I32(Vec<i32>),
+    F32(Vec<f32>),
+}
+
+/// Dispatches `$body` with `$v` bound to the typed vector of a `ColumnData`.
+macro_rules! with_column_data {
+    ($data:expr, $v:ident => $body:expr) => {
+        match $data {
+            $crate::column::ColumnData::U8($v) => $body,
+            $crate::column::ColumnData::I8($v) => $body,
+            $crate::column::ColumnData::U16($v) => $body,
+            $crate::column::ColumnData::I16($v) => $body,
+            $crate::column::ColumnData::U32($v) => $body,
+            $crate::column::ColumnData::I32($v) => $body,
+            $crate::column::ColumnData::F32($v) => $body,
+        }
+    };
+}
+pub(crate) use with_column_data;
+
+/// A stored element type and its conversions into the three 32-bit compute domains.
+pub trait Elem: Copy + Default + PartialEq + Send + Sync + 'static {
+    const DTYPE: DType;
+    fn to_f32(self) -> f32;
+    fn to_i32(self) -> i32;
+    fn to_u32(self) -> u32;
+    fn to_f64(self) -> f64;
+    fn from_le(bytes: &[u8]) -> Self;
+    fn wrap_data(v: Vec<Self>) -> ColumnData;
+}
+
+macro_rules! impl_int_elem {
+    ($t:ty, $variant:ident, $dtype:expr) => {
+        impl Elem for $t {
+            const DTYPE: DType = $dtype;
+            #[inline(always)]
+            fn to_f32(self) -> f32 {
+                self as f32
+            }
+            #[inline(always)]
+            fn to_i32(self) -> i32 {
+                self as i32
+            }
+            #[inline(always)]
+            fn to_u32(self) -> u32 {
+                self as u32
+            }
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            fn from_le(bytes: &[u8]) -> Self {
+                let mut raw = [0u8; std::mem::size_of::<$t>()];
+                raw.copy_from_slice(bytes);
+                <$t>::from_le_bytes(raw)
+            }
+            fn wrap_data(v: Vec<Self>) -> ColumnData {
+                ColumnData::$variant(v)
+            }
+        }
+    };
+}
+impl_int_elem!(u8, U8, DType::U8);
+impl_int_elem!(i8, I8, DType::I8);
+impl_int_elem!(u16, U16, DType::U16);
+impl_int_elem!(i16, I16, DType::I16);
+impl_int_elem!(u32, U32, DType::U32);
+impl_int_elem!(i32, I32, DType::I32);
+
+impl Elem for f32 {
+    const DTYPE: DType = DType::F32;
+    #[inline(always)]
+    fn to_f32(self) -> f32 {
+        self
+    }
+    #[inline(always)]
+    fn to_i32(self) -> i32 {
+        self as i32
+    }
+    #[inline(always)]
+    fn to_u32(self) -> u32 {
+        self as u32
+    }
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+    fn from_le(bytes: &[u8]) -> Self {
+        f32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]])
+    }
+    fn wrap_data(v: Vec<Self>) -> ColumnData {
+        ColumnData::F32(v)
+    }
+}
+
+/// Allocates `len` default elements, reporting allocation failure instead of aborting.
+pub fn try_alloc<T: Clone + Default>(len: usize) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|_| {
+        GpuTableError::new(
+            ErrorCode::OutOfMemory,
+            format!("could not allocate {len} elements of {} bytes", std::mem::size_of::<T>()),
+        )
+    })?;
+    v.resize(len, T::default());
+    Ok(v)
+}
+
+/// Number of elements for `rows` rows of `size` lanes, or `LIMIT_EXCEEDED` if it cannot be
+/// addressed in this build's memory.
+pub fn element_count(rows: u64, size: u32, dtype: DType) -> Result<usize> {
+    let elements = rows.checked_mul(size as u64);
+    let limit = (isize::MAX as u64) / 4;
+    match elements {
+        Some(n) if n.saturating_mul(dtype.byte_width() as u64) <= limit => Ok(n as usize),
+        _ => Err(GpuTableError::new(
+            ErrorCode::LimitExceeded,
+            format!("{rows} rows of {size} x {} exceed the addressable memory of this build", dtype.name()),
+        )),
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Column {
+    pub size: u32,
+    /// Rows stored; a constant column stores one row that broadcasts to every row.
+    pub rows: u32,
+    pub data: ColumnData,
+}
+
+impl ColumnData {
+    pub fn dtype(&self) -> DType {
+        with_column_data!(self, v => element_dtype(v))
+    }
+    pub fn len(&self) -> usize {
+        with_column_data!(self, v => v.len())
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Zero-filled storage of `len` elements.
+    pub fn zeros(dtype: DType, len: usize) -> Result<ColumnData> {
+        Ok(match dtype {
+            DType::U8 => ColumnData::U8(try_alloc(len)?),
+            DType::I8 => ColumnData::I8(try_alloc(len)?),
+            DType::U16 => ColumnData::U16(try_alloc(len)?),
+            DType::I16 => ColumnData::I16(try_alloc(len)?),
+            DType::U32 => ColumnData::U32(try_alloc(len)?),
+            DType::I32 => ColumnData::I32(try_alloc(len)?),
+            DType::F32 => ColumnData::F32(try_alloc(len)?),
+        })
+    }
+
+    /// Reads little-endian bytes (the layout of a JS typed array's buffer).
+    pub fn from_le_bytes(dtype: DType, bytes: &[u8]) -> Result<ColumnData> {
+        let width = dtype.byte_width();
+        if bytes.len() % width != 0 {
+            return Err(GpuTableError::invalid(format!(
+                "{} bytes is not a whole number of {} elements",
+                bytes.len(),
+                dtype.name()
+            )));
+        }
+        fn read<T: Elem>(bytes: &[u8]) -> Result<ColumnData> {
+            let width = std::mem::size_of::<T>();
+            let mut out: Vec<T> = try_alloc(bytes.len() / width)?;
+            for (o, chunk) in out.iter_mut().zip(bytes.chunks_exact(width)) {
+                *o = T::from_le(chunk);
+            }
+            Ok(T::wrap_data(out))
+        }
+        match dtype {
+            DType::U8 => read::<u8>(bytes),
+            DType::I8 => read::<i8>(bytes),
+            DType::U16 => read::<u16>(bytes),
+            DType::I16 => read::<i16>(bytes),
+            DType::U32 => read::<u32>(bytes),
+            DType::I32 => read::<i32>(bytes),
+            DType::F32 => read::<f32>(bytes),
+        }
+    }
+
+    /// Element `i` as f64 (exact for every stored type).
+    pub fn get_f64(&self, i: usize) -> f64 {
+        with_column_data!(self, v => v[i].to_f64())
+    }
+}
+
+fn element_dtype<T: Elem>(_: &[T]) -> DType {
+    T::DTYPE
+}
+
+impl Column {
+    pub fn new(data: ColumnData, size: u32) -> Result<Column> {
+        if size == 0 {
+            return Err(GpuTableError::invalid("size must be at least 1"));
+        }
+        if data.len() % size as usize != 0 {
+            return Err(GpuTableError::invalid(format!(
+                "{} values is not a whole number of rows of size {size}",
+                data.len()
+            )));
+        }
+        let rows = data.len() / size as usize;
+        let rows = u32::try_from(rows).map_err(|_| {
+            GpuTableError::new(ErrorCode::LimitExceeded, format!("{rows} rows exceed the 2^32-1 row limit"))
+        })?;
+        Ok(Column { size, rows, data })
+    }
+
+    pub fn dtype(&self) -> DType {
+        self.data.dtype()
+    }
+
+    /// Packed values of rows `start..end` (clamped to the stored rows).
+    pub fn slice_rows(&self, start: u32, end: u32) -> ColumnData {
+        let end = end.min(self.rows);
+        let start = start.min(end);
+        let (a, b) = (start as usize * self.size as usize, end as usize * self.size as usize);
+        with_column_data!(&self.data, v => Elem::wrap_data(v[a..b].to_vec()))
+    }
+}

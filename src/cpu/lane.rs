@@ -1,0 +1,201 @@
+//! The three 32-bit compute domains and their arithmetic, as the GPU backends define it.
+
+use crate::column::{ColumnData, Elem};
+use crate::dtype::{Class, DType};
+
+/// Block buffers, one compute domain each.
+pub enum Buf {
+    F(Vec<f32>),
+    I(Vec<i32>),
+    U(Vec<u32>),
+}
+
+impl Buf {
+    pub fn new(class: Class, len: usize) -> Buf {
+        match class {
+            Class::F => Buf::F(vec![0.0; len]),
+            Class::I => Buf::I(vec![0; len]),
+            Class::U => Buf::U(vec![0; len]),
+        }
+    }
+    pub fn class(&self) -> Class {
+        match self {
+            Buf::F(_) => Class::F,
+            Buf::I(_) => Class::I,
+            Buf::U(_) => Class::U,
+        }
+    }
+}
+
+pub trait Lane: Elem {
+    const CLASS: Class;
+    fn from_elem<E: Elem>(e: E) -> Self;
+    fn of(buf: &Buf) -> &[Self];
+    fn of_mut(buf: &mut Buf) -> &mut Vec<Self>;
+    fn column_mut(data: &mut ColumnData) -> Option<&mut Vec<Self>>;
+    fn add(self, b: Self) -> Self;
+    fn sub(self, b: Self) -> Self;
+    fn mul(self, b: Self) -> Self;
+    fn div(self, b: Self) -> Self;
+    fn abs(self) -> Self;
+    fn is_nonzero(self) -> bool;
+    fn lesser(self, b: Self) -> Self;
+    fn greater(self, b: Self) -> Self;
+    /// Starting value of a min/max fold that every real value replaces.
+    const MIN_IDENTITY: Self;
+    const MAX_IDENTITY: Self;
+    /// Wraps a 32-bit result to a narrower integer type of the same signedness.
+    fn narrow(self, dtype: DType) -> Self;
+}
+
+macro_rules! int_lane {
+    ($t:ty, $class:ident, $variant:ident, $col:ident) => {
+        impl Lane for $t {
+            const CLASS: Class = Class::$class;
+            const MIN_IDENTITY: Self = <$t>::MAX;
+            const MAX_IDENTITY: Self = <$t>::MIN;
+            #[inline(always)]
+            fn from_elem<E: Elem>(e: E) -> Self {
+                int_lane!(@conv $class, e)
+            }
+            fn of(buf: &Buf) -> &[Self] {
+                match buf {
+                    Buf::$variant(v) => v,
+                    _ => unreachable!("buffer class is checked by the caller"),
+                }
+            }
+            fn of_mut(buf: &mut Buf) -> &mut Vec<Self> {
+                match buf {
+                    Buf::$variant(v) => v,
+                    _ => unreachable!("buffer class is checked by the caller"),
+                }
+            }
+            fn column_mut(data: &mut ColumnData) -> Option<&mut Vec<Self>> {
+                match data {
+                    ColumnData::$col(v) => Some(v),
+                    _ => None,
+                }
+            }
+            #[inline(always)]
+            fn add(self, b: Self) -> Self {
+                self.wrapping_add(b)
+            }
+            #[inline(always)]
+            fn sub(self, b: Self) -> Self {
+                self.wrapping_sub(b)
+            }
+            #[inline(always)]
+            fn mul(self, b: Self) -> Self {
+                self.wrapping_mul(b)
+            }
+            #[inline(always)]
+            fn div(self, b: Self) -> Self {
+                // Integer division by zero is 0 on every backend (WGSL would return `a`).
+                if b == 0 {
+                    0
+                } else {
+                    self.wrapping_div(b)
+                }
+            }
+            #[inline(always)]
+            fn abs(self) -> Self {
+                int_lane!(@abs $class, self)
+            }
+            #[inline(always)]
+            fn is_nonzero(self) -> bool {
+                self != 0
+            }
+            #[inline(always)]
+            fn lesser(self, b: Self) -> Self {
+                self.min(b)
+            }
+            #[inline(always)]
+            fn greater(self, b: Self) -> Self {
+                self.max(b)
+            }
+            #[inline(always)]
+            fn narrow(self, dtype: DType) -> Self {
+                match dtype {
+                    DType::U8 | DType::I8 => self as i8 as i32 as Self & int_lane!(@mask8 $class),
+                    DType::U16 | DType::I16 => self as i16 as i32 as Self & int_lane!(@mask16 $class),
+                    _ => self,
+                }
+            }
+        }
+    };
+    (@conv I, $e:expr) => { $e.to_i32() };
+    (@conv U, $e:expr) => { $e.to_u32() };
+    (@abs I, $v:expr) => { $v.wrapping_abs() };
+    (@abs U, $v:expr) => { $v };
+    (@mask8 I) => { -1 };
+    (@mask8 U) => { 0xFF };
+    (@mask16 I) => { -1 };
+    (@mask16 U) => { 0xFFFF };
+}
+int_lane!(i32, I, I, I32);
+int_lane!(u32, U, U, U32);
+
+impl Lane for f32 {
+    const CLASS: Class = Class::F;
+    // NaN is replaced by any number under f32::min/max, so NaN is ignored by the fold.
+    const MIN_IDENTITY: Self = f32::NAN;
+    const MAX_IDENTITY: Self = f32::NAN;
+    #[inline(always)]
+    fn from_elem<E: Elem>(e: E) -> Self {
+        e.to_f32()
+    }
+    fn of(buf: &Buf) -> &[Self] {
+        match buf {
+            Buf::F(v) => v,
+            _ => unreachable!("buffer class is checked by the caller"),
+        }
+    }
+    fn of_mut(buf: &mut Buf) -> &mut Vec<Self> {
+        match buf {
+            Buf::F(v) => v,
+            _ => unreachable!("buffer class is checked by the caller"),
+        }
+    }
+    fn column_mut(data: &mut ColumnData) -> Option<&mut Vec<Self>> {
+        match data {
+            ColumnData::F32(v) => Some(v),
+            _ => None,
+        }
+    }
+    #[inline(always)]
+    fn add(self, b: Self) -> Self {
+        self + b
+    }
+    #[inline(always)]
+    fn sub(self, b: Self) -> Self {
+        self - b
+    }
+    #[inline(always)]
+    fn mul(self, b: Self) -> Self {
+        self * b
+    }
+    #[inline(always)]
+    fn div(self, b: Self) -> Self {
+        self / b
+    }
+    #[inline(always)]
+    fn abs(self) -> Self {
+        self.abs()
+    }
+    #[inline(always)]
+    fn is_nonzero(self) -> bool {
+        self != 0.0
+    }
+    #[inline(always)]
+    fn lesser(self, b: Self) -> Self {
+        self.min(b)
+    }
+    #[inline(always)]
+    fn greater(self, b: Self) -> Self {
+        self.max(b)
+    }
+    #[inline(always)]
+    fn narrow(self, _: DType) -> Self {
+        self
+    }
+}

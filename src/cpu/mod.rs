@@ -1,0 +1,589 @@
+//! The CPU backend: the reference every GPU backend is tested against, and fast in its own
+//! right. Each fused region runs as one pass over rows in cache-sized blocks: every node of
+//! the region computes one block into a small reused buffer, and only the region's root is
+//! written to a full-length output. Inner loops are flat slices so they vectorize (simd128
+//! in the wasm build).
+
+mod lane;
+mod math;
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use crate::column::{element_count, with_column_data, Column, ColumnData, Elem};
+use crate::dtype::Class;
+use crate::error::{ErrorCode, GpuTableError, Result};
+use crate::ir::{validate_segments, BinaryOp, NodeRef, Op, UnaryOp};
+use crate::plan::{plan, Fusion, Region};
+pub use lane::{Buf, Lane};
+
+/// Runs `$body` with `$t` bound to the lane type of a compute class.
+macro_rules! dispatch_class {
+    ($class:expr, $t:ident => $body:block) => {
+        match $class {
+            Class::F => {
+                type $t = f32;
+                $body
+            }
+            Class::I => {
+                type $t = i32;
+                $body
+            }
+            Class::U => {
+                type $t = u32;
+                $body
+            }
+        }
+    };
+}
+
+/// Runs `$body` with `$v` bound to the typed vector of a `Buf`.
+macro_rules! with_buf {
+    ($buf:expr, $v:ident => $body:expr) => {
+        match $buf {
+            Buf::F($v) => $body,
+            Buf::I($v) => $body,
+            Buf::U($v) => $body,
+        }
+    };
+}
+
+/// Elements per block buffer: small enough that a region's buffers stay in L1/L2.
+const BLOCK_ELEMENTS: usize = 4096;
+
+/// Evaluates `roots` on the CPU, storing each materialized node's output on the node.
+pub fn evaluate(roots: &[NodeRef], fusion: Fusion) -> Result<()> {
+    let plan = plan(roots, fusion)?;
+    for region in &plan.regions {
+        let column = run_region(region)?;
+        region.root.set_output(Rc::new(column));
+    }
+    Ok(())
+}
+
+/// Where an operand's block lives.
+#[derive(Clone, Copy)]
+enum View {
+    Slot(usize),
+    Leaf { index: usize, lanes: usize },
+    Const(usize),
+    Tmp(usize),
+}
+
+struct Block<'r> {
+    r0: u32,
+    n: usize,
+    block_rows: usize,
+    slot_of: HashMap<u64, usize>,
+    slots: Vec<Buf>,
+    leaf_of: HashMap<u64, usize>,
+    leaves: Vec<(&'r NodeRef, Rc<Column>)>,
+    consts: Vec<((u64, usize, Class), Buf)>,
+    tmps: Vec<Buf>,
+    segment_starts: HashMap<u64, Vec<i64>>,
+}
+
+fn run_region(region: &Region) -> Result<Column> {
+    let root = &region.root;
+    let rows = region.rows();
+    let out_len = element_count(root.meta.length as u64, root.meta.size, root.meta.dtype)?;
+    let mut out = ColumnData::zeros(root.meta.dtype, out_len)?;
+
+    let widest = region.nodes.iter().map(|n| n.meta.size).chain(region.leaves.iter().map(|n| n.meta.size)).max().unwrap_or(1);
+    let block_rows = (BLOCK_ELEMENTS / widest as usize).max(1);
+    let mut block = Block {
+        r0: 0,
+        n: 0,
+        block_rows,
+        slot_of: HashMap::new(),
+        slots: Vec::new(),
+        leaf_of: HashMap::new(),
+        leaves: Vec::new(),
+        consts: Vec::new(),
+        tmps: Vec::new(),
+        segment_starts: HashMap::new(),
+    };
+    for leaf in &region.leaves {
+        let column = leaf.output().ok_or_else(|| internal(format!("input t{} was not materialized", leaf.id)))?;
+        block.leaf_of.insert(leaf.id, block.leaves.len());
+        block.leaves.push((leaf, column));
+    }
+    let computed: Vec<&NodeRef> = region.nodes.iter().filter(|n| n.op != Op::Extent).collect();
+    for node in &computed {
+        block.slot_of.insert(node.id, block.slots.len());
+        block.slots.push(Buf::new(node.meta.dtype.class(), block_rows * node.meta.size as usize));
+        if node.op == Op::SegmentedMap {
+            let (_, segments) = &block.leaves[block.leaf_of[&node.inputs[0].id]];
+            validate_segments(segments, node.meta.length)?;
+            let starts = (0..segments.rows as usize).map(|i| segments.data.get_f64(i) as i64).collect();
+            block.segment_starts.insert(node.id, starts);
+        }
+    }
+
+    let mut extent = match root.op {
+        Op::Extent => {
+            if rows == 0 {
+                return Err(GpuTableError::new(ErrorCode::EmptyInput, "extent of an empty input"));
+            }
+            Some(ExtentAcc::new(root.inputs[0].meta.dtype.class(), root.inputs[0].meta.size as usize))
+        }
+        _ => None,
+    };
+
+    let mut r0 = 0u32;
+    while r0 < rows {
+        let n = block_rows.min((rows - r0) as usize);
+        block.r0 = r0;
+        block.n = n;
+        for node in &computed {
+            let slot = block.slot_of[&node.id];
+            let mut dst = std::mem::replace(&mut block.slots[slot], Buf::F(Vec::new()));
+            let direct = extent.is_none() && node.id == root.id && node.meta.dtype.bits() == 32;
+            if direct {
+                // The root writes straight into the output: no copy of the result.
+                let size = node.meta.size as usize;
+                let range = r0 as usize * size..(r0 as usize + n) * size;
+                dispatch_class!(node.meta.dtype.class(), T => {
+                    let column = T::column_mut(&mut out).ok_or_else(|| internal("output storage class"))?;
+                    compute::<T>(node, &mut block, &mut column[range])?;
+                });
+            } else {
+                dispatch_class!(node.meta.dtype.class(), T => {
+                    let buf = T::of_mut(&mut dst);
+                    compute::<T>(node, &mut block, &mut buf[..n * node.meta.size as usize])?;
+                });
+                if node.id == root.id && extent.is_none() {
+                    store_narrow(&dst, &mut out, r0 as usize * node.meta.size as usize, n * node.meta.size as usize);
+                }
+            }
+            block.slots[slot] = dst;
+        }
+        if let Some(acc) = extent.as_mut() {
+            let input = &root.inputs[0];
+            dispatch_class!(input.meta.dtype.class(), T => {
+                let view = block.prepare::<T>(input, input.meta.size, 0);
+                acc.fold::<T>(block.view::<T>(view, input.meta.size as usize));
+            });
+        }
+        r0 += n as u32;
+    }
+    if let Some(acc) = extent {
+        acc.store(&mut out);
+    }
+    Column::new(out, root.meta.size).map(|mut c| {
+        // A zero-row result still has its logical row count.
+        c.rows = root.meta.length;
+        c
+    })
+}
+
+
+fn internal(message: impl Into<String>) -> GpuTableError {
+    GpuTableError::new(ErrorCode::Internal, message)
+}
+
+/// Copies a block into narrower output storage (values are already wrapped).
+fn store_narrow(src: &Buf, out: &mut ColumnData, offset: usize, len: usize) {
+    fn copy<S: Lane, D: Elem>(src: &[S], dst: &mut [D], conv: impl Fn(S) -> D) {
+        for (d, s) in dst.iter_mut().zip(src) {
+            *d = conv(*s);
+        }
+    }
+    let range = offset..offset + len;
+    match (src, out) {
+        (Buf::U(s), ColumnData::U8(d)) => copy(s, &mut d[range], |v| v as u8),
+        (Buf::U(s), ColumnData::U16(d)) => copy(s, &mut d[range], |v| v as u16),
+        (Buf::I(s), ColumnData::I8(d)) => copy(s, &mut d[range], |v| v as i8),
+        (Buf::I(s), ColumnData::I16(d)) => copy(s, &mut d[range], |v| v as i16),
+        (Buf::U(s), ColumnData::U32(d)) => d[range].copy_from_slice(&s[..len]),
+        (Buf::I(s), ColumnData::I32(d)) => d[range].copy_from_slice(&s[..len]),
+        (Buf::F(s), ColumnData::F32(d)) => d[range].copy_from_slice(&s[..len]),
+        _ => unreachable!("output storage matches the root's type"),
+    }
+}
+
+/// Expands `rows` rows of `src_size`-lane values into `lanes` lanes of `T` using the lane
+/// rule: lane i < size reads lane i, a size-1 input broadcasts, anything else reads 0.
+/// Rows at or past `avail` are zero (an input shorter than the output).
+fn expand<S: Elem, T: Lane>(src: &[S], src_size: usize, avail: usize, rows: usize, lanes: usize, out: &mut [T]) {
+    let full = avail.min(rows);
+    let (head, tail) = out.split_at_mut(full * lanes);
+    if src_size == lanes {
+        for (o, s) in head.iter_mut().zip(&src[..full * lanes]) {
+            *o = T::from_elem(*s);
+        }
+    } else if src_size == 1 {
+        for (row, s) in head.chunks_exact_mut(lanes).zip(&src[..full]) {
+            row.fill(T::from_elem(*s));
+        }
+    } else {
+        let common = src_size.min(lanes);
+        for (row, s) in head.chunks_exact_mut(lanes).zip(src.chunks_exact(src_size)) {
+            for (o, v) in row[..common].iter_mut().zip(s) {
+                *o = T::from_elem(*v);
+            }
+            row[common..].fill(T::default());
+        }
+    }
+    tail.fill(T::default());
+}
+
+impl<'r> Block<'r> {
+    /// Makes input `node`'s block available as `lanes` lanes of `T`; `k` names a scratch
+    /// buffer for the cases that need a converted or broadcast copy.
+    fn prepare<T: Lane>(&mut self, node: &NodeRef, lanes: u32, k: usize) -> View {
+        let (n, lanes) = (self.n, lanes as usize);
+        let size = node.meta.size as usize;
+        if let Some(&slot) = self.slot_of.get(&node.id) {
+            if size == lanes && self.slots[slot].class() == T::CLASS {
+                return View::Slot(slot);
+            }
+            let tmp = scratch::<T>(&mut self.tmps, k, n * lanes);
+            with_buf!(&self.slots[slot], s => expand(&s[..n * size], size, n, n, lanes, tmp));
+            return View::Tmp(k);
+        }
+        let index = self.leaf_of[&node.id];
+        let column = self.leaves[index].1.clone();
+        if node.meta.constant {
+            let key = (node.id, lanes, T::CLASS);
+            if let Some(i) = self.consts.iter().position(|(k, _)| *k == key) {
+                return View::Const(i);
+            }
+            let rows = self.block_rows;
+            let mut buf = Buf::new(T::CLASS, rows * lanes);
+            with_column_data!(&column.data, s => expand(s, size, 1, 1, lanes, &mut T::of_mut(&mut buf)[..lanes]));
+            let first: Vec<T> = T::of(&buf)[..lanes].to_vec();
+            for row in T::of_mut(&mut buf).chunks_exact_mut(lanes) {
+                row.copy_from_slice(&first);
+            }
+            self.consts.push((key, buf));
+            return View::Const(self.consts.len() - 1);
+        }
+        let r0 = self.r0 as usize;
+        let avail = (column.rows as usize).saturating_sub(r0);
+        if size == lanes && column.dtype().bits() == 32 && column.dtype().class() == T::CLASS && avail >= n {
+            return View::Leaf { index, lanes };
+        }
+        let tmp = scratch::<T>(&mut self.tmps, k, n * lanes);
+        let start = (r0 * size).min(column.data.len());
+        with_column_data!(&column.data, s => expand(&s[start..], size, avail, n, lanes, tmp));
+        View::Tmp(k)
+    }
+
+    fn view<T: Lane>(&self, view: View, lanes: usize) -> &[T] {
+        let len = self.n * lanes;
+        match view {
+            View::Slot(i) => &T::of(&self.slots[i])[..len],
+            View::Const(i) => &T::of(&self.consts[i].1)[..len],
+            View::Tmp(i) => &T::of(&self.tmps[i])[..len],
+            View::Leaf { index, lanes } => {
+                let start = self.r0 as usize * lanes;
+                let data = &self.leaves[index].1.data;
+                leaf_slice::<T>(data, start, self.n * lanes)
+            }
+        }
+    }
+}
+
+/// Scratch buffer `k` as `len` elements of `T`, reused across blocks.
+fn scratch<T: Lane>(tmps: &mut Vec<Buf>, k: usize, len: usize) -> &mut [T] {
+    while tmps.len() <= k {
+        tmps.push(Buf::new(T::CLASS, 0));
+    }
+    if tmps[k].class() != T::CLASS {
+        tmps[k] = Buf::new(T::CLASS, 0);
+    }
+    let v = T::of_mut(&mut tmps[k]);
+    if v.len() < len {
+        v.resize(len, T::default());
+    }
+    &mut v[..len]
+}
+
+fn leaf_slice<T: Lane>(data: &ColumnData, start: usize, len: usize) -> &[T] {
+    fn cast<S: Elem, T: Elem>(s: &[S]) -> &[T] {
+        assert_eq!(S::DTYPE.class(), T::DTYPE.class(), "leaf views are only made for matching classes");
+        // Same class and width: identical layout.
+        unsafe { std::slice::from_raw_parts(s.as_ptr() as *const T, s.len()) }
+    }
+    with_column_data!(data, v => &cast::<_, T>(v)[start..start + len])
+}
+
+
+/// Computes one block of `node` (compute class `T`) into `dst` (`n * size` elements).
+fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> {
+    let size = node.meta.size;
+    let lanes = size as usize;
+    let n = b.n;
+    match &node.op {
+        Op::Binary(op) => {
+            let x = b.prepare::<T>(&node.inputs[0], size, 0);
+            let y = b.prepare::<T>(&node.inputs[1], size, 1);
+            binary(*op, b.view(x, lanes), b.view(y, lanes), dst);
+        }
+        Op::Unary(op) => {
+            let x = b.prepare::<T>(&node.inputs[0], size, 0);
+            unary(*op, b.view(x, lanes), dst);
+        }
+        Op::Interleave => {
+            let mut offset = 0;
+            for (k, input) in node.inputs.iter().enumerate() {
+                let width = input.meta.size as usize;
+                let v = b.prepare::<T>(input, input.meta.size, k);
+                let src = b.view::<T>(v, width);
+                for (row, s) in dst.chunks_exact_mut(lanes).zip(src.chunks_exact(width)) {
+                    row[offset..offset + width].copy_from_slice(s);
+                }
+                offset += width;
+            }
+        }
+        Op::Swizzle(channels) => {
+            let input = &node.inputs[0];
+            let width = input.meta.size as usize;
+            let v = b.prepare::<T>(input, input.meta.size, 0);
+            let src = b.view::<T>(v, width);
+            for (row, s) in dst.chunks_exact_mut(lanes).zip(src.chunks_exact(width)) {
+                for (o, &c) in row.iter_mut().zip(channels) {
+                    *o = s[c as usize];
+                }
+            }
+        }
+        Op::Select => {
+            let cond = &node.inputs[0];
+            let x = b.prepare::<T>(&node.inputs[1], size, 1);
+            let y = b.prepare::<T>(&node.inputs[2], size, 2);
+            dispatch_class!(cond.meta.dtype.class(), C => {
+                let c = b.prepare::<C>(cond, size, 0);
+                let (c, x, y) = (b.view::<C>(c, lanes), b.view::<T>(x, lanes), b.view::<T>(y, lanes));
+                for (((o, c), x), y) in dst.iter_mut().zip(c).zip(x).zip(y) {
+                    *o = if c.is_nonzero() { *x } else { *y };
+                }
+            });
+        }
+        Op::Dot | Op::Length => {
+            let width = node.inputs[0].meta.size as usize;
+            let x = b.prepare::<f32>(&node.inputs[0], width as u32, 0);
+            let y = b.prepare::<f32>(node.inputs.last().expect("dot and length have inputs"), width as u32, 1);
+            let (x, y) = (b.view::<f32>(x, width), b.view::<f32>(y, width));
+            let out = f32_slice(dst);
+            for ((o, x), y) in out.iter_mut().zip(x.chunks_exact(width)).zip(y.chunks_exact(width)) {
+                let mut sum = 0.0f32;
+                for (a, b) in x.iter().zip(y) {
+                    sum += a * b;
+                }
+                *o = if node.op == Op::Length { sum.sqrt() } else { sum };
+            }
+        }
+        Op::EqualAll => {
+            let (a, c) = (&node.inputs[0], &node.inputs[1]);
+            let width = a.meta.size as usize;
+            let mut equal = vec![1u32; n];
+            dispatch_class!(a.meta.dtype.class(), A => {
+                dispatch_class!(c.meta.dtype.class(), B => {
+                    let x = b.prepare::<A>(a, a.meta.size, 0);
+                    let y = b.prepare::<B>(c, c.meta.size, 1);
+                    let (x, y) = (b.view::<A>(x, width), b.view::<B>(y, width));
+                    for ((e, x), y) in equal.iter_mut().zip(x.chunks_exact(width)).zip(y.chunks_exact(width)) {
+                        // Compared as exact values, whatever the two types.
+                        *e = x.iter().zip(y).all(|(p, q)| p.to_f64() == q.to_f64()) as u32;
+                    }
+                });
+            });
+            for (o, e) in dst.iter_mut().zip(equal) {
+                *o = T::from_elem(e);
+            }
+        }
+        Op::Fround => {
+            let input = &node.inputs[0];
+            let v = b.prepare::<u32>(input, size, 0);
+            let words = b.view::<u32>(v, lanes);
+            let half = lanes / 2;
+            let out = f32_slice(dst);
+            for (row, w) in out.chunks_exact_mut(lanes).zip(words.chunks_exact(lanes)) {
+                for i in 0..half {
+                    let value = f64::from_bits(((w[2 * i + 1] as u64) << 32) | w[2 * i] as u64);
+                    let high = value as f32;
+                    row[i] = high;
+                    row[half + i] = (value - high as f64) as f32;
+                }
+            }
+        }
+        Op::Sequence { start, step } => {
+            let first = start.wrapping_add((b.r0 as i64).wrapping_mul(*step));
+            for (i, o) in dst.iter_mut().enumerate() {
+                *o = T::from_elem(first.wrapping_add((i as i64).wrapping_mul(*step)) as i32);
+            }
+        }
+        Op::Gather => {
+            let ids = &node.inputs[0];
+            let (_, source) = &b.leaves[b.leaf_of[&node.inputs[1].id]];
+            let source = source.clone();
+            let rows = source.rows as f64;
+            dispatch_class!(ids.meta.dtype.class(), I => {
+                let v = b.prepare::<I>(ids, 1, 0);
+                let ids = b.view::<I>(v, 1);
+                with_column_data!(&source.data, s => {
+                    for (row, id) in dst.chunks_exact_mut(lanes).zip(ids) {
+                        let id = id.to_f64();
+                        if id >= 0.0 && id < rows && id.fract() == 0.0 {
+                            let start = id as usize * lanes;
+                            for (o, v) in row.iter_mut().zip(&s[start..start + lanes]) {
+                                *o = T::from_elem(*v);
+                            }
+                        } else {
+                            row.fill(T::default());
+                        }
+                    }
+                });
+            });
+        }
+        Op::SegmentedMap => {
+            let starts = &b.segment_starts[&node.id];
+            let first_vertex = b.r0 as i64;
+            // Last segment whose start is <= the vertex; later vertices only move forward.
+            let mut segment = starts.partition_point(|&s| s <= first_vertex).saturating_sub(1);
+            for (i, row) in dst.chunks_exact_mut(2).enumerate() {
+                let vertex = first_vertex + i as i64;
+                while segment + 1 < starts.len() && starts[segment + 1] <= vertex {
+                    segment += 1;
+                }
+                row[0] = T::from_elem(segment as u32);
+                row[1] = T::from_elem((vertex - starts[segment]) as u32);
+            }
+        }
+        Op::Source | Op::Extent => return Err(internal(format!("{} is not computed per block", node.op.name()))),
+    }
+    if node.meta.dtype.bits() < 32 {
+        let dtype = node.meta.dtype;
+        for v in dst.iter_mut() {
+            *v = v.narrow(dtype);
+        }
+    }
+    // Rows past a shorter node's own length are zero, as if it had been materialized.
+    let end = b.r0 as usize + n;
+    if !node.meta.constant && (node.meta.length as usize) < end {
+        let keep = (node.meta.length as usize).saturating_sub(b.r0 as usize);
+        dst[keep * lanes..].fill(T::default());
+    }
+    Ok(())
+}
+
+fn f32_slice<T: Lane>(dst: &mut [T]) -> &mut [f32] {
+    assert_eq!(T::CLASS, Class::F, "float ops write float32 blocks");
+    // T is f32 here (checked above).
+    unsafe { std::slice::from_raw_parts_mut(dst.as_mut_ptr() as *mut f32, dst.len()) }
+}
+
+fn binary<T: Lane>(op: BinaryOp, x: &[T], y: &[T], dst: &mut [T]) {
+    macro_rules! each {
+        ($f:expr) => {
+            for ((o, a), b) in dst.iter_mut().zip(x).zip(y) {
+                *o = $f(*a, *b);
+            }
+        };
+    }
+    match op {
+        BinaryOp::Add => each!(T::add),
+        BinaryOp::Subtract => each!(T::sub),
+        BinaryOp::Multiply => each!(T::mul),
+        BinaryOp::Divide => each!(T::div),
+        BinaryOp::Pow => {
+            let (out, x, y) = (f32_slice(dst), as_f32(x), as_f32(y));
+            for ((o, a), b) in out.iter_mut().zip(x).zip(y) {
+                *o = math::pow(*a, *b);
+            }
+        }
+    }
+}
+
+fn as_f32<T: Lane>(x: &[T]) -> &[f32] {
+    assert_eq!(T::CLASS, Class::F, "float ops read float32 blocks");
+    unsafe { std::slice::from_raw_parts(x.as_ptr() as *const f32, x.len()) }
+}
+
+fn unary<T: Lane>(op: UnaryOp, x: &[T], dst: &mut [T]) {
+    if op == UnaryOp::Abs {
+        for (o, a) in dst.iter_mut().zip(x) {
+            *o = a.abs();
+        }
+        return;
+    }
+    let (out, x) = (f32_slice(dst), as_f32(x));
+    let f: fn(&[f32], &mut [f32]) = match op {
+        UnaryOp::Sqrt => |x, o| o.iter_mut().zip(x).for_each(|(o, a)| *o = a.sqrt()),
+        UnaryOp::Sin => math::sin_slice,
+        UnaryOp::Cos => math::cos_slice,
+        UnaryOp::Tan => |x, o| o.iter_mut().zip(x).for_each(|(o, a)| *o = math::tan(*a)),
+        UnaryOp::Exp => |x, o| o.iter_mut().zip(x).for_each(|(o, a)| *o = math::exp(*a)),
+        UnaryOp::Log => |x, o| o.iter_mut().zip(x).for_each(|(o, a)| *o = math::log(*a)),
+        UnaryOp::Abs => unreachable!("handled above"),
+    };
+    f(x, out);
+}
+
+/// Per-lane min/max fold for `extent`, over blocks of row-major values.
+struct ExtentAcc {
+    lanes: usize,
+    min: Buf,
+    max: Buf,
+}
+
+/// Rows folded per step: a multiple of every lane count's period keeps the loop flat.
+const EXTENT_UNROLL: usize = 16;
+
+impl ExtentAcc {
+    fn new(class: Class, lanes: usize) -> ExtentAcc {
+        let width = lanes * EXTENT_UNROLL;
+        let fill = |min: bool| {
+            dispatch_class!(class, T => {
+                Buf::from_vec::<T>(vec![if min { T::MIN_IDENTITY } else { T::MAX_IDENTITY }; width])
+            })
+        };
+        ExtentAcc { lanes, min: fill(true), max: fill(false) }
+    }
+
+    fn fold<T: Lane>(&mut self, values: &[T]) {
+        let (min, max) = (T::of_mut(&mut self.min), T::of_mut(&mut self.max));
+        let width = min.len();
+        let mut chunks = values.chunks_exact(width);
+        for chunk in &mut chunks {
+            for ((lo, hi), v) in min.iter_mut().zip(max.iter_mut()).zip(chunk) {
+                *lo = lo.lesser(*v);
+                *hi = hi.greater(*v);
+            }
+        }
+        for (i, v) in chunks.remainder().iter().enumerate() {
+            min[i] = min[i].lesser(*v);
+            max[i] = max[i].greater(*v);
+        }
+    }
+
+    fn store(self, out: &mut ColumnData) {
+        let lanes = self.lanes;
+        fn reduce<T: Lane>(min: &[T], max: &[T], lanes: usize) -> Vec<T> {
+            let mut result = Vec::with_capacity(lanes * 2);
+            for lane in 0..lanes {
+                let lo = min.iter().skip(lane).step_by(lanes).fold(T::MIN_IDENTITY, |a, b| a.lesser(*b));
+                let hi = max.iter().skip(lane).step_by(lanes).fold(T::MAX_IDENTITY, |a, b| a.greater(*b));
+                result.push(lo);
+                result.push(hi);
+            }
+            result
+        }
+        let result = match (&self.min, &self.max) {
+            (Buf::F(lo), Buf::F(hi)) => Buf::F(reduce(lo, hi, lanes)),
+            (Buf::I(lo), Buf::I(hi)) => Buf::I(reduce(lo, hi, lanes)),
+            (Buf::U(lo), Buf::U(hi)) => Buf::U(reduce(lo, hi, lanes)),
+            _ => unreachable!("min and max share a class"),
+        };
+        store_narrow(&result, out, 0, lanes * 2);
+    }
+}
+
+impl Buf {
+    fn from_vec<T: Lane>(v: Vec<T>) -> Buf {
+        let mut buf = Buf::new(T::CLASS, 0);
+        *T::of_mut(&mut buf) = v;
+        buf
+    }
+}

@@ -1,0 +1,187 @@
+//! Splits a graph into fused regions: each region is one pass over rows that computes a
+//! connected set of row-local nodes and materializes only its root. Backends compile or
+//! interpret one region at a time; the same plan drives every backend and every chunk.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt::Write;
+
+use crate::error::Result;
+use crate::ir::{topological_order, NodeRef, Op};
+
+pub struct Region {
+    /// The node whose output this region materializes.
+    pub root: NodeRef,
+    /// Nodes computed in this pass, inputs before consumers, ending with `root`.
+    pub nodes: Vec<NodeRef>,
+    /// Materialized inputs the pass reads.
+    pub leaves: Vec<NodeRef>,
+}
+
+impl Region {
+    /// Rows the pass iterates over: an `extent` walks its input's rows.
+    pub fn rows(&self) -> u32 {
+        match self.root.op {
+            Op::Extent => self.root.inputs[0].meta.length,
+            _ => self.root.meta.length,
+        }
+    }
+}
+
+pub struct Plan {
+    /// In dependency order.
+    pub regions: Vec<Region>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Fusion {
+    /// Fuse every row-local chain into one pass (the normal mode).
+    On,
+    /// Materialize every node: the reference for "fusion never changes a result" tests.
+    Off,
+}
+
+pub fn plan(roots: &[NodeRef], fusion: Fusion) -> Result<Plan> {
+    let order = topological_order(roots);
+    for node in &order {
+        node.check_alive()?;
+    }
+    let mut materialized: HashSet<u64> = roots.iter().map(|r| r.id).collect();
+    for node in &order {
+        if node.output().is_some() {
+            continue;
+        }
+        let must_split = fusion == Fusion::Off || node.op == Op::Extent;
+        if must_split {
+            materialized.insert(node.id);
+        }
+        for (i, input) in node.inputs.iter().enumerate() {
+            // Random-access inputs, and constants feeding rows, are computed once on their own.
+            if !node.op.reads_input_at_row(i) || (input.meta.constant && !node.meta.constant) {
+                materialized.insert(input.id);
+            }
+        }
+    }
+    // A node fused into two regions would be computed twice: materialize it instead.
+    loop {
+        let mut owner: HashMap<u64, u64> = HashMap::new();
+        let mut shared = None;
+        'regions: for node in order.iter().filter(|n| materialized.contains(&n.id) && n.output().is_none()) {
+            for member in region_members(node, &materialized) {
+                if member.id == node.id {
+                    continue;
+                }
+                match owner.insert(member.id, node.id) {
+                    Some(other) if other != node.id => {
+                        shared = Some(member.id);
+                        break 'regions;
+                    }
+                    _ => {}
+                }
+            }
+        }
+        match shared {
+            Some(id) => {
+                materialized.insert(id);
+            }
+            None => break,
+        }
+    }
+    let regions = order
+        .iter()
+        .filter(|n| materialized.contains(&n.id) && n.output().is_none())
+        .map(|root| {
+            let nodes = region_members(root, &materialized);
+            let member_ids: HashSet<u64> = nodes.iter().map(|n| n.id).collect();
+            let mut leaf_ids = HashSet::new();
+            let leaves = nodes
+                .iter()
+                .flat_map(|n| n.inputs.iter())
+                .filter(|i| !member_ids.contains(&i.id) && leaf_ids.insert(i.id))
+                .cloned()
+                .collect();
+            Region { root: root.clone(), nodes, leaves }
+        })
+        .collect();
+    Ok(Plan { regions })
+}
+
+/// The nodes computed in the pass that materializes `root`, in dependency order.
+fn region_members(root: &NodeRef, materialized: &HashSet<u64>) -> Vec<NodeRef> {
+    let is_leaf = |n: &NodeRef| n.id != root.id && (materialized.contains(&n.id) || n.output().is_some());
+    let mut fused_roots = vec![root.clone()];
+    let mut seen = HashSet::from([root.id]);
+    let mut i = 0;
+    while i < fused_roots.len() {
+        let node = fused_roots[i].clone();
+        for (k, input) in node.inputs.iter().enumerate() {
+            if node.op.reads_input_at_row(k) && !is_leaf(input) && seen.insert(input.id) {
+                fused_roots.push(input.clone());
+            }
+        }
+        i += 1;
+    }
+    topological_order(&[root.clone()]).into_iter().filter(|n| seen.contains(&n.id)).collect()
+}
+
+impl Plan {
+    /// A readable description of the passes, shared by every backend's `explain()`.
+    pub fn describe(&self, backend: &str) -> String {
+        let mut names: HashMap<u64, String> = HashMap::new();
+        let mut out = String::new();
+        let _ = writeln!(out, "plan on {backend}: {} pass{}", self.regions.len(), if self.regions.len() == 1 { "" } else { "es" });
+        for region in &self.regions {
+            for leaf in &region.leaves {
+                names.entry(leaf.id).or_insert_with(|| leaf_name(leaf));
+            }
+        }
+        for (index, region) in self.regions.iter().enumerate() {
+            let mut expr: HashMap<u64, String> = HashMap::new();
+            let lookup = |n: &NodeRef, expr: &HashMap<u64, String>, names: &HashMap<u64, String>| {
+                expr.get(&n.id).or_else(|| names.get(&n.id)).cloned().unwrap_or_else(|| leaf_name(n))
+            };
+            for node in &region.nodes {
+                let args: Vec<String> = node.inputs.iter().map(|i| lookup(i, &expr, &names)).collect();
+                let text = match &node.op {
+                    Op::Swizzle(ch) => format!("swizzle({}, {:?})", args[0], ch),
+                    Op::Sequence { start, step } => format!("sequence(start={start}, step={step})"),
+                    op => format!("{}({})", op.name(), args.join(", ")),
+                };
+                expr.insert(node.id, text);
+            }
+            let root = &region.root;
+            let kind = match (region.nodes.len(), &root.op) {
+                (_, Op::Extent) if region.nodes.len() > 1 => format!("reduction with fused prologue of {} ops", region.nodes.len() - 1),
+                (_, Op::Extent) => "reduction".to_string(),
+                (1, _) => "single op".to_string(),
+                (n, _) => format!("fused elementwise, {n} ops"),
+            };
+            let name = format!("t{}", root.id);
+            let _ = writeln!(
+                out,
+                "pass {}: {name} = {}  [{} x{}, {} rows{}; {kind}; reads {}]",
+                index + 1,
+                expr[&root.id],
+                root.meta.dtype.name(),
+                root.meta.size,
+                root.meta.length,
+                if root.meta.constant { ", constant" } else { "" },
+                if region.leaves.is_empty() { "nothing".to_string() } else { region.leaves.iter().map(|l| names[&l.id].clone()).collect::<Vec<_>>().join(", ") }
+            );
+            names.insert(root.id, name);
+        }
+        out
+    }
+}
+
+fn leaf_name(node: &NodeRef) -> String {
+    let m = node.meta;
+    if m.constant {
+        if let Some(column) = node.output() {
+            if column.data.len() <= 8 {
+                let values: Vec<String> = (0..column.data.len()).map(|i| column.data.get_f64(i).to_string()).collect();
+                return if values.len() == 1 { values[0].clone() } else { format!("[{}]", values.join(",")) };
+            }
+        }
+    }
+    format!("t{}<{} x{}, {} rows>", node.id, m.dtype.name(), m.size, m.length)
+}
