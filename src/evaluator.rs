@@ -6,7 +6,7 @@ use crate::column::{Column, ColumnData};
 use crate::cpu;
 use crate::error::{GpuTableError, Result};
 use crate::ir::{all_nodes, NodeRef};
-use crate::plan::{plan, Fusion};
+use crate::plan::{plan_with, Fusion};
 
 /// Evaluates `node` on the CPU (once; later calls reuse the output).
 pub fn evaluate(node: &NodeRef) -> Result<Rc<Column>> {
@@ -47,8 +47,8 @@ pub fn clean_evaluate(roots: &[NodeRef]) -> Result<()> {
     Ok(())
 }
 
-/// The passes the CPU backend would run for `node`.
+/// The passes the CPU backend runs for `node` (or ran, if it is evaluated).
 pub fn explain(node: &NodeRef) -> Result<String> {
     node.check_alive()?;
-    Ok(plan(std::slice::from_ref(node), Fusion::On)?.describe("cpu"))
+    Ok(plan_with(std::slice::from_ref(node), Fusion::On, true)?.describe("cpu"))
 }

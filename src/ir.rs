@@ -454,6 +454,11 @@ pub fn extent(x: &NodeRef) -> Result<NodeRef> {
 
 /// Every node reachable from `roots`, inputs before consumers, each once.
 pub fn topological_order(roots: &[NodeRef]) -> Vec<NodeRef> {
+    topological_order_with(roots, &|n: &NodeRef| n.output().is_some())
+}
+
+/// `topological_order`, where `is_leaf` says which nodes' inputs are not needed.
+pub fn topological_order_with(roots: &[NodeRef], is_leaf: &dyn Fn(&NodeRef) -> bool) -> Vec<NodeRef> {
     let mut seen = std::collections::HashSet::new();
     let mut order = Vec::new();
     // Iterative DFS: user graphs can be deep chains, and wasm stacks are small.
@@ -468,7 +473,7 @@ pub fn topological_order(roots: &[NodeRef]) -> Vec<NodeRef> {
         }
         stack.push((node.clone(), true));
         // A materialized node is a leaf for planning: its inputs are not needed again.
-        if node.output().is_none() {
+        if !is_leaf(&node) {
             for input in node.inputs.iter().rev() {
                 if !seen.contains(&input.id) {
                     stack.push((input.clone(), false));

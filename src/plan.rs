@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 
 use crate::error::Result;
-use crate::ir::{topological_order, NodeRef, Op};
+use crate::ir::{topological_order_with, NodeRef, Op};
 
 pub struct Region {
     /// The node whose output this region materializes.
@@ -41,13 +41,21 @@ pub enum Fusion {
 }
 
 pub fn plan(roots: &[NodeRef], fusion: Fusion) -> Result<Plan> {
-    let order = topological_order(roots);
+    plan_with(roots, fusion, false)
+}
+
+/// `plan`, optionally planning roots that are already evaluated as if they were not (so
+/// `explain()` shows what an evaluated graph ran).
+pub fn plan_with(roots: &[NodeRef], fusion: Fusion, replan_roots: bool) -> Result<Plan> {
+    let root_ids: HashSet<u64> = roots.iter().map(|r| r.id).collect();
+    let cached = |n: &NodeRef| n.output().is_some() && !(replan_roots && root_ids.contains(&n.id) && !n.is_source());
+    let order = topological_order_with(roots, &cached);
     for node in &order {
         node.check_alive()?;
     }
-    let mut materialized: HashSet<u64> = roots.iter().map(|r| r.id).collect();
+    let mut materialized = root_ids.clone();
     for node in &order {
-        if node.output().is_some() {
+        if cached(node) {
             continue;
         }
         let must_split = fusion == Fusion::Off || node.op == Op::Extent;
@@ -65,8 +73,8 @@ pub fn plan(roots: &[NodeRef], fusion: Fusion) -> Result<Plan> {
     loop {
         let mut owner: HashMap<u64, u64> = HashMap::new();
         let mut shared = None;
-        'regions: for node in order.iter().filter(|n| materialized.contains(&n.id) && n.output().is_none()) {
-            for member in region_members(node, &materialized) {
+        'regions: for node in order.iter().filter(|n| materialized.contains(&n.id) && !cached(n)) {
+            for member in region_members(node, &materialized, &cached) {
                 if member.id == node.id {
                     continue;
                 }
@@ -88,9 +96,9 @@ pub fn plan(roots: &[NodeRef], fusion: Fusion) -> Result<Plan> {
     }
     let regions = order
         .iter()
-        .filter(|n| materialized.contains(&n.id) && n.output().is_none())
+        .filter(|n| materialized.contains(&n.id) && !cached(n))
         .map(|root| {
-            let nodes = region_members(root, &materialized);
+            let nodes = region_members(root, &materialized, &cached);
             let member_ids: HashSet<u64> = nodes.iter().map(|n| n.id).collect();
             let mut leaf_ids = HashSet::new();
             let leaves = nodes
@@ -106,8 +114,8 @@ pub fn plan(roots: &[NodeRef], fusion: Fusion) -> Result<Plan> {
 }
 
 /// The nodes computed in the pass that materializes `root`, in dependency order.
-fn region_members(root: &NodeRef, materialized: &HashSet<u64>) -> Vec<NodeRef> {
-    let is_leaf = |n: &NodeRef| n.id != root.id && (materialized.contains(&n.id) || n.output().is_some());
+fn region_members(root: &NodeRef, materialized: &HashSet<u64>, cached: &dyn Fn(&NodeRef) -> bool) -> Vec<NodeRef> {
+    let is_leaf = |n: &NodeRef| n.id != root.id && (materialized.contains(&n.id) || cached(n));
     let mut fused_roots = vec![root.clone()];
     let mut seen = HashSet::from([root.id]);
     let mut i = 0;
@@ -120,7 +128,7 @@ fn region_members(root: &NodeRef, materialized: &HashSet<u64>) -> Vec<NodeRef> {
         }
         i += 1;
     }
-    topological_order(&[root.clone()]).into_iter().filter(|n| seen.contains(&n.id)).collect()
+    topological_order_with(&[root.clone()], &|n: &NodeRef| is_leaf(n)).into_iter().filter(|n| seen.contains(&n.id)).collect()
 }
 
 impl Plan {

@@ -487,3 +487,13 @@ fn sources_validate_their_layout() {
     assert_eq!(big.meta.length, u32::MAX);
     assert_eq!(code(ir::sequence(4294967296., 0., 1.)), ErrorCode::LimitExceeded);
 }
+
+#[test]
+fn explain_describes_an_evaluated_graph_too() {
+    let x = f32s(&[1., 2.], 1);
+    let r = ir::unary(Sin, &ir::binary(Multiply, &x, &lit(&[2.])).unwrap()).unwrap();
+    let before = explain(&r).unwrap();
+    evaluate(&r).unwrap();
+    assert_eq!(explain(&r).unwrap(), before);
+    assert!(before.contains("sin(multiply("), "{before}");
+}

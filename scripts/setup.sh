@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs what the build and tests need, skipping whatever is already present.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+say() { printf '[setup] %s\n' "$*"; }
+
+if ! command -v cargo >/dev/null; then
+  say "cargo not found: install Rust from https://rustup.rs first"; exit 1
+fi
+
+if rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
+  say "wasm32-unknown-unknown target: present"
+else
+  say "adding the wasm32-unknown-unknown target"
+  rustup target add wasm32-unknown-unknown
+fi
+
+# wasm-bindgen's CLI must match the library version in Cargo.lock exactly.
+want=$(grep -A1 '^name = "wasm-bindgen"$' Cargo.lock | sed -n 's/^version = "\(.*\)"/\1/p')
+have=$(wasm-bindgen --version 2>/dev/null | awk '{print $2}' || true)
+if [ "$have" = "$want" ]; then
+  say "wasm-bindgen $want: present"
+else
+  say "installing wasm-bindgen-cli $want (a few minutes, once; --locked would pin an unserved crate)"
+  cargo install wasm-bindgen-cli --version "$want"
+fi
+
+if [ -d node_modules ] && [ node_modules/.package-lock.json -nt package-lock.json ]; then
+  say "npm packages: present"
+else
+  say "installing npm packages (npm ci)"
+  npm ci --no-audit --no-fund
+fi

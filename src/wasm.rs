@@ -1,0 +1,204 @@
+//! The wasm boundary: thin wrappers that turn JS values into IR calls and every
+//! `GpuTableError` into a JS `Error` named `GpuTableError` with a `code`. The variadic,
+//! typed API lives in `js/`.
+
+use serde::Deserialize;
+use wasm_bindgen::prelude::*;
+
+use crate::column::ColumnData;
+use crate::dtype::DType;
+use crate::error::GpuTableError;
+use crate::evaluator;
+use crate::ir::{self, BinaryOp, NodeRef, UnaryOp};
+
+#[wasm_bindgen(start)]
+fn start() {
+    #[cfg(feature = "debug-panics")]
+    console_error_panic_hook::set_once();
+}
+
+fn to_js(error: GpuTableError) -> JsValue {
+    let js = js_sys::Error::new(&error.message);
+    js.set_name("GpuTableError");
+    // Reflect.set on a fresh Error object cannot fail.
+    let _ = js_sys::Reflect::set(&js, &"code".into(), &error.code.as_str().into());
+    js.into()
+}
+
+type JsResult<T> = std::result::Result<T, JsValue>;
+
+#[wasm_bindgen]
+pub struct Evaluator {
+    node: NodeRef,
+}
+
+fn wrap(node: crate::Result<NodeRef>) -> JsResult<Evaluator> {
+    node.map(|node| Evaluator { node }).map_err(to_js)
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SourceOptions {
+    #[serde(rename = "type")]
+    dtype: String,
+    size: u32,
+    #[serde(default)]
+    constant: bool,
+}
+
+#[wasm_bindgen]
+impl Evaluator {
+    /// Copies little-endian `bytes` into a new source; `options` is `{type, size, constant?}`.
+    #[wasm_bindgen(js_name = fromBytes)]
+    pub fn from_bytes(bytes: &[u8], options: JsValue) -> JsResult<Evaluator> {
+        let options: SourceOptions = serde_wasm_bindgen::from_value(options)
+            .map_err(|e| to_js(GpuTableError::invalid(format!("bad source options: {e}"))))?;
+        let dtype = DType::parse(&options.dtype).map_err(to_js)?;
+        let data = ColumnData::from_le_bytes(dtype, bytes).map_err(to_js)?;
+        wrap(ir::source(data, options.size, options.constant))
+    }
+
+    #[wasm_bindgen(getter, js_name = "type")]
+    pub fn dtype(&self) -> String {
+        self.node.meta.dtype.name().to_string()
+    }
+    #[wasm_bindgen(getter)]
+    pub fn size(&self) -> u32 {
+        self.node.meta.size
+    }
+    #[wasm_bindgen(getter)]
+    pub fn length(&self) -> u32 {
+        self.node.meta.length
+    }
+    #[wasm_bindgen(getter, js_name = isConstant)]
+    pub fn is_constant(&self) -> bool {
+        self.node.meta.constant
+    }
+    #[wasm_bindgen(getter)]
+    pub fn evaluated(&self) -> bool {
+        self.node.is_evaluated()
+    }
+    #[wasm_bindgen(getter)]
+    pub fn destroyed(&self) -> bool {
+        self.node.is_destroyed()
+    }
+    #[wasm_bindgen(getter)]
+    pub fn id(&self) -> f64 {
+        self.node.id as f64
+    }
+
+    pub fn evaluate(&self) -> JsResult<()> {
+        evaluator::evaluate(&self.node).map(|_| ()).map_err(to_js)
+    }
+
+    /// Rows `start..end` as a typed array of the evaluator's type.
+    #[wasm_bindgen(js_name = readValue)]
+    pub fn read_value(&self, start: Option<f64>, end: Option<f64>) -> JsResult<JsValue> {
+        let data = evaluator::read_value(&self.node, start, end).map_err(to_js)?;
+        Ok(match data {
+            ColumnData::U8(v) => js_sys::Uint8Array::from(&v[..]).into(),
+            ColumnData::I8(v) => js_sys::Int8Array::from(&v[..]).into(),
+            ColumnData::U16(v) => js_sys::Uint16Array::from(&v[..]).into(),
+            ColumnData::I16(v) => js_sys::Int16Array::from(&v[..]).into(),
+            ColumnData::U32(v) => js_sys::Uint32Array::from(&v[..]).into(),
+            ColumnData::I32(v) => js_sys::Int32Array::from(&v[..]).into(),
+            ColumnData::F32(v) => js_sys::Float32Array::from(&v[..]).into(),
+        })
+    }
+
+    pub fn explain(&self) -> JsResult<String> {
+        evaluator::explain(&self.node).map_err(to_js)
+    }
+
+    pub fn destroy(&self) {
+        self.node.destroy();
+    }
+}
+
+/// Argument lists for the variadic operations (handles stay owned by their JS objects).
+#[wasm_bindgen]
+#[derive(Default)]
+pub struct EvaluatorList {
+    nodes: Vec<NodeRef>,
+}
+
+#[wasm_bindgen]
+impl EvaluatorList {
+    #[wasm_bindgen(constructor)]
+    pub fn new() -> EvaluatorList {
+        EvaluatorList::default()
+    }
+    pub fn push(&mut self, evaluator: &Evaluator) {
+        self.nodes.push(evaluator.node.clone());
+    }
+}
+
+#[wasm_bindgen(js_name = foldBinary)]
+pub fn fold_binary(op: &str, args: &EvaluatorList) -> JsResult<Evaluator> {
+    wrap(BinaryOp::parse(op).and_then(|op| ir::fold_binary(op, &args.nodes)))
+}
+
+#[wasm_bindgen(js_name = unaryOp)]
+pub fn unary_op(op: &str, x: &Evaluator) -> JsResult<Evaluator> {
+    wrap(UnaryOp::parse(op).and_then(|op| ir::unary(op, &x.node)))
+}
+
+#[wasm_bindgen]
+pub fn interleave(args: &EvaluatorList) -> JsResult<Evaluator> {
+    wrap(ir::interleave(&args.nodes))
+}
+
+#[wasm_bindgen]
+pub fn swizzle(x: &Evaluator, channels: Vec<f64>) -> JsResult<Evaluator> {
+    wrap(ir::swizzle(&x.node, &channels))
+}
+
+#[wasm_bindgen]
+pub fn select(condition: &Evaluator, when_true: &Evaluator, when_false: &Evaluator) -> JsResult<Evaluator> {
+    wrap(ir::select(&condition.node, &when_true.node, &when_false.node))
+}
+
+#[wasm_bindgen]
+pub fn dot(a: &Evaluator, b: &Evaluator) -> JsResult<Evaluator> {
+    wrap(ir::dot(&a.node, &b.node))
+}
+
+#[wasm_bindgen]
+pub fn length(x: &Evaluator) -> JsResult<Evaluator> {
+    wrap(ir::length(&x.node))
+}
+
+#[wasm_bindgen(js_name = equalAll)]
+pub fn equal_all(a: &Evaluator, b: &Evaluator) -> JsResult<Evaluator> {
+    wrap(ir::equal_all(&a.node, &b.node))
+}
+
+#[wasm_bindgen]
+pub fn fround(x: &Evaluator) -> JsResult<Evaluator> {
+    wrap(ir::fround(&x.node))
+}
+
+#[wasm_bindgen]
+pub fn sequence(count: f64, start: f64, step: f64) -> JsResult<Evaluator> {
+    wrap(ir::sequence(count, start, step))
+}
+
+#[wasm_bindgen]
+pub fn gather(ids: &Evaluator, values: &Evaluator) -> JsResult<Evaluator> {
+    wrap(ir::gather(&ids.node, &values.node))
+}
+
+#[wasm_bindgen(js_name = segmentedMap)]
+pub fn segmented_map(segments: &Evaluator, vertex_count: f64) -> JsResult<Evaluator> {
+    wrap(ir::segmented_map(&segments.node, vertex_count))
+}
+
+#[wasm_bindgen]
+pub fn extent(x: &Evaluator) -> JsResult<Evaluator> {
+    wrap(ir::extent(&x.node))
+}
+
+#[wasm_bindgen(js_name = cleanEvaluate)]
+pub fn clean_evaluate(roots: &EvaluatorList) -> JsResult<()> {
+    evaluator::clean_evaluate(&roots.nodes).map_err(to_js)
+}
