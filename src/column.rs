@@ -151,17 +151,24 @@ impl ColumnData {
         self.len() == 0
     }
 
-    /// Zero-filled storage of `len` elements.
-    pub fn zeros(dtype: DType, len: usize) -> Result<ColumnData> {
-        Ok(match dtype {
-            DType::U8 => ColumnData::U8(try_alloc(len)?),
-            DType::I8 => ColumnData::I8(try_alloc(len)?),
-            DType::U16 => ColumnData::U16(try_alloc(len)?),
-            DType::I16 => ColumnData::I16(try_alloc(len)?),
-            DType::U32 => ColumnData::U32(try_alloc(len)?),
-            DType::I32 => ColumnData::I32(try_alloc(len)?),
-            DType::F32 => ColumnData::F32(try_alloc(len)?),
-        })
+    /// Empty storage with room for `len` elements, reporting allocation failure.
+    pub fn with_capacity(dtype: DType, len: usize) -> Result<ColumnData> {
+        fn reserve<T: Elem>(len: usize) -> Result<ColumnData> {
+            let mut v: Vec<T> = Vec::new();
+            v.try_reserve_exact(len).map_err(|_| {
+                GpuTableError::new(ErrorCode::OutOfMemory, format!("could not allocate {len} {} values", T::DTYPE.name()))
+            })?;
+            Ok(T::wrap_data(v))
+        }
+        match dtype {
+            DType::U8 => reserve::<u8>(len),
+            DType::I8 => reserve::<i8>(len),
+            DType::U16 => reserve::<u16>(len),
+            DType::I16 => reserve::<i16>(len),
+            DType::U32 => reserve::<u32>(len),
+            DType::I32 => reserve::<i32>(len),
+            DType::F32 => reserve::<f32>(len),
+        }
     }
 
     /// Reads little-endian bytes (the layout of a JS typed array's buffer).

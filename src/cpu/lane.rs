@@ -27,21 +27,39 @@ impl Buf {
     }
 }
 
-pub trait Lane: Elem {
+pub trait Lane: Elem + PartialOrd {
     const CLASS: Class;
     fn from_elem<E: Elem>(e: E) -> Self;
     fn of(buf: &Buf) -> &[Self];
     fn of_mut(buf: &mut Buf) -> &mut Vec<Self>;
-    fn column_mut(data: &mut ColumnData) -> Option<&mut Vec<Self>>;
+    /// The output vector of a 32-bit column of this class.
+    fn of_column(data: &mut ColumnData) -> Option<&mut Vec<Self>>;
     fn add(self, b: Self) -> Self;
     fn sub(self, b: Self) -> Self;
     fn mul(self, b: Self) -> Self;
     fn div(self, b: Self) -> Self;
     fn abs(self) -> Self;
     fn is_nonzero(self) -> bool;
-    fn lesser(self, b: Self) -> Self;
-    fn greater(self, b: Self) -> Self;
-    /// Starting value of a min/max fold that every real value replaces.
+    /// `v` if it is below the running minimum; a NaN `v` never is, so NaN is ignored.
+    #[inline(always)]
+    fn fold_min(self, v: Self) -> Self {
+        if v < self {
+            v
+        } else {
+            self
+        }
+    }
+    #[inline(always)]
+    fn fold_max(self, v: Self) -> Self {
+        if v > self {
+            v
+        } else {
+            self
+        }
+    }
+    /// This value as a row index below `rows`, if it is one (an integral, in-range value).
+    fn as_row(self, rows: usize) -> Option<usize>;
+    /// Starting values of a min/max fold: every value replaces them.
     const MIN_IDENTITY: Self;
     const MAX_IDENTITY: Self;
     /// Wraps a 32-bit result to a narrower integer type of the same signedness.
@@ -70,7 +88,7 @@ macro_rules! int_lane {
                     _ => unreachable!("buffer class is checked by the caller"),
                 }
             }
-            fn column_mut(data: &mut ColumnData) -> Option<&mut Vec<Self>> {
+            fn of_column(data: &mut ColumnData) -> Option<&mut Vec<Self>> {
                 match data {
                     ColumnData::$col(v) => Some(v),
                     _ => None,
@@ -106,12 +124,10 @@ macro_rules! int_lane {
                 self != 0
             }
             #[inline(always)]
-            fn lesser(self, b: Self) -> Self {
-                self.min(b)
-            }
-            #[inline(always)]
-            fn greater(self, b: Self) -> Self {
-                self.max(b)
+            fn as_row(self, rows: usize) -> Option<usize> {
+                // Negative i32 ids wrap to huge values and fail the bound, as intended.
+                let r = self as u32 as usize;
+                (self >= 0 as $t && r < rows).then_some(r)
             }
             #[inline(always)]
             fn narrow(self, dtype: DType) -> Self {
@@ -137,9 +153,8 @@ int_lane!(u32, U, U, U32);
 
 impl Lane for f32 {
     const CLASS: Class = Class::F;
-    // NaN is replaced by any number under f32::min/max, so NaN is ignored by the fold.
-    const MIN_IDENTITY: Self = f32::NAN;
-    const MAX_IDENTITY: Self = f32::NAN;
+    const MIN_IDENTITY: Self = f32::INFINITY;
+    const MAX_IDENTITY: Self = f32::NEG_INFINITY;
     #[inline(always)]
     fn from_elem<E: Elem>(e: E) -> Self {
         e.to_f32()
@@ -156,7 +171,7 @@ impl Lane for f32 {
             _ => unreachable!("buffer class is checked by the caller"),
         }
     }
-    fn column_mut(data: &mut ColumnData) -> Option<&mut Vec<Self>> {
+    fn of_column(data: &mut ColumnData) -> Option<&mut Vec<Self>> {
         match data {
             ColumnData::F32(v) => Some(v),
             _ => None,
@@ -187,12 +202,8 @@ impl Lane for f32 {
         self != 0.0
     }
     #[inline(always)]
-    fn lesser(self, b: Self) -> Self {
-        self.min(b)
-    }
-    #[inline(always)]
-    fn greater(self, b: Self) -> Self {
-        self.max(b)
+    fn as_row(self, rows: usize) -> Option<usize> {
+        (self >= 0.0 && (self as f64) < rows as f64 && self.fract() == 0.0).then_some(self as usize)
     }
     #[inline(always)]
     fn narrow(self, _: DType) -> Self {

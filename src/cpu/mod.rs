@@ -49,7 +49,7 @@ macro_rules! with_buf {
 }
 
 /// Elements per block buffer: small enough that a region's buffers stay in L1/L2.
-const BLOCK_ELEMENTS: usize = 4096;
+const BLOCK_ELEMENTS: usize = 1024;
 
 /// Evaluates `roots` on the CPU, storing each materialized node's output on the node.
 pub fn evaluate(roots: &[NodeRef], fusion: Fusion) -> Result<()> {
@@ -74,9 +74,10 @@ struct Block<'r> {
     r0: u32,
     n: usize,
     block_rows: usize,
-    slot_of: HashMap<u64, usize>,
+    /// Node ids of `slots`, in the same order (regions are small: a scan beats hashing).
+    slot_ids: Vec<u64>,
     slots: Vec<Buf>,
-    leaf_of: HashMap<u64, usize>,
+    leaf_ids: Vec<u64>,
     leaves: Vec<(&'r NodeRef, Rc<Column>)>,
     consts: Vec<((u64, usize, Class), Buf)>,
     tmps: Vec<Buf>,
@@ -87,7 +88,8 @@ fn run_region(region: &Region) -> Result<Column> {
     let root = &region.root;
     let rows = region.rows();
     let out_len = element_count(root.meta.length as u64, root.meta.size, root.meta.dtype)?;
-    let mut out = ColumnData::zeros(root.meta.dtype, out_len)?;
+    // Filled by appending finished blocks in row order: no zero-fill pass over the output.
+    let mut out = ColumnData::with_capacity(root.meta.dtype, out_len)?;
 
     let widest = region.nodes.iter().map(|n| n.meta.size).chain(region.leaves.iter().map(|n| n.meta.size)).max().unwrap_or(1);
     let block_rows = (BLOCK_ELEMENTS / widest as usize).max(1);
@@ -95,9 +97,9 @@ fn run_region(region: &Region) -> Result<Column> {
         r0: 0,
         n: 0,
         block_rows,
-        slot_of: HashMap::new(),
+        slot_ids: Vec::new(),
         slots: Vec::new(),
-        leaf_of: HashMap::new(),
+        leaf_ids: Vec::new(),
         leaves: Vec::new(),
         consts: Vec::new(),
         tmps: Vec::new(),
@@ -105,15 +107,15 @@ fn run_region(region: &Region) -> Result<Column> {
     };
     for leaf in &region.leaves {
         let column = leaf.output().ok_or_else(|| internal(format!("input t{} was not materialized", leaf.id)))?;
-        block.leaf_of.insert(leaf.id, block.leaves.len());
+        block.leaf_ids.push(leaf.id);
         block.leaves.push((leaf, column));
     }
     let computed: Vec<&NodeRef> = region.nodes.iter().filter(|n| n.op != Op::Extent).collect();
     for node in &computed {
-        block.slot_of.insert(node.id, block.slots.len());
+        block.slot_ids.push(node.id);
         block.slots.push(Buf::new(node.meta.dtype.class(), block_rows * node.meta.size as usize));
         if node.op == Op::SegmentedMap {
-            let (_, segments) = &block.leaves[block.leaf_of[&node.inputs[0].id]];
+            let (_, segments) = &block.leaves[block.leaf_index(&node.inputs[0])?];
             validate_segments(segments, node.meta.length)?;
             let starts = (0..segments.rows as usize).map(|i| segments.data.get_f64(i) as i64).collect();
             block.segment_starts.insert(node.id, starts);
@@ -135,26 +137,21 @@ fn run_region(region: &Region) -> Result<Column> {
         let n = block_rows.min((rows - r0) as usize);
         block.r0 = r0;
         block.n = n;
-        for node in &computed {
-            let slot = block.slot_of[&node.id];
+        for (slot, node) in computed.iter().enumerate() {
+            let len = n * node.meta.size as usize;
+            if node.id == root.id && extent.is_none() && node.meta.dtype.bits() == 32 {
+                // A 32-bit root writes straight into the output: no block copy.
+                dispatch_class!(node.meta.dtype.class(), T => {
+                    compute_into_output::<T>(node, &mut block, &mut out, len)?;
+                });
+                continue;
+            }
             let mut dst = std::mem::replace(&mut block.slots[slot], Buf::F(Vec::new()));
-            let direct = extent.is_none() && node.id == root.id && node.meta.dtype.bits() == 32;
-            if direct {
-                // The root writes straight into the output: no copy of the result.
-                let size = node.meta.size as usize;
-                let range = r0 as usize * size..(r0 as usize + n) * size;
-                dispatch_class!(node.meta.dtype.class(), T => {
-                    let column = T::column_mut(&mut out).ok_or_else(|| internal("output storage class"))?;
-                    compute::<T>(node, &mut block, &mut column[range])?;
-                });
-            } else {
-                dispatch_class!(node.meta.dtype.class(), T => {
-                    let buf = T::of_mut(&mut dst);
-                    compute::<T>(node, &mut block, &mut buf[..n * node.meta.size as usize])?;
-                });
-                if node.id == root.id && extent.is_none() {
-                    store_narrow(&dst, &mut out, r0 as usize * node.meta.size as usize, n * node.meta.size as usize);
-                }
+            dispatch_class!(node.meta.dtype.class(), T => {
+                compute::<T>(node, &mut block, &mut T::of_mut(&mut dst)[..len])?;
+            });
+            if node.id == root.id && extent.is_none() {
+                append_block(&dst, &mut out, len);
             }
             block.slots[slot] = dst;
         }
@@ -182,22 +179,31 @@ fn internal(message: impl Into<String>) -> GpuTableError {
     GpuTableError::new(ErrorCode::Internal, message)
 }
 
-/// Copies a block into narrower output storage (values are already wrapped).
-fn store_narrow(src: &Buf, out: &mut ColumnData, offset: usize, len: usize) {
-    fn copy<S: Lane, D: Elem>(src: &[S], dst: &mut [D], conv: impl Fn(S) -> D) {
-        for (d, s) in dst.iter_mut().zip(src) {
-            *d = conv(*s);
-        }
-    }
-    let range = offset..offset + len;
+/// Computes the next `len` values of the output in place, in its reserved capacity.
+fn compute_into_output<T: Lane>(node: &NodeRef, block: &mut Block, out: &mut ColumnData, len: usize) -> Result<()> {
+    let values = T::of_column(out).ok_or_else(|| internal("output storage class"))?;
+    let start = values.len();
+    let spare = &mut values.spare_capacity_mut()[..len];
+    // SAFETY: `T` is f32, i32 or u32 (every bit pattern valid), the slice lies in reserved
+    // capacity, and `compute` writes all `len` elements before anything reads them.
+    let dst = unsafe { std::slice::from_raw_parts_mut(spare.as_mut_ptr() as *mut T, len) };
+    compute::<T>(node, block, dst)?;
+    // SAFETY: the `len` elements after `start` were just written.
+    unsafe { values.set_len(start + len) };
+    Ok(())
+}
+
+/// Appends the first `len` values of a block to the output (narrowing values that are
+/// already wrapped to the output type). Capacity was reserved up front.
+fn append_block(src: &Buf, out: &mut ColumnData, len: usize) {
     match (src, out) {
-        (Buf::U(s), ColumnData::U8(d)) => copy(s, &mut d[range], |v| v as u8),
-        (Buf::U(s), ColumnData::U16(d)) => copy(s, &mut d[range], |v| v as u16),
-        (Buf::I(s), ColumnData::I8(d)) => copy(s, &mut d[range], |v| v as i8),
-        (Buf::I(s), ColumnData::I16(d)) => copy(s, &mut d[range], |v| v as i16),
-        (Buf::U(s), ColumnData::U32(d)) => d[range].copy_from_slice(&s[..len]),
-        (Buf::I(s), ColumnData::I32(d)) => d[range].copy_from_slice(&s[..len]),
-        (Buf::F(s), ColumnData::F32(d)) => d[range].copy_from_slice(&s[..len]),
+        (Buf::U(s), ColumnData::U8(d)) => d.extend(s[..len].iter().map(|&v| v as u8)),
+        (Buf::U(s), ColumnData::U16(d)) => d.extend(s[..len].iter().map(|&v| v as u16)),
+        (Buf::I(s), ColumnData::I8(d)) => d.extend(s[..len].iter().map(|&v| v as i8)),
+        (Buf::I(s), ColumnData::I16(d)) => d.extend(s[..len].iter().map(|&v| v as i16)),
+        (Buf::U(s), ColumnData::U32(d)) => d.extend_from_slice(&s[..len]),
+        (Buf::I(s), ColumnData::I32(d)) => d.extend_from_slice(&s[..len]),
+        (Buf::F(s), ColumnData::F32(d)) => d.extend_from_slice(&s[..len]),
         _ => unreachable!("output storage matches the root's type"),
     }
 }
@@ -205,6 +211,7 @@ fn store_narrow(src: &Buf, out: &mut ColumnData, offset: usize, len: usize) {
 /// Expands `rows` rows of `src_size`-lane values into `lanes` lanes of `T` using the lane
 /// rule: lane i < size reads lane i, a size-1 input broadcasts, anything else reads 0.
 /// Rows at or past `avail` are zero (an input shorter than the output).
+#[inline(never)]
 fn expand<S: Elem, T: Lane>(src: &[S], src_size: usize, avail: usize, rows: usize, lanes: usize, out: &mut [T]) {
     let full = avail.min(rows);
     let (head, tail) = out.split_at_mut(full * lanes);
@@ -234,7 +241,7 @@ impl<'r> Block<'r> {
     fn prepare<T: Lane>(&mut self, node: &NodeRef, lanes: u32, k: usize) -> View {
         let (n, lanes) = (self.n, lanes as usize);
         let size = node.meta.size as usize;
-        if let Some(&slot) = self.slot_of.get(&node.id) {
+        if let Some(slot) = self.slot_ids.iter().position(|&id| id == node.id) {
             if size == lanes && self.slots[slot].class() == T::CLASS {
                 return View::Slot(slot);
             }
@@ -242,7 +249,7 @@ impl<'r> Block<'r> {
             with_buf!(&self.slots[slot], s => expand(&s[..n * size], size, n, n, lanes, tmp));
             return View::Tmp(k);
         }
-        let index = self.leaf_of[&node.id];
+        let index = self.leaf_ids.iter().position(|&id| id == node.id).expect("every region input is a slot or a leaf");
         let column = self.leaves[index].1.clone();
         if node.meta.constant {
             let key = (node.id, lanes, T::CLASS);
@@ -268,6 +275,10 @@ impl<'r> Block<'r> {
         let start = (r0 * size).min(column.data.len());
         with_column_data!(&column.data, s => expand(&s[start..], size, avail, n, lanes, tmp));
         View::Tmp(k)
+    }
+
+    fn leaf_index(&self, node: &NodeRef) -> Result<usize> {
+        self.leaf_ids.iter().position(|&id| id == node.id).ok_or_else(|| internal(format!("t{} is not an input of this pass", node.id)))
     }
 
     fn view<T: Lane>(&self, view: View, lanes: usize) -> &[T] {
@@ -416,25 +427,13 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
         }
         Op::Gather => {
             let ids = &node.inputs[0];
-            let (_, source) = &b.leaves[b.leaf_of[&node.inputs[1].id]];
+            let (_, source) = &b.leaves[b.leaf_index(&node.inputs[1])?];
             let source = source.clone();
-            let rows = source.rows as f64;
+            let rows = source.rows as usize;
             dispatch_class!(ids.meta.dtype.class(), I => {
                 let v = b.prepare::<I>(ids, 1, 0);
                 let ids = b.view::<I>(v, 1);
-                with_column_data!(&source.data, s => {
-                    for (row, id) in dst.chunks_exact_mut(lanes).zip(ids) {
-                        let id = id.to_f64();
-                        if id >= 0.0 && id < rows && id.fract() == 0.0 {
-                            let start = id as usize * lanes;
-                            for (o, v) in row.iter_mut().zip(&s[start..start + lanes]) {
-                                *o = T::from_elem(*v);
-                            }
-                        } else {
-                            row.fill(T::default());
-                        }
-                    }
-                });
+                with_column_data!(&source.data, s => gather_rows(ids, s, rows, lanes, dst));
             });
         }
         Op::SegmentedMap => {
@@ -468,12 +467,50 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
     Ok(())
 }
 
+/// `dst` row i = `src` row `ids[i]`, or zeros where the id is not a valid row.
+#[inline(never)]
+fn gather_rows<I: Lane, S: Elem, T: Lane>(ids: &[I], src: &[S], rows: usize, lanes: usize, dst: &mut [T]) {
+    fn fixed<const N: usize, I: Lane, S: Elem, T: Lane>(ids: &[I], src: &[S], rows: usize, dst: &mut [T]) {
+        for (row, id) in dst.chunks_exact_mut(N).zip(ids) {
+            match id.as_row(rows) {
+                Some(r) => {
+                    let from = &src[r * N..r * N + N];
+                    for k in 0..N {
+                        row[k] = T::from_elem(from[k]);
+                    }
+                }
+                None => row.fill(T::default()),
+            }
+        }
+    }
+    match lanes {
+        1 => fixed::<1, I, S, T>(ids, src, rows, dst),
+        2 => fixed::<2, I, S, T>(ids, src, rows, dst),
+        3 => fixed::<3, I, S, T>(ids, src, rows, dst),
+        4 => fixed::<4, I, S, T>(ids, src, rows, dst),
+        _ => {
+            for (row, id) in dst.chunks_exact_mut(lanes).zip(ids) {
+                match id.as_row(rows) {
+                    Some(r) => {
+                        for (o, v) in row.iter_mut().zip(&src[r * lanes..r * lanes + lanes]) {
+                            *o = T::from_elem(*v);
+                        }
+                    }
+                    None => row.fill(T::default()),
+                }
+            }
+        }
+    }
+}
+
 fn f32_slice<T: Lane>(dst: &mut [T]) -> &mut [f32] {
     assert_eq!(T::CLASS, Class::F, "float ops write float32 blocks");
     // T is f32 here (checked above).
     unsafe { std::slice::from_raw_parts_mut(dst.as_mut_ptr() as *mut f32, dst.len()) }
 }
 
+// Kept out of line: inlined into `compute` these loops stop vectorizing.
+#[inline(never)]
 fn binary<T: Lane>(op: BinaryOp, x: &[T], y: &[T], dst: &mut [T]) {
     macro_rules! each {
         ($f:expr) => {
@@ -501,6 +538,7 @@ fn as_f32<T: Lane>(x: &[T]) -> &[f32] {
     unsafe { std::slice::from_raw_parts(x.as_ptr() as *const f32, x.len()) }
 }
 
+#[inline(never)]
 fn unary<T: Lane>(op: UnaryOp, x: &[T], dst: &mut [T]) {
     if op == UnaryOp::Abs {
         for (o, a) in dst.iter_mut().zip(x) {
@@ -542,19 +580,20 @@ impl ExtentAcc {
         ExtentAcc { lanes, min: fill(true), max: fill(false) }
     }
 
+    #[inline(never)]
     fn fold<T: Lane>(&mut self, values: &[T]) {
         let (min, max) = (T::of_mut(&mut self.min), T::of_mut(&mut self.max));
         let width = min.len();
         let mut chunks = values.chunks_exact(width);
         for chunk in &mut chunks {
             for ((lo, hi), v) in min.iter_mut().zip(max.iter_mut()).zip(chunk) {
-                *lo = lo.lesser(*v);
-                *hi = hi.greater(*v);
+                *lo = lo.fold_min(*v);
+                *hi = hi.fold_max(*v);
             }
         }
         for (i, v) in chunks.remainder().iter().enumerate() {
-            min[i] = min[i].lesser(*v);
-            max[i] = max[i].greater(*v);
+            min[i] = min[i].fold_min(*v);
+            max[i] = max[i].fold_max(*v);
         }
     }
 
@@ -563,10 +602,16 @@ impl ExtentAcc {
         fn reduce<T: Lane>(min: &[T], max: &[T], lanes: usize) -> Vec<T> {
             let mut result = Vec::with_capacity(lanes * 2);
             for lane in 0..lanes {
-                let lo = min.iter().skip(lane).step_by(lanes).fold(T::MIN_IDENTITY, |a, b| a.lesser(*b));
-                let hi = max.iter().skip(lane).step_by(lanes).fold(T::MAX_IDENTITY, |a, b| a.greater(*b));
-                result.push(lo);
-                result.push(hi);
+                let lo = min.iter().skip(lane).step_by(lanes).fold(T::MIN_IDENTITY, |a, b| a.fold_min(*b));
+                let hi = max.iter().skip(lane).step_by(lanes).fold(T::MAX_IDENTITY, |a, b| a.fold_max(*b));
+                if lo > hi {
+                    // Only NaN in this channel: nothing replaced the identities.
+                    result.push(T::from_elem(f32::NAN));
+                    result.push(T::from_elem(f32::NAN));
+                } else {
+                    result.push(lo);
+                    result.push(hi);
+                }
             }
             result
         }
@@ -576,7 +621,7 @@ impl ExtentAcc {
             (Buf::U(lo), Buf::U(hi)) => Buf::U(reduce(lo, hi, lanes)),
             _ => unreachable!("min and max share a class"),
         };
-        store_narrow(&result, out, 0, lanes * 2);
+        append_block(&result, out, lanes * 2);
     }
 }
 
