@@ -512,24 +512,52 @@ fn f32_slice<T: Lane>(dst: &mut [T]) -> &mut [f32] {
 // Kept out of line: inlined into `compute` these loops stop vectorizing.
 #[inline(never)]
 fn binary<T: Lane>(op: BinaryOp, x: &[T], y: &[T], dst: &mut [T]) {
-    macro_rules! each {
-        ($f:expr) => {
-            for ((o, a), b) in dst.iter_mut().zip(x).zip(y) {
-                *o = $f(*a, *b);
-            }
-        };
-    }
     match op {
-        BinaryOp::Add => each!(T::add),
-        BinaryOp::Subtract => each!(T::sub),
-        BinaryOp::Multiply => each!(T::mul),
-        BinaryOp::Divide => each!(T::div),
+        BinaryOp::Add => map2(dst, x, y, T::add),
+        BinaryOp::Subtract => map2(dst, x, y, T::sub),
+        BinaryOp::Multiply => map2(dst, x, y, T::mul),
+        BinaryOp::Divide => map2(dst, x, y, T::div),
         BinaryOp::Pow => {
             let (out, x, y) = (f32_slice(dst), as_f32(x), as_f32(y));
-            for ((o, a), b) in out.iter_mut().zip(x).zip(y) {
-                *o = math::pow(*a, *b);
-            }
+            map2(out, x, y, math::pow);
         }
+    }
+}
+
+/// Elements per unrolled step: four 128-bit vectors, one loop-counter update.
+const UNROLL: usize = 16;
+
+/// `dst[i] = f(x[i], y[i])`, unrolled so the wasm loop overhead is paid once per 16 values.
+#[inline(always)]
+fn map2<T: Copy, U: Copy, V: Copy>(dst: &mut [V], x: &[T], y: &[U], f: impl Fn(T, U) -> V) {
+    let n = dst.len().min(x.len()).min(y.len());
+    let (dst, x, y) = (&mut dst[..n], &x[..n], &y[..n]);
+    let mut out = dst.chunks_exact_mut(UNROLL);
+    let (mut xs, mut ys) = (x.chunks_exact(UNROLL), y.chunks_exact(UNROLL));
+    for ((o, a), b) in (&mut out).zip(&mut xs).zip(&mut ys) {
+        for k in 0..UNROLL {
+            o[k] = f(a[k], b[k]);
+        }
+    }
+    for ((o, a), b) in out.into_remainder().iter_mut().zip(xs.remainder()).zip(ys.remainder()) {
+        *o = f(*a, *b);
+    }
+}
+
+/// `dst[i] = f(x[i])`, unrolled like `map2`.
+#[inline(always)]
+fn map1<T: Copy, V: Copy>(dst: &mut [V], x: &[T], f: impl Fn(T) -> V) {
+    let n = dst.len().min(x.len());
+    let (dst, x) = (&mut dst[..n], &x[..n]);
+    let mut out = dst.chunks_exact_mut(UNROLL);
+    let mut xs = x.chunks_exact(UNROLL);
+    for (o, a) in (&mut out).zip(&mut xs) {
+        for k in 0..UNROLL {
+            o[k] = f(a[k]);
+        }
+    }
+    for (o, a) in out.into_remainder().iter_mut().zip(xs.remainder()) {
+        *o = f(*a);
     }
 }
 
@@ -541,14 +569,12 @@ fn as_f32<T: Lane>(x: &[T]) -> &[f32] {
 #[inline(never)]
 fn unary<T: Lane>(op: UnaryOp, x: &[T], dst: &mut [T]) {
     if op == UnaryOp::Abs {
-        for (o, a) in dst.iter_mut().zip(x) {
-            *o = a.abs();
-        }
+        map1(dst, x, T::abs);
         return;
     }
     let (out, x) = (f32_slice(dst), as_f32(x));
     let f: fn(&[f32], &mut [f32]) = match op {
-        UnaryOp::Sqrt => |x, o| o.iter_mut().zip(x).for_each(|(o, a)| *o = a.sqrt()),
+        UnaryOp::Sqrt => |x, o| map1(o, x, f32::sqrt),
         UnaryOp::Sin => math::sin_slice,
         UnaryOp::Cos => math::cos_slice,
         UnaryOp::Tan => |x, o| o.iter_mut().zip(x).for_each(|(o, a)| *o = math::tan(*a)),
