@@ -132,64 +132,84 @@ fn region_members(root: &NodeRef, materialized: &HashSet<u64>, cached: &dyn Fn(&
 }
 
 impl Plan {
-    /// A readable description of the passes, shared by every backend's `explain()`.
+    /// A readable description of the passes, shared by every backend's `explain()`: each
+    /// pass names its output, its inputs, and the fused expression (nodes used twice in a
+    /// pass get their own line).
     pub fn describe(&self, backend: &str) -> String {
-        let mut names: HashMap<u64, String> = HashMap::new();
         let mut out = String::new();
-        let _ = writeln!(out, "plan on {backend}: {} pass{}", self.regions.len(), if self.regions.len() == 1 { "" } else { "es" });
-        for region in &self.regions {
-            for leaf in &region.leaves {
-                names.entry(leaf.id).or_insert_with(|| leaf_name(leaf));
-            }
-        }
+        let count = self.regions.len();
+        let _ = writeln!(out, "plan on {backend}: {count} pass{}", if count == 1 { "" } else { "es" });
         for (index, region) in self.regions.iter().enumerate() {
-            let mut expr: HashMap<u64, String> = HashMap::new();
-            let lookup = |n: &NodeRef, expr: &HashMap<u64, String>, names: &HashMap<u64, String>| {
-                expr.get(&n.id).or_else(|| names.get(&n.id)).cloned().unwrap_or_else(|| leaf_name(n))
+            let root = &region.root;
+            let kind = match (&root.op, region.nodes.len()) {
+                (Op::Extent, 1) => "reduction".to_string(),
+                (Op::Extent, n) => format!("reduction with a fused prologue of {} ops", n - 1),
+                (_, 1) => "single op".to_string(),
+                (_, n) => format!("fused elementwise, {n} ops"),
             };
+            let _ = writeln!(out, "pass {}: t{} {} ({kind})", index + 1, root.id, shape(root));
+            let uses = use_counts(region);
+            let mut text: HashMap<u64, String> = region.leaves.iter().map(|l| (l.id, leaf_name(l))).collect();
             for node in &region.nodes {
-                let args: Vec<String> = node.inputs.iter().map(|i| lookup(i, &expr, &names)).collect();
-                let text = match &node.op {
-                    Op::Swizzle(ch) => format!("swizzle({}, {:?})", args[0], ch),
+                let args: Vec<&str> = node.inputs.iter().map(|i| text[&i.id].as_str()).collect();
+                let expr = match &node.op {
+                    Op::Swizzle(channels) => format!("swizzle({}, {channels:?})", args[0]),
                     Op::Sequence { start, step } => format!("sequence(start={start}, step={step})"),
                     op => format!("{}({})", op.name(), args.join(", ")),
                 };
-                expr.insert(node.id, text);
+                if node.id == root.id || uses.get(&node.id).copied().unwrap_or(0) > 1 {
+                    let _ = writeln!(out, "    t{} = {expr}", node.id);
+                    text.insert(node.id, format!("t{}", node.id));
+                } else {
+                    text.insert(node.id, expr);
+                }
             }
-            let root = &region.root;
-            let kind = match (region.nodes.len(), &root.op) {
-                (_, Op::Extent) if region.nodes.len() > 1 => format!("reduction with fused prologue of {} ops", region.nodes.len() - 1),
-                (_, Op::Extent) => "reduction".to_string(),
-                (1, _) => "single op".to_string(),
-                (n, _) => format!("fused elementwise, {n} ops"),
-            };
-            let name = format!("t{}", root.id);
-            let _ = writeln!(
-                out,
-                "pass {}: {name} = {}  [{} x{}, {} rows{}; {kind}; reads {}]",
-                index + 1,
-                expr[&root.id],
-                root.meta.dtype.name(),
-                root.meta.size,
-                root.meta.length,
-                if root.meta.constant { ", constant" } else { "" },
-                if region.leaves.is_empty() { "nothing".to_string() } else { region.leaves.iter().map(|l| names[&l.id].clone()).collect::<Vec<_>>().join(", ") }
-            );
-            names.insert(root.id, name);
+            let inputs: Vec<String> = region
+                .leaves
+                .iter()
+                .filter(|l| !is_literal(l))
+                .map(|l| format!("t{} {}", l.id, shape(l)))
+                .collect();
+            if !inputs.is_empty() {
+                let _ = writeln!(out, "    reads {}", inputs.join(", "));
+            }
         }
         out
     }
 }
 
-fn leaf_name(node: &NodeRef) -> String {
-    let m = node.meta;
-    if m.constant {
-        if let Some(column) = node.output() {
-            if column.data.len() <= 8 {
-                let values: Vec<String> = (0..column.data.len()).map(|i| column.data.get_f64(i).to_string()).collect();
-                return if values.len() == 1 { values[0].clone() } else { format!("[{}]", values.join(",")) };
-            }
+/// How often each node of a region is read by other nodes of the same region.
+fn use_counts(region: &Region) -> HashMap<u64, usize> {
+    let mut uses = HashMap::new();
+    for node in &region.nodes {
+        for input in &node.inputs {
+            *uses.entry(input.id).or_insert(0) += 1;
         }
     }
-    format!("t{}<{} x{}, {} rows>", node.id, m.dtype.name(), m.size, m.length)
+    uses
+}
+
+fn shape(node: &NodeRef) -> String {
+    let m = node.meta;
+    let rows = if m.constant { "constant".to_string() } else { format!("{} rows", m.length) };
+    format!("<{} x{}, {rows}>", m.dtype.name(), m.size)
+}
+
+/// Small constant sources are shown by value.
+fn is_literal(node: &NodeRef) -> bool {
+    node.meta.constant && node.is_source() && node.meta.size <= 8
+}
+
+fn leaf_name(node: &NodeRef) -> String {
+    match node.output() {
+        Some(column) if is_literal(node) => {
+            let values: Vec<String> = (0..column.data.len()).map(|i| column.data.get_f64(i).to_string()).collect();
+            if values.len() == 1 {
+                values[0].clone()
+            } else {
+                format!("[{}]", values.join(","))
+            }
+        }
+        _ => format!("t{}", node.id),
+    }
 }

@@ -387,22 +387,15 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
         }
         Op::EqualAll => {
             let (a, c) = (&node.inputs[0], &node.inputs[1]);
-            let width = a.meta.size as usize;
-            let mut equal = vec![1u32; n];
+            let width = a.meta.size;
+            let out = u32_slice(dst);
             dispatch_class!(a.meta.dtype.class(), A => {
                 dispatch_class!(c.meta.dtype.class(), B => {
-                    let x = b.prepare::<A>(a, a.meta.size, 0);
-                    let y = b.prepare::<B>(c, c.meta.size, 1);
-                    let (x, y) = (b.view::<A>(x, width), b.view::<B>(y, width));
-                    for ((e, x), y) in equal.iter_mut().zip(x.chunks_exact(width)).zip(y.chunks_exact(width)) {
-                        // Compared as exact values, whatever the two types.
-                        *e = x.iter().zip(y).all(|(p, q)| p.to_f64() == q.to_f64()) as u32;
-                    }
+                    let x = b.prepare::<A>(a, width, 0);
+                    let y = b.prepare::<B>(c, width, 1);
+                    equal_rows(b.view::<A>(x, width as usize), b.view::<B>(y, width as usize), width as usize, out);
                 });
             });
-            for (o, e) in dst.iter_mut().zip(equal) {
-                *o = T::from_elem(e);
-            }
         }
         Op::Fround => {
             let input = &node.inputs[0];
@@ -501,6 +494,25 @@ fn gather_rows<I: Lane, S: Elem, T: Lane>(ids: &[I], src: &[S], rows: usize, lan
             }
         }
     }
+}
+
+/// `out[r]` = 1 if every lane of row r is equal in `x` and `y`, compared as exact values
+/// (f64 holds every value of every type: NaN != NaN, -0 == 0).
+#[inline(never)]
+fn equal_rows<A: Lane, B: Lane>(x: &[A], y: &[B], width: usize, out: &mut [u32]) {
+    for ((o, x), y) in out.iter_mut().zip(x.chunks_exact(width)).zip(y.chunks_exact(width)) {
+        let mut equal = true;
+        for (p, q) in x.iter().zip(y) {
+            equal &= p.to_f64() == q.to_f64();
+        }
+        *o = equal as u32;
+    }
+}
+
+fn u32_slice<T: Lane>(dst: &mut [T]) -> &mut [u32] {
+    assert_eq!(T::CLASS, Class::U, "equalAll writes uint32 blocks");
+    // T is u32 here (checked above).
+    unsafe { std::slice::from_raw_parts_mut(dst.as_mut_ptr() as *mut u32, dst.len()) }
 }
 
 fn f32_slice<T: Lane>(dst: &mut [T]) -> &mut [f32] {

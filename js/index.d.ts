@@ -1,0 +1,210 @@
+// Type declarations for the gputable package (both the browser and the Node build).
+
+/** Element types of a table column. */
+export type DataType = 'uint8' | 'sint8' | 'uint16' | 'sint16' | 'uint32' | 'sint32' | 'float32';
+
+/** The typed array that holds values of each data type. */
+export type TypedArrayFor<T extends DataType> = {
+  uint8: Uint8Array;
+  sint8: Int8Array;
+  uint16: Uint16Array;
+  sint16: Int16Array;
+  uint32: Uint32Array;
+  sint32: Int32Array;
+  float32: Float32Array;
+}[T];
+
+export type NumericTypedArray =
+  | Uint8Array
+  | Uint8ClampedArray
+  | Int8Array
+  | Uint16Array
+  | Int16Array
+  | Uint32Array
+  | Int32Array
+  | Float32Array
+  | Float64Array;
+
+/** The element types, in order. */
+export const TYPES: readonly DataType[];
+
+/** Stable error codes of every `GpuTableError`. */
+export type ErrorCode =
+  | 'INVALID_ARGUMENT'
+  | 'TYPE_MISMATCH'
+  | 'EMPTY_INPUT'
+  | 'BACKEND_UNAVAILABLE'
+  | 'DESTROYED'
+  | 'OUT_OF_MEMORY'
+  | 'LIMIT_EXCEEDED'
+  | 'INVALID_IPC'
+  | 'DEVICE_LOST'
+  | 'INTERNAL';
+
+/** Every failure of the library. */
+export class GpuTableError extends Error {
+  readonly name: 'GpuTableError';
+  readonly code: ErrorCode;
+  constructor(code: ErrorCode, message: string);
+}
+
+export type DeviceType = 'cpu' | 'webgpu' | 'webgl';
+
+export interface DeviceLimits {
+  /** Most rows one column can hold. */
+  readonly maxRows: number;
+  /** Largest single buffer in bytes. */
+  readonly maxBufferSize: number;
+}
+
+export interface Device {
+  readonly type: DeviceType;
+  readonly limits: DeviceLimits;
+  readonly destroyed: boolean;
+  destroy(): void;
+}
+
+export interface Backend {
+  readonly type: string;
+  createDevice(): Promise<Device>;
+}
+
+export const cpuBackend: Backend;
+export const webgpuBackend: Backend;
+export const webglBackend: Backend;
+
+export const backendRegistry: {
+  /** Registers a backend; `cpu` is registered by default. */
+  add(backend: Backend): void;
+  has(type: string): boolean;
+  get(type: string): Backend | undefined;
+  types(): string[];
+};
+
+/**
+ * A device of `type` (`'cpu'` by default); `'best'` picks webgpu, then webgl, then cpu and
+ * says which in `device.type`. Rejects with `BACKEND_UNAVAILABLE`, never falls back silently.
+ * @example const device = await createDevice({type: 'cpu'});
+ */
+export function createDevice(options?: {type?: DeviceType | 'best'}): Promise<Device>;
+
+/** Loads the wasm module. Required once in browsers; a no-op in Node. */
+export function init(input?: string | URL | Request | Response | BufferSource | WebAssembly.Module): Promise<void>;
+
+/** One chunk of a vector's storage and its row layout. */
+export class GPUData {
+  readonly type: DataType;
+  readonly length: number;
+  readonly valueLength: number;
+  readonly byteOffset: number;
+  readonly byteStride: number;
+  readonly rowByteLength: number;
+  readonly ownsBuffer: boolean;
+}
+
+/** An evaluated column: packed rows of `size` values, owned by the evaluator that made it. */
+export class GPUVector<T extends DataType = DataType> {
+  readonly name: string;
+  readonly type: T;
+  readonly length: number;
+  readonly size: number;
+  readonly valueLength: number;
+  readonly stride: number;
+  readonly byteStride: number;
+  readonly data: GPUData[];
+  readValue(startRow?: number, endRow?: number): Promise<TypedArrayFor<T>>;
+}
+
+/** Anything an operation accepts as a table input. */
+export type EvaluatorInput = GPUTableEvaluator | GPUVector;
+/** Arithmetic also accepts number literals and literal rows (float32 constants). */
+export type ArithmeticArgument = EvaluatorInput | number | number[];
+
+/**
+ * A lazy computation over table columns. Operations return new evaluators; nothing runs
+ * until `evaluate()`.
+ * @example
+ * const xyz = GPUTableEvaluator.fromArray(new Float32Array([1, 2, 3, 4, 5, 6]), {size: 3});
+ * const r = add(xyz, [10, 20, 30], 1);
+ * await r.evaluate(device);
+ * await r.readValue(); // Float32Array [12, 23, 34, 15, 26, 37]
+ */
+export class GPUTableEvaluator<T extends DataType = DataType> {
+  /**
+   * Packed rows of `size` values. `number[]` is float32 unless `type` is given; a
+   * `Float64Array` becomes uint32 word pairs (size doubled) for `fround()`.
+   */
+  static fromArray(array: NumericTypedArray | number[], options?: {type?: DataType; size?: number}): GPUTableEvaluator;
+  /** One constant row that broadcasts across the rows of other inputs. */
+  static fromConstant(value: number | number[], type?: DataType): GPUTableEvaluator;
+  /** Borrows the storage of an evaluated vector. */
+  static fromVector(vector: GPUVector): GPUTableEvaluator;
+
+  readonly type: T;
+  /** Values per row. */
+  readonly size: number;
+  /** Rows (1 for constants). */
+  readonly length: number;
+  readonly isConstant: boolean;
+  readonly evaluated: boolean;
+
+  /** Runs the computation on `device` (CPU when omitted); a second call does no work. */
+  evaluate(device?: Device): Promise<GPUVector<T>>;
+  /** Synchronous `evaluate()` for the CPU device. */
+  evaluateSync(device?: Device): GPUVector<T>;
+  /** Rows `startRow..endRow` (clamped), packed, as a typed array of this type. */
+  readValue(startRow?: number, endRow?: number): Promise<TypedArrayFor<T>>;
+  /** Synchronous `readValue()` for the CPU device. */
+  readValueSync(startRow?: number, endRow?: number): TypedArrayFor<T>;
+  /** The passes this graph runs: kernels, what was fused, passes per backend. */
+  explain(device?: Device): string;
+  /** Releases the output; any later use gives `DESTROYED`. */
+  destroy(): void;
+}
+
+/** Elementwise sum of one or more arguments, folded left to right. @example add(xyz, [10, 20, 30], 1) */
+export function add(...args: ArithmeticArgument[]): GPUTableEvaluator;
+/** Elementwise difference, folded left to right. @example subtract(x, 1) */
+export function subtract(...args: ArithmeticArgument[]): GPUTableEvaluator;
+/** Elementwise product, folded left to right. @example multiply(x, x) */
+export function multiply(...args: ArithmeticArgument[]): GPUTableEvaluator;
+/** Elementwise quotient, folded left to right; integer division truncates and x / 0 is 0. */
+export function divide(...args: ArithmeticArgument[]): GPUTableEvaluator;
+/** `base ** exponent`, float32. */
+export function pow(base: ArithmeticArgument, exponent: ArithmeticArgument): GPUTableEvaluator;
+/** Square root, float32. */
+export function sqrt(x: ArithmeticArgument): GPUTableEvaluator;
+/** Absolute value; keeps the input type (integers wrap: abs(-128 as sint8) is -128). */
+export function abs(x: ArithmeticArgument): GPUTableEvaluator;
+export function sin(x: ArithmeticArgument): GPUTableEvaluator;
+export function cos(x: ArithmeticArgument): GPUTableEvaluator;
+export function tan(x: ArithmeticArgument): GPUTableEvaluator;
+export function exp(x: ArithmeticArgument): GPUTableEvaluator;
+/** Natural logarithm, float32. */
+export function log(x: ArithmeticArgument): GPUTableEvaluator;
+
+/** Concatenates each row of the inputs; size = sum of sizes. @example interleave(xyz, id) */
+export function interleave(...inputs: ArithmeticArgument[]): GPUTableEvaluator;
+/** Rows of `source` at `ids` (one integer per row); out-of-range or negative ids give zero rows. */
+export function gather(ids: EvaluatorInput, source: ArithmeticArgument): GPUTableEvaluator;
+/** Per channel `[min, max]` over all rows, NaN ignored; length = x.size, size 2. Empty input: `EMPTY_INPUT`. */
+export function extent(x: ArithmeticArgument): GPUTableEvaluator;
+/** `count` sint32 values from `start` by `step`. @example sequence(4, 10, 2) // 10, 12, 14, 16 */
+export function sequence(count: number, start?: number, step?: number): GPUTableEvaluator<'sint32'>;
+/** `[segmentIndex, indexInSegment]` (uint32) for each of `vertexCount` vertices. */
+export function segmentedMap(segments: EvaluatorInput, vertexCount: number): GPUTableEvaluator<'uint32'>;
+/** Float64 word pairs (from `fromArray(Float64Array)`) to float32 rows `[high..., low...]`. */
+export function fround(x: EvaluatorInput): GPUTableEvaluator<'float32'>;
+/** Reorders or duplicates lanes. @example swizzle(xyz, [2, 1, 0]) */
+export function swizzle(x: EvaluatorInput, channels: number[]): GPUTableEvaluator;
+/** Lane-wise `cond != 0 ? whenTrue : whenFalse`. */
+export function select(cond: ArithmeticArgument, whenTrue: ArithmeticArgument, whenFalse: ArithmeticArgument): GPUTableEvaluator;
+/** Row dot product (float32, size 1). */
+export function dot(a: ArithmeticArgument, b: ArithmeticArgument): GPUTableEvaluator<'float32'>;
+/** Row Euclidean length (float32, size 1). */
+export function length(x: ArithmeticArgument): GPUTableEvaluator<'float32'>;
+/** 1 where every lane of the two rows is equal, else 0 (uint32, size 1). */
+export function equalAll(a: ArithmeticArgument, b: ArithmeticArgument): GPUTableEvaluator<'uint32'>;
+
+/** Evaluates every evaluator in `roots` (nested in arrays and plain objects) and releases every intermediate. */
+export function cleanEvaluate<R>(device: Device | undefined, roots: R): Promise<R>;

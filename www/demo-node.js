@@ -1,0 +1,10 @@
+// `npm run demo`: the main demo on the CPU device in Node.
+import * as gt from 'gputable';
+import {makeTrips, runDemo} from './demo.js';
+
+const rows = Number(process.env.DEMO_ROWS ?? 1_000_000);
+const t = performance.now();
+const trips = makeTrips(rows);
+console.log(`generated ${rows.toLocaleString('en-US')} deterministic trips in ${(performance.now() - t).toFixed(0)} ms`);
+const device = await gt.createDevice({type: 'cpu'});
+await runDemo(gt, device, trips, line => console.log(line));
