@@ -23,7 +23,7 @@ luma.backendRegistry.add('null', lumaCpu);
 const lumaDevice = new NullDevice({});
 
 const ROWS = (process.env.BENCH_ROWS ?? '1e6,1e7').split(',').map(Number);
-const PEERS = (process.env.BENCH_PEERS ?? 'js,tfjs-cpu,tfjs-wasm,luma').split(',');
+const PEERS = (process.env.BENCH_PEERS ?? 'js,tfjs-cpu,tfjs-wasm,luma').split(',').filter(p => p && p !== 'none');
 const MIN_TIME_MS = 1000;
 const MAX_REPS = 9;
 
@@ -177,7 +177,7 @@ async function tfjsRunner(d, backend) {
 
 function lumaRunner(d) {
   const E = luma.GPUDataEvaluator;
-  const xyz = E.fromArray(d.xyz, {size: 3}), x = E.fromArray(d.x), y = E.fromArray(d.y);
+  const xyz = E.fromArray(d.xyz, {size: 3}), x = E.fromArray(d.x, {}), y = E.fromArray(d.y, {});
   const ids = E.fromArray(d.ids, {type: 'uint32'}), values = E.fromArray(d.values, {size: 2});
   const run = build => async () => {
     const r = build();
@@ -227,7 +227,7 @@ for (const n of ROWS) {
   }
   for (const w of WORKLOADS) {
     const r = results[w.id];
-    const best = Math.min(...PEERS.map(p => r[p]));
+    const best = PEERS.length ? Math.min(...PEERS.map(p => r[p])) : NaN;
     rows.push({n, w, r, best});
   }
 }

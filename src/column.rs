@@ -118,11 +118,11 @@ pub fn try_alloc<T: Clone + Default>(len: usize) -> Result<Vec<T>> {
     Ok(v)
 }
 
-/// Number of elements for `rows` rows of `size` lanes, or `LIMIT_EXCEEDED` if it cannot be
-/// addressed in this build's memory.
+/// Number of elements for `rows` rows of `size` lanes, or `LIMIT_EXCEEDED` past the largest
+/// allocation this build can make (`isize::MAX` bytes: 2 GiB in wasm32).
 pub fn element_count(rows: u64, size: u32, dtype: DType) -> Result<usize> {
     let elements = rows.checked_mul(size as u64);
-    let limit = (isize::MAX as u64) / 4;
+    let limit = isize::MAX as u64;
     match elements {
         Some(n) if n.saturating_mul(dtype.byte_width() as u64) <= limit => Ok(n as usize),
         _ => Err(GpuTableError::new(

@@ -169,6 +169,9 @@ test('error codes', async () => {
   await rejectsWith(() => E.fromConstant([]), 'INVALID_ARGUMENT');
   await rejectsWith(gt.createDevice({type: 'webgpu'}), 'BACKEND_UNAVAILABLE');
   await rejectsWith(gt.createDevice({type: 'nope'}), 'BACKEND_UNAVAILABLE');
+  // 2^32 - 1 rows fit the row limit but not the 2 GiB a wasm32 allocation can have.
+  await rejectsWith(() => gt.sequence(2 ** 32 - 1), 'LIMIT_EXCEEDED');
+  await rejectsWith(() => gt.sequence(2 ** 32), 'LIMIT_EXCEEDED');
 });
 
 test('destroy gives DESTROYED, never a crash', async () => {
