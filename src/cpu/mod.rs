@@ -71,7 +71,7 @@ enum View {
     Tmp(usize),
 }
 
-struct Block<'r> {
+struct Block {
     r0: u32,
     n: usize,
     block_rows: usize,
@@ -79,7 +79,7 @@ struct Block<'r> {
     slot_ids: Vec<u64>,
     slots: Vec<Buf>,
     leaf_ids: Vec<u64>,
-    leaves: Vec<(&'r NodeRef, Rc<Column>)>,
+    leaves: Vec<Rc<Column>>,
     consts: Vec<((u64, usize, Class), Buf)>,
     tmps: Vec<Buf>,
     segment_starts: HashMap<u64, Vec<i64>>,
@@ -113,14 +113,14 @@ fn run_region(region: &Region) -> Result<Column> {
     for leaf in &region.leaves {
         let column = leaf.output().ok_or_else(|| internal(format!("input t{} was not materialized", leaf.id)))?;
         block.leaf_ids.push(leaf.id);
-        block.leaves.push((leaf, column));
+        block.leaves.push(column);
     }
     let computed: Vec<&NodeRef> = region.nodes.iter().filter(|n| n.op != Op::Extent).collect();
     for node in &computed {
         block.slot_ids.push(node.id);
         block.slots.push(Buf::new(node.meta.dtype.class(), block_rows * node.meta.size as usize));
         if node.op == Op::SegmentedMap {
-            let (_, segments) = &block.leaves[block.leaf_index(&node.inputs[0])?];
+            let segments = &block.leaves[block.leaf_index(&node.inputs[0])?];
             validate_segments(segments, node.meta.length)?;
             let starts = (0..segments.rows as usize).map(|i| segments.data.get_f64(i) as i64).collect();
             block.segment_starts.insert(node.id, starts);
@@ -172,13 +172,8 @@ fn run_region(region: &Region) -> Result<Column> {
     if let Some(acc) = extent {
         acc.store(&mut out);
     }
-    Column::new(out, root.meta.size).map(|mut c| {
-        // A zero-row result still has its logical row count.
-        c.rows = root.meta.length;
-        c
-    })
+    Column::new(out, root.meta.size)
 }
-
 
 fn internal(message: impl Into<String>) -> GpuTableError {
     GpuTableError::new(ErrorCode::Internal, message)
@@ -240,7 +235,7 @@ fn expand<S: Elem, T: Lane>(src: &[S], src_size: usize, avail: usize, rows: usiz
     tail.fill(T::default());
 }
 
-impl<'r> Block<'r> {
+impl Block {
     /// Makes input `node`'s block available as `lanes` lanes of `T`; `k` names a scratch
     /// buffer for the cases that need a converted or broadcast copy.
     fn prepare<T: Lane>(&mut self, node: &NodeRef, lanes: u32, k: usize) -> View {
@@ -255,7 +250,7 @@ impl<'r> Block<'r> {
             return View::Tmp(k);
         }
         let index = self.leaf_ids.iter().position(|&id| id == node.id).expect("every region input is a slot or a leaf");
-        let column = self.leaves[index].1.clone();
+        let column = self.leaves[index].clone();
         if node.meta.constant {
             let key = (node.id, lanes, T::CLASS);
             if let Some(i) = self.consts.iter().position(|(k, _)| *k == key) {
@@ -294,7 +289,7 @@ impl<'r> Block<'r> {
             View::Tmp(i) => &T::of(&self.tmps[i])[..len],
             View::Leaf { index, lanes } => {
                 let start = self.r0 as usize * lanes;
-                let data = &self.leaves[index].1.data;
+                let data = &self.leaves[index].data;
                 leaf_slice::<T>(data, start, self.n * lanes)
             }
         }
@@ -425,8 +420,7 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
         }
         Op::Gather => {
             let ids = &node.inputs[0];
-            let (_, source) = &b.leaves[b.leaf_index(&node.inputs[1])?];
-            let source = source.clone();
+            let source = b.leaves[b.leaf_index(&node.inputs[1])?].clone();
             let rows = source.rows as usize;
             dispatch_class!(ids.meta.dtype.class(), I => {
                 let v = b.prepare::<I>(ids, 1, 0);
