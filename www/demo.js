@@ -94,7 +94,7 @@ export async function runDemo(gt, device, trips, print) {
   const same = await timed('equalAll(stats, stats)', gt.extent(gt.equalAll(stats, stats)));
   print(`equalAll(stats, stats) is 1 on every row: ${rowsOf(await same.readValue(), 2, 1)}`);
 
-  print('\ntimings (ms; the first evaluations include the wasm engine warming up):');
+  print('\ntimings (ms):');
   for (const [label, ms] of timings) print(`  ${ms.toFixed(2).padStart(8)}  ${label}`);
   for (const e of [pickup, dropoff, fare, passengers, startTime]) e.destroy();
   return timings;

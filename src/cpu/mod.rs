@@ -341,10 +341,7 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
             for (k, input) in node.inputs.iter().enumerate() {
                 let width = input.meta.size as usize;
                 let v = b.prepare::<T>(input, input.meta.size, k);
-                let src = b.view::<T>(v, width);
-                for (row, s) in dst.chunks_exact_mut(lanes).zip(src.chunks_exact(width)) {
-                    row[offset..offset + width].copy_from_slice(s);
-                }
+                place_columns(b.view::<T>(v, width), width, dst, lanes, offset);
                 offset += width;
             }
         }
@@ -377,12 +374,9 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
             let y = b.prepare::<f32>(node.inputs.last().expect("dot and length have inputs"), width as u32, 1);
             let (x, y) = (b.view::<f32>(x, width), b.view::<f32>(y, width));
             let out = f32_slice(dst);
-            for ((o, x), y) in out.iter_mut().zip(x.chunks_exact(width)).zip(y.chunks_exact(width)) {
-                let mut sum = 0.0f32;
-                for (a, b) in x.iter().zip(y) {
-                    sum += a * b;
-                }
-                *o = if node.op == Op::Length { sum.sqrt() } else { sum };
+            row_dot(x, y, width, out);
+            if node.op == Op::Length {
+                sqrt_in_place(out);
             }
         }
         Op::EqualAll => {
@@ -492,6 +486,62 @@ fn gather_rows<I: Lane, S: Elem, T: Lane>(ids: &[I], src: &[S], rows: usize, lan
                 }
             }
         }
+    }
+}
+
+/// Writes rows of `width` values into lanes `offset..offset + width` of rows of `lanes`.
+#[inline(never)]
+fn place_columns<T: Lane>(src: &[T], width: usize, dst: &mut [T], lanes: usize, offset: usize) {
+    // Per-row slice copies would be a memcpy call per row; fixed widths unroll instead.
+    fn fixed<const W: usize, T: Lane>(src: &[T], dst: &mut [T], lanes: usize, offset: usize) {
+        for (row, s) in dst.chunks_exact_mut(lanes).zip(src.chunks_exact(W)) {
+            for k in 0..W {
+                row[offset + k] = s[k];
+            }
+        }
+    }
+    match width {
+        1 => fixed::<1, T>(src, dst, lanes, offset),
+        2 => fixed::<2, T>(src, dst, lanes, offset),
+        3 => fixed::<3, T>(src, dst, lanes, offset),
+        4 => fixed::<4, T>(src, dst, lanes, offset),
+        _ => {
+            for (row, s) in dst.chunks_exact_mut(lanes).zip(src.chunks_exact(width)) {
+                row[offset..offset + width].copy_from_slice(s);
+            }
+        }
+    }
+}
+
+/// `out[r]` = sum over lanes of `x[r] * y[r]`, accumulated left to right in float32.
+#[inline(never)]
+fn row_dot(x: &[f32], y: &[f32], width: usize, out: &mut [f32]) {
+    fn fixed<const W: usize>(x: &[f32], y: &[f32], out: &mut [f32]) {
+        for ((o, x), y) in out.iter_mut().zip(x.chunks_exact(W)).zip(y.chunks_exact(W)) {
+            let mut sum = 0.0f32;
+            for k in 0..W {
+                sum += x[k] * y[k];
+            }
+            *o = sum;
+        }
+    }
+    match width {
+        1 => fixed::<1>(x, y, out),
+        2 => fixed::<2>(x, y, out),
+        3 => fixed::<3>(x, y, out),
+        4 => fixed::<4>(x, y, out),
+        _ => {
+            for ((o, x), y) in out.iter_mut().zip(x.chunks_exact(width)).zip(y.chunks_exact(width)) {
+                *o = x.iter().zip(y).fold(0.0f32, |sum, (a, b)| sum + a * b);
+            }
+        }
+    }
+}
+
+#[inline(never)]
+fn sqrt_in_place(values: &mut [f32]) {
+    for v in values.iter_mut() {
+        *v = v.sqrt();
     }
 }
 
