@@ -111,7 +111,10 @@ pub fn try_alloc<T: Clone + Default>(len: usize) -> Result<Vec<T>> {
     v.try_reserve_exact(len).map_err(|_| {
         GpuTableError::new(
             ErrorCode::OutOfMemory,
-            format!("could not allocate {len} elements of {} bytes", std::mem::size_of::<T>()),
+            format!(
+                "could not allocate {len} elements of {} bytes",
+                std::mem::size_of::<T>()
+            ),
         )
     })?;
     v.resize(len, T::default());
@@ -127,7 +130,10 @@ pub fn element_count(rows: u64, size: u32, dtype: DType) -> Result<usize> {
         Some(n) if n.saturating_mul(dtype.byte_width() as u64) <= limit => Ok(n as usize),
         _ => Err(GpuTableError::new(
             ErrorCode::LimitExceeded,
-            format!("{rows} rows of {size} x {} exceed the addressable memory of this build", dtype.name()),
+            format!(
+                "{rows} rows of {size} x {} exceed the addressable memory of this build",
+                dtype.name()
+            ),
         )),
     }
 }
@@ -156,7 +162,10 @@ impl ColumnData {
         fn reserve<T: Elem>(len: usize) -> Result<ColumnData> {
             let mut v: Vec<T> = Vec::new();
             v.try_reserve_exact(len).map_err(|_| {
-                GpuTableError::new(ErrorCode::OutOfMemory, format!("could not allocate {len} {} values", T::DTYPE.name()))
+                GpuTableError::new(
+                    ErrorCode::OutOfMemory,
+                    format!("could not allocate {len} {} values", T::DTYPE.name()),
+                )
             })?;
             Ok(T::wrap_data(v))
         }
@@ -223,7 +232,10 @@ impl Column {
         }
         let rows = data.len() / size as usize;
         let rows = u32::try_from(rows).map_err(|_| {
-            GpuTableError::new(ErrorCode::LimitExceeded, format!("{rows} rows exceed the 2^32-1 row limit"))
+            GpuTableError::new(
+                ErrorCode::LimitExceeded,
+                format!("{rows} rows exceed the 2^32-1 row limit"),
+            )
         })?;
         Ok(Column { size, rows, data })
     }
@@ -236,7 +248,10 @@ impl Column {
     pub fn slice_rows(&self, start: u32, end: u32) -> ColumnData {
         let end = end.min(self.rows);
         let start = start.min(end);
-        let (a, b) = (start as usize * self.size as usize, end as usize * self.size as usize);
+        let (a, b) = (
+            start as usize * self.size as usize,
+            end as usize * self.size as usize,
+        );
         with_column_data!(&self.data, v => Elem::wrap_data(v[a..b].to_vec()))
     }
 }

@@ -23,7 +23,15 @@ pub enum Class {
 }
 
 impl DType {
-    pub const ALL: [DType; 7] = [DType::U8, DType::I8, DType::U16, DType::I16, DType::U32, DType::I32, DType::F32];
+    pub const ALL: [DType; 7] = [
+        DType::U8,
+        DType::I8,
+        DType::U16,
+        DType::I16,
+        DType::U32,
+        DType::I32,
+        DType::F32,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -131,6 +139,9 @@ mod tests {
         for t in DType::ALL {
             assert_eq!(DType::parse(t.name()).unwrap(), t);
         }
-        assert_eq!(DType::parse("float64").unwrap_err().code, crate::error::ErrorCode::InvalidArgument);
+        assert_eq!(
+            DType::parse("float64").unwrap_err().code,
+            crate::error::ErrorCode::InvalidArgument
+        );
     }
 }

@@ -43,7 +43,10 @@ pub struct GpuTableError {
 
 impl GpuTableError {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        GpuTableError { code, message: message.into() }
+        GpuTableError {
+            code,
+            message: message.into(),
+        }
     }
     pub fn invalid(message: impl Into<String>) -> Self {
         Self::new(ErrorCode::InvalidArgument, message)

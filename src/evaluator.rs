@@ -15,7 +15,9 @@ pub fn evaluate(node: &NodeRef) -> Result<Rc<Column>> {
         return Ok(column);
     }
     cpu::evaluate(std::slice::from_ref(node), Fusion::On)?;
-    node.output().ok_or_else(|| GpuTableError::new(crate::ErrorCode::Internal, "evaluation produced no output"))
+    node.output().ok_or_else(|| {
+        GpuTableError::new(crate::ErrorCode::Internal, "evaluation produced no output")
+    })
 }
 
 /// Rows `start..end` (clamped to the node's rows, `end` defaulting to all) as packed values.
@@ -24,7 +26,9 @@ pub fn read_value(node: &NodeRef, start: Option<f64>, end: Option<f64>) -> Resul
     let rows = column.rows as f64;
     let clamp = |v: f64, name: &str| {
         if v.is_nan() {
-            Err(GpuTableError::invalid(format!("readValue {name} must be a number, got NaN")))
+            Err(GpuTableError::invalid(format!(
+                "readValue {name} must be a number, got NaN"
+            )))
         } else {
             Ok(v.trunc().clamp(0.0, rows) as u32)
         }

@@ -44,7 +44,11 @@ impl BinaryOp {
             "multiply" => BinaryOp::Multiply,
             "divide" => BinaryOp::Divide,
             "pow" => BinaryOp::Pow,
-            _ => return Err(GpuTableError::invalid(format!("unknown binary operation '{name}'"))),
+            _ => {
+                return Err(GpuTableError::invalid(format!(
+                    "unknown binary operation '{name}'"
+                )))
+            }
         })
     }
     pub fn name(self) -> &'static str {
@@ -68,7 +72,11 @@ impl UnaryOp {
             "tan" => UnaryOp::Tan,
             "exp" => UnaryOp::Exp,
             "log" => UnaryOp::Log,
-            _ => return Err(GpuTableError::invalid(format!("unknown unary operation '{name}'"))),
+            _ => {
+                return Err(GpuTableError::invalid(format!(
+                    "unknown unary operation '{name}'"
+                )))
+            }
         })
     }
     pub fn name(self) -> &'static str {
@@ -98,7 +106,10 @@ pub enum Op {
     Length,
     EqualAll,
     Fround,
-    Sequence { start: i64, step: i64 },
+    Sequence {
+        start: i64,
+        step: i64,
+    },
     /// inputs: ids, source
     Gather,
     /// inputs: segment starts; the node's length is the vertex count
@@ -172,7 +183,10 @@ impl Node {
             op,
             inputs,
             meta,
-            state: RefCell::new(NodeState { output, destroyed: false }),
+            state: RefCell::new(NodeState {
+                output,
+                destroyed: false,
+            }),
         })
     }
 
@@ -213,7 +227,10 @@ impl Node {
 
     pub fn check_alive(&self) -> Result<()> {
         if self.is_destroyed() {
-            return Err(GpuTableError::new(ErrorCode::Destroyed, format!("evaluator #{} was destroyed", self.id)));
+            return Err(GpuTableError::new(
+                ErrorCode::Destroyed,
+                format!("evaluator #{} was destroyed", self.id),
+            ));
         }
         Ok(())
     }
@@ -228,7 +245,12 @@ pub fn source(data: ColumnData, size: u32, constant: bool) -> Result<NodeRef> {
             column.rows
         )));
     }
-    let meta = Meta { dtype: column.dtype(), size, length: column.rows, constant };
+    let meta = Meta {
+        dtype: column.dtype(),
+        size,
+        length: column.rows,
+        constant,
+    };
     Ok(Node::new(Op::Source, vec![], meta, Some(Rc::new(column))))
 }
 
@@ -242,7 +264,12 @@ fn max_length(inputs: &[&NodeRef]) -> (u32, bool) {
     let length = if constant {
         1
     } else {
-        inputs.iter().filter(|n| !n.meta.constant).map(|n| n.meta.length).max().unwrap_or(0)
+        inputs
+            .iter()
+            .filter(|n| !n.meta.constant)
+            .map(|n| n.meta.length)
+            .max()
+            .unwrap_or(0)
     };
     (length, constant)
 }
@@ -252,7 +279,17 @@ fn elementwise(op: Op, inputs: Vec<NodeRef>, dtype: DType, size: u32) -> Result<
     alive(&refs)?;
     let (length, constant) = max_length(&refs);
     element_count(length as u64, size, dtype)?;
-    Ok(Node::new(op, inputs, Meta { dtype, size, length, constant }, None))
+    Ok(Node::new(
+        op,
+        inputs,
+        Meta {
+            dtype,
+            size,
+            length,
+            constant,
+        },
+        None,
+    ))
 }
 
 pub fn binary(op: BinaryOp, a: &NodeRef, b: &NodeRef) -> Result<NodeRef> {
@@ -265,20 +302,30 @@ pub fn binary(op: BinaryOp, a: &NodeRef, b: &NodeRef) -> Result<NodeRef> {
 }
 
 pub fn unary(op: UnaryOp, x: &NodeRef) -> Result<NodeRef> {
-    let dtype = if op == UnaryOp::Abs { x.meta.dtype } else { DType::F32 };
+    let dtype = if op == UnaryOp::Abs {
+        x.meta.dtype
+    } else {
+        DType::F32
+    };
     elementwise(Op::Unary(op), vec![x.clone()], dtype, x.meta.size)
 }
 
 pub fn interleave(inputs: &[NodeRef]) -> Result<NodeRef> {
     match inputs {
-        [] => Err(GpuTableError::invalid("interleave needs at least one input")),
+        [] => Err(GpuTableError::invalid(
+            "interleave needs at least one input",
+        )),
         [single] => {
             single.check_alive()?;
             Ok(single.clone())
         }
         _ => {
-            let size = inputs.iter().try_fold(0u32, |s, n| s.checked_add(n.meta.size));
-            let size = size.ok_or_else(|| GpuTableError::new(ErrorCode::LimitExceeded, "interleaved row size overflows"))?;
+            let size = inputs
+                .iter()
+                .try_fold(0u32, |s, n| s.checked_add(n.meta.size));
+            let size = size.ok_or_else(|| {
+                GpuTableError::new(ErrorCode::LimitExceeded, "interleaved row size overflows")
+            })?;
             let dtype = DType::join(inputs.iter().map(|n| n.meta.dtype));
             elementwise(Op::Interleave, inputs.to_vec(), dtype, size)
         }
@@ -314,7 +361,12 @@ pub fn select(cond: &NodeRef, a: &NodeRef, b: &NodeRef) -> Result<NodeRef> {
         }
     }
     let dtype = DType::join([a.meta.dtype, b.meta.dtype]);
-    elementwise(Op::Select, vec![cond.clone(), a.clone(), b.clone()], dtype, size)
+    elementwise(
+        Op::Select,
+        vec![cond.clone(), a.clone(), b.clone()],
+        dtype,
+        size,
+    )
 }
 
 fn matching_sizes(name: &str, a: &NodeRef, b: &NodeRef) -> Result<()> {
@@ -359,7 +411,9 @@ pub fn fround(x: &NodeRef) -> Result<NodeRef> {
 
 fn integer_arg(name: &str, value: f64) -> Result<i64> {
     if !value.is_finite() || value.fract() != 0.0 || value.abs() > 9007199254740991.0 {
-        return Err(GpuTableError::invalid(format!("{name} must be a safe integer, got {value}")));
+        return Err(GpuTableError::invalid(format!(
+            "{name} must be a safe integer, got {value}"
+        )));
     }
     Ok(value as i64)
 }
@@ -367,10 +421,16 @@ fn integer_arg(name: &str, value: f64) -> Result<i64> {
 fn row_count(name: &str, value: f64) -> Result<u32> {
     let n = integer_arg(name, value)?;
     if n < 0 {
-        return Err(GpuTableError::invalid(format!("{name} must be non-negative, got {n}")));
+        return Err(GpuTableError::invalid(format!(
+            "{name} must be non-negative, got {n}"
+        )));
     }
-    u32::try_from(n)
-        .map_err(|_| GpuTableError::new(ErrorCode::LimitExceeded, format!("{name} {n} exceeds the 2^32-1 row limit")))
+    u32::try_from(n).map_err(|_| {
+        GpuTableError::new(
+            ErrorCode::LimitExceeded,
+            format!("{name} {n} exceeds the 2^32-1 row limit"),
+        )
+    })
 }
 
 pub fn sequence(count: f64, start: f64, step: f64) -> Result<NodeRef> {
@@ -381,14 +441,22 @@ pub fn sequence(count: f64, start: f64, step: f64) -> Result<NodeRef> {
         return Err(GpuTableError::invalid("sequence step must not be 0"));
     }
     element_count(count as u64, 1, DType::I32)?;
-    let meta = Meta { dtype: DType::I32, size: 1, length: count, constant: false };
+    let meta = Meta {
+        dtype: DType::I32,
+        size: 1,
+        length: count,
+        constant: false,
+    };
     Ok(Node::new(Op::Sequence { start, step }, vec![], meta, None))
 }
 
 pub fn gather(ids: &NodeRef, values: &NodeRef) -> Result<NodeRef> {
     alive(&[ids, values])?;
     if ids.meta.size != 1 {
-        return Err(GpuTableError::invalid(format!("gather ids must have size 1, got {}", ids.meta.size)));
+        return Err(GpuTableError::invalid(format!(
+            "gather ids must have size 1, got {}",
+            ids.meta.size
+        )));
     }
     let meta = Meta {
         dtype: values.meta.dtype,
@@ -397,14 +465,21 @@ pub fn gather(ids: &NodeRef, values: &NodeRef) -> Result<NodeRef> {
         constant: ids.meta.constant,
     };
     element_count(meta.length as u64, meta.size, meta.dtype)?;
-    Ok(Node::new(Op::Gather, vec![ids.clone(), values.clone()], meta, None))
+    Ok(Node::new(
+        Op::Gather,
+        vec![ids.clone(), values.clone()],
+        meta,
+        None,
+    ))
 }
 
 pub fn segmented_map(segments: &NodeRef, vertex_count: f64) -> Result<NodeRef> {
     segments.check_alive()?;
     let vertex_count = row_count("segmentedMap vertexCount", vertex_count)?;
     if segments.meta.dtype.is_float() {
-        return Err(GpuTableError::invalid("segmentedMap segments must be an integer type, got float32"));
+        return Err(GpuTableError::invalid(
+            "segmentedMap segments must be an integer type, got float32",
+        ));
     }
     if segments.meta.size != 1 {
         return Err(GpuTableError::invalid(format!(
@@ -413,14 +488,26 @@ pub fn segmented_map(segments: &NodeRef, vertex_count: f64) -> Result<NodeRef> {
         )));
     }
     if segments.meta.length < 1 {
-        return Err(GpuTableError::invalid("segmentedMap needs at least one segment start"));
+        return Err(GpuTableError::invalid(
+            "segmentedMap needs at least one segment start",
+        ));
     }
     if let Some(column) = segments.output() {
         validate_segments(&column, vertex_count)?;
     }
     element_count(vertex_count as u64, 2, DType::U32)?;
-    let meta = Meta { dtype: DType::U32, size: 2, length: vertex_count, constant: false };
-    Ok(Node::new(Op::SegmentedMap, vec![segments.clone()], meta, None))
+    let meta = Meta {
+        dtype: DType::U32,
+        size: 2,
+        length: vertex_count,
+        constant: false,
+    };
+    Ok(Node::new(
+        Op::SegmentedMap,
+        vec![segments.clone()],
+        meta,
+        None,
+    ))
 }
 
 /// Segment starts begin at 0, never decrease, and the last is at most `vertex_count`.
@@ -429,7 +516,9 @@ pub fn validate_segments(column: &Column, vertex_count: u32) -> Result<()> {
     for i in 0..column.rows as usize {
         let start = column.data.get_f64(i);
         if i == 0 && start != 0.0 {
-            return Err(GpuTableError::invalid(format!("segmentedMap segments must start at 0, got {start}")));
+            return Err(GpuTableError::invalid(format!(
+                "segmentedMap segments must start at 0, got {start}"
+            )));
         }
         if start < previous {
             return Err(GpuTableError::invalid(format!(
@@ -448,7 +537,12 @@ pub fn validate_segments(column: &Column, vertex_count: u32) -> Result<()> {
 
 pub fn extent(x: &NodeRef) -> Result<NodeRef> {
     x.check_alive()?;
-    let meta = Meta { dtype: x.meta.dtype, size: 2, length: x.meta.size, constant: false };
+    let meta = Meta {
+        dtype: x.meta.dtype,
+        size: 2,
+        length: x.meta.size,
+        constant: false,
+    };
     Ok(Node::new(Op::Extent, vec![x.clone()], meta, None))
 }
 
@@ -458,7 +552,10 @@ pub fn topological_order(roots: &[NodeRef]) -> Vec<NodeRef> {
 }
 
 /// `topological_order`, where `is_leaf` says which nodes' inputs are not needed.
-pub fn topological_order_with(roots: &[NodeRef], is_leaf: &dyn Fn(&NodeRef) -> bool) -> Vec<NodeRef> {
+pub fn topological_order_with(
+    roots: &[NodeRef],
+    is_leaf: &dyn Fn(&NodeRef) -> bool,
+) -> Vec<NodeRef> {
     let mut seen = std::collections::HashSet::new();
     let mut order = Vec::new();
     // Iterative DFS: user graphs can be deep chains, and wasm stacks are small.
@@ -500,9 +597,10 @@ pub fn all_nodes(roots: &[NodeRef]) -> Vec<NodeRef> {
 
 /// `add subtract multiply divide` over any number of arguments, folded left to right.
 pub fn fold_binary(op: BinaryOp, args: &[NodeRef]) -> Result<NodeRef> {
-    let (first, rest) = args
-        .split_first()
-        .ok_or_else(|| GpuTableError::invalid(format!("{} needs at least one argument", op.name())))?;
+    let (first, rest) = args.split_first().ok_or_else(|| {
+        GpuTableError::invalid(format!("{} needs at least one argument", op.name()))
+    })?;
     first.check_alive()?;
-    rest.iter().try_fold(first.clone(), |acc, next| binary(op, &acc, next))
+    rest.iter()
+        .try_fold(first.clone(), |acc, next| binary(op, &acc, next))
 }

@@ -48,7 +48,9 @@ pub fn plan(roots: &[NodeRef], fusion: Fusion) -> Result<Plan> {
 /// `explain()` shows what an evaluated graph ran).
 pub fn plan_with(roots: &[NodeRef], fusion: Fusion, replan_roots: bool) -> Result<Plan> {
     let root_ids: HashSet<u64> = roots.iter().map(|r| r.id).collect();
-    let cached = |n: &NodeRef| n.output().is_some() && !(replan_roots && root_ids.contains(&n.id) && !n.is_source());
+    let cached = |n: &NodeRef| {
+        n.output().is_some() && !(replan_roots && root_ids.contains(&n.id) && !n.is_source())
+    };
     let order = topological_order_with(roots, &cached);
     for node in &order {
         node.check_alive()?;
@@ -73,7 +75,10 @@ pub fn plan_with(roots: &[NodeRef], fusion: Fusion, replan_roots: bool) -> Resul
     loop {
         let mut owner: HashMap<u64, u64> = HashMap::new();
         let mut shared = None;
-        'regions: for node in order.iter().filter(|n| materialized.contains(&n.id) && !cached(n)) {
+        'regions: for node in order
+            .iter()
+            .filter(|n| materialized.contains(&n.id) && !cached(n))
+        {
             for member in region_members(node, &materialized, &cached) {
                 if member.id == node.id {
                     continue;
@@ -107,14 +112,22 @@ pub fn plan_with(roots: &[NodeRef], fusion: Fusion, replan_roots: bool) -> Resul
                 .filter(|i| !member_ids.contains(&i.id) && leaf_ids.insert(i.id))
                 .cloned()
                 .collect();
-            Region { root: root.clone(), nodes, leaves }
+            Region {
+                root: root.clone(),
+                nodes,
+                leaves,
+            }
         })
         .collect();
     Ok(Plan { regions })
 }
 
 /// The nodes computed in the pass that materializes `root`, in dependency order.
-fn region_members(root: &NodeRef, materialized: &HashSet<u64>, cached: &dyn Fn(&NodeRef) -> bool) -> Vec<NodeRef> {
+fn region_members(
+    root: &NodeRef,
+    materialized: &HashSet<u64>,
+    cached: &dyn Fn(&NodeRef) -> bool,
+) -> Vec<NodeRef> {
     let is_leaf = |n: &NodeRef| n.id != root.id && (materialized.contains(&n.id) || cached(n));
     let mut fused_roots = vec![root.clone()];
     let mut seen = HashSet::from([root.id]);
@@ -128,7 +141,10 @@ fn region_members(root: &NodeRef, materialized: &HashSet<u64>, cached: &dyn Fn(&
         }
         i += 1;
     }
-    topological_order_with(&[root.clone()], &|n: &NodeRef| is_leaf(n)).into_iter().filter(|n| seen.contains(&n.id)).collect()
+    topological_order_with(std::slice::from_ref(root), &|n: &NodeRef| is_leaf(n))
+        .into_iter()
+        .filter(|n| seen.contains(&n.id))
+        .collect()
 }
 
 impl Plan {
@@ -138,7 +154,11 @@ impl Plan {
     pub fn describe(&self, backend: &str) -> String {
         let mut out = String::new();
         let count = self.regions.len();
-        let _ = writeln!(out, "plan on {backend}: {count} pass{}", if count == 1 { "" } else { "es" });
+        let _ = writeln!(
+            out,
+            "plan on {backend}: {count} pass{}",
+            if count == 1 { "" } else { "es" }
+        );
         for (index, region) in self.regions.iter().enumerate() {
             let root = &region.root;
             let kind = match (&root.op, region.nodes.len()) {
@@ -147,9 +167,16 @@ impl Plan {
                 (_, 1) => "single op".to_string(),
                 (_, n) => format!("fused elementwise, {n} ops"),
             };
-            let _ = writeln!(out, "pass {}: t{} {} ({kind})", index + 1, root.id, shape(root));
+            let _ = writeln!(
+                out,
+                "pass {}: t{} {} ({kind})",
+                index + 1,
+                root.id,
+                shape(root)
+            );
             let uses = use_counts(region);
-            let mut text: HashMap<u64, String> = region.leaves.iter().map(|l| (l.id, leaf_name(l))).collect();
+            let mut text: HashMap<u64, String> =
+                region.leaves.iter().map(|l| (l.id, leaf_name(l))).collect();
             for node in &region.nodes {
                 let args: Vec<&str> = node.inputs.iter().map(|i| text[&i.id].as_str()).collect();
                 let expr = match &node.op {
@@ -191,7 +218,11 @@ fn use_counts(region: &Region) -> HashMap<u64, usize> {
 
 fn shape(node: &NodeRef) -> String {
     let m = node.meta;
-    let rows = if m.constant { "constant".to_string() } else { format!("{} rows", m.length) };
+    let rows = if m.constant {
+        "constant".to_string()
+    } else {
+        format!("{} rows", m.length)
+    };
     format!("<{} x{}, {rows}>", m.dtype.name(), m.size)
 }
 
@@ -203,7 +234,9 @@ fn is_literal(node: &NodeRef) -> bool {
 fn leaf_name(node: &NodeRef) -> String {
     match node.output() {
         Some(column) if is_literal(node) => {
-            let values: Vec<String> = (0..column.data.len()).map(|i| column.data.get_f64(i).to_string()).collect();
+            let values: Vec<String> = (0..column.data.len())
+                .map(|i| column.data.get_f64(i).to_string())
+                .collect();
             if values.len() == 1 {
                 values[0].clone()
             } else {

@@ -154,8 +154,16 @@ pub fn swizzle(x: &Evaluator, channels: Vec<f64>) -> JsResult<Evaluator> {
 }
 
 #[wasm_bindgen]
-pub fn select(condition: &Evaluator, when_true: &Evaluator, when_false: &Evaluator) -> JsResult<Evaluator> {
-    wrap(ir::select(&condition.node, &when_true.node, &when_false.node))
+pub fn select(
+    condition: &Evaluator,
+    when_true: &Evaluator,
+    when_false: &Evaluator,
+) -> JsResult<Evaluator> {
+    wrap(ir::select(
+        &condition.node,
+        &when_true.node,
+        &when_false.node,
+    ))
 }
 
 #[wasm_bindgen]

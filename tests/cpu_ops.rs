@@ -23,7 +23,10 @@ fn arithmetic_folds_left_to_right() {
     assert_eq!(read_f32(&r), vec![85., 35.]);
     let r = ir::fold_binary(Divide, &[x.clone(), lit(&[2.]), lit(&[5.])]).unwrap();
     assert_eq!(read_f32(&r), vec![10., 5.]);
-    assert!(std::rc::Rc::ptr_eq(&ir::fold_binary(Multiply, &[x.clone()]).unwrap(), &x));
+    assert!(std::rc::Rc::ptr_eq(
+        &ir::fold_binary(Multiply, std::slice::from_ref(&x)).unwrap(),
+        &x
+    ));
     assert_eq!(code(ir::fold_binary(Add, &[])), ErrorCode::InvalidArgument);
 }
 
@@ -66,7 +69,12 @@ fn integers_wrap_as_32_bit_and_narrow_to_their_type() {
 
 #[test]
 fn integer_division_truncates_and_division_by_zero_is_zero() {
-    let r = ir::binary(Divide, &i32s(&[-7, 7, 7, i32::MIN, 0], 1), &i32s(&[2, -2, 0, -1, 0], 1)).unwrap();
+    let r = ir::binary(
+        Divide,
+        &i32s(&[-7, 7, 7, i32::MIN, 0], 1),
+        &i32s(&[2, -2, 0, -1, 0], 1),
+    )
+    .unwrap();
     assert_eq!(read_i32(&r), vec![-3, -3, 0, i32::MIN, 0]);
     let r = ir::binary(Divide, &u32s(&[7, u32::MAX], 1), &u32s(&[0, 2], 1)).unwrap();
     assert_eq!(read_u32(&r), vec![0, u32::MAX / 2]);
@@ -94,8 +102,14 @@ fn float_division_and_math_follow_ieee() {
 fn math_functions_match_f64_references() {
     let xs: Vec<f32> = (0..2000).map(|i| (i as f32 - 1000.0) * 0.0137).collect();
     let src = f32s(&xs, 1);
-    let cases: [(gputable::ir::UnaryOp, fn(f64) -> f64); 6] = [
-        (Sin, f64::sin), (Cos, f64::cos), (Tan, f64::tan), (Exp, f64::exp), (Sqrt, f64::sqrt), (Log, f64::ln),
+    type Case = (gputable::ir::UnaryOp, fn(f64) -> f64);
+    let cases: [Case; 6] = [
+        (Sin, f64::sin),
+        (Cos, f64::cos),
+        (Tan, f64::tan),
+        (Exp, f64::exp),
+        (Sqrt, f64::sqrt),
+        (Log, f64::ln),
     ];
     for (op, reference) in cases {
         let expected: Vec<f64> = xs.iter().map(|&x| reference(x as f64)).collect();
@@ -107,19 +121,33 @@ fn math_functions_match_f64_references() {
                 for (i, &x) in xs.iter().enumerate() {
                     let t = (x as f64).tan();
                     if t.abs() < 1e3 {
-                        assert!(((actual[i] as f64) - t).abs() <= 1e-5 * t.abs().max(1.0), "tan({x})");
+                        assert!(
+                            ((actual[i] as f64) - t).abs() <= 1e-5 * t.abs().max(1.0),
+                            "tan({x})"
+                        );
                     }
                 }
             }
             Sqrt | Log => assert_close(&actual, &expected, 1e-6),
             _ => {
                 for (i, (a, e)) in actual.iter().zip(&expected).enumerate() {
-                    assert!(((*a as f64) - e).abs() <= 1e-5 * e.abs().max(1e-2), "{op:?}({}) = {a} vs {e}", xs[i]);
+                    assert!(
+                        ((*a as f64) - e).abs() <= 1e-5 * e.abs().max(1e-2),
+                        "{op:?}({}) = {a} vs {e}",
+                        xs[i]
+                    );
                 }
             }
         }
     }
-    let p = read_f32(&ir::binary(Pow, &f32s(&[2., 9., -8., 0.], 1), &f32s(&[10., 0.5, 1. / 3., 0.], 1)).unwrap());
+    let p = read_f32(
+        &ir::binary(
+            Pow,
+            &f32s(&[2., 9., -8., 0.], 1),
+            &f32s(&[10., 0.5, 1. / 3., 0.], 1),
+        )
+        .unwrap(),
+    );
     assert_eq!(p[0], 1024.);
     assert_eq!(p[1], 3.);
     assert!(p[2].is_nan());
@@ -170,7 +198,10 @@ fn empty_and_single_row_inputs() {
     assert!(read_f32(&r).is_empty());
     let one = f32s(&[1., 2.], 2);
     assert!(!one.meta.constant);
-    assert_eq!(read_f32(&ir::unary(Sqrt, &one).unwrap()), vec![1., 2f32.sqrt()]);
+    assert_eq!(
+        read_f32(&ir::unary(Sqrt, &one).unwrap()),
+        vec![1., 2f32.sqrt()]
+    );
 }
 
 #[test]
@@ -185,7 +216,10 @@ fn interleave_concatenates_rows() {
     assert_eq!(read_f32(&mixed), vec![1., -1., 9., 2., -2., 9.]);
     let ints = ir::interleave(&[u8s(&[1, 2], 1), i8s(&[-1, -2], 1)]).unwrap();
     assert_eq!(read(&ints), ColumnData::I16(vec![1, -1, 2, -2]));
-    assert!(std::rc::Rc::ptr_eq(&ir::interleave(&[xyz.clone()]).unwrap(), &xyz));
+    assert!(std::rc::Rc::ptr_eq(
+        &ir::interleave(std::slice::from_ref(&xyz)).unwrap(),
+        &xyz
+    ));
     assert_eq!(code(ir::interleave(&[])), ErrorCode::InvalidArgument);
 }
 
@@ -204,7 +238,10 @@ fn gather_reads_rows_and_zero_fills_bad_ids() {
     assert_eq!(read_f32(&r), vec![20., 21.]);
     let r = ir::gather(&u32s(&[1, 0], 1), &u8s(&[7, 8, 9, 10], 2)).unwrap();
     assert_eq!(read(&r), ColumnData::U8(vec![9, 10, 7, 8]));
-    assert_eq!(code(ir::gather(&u32s(&[0, 1], 2), &values)), ErrorCode::InvalidArgument);
+    assert_eq!(
+        code(ir::gather(&u32s(&[0, 1], 2), &values)),
+        ErrorCode::InvalidArgument
+    );
     // The gathered source is a computed node: it is materialized once, then read randomly.
     let doubled = ir::binary(Multiply, &values, &lit(&[2.])).unwrap();
     let r = ir::gather(&u32s(&[2, 2], 1), &doubled).unwrap();
@@ -218,22 +255,36 @@ fn extent_gives_min_and_max_per_channel() {
     assert_eq!(meta(&r), (DType::F32, 2, 2, false));
     assert_eq!(read_f32(&r), vec![-1., 7., 3., 12.]);
     let with_nan = f32s(&[f32::NAN, 1., 5., f32::NAN, -2., f32::NAN], 2);
-    assert_eq!(read_f32(&ir::extent(&with_nan).unwrap()), vec![-2., 5., 1., 1.]);
+    assert_eq!(
+        read_f32(&ir::extent(&with_nan).unwrap()),
+        vec![-2., 5., 1., 1.]
+    );
     let all_nan = read_f32(&ir::extent(&f32s(&[f32::NAN, f32::NAN], 1)).unwrap());
     assert!(all_nan.iter().all(|v| v.is_nan()));
     let inf = read_f32(&ir::extent(&f32s(&[f32::INFINITY, f32::NEG_INFINITY], 1)).unwrap());
     assert_eq!(inf, vec![f32::NEG_INFINITY, f32::INFINITY]);
-    assert_eq!(read(&ir::extent(&i8s(&[-5, 7, 100, -128], 1)).unwrap()), ColumnData::I8(vec![-128, 100]));
-    assert_eq!(read_u32(&ir::extent(&u32s(&[u32::MAX, 3, 0], 1)).unwrap()), vec![0, u32::MAX]);
+    assert_eq!(
+        read(&ir::extent(&i8s(&[-5, 7, 100, -128], 1)).unwrap()),
+        ColumnData::I8(vec![-128, 100])
+    );
+    assert_eq!(
+        read_u32(&ir::extent(&u32s(&[u32::MAX, 3, 0], 1)).unwrap()),
+        vec![0, u32::MAX]
+    );
     let e = ir::extent(&f32s(&[], 2)).unwrap();
     assert_eq!(code(evaluate(&e)), ErrorCode::EmptyInput);
-    assert_eq!(read_f32(&ir::extent(&lit(&[3., 4.])).unwrap()), vec![3., 3., 4., 4.]);
+    assert_eq!(
+        read_f32(&ir::extent(&lit(&[3., 4.])).unwrap()),
+        vec![3., 3., 4., 4.]
+    );
 }
 
 #[test]
 fn extent_over_many_blocks_with_a_fused_prologue() {
     let n: usize = 100_003;
-    let xs: Vec<f32> = (0..n * 3).map(|i| ((i * 7919) % 100_000) as f32 - 50_000.0).collect();
+    let xs: Vec<f32> = (0..n * 3)
+        .map(|i| ((i * 7919) % 100_000) as f32 - 50_000.0)
+        .collect();
     let x = f32s(&xs, 3);
     let r = ir::extent(&ir::binary(Multiply, &x, &lit(&[2.])).unwrap()).unwrap();
     let plan = explain(&r).unwrap();
@@ -250,15 +301,38 @@ fn extent_over_many_blocks_with_a_fused_prologue() {
 
 #[test]
 fn sequence_generates_integers_and_validates() {
-    assert_eq!(read_i32(&ir::sequence(5., 0., 1.).unwrap()), vec![0, 1, 2, 3, 4]);
-    assert_eq!(read_i32(&ir::sequence(4., 10., 2.).unwrap()), vec![10, 12, 14, 16]);
-    assert_eq!(read_i32(&ir::sequence(3., 0., -3.).unwrap()), vec![0, -3, -6]);
-    assert_eq!(read_i32(&ir::sequence(2., i32::MAX as f64, 1.).unwrap()), vec![i32::MAX, i32::MIN]);
+    assert_eq!(
+        read_i32(&ir::sequence(5., 0., 1.).unwrap()),
+        vec![0, 1, 2, 3, 4]
+    );
+    assert_eq!(
+        read_i32(&ir::sequence(4., 10., 2.).unwrap()),
+        vec![10, 12, 14, 16]
+    );
+    assert_eq!(
+        read_i32(&ir::sequence(3., 0., -3.).unwrap()),
+        vec![0, -3, -6]
+    );
+    assert_eq!(
+        read_i32(&ir::sequence(2., i32::MAX as f64, 1.).unwrap()),
+        vec![i32::MAX, i32::MIN]
+    );
     let s = ir::sequence(0., 0., 1.).unwrap();
     assert_eq!(meta(&s), (DType::I32, 1, 0, false));
     assert!(read_i32(&s).is_empty());
-    for (count, start, step) in [(1.5, 0., 1.), (-1., 0., 1.), (3., 0.5, 1.), (3., 0., 0.), (3., 0., 1.5), (f64::NAN, 0., 1.)] {
-        assert_eq!(code(ir::sequence(count, start, step)), ErrorCode::InvalidArgument, "{count} {start} {step}");
+    for (count, start, step) in [
+        (1.5, 0., 1.),
+        (-1., 0., 1.),
+        (3., 0.5, 1.),
+        (3., 0., 0.),
+        (3., 0., 1.5),
+        (f64::NAN, 0., 1.),
+    ] {
+        assert_eq!(
+            code(ir::sequence(count, start, step)),
+            ErrorCode::InvalidArgument,
+            "{count} {start} {step}"
+        );
     }
     let long = read_i32(&ir::sequence(10_000., 7., 3.).unwrap());
     assert!(long.iter().enumerate().all(|(i, v)| *v == 7 + 3 * i as i32));
@@ -277,9 +351,15 @@ fn naive_segmented_map(starts: &[u32], vertex_count: u32) -> Vec<u32> {
 fn segmented_map_annotates_vertices() {
     let r = ir::segmented_map(&u32s(&[0, 3, 3, 6], 1), 8.).unwrap();
     assert_eq!(meta(&r), (DType::U32, 2, 8, false));
-    assert_eq!(read_u32(&r), vec![0, 0, 0, 1, 0, 2, 2, 0, 2, 1, 2, 2, 3, 0, 3, 1]);
+    assert_eq!(
+        read_u32(&r),
+        vec![0, 0, 0, 1, 0, 2, 2, 0, 2, 1, 2, 2, 3, 0, 3, 1]
+    );
     // Empty segments at the start and the end.
-    assert_eq!(read_u32(&ir::segmented_map(&u32s(&[0, 0, 2, 2], 1), 2.).unwrap()), vec![1, 0, 1, 1]);
+    assert_eq!(
+        read_u32(&ir::segmented_map(&u32s(&[0, 0, 2, 2], 1), 2.).unwrap()),
+        vec![1, 0, 1, 1]
+    );
     assert!(read_u32(&ir::segmented_map(&u32s(&[0], 1), 0.).unwrap()).is_empty());
     let r = ir::segmented_map(&i32s(&[0, 2], 1), 3.).unwrap();
     assert_eq!(read_u32(&r), vec![0, 0, 0, 1, 1, 0]);
@@ -291,7 +371,11 @@ fn segmented_map_over_1600_generated_segments() {
     let mut starts = vec![0u32];
     for _ in 1..1600 {
         // A quarter of the segments are empty.
-        let len = if rng.below(4) == 0 { 0 } else { rng.below(40) as u32 };
+        let len = if rng.below(4) == 0 {
+            0
+        } else {
+            rng.below(40) as u32
+        };
         starts.push(starts.last().unwrap() + len);
     }
     let vertex_count = starts.last().unwrap() + 17;
@@ -303,16 +387,43 @@ fn segmented_map_over_1600_generated_segments() {
 fn segmented_map_rejects_bad_segments() {
     let bad = [(vec![1u32, 2], 5.), (vec![0, 3, 2], 5.), (vec![0, 6], 5.)];
     for (starts, count) in bad {
-        assert_eq!(code(ir::segmented_map(&u32s(&starts, 1), count)), ErrorCode::InvalidArgument, "{starts:?}");
+        assert_eq!(
+            code(ir::segmented_map(&u32s(&starts, 1), count)),
+            ErrorCode::InvalidArgument,
+            "{starts:?}"
+        );
     }
-    assert_eq!(code(ir::segmented_map(&i32s(&[-1, 0], 1), 3.)), ErrorCode::InvalidArgument);
-    assert_eq!(code(ir::segmented_map(&f32s(&[0., 1.], 1), 3.)), ErrorCode::InvalidArgument);
-    assert_eq!(code(ir::segmented_map(&u32s(&[0, 1], 2), 3.)), ErrorCode::InvalidArgument);
-    assert_eq!(code(ir::segmented_map(&u32s(&[], 1), 3.)), ErrorCode::InvalidArgument);
-    assert_eq!(code(ir::segmented_map(&u32s(&[0], 1), -1.)), ErrorCode::InvalidArgument);
-    assert_eq!(code(ir::segmented_map(&u32s(&[0], 1), 2.5)), ErrorCode::InvalidArgument);
+    assert_eq!(
+        code(ir::segmented_map(&i32s(&[-1, 0], 1), 3.)),
+        ErrorCode::InvalidArgument
+    );
+    assert_eq!(
+        code(ir::segmented_map(&f32s(&[0., 1.], 1), 3.)),
+        ErrorCode::InvalidArgument
+    );
+    assert_eq!(
+        code(ir::segmented_map(&u32s(&[0, 1], 2), 3.)),
+        ErrorCode::InvalidArgument
+    );
+    assert_eq!(
+        code(ir::segmented_map(&u32s(&[], 1), 3.)),
+        ErrorCode::InvalidArgument
+    );
+    assert_eq!(
+        code(ir::segmented_map(&u32s(&[0], 1), -1.)),
+        ErrorCode::InvalidArgument
+    );
+    assert_eq!(
+        code(ir::segmented_map(&u32s(&[0], 1), 2.5)),
+        ErrorCode::InvalidArgument
+    );
     // Computed segments are checked when they are evaluated.
-    let computed = ir::binary(Subtract, &u32s(&[1, 2], 1), &konst(ColumnData::U32(vec![0]))).unwrap();
+    let computed = ir::binary(
+        Subtract,
+        &u32s(&[1, 2], 1),
+        &konst(ColumnData::U32(vec![0])),
+    )
+    .unwrap();
     let r = ir::segmented_map(&computed, 4.).unwrap();
     assert_eq!(code(evaluate(&r)), ErrorCode::InvalidArgument);
 }
@@ -321,13 +432,27 @@ fn segmented_map_rejects_bad_segments() {
 fn fround_splits_float64_into_high_and_low_parts() {
     let pi = std::f64::consts::PI;
     let cases = [
-        pi, 0.0, -0.0, 16777216.0 + 1.0, 16777216.0 - 1.0, 16777216.0 + 3.0, 9007199254740991.0, 1e-40, 5e-324,
+        pi,
+        0.0,
+        -0.0,
+        16777216.0 + 1.0,
+        16777216.0 - 1.0,
+        16777216.0 + 3.0,
+        9007199254740991.0,
+        1e-40,
+        5e-324,
     ];
     let r = ir::fround(&f64_words(&cases, 1)).unwrap();
     assert_eq!(meta(&r), (DType::F32, 2, cases.len() as u32, false));
     let v = read_f32(&r);
     let rows: Vec<(f32, f32)> = v.chunks(2).map(|c| (c[0], c[1])).collect();
-    assert_eq!(rows[0], (3.1415927, (pi - 3.1415927f32 as f64) as f32));
+    assert_eq!(
+        rows[0],
+        (
+            std::f32::consts::PI,
+            (pi - std::f32::consts::PI as f64) as f32
+        )
+    );
     assert!(rows[0].1 < 0.0 && rows[0].1.abs() < 1e-7);
     assert_eq!(rows[1].0.to_bits(), 0f32.to_bits());
     assert_eq!(rows[2].0.to_bits(), (-0f32).to_bits(), "-0 keeps its sign");
@@ -336,10 +461,17 @@ fn fround_splits_float64_into_high_and_low_parts() {
     assert_eq!(rows[4], (16777215.0, 0.0));
     assert_eq!(rows[5], (16777220.0, -1.0));
     assert_eq!(rows[6], (9007199254740992.0, -1.0));
-    assert!(rows[7].0 > 0.0 && rows[7].0 < f32::MIN_POSITIVE, "1e-40 is a float32 subnormal");
+    assert!(
+        rows[7].0 > 0.0 && rows[7].0 < f32::MIN_POSITIVE,
+        "1e-40 is a float32 subnormal"
+    );
     assert_eq!(rows[8], (0.0, 0.0), "float64 subnormal underflows");
     // Overflow, infinities and NaN behave like Math.fround.
-    let r = ir::fround(&f64_words(&[3.5e38, f64::INFINITY, f64::NEG_INFINITY, f64::NAN], 1)).unwrap();
+    let r = ir::fround(&f64_words(
+        &[3.5e38, f64::INFINITY, f64::NEG_INFINITY, f64::NAN],
+        1,
+    ))
+    .unwrap();
     let v = read_f32(&r);
     assert_eq!((v[0], v[1]), (f32::INFINITY, f32::NEG_INFINITY));
     assert_eq!(v[2], f32::INFINITY);
@@ -352,9 +484,15 @@ fn fround_splits_float64_into_high_and_low_parts() {
 fn fround_keeps_the_row_layout_of_wider_rows() {
     let r = ir::fround(&f64_words(&[1.5, 2.25, 1e10 + 0.5, -3.0], 2)).unwrap();
     assert_eq!(meta(&r), (DType::F32, 4, 2, false));
-    assert_eq!(read_f32(&r), vec![1.5, 2.25, 0.0, 0.0, 1e10, -3.0, 0.5, 0.0]);
+    assert_eq!(
+        read_f32(&r),
+        vec![1.5, 2.25, 0.0, 0.0, 1e10, -3.0, 0.5, 0.0]
+    );
     assert_eq!(code(ir::fround(&f32s(&[1.], 1))), ErrorCode::TypeMismatch);
-    assert_eq!(code(ir::fround(&u32s(&[1, 2, 3], 3))), ErrorCode::InvalidArgument);
+    assert_eq!(
+        code(ir::fround(&u32s(&[1, 2, 3], 3))),
+        ErrorCode::InvalidArgument
+    );
 }
 
 #[test]
@@ -363,9 +501,16 @@ fn swizzle_reorders_and_duplicates_lanes() {
     let r = ir::swizzle(&x, &[2., 0., 0., 1.]).unwrap();
     assert_eq!(meta(&r), (DType::F32, 4, 2, false));
     assert_eq!(read_f32(&r), vec![3., 1., 1., 2., 6., 4., 4., 5.]);
-    assert_eq!(read(&ir::swizzle(&u8s(&[1, 2], 2), &[1.]).unwrap()), ColumnData::U8(vec![2]));
+    assert_eq!(
+        read(&ir::swizzle(&u8s(&[1, 2], 2), &[1.]).unwrap()),
+        ColumnData::U8(vec![2])
+    );
     for bad in [&[3.][..], &[-1.], &[0.5], &[], &[f64::NAN]] {
-        assert_eq!(code(ir::swizzle(&x, bad)), ErrorCode::InvalidArgument, "{bad:?}");
+        assert_eq!(
+            code(ir::swizzle(&x, bad)),
+            ErrorCode::InvalidArgument,
+            "{bad:?}"
+        );
     }
 }
 
@@ -380,8 +525,22 @@ fn select_picks_lanes_by_condition() {
     let lane_cond = u8s(&[1, 0, 0, 1], 2);
     let r = ir::select(&lane_cond, &i8s(&[1, 2, 3, 4], 2), &u8s(&[9, 9, 9, 9], 2)).unwrap();
     assert_eq!(read(&r), ColumnData::I16(vec![1, 9, 9, 4]));
-    assert_eq!(code(ir::select(&f32s(&[1., 0.], 2), &f32s(&[1., 2., 3.], 3), &lit(&[0.]))), ErrorCode::InvalidArgument);
-    assert_eq!(code(ir::select(&cond, &f32s(&[1., 2., 3.], 3), &f32s(&[1., 2.], 2))), ErrorCode::InvalidArgument);
+    assert_eq!(
+        code(ir::select(
+            &f32s(&[1., 0.], 2),
+            &f32s(&[1., 2., 3.], 3),
+            &lit(&[0.])
+        )),
+        ErrorCode::InvalidArgument
+    );
+    assert_eq!(
+        code(ir::select(
+            &cond,
+            &f32s(&[1., 2., 3.], 3),
+            &f32s(&[1., 2.], 2)
+        )),
+        ErrorCode::InvalidArgument
+    );
 }
 
 #[test]
@@ -397,12 +556,21 @@ fn dot_length_and_equal_all_reduce_rows() {
     let e = ir::equal_all(&a, &f32s(&[1., 2., 3., 4., 5., 7.], 3)).unwrap();
     assert_eq!(meta(&e), (DType::U32, 1, 2, false));
     assert_eq!(read_u32(&e), vec![1, 0]);
-    assert_eq!(read_u32(&ir::equal_all(&f32s(&[f32::NAN, -0.0], 2), &f32s(&[f32::NAN, 0.0], 2)).unwrap()), vec![0]);
+    assert_eq!(
+        read_u32(&ir::equal_all(&f32s(&[f32::NAN, -0.0], 2), &f32s(&[f32::NAN, 0.0], 2)).unwrap()),
+        vec![0]
+    );
     // Compared exactly across types: 16777217 is not 16777216.
     let e = ir::equal_all(&u32s(&[16777217, 5], 1), &i32s(&[16777216, 5], 1)).unwrap();
     assert_eq!(read_u32(&e), vec![0, 1]);
-    assert_eq!(code(ir::dot(&a, &f32s(&[1., 2.], 2))), ErrorCode::InvalidArgument);
-    assert_eq!(code(ir::equal_all(&a, &f32s(&[1., 2.], 2))), ErrorCode::InvalidArgument);
+    assert_eq!(
+        code(ir::dot(&a, &f32s(&[1., 2.], 2))),
+        ErrorCode::InvalidArgument
+    );
+    assert_eq!(
+        code(ir::equal_all(&a, &f32s(&[1., 2.], 2))),
+        ErrorCode::InvalidArgument
+    );
 }
 
 #[test]
@@ -423,18 +591,42 @@ fn destroyed_nodes_fail_with_destroyed() {
 #[test]
 fn read_value_clamps_row_ranges() {
     let x = f32s(&[1., 2., 3., 4., 5., 6.], 2);
-    assert_eq!(read_value(&x, Some(1.), Some(2.)).unwrap(), ColumnData::F32(vec![3., 4.]));
-    assert_eq!(read_value(&x, Some(-5.), Some(1.)).unwrap(), ColumnData::F32(vec![1., 2.]));
-    assert_eq!(read_value(&x, Some(2.), Some(99.)).unwrap(), ColumnData::F32(vec![5., 6.]));
-    assert_eq!(read_value(&x, Some(2.), Some(1.)).unwrap(), ColumnData::F32(vec![]));
-    assert_eq!(code(read_value(&x, Some(f64::NAN), None)), ErrorCode::InvalidArgument);
+    assert_eq!(
+        read_value(&x, Some(1.), Some(2.)).unwrap(),
+        ColumnData::F32(vec![3., 4.])
+    );
+    assert_eq!(
+        read_value(&x, Some(-5.), Some(1.)).unwrap(),
+        ColumnData::F32(vec![1., 2.])
+    );
+    assert_eq!(
+        read_value(&x, Some(2.), Some(99.)).unwrap(),
+        ColumnData::F32(vec![5., 6.])
+    );
+    assert_eq!(
+        read_value(&x, Some(2.), Some(1.)).unwrap(),
+        ColumnData::F32(vec![])
+    );
+    assert_eq!(
+        code(read_value(&x, Some(f64::NAN), None)),
+        ErrorCode::InvalidArgument
+    );
 }
 
 #[test]
 fn explain_shows_one_pass_per_fused_region() {
     let x = f32s(&[1., 2.], 1);
     let y = f32s(&[3., 4.], 1);
-    let r = ir::unary(Sqrt, &ir::binary(Add, &ir::binary(Multiply, &x, &x).unwrap(), &ir::binary(Multiply, &y, &y).unwrap()).unwrap()).unwrap();
+    let r = ir::unary(
+        Sqrt,
+        &ir::binary(
+            Add,
+            &ir::binary(Multiply, &x, &x).unwrap(),
+            &ir::binary(Multiply, &y, &y).unwrap(),
+        )
+        .unwrap(),
+    )
+    .unwrap();
     let text = explain(&r).unwrap();
     assert!(text.starts_with("plan on cpu: 1 pass\n"), "{text}");
     assert!(text.contains("fused elementwise, 4 ops"), "{text}");
@@ -455,7 +647,11 @@ fn clean_evaluate_keeps_roots_and_releases_intermediates() {
     assert!(!s.is_evaluated(), "the gathered intermediate is released");
     assert!(x.is_evaluated(), "sources keep their data");
     assert_eq!(read_f32(&e), vec![1., 2.]);
-    assert_eq!(read_f32(&s), vec![1., 2.], "a released intermediate re-evaluates on demand");
+    assert_eq!(
+        read_f32(&s),
+        vec![1., 2.],
+        "a released intermediate re-evaluates on demand"
+    );
 }
 
 #[test]
@@ -479,13 +675,28 @@ fn rows_wider_than_a_block_work() {
 
 #[test]
 fn sources_validate_their_layout() {
-    assert_eq!(code(ir::source(ColumnData::F32(vec![1., 2., 3.]), 2, false)), ErrorCode::InvalidArgument);
-    assert_eq!(code(ir::source(ColumnData::F32(vec![1.]), 0, false)), ErrorCode::InvalidArgument);
-    assert_eq!(code(ir::source(ColumnData::F32(vec![1., 2.]), 1, true)), ErrorCode::InvalidArgument);
-    assert_eq!(code(ColumnData::from_le_bytes(DType::F32, &[0, 0, 0])), ErrorCode::InvalidArgument);
+    assert_eq!(
+        code(ir::source(ColumnData::F32(vec![1., 2., 3.]), 2, false)),
+        ErrorCode::InvalidArgument
+    );
+    assert_eq!(
+        code(ir::source(ColumnData::F32(vec![1.]), 0, false)),
+        ErrorCode::InvalidArgument
+    );
+    assert_eq!(
+        code(ir::source(ColumnData::F32(vec![1., 2.]), 1, true)),
+        ErrorCode::InvalidArgument
+    );
+    assert_eq!(
+        code(ColumnData::from_le_bytes(DType::F32, &[0, 0, 0])),
+        ErrorCode::InvalidArgument
+    );
     let big = ir::sequence(4294967295., 0., 1.).unwrap();
     assert_eq!(big.meta.length, u32::MAX);
-    assert_eq!(code(ir::sequence(4294967296., 0., 1.)), ErrorCode::LimitExceeded);
+    assert_eq!(
+        code(ir::sequence(4294967296., 0., 1.)),
+        ErrorCode::LimitExceeded
+    );
 }
 
 #[test]

@@ -13,7 +13,11 @@ fn random_source(rng: &mut Rng, lengths: &[u32]) -> NodeRef {
     let dtype = DType::ALL[rng.below(7) as usize];
     let size = 1 + rng.below(4) as u32;
     let constant = rng.below(5) == 0;
-    let rows = if constant { 1 } else { lengths[rng.below(lengths.len() as u64) as usize] };
+    let rows = if constant {
+        1
+    } else {
+        lengths[rng.below(lengths.len() as u64) as usize]
+    };
     let n = (rows * size) as usize;
     let mut ints = || (0..n).map(|_| rng.next()).collect::<Vec<u64>>();
     let data = match dtype {
@@ -22,14 +26,40 @@ fn random_source(rng: &mut Rng, lengths: &[u32]) -> NodeRef {
         DType::U16 => ColumnData::U16(ints().into_iter().map(|v| v as u16).collect()),
         DType::I16 => ColumnData::I16(ints().into_iter().map(|v| v as i16).collect()),
         // Small magnitudes sometimes, so division and gather ids see in-range values.
-        DType::U32 => ColumnData::U32(ints().into_iter().map(|v| if v % 2 == 0 { (v >> 8) as u32 % 50 } else { v as u32 }).collect()),
-        DType::I32 => ColumnData::I32(ints().into_iter().map(|v| if v % 2 == 0 { (v >> 8) as i32 % 50 } else { v as i32 }).collect()),
-        DType::F32 => ColumnData::F32((0..n).map(|_| match rng.below(20) {
-            0 => f32::NAN,
-            1 => f32::INFINITY,
-            2 => -0.0,
-            _ => rng.f32(),
-        }).collect()),
+        DType::U32 => ColumnData::U32(
+            ints()
+                .into_iter()
+                .map(|v| {
+                    if v % 2 == 0 {
+                        (v >> 8) as u32 % 50
+                    } else {
+                        v as u32
+                    }
+                })
+                .collect(),
+        ),
+        DType::I32 => ColumnData::I32(
+            ints()
+                .into_iter()
+                .map(|v| {
+                    if v % 2 == 0 {
+                        (v >> 8) as i32 % 50
+                    } else {
+                        v as i32
+                    }
+                })
+                .collect(),
+        ),
+        DType::F32 => ColumnData::F32(
+            (0..n)
+                .map(|_| match rng.below(20) {
+                    0 => f32::NAN,
+                    1 => f32::INFINITY,
+                    2 => -0.0,
+                    _ => rng.f32(),
+                })
+                .collect(),
+        ),
     };
     ir::source(data, size, constant).unwrap()
 }
@@ -37,14 +67,30 @@ fn random_source(rng: &mut Rng, lengths: &[u32]) -> NodeRef {
 fn random_op(rng: &mut Rng, nodes: &[NodeRef]) -> Option<NodeRef> {
     let mut pick = || nodes[rng.below(nodes.len() as u64) as usize].clone();
     let (a, b, c) = (pick(), pick(), pick());
-    const BINARY: [BinaryOp; 5] = [BinaryOp::Add, BinaryOp::Subtract, BinaryOp::Multiply, BinaryOp::Divide, BinaryOp::Pow];
-    const UNARY: [UnaryOp; 7] = [UnaryOp::Sqrt, UnaryOp::Abs, UnaryOp::Sin, UnaryOp::Cos, UnaryOp::Tan, UnaryOp::Exp, UnaryOp::Log];
+    const BINARY: [BinaryOp; 5] = [
+        BinaryOp::Add,
+        BinaryOp::Subtract,
+        BinaryOp::Multiply,
+        BinaryOp::Divide,
+        BinaryOp::Pow,
+    ];
+    const UNARY: [UnaryOp; 7] = [
+        UnaryOp::Sqrt,
+        UnaryOp::Abs,
+        UnaryOp::Sin,
+        UnaryOp::Cos,
+        UnaryOp::Tan,
+        UnaryOp::Exp,
+        UnaryOp::Log,
+    ];
     let result = match rng.below(13) {
         0..=2 => ir::binary(BINARY[rng.below(5) as usize], &a, &b),
         3 | 4 => ir::unary(UNARY[rng.below(7) as usize], &a),
         5 => ir::interleave(&[a, b, c]),
         6 => {
-            let channels: Vec<f64> = (0..1 + rng.below(4)).map(|_| rng.below(a.meta.size as u64) as f64).collect();
+            let channels: Vec<f64> = (0..1 + rng.below(4))
+                .map(|_| rng.below(a.meta.size as u64) as f64)
+                .collect();
             ir::swizzle(&a, &channels)
         }
         7 => ir::select(&a, &b, &c),
@@ -58,7 +104,10 @@ fn random_op(rng: &mut Rng, nodes: &[NodeRef]) -> Option<NodeRef> {
 }
 
 fn outputs(roots: &[NodeRef]) -> Vec<ColumnData> {
-    roots.iter().map(|r| r.output().expect("evaluated").data.clone()).collect()
+    roots
+        .iter()
+        .map(|r| r.output().expect("evaluated").data.clone())
+        .collect()
 }
 
 fn same(a: &ColumnData, b: &ColumnData) -> bool {
@@ -76,13 +125,21 @@ fn fused_and_unfused_evaluation_agree_on_random_graphs() {
         // Lengths straddle the block size so fused passes cross block boundaries.
         let lengths = [0, 1, 3, 7, 1500, 5000];
         let chosen: Vec<u32> = (0..2).map(|_| lengths[rng.below(6) as usize]).collect();
-        let mut nodes: Vec<NodeRef> = (0..2 + rng.below(3)).map(|_| random_source(&mut rng, &chosen)).collect();
+        let mut nodes: Vec<NodeRef> = (0..2 + rng.below(3))
+            .map(|_| random_source(&mut rng, &chosen))
+            .collect();
         for _ in 0..2 + rng.below(10) {
             if let Some(node) = random_op(&mut rng, &nodes) {
                 nodes.push(node);
             }
         }
-        let roots: Vec<NodeRef> = nodes.iter().rev().take(2).filter(|n| !n.is_source()).cloned().collect();
+        let roots: Vec<NodeRef> = nodes
+            .iter()
+            .rev()
+            .take(2)
+            .filter(|n| !n.is_source())
+            .cloned()
+            .collect();
         if roots.is_empty() {
             continue;
         }
@@ -96,15 +153,26 @@ fn fused_and_unfused_evaluation_agree_on_random_graphs() {
         match (unfused, fused) {
             (Ok(u), Ok(f)) => {
                 for (i, (u, f)) in u.iter().zip(&f).enumerate() {
-                    assert!(same(u, f), "graph {graph} root {i} ({:?}) differs", roots[i]);
+                    assert!(
+                        same(u, f),
+                        "graph {graph} root {i} ({:?}) differs",
+                        roots[i]
+                    );
                 }
                 checked += 1;
             }
             (Err(u), Err(f)) => assert_eq!(u.code, f.code, "graph {graph}"),
-            (u, f) => panic!("graph {graph}: unfused {:?} vs fused {:?}", u.err(), f.err()),
+            (u, f) => panic!(
+                "graph {graph}: unfused {:?} vs fused {:?}",
+                u.err(),
+                f.err()
+            ),
         }
     }
     assert!(checked > 200, "only {checked} graphs evaluated");
-    assert!(fused_passes * 3 < unfused_passes * 2, "fusion saved too little: {fused_passes} vs {unfused_passes} passes");
+    assert!(
+        fused_passes * 3 < unfused_passes * 2,
+        "fusion saved too little: {fused_passes} vs {unfused_passes} passes"
+    );
     println!("{checked} graphs agree; {fused_passes} fused passes vs {unfused_passes} unfused");
 }

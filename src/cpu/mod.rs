@@ -92,7 +92,13 @@ fn run_region(region: &Region) -> Result<Column> {
     // Filled by appending finished blocks in row order: no zero-fill pass over the output.
     let mut out = ColumnData::with_capacity(root.meta.dtype, out_len)?;
 
-    let widest = region.nodes.iter().map(|n| n.meta.size).chain(region.leaves.iter().map(|n| n.meta.size)).max().unwrap_or(1);
+    let widest = region
+        .nodes
+        .iter()
+        .map(|n| n.meta.size)
+        .chain(region.leaves.iter().map(|n| n.meta.size))
+        .max()
+        .unwrap_or(1);
     // A multiple of UNROLL rows keeps every block on the kernels' unrolled path.
     let block_rows = match BLOCK_ELEMENTS / widest as usize {
         rows if rows >= UNROLL => rows / UNROLL * UNROLL,
@@ -111,18 +117,25 @@ fn run_region(region: &Region) -> Result<Column> {
         segment_starts: HashMap::new(),
     };
     for leaf in &region.leaves {
-        let column = leaf.output().ok_or_else(|| internal(format!("input t{} was not materialized", leaf.id)))?;
+        let column = leaf
+            .output()
+            .ok_or_else(|| internal(format!("input t{} was not materialized", leaf.id)))?;
         block.leaf_ids.push(leaf.id);
         block.leaves.push(column);
     }
     let computed: Vec<&NodeRef> = region.nodes.iter().filter(|n| n.op != Op::Extent).collect();
     for node in &computed {
         block.slot_ids.push(node.id);
-        block.slots.push(Buf::new(node.meta.dtype.class(), block_rows * node.meta.size as usize));
+        block.slots.push(Buf::new(
+            node.meta.dtype.class(),
+            block_rows * node.meta.size as usize,
+        ));
         if node.op == Op::SegmentedMap {
             let segments = &block.leaves[block.leaf_index(&node.inputs[0])?];
             validate_segments(segments, node.meta.length)?;
-            let starts = (0..segments.rows as usize).map(|i| segments.data.get_f64(i) as i64).collect();
+            let starts = (0..segments.rows as usize)
+                .map(|i| segments.data.get_f64(i) as i64)
+                .collect();
             block.segment_starts.insert(node.id, starts);
         }
     }
@@ -130,9 +143,15 @@ fn run_region(region: &Region) -> Result<Column> {
     let mut extent = match root.op {
         Op::Extent => {
             if rows == 0 {
-                return Err(GpuTableError::new(ErrorCode::EmptyInput, "extent of an empty input"));
+                return Err(GpuTableError::new(
+                    ErrorCode::EmptyInput,
+                    "extent of an empty input",
+                ));
             }
-            Some(ExtentAcc::new(root.inputs[0].meta.dtype.class(), root.inputs[0].meta.size as usize))
+            Some(ExtentAcc::new(
+                root.inputs[0].meta.dtype.class(),
+                root.inputs[0].meta.size as usize,
+            ))
         }
         _ => None,
     };
@@ -180,7 +199,12 @@ fn internal(message: impl Into<String>) -> GpuTableError {
 }
 
 /// Computes the next `len` values of the output in place, in its reserved capacity.
-fn compute_into_output<T: Lane>(node: &NodeRef, block: &mut Block, out: &mut ColumnData, len: usize) -> Result<()> {
+fn compute_into_output<T: Lane>(
+    node: &NodeRef,
+    block: &mut Block,
+    out: &mut ColumnData,
+    len: usize,
+) -> Result<()> {
     let values = T::of_column(out).ok_or_else(|| internal("output storage class"))?;
     let start = values.len();
     let spare = &mut values.spare_capacity_mut()[..len];
@@ -212,7 +236,14 @@ fn append_block(src: &Buf, out: &mut ColumnData, len: usize) {
 /// rule: lane i < size reads lane i, a size-1 input broadcasts, anything else reads 0.
 /// Rows at or past `avail` are zero (an input shorter than the output).
 #[inline(never)]
-fn expand<S: Elem, T: Lane>(src: &[S], src_size: usize, avail: usize, rows: usize, lanes: usize, out: &mut [T]) {
+fn expand<S: Elem, T: Lane>(
+    src: &[S],
+    src_size: usize,
+    avail: usize,
+    rows: usize,
+    lanes: usize,
+    out: &mut [T],
+) {
     let full = avail.min(rows);
     let (head, tail) = out.split_at_mut(full * lanes);
     if src_size == lanes {
@@ -249,7 +280,11 @@ impl Block {
             with_buf!(&self.slots[slot], s => expand(&s[..n * size], size, n, n, lanes, tmp));
             return View::Tmp(k);
         }
-        let index = self.leaf_ids.iter().position(|&id| id == node.id).expect("every region input is a slot or a leaf");
+        let index = self
+            .leaf_ids
+            .iter()
+            .position(|&id| id == node.id)
+            .expect("every region input is a slot or a leaf");
         let column = self.leaves[index].clone();
         if node.meta.constant {
             let key = (node.id, lanes, T::CLASS);
@@ -268,7 +303,11 @@ impl Block {
         }
         let r0 = self.r0 as usize;
         let avail = (column.rows as usize).saturating_sub(r0);
-        if size == lanes && column.dtype().bits() == 32 && column.dtype().class() == T::CLASS && avail >= n {
+        if size == lanes
+            && column.dtype().bits() == 32
+            && column.dtype().class() == T::CLASS
+            && avail >= n
+        {
             return View::Leaf { index, lanes };
         }
         let tmp = scratch::<T>(&mut self.tmps, k, n * lanes);
@@ -278,7 +317,10 @@ impl Block {
     }
 
     fn leaf_index(&self, node: &NodeRef) -> Result<usize> {
-        self.leaf_ids.iter().position(|&id| id == node.id).ok_or_else(|| internal(format!("t{} is not an input of this pass", node.id)))
+        self.leaf_ids
+            .iter()
+            .position(|&id| id == node.id)
+            .ok_or_else(|| internal(format!("t{} is not an input of this pass", node.id)))
     }
 
     fn view<T: Lane>(&self, view: View, lanes: usize) -> &[T] {
@@ -313,13 +355,16 @@ fn scratch<T: Lane>(tmps: &mut Vec<Buf>, k: usize, len: usize) -> &mut [T] {
 
 fn leaf_slice<T: Lane>(data: &ColumnData, start: usize, len: usize) -> &[T] {
     fn cast<S: Elem, T: Elem>(s: &[S]) -> &[T] {
-        assert_eq!(S::DTYPE.class(), T::DTYPE.class(), "leaf views are only made for matching classes");
+        assert_eq!(
+            S::DTYPE.class(),
+            T::DTYPE.class(),
+            "leaf views are only made for matching classes"
+        );
         // Same class and width: identical layout.
         unsafe { std::slice::from_raw_parts(s.as_ptr() as *const T, s.len()) }
     }
     with_column_data!(data, v => &cast::<_, T>(v)[start..start + len])
 }
-
 
 /// Computes one block of `node` (compute class `T`) into `dst` (`n * size` elements).
 fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> {
@@ -371,7 +416,11 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
         Op::Dot | Op::Length => {
             let width = node.inputs[0].meta.size as usize;
             let x = b.prepare::<f32>(&node.inputs[0], width as u32, 0);
-            let y = b.prepare::<f32>(node.inputs.last().expect("dot and length have inputs"), width as u32, 1);
+            let y = b.prepare::<f32>(
+                node.inputs.last().expect("dot and length have inputs"),
+                width as u32,
+                1,
+            );
             let (x, y) = (b.view::<f32>(x, width), b.view::<f32>(y, width));
             let out = f32_slice(dst);
             row_dot(x, y, width, out);
@@ -426,7 +475,9 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
             let starts = &b.segment_starts[&node.id];
             let first_vertex = b.r0 as i64;
             // Last segment whose start is <= the vertex; later vertices only move forward.
-            let mut segment = starts.partition_point(|&s| s <= first_vertex).saturating_sub(1);
+            let mut segment = starts
+                .partition_point(|&s| s <= first_vertex)
+                .saturating_sub(1);
             for (i, row) in dst.chunks_exact_mut(2).enumerate() {
                 let vertex = first_vertex + i as i64;
                 while segment + 1 < starts.len() && starts[segment + 1] <= vertex {
@@ -436,7 +487,12 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
                 row[1] = T::from_elem((vertex - starts[segment]) as u32);
             }
         }
-        Op::Source | Op::Extent => return Err(internal(format!("{} is not computed per block", node.op.name()))),
+        Op::Source | Op::Extent => {
+            return Err(internal(format!(
+                "{} is not computed per block",
+                node.op.name()
+            )))
+        }
     }
     if node.meta.dtype.bits() < 32 {
         let dtype = node.meta.dtype;
@@ -455,8 +511,19 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
 
 /// `dst` row i = `src` row `ids[i]`, or zeros where the id is not a valid row.
 #[inline(never)]
-fn gather_rows<I: Lane, S: Elem, T: Lane>(ids: &[I], src: &[S], rows: usize, lanes: usize, dst: &mut [T]) {
-    fn fixed<const N: usize, I: Lane, S: Elem, T: Lane>(ids: &[I], src: &[S], rows: usize, dst: &mut [T]) {
+fn gather_rows<I: Lane, S: Elem, T: Lane>(
+    ids: &[I],
+    src: &[S],
+    rows: usize,
+    lanes: usize,
+    dst: &mut [T],
+) {
+    fn fixed<const N: usize, I: Lane, S: Elem, T: Lane>(
+        ids: &[I],
+        src: &[S],
+        rows: usize,
+        dst: &mut [T],
+    ) {
         for (row, id) in dst.chunks_exact_mut(N).zip(ids) {
             match id.as_row(rows) {
                 Some(r) => {
@@ -492,12 +559,10 @@ fn gather_rows<I: Lane, S: Elem, T: Lane>(ids: &[I], src: &[S], rows: usize, lan
 /// Writes rows of `width` values into lanes `offset..offset + width` of rows of `lanes`.
 #[inline(never)]
 fn place_columns<T: Lane>(src: &[T], width: usize, dst: &mut [T], lanes: usize, offset: usize) {
-    // Per-row slice copies would be a memcpy call per row; fixed widths unroll instead.
+    // A copy of unknown width is a memcpy call per row; fixed widths compile to moves.
     fn fixed<const W: usize, T: Lane>(src: &[T], dst: &mut [T], lanes: usize, offset: usize) {
         for (row, s) in dst.chunks_exact_mut(lanes).zip(src.chunks_exact(W)) {
-            for k in 0..W {
-                row[offset + k] = s[k];
-            }
+            row[offset..offset + W].copy_from_slice(&s[..W]);
         }
     }
     match width {
@@ -531,7 +596,11 @@ fn row_dot(x: &[f32], y: &[f32], width: usize, out: &mut [f32]) {
         3 => fixed::<3>(x, y, out),
         4 => fixed::<4>(x, y, out),
         _ => {
-            for ((o, x), y) in out.iter_mut().zip(x.chunks_exact(width)).zip(y.chunks_exact(width)) {
+            for ((o, x), y) in out
+                .iter_mut()
+                .zip(x.chunks_exact(width))
+                .zip(y.chunks_exact(width))
+            {
                 *o = x.iter().zip(y).fold(0.0f32, |sum, (a, b)| sum + a * b);
             }
         }
@@ -549,7 +618,11 @@ fn sqrt_in_place(values: &mut [f32]) {
 /// (f64 holds every value of every type: NaN != NaN, -0 == 0).
 #[inline(never)]
 fn equal_rows<A: Lane, B: Lane>(x: &[A], y: &[B], width: usize, out: &mut [u32]) {
-    for ((o, x), y) in out.iter_mut().zip(x.chunks_exact(width)).zip(y.chunks_exact(width)) {
+    for ((o, x), y) in out
+        .iter_mut()
+        .zip(x.chunks_exact(width))
+        .zip(y.chunks_exact(width))
+    {
         let mut equal = true;
         for (p, q) in x.iter().zip(y) {
             equal &= p.to_f64() == q.to_f64();
@@ -600,7 +673,12 @@ fn map2<T: Copy, U: Copy, V: Copy>(dst: &mut [V], x: &[T], y: &[U], f: impl Fn(T
             o[k] = f(a[k], b[k]);
         }
     }
-    for ((o, a), b) in out.into_remainder().iter_mut().zip(xs.remainder()).zip(ys.remainder()) {
+    for ((o, a), b) in out
+        .into_remainder()
+        .iter_mut()
+        .zip(xs.remainder())
+        .zip(ys.remainder())
+    {
         *o = f(*a, *b);
     }
 }
@@ -664,7 +742,11 @@ impl ExtentAcc {
                 Buf::from_vec::<T>(vec![if min { T::MIN_IDENTITY } else { T::MAX_IDENTITY }; width])
             })
         };
-        ExtentAcc { lanes, min: fill(true), max: fill(false) }
+        ExtentAcc {
+            lanes,
+            min: fill(true),
+            max: fill(false),
+        }
     }
 
     #[inline(never)]
@@ -689,8 +771,16 @@ impl ExtentAcc {
         fn reduce<T: Lane>(min: &[T], max: &[T], lanes: usize) -> Vec<T> {
             let mut result = Vec::with_capacity(lanes * 2);
             for lane in 0..lanes {
-                let lo = min.iter().skip(lane).step_by(lanes).fold(T::MIN_IDENTITY, |a, b| a.fold_min(*b));
-                let hi = max.iter().skip(lane).step_by(lanes).fold(T::MAX_IDENTITY, |a, b| a.fold_max(*b));
+                let lo = min
+                    .iter()
+                    .skip(lane)
+                    .step_by(lanes)
+                    .fold(T::MIN_IDENTITY, |a, b| a.fold_min(*b));
+                let hi = max
+                    .iter()
+                    .skip(lane)
+                    .step_by(lanes)
+                    .fold(T::MAX_IDENTITY, |a, b| a.fold_max(*b));
                 if lo > hi {
                     // Only NaN in this channel: nothing replaced the identities.
                     result.push(T::from_elem(f32::NAN));

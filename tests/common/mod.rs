@@ -30,10 +30,13 @@ pub fn konst(data: ColumnData) -> NodeRef {
     ir::source(data, size, true).unwrap()
 }
 pub fn f64_words(values: &[f64], size: u32) -> NodeRef {
-    let words: Vec<u32> = values.iter().flat_map(|v| {
-        let bits = v.to_bits();
-        [bits as u32, (bits >> 32) as u32]
-    }).collect();
+    let words: Vec<u32> = values
+        .iter()
+        .flat_map(|v| {
+            let bits = v.to_bits();
+            [bits as u32, (bits >> 32) as u32]
+        })
+        .collect();
     ir::source(ColumnData::U32(words), size * 2, false).unwrap()
 }
 
@@ -62,16 +65,28 @@ pub fn code<T: std::fmt::Debug>(r: Result<T>) -> ErrorCode {
     r.expect_err("expected an error").code
 }
 pub fn meta(node: &NodeRef) -> (DType, u32, u32, bool) {
-    (node.meta.dtype, node.meta.size, node.meta.length, node.meta.constant)
+    (
+        node.meta.dtype,
+        node.meta.size,
+        node.meta.length,
+        node.meta.constant,
+    )
 }
 
 /// Bitwise equality that treats every NaN as equal.
 pub fn same_f32(a: &[f32], b: &[f32]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()))
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(x, y)| x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()))
 }
 
 pub fn assert_close(actual: &[f32], expected: &[f64], rel: f64) {
-    assert_eq!(actual.len(), expected.len(), "lengths differ: {actual:?} vs {expected:?}");
+    assert_eq!(
+        actual.len(),
+        expected.len(),
+        "lengths differ: {actual:?} vs {expected:?}"
+    );
     for (i, (a, e)) in actual.iter().zip(expected).enumerate() {
         let (a, e) = (*a as f64, *e);
         if e.is_nan() {
@@ -80,7 +95,10 @@ pub fn assert_close(actual: &[f32], expected: &[f64], rel: f64) {
             assert_eq!(a, e, "element {i}");
         } else {
             let tolerance = rel * e.abs().max(f32::MIN_POSITIVE as f64);
-            assert!((a - e).abs() <= tolerance, "element {i}: {a} vs {e} (rel {rel})");
+            assert!(
+                (a - e).abs() <= tolerance,
+                "element {i}: {a} vs {e} (rel {rel})"
+            );
         }
     }
 }
