@@ -105,19 +105,52 @@ impl Elem for f32 {
     }
 }
 
-/// Allocates `len` default elements, reporting allocation failure instead of aborting.
-pub fn try_alloc<T: Clone + Default>(len: usize) -> Result<Vec<T>> {
+/// Runs `$body` with `$t` bound to the element type of a `DType`.
+macro_rules! with_elem_type {
+    ($dtype:expr, $t:ident => $body:expr) => {
+        match $dtype {
+            DType::U8 => {
+                type $t = u8;
+                $body
+            }
+            DType::I8 => {
+                type $t = i8;
+                $body
+            }
+            DType::U16 => {
+                type $t = u16;
+                $body
+            }
+            DType::I16 => {
+                type $t = i16;
+                $body
+            }
+            DType::U32 => {
+                type $t = u32;
+                $body
+            }
+            DType::I32 => {
+                type $t = i32;
+                $body
+            }
+            DType::F32 => {
+                type $t = f32;
+                $body
+            }
+        }
+    };
+}
+
+/// An empty vector with room for `len` elements, reporting allocation failure instead of
+/// aborting (which in wasm would kill the instance).
+fn reserve<T: Elem>(len: usize) -> Result<Vec<T>> {
     let mut v = Vec::new();
     v.try_reserve_exact(len).map_err(|_| {
         GpuTableError::new(
             ErrorCode::OutOfMemory,
-            format!(
-                "could not allocate {len} elements of {} bytes",
-                std::mem::size_of::<T>()
-            ),
+            format!("could not allocate {len} {} values", T::DTYPE.name()),
         )
     })?;
-    v.resize(len, T::default());
     Ok(v)
 }
 
@@ -159,25 +192,7 @@ impl ColumnData {
 
     /// Empty storage with room for `len` elements, reporting allocation failure.
     pub fn with_capacity(dtype: DType, len: usize) -> Result<ColumnData> {
-        fn reserve<T: Elem>(len: usize) -> Result<ColumnData> {
-            let mut v: Vec<T> = Vec::new();
-            v.try_reserve_exact(len).map_err(|_| {
-                GpuTableError::new(
-                    ErrorCode::OutOfMemory,
-                    format!("could not allocate {len} {} values", T::DTYPE.name()),
-                )
-            })?;
-            Ok(T::wrap_data(v))
-        }
-        match dtype {
-            DType::U8 => reserve::<u8>(len),
-            DType::I8 => reserve::<i8>(len),
-            DType::U16 => reserve::<u16>(len),
-            DType::I16 => reserve::<i16>(len),
-            DType::U32 => reserve::<u32>(len),
-            DType::I32 => reserve::<i32>(len),
-            DType::F32 => reserve::<f32>(len),
-        }
+        with_elem_type!(dtype, T => Ok(T::wrap_data(reserve::<T>(len)?)))
     }
 
     /// Reads little-endian bytes (the layout of a JS typed array's buffer).
@@ -190,23 +205,11 @@ impl ColumnData {
                 dtype.name()
             )));
         }
-        fn read<T: Elem>(bytes: &[u8]) -> Result<ColumnData> {
-            let width = std::mem::size_of::<T>();
-            let mut out: Vec<T> = try_alloc(bytes.len() / width)?;
-            for (o, chunk) in out.iter_mut().zip(bytes.chunks_exact(width)) {
-                *o = T::from_le(chunk);
-            }
-            Ok(T::wrap_data(out))
-        }
-        match dtype {
-            DType::U8 => read::<u8>(bytes),
-            DType::I8 => read::<i8>(bytes),
-            DType::U16 => read::<u16>(bytes),
-            DType::I16 => read::<i16>(bytes),
-            DType::U32 => read::<u32>(bytes),
-            DType::I32 => read::<i32>(bytes),
-            DType::F32 => read::<f32>(bytes),
-        }
+        with_elem_type!(dtype, T => {
+            let mut values = reserve::<T>(bytes.len() / width)?;
+            values.extend(bytes.chunks_exact(width).map(<T as Elem>::from_le));
+            Ok(T::wrap_data(values))
+        })
     }
 
     /// Element `i` as f64 (exact for every stored type).
