@@ -543,6 +543,7 @@ pub fn extent(x: &NodeRef) -> Result<NodeRef> {
         length: x.meta.size,
         constant: false,
     };
+    element_count(meta.length as u64, meta.size, meta.dtype)?;
     Ok(Node::new(Op::Extent, vec![x.clone()], meta, None))
 }
 

@@ -2,6 +2,7 @@
 
 use crate::column::{ColumnData, Elem};
 use crate::dtype::{Class, DType};
+use crate::error::{ErrorCode, GpuTableError, Result};
 
 /// Block buffers, one compute domain each.
 pub enum Buf {
@@ -18,6 +19,26 @@ impl Buf {
             Class::U => Buf::U(vec![0; len]),
         }
     }
+    /// `Buf::new` that reports an allocation failure instead of aborting the instance.
+    pub fn try_new(class: Class, len: usize) -> Result<Buf> {
+        fn filled<T: Clone + Default>(len: usize) -> Result<Vec<T>> {
+            let mut v = Vec::new();
+            v.try_reserve_exact(len).map_err(|_| {
+                GpuTableError::new(
+                    ErrorCode::OutOfMemory,
+                    format!("could not allocate a block of {len} values"),
+                )
+            })?;
+            v.resize(len, T::default());
+            Ok(v)
+        }
+        Ok(match class {
+            Class::F => Buf::F(filled(len)?),
+            Class::I => Buf::I(filled(len)?),
+            Class::U => Buf::U(filled(len)?),
+        })
+    }
+
     pub fn class(&self) -> Class {
         match self {
             Buf::F(_) => Class::F,

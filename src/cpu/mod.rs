@@ -126,10 +126,16 @@ fn run_region(region: &Region) -> Result<Column> {
     let computed: Vec<&NodeRef> = region.nodes.iter().filter(|n| n.op != Op::Extent).collect();
     for node in &computed {
         block.slot_ids.push(node.id);
-        block.slots.push(Buf::new(
-            node.meta.dtype.class(),
-            block_rows * node.meta.size as usize,
-        ));
+        // A 32-bit root writes straight into the output and needs no buffer.
+        let direct = node.id == root.id && root.op != Op::Extent && node.meta.dtype.bits() == 32;
+        let len = if direct || rows == 0 {
+            0
+        } else {
+            block_rows * node.meta.size as usize
+        };
+        block
+            .slots
+            .push(Buf::try_new(node.meta.dtype.class(), len)?);
         if node.op == Op::SegmentedMap {
             let segments = &block.leaves[block.leaf_index(&node.inputs[0])?];
             validate_segments(segments, node.meta.length)?;
@@ -164,7 +170,6 @@ fn run_region(region: &Region) -> Result<Column> {
         for (slot, node) in computed.iter().enumerate() {
             let len = n * node.meta.size as usize;
             if node.id == root.id && extent.is_none() && node.meta.dtype.bits() == 32 {
-                // A 32-bit root writes straight into the output: no block copy.
                 dispatch_class!(node.meta.dtype.class(), T => {
                     compute_into_output::<T>(node, &mut block, &mut out, len)?;
                 });
@@ -182,7 +187,7 @@ fn run_region(region: &Region) -> Result<Column> {
         if let Some(acc) = extent.as_mut() {
             let input = &root.inputs[0];
             dispatch_class!(input.meta.dtype.class(), T => {
-                let view = block.prepare::<T>(input, input.meta.size, 0);
+                let view = block.prepare::<T>(input, input.meta.size, 0)?;
                 acc.fold::<T>(block.view::<T>(view, input.meta.size as usize));
             });
         }
@@ -269,37 +274,33 @@ fn expand<S: Elem, T: Lane>(
 impl Block {
     /// Makes input `node`'s block available as `lanes` lanes of `T`; `k` names a scratch
     /// buffer for the cases that need a converted or broadcast copy.
-    fn prepare<T: Lane>(&mut self, node: &NodeRef, lanes: u32, k: usize) -> View {
+    fn prepare<T: Lane>(&mut self, node: &NodeRef, lanes: u32, k: usize) -> Result<View> {
         let (n, lanes) = (self.n, lanes as usize);
         let size = node.meta.size as usize;
         if let Some(slot) = self.slot_ids.iter().position(|&id| id == node.id) {
             if size == lanes && self.slots[slot].class() == T::CLASS {
-                return View::Slot(slot);
+                return Ok(View::Slot(slot));
             }
-            let tmp = scratch::<T>(&mut self.tmps, k, n * lanes);
+            let tmp = scratch::<T>(&mut self.tmps, k, n * lanes)?;
             with_buf!(&self.slots[slot], s => expand(&s[..n * size], size, n, n, lanes, tmp));
-            return View::Tmp(k);
+            return Ok(View::Tmp(k));
         }
-        let index = self
-            .leaf_ids
-            .iter()
-            .position(|&id| id == node.id)
-            .expect("every region input is a slot or a leaf");
+        let index = self.leaf_index(node)?;
         let column = self.leaves[index].clone();
         if node.meta.constant {
             let key = (node.id, lanes, T::CLASS);
             if let Some(i) = self.consts.iter().position(|(k, _)| *k == key) {
-                return View::Const(i);
+                return Ok(View::Const(i));
             }
             let rows = self.block_rows;
-            let mut buf = Buf::new(T::CLASS, rows * lanes);
+            let mut buf = Buf::try_new(T::CLASS, rows * lanes)?;
             with_column_data!(&column.data, s => expand(s, size, 1, 1, lanes, &mut T::of_mut(&mut buf)[..lanes]));
             let first: Vec<T> = T::of(&buf)[..lanes].to_vec();
             for row in T::of_mut(&mut buf).chunks_exact_mut(lanes) {
                 row.copy_from_slice(&first);
             }
             self.consts.push((key, buf));
-            return View::Const(self.consts.len() - 1);
+            return Ok(View::Const(self.consts.len() - 1));
         }
         let r0 = self.r0 as usize;
         let avail = (column.rows as usize).saturating_sub(r0);
@@ -308,12 +309,12 @@ impl Block {
             && column.dtype().class() == T::CLASS
             && avail >= n
         {
-            return View::Leaf { index, lanes };
+            return Ok(View::Leaf { index, lanes });
         }
-        let tmp = scratch::<T>(&mut self.tmps, k, n * lanes);
+        let tmp = scratch::<T>(&mut self.tmps, k, n * lanes)?;
         let start = (r0 * size).min(column.data.len());
         with_column_data!(&column.data, s => expand(&s[start..], size, avail, n, lanes, tmp));
-        View::Tmp(k)
+        Ok(View::Tmp(k))
     }
 
     fn leaf_index(&self, node: &NodeRef) -> Result<usize> {
@@ -339,18 +340,14 @@ impl Block {
 }
 
 /// Scratch buffer `k` as `len` elements of `T`, reused across blocks.
-fn scratch<T: Lane>(tmps: &mut Vec<Buf>, k: usize, len: usize) -> &mut [T] {
+fn scratch<T: Lane>(tmps: &mut Vec<Buf>, k: usize, len: usize) -> Result<&mut [T]> {
     while tmps.len() <= k {
         tmps.push(Buf::new(T::CLASS, 0));
     }
-    if tmps[k].class() != T::CLASS {
-        tmps[k] = Buf::new(T::CLASS, 0);
+    if tmps[k].class() != T::CLASS || T::of(&tmps[k]).len() < len {
+        tmps[k] = Buf::try_new(T::CLASS, len)?;
     }
-    let v = T::of_mut(&mut tmps[k]);
-    if v.len() < len {
-        v.resize(len, T::default());
-    }
-    &mut v[..len]
+    Ok(&mut T::of_mut(&mut tmps[k])[..len])
 }
 
 fn leaf_slice<T: Lane>(data: &ColumnData, start: usize, len: usize) -> &[T] {
@@ -373,19 +370,19 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
     let n = b.n;
     match &node.op {
         Op::Binary(op) => {
-            let x = b.prepare::<T>(&node.inputs[0], size, 0);
-            let y = b.prepare::<T>(&node.inputs[1], size, 1);
+            let x = b.prepare::<T>(&node.inputs[0], size, 0)?;
+            let y = b.prepare::<T>(&node.inputs[1], size, 1)?;
             binary(*op, b.view(x, lanes), b.view(y, lanes), dst);
         }
         Op::Unary(op) => {
-            let x = b.prepare::<T>(&node.inputs[0], size, 0);
+            let x = b.prepare::<T>(&node.inputs[0], size, 0)?;
             unary(*op, b.view(x, lanes), dst);
         }
         Op::Interleave => {
             let mut offset = 0;
             for (k, input) in node.inputs.iter().enumerate() {
                 let width = input.meta.size as usize;
-                let v = b.prepare::<T>(input, input.meta.size, k);
+                let v = b.prepare::<T>(input, input.meta.size, k)?;
                 place_columns(b.view::<T>(v, width), width, dst, lanes, offset);
                 offset += width;
             }
@@ -393,7 +390,7 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
         Op::Swizzle(channels) => {
             let input = &node.inputs[0];
             let width = input.meta.size as usize;
-            let v = b.prepare::<T>(input, input.meta.size, 0);
+            let v = b.prepare::<T>(input, input.meta.size, 0)?;
             let src = b.view::<T>(v, width);
             for (row, s) in dst.chunks_exact_mut(lanes).zip(src.chunks_exact(width)) {
                 for (o, &c) in row.iter_mut().zip(channels) {
@@ -403,10 +400,10 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
         }
         Op::Select => {
             let cond = &node.inputs[0];
-            let x = b.prepare::<T>(&node.inputs[1], size, 1);
-            let y = b.prepare::<T>(&node.inputs[2], size, 2);
+            let x = b.prepare::<T>(&node.inputs[1], size, 1)?;
+            let y = b.prepare::<T>(&node.inputs[2], size, 2)?;
             dispatch_class!(cond.meta.dtype.class(), C => {
-                let c = b.prepare::<C>(cond, size, 0);
+                let c = b.prepare::<C>(cond, size, 0)?;
                 let (c, x, y) = (b.view::<C>(c, lanes), b.view::<T>(x, lanes), b.view::<T>(y, lanes));
                 for (((o, c), x), y) in dst.iter_mut().zip(c).zip(x).zip(y) {
                     *o = if c.is_nonzero() { *x } else { *y };
@@ -415,12 +412,12 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
         }
         Op::Dot | Op::Length => {
             let width = node.inputs[0].meta.size as usize;
-            let x = b.prepare::<f32>(&node.inputs[0], width as u32, 0);
+            let x = b.prepare::<f32>(&node.inputs[0], width as u32, 0)?;
             let y = b.prepare::<f32>(
                 node.inputs.last().expect("dot and length have inputs"),
                 width as u32,
                 1,
-            );
+            )?;
             let (x, y) = (b.view::<f32>(x, width), b.view::<f32>(y, width));
             let out = f32_slice(dst);
             row_dot(x, y, width, out);
@@ -434,15 +431,15 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
             let out = u32_slice(dst);
             dispatch_class!(a.meta.dtype.class(), A => {
                 dispatch_class!(c.meta.dtype.class(), B => {
-                    let x = b.prepare::<A>(a, width, 0);
-                    let y = b.prepare::<B>(c, width, 1);
+                    let x = b.prepare::<A>(a, width, 0)?;
+                    let y = b.prepare::<B>(c, width, 1)?;
                     equal_rows(b.view::<A>(x, width as usize), b.view::<B>(y, width as usize), width as usize, out);
                 });
             });
         }
         Op::Fround => {
             let input = &node.inputs[0];
-            let v = b.prepare::<u32>(input, size, 0);
+            let v = b.prepare::<u32>(input, size, 0)?;
             let words = b.view::<u32>(v, lanes);
             let half = lanes / 2;
             let out = f32_slice(dst);
@@ -466,7 +463,7 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
             let source = b.leaves[b.leaf_index(&node.inputs[1])?].clone();
             let rows = source.rows as usize;
             dispatch_class!(ids.meta.dtype.class(), I => {
-                let v = b.prepare::<I>(ids, 1, 0);
+                let v = b.prepare::<I>(ids, 1, 0)?;
                 let ids = b.view::<I>(v, 1);
                 with_column_data!(&source.data, s => gather_rows(ids, s, rows, lanes, dst));
             });

@@ -248,3 +248,13 @@ test('malformed input never breaks the instance', async () => {
   }
   assert.deepEqual(await gt.add(f32([1]), 1).readValue(), new Float32Array([2]));
 });
+
+test('zero rows of a huge row size allocate nothing', async () => {
+  const wide = E.fromArray(new Float32Array(0), {size: 2 ** 32 - 1});
+  const r = gt.multiply(gt.add(wide, 1), 2);
+  assert.deepEqual([r.size, r.length], [2 ** 32 - 1, 0]);
+  assert.deepEqual(await r.readValue(), new Float32Array(0));
+  // Its extent would be 2^32 - 1 rows of [min, max]: more than a wasm32 allocation.
+  await rejectsWith(() => gt.extent(wide), 'LIMIT_EXCEEDED');
+  await rejectsWith(gt.extent(E.fromArray(new Float32Array(0), {size: 1000})).evaluate(), 'EMPTY_INPUT');
+});
