@@ -26,6 +26,16 @@ else
   cargo install wasm-bindgen-cli --version "$want"
 fi
 
+# lavapipe: the Vulkan driver the native WebGPU tests run on (no GPU on CI machines).
+if ls /usr/share/vulkan/icd.d/lvp_icd*.json >/dev/null 2>&1 && ldconfig -p | grep -q libvulkan.so.1; then
+  say "Vulkan (lavapipe): present"
+else
+  say "installing Vulkan for the WebGPU tests (apt: mesa-vulkan-drivers libvulkan1)"
+  sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+  $sudo apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q mesa-vulkan-drivers libvulkan1
+fi
+
 if [ -d node_modules ] && [ node_modules/.package-lock.json -nt package-lock.json ]; then
   say "npm packages: present"
 else

@@ -6,7 +6,9 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/build.sh
 
-echo "[test] native: cargo test"
+echo "[test] native: cargo test (CPU backend, and the WebGPU backend on Vulkan/lavapipe)"
+# Mesa warns without a runtime dir; lavapipe needs nothing else.
+export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
 cargo test --quiet
 
 echo "[test] node: node --test tests/node/"

@@ -3,7 +3,7 @@
 
 use gputable::column::ColumnData;
 use gputable::evaluator::read_value;
-use gputable::ir::{self, NodeRef};
+use gputable::ir::{self, BinaryOp, NodeRef, UnaryOp};
 use gputable::{DType, ErrorCode, Result};
 
 pub fn f32s(values: &[f32], size: u32) -> NodeRef {
@@ -118,4 +118,134 @@ impl Rng {
     pub fn f32(&mut self) -> f32 {
         (self.below(2001) as f32 - 1000.0) / 8.0
     }
+}
+
+/// Bitwise equality of two columns' values, every NaN equal to every NaN.
+pub fn same(a: &ColumnData, b: &ColumnData) -> bool {
+    match (a, b) {
+        (ColumnData::F32(x), ColumnData::F32(y)) => same_f32(x, y),
+        _ => a == b,
+    }
+}
+
+pub fn random_source(rng: &mut Rng, lengths: &[u32]) -> NodeRef {
+    let dtype = DType::ALL[rng.below(7) as usize];
+    let size = 1 + rng.below(4) as u32;
+    let constant = rng.below(5) == 0;
+    let rows = if constant {
+        1
+    } else {
+        lengths[rng.below(lengths.len() as u64) as usize]
+    };
+    let n = (rows * size) as usize;
+    let mut ints = || (0..n).map(|_| rng.next()).collect::<Vec<u64>>();
+    let data = match dtype {
+        DType::U8 => ColumnData::U8(ints().into_iter().map(|v| v as u8).collect()),
+        DType::I8 => ColumnData::I8(ints().into_iter().map(|v| v as i8).collect()),
+        DType::U16 => ColumnData::U16(ints().into_iter().map(|v| v as u16).collect()),
+        DType::I16 => ColumnData::I16(ints().into_iter().map(|v| v as i16).collect()),
+        // Small magnitudes sometimes, so division and gather ids see in-range values.
+        DType::U32 => ColumnData::U32(
+            ints()
+                .into_iter()
+                .map(|v| {
+                    if v % 2 == 0 {
+                        (v >> 8) as u32 % 50
+                    } else {
+                        v as u32
+                    }
+                })
+                .collect(),
+        ),
+        DType::I32 => ColumnData::I32(
+            ints()
+                .into_iter()
+                .map(|v| {
+                    if v % 2 == 0 {
+                        (v >> 8) as i32 % 50
+                    } else {
+                        v as i32
+                    }
+                })
+                .collect(),
+        ),
+        DType::F32 => ColumnData::F32(
+            (0..n)
+                .map(|_| match rng.below(20) {
+                    0 => f32::NAN,
+                    1 => f32::INFINITY,
+                    2 => -0.0,
+                    _ => rng.f32(),
+                })
+                .collect(),
+        ),
+    };
+    ir::source(data, size, constant).unwrap()
+}
+
+/// A random op over `nodes`; `transcendental` allows pow, sin, cos, tan, exp and log.
+pub fn random_op(rng: &mut Rng, nodes: &[NodeRef], transcendental: bool) -> Option<NodeRef> {
+    let mut pick = || nodes[rng.below(nodes.len() as u64) as usize].clone();
+    let (a, b, c) = (pick(), pick(), pick());
+    const BINARY: [BinaryOp; 5] = [
+        BinaryOp::Add,
+        BinaryOp::Subtract,
+        BinaryOp::Multiply,
+        BinaryOp::Divide,
+        BinaryOp::Pow,
+    ];
+    const UNARY: [UnaryOp; 7] = [
+        UnaryOp::Sqrt,
+        UnaryOp::Abs,
+        UnaryOp::Sin,
+        UnaryOp::Cos,
+        UnaryOp::Tan,
+        UnaryOp::Exp,
+        UnaryOp::Log,
+    ];
+    let result = match rng.below(13) {
+        0..=2 => ir::binary(
+            BINARY[rng.below(if transcendental { 5 } else { 4 }) as usize],
+            &a,
+            &b,
+        ),
+        3 | 4 if transcendental => ir::unary(UNARY[rng.below(7) as usize], &a),
+        3 | 4 => ir::unary(UNARY[rng.below(2) as usize], &a),
+        5 => ir::interleave(&[a, b, c]),
+        6 => {
+            let channels: Vec<f64> = (0..1 + rng.below(4))
+                .map(|_| rng.below(a.meta.size as u64) as f64)
+                .collect();
+            ir::swizzle(&a, &channels)
+        }
+        7 => ir::select(&a, &b, &c),
+        8 => ir::dot(&a, &b),
+        9 => ir::length(&a),
+        10 => ir::equal_all(&a, &b),
+        11 => ir::gather(&ir::swizzle(&a, &[0.]).ok()?, &b),
+        _ => ir::extent(&a),
+    };
+    result.ok()
+}
+
+/// A random graph over random sources; returns up to two computed roots.
+pub fn random_graph(rng: &mut Rng, transcendental: bool) -> Vec<NodeRef> {
+    // Lengths straddle the CPU block size so fused passes cross block boundaries.
+    let lengths = [0, 1, 3, 7, 1500, 5000];
+    let chosen: Vec<u32> = (0..2).map(|_| lengths[rng.below(6) as usize]).collect();
+    let mut nodes: Vec<NodeRef> = (0..2 + rng.below(3))
+        .map(|_| random_source(rng, &chosen))
+        .collect();
+    for _ in 0..2 + rng.below(10) {
+        if let Some(node) = random_op(rng, &nodes, transcendental) {
+            nodes.push(node);
+        }
+    }
+    nodes
+        .iter()
+        .rev()
+        .take(2)
+        .filter(|n| !n.is_source())
+        .cloned()
+        .collect()
 }

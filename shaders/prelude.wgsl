@@ -1,0 +1,46 @@
+// Shared by every generated gputable kernel.
+
+struct Params {
+    v: array<vec4<u32>, PARAM_VEC4S>,
+}
+@group(0) @binding(0) var<uniform> params: Params;
+
+fn param(i: u32) -> u32 {
+    return params.v[i >> 2u][i & 3u];
+}
+
+// 0.0 read at run time (parameter slot 2 is always 0): compilers may fold a literal 0.0
+// under WGSL's no-Inf/NaN assumption, and x / 0 must stay ±Inf as on the CPU.
+fn gt_zero() -> f32 {
+    return bitcast<f32>(param(2u));
+}
+
+// Integer division by zero is 0 on every backend (WGSL alone would give the dividend).
+fn gt_div_i(a: i32, b: i32) -> i32 {
+    return select(a / b, 0i, b == 0i);
+}
+
+fn gt_div_u(a: u32, b: u32) -> u32 {
+    return select(a / b, 0u, b == 0u);
+}
+
+// powf rules where WGSL's pow (exp2(y * log2(x))) is undefined: x <= 0, y == 0.
+fn gt_pow(x: f32, y: f32) -> f32 {
+    if (y == 0.0) {
+        return 1.0;
+    }
+    let odd = fract(y) == 0.0 && fract(y * 0.5) != 0.0;
+    if (x == 0.0) {
+        // 0^y keeps the sign of a signed zero for odd integer y; negative y gives infinity.
+        let sign_bit = select(0u, bitcast<u32>(x) & 0x80000000u, odd);
+        return bitcast<f32>(sign_bit | select(0u, 0x7f800000u, y < 0.0));
+    }
+    if (x < 0.0) {
+        if (fract(y) != 0.0) {
+            return bitcast<f32>(0x7fc00000u);
+        }
+        let magnitude = pow(-x, y);
+        return select(magnitude, -magnitude, odd);
+    }
+    return pow(x, y);
+}

@@ -1,0 +1,372 @@
+//! WGSL generation: one compute kernel per fused region of the plan.
+//!
+//! One invocation computes one output row. Each node of the region becomes a local array of
+//! its lanes, computed from its inputs' lanes with the lane rule of `api.md`; only the root
+//! is stored. The source depends only on the region's structure and types: row counts,
+//! lengths and sequence parameters come from a uniform array, so new data or row counts
+//! reuse the cached pipeline.
+
+use std::collections::HashMap;
+use std::fmt::Write;
+
+use crate::dtype::{Class, DType};
+use crate::error::{ErrorCode, GpuTableError, Result};
+use crate::ir::{BinaryOp, NodeRef, Op, UnaryOp};
+use crate::plan::Region;
+
+pub const WORKGROUP_SIZE: u32 = 64;
+
+/// Shared helpers: integer division by zero is 0 (WGSL would give the dividend) and `pow`
+/// follows the CPU's (C `powf`) rules where WGSL's `pow` is undefined.
+const PRELUDE: &str = include_str!("../../shaders/prelude.wgsl");
+
+/// What the host must bind and fill for a generated kernel.
+pub struct Kernel {
+    pub source: String,
+    /// Bindings 2.. hold these leaves, in order (binding 0: parameters, 1: output).
+    pub leaves: Vec<NodeRef>,
+    pub params: Vec<u32>,
+}
+
+/// Parameter slots 0 and 1: rows to compute, and invocations per dispatch row (2D grids);
+/// slot 2 always holds 0 (see `zero`).
+pub const PARAM_ROWS: usize = 0;
+pub const PARAM_ROW_STRIDE: usize = 1;
+
+pub fn wgsl_type(class: Class) -> &'static str {
+    match class {
+        Class::F => "f32",
+        Class::I => "i32",
+        Class::U => "u32",
+    }
+}
+
+fn zero(class: Class) -> &'static str {
+    match class {
+        // WGSL lets compilers assume no Inf/NaN, so `x / 0.0` may fold to anything; a zero
+        // the compiler cannot see keeps IEEE results (x / 0 = ±Inf) as on the CPU.
+        // Integer zeros too: they may be converted to float before a division.
+        Class::F => "gt_zero()",
+        Class::I => "bitcast<i32>(param(2u))",
+        Class::U => "param(2u)",
+    }
+}
+
+fn convert(expr: &str, from: Class, to: Class) -> String {
+    if from == to {
+        expr.to_string()
+    } else {
+        format!("{}({expr})", wgsl_type(to))
+    }
+}
+
+struct Gen {
+    /// Node id -> its index in the region: kernel names must not depend on node ids.
+    local: HashMap<u64, usize>,
+    out: String,
+    params: Vec<u32>,
+    /// For leaves: binding index; `param` slot of their row count.
+    leaf_slot: HashMap<u64, (usize, usize)>,
+}
+
+impl Gen {
+    fn param(&mut self, value: u32) -> usize {
+        self.params.push(value);
+        self.params.len() - 1
+    }
+
+    /// Lane `lane` (a WGSL u32 expression) of input `node`, for a consumer computing `row`,
+    /// converted to `to`.
+    fn lane(&self, node: &NodeRef, lane: &str, to: Class) -> String {
+        let class = node.meta.dtype.class();
+        let size = node.meta.size;
+        let raw = if let Some(&(binding, _)) = self.leaf_slot.get(&node.id) {
+            format!("load_{binding}(row, {lane})")
+        } else if size == 1 {
+            format!("v{}[0]", self.local[&node.id])
+        } else {
+            format!(
+                "select({}, v{}[min({lane}, {}u)], {lane} < {size}u)",
+                zero(class),
+                self.local[&node.id],
+                size - 1
+            )
+        };
+        convert(&raw, class, to)
+    }
+
+    fn leaf_loader(&mut self, node: &NodeRef, binding: usize, length_slot: usize) {
+        let ty = wgsl_type(node.meta.dtype.class());
+        let size = node.meta.size;
+        let z = zero(node.meta.dtype.class());
+        let row = if node.meta.constant { "0u" } else { "row" };
+        let lane_rule = match size {
+            1 => "let i = 0u;".to_string(),
+            s => format!("if (lane >= {s}u) {{ return {z}; }}\n    let i = lane;"),
+        };
+        let _ = write!(
+            self.out,
+            "@group(0) @binding({binding}) var<storage, read> in_{binding}: array<{ty}>;\n\
+             fn load_{binding}(row: u32, lane: u32) -> {ty} {{\n    {lane_rule}\n    let r = {row};\n    \
+             if (r >= param({length_slot}u)) {{ return {z}; }}\n    return in_{binding}[r * {size}u + i];\n}}\n"
+        );
+    }
+}
+
+/// Generates the kernel for an elementwise region (every op but `extent`).
+pub fn elementwise_kernel(region: &Region, rows: u32, row_stride: u32) -> Result<Kernel> {
+    let mut g = Gen {
+        local: HashMap::new(),
+        out: String::new(),
+        params: vec![rows, row_stride, 0],
+        leaf_slot: HashMap::new(),
+    };
+    let root = &region.root;
+    let _ = writeln!(g.out, "{PRELUDE}");
+    let _ = writeln!(
+        g.out,
+        "@group(0) @binding(1) var<storage, read_write> out: array<{}>;",
+        wgsl_type(root.meta.dtype.class())
+    );
+    for (k, leaf) in region.leaves.iter().enumerate() {
+        let binding = k + 2;
+        let rows = if leaf.meta.constant {
+            1
+        } else {
+            leaf.meta.length
+        };
+        let slot = g.param(rows);
+        g.leaf_slot.insert(leaf.id, (binding, slot));
+        g.leaf_loader(leaf, binding, slot);
+    }
+    g.local = region
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.id, i))
+        .collect();
+    let mut body = String::new();
+    for node in &region.nodes {
+        node_code(&mut g, node, &mut body)?;
+    }
+    let size = root.meta.size;
+    let _ = write!(
+        g.out,
+        "\n@compute @workgroup_size({WORKGROUP_SIZE})\nfn main(@builtin(global_invocation_id) gid: vec3<u32>) {{\n    \
+         let row = gid.x + gid.y * param({PARAM_ROW_STRIDE}u);\n    if (row >= param({PARAM_ROWS}u)) {{ return; }}\n\
+         {body}    for (var l = 0u; l < {size}u; l++) {{ out[row * {size}u + l] = v{}[l]; }}\n}}\n",
+        g.local[&root.id]
+    );
+    let vec4s = g.params.len().div_ceil(4).max(1);
+    let source = g.out.replace("PARAM_VEC4S", &vec4s.to_string());
+    Ok(Kernel {
+        source,
+        leaves: region.leaves.clone(),
+        params: g.params,
+    })
+}
+
+fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Result<()> {
+    let class = node.meta.dtype.class();
+    let ty = wgsl_type(class);
+    let size = node.meta.size;
+    let id = g.local[&node.id];
+    let _ = writeln!(body, "    var v{id}: array<{ty}, {size}>;");
+    let each = |body: &mut String, expr: String| {
+        let _ = writeln!(
+            body,
+            "    for (var l = 0u; l < {size}u; l++) {{ v{id}[l] = {expr}; }}"
+        );
+    };
+    let inputs = &node.inputs;
+    match &node.op {
+        Op::Binary(op) => {
+            let (a, b) = (
+                g.lane(&inputs[0], "l", class),
+                g.lane(&inputs[1], "l", class),
+            );
+            let expr = match (op, class) {
+                (BinaryOp::Add, _) => format!("{a} + {b}"),
+                (BinaryOp::Subtract, _) => format!("{a} - {b}"),
+                (BinaryOp::Multiply, _) => format!("{a} * {b}"),
+                (BinaryOp::Divide, Class::F) => format!("{a} / {b}"),
+                (BinaryOp::Divide, Class::I) => format!("gt_div_i({a}, {b})"),
+                (BinaryOp::Divide, Class::U) => format!("gt_div_u({a}, {b})"),
+                (BinaryOp::Pow, _) => format!("gt_pow({a}, {b})"),
+            };
+            each(body, expr);
+        }
+        Op::Unary(op) => {
+            let a = g.lane(&inputs[0], "l", class);
+            let f = match op {
+                UnaryOp::Sqrt => "sqrt",
+                UnaryOp::Abs => "abs",
+                UnaryOp::Sin => "sin",
+                UnaryOp::Cos => "cos",
+                UnaryOp::Tan => "tan",
+                UnaryOp::Exp => "exp",
+                UnaryOp::Log => "log",
+            };
+            each(body, format!("{f}({a})"));
+        }
+        Op::Interleave => {
+            let mut offset = 0;
+            for input in inputs {
+                let width = input.meta.size;
+                let value = g.lane(input, "l", class);
+                let _ = writeln!(
+                    body,
+                    "    for (var l = 0u; l < {width}u; l++) {{ v{id}[{offset}u + l] = {value}; }}"
+                );
+                offset += width;
+            }
+        }
+        Op::Swizzle(channels) => {
+            for (j, c) in channels.iter().enumerate() {
+                let value = g.lane(&inputs[0], &format!("{c}u"), class);
+                let _ = writeln!(body, "    v{id}[{j}] = {value};");
+            }
+        }
+        Op::Select => {
+            let cond_class = inputs[0].meta.dtype.class();
+            let c = g.lane(&inputs[0], "l", cond_class);
+            let (a, b) = (
+                g.lane(&inputs[1], "l", class),
+                g.lane(&inputs[2], "l", class),
+            );
+            // `!(c == 0)`: WGSL's `!=` is an ordered compare, false for NaN; the CPU's is true.
+            each(
+                body,
+                format!("select({b}, {a}, !({c} == {}))", zero(cond_class)),
+            );
+        }
+        Op::Dot | Op::Length => {
+            let width = inputs[0].meta.size;
+            let a = g.lane(&inputs[0], "l", Class::F);
+            let b = g.lane(inputs.last().unwrap_or(&inputs[0]), "l", Class::F);
+            let finish = if node.op == Op::Length {
+                format!("sqrt(s{id})")
+            } else {
+                format!("s{id}")
+            };
+            let _ = writeln!(
+                body,
+                "    var s{id} = 0.0;\n    for (var l = 0u; l < {width}u; l++) {{ s{id} = s{id} + {a} * {b}; }}\n    v{id}[0] = {finish};"
+            );
+        }
+        Op::EqualAll => {
+            let width = inputs[0].meta.size;
+            let (ca, cb) = (inputs[0].meta.dtype.class(), inputs[1].meta.dtype.class());
+            let (a, b) = (g.lane(&inputs[0], "l", ca), g.lane(&inputs[1], "l", cb));
+            let test = equal_exact(&a, ca, &b, cb);
+            let _ = writeln!(
+                body,
+                "    var e{id} = true;\n    for (var l = 0u; l < {width}u; l++) {{ e{id} = e{id} && ({test}); }}\n    v{id}[0] = select(0u, 1u, e{id});"
+            );
+        }
+        Op::Sequence { start, step } => {
+            // Two's complement wrap: the i32 result is exact modulo 2^32.
+            let (s, t) = (g.param(*start as i32 as u32), g.param(*step as i32 as u32));
+            let _ = writeln!(body, "    v{id}[0] = bitcast<i32>(param({s}u)) + bitcast<i32>(row) * bitcast<i32>(param({t}u));");
+        }
+        Op::Gather => {
+            let ids_class = inputs[0].meta.dtype.class();
+            let id_value = g.lane(&inputs[0], "0u", ids_class);
+            let &(binding, len_slot) = g
+                .leaf_slot
+                .get(&inputs[1].id)
+                .ok_or_else(|| internal("gather source is not bound"))?;
+            let valid = match ids_class {
+                Class::U => format!("i{id} < param({len_slot}u)"),
+                Class::I => format!("i{id} >= 0i && u32(i{id}) < param({len_slot}u)"),
+                Class::F => format!(
+                    "i{id} >= 0.0 && i{id} < f32(param({len_slot}u)) && fract(i{id}) == 0.0"
+                ),
+            };
+            let src_rows = if inputs[1].meta.constant {
+                "1u".to_string()
+            } else {
+                format!("param({len_slot}u)")
+            };
+            let _ = writeln!(
+                body,
+                "    let i{id} = {id_value};\n    let ok{id} = {valid};\n    let r{id} = select(0u, u32(i{id}), ok{id} && {src_rows} > 0u);\n    \
+                 for (var l = 0u; l < {size}u; l++) {{ v{id}[l] = select({z}, in_{binding}[r{id} * {size}u + l], ok{id}); }}",
+                z = zero(class)
+            );
+        }
+        Op::SegmentedMap => {
+            let &(binding, len_slot) = g
+                .leaf_slot
+                .get(&inputs[0].id)
+                .ok_or_else(|| internal("segments are not bound"))?;
+            // Starts were validated on the host: non-negative, non-decreasing, starts[0] = 0.
+            let _ = writeln!(
+                body,
+                "    var lo{id} = 0u;\n    var hi{id} = param({len_slot}u);\n    while (hi{id} - lo{id} > 1u) {{\n        \
+                 let mid = (lo{id} + hi{id}) / 2u;\n        if (u32(in_{binding}[mid]) <= row) {{ lo{id} = mid; }} else {{ hi{id} = mid; }}\n    }}\n    \
+                 v{id}[0] = lo{id};\n    v{id}[1] = row - u32(in_{binding}[lo{id}]);"
+            );
+        }
+        Op::Fround | Op::Extent | Op::Source => {
+            return Err(GpuTableError::new(
+                ErrorCode::BackendUnavailable,
+                format!(
+                    "{} is not implemented on the WebGPU backend yet",
+                    node.op.name()
+                ),
+            ))
+        }
+    }
+    narrow(body, node, id);
+    if !node.meta.constant {
+        let slot = g.param(node.meta.length);
+        let _ = writeln!(body, "    if (row >= param({slot}u)) {{ for (var l = 0u; l < {size}u; l++) {{ v{id}[l] = {}; }} }}", zero(class));
+    }
+    Ok(())
+}
+
+/// Wraps a 32-bit result to an 8- or 16-bit type, as the CPU stores it.
+fn narrow(body: &mut String, node: &NodeRef, id: usize) {
+    let size = node.meta.size;
+    let expr = match node.meta.dtype {
+        DType::U8 => format!("v{id}[l] & 0xFFu"),
+        DType::U16 => format!("v{id}[l] & 0xFFFFu"),
+        DType::I8 => format!("(v{id}[l] << 24u) >> 24u"),
+        DType::I16 => format!("(v{id}[l] << 16u) >> 16u"),
+        _ => return,
+    };
+    let _ = writeln!(
+        body,
+        "    for (var l = 0u; l < {size}u; l++) {{ v{id}[l] = {expr}; }}"
+    );
+}
+
+/// Exact equality of two values of any classes (the CPU compares them as f64).
+fn equal_exact(a: &str, ca: Class, b: &str, cb: Class) -> String {
+    match (ca, cb) {
+        _ if ca == cb => format!("{a} == {b}"),
+        (Class::I, Class::U) => format!("{a} >= 0i && u32({a}) == {b}"),
+        (Class::U, Class::I) => format!("{b} >= 0i && u32({b}) == {a}"),
+        (Class::F, int) => float_equals_int(a, b, int),
+        (int, Class::F) => float_equals_int(b, a, int),
+        _ => unreachable!("all class pairs are covered"),
+    }
+}
+
+fn float_equals_int(f: &str, i: &str, int: Class) -> String {
+    // Equal only if the float is integral, in range, and converts back to the same integer.
+    let (lo, hi) = if int == Class::I {
+        ("-2147483648.0", "2147483647.0")
+    } else {
+        ("0.0", "4294967295.0")
+    };
+    format!(
+        "({f} == f32({i}) && {f} >= {lo} && {f} <= {hi} && {ty}({f}) == {i})",
+        ty = wgsl_type(int)
+    )
+}
+
+fn internal(message: &str) -> GpuTableError {
+    GpuTableError::new(ErrorCode::Internal, message)
+}

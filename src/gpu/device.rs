@@ -1,0 +1,162 @@
+//! The WebGPU device: wgpu device and queue, its limits, a buffer pool and a pipeline cache.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use crate::error::{ErrorCode, GpuTableError, Result};
+
+/// The limits that decide what fits in one dispatch.
+#[derive(Clone, Copy, Debug)]
+pub struct GpuLimits {
+    pub max_storage_buffer_binding_size: u64,
+    pub max_buffer_size: u64,
+    pub max_compute_workgroups_per_dimension: u32,
+}
+
+pub struct GpuDevice {
+    pub device: wgpu::Device,
+    pub queue: wgpu::Queue,
+    pub limits: GpuLimits,
+    pub adapter_name: String,
+    pipelines: RefCell<HashMap<String, Rc<wgpu::ComputePipeline>>>,
+    pool: RefCell<HashMap<(u64, wgpu::BufferUsages), Vec<wgpu::Buffer>>>,
+    lost: Rc<RefCell<Option<String>>>,
+}
+
+fn unavailable(message: impl Into<String>) -> GpuTableError {
+    GpuTableError::new(ErrorCode::BackendUnavailable, message)
+}
+
+impl GpuDevice {
+    /// A device on the first adapter wgpu finds (natively Vulkan; `WGPU_BACKEND` overrides).
+    pub async fn new() -> Result<GpuDevice> {
+        let instance =
+            wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+        let adapter = instance
+            .request_adapter(&wgpu::RequestAdapterOptions::default())
+            .await
+            .map_err(|e| unavailable(format!("no WebGPU adapter: {e}")))?;
+        // Ask for everything the adapter offers: bigger bindings mean fewer LIMIT_EXCEEDED.
+        let required_limits = adapter.limits();
+        let (device, queue) = adapter
+            .request_device(&wgpu::DeviceDescriptor {
+                required_limits,
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| unavailable(format!("the WebGPU adapter refused a device: {e}")))?;
+        let l = device.limits();
+        let lost = Rc::new(RefCell::new(None));
+        Ok(GpuDevice {
+            limits: GpuLimits {
+                max_storage_buffer_binding_size: l.max_storage_buffer_binding_size,
+                max_buffer_size: l.max_buffer_size,
+                max_compute_workgroups_per_dimension: l.max_compute_workgroups_per_dimension,
+            },
+            adapter_name: adapter.get_info().name,
+            device,
+            queue,
+            pipelines: RefCell::new(HashMap::new()),
+            pool: RefCell::new(HashMap::new()),
+            lost,
+        })
+    }
+
+    pub fn check_alive(&self) -> Result<()> {
+        match self.lost.borrow().as_ref() {
+            Some(reason) => Err(GpuTableError::new(ErrorCode::DeviceLost, reason.clone())),
+            None => Ok(()),
+        }
+    }
+
+    /// Fails with `LIMIT_EXCEEDED`, naming the limit, if `bytes` cannot be one binding.
+    pub fn check_binding(&self, bytes: u64, what: &str) -> Result<()> {
+        let (limit, name) =
+            if self.limits.max_storage_buffer_binding_size < self.limits.max_buffer_size {
+                (
+                    self.limits.max_storage_buffer_binding_size,
+                    "maxStorageBufferBindingSize",
+                )
+            } else {
+                (self.limits.max_buffer_size, "maxBufferSize")
+            };
+        if bytes > limit {
+            return Err(GpuTableError::new(
+                ErrorCode::LimitExceeded,
+                format!(
+                    "{what} needs {bytes} bytes in one binding; this device's {name} is {limit}"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// A buffer of at least `bytes` (rounded up to a power of two), reused from the pool.
+    pub fn take_buffer(&self, bytes: u64, usage: wgpu::BufferUsages) -> wgpu::Buffer {
+        let size = bytes.max(16).next_power_of_two();
+        if let Some(buffer) = self
+            .pool
+            .borrow_mut()
+            .get_mut(&(size, usage))
+            .and_then(Vec::pop)
+        {
+            return buffer;
+        }
+        self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("gputable"),
+            size,
+            usage,
+            mapped_at_creation: false,
+        })
+    }
+
+    /// Returns a buffer from `take_buffer` to the pool.
+    pub fn give_buffer(&self, buffer: wgpu::Buffer) {
+        self.pool
+            .borrow_mut()
+            .entry((buffer.size(), buffer.usage()))
+            .or_default()
+            .push(buffer);
+    }
+
+    /// The pipeline for `source`, compiled once: kernel source depends only on a graph's
+    /// structure and types, so the source itself is the cache key.
+    pub fn pipeline(&self, source: &str) -> Result<Rc<wgpu::ComputePipeline>> {
+        if let Some(pipeline) = self.pipelines.borrow().get(source) {
+            return Ok(pipeline.clone());
+        }
+        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let module = self
+            .device
+            .create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some("gputable kernel"),
+                source: wgpu::ShaderSource::Wgsl(source.into()),
+            });
+        let pipeline = self
+            .device
+            .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some("gputable kernel"),
+                layout: None,
+                module: &module,
+                entry_point: Some("main"),
+                compilation_options: Default::default(),
+                cache: None,
+            });
+        if let Some(error) = pollster::block_on(scope.pop()) {
+            return Err(GpuTableError::new(
+                ErrorCode::Internal,
+                format!("kernel rejected: {error}\n{source}"),
+            ));
+        }
+        let pipeline = Rc::new(pipeline);
+        self.pipelines
+            .borrow_mut()
+            .insert(source.to_string(), pipeline.clone());
+        Ok(pipeline)
+    }
+
+    pub fn cached_pipelines(&self) -> usize {
+        self.pipelines.borrow().len()
+    }
+}

@@ -1,0 +1,255 @@
+//! The WebGPU backend (wgpu): the CPU backend's plan, run as generated WGSL compute kernels.
+//!
+//! Every column lives on the device as 32-bit words (WGSL storage has no 8/16-bit types):
+//! 8- and 16-bit inputs are widened on upload and narrowed on readback.
+
+pub mod codegen;
+mod device;
+
+use std::collections::HashMap;
+
+use crate::column::{Column, ColumnData, Elem};
+use crate::error::{ErrorCode, GpuTableError, Result};
+use crate::ir::{validate_segments, NodeRef, Op};
+use crate::plan::{plan, Fusion, Region};
+pub use device::{GpuDevice, GpuLimits};
+
+use codegen::WORKGROUP_SIZE;
+
+const STORAGE: wgpu::BufferUsages = wgpu::BufferUsages::STORAGE
+    .union(wgpu::BufferUsages::COPY_DST)
+    .union(wgpu::BufferUsages::COPY_SRC);
+
+/// Evaluates `roots` on `device`, leaving each root's output on the node (read back).
+/// Intermediates stay on the device for the duration of the call only.
+pub fn evaluate(device: &GpuDevice, roots: &[NodeRef]) -> Result<()> {
+    device.check_alive()?;
+    let plan = plan(roots, Fusion::On)?;
+    let mut resident: HashMap<u64, wgpu::Buffer> = HashMap::new();
+    let result = run_plan(device, &plan.regions, roots, &mut resident);
+    for (_, buffer) in resident {
+        device.give_buffer(buffer);
+    }
+    result
+}
+
+fn run_plan(
+    device: &GpuDevice,
+    regions: &[Region],
+    roots: &[NodeRef],
+    resident: &mut HashMap<u64, wgpu::Buffer>,
+) -> Result<()> {
+    for region in regions {
+        for leaf in &region.leaves {
+            if let std::collections::hash_map::Entry::Vacant(slot) = resident.entry(leaf.id) {
+                let column = leaf.output().ok_or_else(|| {
+                    GpuTableError::new(
+                        ErrorCode::Internal,
+                        format!("t{} has no data to upload", leaf.id),
+                    )
+                })?;
+                slot.insert(upload(device, &column, leaf)?);
+            }
+        }
+        for node in region.nodes.iter().filter(|n| n.op == Op::SegmentedMap) {
+            let segments = &node.inputs[0];
+            let column = match segments.output() {
+                Some(column) => column,
+                None => std::rc::Rc::new(read_back(device, &resident[&segments.id], segments)?),
+            };
+            validate_segments(&column, node.meta.length)?;
+        }
+        let output = run_region(device, region, resident)?;
+        resident.insert(region.root.id, output);
+    }
+    for root in roots {
+        if root.output().is_none() {
+            let column = read_back(device, &resident[&root.id], root)?;
+            root.set_output(std::rc::Rc::new(column));
+        }
+    }
+    Ok(())
+}
+
+/// Bytes of a node's output on the device: 4 per value.
+fn device_bytes(node: &NodeRef) -> u64 {
+    let rows = if node.meta.constant {
+        1
+    } else {
+        node.meta.length as u64
+    };
+    rows * node.meta.size as u64 * 4
+}
+
+fn upload(device: &GpuDevice, column: &Column, node: &NodeRef) -> Result<wgpu::Buffer> {
+    let bytes = device_bytes(node);
+    device.check_binding(bytes, &format!("input t{}", node.id))?;
+    fn widen<T: Elem>(values: &[T], to_word: impl Fn(T) -> u32) -> Vec<u8> {
+        values
+            .iter()
+            .flat_map(|v| to_word(*v).to_le_bytes())
+            .collect()
+    }
+    let data = match &column.data {
+        ColumnData::U8(v) => widen(v, |x| x as u32),
+        ColumnData::U16(v) => widen(v, |x| x as u32),
+        ColumnData::I8(v) => widen(v, |x| x as i32 as u32),
+        ColumnData::I16(v) => widen(v, |x| x as i32 as u32),
+        ColumnData::U32(v) => widen(v, |x| x),
+        ColumnData::I32(v) => widen(v, |x| x as u32),
+        ColumnData::F32(v) => widen(v, f32::to_bits),
+    };
+    let buffer = device.take_buffer(bytes, STORAGE);
+    if !data.is_empty() {
+        device.queue.write_buffer(&buffer, 0, &data);
+    }
+    Ok(buffer)
+}
+
+/// The dispatch grid for `rows` invocations and the rows per grid row it implies.
+fn grid(device: &GpuDevice, rows: u32) -> Result<((u32, u32), u32)> {
+    let groups = rows.div_ceil(WORKGROUP_SIZE).max(1);
+    let max = device.limits.max_compute_workgroups_per_dimension;
+    if groups <= max {
+        return Ok(((groups, 1), groups * WORKGROUP_SIZE));
+    }
+    let y = groups.div_ceil(max);
+    if y > max {
+        return Err(GpuTableError::new(
+            ErrorCode::LimitExceeded,
+            format!("{rows} rows need more than maxComputeWorkgroupsPerDimension^2 ({max}^2) workgroups"),
+        ));
+    }
+    Ok(((max, y), max * WORKGROUP_SIZE))
+}
+
+fn run_region(
+    device: &GpuDevice,
+    region: &Region,
+    resident: &HashMap<u64, wgpu::Buffer>,
+) -> Result<wgpu::Buffer> {
+    let root = &region.root;
+    if root.op == Op::Extent {
+        return Err(GpuTableError::new(
+            ErrorCode::BackendUnavailable,
+            "extent is not implemented on the WebGPU backend yet",
+        ));
+    }
+    let bytes = device_bytes(root);
+    device.check_binding(bytes, &format!("output t{}", root.id))?;
+    let output = device.take_buffer(bytes, STORAGE);
+    let rows = region.rows();
+    if rows == 0 {
+        return Ok(output);
+    }
+    let ((x, y), row_stride) = grid(device, rows)?;
+    let kernel = codegen::elementwise_kernel(region, rows, row_stride)?;
+    let pipeline = device.pipeline(&kernel.source)?;
+
+    let mut words: Vec<u8> = kernel.params.iter().flat_map(|p| p.to_le_bytes()).collect();
+    words.resize(kernel.params.len().div_ceil(4).max(1) * 16, 0);
+    let params = device.take_buffer(
+        words.len() as u64,
+        wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+    );
+    device.queue.write_buffer(&params, 0, &words);
+
+    let scope = device
+        .device
+        .push_error_scope(wgpu::ErrorFilter::Validation);
+    let mut entries = vec![
+        wgpu::BindGroupEntry {
+            binding: 0,
+            resource: params.as_entire_binding(),
+        },
+        wgpu::BindGroupEntry {
+            binding: 1,
+            resource: output.as_entire_binding(),
+        },
+    ];
+    for (k, leaf) in kernel.leaves.iter().enumerate() {
+        entries.push(wgpu::BindGroupEntry {
+            binding: k as u32 + 2,
+            resource: resident[&leaf.id].as_entire_binding(),
+        });
+    }
+    let bind_group = device.device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some("gputable pass"),
+        layout: &pipeline.get_bind_group_layout(0),
+        entries: &entries,
+    });
+    let mut encoder = device.device.create_command_encoder(&Default::default());
+    {
+        let mut pass = encoder.begin_compute_pass(&Default::default());
+        pass.set_pipeline(&pipeline);
+        pass.set_bind_group(0, &bind_group, &[]);
+        pass.dispatch_workgroups(x, y, 1);
+    }
+    device.queue.submit([encoder.finish()]);
+    let error = pollster::block_on(scope.pop());
+    device.give_buffer(params);
+    if let Some(error) = error {
+        device.give_buffer(output);
+        return Err(GpuTableError::new(
+            ErrorCode::Internal,
+            format!("dispatch failed: {error}"),
+        ));
+    }
+    Ok(output)
+}
+
+/// Copies a node's device output back into host storage of its type.
+fn read_back(device: &GpuDevice, buffer: &wgpu::Buffer, node: &NodeRef) -> Result<Column> {
+    let bytes = device_bytes(node);
+    let mut words: Vec<u32> = Vec::new();
+    if bytes > 0 {
+        let staging = device.take_buffer(
+            bytes,
+            wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        );
+        let mut encoder = device.device.create_command_encoder(&Default::default());
+        encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, bytes);
+        device.queue.submit([encoder.finish()]);
+        let slice = staging.slice(..bytes);
+        let (sender, receiver) = std::sync::mpsc::channel();
+        slice.map_async(wgpu::MapMode::Read, move |result| {
+            let _ = sender.send(result);
+        });
+        device
+            .device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| {
+                GpuTableError::new(
+                    ErrorCode::DeviceLost,
+                    format!("waiting for the device failed: {e}"),
+                )
+            })?;
+        let mapped = receiver
+            .recv()
+            .map_err(|_| GpuTableError::new(ErrorCode::DeviceLost, "readback never completed"))?;
+        mapped.map_err(|e| {
+            GpuTableError::new(ErrorCode::DeviceLost, format!("readback failed: {e}"))
+        })?;
+        {
+            let view = slice.get_mapped_range().map_err(|e| {
+                GpuTableError::new(ErrorCode::Internal, format!("readback mapping failed: {e}"))
+            })?;
+            words.extend(
+                view.chunks_exact(4)
+                    .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+            );
+        }
+        staging.unmap();
+        device.give_buffer(staging);
+    }
+    let data = match node.meta.dtype {
+        crate::DType::U8 => ColumnData::U8(words.iter().map(|&w| w as u8).collect()),
+        crate::DType::U16 => ColumnData::U16(words.iter().map(|&w| w as u16).collect()),
+        crate::DType::I8 => ColumnData::I8(words.iter().map(|&w| w as i8).collect()),
+        crate::DType::I16 => ColumnData::I16(words.iter().map(|&w| w as i16).collect()),
+        crate::DType::U32 => ColumnData::U32(words),
+        crate::DType::I32 => ColumnData::I32(words.into_iter().map(|w| w as i32).collect()),
+        crate::DType::F32 => ColumnData::F32(words.into_iter().map(f32::from_bits).collect()),
+    };
+    Column::new(data, node.meta.size)
+}

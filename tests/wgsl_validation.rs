@@ -1,0 +1,84 @@
+//! naga parses and validates every WGSL file in `shaders/` and a set of generated kernels.
+
+mod common;
+use common::*;
+
+use gputable::column::ColumnData;
+use gputable::gpu::codegen::elementwise_kernel;
+use gputable::ir::{self, BinaryOp::*, NodeRef, UnaryOp::*};
+use gputable::plan::{plan, Fusion};
+
+fn validate(source: &str, what: &str) {
+    let module = naga::front::wgsl::parse_str(source)
+        .unwrap_or_else(|e| panic!("{what} does not parse:\n{}", e.emit_to_string(source)));
+    naga::valid::Validator::new(
+        naga::valid::ValidationFlags::all(),
+        naga::valid::Capabilities::default(),
+    )
+    .validate(&module)
+    .unwrap_or_else(|e| panic!("{what} is invalid: {e:?}\n{source}"));
+}
+
+#[test]
+fn shader_files_are_valid_wgsl() {
+    let mut count = 0;
+    for entry in std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/shaders")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "wgsl") {
+            // The prelude's parameter array is sized per kernel.
+            let source = std::fs::read_to_string(&path)
+                .unwrap()
+                .replace("PARAM_VEC4S", "4");
+            validate(
+                &format!("{source}\n@compute @workgroup_size(1) fn main() {{ _ = param(0u); }}"),
+                &path.display().to_string(),
+            );
+            count += 1;
+        }
+    }
+    assert!(count >= 1);
+}
+
+#[test]
+fn generated_kernels_are_valid_wgsl() {
+    let x = f32s(&[1., 2., 3., 4., 5., 6.], 3);
+    let ids = i32s(&[1, 0], 1);
+    let graphs: Vec<NodeRef> = vec![
+        ir::fold_binary(Add, &[x.clone(), lit(&[10., 20., 30.]), lit(&[1.])]).unwrap(),
+        ir::unary(
+            Sqrt,
+            &ir::binary(Add, &ir::binary(Multiply, &x, &x).unwrap(), &lit(&[1.])).unwrap(),
+        )
+        .unwrap(),
+        ir::interleave(&[x.clone(), u8s(&[1, 2], 1), i8s(&[-1, 2], 1)]).unwrap(),
+        ir::select(
+            &u8s(&[1, 0], 1),
+            &x,
+            &ir::swizzle(&x, &[2., 1., 0.]).unwrap(),
+        )
+        .unwrap(),
+        ir::dot(&x, &x).unwrap(),
+        ir::length(&x).unwrap(),
+        ir::equal_all(&x, &i32s(&[1, 2, 3, 4, 5, 6], 3)).unwrap(),
+        ir::gather(&ids, &x).unwrap(),
+        ir::gather(&f32s(&[1., 0.], 1), &u8s(&[1, 2], 1)).unwrap(),
+        ir::binary(Divide, &i32s(&[1, 2], 1), &i16(&[0, 1])).unwrap(),
+        ir::binary(Pow, &x, &lit(&[2.])).unwrap(),
+        ir::unary(Abs, &i8s(&[-1, 1], 1)).unwrap(),
+        ir::sequence(10., 3., -2.).unwrap(),
+        ir::segmented_map(&u32s(&[0, 2], 1), 5.).unwrap(),
+    ];
+    for (i, root) in graphs.iter().enumerate() {
+        for region in plan(std::slice::from_ref(root), Fusion::On)
+            .unwrap()
+            .regions
+        {
+            let kernel = elementwise_kernel(&region, 100, 6400).unwrap();
+            validate(&kernel.source, &format!("kernel {i}"));
+        }
+    }
+}
+
+fn i16(values: &[i16]) -> NodeRef {
+    ir::source(ColumnData::I16(values.to_vec()), 1, false).unwrap()
+}
