@@ -416,3 +416,43 @@ fn division_by_a_zero_lane_is_infinite_as_on_the_cpu() {
         Tolerance::Relative(1e-5),
     );
 }
+
+#[test]
+fn extent_reduces_with_a_fused_prologue() {
+    let points = f32s(&[4., 9., -1., 8., 7., 3., 2., 12.], 2);
+    check(ir::extent(&points).unwrap(), Tolerance::Exact);
+    let with_nan = f32s(&[f32::NAN, 1., 5., f32::NAN, -2., f32::NAN], 2);
+    check(ir::extent(&with_nan).unwrap(), Tolerance::Exact);
+    check(
+        ir::extent(&f32s(&[f32::NAN, f32::NAN], 1)).unwrap(),
+        Tolerance::Exact,
+    );
+    check(
+        ir::extent(&f32s(&[f32::INFINITY, f32::NEG_INFINITY, 3.], 1)).unwrap(),
+        Tolerance::Exact,
+    );
+    check(
+        ir::extent(&i8s(&[-5, 7, 100, -128], 1)).unwrap(),
+        Tolerance::Exact,
+    );
+    check(
+        ir::extent(&u32s(&[u32::MAX, 3, 0], 1)).unwrap(),
+        Tolerance::Exact,
+    );
+    check(ir::extent(&lit(&[3., 4.])).unwrap(), Tolerance::Exact);
+    // More rows than 256 workgroups of 256 cover in one sweep, and a fused prologue.
+    let n: usize = 256 * 256 * 3 + 17;
+    let xs: Vec<f32> = (0..n * 3)
+        .map(|i| ((i * 7919) % 100_003) as f32 - 50_000.0)
+        .collect();
+    let x = f32s(&xs, 3);
+    check(
+        ir::extent(&ir::binary(Multiply, &x, &lit(&[2., -1., 0.5])).unwrap()).unwrap(),
+        Tolerance::Exact,
+    );
+    let empty = ir::extent(&f32s(&[], 2)).unwrap();
+    assert_eq!(
+        code(gpu::evaluate(device(), &[empty])),
+        ErrorCode::EmptyInput
+    );
+}

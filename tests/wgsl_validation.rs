@@ -4,7 +4,9 @@ mod common;
 use common::*;
 
 use gputable::column::ColumnData;
-use gputable::gpu::codegen::elementwise_kernel;
+use gputable::dtype::Class;
+use gputable::gpu::codegen::{elementwise_kernel, extent_final_source, extent_partials_kernel};
+use gputable::ir::Op;
 use gputable::ir::{self, BinaryOp::*, NodeRef, UnaryOp::*};
 use gputable::plan::{plan, Fusion};
 
@@ -25,10 +27,12 @@ fn shader_files_are_valid_wgsl() {
     for entry in std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/shaders")).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "wgsl") {
+            let source = std::fs::read_to_string(&path).unwrap();
+            if source.contains("#PROLOGUE#") {
+                continue; // a template: validated through the kernels generated from it
+            }
             // The prelude's parameter array is sized per kernel.
-            let source = std::fs::read_to_string(&path)
-                .unwrap()
-                .replace("PARAM_VEC4S", "4");
+            let source = source.replace("PARAM_VEC4S", "4");
             validate(
                 &format!("{source}\n@compute @workgroup_size(1) fn main() {{ _ = param(0u); }}"),
                 &path.display().to_string(),
@@ -67,15 +71,28 @@ fn generated_kernels_are_valid_wgsl() {
         ir::unary(Abs, &i8s(&[-1, 1], 1)).unwrap(),
         ir::sequence(10., 3., -2.).unwrap(),
         ir::segmented_map(&u32s(&[0, 2], 1), 5.).unwrap(),
+        ir::extent(&x).unwrap(),
+        ir::extent(&ir::binary(Multiply, &x, &lit(&[2.])).unwrap()).unwrap(),
+        ir::extent(&i8s(&[1, 2], 2)).unwrap(),
     ];
     for (i, root) in graphs.iter().enumerate() {
         for region in plan(std::slice::from_ref(root), Fusion::On)
             .unwrap()
             .regions
         {
-            let kernel = elementwise_kernel(&region, 100, 6400).unwrap();
+            let kernel = if region.root.op == Op::Extent {
+                extent_partials_kernel(&region, 100, 4).unwrap()
+            } else {
+                elementwise_kernel(&region, 100, 6400).unwrap()
+            };
             validate(&kernel.source, &format!("kernel {i}"));
         }
+    }
+    for class in [Class::F, Class::I, Class::U] {
+        validate(
+            &extent_final_source(class, 3),
+            &format!("extent final pass {class:?}"),
+        );
     }
 }
 

@@ -113,20 +113,20 @@ impl Gen {
     }
 }
 
-/// Generates the kernel for an elementwise region (every op but `extent`).
-pub fn elementwise_kernel(region: &Region, rows: u32, row_stride: u32) -> Result<Kernel> {
+/// The generator with the prelude, the output binding of `out_class` and the region's
+/// leaves declared, and `body` computing every non-`extent` node of the region for `row`.
+fn start(region: &Region, params: Vec<u32>, out_class: Class) -> Result<(Gen, String)> {
     let mut g = Gen {
         local: HashMap::new(),
         out: String::new(),
-        params: vec![rows, row_stride, 0],
+        params,
         leaf_slot: HashMap::new(),
     };
-    let root = &region.root;
     let _ = writeln!(g.out, "{PRELUDE}");
     let _ = writeln!(
         g.out,
         "@group(0) @binding(1) var<storage, read_write> out: array<{}>;",
-        wgsl_type(root.meta.dtype.class())
+        wgsl_type(out_class)
     );
     for (k, leaf) in region.leaves.iter().enumerate() {
         let binding = k + 2;
@@ -146,9 +146,26 @@ pub fn elementwise_kernel(region: &Region, rows: u32, row_stride: u32) -> Result
         .map(|(i, n)| (n.id, i))
         .collect();
     let mut body = String::new();
-    for node in &region.nodes {
+    for node in region.nodes.iter().filter(|n| n.op != Op::Extent) {
         node_code(&mut g, node, &mut body)?;
     }
+    Ok((g, body))
+}
+
+fn finish(g: Gen, region: &Region) -> Kernel {
+    let vec4s = g.params.len().div_ceil(4).max(1);
+    let source = g.out.replace("PARAM_VEC4S", &vec4s.to_string());
+    Kernel {
+        source,
+        leaves: region.leaves.clone(),
+        params: g.params,
+    }
+}
+
+/// Generates the kernel for an elementwise region (every op but `extent`).
+pub fn elementwise_kernel(region: &Region, rows: u32, row_stride: u32) -> Result<Kernel> {
+    let root = &region.root;
+    let (mut g, body) = start(region, vec![rows, row_stride, 0], root.meta.dtype.class())?;
     let size = root.meta.size;
     let _ = write!(
         g.out,
@@ -157,13 +174,60 @@ pub fn elementwise_kernel(region: &Region, rows: u32, row_stride: u32) -> Result
          {body}    for (var l = 0u; l < {size}u; l++) {{ out[row * {size}u + l] = v{}[l]; }}\n}}\n",
         g.local[&root.id]
     );
-    let vec4s = g.params.len().div_ceil(4).max(1);
-    let source = g.out.replace("PARAM_VEC4S", &vec4s.to_string());
-    Ok(Kernel {
-        source,
-        leaves: region.leaves.clone(),
-        params: g.params,
-    })
+    Ok(finish(g, region))
+}
+
+/// Workgroup size and the most workgroups of the first `extent` pass.
+pub const REDUCE_WORKGROUP: u32 = 256;
+pub const REDUCE_GROUPS: u32 = 256;
+
+/// The `extent` template; its `#...#` markers are filled below.
+const EXTENT: &str = include_str!("../../shaders/extent.wgsl");
+
+/// First `extent` pass: each workgroup folds a grid-strided share of the rows, computing the
+/// fused prologue per row, into `[min, max]` per lane in `out[group][lane]`.
+pub fn extent_partials_kernel(region: &Region, rows: u32, groups: u32) -> Result<Kernel> {
+    let input = &region.root.inputs[0];
+    let class = input.meta.dtype.class();
+    let (mut g, body) = start(region, vec![rows, groups, 0], class)?;
+    let value = if g.leaf_slot.contains_key(&input.id) {
+        // The input is a materialized leaf: no prologue, just loads.
+        let size = input.meta.size;
+        let ty = wgsl_type(class);
+        format!("    var vin: array<{ty}, {size}>;\n    for (var l = 0u; l < {size}u; l++) {{ vin[l] = {}; }}\n", g.lane(input, "l", class))
+    } else {
+        let size = input.meta.size;
+        let ty = wgsl_type(class);
+        format!("    var vin: array<{ty}, {size}>;\n    for (var l = 0u; l < {size}u; l++) {{ vin[l] = v{}[l]; }}\n", g.local[&input.id])
+    };
+    let source = EXTENT
+        .replace("#PROLOGUE#", &format!("{body}{value}"))
+        .replace("#LANES#", &input.meta.size.to_string())
+        .replace("#T#", wgsl_type(class))
+        .replace("#IDENTITIES#", identities(class));
+    let _ = writeln!(g.out, "{}", source.split("// FINAL").next().unwrap_or(""));
+    Ok(finish(g, region))
+}
+
+/// Second `extent` pass: one workgroup folds the partial `[min, max]` of `groups` groups.
+pub fn extent_final_source(class: Class, lanes: u32) -> String {
+    let template = EXTENT.split("// FINAL").nth(1).unwrap_or("");
+    let source = format!("{PRELUDE}\n@group(0) @binding(1) var<storage, read_write> out: array<#T#>;\n@group(0) @binding(2) var<storage, read> partials: array<#T#>;\n{template}");
+    source
+        .replace("#LANES#", &lanes.to_string())
+        .replace("#T#", wgsl_type(class))
+        .replace("#IDENTITIES#", identities(class))
+        .replace("PARAM_VEC4S", "1")
+}
+
+/// `fn lo_identity()` and `fn hi_identity()`: values every real value replaces. The float
+/// infinities come from run-time bits so a no-Inf compiler cannot fold the comparisons.
+fn identities(class: Class) -> &'static str {
+    match class {
+        Class::F => "fn lo_identity() -> f32 { return bitcast<f32>(param(2u) | 0x7f800000u); }\nfn hi_identity() -> f32 { return bitcast<f32>(param(2u) | 0xff800000u); }\nfn is_nan_value(v: f32) -> bool { return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u; }\nfn nan_or_zero() -> f32 { return bitcast<f32>(param(2u) | 0x7fc00000u); }",
+        Class::I => "fn lo_identity() -> i32 { return 2147483647i; }\nfn hi_identity() -> i32 { return -2147483647i - 1i; }\nfn is_nan_value(v: i32) -> bool { return false; }\nfn nan_or_zero() -> i32 { return 0i; }",
+        Class::U => "fn lo_identity() -> u32 { return 4294967295u; }\nfn hi_identity() -> u32 { return 0u; }\nfn is_nan_value(v: u32) -> bool { return false; }\nfn nan_or_zero() -> u32 { return 0u; }",
+    }
 }
 
 fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Result<()> {

@@ -129,30 +129,104 @@ fn run_region(
     resident: &HashMap<u64, wgpu::Buffer>,
 ) -> Result<wgpu::Buffer> {
     let root = &region.root;
-    if root.op == Op::Extent {
-        return Err(GpuTableError::new(
-            ErrorCode::BackendUnavailable,
-            "extent is not implemented on the WebGPU backend yet",
-        ));
-    }
     let bytes = device_bytes(root);
     device.check_binding(bytes, &format!("output t{}", root.id))?;
-    let output = device.take_buffer(bytes, STORAGE);
     let rows = region.rows();
-    if rows == 0 {
-        return Ok(output);
+    let leaves: Vec<&wgpu::Buffer> = region
+        .leaves
+        .iter()
+        .map(|leaf| &resident[&leaf.id])
+        .collect();
+    let output = device.take_buffer(bytes, STORAGE);
+    let result = if root.op == Op::Extent {
+        run_extent(device, region, rows, &leaves, &output)
+    } else if rows == 0 {
+        Ok(())
+    } else {
+        grid(device, rows).and_then(|((x, y), row_stride)| {
+            let kernel = codegen::elementwise_kernel(region, rows, row_stride)?;
+            dispatch(
+                device,
+                &kernel.source,
+                &kernel.params,
+                &output,
+                &leaves,
+                (x, y),
+            )
+        })
+    };
+    match result {
+        Ok(()) => Ok(output),
+        Err(error) => {
+            device.give_buffer(output);
+            Err(error)
+        }
     }
-    let ((x, y), row_stride) = grid(device, rows)?;
-    let kernel = codegen::elementwise_kernel(region, rows, row_stride)?;
-    let pipeline = device.pipeline(&kernel.source)?;
+}
 
-    let mut words: Vec<u8> = kernel.params.iter().flat_map(|p| p.to_le_bytes()).collect();
-    words.resize(kernel.params.len().div_ceil(4).max(1) * 16, 0);
-    let params = device.take_buffer(
+/// `extent` in two passes: per-workgroup partial [min, max] with the fused prologue, then
+/// one workgroup folding the partials.
+fn run_extent(
+    device: &GpuDevice,
+    region: &Region,
+    rows: u32,
+    leaves: &[&wgpu::Buffer],
+    output: &wgpu::Buffer,
+) -> Result<()> {
+    if rows == 0 {
+        return Err(GpuTableError::new(
+            ErrorCode::EmptyInput,
+            "extent of an empty input",
+        ));
+    }
+    let input = &region.root.inputs[0];
+    let groups = rows
+        .div_ceil(codegen::REDUCE_WORKGROUP)
+        .min(codegen::REDUCE_GROUPS);
+    let partials_bytes = groups as u64 * input.meta.size as u64 * 2 * 4;
+    device.check_binding(partials_bytes, "extent partials")?;
+    let partials = device.take_buffer(partials_bytes, STORAGE);
+    let kernel = codegen::extent_partials_kernel(region, rows, groups)?;
+    let first = dispatch(
+        device,
+        &kernel.source,
+        &kernel.params,
+        &partials,
+        leaves,
+        (groups, 1),
+    );
+    let result = first.and_then(|()| {
+        let source = codegen::extent_final_source(input.meta.dtype.class(), input.meta.size);
+        dispatch(
+            device,
+            &source,
+            &[rows, groups, 0],
+            output,
+            &[&partials],
+            (1, 1),
+        )
+    });
+    device.give_buffer(partials);
+    result
+}
+
+/// Runs one compute pass of `source`: binding 0 the parameters, 1 `output`, 2.. `inputs`.
+fn dispatch(
+    device: &GpuDevice,
+    source: &str,
+    params: &[u32],
+    output: &wgpu::Buffer,
+    inputs: &[&wgpu::Buffer],
+    (x, y): (u32, u32),
+) -> Result<()> {
+    let pipeline = device.pipeline(source)?;
+    let mut words: Vec<u8> = params.iter().flat_map(|p| p.to_le_bytes()).collect();
+    words.resize(params.len().div_ceil(4).max(1) * 16, 0);
+    let uniform = device.take_buffer(
         words.len() as u64,
         wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
     );
-    device.queue.write_buffer(&params, 0, &words);
+    device.queue.write_buffer(&uniform, 0, &words);
 
     let scope = device
         .device
@@ -160,17 +234,17 @@ fn run_region(
     let mut entries = vec![
         wgpu::BindGroupEntry {
             binding: 0,
-            resource: params.as_entire_binding(),
+            resource: uniform.as_entire_binding(),
         },
         wgpu::BindGroupEntry {
             binding: 1,
             resource: output.as_entire_binding(),
         },
     ];
-    for (k, leaf) in kernel.leaves.iter().enumerate() {
+    for (k, buffer) in inputs.iter().enumerate() {
         entries.push(wgpu::BindGroupEntry {
             binding: k as u32 + 2,
-            resource: resident[&leaf.id].as_entire_binding(),
+            resource: buffer.as_entire_binding(),
         });
     }
     let bind_group = device.device.create_bind_group(&wgpu::BindGroupDescriptor {
@@ -187,15 +261,14 @@ fn run_region(
     }
     device.queue.submit([encoder.finish()]);
     let error = pollster::block_on(scope.pop());
-    device.give_buffer(params);
-    if let Some(error) = error {
-        device.give_buffer(output);
-        return Err(GpuTableError::new(
+    device.give_buffer(uniform);
+    match error {
+        Some(error) => Err(GpuTableError::new(
             ErrorCode::Internal,
             format!("dispatch failed: {error}"),
-        ));
+        )),
+        None => Ok(()),
     }
-    Ok(output)
 }
 
 /// Copies a node's device output back into host storage of its type.
