@@ -75,11 +75,14 @@ fn check_roots(roots: &[NodeRef], tolerance: Tolerance) -> gputable::Result<()> 
             }
             // GPUs do not keep the sign of zero: exact means equal values (NaN equal to NaN).
             (ColumnData::F32(a), ColumnData::F32(e), Tolerance::Exact) => {
-                let equal = a.len() == e.len()
-                    && a.iter()
-                        .zip(e)
-                        .all(|(x, y)| x == y || (x.is_nan() && y.is_nan()));
-                assert!(equal, "{root:?}: GPU {a:?}\nCPU {e:?}");
+                assert_eq!(a.len(), e.len(), "{root:?}");
+                let differs = a
+                    .iter()
+                    .zip(e)
+                    .position(|(x, y)| !(x == y || (x.is_nan() && y.is_nan())));
+                if let Some(i) = differs {
+                    panic!("{root:?}: element {i}: GPU {:e} vs CPU {:e}", a[i], e[i]);
+                }
             }
             _ => assert!(
                 same(actual, expected),
@@ -454,5 +457,53 @@ fn extent_reduces_with_a_fused_prologue() {
     assert_eq!(
         code(gpu::evaluate(device(), &[empty])),
         ErrorCode::EmptyInput
+    );
+}
+
+#[test]
+fn fround_rounds_like_the_cpu_without_f64() {
+    let pi = std::f64::consts::PI;
+    let mut values = vec![
+        pi,
+        -pi,
+        0.0,
+        -0.0,
+        16777217.0,
+        16777215.0,
+        16777219.0,
+        -16777219.0,
+        9007199254740991.0,
+        3.5e38,
+        -3.5e38,
+        f32::MAX as f64,
+        3.4028235677973366e38,
+        1e-40,
+        -1e-40,
+        1.5e-45,
+        7e-46,
+        5e-324,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+        1.0 + f64::EPSILON,
+        0.1,
+        1e10 + 0.5,
+        123456789.123,
+        1.17549435e-38,
+    ];
+    let mut rng = Rng(99);
+    for _ in 0..2000 {
+        // Random bit patterns across the float32 range and beyond.
+        let exponent = 1023 - 150 + rng.below(300);
+        let bits = (rng.next() & 0x800F_FFFF_FFFF_FFFF) | (exponent << 52);
+        values.push(f64::from_bits(bits));
+    }
+    check(
+        ir::fround(&f64_words(&values, 1)).unwrap(),
+        Tolerance::Exact,
+    );
+    check(
+        ir::fround(&f64_words(&[1.5, 2.25, 1e10 + 0.5, -3.0], 2)).unwrap(),
+        Tolerance::Exact,
     );
 }

@@ -19,6 +19,8 @@ pub const WORKGROUP_SIZE: u32 = 64;
 /// Shared helpers: integer division by zero is 0 (WGSL would give the dividend) and `pow`
 /// follows the CPU's (C `powf`) rules where WGSL's `pow` is undefined.
 const PRELUDE: &str = include_str!("../../shaders/prelude.wgsl");
+/// `gt_fround`: float64 word pairs to float32 high and low parts, without f64.
+const FROUND: &str = include_str!("../../shaders/fround.wgsl");
 
 /// What the host must bind and fill for a generated kernel.
 pub struct Kernel {
@@ -123,6 +125,9 @@ fn start(region: &Region, params: Vec<u32>, out_class: Class) -> Result<(Gen, St
         leaf_slot: HashMap::new(),
     };
     let _ = writeln!(g.out, "{PRELUDE}");
+    if region.nodes.iter().any(|n| n.op == Op::Fround) {
+        let _ = writeln!(g.out, "{FROUND}");
+    }
     let _ = writeln!(
         g.out,
         "@group(0) @binding(1) var<storage, read_write> out: array<{}>;",
@@ -372,7 +377,16 @@ fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Result<()> {
                  v{id}[0] = lo{id};\n    v{id}[1] = row - u32(in_{binding}[lo{id}]);"
             );
         }
-        Op::Fround | Op::Extent | Op::Source => {
+        Op::Fround => {
+            let half = size / 2;
+            let lo = g.lane(&inputs[0], "2u * i", Class::U);
+            let hi = g.lane(&inputs[0], "2u * i + 1u", Class::U);
+            let _ = writeln!(
+                body,
+                "    for (var i = 0u; i < {half}u; i++) {{ let f = gt_fround({lo}, {hi}); v{id}[i] = f.high; v{id}[{half}u + i] = f.low; }}"
+            );
+        }
+        Op::Extent | Op::Source => {
             return Err(GpuTableError::new(
                 ErrorCode::BackendUnavailable,
                 format!(
