@@ -507,3 +507,26 @@ fn fround_rounds_like_the_cpu_without_f64() {
         Tolerance::Exact,
     );
 }
+
+#[test]
+fn explain_lists_kernels_and_dispatches() {
+    let x = f32s(&floats(5000), 1);
+    let fused = ir::unary(
+        Sqrt,
+        &ir::binary(Add, &ir::binary(Multiply, &x, &x).unwrap(), &lit(&[1.])).unwrap(),
+    )
+    .unwrap();
+    let text = gpu::explain(device(), &fused).unwrap();
+    assert!(text.starts_with("plan on webgpu ("), "{text}");
+    assert!(text.contains("fused elementwise, 3 ops"), "{text}");
+    assert!(
+        text.contains("1 dispatch of 79x1 workgroups of 64"),
+        "{text}"
+    );
+    assert!(text.ends_with("1 dispatch in all\n"), "{text}");
+    let reduced = gpu::explain(device(), &ir::extent(&fused).unwrap()).unwrap();
+    assert!(
+        reduced.contains("2 dispatches: 20 workgroups of 256"),
+        "{reduced}"
+    );
+}

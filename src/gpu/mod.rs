@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use crate::column::{Column, ColumnData, Elem};
 use crate::error::{ErrorCode, GpuTableError, Result};
 use crate::ir::{validate_segments, NodeRef, Op};
-use crate::plan::{plan, Fusion, Region};
+use crate::plan::{plan, plan_with, Fusion, Region};
 pub use device::{GpuDevice, GpuLimits};
 
 use codegen::WORKGROUP_SIZE;
@@ -31,6 +31,38 @@ pub fn evaluate(device: &GpuDevice, roots: &[NodeRef]) -> Result<()> {
         device.give_buffer(buffer);
     }
     result
+}
+
+/// The passes `root` runs on `device`: the shared plan, then each pass's dispatches.
+pub fn explain(device: &GpuDevice, root: &NodeRef) -> Result<String> {
+    let plan = plan_with(std::slice::from_ref(root), Fusion::On, true)?;
+    let mut text = plan.describe(&format!("webgpu ({})", device.adapter_name));
+    let mut dispatches = 0;
+    for (index, region) in plan.regions.iter().enumerate() {
+        let rows = region.rows();
+        let line = if region.root.op == Op::Extent {
+            let groups = rows
+                .div_ceil(codegen::REDUCE_WORKGROUP)
+                .clamp(1, codegen::REDUCE_GROUPS);
+            dispatches += 2;
+            format!(
+                "pass {}: 2 dispatches: {groups} workgroups of {} fold partial [min, max], then 1 workgroup folds them",
+                index + 1,
+                codegen::REDUCE_WORKGROUP
+            )
+        } else if rows == 0 {
+            format!("pass {}: no dispatch (0 rows)", index + 1)
+        } else {
+            let ((x, y), _) = grid(device, rows)?;
+            dispatches += 1;
+            format!("pass {}: 1 dispatch of {x}x{y} workgroups of {WORKGROUP_SIZE} (one invocation per row)", index + 1)
+        };
+        text.push_str(&line);
+        text.push('\n');
+    }
+    let plural = if dispatches == 1 { "" } else { "es" };
+    text.push_str(&format!("{dispatches} dispatch{plural} in all\n"));
+    Ok(text)
 }
 
 fn run_plan(
