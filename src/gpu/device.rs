@@ -122,7 +122,7 @@ impl GpuDevice {
 
     /// The pipeline for `source`, compiled once: kernel source depends only on a graph's
     /// structure and types, so the source itself is the cache key.
-    pub fn pipeline(&self, source: &str) -> Result<Rc<wgpu::ComputePipeline>> {
+    pub async fn pipeline(&self, source: &str) -> Result<Rc<wgpu::ComputePipeline>> {
         if let Some(pipeline) = self.pipelines.borrow().get(source) {
             return Ok(pipeline.clone());
         }
@@ -143,7 +143,7 @@ impl GpuDevice {
                 compilation_options: Default::default(),
                 cache: None,
             });
-        if let Some(error) = pollster::block_on(scope.pop()) {
+        if let Some(error) = scope.pop().await {
             return Err(GpuTableError::new(
                 ErrorCode::Internal,
                 format!("kernel rejected: {error}\n{source}"),

@@ -5,6 +5,7 @@
 
 pub mod codegen;
 mod device;
+mod oneshot;
 
 use std::collections::HashMap;
 
@@ -22,11 +23,17 @@ const STORAGE: wgpu::BufferUsages = wgpu::BufferUsages::STORAGE
 
 /// Evaluates `roots` on `device`, leaving each root's output on the node (read back).
 /// Intermediates stay on the device for the duration of the call only.
+#[cfg(not(target_arch = "wasm32"))]
 pub fn evaluate(device: &GpuDevice, roots: &[NodeRef]) -> Result<()> {
+    pollster::block_on(evaluate_async(device, roots))
+}
+
+/// `evaluate`, for the browser's event loop.
+pub async fn evaluate_async(device: &GpuDevice, roots: &[NodeRef]) -> Result<()> {
     device.check_alive()?;
     let plan = plan(roots, Fusion::On)?;
     let mut resident: HashMap<u64, wgpu::Buffer> = HashMap::new();
-    let result = run_plan(device, &plan.regions, roots, &mut resident);
+    let result = run_plan(device, &plan.regions, roots, &mut resident).await;
     for (_, buffer) in resident {
         device.give_buffer(buffer);
     }
@@ -65,7 +72,7 @@ pub fn explain(device: &GpuDevice, root: &NodeRef) -> Result<String> {
     Ok(text)
 }
 
-fn run_plan(
+async fn run_plan(
     device: &GpuDevice,
     regions: &[Region],
     roots: &[NodeRef],
@@ -87,16 +94,18 @@ fn run_plan(
             let segments = &node.inputs[0];
             let column = match segments.output() {
                 Some(column) => column,
-                None => std::rc::Rc::new(read_back(device, &resident[&segments.id], segments)?),
+                None => {
+                    std::rc::Rc::new(read_back(device, &resident[&segments.id], segments).await?)
+                }
             };
             validate_segments(&column, node.meta.length)?;
         }
-        let output = run_region(device, region, resident)?;
+        let output = run_region(device, region, resident).await?;
         resident.insert(region.root.id, output);
     }
     for root in roots {
         if root.output().is_none() {
-            let column = read_back(device, &resident[&root.id], root)?;
+            let column = read_back(device, &resident[&root.id], root).await?;
             root.set_output(std::rc::Rc::new(column));
         }
     }
@@ -155,7 +164,7 @@ fn grid(device: &GpuDevice, rows: u32) -> Result<((u32, u32), u32)> {
     Ok(((max, y), max * WORKGROUP_SIZE))
 }
 
-fn run_region(
+async fn run_region(
     device: &GpuDevice,
     region: &Region,
     resident: &HashMap<u64, wgpu::Buffer>,
@@ -171,21 +180,11 @@ fn run_region(
         .collect();
     let output = device.take_buffer(bytes, STORAGE);
     let result = if root.op == Op::Extent {
-        run_extent(device, region, rows, &leaves, &output)
+        run_extent(device, region, rows, &leaves, &output).await
     } else if rows == 0 {
         Ok(())
     } else {
-        grid(device, rows).and_then(|((x, y), row_stride)| {
-            let kernel = codegen::elementwise_kernel(region, rows, row_stride)?;
-            dispatch(
-                device,
-                &kernel.source,
-                &kernel.params,
-                &output,
-                &leaves,
-                (x, y),
-            )
-        })
+        run_elementwise(device, region, rows, &leaves, &output).await
     };
     match result {
         Ok(()) => Ok(output),
@@ -196,9 +195,29 @@ fn run_region(
     }
 }
 
+async fn run_elementwise(
+    device: &GpuDevice,
+    region: &Region,
+    rows: u32,
+    leaves: &[&wgpu::Buffer],
+    output: &wgpu::Buffer,
+) -> Result<()> {
+    let ((x, y), row_stride) = grid(device, rows)?;
+    let kernel = codegen::elementwise_kernel(region, rows, row_stride)?;
+    dispatch(
+        device,
+        &kernel.source,
+        &kernel.params,
+        output,
+        leaves,
+        (x, y),
+    )
+    .await
+}
+
 /// `extent` in two passes: per-workgroup partial [min, max] with the fused prologue, then
 /// one workgroup folding the partials.
-fn run_extent(
+async fn run_extent(
     device: &GpuDevice,
     region: &Region,
     rows: u32,
@@ -219,17 +238,18 @@ fn run_extent(
     device.check_binding(partials_bytes, "extent partials")?;
     let partials = device.take_buffer(partials_bytes, STORAGE);
     let kernel = codegen::extent_partials_kernel(region, rows, groups)?;
-    let first = dispatch(
+    let mut result = dispatch(
         device,
         &kernel.source,
         &kernel.params,
         &partials,
         leaves,
         (groups, 1),
-    );
-    let result = first.and_then(|()| {
+    )
+    .await;
+    if result.is_ok() {
         let source = codegen::extent_final_source(input.meta.dtype.class(), input.meta.size);
-        dispatch(
+        result = dispatch(
             device,
             &source,
             &[rows, groups, 0],
@@ -237,13 +257,14 @@ fn run_extent(
             &[&partials],
             (1, 1),
         )
-    });
+        .await;
+    }
     device.give_buffer(partials);
     result
 }
 
 /// Runs one compute pass of `source`: binding 0 the parameters, 1 `output`, 2.. `inputs`.
-fn dispatch(
+async fn dispatch(
     device: &GpuDevice,
     source: &str,
     params: &[u32],
@@ -251,7 +272,7 @@ fn dispatch(
     inputs: &[&wgpu::Buffer],
     (x, y): (u32, u32),
 ) -> Result<()> {
-    let pipeline = device.pipeline(source)?;
+    let pipeline = device.pipeline(source).await?;
     let mut words: Vec<u8> = params.iter().flat_map(|p| p.to_le_bytes()).collect();
     words.resize(params.len().div_ceil(4).max(1) * 16, 0);
     let uniform = device.take_buffer(
@@ -292,7 +313,7 @@ fn dispatch(
         pass.dispatch_workgroups(x, y, 1);
     }
     device.queue.submit([encoder.finish()]);
-    let error = pollster::block_on(scope.pop());
+    let error = scope.pop().await;
     device.give_buffer(uniform);
     match error {
         Some(error) => Err(GpuTableError::new(
@@ -304,7 +325,7 @@ fn dispatch(
 }
 
 /// Copies a node's device output back into host storage of its type.
-fn read_back(device: &GpuDevice, buffer: &wgpu::Buffer, node: &NodeRef) -> Result<Column> {
+async fn read_back(device: &GpuDevice, buffer: &wgpu::Buffer, node: &NodeRef) -> Result<Column> {
     let bytes = device_bytes(node);
     let mut words: Vec<u32> = Vec::new();
     if bytes > 0 {
@@ -316,10 +337,10 @@ fn read_back(device: &GpuDevice, buffer: &wgpu::Buffer, node: &NodeRef) -> Resul
         encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, bytes);
         device.queue.submit([encoder.finish()]);
         let slice = staging.slice(..bytes);
-        let (sender, receiver) = std::sync::mpsc::channel();
-        slice.map_async(wgpu::MapMode::Read, move |result| {
-            let _ = sender.send(result);
-        });
+        let (sender, mapped) = oneshot::channel();
+        slice.map_async(wgpu::MapMode::Read, move |result| sender.send(result));
+        // Natively the callback runs inside poll; in a browser the event loop runs it.
+        #[cfg(not(target_arch = "wasm32"))]
         device
             .device
             .poll(wgpu::PollType::wait_indefinitely())
@@ -329,10 +350,7 @@ fn read_back(device: &GpuDevice, buffer: &wgpu::Buffer, node: &NodeRef) -> Resul
                     format!("waiting for the device failed: {e}"),
                 )
             })?;
-        let mapped = receiver
-            .recv()
-            .map_err(|_| GpuTableError::new(ErrorCode::DeviceLost, "readback never completed"))?;
-        mapped.map_err(|e| {
+        mapped.await.map_err(|e| {
             GpuTableError::new(ErrorCode::DeviceLost, format!("readback failed: {e}"))
         })?;
         {
