@@ -15,15 +15,28 @@ const fail = (code, message) => {
   throw new GpuTableError(code, message);
 };
 
+function asGpuTableError(error) {
+  if (error instanceof GpuTableError) return error;
+  if (error && error.name === 'GpuTableError') return new GpuTableError(error.code, error.message);
+  // A wasm trap or a binding failure: never expected, reported rather than swallowed.
+  return new GpuTableError('INTERNAL', String(error && error.message ? error.message : error));
+}
+
 /** Runs `fn`, turning anything it throws into a GpuTableError. */
 function guard(fn) {
   try {
     return fn();
   } catch (error) {
-    if (error instanceof GpuTableError) throw error;
-    if (error && error.name === 'GpuTableError') throw new GpuTableError(error.code, error.message);
-    // A wasm trap or a binding failure: never expected, reported rather than swallowed.
-    throw new GpuTableError('INTERNAL', String(error && error.message ? error.message : error));
+    throw asGpuTableError(error);
+  }
+}
+
+/** `guard` for promises. */
+async function guardAsync(fn) {
+  try {
+    return await fn();
+  } catch (error) {
+    throw asGpuTableError(error);
   }
 }
 
@@ -158,12 +171,21 @@ export class GPUTableEvaluator {
 
   /** Runs the computation on `device` (CPU when omitted) and returns its output vector. */
   async evaluate(device) {
+    if (device?.type === 'webgpu') {
+      checkDevice(device);
+      await guardAsync(() => this._handle.evaluateWebGpu(device._handle));
+      this._vector ??= new GPUVector(this);
+      return this._vector;
+    }
     return this.evaluateSync(device);
   }
 
   /** Synchronous `evaluate()`, for the CPU device. */
   evaluateSync(device) {
     checkDevice(device);
+    if (device?.type === 'webgpu') {
+      fail('INVALID_ARGUMENT', 'evaluateSync() is for the CPU device; use await evaluate(device) on WebGPU');
+    }
     guard(() => this._handle.evaluate());
     this._vector ??= new GPUVector(this);
     return this._vector;
@@ -187,6 +209,7 @@ export class GPUTableEvaluator {
   /** The passes this graph runs: kernels, what was fused, passes per backend. */
   explain(device) {
     checkDevice(device);
+    if (device?.type === 'webgpu') return guard(() => this._handle.explainWebGpu(device._handle));
     return guard(() => this._handle.explain());
   }
 
@@ -370,6 +393,11 @@ function collectEvaluators(value, found, seen) {
 export async function cleanEvaluate(device, roots) {
   checkDevice(device);
   const evaluators = [...collectEvaluators(roots, new Set(), new Set())];
+  if (device?.type === 'webgpu') {
+    // WebGPU evaluations keep no intermediates: each root reads back only itself.
+    for (const evaluator of evaluators) await evaluator.evaluate(device);
+    return roots;
+  }
   const list = new wasm.EvaluatorList();
   try {
     for (const evaluator of evaluators) list.push(evaluator._handle);
@@ -396,8 +424,26 @@ class CPUDevice {
 function checkDevice(device) {
   if (device === undefined || device === null) return;
   if (device.destroyed) fail('DESTROYED', `the ${device.type} device was destroyed`);
-  if (device.type !== 'cpu') {
+  if (device.type !== 'cpu' && device.type !== 'webgpu') {
     fail('BACKEND_UNAVAILABLE', `evaluation on '${device.type}' devices is not available in this build`);
+  }
+}
+
+class WebGPUDevice {
+  constructor(handle) {
+    this._handle = handle;
+    this.type = 'webgpu';
+    this.adapterName = handle.adapterName;
+    this.limits = Object.freeze({
+      maxRows: 0xffffffff,
+      maxBufferSize: handle.maxBufferSize,
+      maxStorageBufferBindingSize: handle.maxStorageBufferBindingSize,
+      maxComputeWorkgroupsPerDimension: handle.maxComputeWorkgroupsPerDimension
+    });
+    this.destroyed = false;
+  }
+  destroy() {
+    this.destroyed = true;
   }
 }
 
@@ -418,8 +464,16 @@ function unavailableBackend(type) {
   });
 }
 
-/** The WebGPU backend (register it with `backendRegistry.add`). */
-export const webgpuBackend = unavailableBackend('webgpu');
+/** The WebGPU backend (register it with `backendRegistry.add`): WGSL compute through wgpu. */
+export const webgpuBackend = Object.freeze({
+  type: 'webgpu',
+  async createDevice() {
+    if (typeof navigator === 'undefined' || !navigator.gpu) {
+      fail('BACKEND_UNAVAILABLE', 'WebGPU is not available here (no navigator.gpu)');
+    }
+    return new WebGPUDevice(await guardAsync(() => wasm.createWebGpuDevice()));
+  }
+});
 /** The WebGL2 backend (register it with `backendRegistry.add`). */
 export const webglBackend = unavailableBackend('webgl');
 

@@ -36,6 +36,16 @@ else
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q mesa-vulkan-drivers libvulkan1
 fi
 
+# Headless Chromium for the browser tests (WebGPU through SwiftShader); never `playwright install`.
+if [ -x /usr/bin/chromium ]; then
+  say "chromium: present"
+else
+  say "installing chromium for the browser tests (apt: chromium fonts-liberation)"
+  sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+  $sudo apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q chromium fonts-liberation
+fi
+
 if [ -d node_modules ] && [ node_modules/.package-lock.json -nt package-lock.json ]; then
   say "npm packages: present"
 else

@@ -11,5 +11,5 @@ echo "[test] native: cargo test (CPU backend, and the WebGPU backend on Vulkan/l
 export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
 cargo test --quiet
 
-echo "[test] node: node --test tests/node/"
-node --test --test-reporter=spec tests/node/
+echo "[test] node: the package in Node (tests/node) and WebGPU in headless Chromium (tests/browser)"
+node --test --test-reporter=spec tests/node/ tests/browser/

@@ -37,7 +37,7 @@ fn gt_pow(x: f32, y: f32) -> f32 {
     }
     if (x < 0.0) {
         if (fract(y) != 0.0) {
-            return bitcast<f32>(0x7fc00000u);
+            return bitcast<f32>(0x7fc00000u | param(2u));
         }
         let magnitude = pow(-x, y);
         return select(magnitude, -magnitude, odd);

@@ -8,7 +8,6 @@ pub mod cpu;
 pub mod dtype;
 pub mod error;
 pub mod evaluator;
-#[cfg(not(target_arch = "wasm32"))]
 pub mod gpu;
 pub mod ir;
 pub mod plan;

@@ -5,7 +5,10 @@
 use serde::Deserialize;
 use wasm_bindgen::prelude::*;
 
+use std::rc::Rc;
+
 use crate::column::ColumnData;
+use crate::gpu::GpuDevice;
 use crate::dtype::DType;
 use crate::error::GpuTableError;
 use crate::evaluator;
@@ -113,6 +116,61 @@ impl Evaluator {
     pub fn destroy(&self) {
         self.node.destroy();
     }
+
+    /// Evaluates on a WebGPU device; resolves when the output is read back.
+    #[wasm_bindgen(js_name = evaluateWebGpu)]
+    pub fn evaluate_webgpu(&self, device: &WebGpuDevice) -> js_sys::Promise {
+        let (node, device) = (self.node.clone(), device.inner.clone());
+        wasm_bindgen_futures::future_to_promise(async move {
+            node.check_alive().map_err(to_js)?;
+            if node.output().is_none() {
+                crate::gpu::evaluate_async(&device, std::slice::from_ref(&node)).await.map_err(to_js)?;
+            }
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
+    /// The passes and dispatches this graph runs on a WebGPU device.
+    #[wasm_bindgen(js_name = explainWebGpu)]
+    pub fn explain_webgpu(&self, device: &WebGpuDevice) -> JsResult<String> {
+        self.node.check_alive().map_err(to_js)?;
+        crate::gpu::explain(&device.inner, &self.node).map_err(to_js)
+    }
+}
+
+/// A WebGPU device (wgpu on the browser's `navigator.gpu`).
+#[wasm_bindgen]
+pub struct WebGpuDevice {
+    inner: Rc<GpuDevice>,
+}
+
+#[wasm_bindgen]
+impl WebGpuDevice {
+    #[wasm_bindgen(getter, js_name = adapterName)]
+    pub fn adapter_name(&self) -> String {
+        self.inner.adapter_name.clone()
+    }
+    #[wasm_bindgen(getter, js_name = maxStorageBufferBindingSize)]
+    pub fn max_storage_buffer_binding_size(&self) -> f64 {
+        self.inner.limits.max_storage_buffer_binding_size as f64
+    }
+    #[wasm_bindgen(getter, js_name = maxBufferSize)]
+    pub fn max_buffer_size(&self) -> f64 {
+        self.inner.limits.max_buffer_size as f64
+    }
+    #[wasm_bindgen(getter, js_name = maxComputeWorkgroupsPerDimension)]
+    pub fn max_compute_workgroups_per_dimension(&self) -> u32 {
+        self.inner.limits.max_compute_workgroups_per_dimension
+    }
+}
+
+/// Resolves to a `WebGpuDevice`, or rejects with `BACKEND_UNAVAILABLE`.
+#[wasm_bindgen(js_name = createWebGpuDevice)]
+pub fn create_webgpu_device() -> js_sys::Promise {
+    wasm_bindgen_futures::future_to_promise(async move {
+        let device = GpuDevice::new().await.map_err(to_js)?;
+        Ok(WebGpuDevice { inner: Rc::new(device) }.into())
+    })
 }
 
 /// Argument lists for the variadic operations (handles stay owned by their JS objects).

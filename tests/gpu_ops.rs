@@ -530,3 +530,15 @@ fn explain_lists_kernels_and_dispatches() {
         "{reduced}"
     );
 }
+
+#[test]
+fn transcendental_special_values_match_the_cpu() {
+    let special = f32s(&[0., -0., f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 1e-30, -1e-30, 88.7, 89., -104., -87., 1., -1.], 1);
+    for op in [Sin, Cos, Tan, Exp, Log] {
+        check(ir::unary(op, &special).unwrap(), Tolerance::Relative(1e-5));
+    }
+    // Arguments far from the origin (the reduction is exact enough up to 8192).
+    let far: Vec<f32> = (0..1000).map(|i| (i as f32 - 500.0) * 16.37).collect();
+    check(ir::unary(Sin, &f32s(&far, 1)).unwrap(), Tolerance::Relative(1e-4));
+    check(ir::unary(Cos, &f32s(&far, 1)).unwrap(), Tolerance::Relative(1e-4));
+}

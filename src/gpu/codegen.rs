@@ -19,6 +19,8 @@ pub const WORKGROUP_SIZE: u32 = 64;
 /// Shared helpers: integer division by zero is 0 (WGSL would give the dividend) and `pow`
 /// follows the CPU's (C `powf`) rules where WGSL's `pow` is undefined.
 const PRELUDE: &str = include_str!("../../shaders/prelude.wgsl");
+/// `gt_sin gt_cos gt_tan gt_exp gt_log`: accurate float32 transcendentals.
+const MATH: &str = include_str!("../../shaders/math.wgsl");
 /// `gt_fround`: float64 word pairs to float32 high and low parts, without f64.
 const FROUND: &str = include_str!("../../shaders/fround.wgsl");
 
@@ -125,6 +127,10 @@ fn start(region: &Region, params: Vec<u32>, out_class: Class) -> Result<(Gen, St
         leaf_slot: HashMap::new(),
     };
     let _ = writeln!(g.out, "{PRELUDE}");
+    let transcendental = |n: &NodeRef| matches!(n.op, Op::Unary(op) if !matches!(op, UnaryOp::Sqrt | UnaryOp::Abs));
+    if region.nodes.iter().any(transcendental) {
+        let _ = writeln!(g.out, "{MATH}");
+    }
     if region.nodes.iter().any(|n| n.op == Op::Fround) {
         let _ = writeln!(g.out, "{FROUND}");
     }
@@ -270,11 +276,11 @@ fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Result<()> {
             let f = match op {
                 UnaryOp::Sqrt => "sqrt",
                 UnaryOp::Abs => "abs",
-                UnaryOp::Sin => "sin",
-                UnaryOp::Cos => "cos",
-                UnaryOp::Tan => "tan",
-                UnaryOp::Exp => "exp",
-                UnaryOp::Log => "log",
+                UnaryOp::Sin => "gt_sin",
+                UnaryOp::Cos => "gt_cos",
+                UnaryOp::Tan => "gt_tan",
+                UnaryOp::Exp => "gt_exp",
+                UnaryOp::Log => "gt_log",
             };
             each(body, format!("{f}({a})"));
         }

@@ -1,0 +1,85 @@
+// Runs in headless Chromium: every operation on the WebGPU device against the CPU device.
+// Results land in window.__results for tests/browser/webgpu.test.js.
+import * as gt from '../../dist/web/index.js';
+
+const E = gt.GPUTableEvaluator;
+const f32 = (values, size = 1) => E.fromArray(new Float32Array(values), {size});
+const random = n => {
+  let s = 12345;
+  return Array.from({length: n}, () => {
+    s ^= s << 13; s ^= s >>> 17; s ^= s << 5;
+    return ((s >>> 0) % 2001 - 1000) / 8;
+  });
+};
+
+// [name, build(), tolerance]: 0 = equal values (NaN equal to NaN), else relative.
+const cases = () => [
+  ['add api example', () => gt.add(f32([1, 2, 3, 4, 5, 6], 3), [10, 20, 30], 1), 0],
+  ['lane broadcasting', () => gt.add(f32(random(300), 3), gt.cos(f32(random(200), 2))), 1e-5],
+  ['sint32 wrap and division', () => gt.divide(gt.add(E.fromArray(new Int32Array([2147483647, -7, 7, -2147483648])), E.fromArray(new Int32Array([1, 0, 0, 0]))), E.fromArray(new Int32Array([1, 2, 0, -1]))), 0],
+  ['uint8 narrowing', () => gt.add(E.fromArray(new Uint8Array([200, 255, 3])), E.fromArray(new Uint8Array([100, 1, 4]))), 0],
+  ['sint8 x uint8', () => gt.multiply(E.fromArray(new Int8Array([-128, 100, 3])), E.fromArray(new Uint8Array([255, 100, 4]))), 0],
+  ['division by zero lanes', () => gt.divide([6, 68, -14, 100], gt.sqrt(E.fromArray(new Int8Array([4, -9, 16, 25]), {size: 2}))), 1e-6],
+  ['sqrt', () => gt.sqrt(f32(random(1000).map(Math.abs))), 1e-6],
+  ['sin cos exp', () => gt.interleave(gt.sin(f32(random(500).map(v => v / 10))), gt.cos(f32(random(500).map(v => v / 10))), gt.exp(f32(random(500).map(v => v / 50)))), 1e-5],
+  ['log tan pow', () => gt.interleave(gt.log(f32(random(500).map(v => Math.abs(v) + 0.01))), gt.tan(f32(random(500).map(v => v / 200))), gt.pow(f32([2, 9, -8, 0, -2, 1.5]), f32([10, 0.5, 1 / 3, 0, 3, 2]))), 1e-5],
+  ['interleave swizzle select', () => gt.select(E.fromArray(new Uint8Array([1, 0, 1])), gt.swizzle(f32(random(9), 3), [2, 0, 1]), gt.interleave(f32([1, 2, 3]), E.fromArray(new Int8Array([-1, -2, -3])), 7)), 0],
+  ['dot length', () => gt.interleave(gt.dot(f32(random(300), 3), f32(random(300).reverse(), 3)), gt.length(f32(random(300), 3))), 1e-5],
+  ['equalAll', () => gt.equalAll(E.fromArray(new Uint32Array([16777217, 5, 3])), E.fromArray(new Int32Array([16777216, 5, -3]))), 0],
+  ['gather with bad ids', () => gt.gather(E.fromArray(new Int32Array([99, 0, -1, 100, 5])), f32(random(200), 2)), 0],
+  ['sequence', () => gt.sequence(1000, 7, -3), 0],
+  ['segmentedMap', () => gt.segmentedMap(E.fromArray([0, 3, 3, 6, 10], {type: 'uint32'}), 12), 0],
+  ['fround', () => gt.fround(E.fromArray(new Float64Array([Math.PI, -0, 2 ** 24 + 1, Number.MAX_SAFE_INTEGER, 3.5e38, 1e-40, Infinity, NaN, 0.1]))), 0],
+  ['extent with NaN', () => gt.extent(f32([NaN, 1, 5, NaN, -2, NaN], 2)), 0],
+  ['extent with prologue', () => gt.extent(gt.multiply(f32(random(300000), 3), [2, -1, 0.5])), 0],
+  ['extent sint8', () => gt.extent(E.fromArray(new Int8Array([-5, 7, 100, -128]))), 0],
+  ['300k rows fused', () => gt.sqrt(gt.add(gt.multiply(f32(random(300000)), f32(random(300000))), 1000)), 1e-6],
+];
+
+function compare(actual, expected, tolerance) {
+  if (actual.constructor !== expected.constructor) return `type ${actual.constructor.name} vs ${expected.constructor.name}`;
+  if (actual.length !== expected.length) return `length ${actual.length} vs ${expected.length}`;
+  for (let i = 0; i < actual.length; i++) {
+    const [a, e] = [actual[i], expected[i]];
+    const same = a === e || (Number.isNaN(a) && Number.isNaN(e));
+    const close = tolerance > 0 && Number.isFinite(e) && Math.abs(a - e) <= tolerance * Math.max(Math.abs(e), 1e-30);
+    if (!same && !close) return `element ${i}: WebGPU ${a} vs CPU ${e}`;
+  }
+  return null;
+}
+
+async function run() {
+  await gt.init();
+  gt.backendRegistry.add(gt.webgpuBackend);
+  let device;
+  try {
+    device = await gt.createDevice({type: 'webgpu'});
+  } catch (error) {
+    return {error: `no WebGPU device: ${error.code} ${error.message}`};
+  }
+  const results = [];
+  const cpuCases = cases();
+  const gpuCases = cases();
+  for (let i = 0; i < cpuCases.length; i++) {
+    const [name, build, tolerance] = cpuCases[i];
+    try {
+      const expected = await build().readValue();
+      const evaluator = gpuCases[i][1]();
+      await evaluator.evaluate(device);
+      const actual = await evaluator.readValue();
+      results.push({name, problem: compare(actual, expected, tolerance)});
+    } catch (error) {
+      results.push({name, problem: `${error.code ?? error.name}: ${error.message}`});
+    }
+  }
+  const plan = gt.sqrt(gt.add(f32([1, 2]), 1)).explain(device);
+  let emptyExtent = null;
+  try {
+    await gt.extent(f32([], 2)).evaluate(device);
+  } catch (error) {
+    emptyExtent = error.code;
+  }
+  return {adapter: device.adapterName, limits: device.limits, results, plan, emptyExtent};
+}
+
+window.__results = await run().catch(error => ({error: String(error)}));
