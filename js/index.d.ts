@@ -55,10 +55,16 @@ export interface DeviceLimits {
   readonly maxRows: number;
   /** Largest single buffer in bytes. */
   readonly maxBufferSize: number;
+  /** WebGPU: largest storage binding in bytes (a larger column gives LIMIT_EXCEEDED). */
+  readonly maxStorageBufferBindingSize?: number;
+  /** WebGPU: workgroups per dispatch dimension. */
+  readonly maxComputeWorkgroupsPerDimension?: number;
 }
 
 export interface Device {
   readonly type: DeviceType;
+  /** WebGPU: the adapter's name, where the browser tells it. */
+  readonly adapterName?: string;
   readonly limits: DeviceLimits;
   readonly destroyed: boolean;
   destroy(): void;
@@ -148,9 +154,10 @@ export class GPUTableEvaluator<T extends DataType = DataType> {
   readonly isConstant: boolean;
   readonly evaluated: boolean;
 
-  /** Runs the computation on `device` (CPU when omitted); a second call does no work. */
+  /** Runs the computation on `device` (CPU when omitted; WebGPU runs fused kernels and reads
+   * the result back); a second call does no work. */
   evaluate(device?: Device): Promise<GPUVector<T>>;
-  /** Synchronous `evaluate()` for the CPU device. */
+  /** Synchronous `evaluate()` for the CPU device (`INVALID_ARGUMENT` on WebGPU). */
   evaluateSync(device?: Device): GPUVector<T>;
   /** Rows `startRow..endRow` (clamped), packed, as a typed array of this type. */
   readValue(startRow?: number, endRow?: number): Promise<TypedArrayFor<T>>;

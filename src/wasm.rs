@@ -8,10 +8,10 @@ use wasm_bindgen::prelude::*;
 use std::rc::Rc;
 
 use crate::column::ColumnData;
-use crate::gpu::GpuDevice;
 use crate::dtype::DType;
 use crate::error::GpuTableError;
 use crate::evaluator;
+use crate::gpu::GpuDevice;
 use crate::ir::{self, BinaryOp, NodeRef, UnaryOp};
 
 #[wasm_bindgen(start)]
@@ -124,7 +124,9 @@ impl Evaluator {
         wasm_bindgen_futures::future_to_promise(async move {
             node.check_alive().map_err(to_js)?;
             if node.output().is_none() {
-                crate::gpu::evaluate_async(&device, std::slice::from_ref(&node)).await.map_err(to_js)?;
+                crate::gpu::evaluate_async(&device, std::slice::from_ref(&node))
+                    .await
+                    .map_err(to_js)?;
             }
             Ok(JsValue::UNDEFINED)
         })
@@ -169,7 +171,10 @@ impl WebGpuDevice {
 pub fn create_webgpu_device() -> js_sys::Promise {
     wasm_bindgen_futures::future_to_promise(async move {
         let device = GpuDevice::new().await.map_err(to_js)?;
-        Ok(WebGpuDevice { inner: Rc::new(device) }.into())
+        Ok(WebGpuDevice {
+            inner: Rc::new(device),
+        }
+        .into())
     })
 }
 

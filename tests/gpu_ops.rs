@@ -533,12 +533,52 @@ fn explain_lists_kernels_and_dispatches() {
 
 #[test]
 fn transcendental_special_values_match_the_cpu() {
-    let special = f32s(&[0., -0., f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 1e-30, -1e-30, 88.7, 89., -104., -87., 1., -1.], 1);
+    let special = f32s(
+        &[
+            0.,
+            -0.,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            1e-30,
+            -1e-30,
+            88.7,
+            89.,
+            -104.,
+            -87.,
+            1.,
+            -1.,
+        ],
+        1,
+    );
     for op in [Sin, Cos, Tan, Exp, Log] {
         check(ir::unary(op, &special).unwrap(), Tolerance::Relative(1e-5));
     }
     // Arguments far from the origin (the reduction is exact enough up to 8192).
     let far: Vec<f32> = (0..1000).map(|i| (i as f32 - 500.0) * 16.37).collect();
-    check(ir::unary(Sin, &f32s(&far, 1)).unwrap(), Tolerance::Relative(1e-4));
-    check(ir::unary(Cos, &f32s(&far, 1)).unwrap(), Tolerance::Relative(1e-4));
+    check(
+        ir::unary(Sin, &f32s(&far, 1)).unwrap(),
+        Tolerance::Relative(1e-4),
+    );
+    check(
+        ir::unary(Cos, &f32s(&far, 1)).unwrap(),
+        Tolerance::Relative(1e-4),
+    );
+}
+
+#[test]
+fn columns_are_uploaded_once_and_freed_with_their_node() {
+    let d = gpu::GpuDevice::new_blocking();
+    let x = f32s(&floats(1000), 1);
+    for c in [1.0, 2.0, 3.0] {
+        let r = ir::binary(Add, &x, &lit(&[c])).unwrap();
+        gpu::evaluate(&d, std::slice::from_ref(&r)).unwrap();
+    }
+    // x once; each loop's literal was dropped with its graph and freed by the next call.
+    assert_eq!(d.resident_uploads(), 2);
+    x.destroy();
+    let y = f32s(&[1.], 1);
+    gpu::evaluate(&d, &[ir::unary(Sqrt, &y).unwrap()]).unwrap();
+    // Destroyed x and the dropped literals are gone; y is new.
+    assert_eq!(d.resident_uploads(), 1);
 }

@@ -127,7 +127,8 @@ fn start(region: &Region, params: Vec<u32>, out_class: Class) -> Result<(Gen, St
         leaf_slot: HashMap::new(),
     };
     let _ = writeln!(g.out, "{PRELUDE}");
-    let transcendental = |n: &NodeRef| matches!(n.op, Op::Unary(op) if !matches!(op, UnaryOp::Sqrt | UnaryOp::Abs));
+    let transcendental =
+        |n: &NodeRef| matches!(n.op, Op::Unary(op) if !matches!(op, UnaryOp::Sqrt | UnaryOp::Abs));
     if region.nodes.iter().any(transcendental) {
         let _ = writeln!(g.out, "{MATH}");
     }

@@ -2,7 +2,9 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::rc::Rc;
+use std::rc::{Rc, Weak};
+
+use crate::ir::{Node, NodeRef};
 
 use crate::error::{ErrorCode, GpuTableError, Result};
 
@@ -21,6 +23,9 @@ pub struct GpuDevice {
     pub adapter_name: String,
     pipelines: RefCell<HashMap<String, Rc<wgpu::ComputePipeline>>>,
     pool: RefCell<HashMap<(u64, wgpu::BufferUsages), Vec<wgpu::Buffer>>>,
+    /// Columns already on the device, by node: a node's data never changes, so each is
+    /// uploaded once and stays while its node lives (the table-on-the-GPU model).
+    uploads: RefCell<HashMap<u64, (Weak<Node>, wgpu::Buffer)>>,
     lost: Rc<RefCell<Option<String>>>,
 }
 
@@ -59,8 +64,16 @@ impl GpuDevice {
             queue,
             pipelines: RefCell::new(HashMap::new()),
             pool: RefCell::new(HashMap::new()),
+            uploads: RefCell::new(HashMap::new()),
             lost,
         })
+    }
+
+    /// `new`, blocking (native only).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn new_blocking() -> GpuDevice {
+        pollster::block_on(GpuDevice::new())
+            .expect("a WebGPU adapter (install mesa-vulkan-drivers for lavapipe)")
     }
 
     pub fn check_alive(&self) -> Result<()> {
@@ -154,6 +167,39 @@ impl GpuDevice {
             .borrow_mut()
             .insert(source.to_string(), pipeline.clone());
         Ok(pipeline)
+    }
+
+    /// The device copy of `node`'s data, if it was uploaded before.
+    pub fn uploaded(&self, node: &NodeRef) -> Option<wgpu::Buffer> {
+        self.uploads
+            .borrow()
+            .get(&node.id)
+            .map(|(_, buffer)| buffer.clone())
+    }
+
+    pub fn remember_upload(&self, node: &NodeRef, buffer: wgpu::Buffer) {
+        self.uploads
+            .borrow_mut()
+            .insert(node.id, (Rc::downgrade(node), buffer));
+    }
+
+    /// Frees the uploads of nodes that were dropped or destroyed.
+    pub fn prune_uploads(&self) {
+        let mut uploads = self.uploads.borrow_mut();
+        let dead: Vec<u64> = uploads
+            .iter()
+            .filter(|(_, (node, _))| node.upgrade().is_none_or(|n| n.is_destroyed()))
+            .map(|(id, _)| *id)
+            .collect();
+        for id in dead {
+            if let Some((_, buffer)) = uploads.remove(&id) {
+                self.give_buffer(buffer);
+            }
+        }
+    }
+
+    pub fn resident_uploads(&self) -> usize {
+        self.uploads.borrow().len()
     }
 
     pub fn cached_pipelines(&self) -> usize {

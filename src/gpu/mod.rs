@@ -31,11 +31,16 @@ pub fn evaluate(device: &GpuDevice, roots: &[NodeRef]) -> Result<()> {
 /// `evaluate`, for the browser's event loop.
 pub async fn evaluate_async(device: &GpuDevice, roots: &[NodeRef]) -> Result<()> {
     device.check_alive()?;
+    device.prune_uploads();
     let plan = plan(roots, Fusion::On)?;
     let mut resident: HashMap<u64, wgpu::Buffer> = HashMap::new();
     let result = run_plan(device, &plan.regions, roots, &mut resident).await;
-    for (_, buffer) in resident {
-        device.give_buffer(buffer);
+    // Region outputs are this call's own; uploads stay on the device with their nodes.
+    let outputs: std::collections::HashSet<u64> = plan.regions.iter().map(|r| r.root.id).collect();
+    for (id, buffer) in resident {
+        if outputs.contains(&id) {
+            device.give_buffer(buffer);
+        }
     }
     result
 }
@@ -87,7 +92,15 @@ async fn run_plan(
                         format!("t{} has no data to upload", leaf.id),
                     )
                 })?;
-                slot.insert(upload(device, &column, leaf)?);
+                let buffer = match device.uploaded(leaf) {
+                    Some(buffer) => buffer,
+                    None => {
+                        let buffer = upload(device, &column, leaf)?;
+                        device.remember_upload(leaf, buffer.clone());
+                        buffer
+                    }
+                };
+                slot.insert(buffer);
             }
         }
         for node in region.nodes.iter().filter(|n| n.op == Op::SegmentedMap) {
