@@ -48,7 +48,11 @@ pub async fn evaluate_async(device: &GpuDevice, roots: &[NodeRef]) -> Result<()>
 /// The passes `root` runs on `device`: the shared plan, then each pass's dispatches.
 pub fn explain(device: &GpuDevice, root: &NodeRef) -> Result<String> {
     let plan = plan_with(std::slice::from_ref(root), Fusion::On, true)?;
-    let mut text = plan.describe(&format!("webgpu ({})", device.adapter_name));
+    let backend = match device.adapter_name.as_str() {
+        "" => "webgpu".to_string(),
+        name => format!("webgpu ({name})"),
+    };
+    let mut text = plan.describe(&backend);
     let mut dispatches = 0;
     for (index, region) in plan.regions.iter().enumerate() {
         let rows = region.rows();
