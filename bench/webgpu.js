@@ -1,31 +1,10 @@
 // `npm run bench:webgpu`: the WebGPU workloads in headless Chromium (SwiftShader here; a real
 // adapter where the browser has one), gputable vs @tensorflow/tfjs-backend-webgpu.
-import {createServer} from 'node:http';
-import {readFile} from 'node:fs/promises';
-import {extname, join, normalize} from 'node:path';
-import {chromium} from 'playwright-core';
+import {launchChromium, serveCheckout} from '../scripts/browser.js';
 
-const root = new URL('..', import.meta.url).pathname;
-const types = {'.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.json': 'application/json'};
 const rows = process.env.BENCH_GPU_ROWS ?? '1000000';
-
-const server = createServer(async (request, response) => {
-  const file = join(root, normalize(decodeURIComponent(new URL(request.url, 'http://x').pathname)));
-  let body;
-  try {
-    body = await readFile(file);
-  } catch {
-    response.writeHead(404).end();
-    return;
-  }
-  response.writeHead(200, {'content-type': types[extname(file)] ?? 'application/octet-stream'}).end(body);
-});
-await new Promise(resolve => server.listen(0, '127.0.0.1', resolve));
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-  args: ['--no-sandbox', '--enable-unsafe-webgpu', '--disable-background-networking', '--disable-component-update',
-    '--disable-sync', '--disable-quic', '--no-first-run']
-});
+const server = await serveCheckout();
+const browser = await launchChromium();
 try {
   const page = await browser.newPage();
   await page.goto(`http://127.0.0.1:${server.address().port}/bench/webgpu.html?rows=${rows}`);

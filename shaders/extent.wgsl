@@ -2,6 +2,7 @@
 // codegen.rs fills the #...# markers: the fused elementwise prologue computing `vin` for
 // `row`, the lane count, the element type (f32, i32 or u32), and the helper functions
 // lo_identity, hi_identity, is_nan_value and nan_or_zero.
+// Sections: shared helpers, the first pass, then the second (split on marker comments).
 // Parameters: 0 rows, 1 workgroups of the first pass, 2 zero.
 
 #IDENTITIES#
@@ -23,6 +24,7 @@ fn reduce_shared(t: u32) {
     workgroupBarrier();
 }
 
+// PARTIALS
 @compute @workgroup_size(256)
 fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
     var lo: array<#T#, #LANES#>;
@@ -50,25 +52,6 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
     }
 }
 // FINAL
-
-#IDENTITIES#
-
-var<workgroup> shared_lo: array<#T#, 256>;
-var<workgroup> shared_hi: array<#T#, 256>;
-
-fn reduce_shared(t: u32) {
-    for (var stride = 128u; stride > 0u; stride = stride >> 1u) {
-        workgroupBarrier();
-        if (t < stride) {
-            let a = shared_lo[t + stride];
-            let b = shared_hi[t + stride];
-            if (a < shared_lo[t]) { shared_lo[t] = a; }
-            if (b > shared_hi[t]) { shared_hi[t] = b; }
-        }
-    }
-    workgroupBarrier();
-}
-
 // Parameter 1: partial groups to fold.
 @compute @workgroup_size(256)
 fn main(@builtin(local_invocation_id) lid: vec3<u32>) {

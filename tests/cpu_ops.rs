@@ -367,17 +367,7 @@ fn segmented_map_annotates_vertices() {
 
 #[test]
 fn segmented_map_over_1600_generated_segments() {
-    let mut rng = Rng(42);
-    let mut starts = vec![0u32];
-    for _ in 1..1600 {
-        // A quarter of the segments are empty.
-        let len = if rng.below(4) == 0 {
-            0
-        } else {
-            rng.below(40) as u32
-        };
-        starts.push(starts.last().unwrap() + len);
-    }
+    let starts = generated_segments(&mut Rng(42));
     let vertex_count = starts.last().unwrap() + 17;
     let r = ir::segmented_map(&u32s(&starts, 1), vertex_count as f64).unwrap();
     assert_eq!(read_u32(&r), naive_segmented_map(&starts, vertex_count));

@@ -292,16 +292,7 @@ fn gather_sequence_and_segmented_map() {
         ir::sequence(3., i32::MAX as f64, 1.).unwrap(),
         Tolerance::Exact,
     );
-    let mut rng = Rng(42);
-    let mut starts = vec![0u32];
-    for _ in 1..1600 {
-        let len = if rng.below(4) == 0 {
-            0
-        } else {
-            rng.below(40) as u32
-        };
-        starts.push(starts.last().unwrap() + len);
-    }
+    let starts = generated_segments(&mut Rng(42));
     let count = starts.last().unwrap() + 17;
     check(
         ir::segmented_map(&u32s(&starts, 1), count as f64).unwrap(),

@@ -217,13 +217,22 @@ pub fn extent_partials_kernel(region: &Region, rows: u32, groups: u32) -> Result
         .replace("#LANES#", &input.meta.size.to_string())
         .replace("#T#", wgsl_type(class))
         .replace("#IDENTITIES#", identities(class));
-    let _ = writeln!(g.out, "{}", source.split("// FINAL").next().unwrap_or(""));
+    let _ = writeln!(
+        g.out,
+        "{}",
+        source
+            .split("// FINAL")
+            .next()
+            .unwrap_or("")
+            .replace("// PARTIALS", "")
+    );
     Ok(finish(g, region))
 }
 
 /// Second `extent` pass: one workgroup folds the partial `[min, max]` of `groups` groups.
 pub fn extent_final_source(class: Class, lanes: u32) -> String {
-    let template = EXTENT.split("// FINAL").nth(1).unwrap_or("");
+    let common = EXTENT.split("// PARTIALS").next().unwrap_or("");
+    let template = format!("{common}{}", EXTENT.split("// FINAL").nth(1).unwrap_or(""));
     let source = format!("{PRELUDE}\n@group(0) @binding(1) var<storage, read_write> out: array<#T#>;\n@group(0) @binding(2) var<storage, read> partials: array<#T#>;\n{template}");
     source
         .replace("#LANES#", &lanes.to_string())

@@ -2,36 +2,11 @@
 // system Chromium. No adapter is a failure, not a skip.
 import {test} from 'node:test';
 import assert from 'node:assert/strict';
-import {createServer} from 'node:http';
-import {readFile} from 'node:fs/promises';
-import {extname, join, normalize} from 'node:path';
-import {chromium} from 'playwright-core';
-
-const root = new URL('../..', import.meta.url).pathname;
-const types = {'.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm'};
-
-function serve() {
-  const server = createServer(async (request, response) => {
-    const file = join(root, normalize(decodeURIComponent(new URL(request.url, 'http://x').pathname)));
-    let body;
-    try {
-      body = await readFile(file);
-    } catch {
-      response.writeHead(404).end();
-      return;
-    }
-    response.writeHead(200, {'content-type': types[extname(file)] ?? 'application/octet-stream'}).end(body);
-  });
-  return new Promise(resolve => server.listen(0, '127.0.0.1', () => resolve(server)));
-}
+import {launchChromium, serveCheckout} from '../../scripts/browser.js';
 
 test('every op on WebGPU in headless Chromium matches the CPU device', {timeout: 240_000}, async () => {
-  const server = await serve();
-  const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-    args: ['--no-sandbox', '--enable-unsafe-webgpu', '--disable-background-networking', '--disable-component-update',
-      '--disable-sync', '--disable-quic', '--no-first-run']
-  });
+  const server = await serveCheckout();
+  const browser = await launchChromium();
   try {
     const page = await browser.newPage();
     const errors = [];

@@ -249,3 +249,17 @@ pub fn random_graph(rng: &mut Rng, transcendental: bool) -> Vec<NodeRef> {
         .cloned()
         .collect()
 }
+
+/// 1,600 segment starts with random lengths, a quarter of them empty.
+pub fn generated_segments(rng: &mut Rng) -> Vec<u32> {
+    let mut starts = vec![0u32];
+    for _ in 1..1600 {
+        let len = if rng.below(4) == 0 {
+            0
+        } else {
+            rng.below(40) as u32
+        };
+        starts.push(starts.last().unwrap() + len);
+    }
+    starts
+}

@@ -1,0 +1,40 @@
+// Shared by the demo server, the browser tests and the WebGPU benchmark: a static server
+// for the checkout and headless Chromium with WebGPU (the system's, via playwright-core).
+import {createServer} from 'node:http';
+import {readFile} from 'node:fs/promises';
+import {extname, join, normalize} from 'node:path';
+
+export const checkoutRoot = new URL('..', import.meta.url).pathname;
+
+const TYPES = {'.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm', '.json': 'application/json'};
+
+/** Serves the checkout on 127.0.0.1 (`port` 0: any free port); resolves to the server. */
+export function serveCheckout(port = 0) {
+  const server = createServer(async (request, response) => {
+    const path = normalize(decodeURIComponent(new URL(request.url, 'http://x').pathname));
+    const file = join(checkoutRoot, path.endsWith('/') ? `${path}index.html` : path);
+    if (!file.startsWith(checkoutRoot)) {
+      response.writeHead(403).end();
+      return;
+    }
+    let body;
+    try {
+      body = await readFile(file);
+    } catch {
+      response.writeHead(404).end('not found');
+      return;
+    }
+    response.writeHead(200, {'content-type': TYPES[extname(file)] ?? 'application/octet-stream'}).end(body);
+  });
+  return new Promise(resolve => server.listen(port, '127.0.0.1', () => resolve(server)));
+}
+
+/** Headless Chromium with WebGPU enabled (SwiftShader where there is no GPU). */
+export async function launchChromium() {
+  const {chromium} = await import('playwright-core');
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+    args: ['--no-sandbox', '--enable-unsafe-webgpu', '--disable-background-networking', '--disable-component-update',
+      '--disable-sync', '--disable-quic', '--no-first-run']
+  });
+}
