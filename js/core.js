@@ -416,6 +416,7 @@ class CPUDevice {
     this.limits = Object.freeze({maxRows: 0xffffffff, maxBufferSize: 2 ** 31});
     this.destroyed = false;
   }
+  /** Evaluating on this device afterwards is `DESTROYED`. */
   destroy() {
     this.destroyed = true;
   }
@@ -442,7 +443,9 @@ class WebGPUDevice {
     });
     this.destroyed = false;
   }
+  /** Frees the device's buffers and pipelines; evaluating on it afterwards is `DESTROYED`. */
   destroy() {
+    if (!this.destroyed) this._handle.destroy();
     this.destroyed = true;
   }
 }

@@ -160,6 +160,11 @@ impl WebGpuDevice {
     pub fn max_buffer_size(&self) -> f64 {
         self.inner.limits.max_buffer_size as f64
     }
+    /// Releases the device's buffers and pipelines; later use is `DEVICE_LOST`.
+    pub fn destroy(&self) {
+        self.inner.destroy();
+    }
+
     #[wasm_bindgen(getter, js_name = maxComputeWorkgroupsPerDimension)]
     pub fn max_compute_workgroups_per_dimension(&self) -> u32 {
         self.inner.limits.max_compute_workgroups_per_dimension

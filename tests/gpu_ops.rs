@@ -573,3 +573,29 @@ fn columns_are_uploaded_once_and_freed_with_their_node() {
     // Destroyed x and the dropped literals are gone; y is new.
     assert_eq!(d.resident_uploads(), 1);
 }
+
+#[test]
+fn a_column_larger_than_one_binding_is_limit_exceeded() {
+    let mut d = gpu::GpuDevice::new_blocking();
+    d.cap_binding_size(1024);
+    let big = ir::binary(Add, &f32s(&floats(300), 1), &lit(&[1.])).unwrap();
+    let error = gpu::evaluate(&d, &[big]).unwrap_err();
+    assert_eq!(error.code, ErrorCode::LimitExceeded);
+    assert!(
+        error.message.contains("maxStorageBufferBindingSize"),
+        "{}",
+        error.message
+    );
+    let small = ir::binary(Add, &f32s(&floats(200), 1), &lit(&[1.])).unwrap();
+    gpu::evaluate(&d, &[small]).unwrap();
+}
+
+#[test]
+fn a_destroyed_device_reports_device_lost() {
+    let d = gpu::GpuDevice::new_blocking();
+    let r = ir::unary(Sqrt, &f32s(&[4.], 1)).unwrap();
+    gpu::evaluate(&d, std::slice::from_ref(&r)).unwrap();
+    d.destroy();
+    let again = ir::unary(Sqrt, &f32s(&[9.], 1)).unwrap();
+    assert_eq!(code(gpu::evaluate(&d, &[again])), ErrorCode::DeviceLost);
+}

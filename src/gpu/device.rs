@@ -3,6 +3,7 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::{Rc, Weak};
+use std::sync::{Arc, Mutex};
 
 use crate::ir::{Node, NodeRef};
 
@@ -26,7 +27,8 @@ pub struct GpuDevice {
     /// Columns already on the device, by node: a node's data never changes, so each is
     /// uploaded once and stays while its node lives (the table-on-the-GPU model).
     uploads: RefCell<HashMap<u64, (Weak<Node>, wgpu::Buffer)>>,
-    lost: Rc<RefCell<Option<String>>>,
+    /// Why the device was lost (set by wgpu's callback, which may run on another thread).
+    lost: Arc<Mutex<Option<String>>>,
 }
 
 fn unavailable(message: impl Into<String>) -> GpuTableError {
@@ -52,7 +54,16 @@ impl GpuDevice {
             .await
             .map_err(|e| unavailable(format!("the WebGPU adapter refused a device: {e}")))?;
         let l = device.limits();
-        let lost = Rc::new(RefCell::new(None));
+        let lost = Arc::new(Mutex::new(None));
+        let on_lost = lost.clone();
+        device.set_device_lost_callback(move |reason, message| {
+            let mut lost = on_lost
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            *lost = Some(format!(
+                "the WebGPU device was lost ({reason:?}): {message}"
+            ));
+        });
         Ok(GpuDevice {
             limits: GpuLimits {
                 max_storage_buffer_binding_size: l.max_storage_buffer_binding_size,
@@ -77,10 +88,34 @@ impl GpuDevice {
     }
 
     pub fn check_alive(&self) -> Result<()> {
-        match self.lost.borrow().as_ref() {
+        let lost = self
+            .lost
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        match lost.as_ref() {
             Some(reason) => Err(GpuTableError::new(ErrorCode::DeviceLost, reason.clone())),
             None => Ok(()),
         }
+    }
+
+    /// Frees every buffer and pipeline and destroys the device; any later use of it is
+    /// `DEVICE_LOST`.
+    pub fn destroy(&self) {
+        self.pool.borrow_mut().clear();
+        self.uploads.borrow_mut().clear();
+        self.pipelines.borrow_mut().clear();
+        self.device.destroy();
+        let mut lost = self
+            .lost
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        lost.get_or_insert_with(|| "the WebGPU device was destroyed".to_string());
+    }
+
+    /// Lowers the binding limit this device enforces (to test `LIMIT_EXCEEDED` cheaply).
+    pub fn cap_binding_size(&mut self, bytes: u64) {
+        self.limits.max_storage_buffer_binding_size =
+            self.limits.max_storage_buffer_binding_size.min(bytes);
     }
 
     /// Fails with `LIMIT_EXCEEDED`, naming the limit, if `bytes` cannot be one binding.

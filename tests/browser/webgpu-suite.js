@@ -79,7 +79,14 @@ async function run() {
   } catch (error) {
     emptyExtent = error.code;
   }
-  return {adapter: device.adapterName, limits: device.limits, results, plan, emptyExtent};
+  device.destroy();
+  let afterDestroy = null;
+  try {
+    await gt.add(f32([1]), 1).evaluate(device);
+  } catch (error) {
+    afterDestroy = error.code;
+  }
+  return {adapter: device.adapterName, limits: device.limits, results, plan, emptyExtent, afterDestroy};
 }
 
 window.__results = await run().catch(error => ({error: String(error)}));

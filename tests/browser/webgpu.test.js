@@ -23,6 +23,7 @@ test('every op on WebGPU in headless Chromium matches the CPU device', {timeout:
     assert.match(report.plan, /^plan on webgpu[ :]/);
     assert.match(report.plan, /1 dispatch in all/);
     assert.equal(report.emptyExtent, 'EMPTY_INPUT');
+    assert.equal(report.afterDestroy, 'DESTROYED');
     assert.ok(report.limits.maxStorageBufferBindingSize > 0);
   } finally {
     await browser.close();
