@@ -1,0 +1,91 @@
+//! `npm run bench` (native part): W1, W2, W4, W5 on the WebGPU backend over Vulkan (lavapipe
+//! on machines without a GPU) next to the CPU backend, in one process. Prints a table.
+
+use std::time::Instant;
+
+use gputable::column::ColumnData;
+use gputable::evaluator::evaluate;
+use gputable::gpu::{self, GpuDevice};
+use gputable::ir::{self, BinaryOp, NodeRef, UnaryOp};
+
+fn random(n: usize, seed: u32) -> Vec<f32> {
+    let mut s = seed;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 17;
+            s ^= s << 5;
+            (s as f32 / u32::MAX as f32) * 200.0 - 100.0
+        })
+        .collect()
+}
+
+fn source(values: Vec<f32>, size: u32) -> NodeRef {
+    ir::source(ColumnData::F32(values), size, false).expect("valid source")
+}
+
+fn constant(values: &[f32]) -> NodeRef {
+    ir::source(ColumnData::F32(values.to_vec()), values.len() as u32, true).expect("valid constant")
+}
+
+/// Median ms of `run` after two warm-up runs.
+fn median(mut run: impl FnMut()) -> f64 {
+    run();
+    run();
+    let mut samples: Vec<f64> = (0..7)
+        .map(|_| {
+            let t = Instant::now();
+            run();
+            t.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    samples.sort_by(f64::total_cmp);
+    samples[samples.len() / 2]
+}
+
+fn main() {
+    let rows: usize = std::env::var("BENCH_GPU_ROWS").ok().and_then(|v| v.parse().ok()).unwrap_or(1_000_000);
+    let device = GpuDevice::new_blocking();
+    let xyz = source(random(3 * rows, 1), 3);
+    let x = source(random(rows, 2), 1);
+    let y = source(random(rows, 3), 1);
+    type Build = Box<dyn Fn() -> NodeRef>;
+    let workloads: Vec<(&str, usize, Build)> = vec![
+        ("W1 add(xyz, [10,20,30], 1)", 24, {
+            let xyz = xyz.clone();
+            Box::new(move || ir::fold_binary(BinaryOp::Add, &[xyz.clone(), constant(&[10., 20., 30.]), constant(&[1.])]).unwrap())
+        }),
+        ("W2 sqrt(x*x + y*y)", 12, {
+            let (x, y) = (x.clone(), y.clone());
+            Box::new(move || {
+                let xx = ir::binary(BinaryOp::Multiply, &x, &x).unwrap();
+                let yy = ir::binary(BinaryOp::Multiply, &y, &y).unwrap();
+                ir::unary(UnaryOp::Sqrt, &ir::binary(BinaryOp::Add, &xx, &yy).unwrap()).unwrap()
+            })
+        }),
+        ("W4 extent(xyz)", 12, {
+            let xyz = xyz.clone();
+            Box::new(move || ir::extent(&xyz).unwrap())
+        }),
+        ("W5 sin(x)", 8, {
+            let x = x.clone();
+            Box::new(move || ir::unary(UnaryOp::Sin, &x).unwrap())
+        }),
+    ];
+    println!("# gputable WebGPU benchmark, native: {} ({rows} rows)", device.adapter_name);
+    println!("median ms of evaluate + readback on the device; the native CPU backend beside it\n");
+    println!("| workload | webgpu ms | dispatches | cpu (native) ms | GB/s webgpu |");
+    println!("|---|---|---|---|---|");
+    for (name, bytes_per_row, build) in &workloads {
+        let dispatches = gpu::explain(&device, &build()).expect("plans").trim().lines().last().unwrap_or("").replace(" in all", "");
+        let gpu_ms = median(|| {
+            let r = build();
+            gpu::evaluate(&device, std::slice::from_ref(&r)).expect("evaluates");
+        });
+        let cpu_ms = median(|| {
+            evaluate(&build()).expect("evaluates");
+        });
+        let gbps = (*bytes_per_row * rows) as f64 / gpu_ms / 1e6;
+        println!("| {name} | {gpu_ms:.1} | {dispatches} | {cpu_ms:.1} | {gbps:.2} |");
+    }
+}
