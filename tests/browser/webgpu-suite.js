@@ -48,6 +48,72 @@ function compare(actual, expected, tolerance) {
   return null;
 }
 
+// Random graphs over random typed sources, built identically twice (CPU and WebGPU).
+function randomGraphs(count, seed) {
+  let s = seed;
+  const next = () => {
+    s ^= s << 13; s ^= s >>> 17; s ^= s << 5;
+    return s >>> 0;
+  };
+  const below = n => next() % n;
+  const types = ['uint8', 'sint8', 'uint16', 'sint16', 'uint32', 'sint32', 'float32'];
+  const graphs = [];
+  for (let g = 0; g < count; g++) {
+    const graphSeed = next();
+    graphs.push(() => {
+      s = graphSeed;
+      const lengths = [1, 7, 300, 1000];
+      const sources = Array.from({length: 2 + below(3)}, () => {
+        const type = types[below(7)];
+        const size = 1 + below(3);
+        if (below(5) === 0) return E.fromConstant(Array.from({length: size}, () => below(50)), type);
+        const rows = lengths[below(4)];
+        const values = Array.from({length: rows * size}, () => (type === 'float32' ? (below(2001) - 1000) / 8 : below(100000) - (type[0] === 's' ? 50000 : 0)));
+        return E.fromArray(values, {type, size});
+      });
+      const nodes = [...sources];
+      const pick = () => nodes[below(nodes.length)];
+      for (let k = 0; k < 2 + below(6); k++) {
+        const [a, b, c] = [pick(), pick(), pick()];
+        const ops = [
+          () => [gt.add, gt.subtract, gt.multiply, gt.divide][below(4)](a, b),
+          () => (below(2) ? gt.abs(a) : gt.sqrt(a)),
+          () => gt.interleave(a, b),
+          () => gt.swizzle(a, Array.from({length: 1 + below(3)}, () => below(a.size))),
+          () => gt.select(a, b, c),
+          () => gt.dot(a, b),
+          () => gt.length(a),
+          () => gt.equalAll(a, b),
+          () => gt.gather(gt.swizzle(a, [0]), b),
+          () => gt.extent(a)
+        ];
+        try {
+          nodes.push(ops[below(ops.length)]());
+        } catch {
+          // An invalid combination (e.g. dot of different sizes): the builders refused it.
+        }
+      }
+      return nodes[nodes.length - 1];
+    });
+  }
+  return graphs;
+}
+
+// Values equal, or within 1e-4 of the column's largest magnitude; NaN on the CPU is
+// skipped (WGSL lets compilers fold x - x to 0 for NaN x), as in the native suite.
+function compareScaled(actual, expected) {
+  if (actual.constructor !== expected.constructor) return `type ${actual.constructor.name} vs ${expected.constructor.name}`;
+  if (actual.length !== expected.length) return `length ${actual.length} vs ${expected.length}`;
+  let scale = 1;
+  for (const e of expected) if (Number.isFinite(e)) scale = Math.max(scale, Math.abs(e));
+  for (let i = 0; i < actual.length; i++) {
+    const [a, e] = [actual[i], expected[i]];
+    if (Number.isNaN(e)) continue;
+    if (!Number.isFinite(e) ? a !== e : Math.abs(a - e) > 1e-4 * scale) return `element ${i}: WebGPU ${a} vs CPU ${e}`;
+  }
+  return null;
+}
+
 async function run() {
   await gt.init();
   gt.backendRegistry.add(gt.webgpuBackend);
@@ -72,6 +138,25 @@ async function run() {
       results.push({name, problem: `${error.code ?? error.name}: ${error.message}`});
     }
   }
+  const graphs = randomGraphs(60, 0x5eed);
+  let randomChecked = 0;
+  for (const [i, build] of graphs.entries()) {
+    let expected;
+    try {
+      expected = await build().readValue();
+    } catch (error) {
+      continue; // e.g. EMPTY_INPUT or bad segments: the same error is tested elsewhere
+    }
+    try {
+      const evaluator = build();
+      await evaluator.evaluate(device);
+      const problem = compareScaled(await evaluator.readValue(), expected);
+      if (problem) results.push({name: `random graph ${i}`, problem});
+      randomChecked++;
+    } catch (error) {
+      results.push({name: `random graph ${i}`, problem: `${error.code ?? error.name}: ${error.message}`});
+    }
+  }
   const plan = gt.sqrt(gt.add(f32([1, 2]), 1)).explain(device);
   let emptyExtent = null;
   try {
@@ -86,7 +171,7 @@ async function run() {
   } catch (error) {
     afterDestroy = error.code;
   }
-  return {adapter: device.adapterName, limits: device.limits, results, plan, emptyExtent, afterDestroy};
+  return {adapter: device.adapterName, limits: device.limits, results, plan, emptyExtent, afterDestroy, randomChecked};
 }
 
 window.__results = await run().catch(error => ({error: String(error)}));

@@ -20,6 +20,7 @@ test('every op on WebGPU in headless Chromium matches the CPU device', {timeout:
     const failed = report.results.filter(r => r.problem);
     assert.deepEqual(failed, [], JSON.stringify(failed, null, 1));
     assert.ok(report.results.length >= 20, `only ${report.results.length} cases ran`);
+    assert.ok(report.randomChecked >= 40, `only ${report.randomChecked} random graphs compared`);
     assert.match(report.plan, /^plan on webgpu[ :]/);
     assert.match(report.plan, /1 dispatch in all/);
     assert.equal(report.emptyExtent, 'EMPTY_INPUT');
