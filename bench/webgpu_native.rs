@@ -44,7 +44,10 @@ fn median(mut run: impl FnMut()) -> f64 {
 }
 
 fn main() {
-    let rows: usize = std::env::var("BENCH_GPU_ROWS").ok().and_then(|v| v.parse().ok()).unwrap_or(1_000_000);
+    let rows: usize = std::env::var("BENCH_GPU_ROWS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1_000_000);
     let device = GpuDevice::new_blocking();
     let xyz = source(random(3 * rows, 1), 3);
     let x = source(random(rows, 2), 1);
@@ -53,7 +56,13 @@ fn main() {
     let workloads: Vec<(&str, usize, Build)> = vec![
         ("W1 add(xyz, [10,20,30], 1)", 24, {
             let xyz = xyz.clone();
-            Box::new(move || ir::fold_binary(BinaryOp::Add, &[xyz.clone(), constant(&[10., 20., 30.]), constant(&[1.])]).unwrap())
+            Box::new(move || {
+                ir::fold_binary(
+                    BinaryOp::Add,
+                    &[xyz.clone(), constant(&[10., 20., 30.]), constant(&[1.])],
+                )
+                .unwrap()
+            })
         }),
         ("W2 sqrt(x*x + y*y)", 12, {
             let (x, y) = (x.clone(), y.clone());
@@ -72,12 +81,21 @@ fn main() {
             Box::new(move || ir::unary(UnaryOp::Sin, &x).unwrap())
         }),
     ];
-    println!("# gputable WebGPU benchmark, native: {} ({rows} rows)", device.adapter_name);
+    println!(
+        "# gputable WebGPU benchmark, native: {} ({rows} rows)",
+        device.adapter_name
+    );
     println!("median ms of evaluate + readback on the device; the native CPU backend beside it\n");
     println!("| workload | webgpu ms | dispatches | cpu (native) ms | GB/s webgpu |");
     println!("|---|---|---|---|---|");
     for (name, bytes_per_row, build) in &workloads {
-        let dispatches = gpu::explain(&device, &build()).expect("plans").trim().lines().last().unwrap_or("").replace(" in all", "");
+        let dispatches = gpu::explain(&device, &build())
+            .expect("plans")
+            .trim()
+            .lines()
+            .last()
+            .unwrap_or("")
+            .replace(" in all", "");
         let gpu_ms = median(|| {
             let r = build();
             gpu::evaluate(&device, std::slice::from_ref(&r)).expect("evaluates");

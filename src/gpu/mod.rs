@@ -7,6 +7,7 @@ pub mod codegen;
 mod device;
 mod oneshot;
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use crate::column::{Column, ColumnData, Elem};
@@ -142,20 +143,35 @@ fn device_bytes(node: &NodeRef) -> u64 {
 fn upload(device: &GpuDevice, column: &Column, node: &NodeRef) -> Result<wgpu::Buffer> {
     let bytes = device_bytes(node);
     device.check_binding(bytes, &format!("input t{}", node.id))?;
-    fn widen<T: Elem>(values: &[T], to_word: impl Fn(T) -> u32) -> Vec<u8> {
-        values
-            .iter()
-            .flat_map(|v| to_word(*v).to_le_bytes())
-            .collect()
+    fn widen<T: Elem>(values: &[T], to_word: impl Fn(T) -> u32) -> Cow<'_, [u8]> {
+        Cow::Owned(
+            values
+                .iter()
+                .flat_map(|v| to_word(*v).to_le_bytes())
+                .collect(),
+        )
+    }
+    // 32-bit columns already have the device layout: borrowed, not copied.
+    fn words<T: Elem>(values: &[T]) -> Cow<'_, [u8]> {
+        const {
+            assert!(
+                cfg!(target_endian = "little"),
+                "device buffers are little-endian"
+            )
+        };
+        // SAFETY: T is a 4-byte plain number type; any initialized bytes of it are valid u8s.
+        Cow::Borrowed(unsafe {
+            std::slice::from_raw_parts(values.as_ptr() as *const u8, std::mem::size_of_val(values))
+        })
     }
     let data = match &column.data {
         ColumnData::U8(v) => widen(v, |x| x as u32),
         ColumnData::U16(v) => widen(v, |x| x as u32),
         ColumnData::I8(v) => widen(v, |x| x as i32 as u32),
         ColumnData::I16(v) => widen(v, |x| x as i32 as u32),
-        ColumnData::U32(v) => widen(v, |x| x),
-        ColumnData::I32(v) => widen(v, |x| x as u32),
-        ColumnData::F32(v) => widen(v, f32::to_bits),
+        ColumnData::U32(v) => words(v),
+        ColumnData::I32(v) => words(v),
+        ColumnData::F32(v) => words(v),
     };
     let buffer = device.take_buffer(bytes, STORAGE);
     if !data.is_empty() {
