@@ -166,7 +166,7 @@ fn start(region: &Region, params: Vec<u32>, out_class: Class) -> Result<(Gen, St
 
 fn finish(g: Gen, region: &Region) -> Kernel {
     let vec4s = g.params.len().div_ceil(4).max(1);
-    let source = g.out.replace("PARAM_VEC4S", &vec4s.to_string());
+    let source = unroll_lane_loops(&g.out.replace("PARAM_VEC4S", &vec4s.to_string()));
     Kernel {
         source,
         leaves: region.leaves.clone(),
@@ -418,6 +418,54 @@ fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Result<()> {
         let _ = writeln!(body, "    if (row >= param({slot}u)) {{ for (var l = 0u; l < {size}u; l++) {{ v{id}[l] = {}; }} }}", zero(class));
     }
     Ok(())
+}
+
+/// Rewrites `for (var l = 0u; l < Nu; l++) { body }` with N <= 4 as N blocks `{ let l = ku;
+/// body }`: with constant indices the per-node lane arrays stay in registers (software
+/// GPUs otherwise keep them in memory).
+fn unroll_lane_loops(source: &str) -> String {
+    const HEAD: &str = "for (var l = 0u; l < ";
+    let mut out = String::with_capacity(source.len());
+    let mut rest = source;
+    while let Some(at) = rest.find(HEAD) {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + HEAD.len()..];
+        let count: Option<u32> = after.split("u; l++) {").next().and_then(|n| n.parse().ok());
+        let open = after.find('{').map(|i| at + HEAD.len() + i);
+        let body = open.and_then(|open| matching_brace(rest, open).map(|close| (open, close)));
+        match (count, body) {
+            (Some(n), Some((open, close))) if n <= 4 => {
+                let inner = &rest[open + 1..close];
+                for k in 0..n {
+                    let _ = write!(out, "{{ let l = {k}u;{inner}}}");
+                }
+                rest = &rest[close + 1..];
+            }
+            _ => {
+                out.push_str(HEAD);
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+fn matching_brace(text: &str, open: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, c) in text[open..].char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(open + i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// Wraps a 32-bit result to an 8- or 16-bit type, as the CPU stores it.
