@@ -80,10 +80,6 @@ impl DType {
         self == DType::F32
     }
 
-    pub fn is_signed_int(self) -> bool {
-        self.class() == Class::I
-    }
-
     /// The type that represents every input: float wins; unsigned only gives `uint{max}`;
     /// signed with unsigned narrower than 32 bits gives `sint{max(s, 2u)}`; else float32.
     pub fn join(types: impl IntoIterator<Item = DType>) -> DType {

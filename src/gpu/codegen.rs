@@ -24,11 +24,10 @@ const MATH: &str = include_str!("../../shaders/math.wgsl");
 /// `gt_fround`: float64 word pairs to float32 high and low parts, without f64.
 const FROUND: &str = include_str!("../../shaders/fround.wgsl");
 
-/// What the host must bind and fill for a generated kernel.
+/// A generated kernel and its parameter words. Binding 0 holds the parameters, 1 the
+/// output, 2.. the region's leaves in order.
 pub struct Kernel {
     pub source: String,
-    /// Bindings 2.. hold these leaves, in order (binding 0: parameters, 1: output).
-    pub leaves: Vec<NodeRef>,
     pub params: Vec<u32>,
 }
 
@@ -164,12 +163,11 @@ fn start(region: &Region, params: Vec<u32>, out_class: Class) -> Result<(Gen, St
     Ok((g, body))
 }
 
-fn finish(g: Gen, region: &Region) -> Kernel {
+fn finish(g: Gen) -> Kernel {
     let vec4s = g.params.len().div_ceil(4).max(1);
     let source = unroll_lane_loops(&g.out.replace("PARAM_VEC4S", &vec4s.to_string()));
     Kernel {
         source,
-        leaves: region.leaves.clone(),
         params: g.params,
     }
 }
@@ -186,7 +184,7 @@ pub fn elementwise_kernel(region: &Region, rows: u32, row_stride: u32) -> Result
          {body}    for (var l = 0u; l < {size}u; l++) {{ out[row * {size}u + l] = v{}[l]; }}\n}}\n",
         g.local[&root.id]
     );
-    Ok(finish(g, region))
+    Ok(finish(g))
 }
 
 /// Workgroup size and the most workgroups of the first `extent` pass.
@@ -226,7 +224,7 @@ pub fn extent_partials_kernel(region: &Region, rows: u32, groups: u32) -> Result
             .unwrap_or("")
             .replace("// PARTIALS", "")
     );
-    Ok(finish(g, region))
+    Ok(finish(g))
 }
 
 /// Second `extent` pass: one workgroup folds the partial `[min, max]` of `groups` groups.

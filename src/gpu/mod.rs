@@ -91,15 +91,15 @@ async fn run_plan(
     for region in regions {
         for leaf in &region.leaves {
             if let std::collections::hash_map::Entry::Vacant(slot) = resident.entry(leaf.id) {
-                let column = leaf.output().ok_or_else(|| {
-                    GpuTableError::new(
-                        ErrorCode::Internal,
-                        format!("t{} has no data to upload", leaf.id),
-                    )
-                })?;
                 let buffer = match device.uploaded(leaf) {
                     Some(buffer) => buffer,
                     None => {
+                        let column = leaf.output().ok_or_else(|| {
+                            GpuTableError::new(
+                                ErrorCode::Internal,
+                                format!("t{} has no data to upload", leaf.id),
+                            )
+                        })?;
                         let buffer = upload(device, &column, leaf)?;
                         device.remember_upload(leaf, buffer.clone());
                         buffer
@@ -357,10 +357,29 @@ async fn dispatch(
     }
 }
 
+/// Device words (little-endian u32) as host values of `dtype`, narrowing 8/16-bit types.
+fn decode(bytes: &[u8], dtype: crate::DType) -> ColumnData {
+    fn each<T>(bytes: &[u8], f: impl Fn(u32) -> T) -> Vec<T> {
+        bytes
+            .chunks_exact(4)
+            .map(|c| f(u32::from_le_bytes([c[0], c[1], c[2], c[3]])))
+            .collect()
+    }
+    match dtype {
+        crate::DType::U8 => ColumnData::U8(each(bytes, |w| w as u8)),
+        crate::DType::U16 => ColumnData::U16(each(bytes, |w| w as u16)),
+        crate::DType::I8 => ColumnData::I8(each(bytes, |w| w as i8)),
+        crate::DType::I16 => ColumnData::I16(each(bytes, |w| w as i16)),
+        crate::DType::U32 => ColumnData::U32(each(bytes, |w| w)),
+        crate::DType::I32 => ColumnData::I32(each(bytes, |w| w as i32)),
+        crate::DType::F32 => ColumnData::F32(each(bytes, f32::from_bits)),
+    }
+}
+
 /// Copies a node's device output back into host storage of its type.
 async fn read_back(device: &GpuDevice, buffer: &wgpu::Buffer, node: &NodeRef) -> Result<Column> {
     let bytes = device_bytes(node);
-    let mut words: Vec<u32> = Vec::new();
+    let mut data = ColumnData::with_capacity(node.meta.dtype, 0)?;
     if bytes > 0 {
         let staging = device.take_buffer(
             bytes,
@@ -390,22 +409,10 @@ async fn read_back(device: &GpuDevice, buffer: &wgpu::Buffer, node: &NodeRef) ->
             let view = slice.get_mapped_range().map_err(|e| {
                 GpuTableError::new(ErrorCode::Internal, format!("readback mapping failed: {e}"))
             })?;
-            words.extend(
-                view.chunks_exact(4)
-                    .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])),
-            );
+            data = decode(&view, node.meta.dtype);
         }
         staging.unmap();
         device.give_buffer(staging);
     }
-    let data = match node.meta.dtype {
-        crate::DType::U8 => ColumnData::U8(words.iter().map(|&w| w as u8).collect()),
-        crate::DType::U16 => ColumnData::U16(words.iter().map(|&w| w as u16).collect()),
-        crate::DType::I8 => ColumnData::I8(words.iter().map(|&w| w as i8).collect()),
-        crate::DType::I16 => ColumnData::I16(words.iter().map(|&w| w as i16).collect()),
-        crate::DType::U32 => ColumnData::U32(words),
-        crate::DType::I32 => ColumnData::I32(words.into_iter().map(|w| w as i32).collect()),
-        crate::DType::F32 => ColumnData::F32(words.into_iter().map(f32::from_bits).collect()),
-    };
     Column::new(data, node.meta.size)
 }
