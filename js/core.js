@@ -171,9 +171,9 @@ export class GPUTableEvaluator {
 
   /** Runs the computation on `device` (CPU when omitted) and returns its output vector. */
   async evaluate(device) {
-    if (device?.type === 'webgpu') {
+    if (device?._evaluate) {
       checkDevice(device);
-      await guardAsync(() => this._handle.evaluateWebGpu(device._handle));
+      await guardAsync(() => device._evaluate(this._handle));
       this._vector ??= new GPUVector(this);
       return this._vector;
     }
@@ -183,8 +183,8 @@ export class GPUTableEvaluator {
   /** Synchronous `evaluate()`, for the CPU device. */
   evaluateSync(device) {
     checkDevice(device);
-    if (device?.type === 'webgpu') {
-      fail('INVALID_ARGUMENT', 'evaluateSync() is for the CPU device; use await evaluate(device) on WebGPU');
+    if (device?._evaluate) {
+      fail('INVALID_ARGUMENT', `evaluateSync() is for the CPU device; use await evaluate(device) on ${device.type}`);
     }
     guard(() => this._handle.evaluate());
     this._vector ??= new GPUVector(this);
@@ -209,7 +209,7 @@ export class GPUTableEvaluator {
   /** The passes this graph runs: kernels, what was fused, passes per backend. */
   explain(device) {
     checkDevice(device);
-    if (device?.type === 'webgpu') return guard(() => this._handle.explainWebGpu(device._handle));
+    if (device?._explain) return guard(() => device._explain(this._handle));
     return guard(() => this._handle.explain());
   }
 
@@ -393,8 +393,8 @@ function collectEvaluators(value, found, seen) {
 export async function cleanEvaluate(device, roots) {
   checkDevice(device);
   const evaluators = [...collectEvaluators(roots, new Set(), new Set())];
-  if (device?.type === 'webgpu') {
-    // WebGPU evaluations keep no intermediates: each root reads back only itself.
+  if (device?._evaluate) {
+    // GPU evaluations keep no intermediates: each root reads back only itself.
     for (const evaluator of evaluators) await evaluator.evaluate(device);
     return roots;
   }
@@ -425,7 +425,7 @@ class CPUDevice {
 function checkDevice(device) {
   if (device === undefined || device === null) return;
   if (device.destroyed) fail('DESTROYED', `the ${device.type} device was destroyed`);
-  if (device.type !== 'cpu' && device.type !== 'webgpu') {
+  if (device.type !== 'cpu' && !device._evaluate) {
     fail('BACKEND_UNAVAILABLE', `evaluation on '${device.type}' devices is not available in this build`);
   }
 }
@@ -448,6 +448,43 @@ class WebGPUDevice {
     if (!this.destroyed) this._handle.destroy();
     this.destroyed = true;
   }
+  /** @internal */
+  _evaluate(handle) {
+    return handle.evaluateWebGpu(this._handle);
+  }
+  /** @internal */
+  _explain(handle) {
+    return handle.explainWebGpu(this._handle);
+  }
+}
+
+class WebGLDevice {
+  constructor(handle) {
+    this._handle = handle;
+    this.type = 'webgl';
+    this.adapterName = handle.adapterName;
+    this.limits = Object.freeze({
+      maxRows: 0xffffffff,
+      maxTextureDimension2D: handle.maxTextureDimension2D,
+      maxColorAttachments: handle.maxColorAttachments,
+      maxSampledTexturesPerShaderStage: handle.maxSampledTexturesPerShaderStage,
+      tileRows: handle.tileRows
+    });
+    this.destroyed = false;
+  }
+  /** Frees the device's textures and pipelines; evaluating on it afterwards is `DESTROYED`. */
+  destroy() {
+    if (!this.destroyed) this._handle.destroy();
+    this.destroyed = true;
+  }
+  /** @internal */
+  _evaluate(handle) {
+    return handle.evaluateWebGl(this._handle);
+  }
+  /** @internal */
+  _explain(handle) {
+    return handle.explainWebGl(this._handle);
+  }
 }
 
 /** The CPU backend, registered by default. */
@@ -457,15 +494,6 @@ export const cpuBackend = Object.freeze({
     return new CPUDevice();
   }
 });
-
-function unavailableBackend(type) {
-  return Object.freeze({
-    type,
-    async createDevice() {
-      fail('BACKEND_UNAVAILABLE', `the ${type} backend is not implemented in this build of gputable`);
-    }
-  });
-}
 
 /** The WebGPU backend (register it with `backendRegistry.add`): WGSL compute through wgpu. */
 export const webgpuBackend = Object.freeze({
@@ -477,8 +505,19 @@ export const webgpuBackend = Object.freeze({
     return new WebGPUDevice(await guardAsync(() => wasm.createWebGpuDevice()));
   }
 });
-/** The WebGL2 backend (register it with `backendRegistry.add`). */
-export const webglBackend = unavailableBackend('webgl');
+/**
+ * The WebGL2 backend (register it with `backendRegistry.add`): fragment-shader kernels over
+ * data textures through wgpu's GL backend, on an OffscreenCanvas (pages and workers).
+ */
+export const webglBackend = Object.freeze({
+  type: 'webgl',
+  async createDevice() {
+    if (typeof OffscreenCanvas === 'undefined') {
+      fail('BACKEND_UNAVAILABLE', 'WebGL2 is not available here (no OffscreenCanvas)');
+    }
+    return new WebGLDevice(await guardAsync(() => wasm.createWebGlDevice()));
+  }
+});
 
 const backends = new Map([['cpu', cpuBackend]]);
 

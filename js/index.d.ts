@@ -53,17 +53,25 @@ export type DeviceType = 'cpu' | 'webgpu' | 'webgl';
 export interface DeviceLimits {
   /** Most rows one column can hold. */
   readonly maxRows: number;
-  /** Largest single buffer in bytes. */
-  readonly maxBufferSize: number;
+  /** CPU and WebGPU: largest single buffer in bytes. */
+  readonly maxBufferSize?: number;
   /** WebGPU: largest storage binding in bytes (a larger column gives LIMIT_EXCEEDED). */
   readonly maxStorageBufferBindingSize?: number;
   /** WebGPU: workgroups per dispatch dimension. */
   readonly maxComputeWorkgroupsPerDimension?: number;
+  /** WebGL2: largest texture side; columns are split into tiles of textures this wide. */
+  readonly maxTextureDimension2D?: number;
+  /** WebGL2: render targets one draw writes (4 lanes each). */
+  readonly maxColorAttachments?: number;
+  /** WebGL2: textures one draw reads; a node reading more planes is LIMIT_EXCEEDED. */
+  readonly maxSampledTexturesPerShaderStage?: number;
+  /** WebGL2: rows one texture tile holds. */
+  readonly tileRows?: number;
 }
 
 export interface Device {
   readonly type: DeviceType;
-  /** WebGPU: the adapter's name, where the browser tells it. */
+  /** WebGPU and WebGL2: the adapter's name, where the browser tells it. */
   readonly adapterName?: string;
   readonly limits: DeviceLimits;
   readonly destroyed: boolean;

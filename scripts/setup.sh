@@ -36,6 +36,16 @@ else
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q mesa-vulkan-drivers libvulkan1
 fi
 
+# llvmpipe through EGL: the GL driver the native WebGL2-design tests run on.
+if ldconfig -p | grep -q libEGL_mesa.so.0 && ldconfig -p | grep -q libGLESv2.so.2 && ls /usr/lib/*/dri/swrast_dri.so >/dev/null 2>&1; then
+  say "GL (llvmpipe, EGL): present"
+else
+  say "installing GL for the WebGL2 tests (apt: libegl1 libegl-mesa0 libgles2 libgl1-mesa-dri)"
+  sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+  $sudo apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q libegl1 libegl-mesa0 libgles2 libgl1-mesa-dri
+fi
+
 # Headless Chromium for the browser tests (WebGPU through SwiftShader); never `playwright install`.
 if [ -x /usr/bin/chromium ]; then
   say "chromium: present"

@@ -6,10 +6,11 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/build.sh
 
-echo "[test] native: cargo test (CPU backend, and the WebGPU backend on Vulkan/lavapipe)"
-# Mesa warns without a runtime dir; lavapipe needs nothing else.
+echo "[test] native: cargo test (CPU backend, WebGPU on Vulkan/lavapipe, WebGL2 design on GL/llvmpipe)"
+# Mesa warns without a runtime dir; GL needs float render targets (also in .cargo/config.toml).
 export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
+export MESA_EXTENSION_OVERRIDE=${MESA_EXTENSION_OVERRIDE:-+GL_ARB_color_buffer_float}
 cargo test --quiet
 
-echo "[test] node: the package in Node (tests/node) and WebGPU in headless Chromium (tests/browser)"
+echo "[test] node: the package in Node (tests/node); WebGPU and WebGL2 in headless Chromium (tests/browser)"
 node --test --test-reporter=spec tests/node/ tests/browser/

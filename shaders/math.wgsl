@@ -116,9 +116,15 @@ fn gt_exp(x: f32) -> f32 {
     let rr = r * r;
     let p = ((((( 1.9875691500e-4 * r + 1.3981999507e-3) * r + 8.3334519073e-3) * r + 4.1665795894e-2) * r
         + 1.6666665459e-1) * r + 5.0000001201e-1) * rr + r + 1.0;
-    // Two steps so 2^n never overflows on its own near the ends of the range.
+    // Two steps so 2^n never overflows on its own near the ends of the range; powers of two
+    // built from bits, as GLSL ES 3.0 (WebGL2) has no ldexp.
     let k = i32(n);
-    return ldexp(ldexp(p, k / 2), k - k / 2);
+    return (p * gt_pow2(k / 2)) * gt_pow2(k - k / 2);
+}
+
+// 2^k for -126 <= k <= 127.
+fn gt_pow2(k: i32) -> f32 {
+    return bitcast<f32>(u32(k + 127) << 23u);
 }
 
 fn gt_log(x: f32) -> f32 {
@@ -132,9 +138,16 @@ fn gt_log(x: f32) -> f32 {
     if (bits == 0x7f800000u) {
         return x;
     }
-    let parts = frexp(x); // x = fract * 2^exp, fract in [0.5, 1)
-    var m = parts.fract;
-    var e = f32(parts.exp);
+    // x = m * 2^e with m in [0.5, 1), from the bits: GLSL ES 3.0 (WebGL2) has no frexp.
+    var v = x;
+    var adjust = 0i;
+    if ((bits & 0x7f800000u) == 0u) {
+        v = x * 8388608.0; // subnormal: scale by 2^23 into the normal range
+        adjust = -23i;
+    }
+    let vbits = bitcast<u32>(v);
+    var m = bitcast<f32>((vbits & 0x007fffffu) | 0x3f000000u);
+    var e = f32(i32((vbits >> 23u) & 0xffu) - 126i + adjust);
     if (m < 0.707106781186547524) {
         e -= 1.0;
         m = m + m - 1.0;

@@ -15,13 +15,17 @@ fn gt_zero() -> f32 {
     return bitcast<f32>(param(2u));
 }
 
-// Integer division by zero is 0 on every backend (WGSL alone would give the dividend).
+// Integer division by zero is 0 on every backend (WGSL alone would give the dividend), and
+// i32 min / -1 wraps to i32 min. The divisor is made safe first: GLSL (the WebGL2 path)
+// leaves both cases undefined, and a CPU driver's division instruction can trap on them.
 fn gt_div_i(a: i32, b: i32) -> i32 {
-    return select(a / b, 0i, b == 0i);
+    let wraps = b == -1i && a == (-2147483647i - 1i);
+    let d = select(b, 1i, b == 0i || wraps);
+    return select(a / d, 0i, b == 0i);
 }
 
 fn gt_div_u(a: u32, b: u32) -> u32 {
-    return select(a / b, 0u, b == 0u);
+    return select(a / select(b, 1u, b == 0u), 0u, b == 0u);
 }
 
 // powf rules where WGSL's pow (exp2(y * log2(x))) is undefined: x <= 0, y == 0.

@@ -8,6 +8,7 @@ pub mod cpu;
 pub mod dtype;
 pub mod error;
 pub mod evaluator;
+pub mod gl;
 pub mod gpu;
 pub mod ir;
 pub mod plan;

@@ -11,6 +11,7 @@ use crate::column::ColumnData;
 use crate::dtype::DType;
 use crate::error::GpuTableError;
 use crate::evaluator;
+use crate::gl::GlDevice;
 use crate::gpu::GpuDevice;
 use crate::ir::{self, BinaryOp, NodeRef, UnaryOp};
 
@@ -132,6 +133,28 @@ impl Evaluator {
         })
     }
 
+    /// Evaluates on a WebGL2 device; resolves when the output is read back.
+    #[wasm_bindgen(js_name = evaluateWebGl)]
+    pub fn evaluate_webgl(&self, device: &WebGlDevice) -> js_sys::Promise {
+        let (node, device) = (self.node.clone(), device.inner.clone());
+        wasm_bindgen_futures::future_to_promise(async move {
+            node.check_alive().map_err(to_js)?;
+            if node.output().is_none() {
+                crate::gl::evaluate_async(&device, std::slice::from_ref(&node))
+                    .await
+                    .map_err(to_js)?;
+            }
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
+    /// The passes and draws this graph runs on a WebGL2 device.
+    #[wasm_bindgen(js_name = explainWebGl)]
+    pub fn explain_webgl(&self, device: &WebGlDevice) -> JsResult<String> {
+        self.node.check_alive().map_err(to_js)?;
+        crate::gl::explain(&device.inner, &self.node).map_err(to_js)
+    }
+
     /// The passes and dispatches this graph runs on a WebGPU device.
     #[wasm_bindgen(js_name = explainWebGpu)]
     pub fn explain_webgpu(&self, device: &WebGpuDevice) -> JsResult<String> {
@@ -177,6 +200,53 @@ pub fn create_webgpu_device() -> js_sys::Promise {
     wasm_bindgen_futures::future_to_promise(async move {
         let device = GpuDevice::new().await.map_err(to_js)?;
         Ok(WebGpuDevice {
+            inner: Rc::new(device),
+        }
+        .into())
+    })
+}
+
+/// A WebGL2 device (wgpu's GL backend on an OffscreenCanvas's WebGL2 context).
+#[wasm_bindgen]
+pub struct WebGlDevice {
+    inner: Rc<GlDevice>,
+}
+
+#[wasm_bindgen]
+impl WebGlDevice {
+    #[wasm_bindgen(getter, js_name = adapterName)]
+    pub fn adapter_name(&self) -> String {
+        self.inner.adapter_name.clone()
+    }
+    #[wasm_bindgen(getter, js_name = maxTextureDimension2D)]
+    pub fn max_texture_dimension_2d(&self) -> u32 {
+        self.inner.limits.max_texture_dimension_2d
+    }
+    #[wasm_bindgen(getter, js_name = maxColorAttachments)]
+    pub fn max_color_attachments(&self) -> u32 {
+        self.inner.limits.max_color_attachments
+    }
+    #[wasm_bindgen(getter, js_name = maxSampledTexturesPerShaderStage)]
+    pub fn max_sampled_textures_per_shader_stage(&self) -> u32 {
+        self.inner.limits.max_sampled_textures_per_shader_stage
+    }
+    /// Rows one texture tile holds (larger columns span several tiles).
+    #[wasm_bindgen(getter, js_name = tileRows)]
+    pub fn tile_rows(&self) -> u32 {
+        self.inner.layout.tile_rows()
+    }
+    /// Releases the device's textures and pipelines; later use is `DEVICE_LOST`.
+    pub fn destroy(&self) {
+        self.inner.destroy();
+    }
+}
+
+/// Resolves to a `WebGlDevice`, or rejects with `BACKEND_UNAVAILABLE` naming what is missing.
+#[wasm_bindgen(js_name = createWebGlDevice)]
+pub fn create_webgl_device() -> js_sys::Promise {
+    wasm_bindgen_futures::future_to_promise(async move {
+        let device = GlDevice::new().await.map_err(to_js)?;
+        Ok(WebGlDevice {
             inner: Rc::new(device),
         }
         .into())

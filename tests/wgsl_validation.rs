@@ -1,11 +1,15 @@
-//! naga parses and validates every WGSL file in `shaders/` and a set of generated kernels.
+//! naga parses and validates every WGSL file in `shaders/` and a set of generated kernels,
+//! compute (WebGPU) and fragment (WebGL2) alike.
 
 mod common;
 use common::*;
 
 use gputable::column::ColumnData;
 use gputable::dtype::Class;
-use gputable::gpu::codegen::{elementwise_kernel, extent_final_source, extent_partials_kernel};
+use gputable::gl::codegen as fragment;
+use gputable::gpu::codegen::{
+    elementwise_kernel, extent_final_source, extent_partials_kernel, TextureLayout,
+};
 use gputable::ir::Op;
 use gputable::ir::{self, BinaryOp::*, NodeRef, UnaryOp::*};
 use gputable::plan::{plan, Fusion};
@@ -28,8 +32,8 @@ fn shader_files_are_valid_wgsl() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "wgsl") {
             let source = std::fs::read_to_string(&path).unwrap();
-            if source.contains("#PROLOGUE#") {
-                continue; // a template: validated through the kernels generated from it
+            if source.contains("#PROLOGUE#") || source.contains("@vertex") {
+                continue; // validated through the kernels generated from it
             }
             // Library files use the prelude, whose parameter array is sized per kernel.
             let prelude = include_str!("../shaders/prelude.wgsl");
@@ -93,7 +97,32 @@ fn generated_kernels_are_valid_wgsl() {
                 elementwise_kernel(&region, 100, 6400).unwrap()
             };
             validate(&kernel.source, &format!("kernel {i}"));
+            // The WebGL2 kernels of the same region, with tiles of 4096 rows.
+            let layout = TextureLayout {
+                width_shift: 6,
+                tile_shift: 12,
+            };
+            let kernel = if region.root.op == Op::Extent {
+                fragment::extent_partials_kernel(&region, layout, 0).unwrap()
+            } else {
+                fragment::elementwise_kernel(&region, layout, 100, 0..1).unwrap()
+            };
+            validate(&kernel.source, &format!("fragment kernel {i}"));
         }
+    }
+    let layout = TextureLayout {
+        width_shift: 13,
+        tile_shift: 26,
+    };
+    for class in [Class::F, Class::I, Class::U] {
+        validate(
+            &fragment::extent_fold_source(class, layout),
+            &format!("fragment extent fold {class:?}"),
+        );
+        validate(
+            &fragment::extent_final_source(class, layout),
+            &format!("fragment extent final {class:?}"),
+        );
     }
     for class in [Class::F, Class::I, Class::U] {
         validate(

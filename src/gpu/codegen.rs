@@ -18,17 +18,76 @@ pub const WORKGROUP_SIZE: u32 = 64;
 
 /// Shared helpers: integer division by zero is 0 (WGSL would give the dividend) and `pow`
 /// follows the CPU's (C `powf`) rules where WGSL's `pow` is undefined.
-const PRELUDE: &str = include_str!("../../shaders/prelude.wgsl");
+pub(crate) const PRELUDE: &str = include_str!("../../shaders/prelude.wgsl");
 /// `gt_sin gt_cos gt_tan gt_exp gt_log`: accurate float32 transcendentals.
 const MATH: &str = include_str!("../../shaders/math.wgsl");
 /// `gt_fround`: float64 word pairs to float32 high and low parts, without f64.
 const FROUND: &str = include_str!("../../shaders/fround.wgsl");
 
-/// A generated kernel and its parameter words. Binding 0 holds the parameters, 1 the
-/// output, 2.. the region's leaves in order.
+/// A generated kernel and its parameter words. Binding 0 holds the parameters; with storage
+/// buffers, 1 the output and 2.. the region's leaves in order; with textures, 1.. the
+/// textures listed in `textures`.
 pub struct Kernel {
     pub source: String,
     pub params: Vec<u32>,
+    pub textures: Vec<TextureBinding>,
+}
+
+/// Where a kernel's materialized inputs live.
+#[derive(Clone, Copy, Debug)]
+pub enum Storage {
+    /// WebGPU storage buffers: packed rows of 32-bit words.
+    Buffers,
+    /// WebGL2 data textures (see `crate::gl`).
+    Textures(TextureLayout),
+}
+
+/// How a column lies in textures: each plane holds 4 lanes of a row per texel (1 when the
+/// row has one lane); texel `i` of a tile is at `(i % width, i / width)`; row `r` is texel
+/// `r % tile_rows` of tile `r / tile_rows`. Both sizes are powers of two.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TextureLayout {
+    pub width_shift: u32,
+    pub tile_shift: u32,
+}
+
+impl TextureLayout {
+    pub fn width(self) -> u32 {
+        1 << self.width_shift
+    }
+    pub fn tile_rows(self) -> u32 {
+        1 << self.tile_shift
+    }
+    /// Tiles holding `rows` rows (at least one: empty columns still bind a texture).
+    pub fn tiles(self, rows: u32) -> u32 {
+        rows.div_ceil(self.tile_rows()).max(1)
+    }
+    /// Rows of the tile `tile` of a column of `rows` rows.
+    pub fn rows_in_tile(self, rows: u32, tile: u32) -> u32 {
+        rows.saturating_sub(tile * self.tile_rows())
+            .min(self.tile_rows())
+    }
+}
+
+/// Texture planes of a row of `size` lanes, and the channels of each.
+pub fn planes(size: u32) -> u32 {
+    size.div_ceil(4)
+}
+pub fn plane_channels(size: u32) -> u32 {
+    if size == 1 {
+        1
+    } else {
+        4
+    }
+}
+
+/// One texture a fragment kernel binds: a plane of leaf `leaf`, of the draw's own tile
+/// (`tile: None`, for rows read at the output row) or of a fixed tile (random access).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TextureBinding {
+    pub leaf: usize,
+    pub plane: u32,
+    pub tile: Option<u32>,
 }
 
 /// Parameter slots 0 and 1: rows to compute, and invocations per dispatch row (2D grids);
@@ -44,7 +103,7 @@ pub fn wgsl_type(class: Class) -> &'static str {
     }
 }
 
-fn zero(class: Class) -> &'static str {
+pub(crate) fn zero(class: Class) -> &'static str {
     match class {
         // WGSL lets compilers assume no Inf/NaN, so `x / 0.0` may fold to anything; a zero
         // the compiler cannot see keeps IEEE results (x / 0 = ±Inf) as on the CPU.
@@ -63,24 +122,25 @@ fn convert(expr: &str, from: Class, to: Class) -> String {
     }
 }
 
-struct Gen {
+pub(crate) struct Gen {
     /// Node id -> its index in the region: kernel names must not depend on node ids.
-    local: HashMap<u64, usize>,
-    out: String,
-    params: Vec<u32>,
+    pub(crate) local: HashMap<u64, usize>,
+    pub(crate) out: String,
+    pub(crate) params: Vec<u32>,
     /// For leaves: binding index; `param` slot of their row count.
-    leaf_slot: HashMap<u64, (usize, usize)>,
+    pub(crate) leaf_slot: HashMap<u64, (usize, usize)>,
+    textures: Vec<TextureBinding>,
 }
 
 impl Gen {
-    fn param(&mut self, value: u32) -> usize {
+    pub(crate) fn param(&mut self, value: u32) -> usize {
         self.params.push(value);
         self.params.len() - 1
     }
 
     /// Lane `lane` (a WGSL u32 expression) of input `node`, for a consumer computing `row`,
     /// converted to `to`.
-    fn lane(&self, node: &NodeRef, lane: &str, to: Class) -> String {
+    pub(crate) fn lane(&self, node: &NodeRef, lane: &str, to: Class) -> String {
         let class = node.meta.dtype.class();
         let size = node.meta.size;
         let raw = if let Some(&(binding, _)) = self.leaf_slot.get(&node.id) {
@@ -111,19 +171,133 @@ impl Gen {
             self.out,
             "@group(0) @binding({binding}) var<storage, read> in_{binding}: array<{ty}>;\n\
              fn load_{binding}(row: u32, lane: u32) -> {ty} {{\n    {lane_rule}\n    let r = {row};\n    \
-             if (r >= param({length_slot}u)) {{ return {z}; }}\n    return in_{binding}[r * {size}u + i];\n}}\n"
+             if (r >= param({length_slot}u)) {{ return {z}; }}\n    return in_{binding}[r * {size}u + i];\n}}\n\
+             fn fetch_{binding}(r: u32, lane: u32) -> {ty} {{ return in_{binding}[r * {size}u + lane]; }}\n"
+        );
+    }
+
+    /// Declares the textures of leaf `leaf` (binding name `binding`) and its `fetch_` and
+    /// `load_` functions. A leaf read at arbitrary rows binds every tile; one read only at
+    /// the output row binds the draw's tile.
+    fn texture_loader(
+        &mut self,
+        node: &NodeRef,
+        leaf: usize,
+        binding: usize,
+        length_slot: usize,
+        random: bool,
+        layout: TextureLayout,
+    ) {
+        let class = node.meta.dtype.class();
+        let ty = wgsl_type(class);
+        let size = node.meta.size;
+        let z = zero(class);
+        let rows = if node.meta.constant {
+            1
+        } else {
+            node.meta.length
+        };
+        let tiles: Vec<Option<u32>> = if random {
+            (0..layout.tiles(rows)).map(Some).collect()
+        } else {
+            vec![None]
+        };
+        let component = if plane_channels(size) == 1 {
+            ".x"
+        } else {
+            "[lane & 3u]"
+        };
+        let mut lookup = String::new();
+        for tile in &tiles {
+            let mut planes_code = String::new();
+            for plane in 0..planes(size) {
+                let name = format!("t{binding}_{plane}_{}", tile.map_or(0, |t| t));
+                let _ = writeln!(
+                    self.out,
+                    "@group(0) @binding({}) var {name}: texture_2d<{ty}>;",
+                    self.textures.len() + 1
+                );
+                self.textures.push(TextureBinding {
+                    leaf,
+                    plane,
+                    tile: *tile,
+                });
+                let _ = write!(
+                    planes_code,
+                    "if (lane < {}u) {{ return textureLoad({name}, xy, 0){component}; }} ",
+                    4 * (plane + 1)
+                );
+            }
+            match tile {
+                Some(t) => {
+                    let _ = writeln!(lookup, "    if (tile == {t}u) {{ {planes_code}}}");
+                }
+                None => {
+                    let _ = writeln!(lookup, "    {planes_code}");
+                }
+            }
+        }
+        let local = if random {
+            format!(
+                "let tile = r >> {}u;\n    let local = r & {}u;",
+                layout.tile_shift,
+                layout.tile_rows() - 1
+            )
+        } else if node.meta.constant {
+            "let local = r;".to_string()
+        } else {
+            // The draw's tile starts at row param(1).
+            "let local = r - param(1u);".to_string()
+        };
+        let row = if node.meta.constant { "0u" } else { "row" };
+        // A single lane broadcasts to every lane, as in `leaf_loader`.
+        let (lane_rule, lane) = match size {
+            1 => (String::new(), "0u"),
+            s => (format!("if (lane >= {s}u) {{ return {z}; }}\n    "), "lane"),
+        };
+        let _ = write!(
+            self.out,
+            "fn fetch_{binding}(r: u32, lane: u32) -> {ty} {{\n    {local}\n    \
+             let xy = vec2<i32>(i32(local & {}u), i32(local >> {}u));\n{lookup}    return {z};\n}}\n\
+             fn load_{binding}(row: u32, lane: u32) -> {ty} {{\n    {lane_rule}let r = {row};\n    \
+             if (r >= param({length_slot}u)) {{ return {z}; }}\n    return fetch_{binding}(r, {lane});\n}}\n",
+            layout.width() - 1,
+            layout.width_shift
         );
     }
 }
 
-/// The generator with the prelude, the output binding of `out_class` and the region's
-/// leaves declared, and `body` computing every non-`extent` node of the region for `row`.
-fn start(region: &Region, params: Vec<u32>, out_class: Class) -> Result<(Gen, String)> {
+/// Ids of the nodes a region reads at rows other than the row it computes (gather sources,
+/// segment starts).
+pub fn random_access_inputs(region: &Region) -> std::collections::HashSet<u64> {
+    region
+        .nodes
+        .iter()
+        .flat_map(|n| {
+            n.inputs
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| !n.op.reads_input_at_row(*i))
+                .map(|(_, input)| input.id)
+        })
+        .collect()
+}
+
+/// The generator with the prelude, the output binding of `out_class` (storage buffers) and
+/// the region's leaves declared, and `body` computing every non-`extent` node of the region
+/// for `row`.
+pub(crate) fn start(
+    region: &Region,
+    params: Vec<u32>,
+    out_class: Class,
+    storage: Storage,
+) -> Result<(Gen, String)> {
     let mut g = Gen {
         local: HashMap::new(),
         out: String::new(),
         params,
         leaf_slot: HashMap::new(),
+        textures: Vec::new(),
     };
     let _ = writeln!(g.out, "{PRELUDE}");
     let transcendental =
@@ -134,11 +308,14 @@ fn start(region: &Region, params: Vec<u32>, out_class: Class) -> Result<(Gen, St
     if region.nodes.iter().any(|n| n.op == Op::Fround) {
         let _ = writeln!(g.out, "{FROUND}");
     }
-    let _ = writeln!(
-        g.out,
-        "@group(0) @binding(1) var<storage, read_write> out: array<{}>;",
-        wgsl_type(out_class)
-    );
+    if let Storage::Buffers = storage {
+        let _ = writeln!(
+            g.out,
+            "@group(0) @binding(1) var<storage, read_write> out: array<{}>;",
+            wgsl_type(out_class)
+        );
+    }
+    let random = random_access_inputs(region);
     for (k, leaf) in region.leaves.iter().enumerate() {
         let binding = k + 2;
         let rows = if leaf.meta.constant {
@@ -148,7 +325,12 @@ fn start(region: &Region, params: Vec<u32>, out_class: Class) -> Result<(Gen, St
         };
         let slot = g.param(rows);
         g.leaf_slot.insert(leaf.id, (binding, slot));
-        g.leaf_loader(leaf, binding, slot);
+        match storage {
+            Storage::Buffers => g.leaf_loader(leaf, binding, slot),
+            Storage::Textures(layout) => {
+                g.texture_loader(leaf, k, binding, slot, random.contains(&leaf.id), layout)
+            }
+        }
     }
     g.local = region
         .nodes
@@ -163,19 +345,25 @@ fn start(region: &Region, params: Vec<u32>, out_class: Class) -> Result<(Gen, St
     Ok((g, body))
 }
 
-fn finish(g: Gen) -> Kernel {
+pub(crate) fn finish(g: Gen) -> Kernel {
     let vec4s = g.params.len().div_ceil(4).max(1);
     let source = unroll_lane_loops(&g.out.replace("PARAM_VEC4S", &vec4s.to_string()));
     Kernel {
         source,
         params: g.params,
+        textures: g.textures,
     }
 }
 
 /// Generates the kernel for an elementwise region (every op but `extent`).
 pub fn elementwise_kernel(region: &Region, rows: u32, row_stride: u32) -> Result<Kernel> {
     let root = &region.root;
-    let (mut g, body) = start(region, vec![rows, row_stride, 0], root.meta.dtype.class())?;
+    let (mut g, body) = start(
+        region,
+        vec![rows, row_stride, 0],
+        root.meta.dtype.class(),
+        Storage::Buffers,
+    )?;
     let size = root.meta.size;
     let _ = write!(
         g.out,
@@ -199,7 +387,7 @@ const EXTENT: &str = include_str!("../../shaders/extent.wgsl");
 pub fn extent_partials_kernel(region: &Region, rows: u32, groups: u32) -> Result<Kernel> {
     let input = &region.root.inputs[0];
     let class = input.meta.dtype.class();
-    let (mut g, body) = start(region, vec![rows, groups, 0], class)?;
+    let (mut g, body) = start(region, vec![rows, groups, 0], class, Storage::Buffers)?;
     let value = if g.leaf_slot.contains_key(&input.id) {
         // The input is a materialized leaf: no prologue, just loads.
         let size = input.meta.size;
@@ -241,7 +429,7 @@ pub fn extent_final_source(class: Class, lanes: u32) -> String {
 
 /// `fn lo_identity()` and `fn hi_identity()`: values every real value replaces. The float
 /// infinities come from run-time bits so a no-Inf compiler cannot fold the comparisons.
-fn identities(class: Class) -> &'static str {
+pub(crate) fn identities(class: Class) -> &'static str {
     match class {
         Class::F => "fn lo_identity() -> f32 { return bitcast<f32>(param(2u) | 0x7f800000u); }\nfn hi_identity() -> f32 { return bitcast<f32>(param(2u) | 0xff800000u); }\nfn is_nan_value(v: f32) -> bool { return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u; }\nfn nan_or_zero() -> f32 { return bitcast<f32>(param(2u) | 0x7fc00000u); }",
         Class::I => "fn lo_identity() -> i32 { return 2147483647i; }\nfn hi_identity() -> i32 { return -2147483647i - 1i; }\nfn is_nan_value(v: i32) -> bool { return false; }\nfn nan_or_zero() -> i32 { return 0i; }",
@@ -249,7 +437,7 @@ fn identities(class: Class) -> &'static str {
     }
 }
 
-fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Result<()> {
+pub(crate) fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Result<()> {
     let class = node.meta.dtype.class();
     let ty = wgsl_type(class);
     let size = node.meta.size;
@@ -290,7 +478,13 @@ fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Result<()> {
                 UnaryOp::Exp => "gt_exp",
                 UnaryOp::Log => "gt_log",
             };
-            each(body, format!("{f}({a})"));
+            if (*op, class) == (UnaryOp::Abs, Class::U) {
+                // Unsigned abs is the value; GLSL has no abs(uint) and naga's GLSL output
+                // would take it as signed.
+                each(body, a);
+            } else {
+                each(body, format!("{f}({a})"));
+            }
         }
         Op::Interleave => {
             let mut offset = 0;
@@ -374,7 +568,7 @@ fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Result<()> {
             let _ = writeln!(
                 body,
                 "    let i{id} = {id_value};\n    let ok{id} = {valid};\n    let r{id} = select(0u, u32(i{id}), ok{id} && {src_rows} > 0u);\n    \
-                 for (var l = 0u; l < {size}u; l++) {{ v{id}[l] = select({z}, in_{binding}[r{id} * {size}u + l], ok{id}); }}",
+                 for (var l = 0u; l < {size}u; l++) {{ v{id}[l] = select({z}, fetch_{binding}(r{id}, l), ok{id}); }}",
                 z = zero(class)
             );
         }
@@ -387,8 +581,8 @@ fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Result<()> {
             let _ = writeln!(
                 body,
                 "    var lo{id} = 0u;\n    var hi{id} = param({len_slot}u);\n    while (hi{id} - lo{id} > 1u) {{\n        \
-                 let mid = (lo{id} + hi{id}) / 2u;\n        if (u32(in_{binding}[mid]) <= row) {{ lo{id} = mid; }} else {{ hi{id} = mid; }}\n    }}\n    \
-                 v{id}[0] = lo{id};\n    v{id}[1] = row - u32(in_{binding}[lo{id}]);"
+                 let mid = (lo{id} + hi{id}) / 2u;\n        if (u32(fetch_{binding}(mid, 0u)) <= row) {{ lo{id} = mid; }} else {{ hi{id} = mid; }}\n    }}\n    \
+                 v{id}[0] = lo{id};\n    v{id}[1] = row - u32(fetch_{binding}(lo{id}, 0u));"
             );
         }
         Op::Fround => {

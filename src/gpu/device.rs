@@ -174,7 +174,7 @@ impl GpuDevice {
         if let Some(pipeline) = self.pipelines.borrow().get(source) {
             return Ok(pipeline.clone());
         }
-        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let scopes = super::scopes::ErrorScopes::push(&self.device);
         let module = self
             .device
             .create_shader_module(wgpu::ShaderModuleDescriptor {
@@ -191,11 +191,8 @@ impl GpuDevice {
                 compilation_options: Default::default(),
                 cache: None,
             });
-        if let Some(error) = scope.pop().await {
-            return Err(GpuTableError::new(
-                ErrorCode::Internal,
-                format!("kernel rejected: {error}\n{source}"),
-            ));
+        if let Some(error) = scopes.pop(&format!("kernel rejected\n{source}\n")).await {
+            return Err(error);
         }
         let pipeline = Rc::new(pipeline);
         self.pipelines

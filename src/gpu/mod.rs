@@ -5,7 +5,8 @@
 
 pub mod codegen;
 mod device;
-mod oneshot;
+pub(crate) mod oneshot;
+pub(crate) mod scopes;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -35,7 +36,12 @@ pub async fn evaluate_async(device: &GpuDevice, roots: &[NodeRef]) -> Result<()>
     device.prune_uploads();
     let plan = plan(roots, Fusion::On)?;
     let mut resident: HashMap<u64, wgpu::Buffer> = HashMap::new();
-    let result = run_plan(device, &plan.regions, roots, &mut resident).await;
+    // Catches what the per-dispatch scopes do not (buffer creation, uploads, copies).
+    let scopes = scopes::ErrorScopes::push(&device.device);
+    let mut result = run_plan(device, &plan.regions, roots, &mut resident).await;
+    if let Some(error) = scopes.pop("evaluation failed").await {
+        result = result.and(Err(error));
+    }
     // Region outputs are this call's own; uploads stay on the device with their nodes.
     let outputs: std::collections::HashSet<u64> = plan.regions.iter().map(|r| r.root.id).collect();
     for (id, buffer) in resident {
@@ -131,7 +137,7 @@ async fn run_plan(
 }
 
 /// Bytes of a node's output on the device: 4 per value.
-fn device_bytes(node: &NodeRef) -> u64 {
+pub(crate) fn device_bytes(node: &NodeRef) -> u64 {
     let rows = if node.meta.constant {
         1
     } else {
@@ -143,6 +149,16 @@ fn device_bytes(node: &NodeRef) -> u64 {
 fn upload(device: &GpuDevice, column: &Column, node: &NodeRef) -> Result<wgpu::Buffer> {
     let bytes = device_bytes(node);
     device.check_binding(bytes, &format!("input t{}", node.id))?;
+    let data = device_words(column);
+    let buffer = device.take_buffer(bytes, STORAGE);
+    if !data.is_empty() {
+        device.queue.write_buffer(&buffer, 0, &data);
+    }
+    Ok(buffer)
+}
+
+/// A column as device words (little-endian 32-bit values, 8/16-bit types widened).
+pub(crate) fn device_words(column: &Column) -> Cow<'_, [u8]> {
     fn widen<T: Elem>(values: &[T], to_word: impl Fn(T) -> u32) -> Cow<'_, [u8]> {
         Cow::Owned(
             values
@@ -164,7 +180,7 @@ fn upload(device: &GpuDevice, column: &Column, node: &NodeRef) -> Result<wgpu::B
             std::slice::from_raw_parts(values.as_ptr() as *const u8, std::mem::size_of_val(values))
         })
     }
-    let data = match &column.data {
+    match &column.data {
         ColumnData::U8(v) => widen(v, |x| x as u32),
         ColumnData::U16(v) => widen(v, |x| x as u32),
         ColumnData::I8(v) => widen(v, |x| x as i32 as u32),
@@ -172,12 +188,7 @@ fn upload(device: &GpuDevice, column: &Column, node: &NodeRef) -> Result<wgpu::B
         ColumnData::U32(v) => words(v),
         ColumnData::I32(v) => words(v),
         ColumnData::F32(v) => words(v),
-    };
-    let buffer = device.take_buffer(bytes, STORAGE);
-    if !data.is_empty() {
-        device.queue.write_buffer(&buffer, 0, &data);
     }
-    Ok(buffer)
 }
 
 /// The dispatch grid for `rows` invocations and the rows per grid row it implies.
@@ -314,9 +325,7 @@ async fn dispatch(
     );
     device.queue.write_buffer(&uniform, 0, &words);
 
-    let scope = device
-        .device
-        .push_error_scope(wgpu::ErrorFilter::Validation);
+    let scopes = scopes::ErrorScopes::push(&device.device);
     let mut entries = vec![
         wgpu::BindGroupEntry {
             binding: 0,
@@ -346,19 +355,16 @@ async fn dispatch(
         pass.dispatch_workgroups(x, y, 1);
     }
     device.queue.submit([encoder.finish()]);
-    let error = scope.pop().await;
+    let error = scopes.pop("dispatch failed").await;
     device.give_buffer(uniform);
     match error {
-        Some(error) => Err(GpuTableError::new(
-            ErrorCode::Internal,
-            format!("dispatch failed: {error}"),
-        )),
+        Some(error) => Err(error),
         None => Ok(()),
     }
 }
 
 /// Device words (little-endian u32) as host values of `dtype`, narrowing 8/16-bit types.
-fn decode(bytes: &[u8], dtype: crate::DType) -> ColumnData {
+pub(crate) fn decode(bytes: &[u8], dtype: crate::DType) -> ColumnData {
     fn each<T>(bytes: &[u8], f: impl Fn(u32) -> T) -> Vec<T> {
         bytes
             .chunks_exact(4)

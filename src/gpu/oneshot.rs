@@ -38,6 +38,17 @@ impl<T> Sender<T> {
     }
 }
 
+impl<T> Receiver<T> {
+    /// The value, if it was sent (for callers that poll the device themselves).
+    pub fn try_take(&self) -> Option<T> {
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .value
+            .take()
+    }
+}
+
 impl<T> Future for Receiver<T> {
     type Output = T;
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<T> {

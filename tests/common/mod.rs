@@ -21,6 +21,12 @@ pub fn u8s(values: &[u8], size: u32) -> NodeRef {
 pub fn i8s(values: &[i8], size: u32) -> NodeRef {
     ir::source(ColumnData::I8(values.to_vec()), size, false).unwrap()
 }
+pub fn u16s(values: &[u16], size: u32) -> NodeRef {
+    ir::source(ColumnData::U16(values.to_vec()), size, false).unwrap()
+}
+pub fn i16s(values: &[i16], size: u32) -> NodeRef {
+    ir::source(ColumnData::I16(values.to_vec()), size, false).unwrap()
+}
 /// A float32 literal row, as JavaScript number literals become.
 pub fn lit(values: &[f32]) -> NodeRef {
     ir::source(ColumnData::F32(values.to_vec()), values.len() as u32, true).unwrap()

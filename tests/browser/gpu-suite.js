@@ -1,6 +1,9 @@
-// Runs in headless Chromium: every operation on the WebGPU device against the CPU device.
-// Results land in window.__results for tests/browser/webgpu.test.js.
+// Runs in headless Chromium: every operation on a GPU device (`?backend=webgpu|webgl`)
+// against the CPU device. Results land in window.__results for tests/browser/gpu.test.js.
 import * as gt from '../../dist/web/index.js';
+
+const backend = new URLSearchParams(location.search).get('backend') ?? 'webgpu';
+const label = backend === 'webgl' ? 'WebGL2' : 'WebGPU';
 
 const E = gt.GPUTableEvaluator;
 const f32 = (values, size = 1) => E.fromArray(new Float32Array(values), {size});
@@ -43,12 +46,12 @@ function compare(actual, expected, tolerance) {
     const [a, e] = [actual[i], expected[i]];
     const same = a === e || (Number.isNaN(a) && Number.isNaN(e));
     const close = tolerance > 0 && Number.isFinite(e) && Math.abs(a - e) <= tolerance * Math.max(Math.abs(e), 1e-30);
-    if (!same && !close) return `element ${i}: WebGPU ${a} vs CPU ${e}`;
+    if (!same && !close) return `element ${i}: ${label} ${a} vs CPU ${e}`;
   }
   return null;
 }
 
-// Random graphs over random typed sources, built identically twice (CPU and WebGPU).
+// Random graphs over random typed sources, built identically twice (CPU and GPU).
 function randomGraphs(count, seed) {
   let s = seed;
   const next = () => {
@@ -109,19 +112,19 @@ function compareScaled(actual, expected) {
   for (let i = 0; i < actual.length; i++) {
     const [a, e] = [actual[i], expected[i]];
     if (Number.isNaN(e)) continue;
-    if (!Number.isFinite(e) ? a !== e : Math.abs(a - e) > 1e-4 * scale) return `element ${i}: WebGPU ${a} vs CPU ${e}`;
+    if (!Number.isFinite(e) ? a !== e : Math.abs(a - e) > 1e-4 * scale) return `element ${i}: ${label} ${a} vs CPU ${e}`;
   }
   return null;
 }
 
 async function run() {
   await gt.init();
-  gt.backendRegistry.add(gt.webgpuBackend);
+  gt.backendRegistry.add(backend === 'webgl' ? gt.webglBackend : gt.webgpuBackend);
   let device;
   try {
-    device = await gt.createDevice({type: 'webgpu'});
+    device = await gt.createDevice({type: backend});
   } catch (error) {
-    return {error: `no WebGPU device: ${error.code} ${error.message}`};
+    return {error: `no ${label} device: ${error.code} ${error.message}`};
   }
   const results = [];
   const cpuCases = cases();
@@ -171,7 +174,18 @@ async function run() {
   } catch (error) {
     afterDestroy = error.code;
   }
-  return {adapter: device.adapterName, limits: device.limits, results, plan, emptyExtent, afterDestroy, randomChecked};
+  const worker = backend === 'webgl' ? await inWorker() : null;
+  return {adapter: device.adapterName, limits: device.limits, results, plan, emptyExtent, afterDestroy, randomChecked, worker};
+}
+
+// The same backend from a dedicated worker (an OffscreenCanvas there too).
+function inWorker() {
+  return new Promise(resolve => {
+    const worker = new Worker(new URL('./gpu-worker.js', import.meta.url), {type: 'module'});
+    worker.onmessage = event => resolve(event.data);
+    worker.onerror = event => resolve({error: event.message});
+    worker.postMessage(backend);
+  });
 }
 
 window.__results = await run().catch(error => ({error: String(error)}));
