@@ -1,10 +1,13 @@
-// In a browser with WebGPU: W1, W2, W4, W5 on gputable's WebGPU device and on
-// @tensorflow/tfjs-backend-webgpu, on the same adapter. Results land in window.__bench.
+// In a browser: W1, W2, W4, W5 on a gputable GPU device (`?backend=webgpu|webgl`) and on the
+// matching tfjs backend (@tensorflow/tfjs-backend-webgpu or -webgl), on the same adapter.
+// Results land in window.__bench.
 import * as gt from '../dist/web/index.js';
 import * as tf from '@tensorflow/tfjs-core';
-import '/node_modules/@tensorflow/tfjs-backend-webgpu/dist/tf-backend-webgpu.fesm.js';
 
-const rows = Number(new URLSearchParams(location.search).get('rows') ?? 1e6);
+const query = new URLSearchParams(location.search);
+const rows = Number(query.get('rows') ?? 1e6);
+const backend = query.get('backend') ?? 'webgpu';
+await import(`/node_modules/@tensorflow/tfjs-backend-${backend}/dist/tf-backend-${backend}.fesm.js`);
 
 function random(n, seed) {
   const out = new Float32Array(n);
@@ -31,9 +34,9 @@ async function median(run, reps = 5) {
 
 async function main() {
   await gt.init();
-  gt.backendRegistry.add(gt.webgpuBackend);
-  const device = await gt.createDevice({type: 'webgpu'});
-  await tf.setBackend('webgpu');
+  gt.backendRegistry.add(backend === 'webgl' ? gt.webglBackend : gt.webgpuBackend);
+  const device = await gt.createDevice({type: backend});
+  if (!(await tf.setBackend(backend))) throw new Error(`tfjs has no ${backend} backend here`);
   await tf.ready();
 
   const data = {xyz: random(3 * rows, 1), x: random(rows, 2), y: random(rows, 3)};
@@ -50,7 +53,7 @@ async function main() {
   ];
   const results = [];
   for (const [id, name, build, peer, peerOps] of workloads) {
-    const dispatches = build().explain(device).trim().split('\n').pop();
+    const passes = build().explain(device).trim().split('\n').pop();
     const gputableMs = await median(async () => {
       const r = build();
       await r.evaluate(device);
@@ -61,9 +64,9 @@ async function main() {
       await r.data();
       r.dispose();
     });
-    results.push({id, name, gputableMs, tfMs, dispatches, peerOps});
+    results.push({id, name, gputableMs, tfMs, passes, peerOps});
   }
-  return {rows, adapter: device.adapterName, results};
+  return {rows, backend, adapter: device.adapterName, results};
 }
 
 window.__bench = await main().catch(error => ({error: `${error.code ?? error.name}: ${error.message}`}));
