@@ -10,6 +10,7 @@ pub mod error;
 pub mod evaluator;
 pub mod gl;
 pub mod gpu;
+pub mod ipc;
 pub mod ir;
 pub mod plan;
 #[cfg(target_arch = "wasm32")]

@@ -1,0 +1,355 @@
+//! Arrow IPC in and out: every supported type round-trips through arrow-rs, batches keep
+//! their boundaries, unsupported types are TYPE_MISMATCH naming the column, and malformed
+//! input is INVALID_IPC, never a panic.
+
+mod common;
+use common::Rng;
+
+use std::sync::Arc;
+
+use arrow_array::types::Int32Type;
+use arrow_array::{
+    Array, ArrayRef, BooleanArray, DictionaryArray, FixedSizeListArray, Float32Array, Float64Array,
+    Int16Array, Int32Array, Int64Array, Int8Array, RecordBatch, StringArray, UInt16Array,
+    UInt32Array, UInt64Array, UInt8Array,
+};
+use arrow_schema::{Field, Schema};
+use gputable::column::ColumnData;
+use gputable::ipc::{
+    read_ipc, write_ipc, Float64As, Int64As, ReadOptions, SourceKind, WriteColumn,
+};
+use gputable::ErrorCode;
+
+fn list<T: Array + 'static>(values: T, n: i32, nulls: Option<Vec<bool>>) -> ArrayRef {
+    let item = Arc::new(Field::new_list_field(values.data_type().clone(), false));
+    Arc::new(FixedSizeListArray::try_new(item, n, Arc::new(values), nulls.map(Into::into)).unwrap())
+}
+
+/// A batch with every supported type; `k` shifts the values so batches differ.
+fn batch(k: i32) -> RecordBatch {
+    let f = k as f32;
+    let columns: Vec<(&str, ArrayRef)> = vec![
+        (
+            "i8",
+            Arc::new(Int8Array::from(vec![-128 + k as i8, 0, 127])),
+        ),
+        (
+            "i16",
+            Arc::new(Int16Array::from(vec![-32768, k as i16, 32767])),
+        ),
+        (
+            "i32",
+            Arc::new(Int32Array::from(vec![i32::MIN, k, i32::MAX])),
+        ),
+        ("u8", Arc::new(UInt8Array::from(vec![0, k as u8, 255]))),
+        ("u16", Arc::new(UInt16Array::from(vec![0, k as u16, 65535]))),
+        (
+            "u32",
+            Arc::new(UInt32Array::from(vec![0, k as u32, u32::MAX])),
+        ),
+        ("f32", Arc::new(Float32Array::from(vec![f, f32::NAN, -0.5]))),
+        (
+            "f32_nulls",
+            Arc::new(Float32Array::from(vec![Some(f), None, Some(3.0)])),
+        ),
+        (
+            "positions",
+            list(
+                Float32Array::from((0..9).map(|i| i as f32 + f).collect::<Vec<_>>()),
+                3,
+                None,
+            ),
+        ),
+        (
+            "pairs",
+            list(
+                Int16Array::from(vec![1, 2, 3, 4, 5, 6]),
+                2,
+                Some(vec![true, false, true]),
+            ),
+        ),
+        (
+            "f64",
+            Arc::new(Float64Array::from(vec![
+                std::f64::consts::PI,
+                1e300,
+                -(k as f64),
+            ])),
+        ),
+        (
+            "flag",
+            Arc::new(BooleanArray::from(vec![true, false, k % 2 == 0])),
+        ),
+    ];
+    let schema = Schema::new(
+        columns
+            .iter()
+            .map(|(name, a)| {
+                Field::new(
+                    *name,
+                    a.data_type().clone(),
+                    a.null_count() > 0 || *name == "f32_nulls",
+                )
+            })
+            .collect::<Vec<_>>(),
+    );
+    RecordBatch::try_new(
+        Arc::new(schema),
+        columns.into_iter().map(|(_, a)| a).collect(),
+    )
+    .unwrap()
+}
+
+fn stream_of(batches: &[RecordBatch]) -> Vec<u8> {
+    let mut writer =
+        arrow_ipc::writer::StreamWriter::try_new(Vec::new(), &batches[0].schema()).unwrap();
+    for b in batches {
+        writer.write(b).unwrap();
+    }
+    writer.finish().unwrap();
+    writer.into_inner().unwrap()
+}
+
+fn file_of(batches: &[RecordBatch]) -> Vec<u8> {
+    let mut writer =
+        arrow_ipc::writer::FileWriter::try_new(Vec::new(), &batches[0].schema()).unwrap();
+    for b in batches {
+        writer.write(b).unwrap();
+    }
+    writer.finish().unwrap();
+    writer.into_inner().unwrap()
+}
+
+fn read_back(bytes: &[u8]) -> Vec<RecordBatch> {
+    arrow_ipc::reader::StreamReader::try_new(std::io::Cursor::new(bytes), None)
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+/// Reads `bytes`, writes every column back, and returns arrow-rs's reading of that.
+fn round_trip(bytes: &[u8]) -> Vec<RecordBatch> {
+    let table = read_ipc(bytes, &ReadOptions::default()).unwrap();
+    let columns: Vec<WriteColumn> = table
+        .fields
+        .iter()
+        .enumerate()
+        .map(|(i, field)| WriteColumn {
+            name: &field.name,
+            kind: field.kind,
+            batches: table
+                .batches
+                .iter()
+                .map(|b| (&b[i].data, b[i].validity.as_ref()))
+                .collect(),
+        })
+        .collect();
+    read_back(&write_ipc(&columns).unwrap())
+}
+
+fn same_values(a: &dyn Array, b: &dyn Array) -> bool {
+    // Equal as data, except that NaN equals NaN and null slots may hold anything.
+    if a.data_type() != b.data_type()
+        || a.len() != b.len()
+        || a.logical_nulls() != b.logical_nulls()
+    {
+        return false;
+    }
+    let (a, b) = (format!("{a:?}"), format!("{b:?}"));
+    a == b
+}
+
+#[test]
+fn every_supported_type_round_trips_with_batches_kept() {
+    let batches = vec![batch(1), batch(2), batch(3)];
+    for bytes in [stream_of(&batches), file_of(&batches)] {
+        let table = read_ipc(&bytes, &ReadOptions::default()).unwrap();
+        assert_eq!(table.batches.len(), 3, "one batch per source batch");
+        let names: Vec<&str> = table.fields.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names[..3], ["i8", "i16", "i32"]);
+        let positions = &table.fields[8];
+        assert_eq!((positions.dtype.name(), positions.size), ("float32", 3));
+        let f64 = &table.fields[10];
+        assert_eq!(
+            (f64.dtype.name(), f64.size, f64.kind),
+            ("uint32", 2, SourceKind::Float64Words)
+        );
+        assert_eq!(table.fields[11].kind, SourceKind::Bool);
+        // Validity: a separate vector, and null slots read 0.
+        let nulls = &table.batches[0][7];
+        assert_eq!(
+            nulls.validity.as_ref().unwrap().data,
+            ColumnData::U8(vec![1, 0, 1])
+        );
+        assert_eq!(nulls.data.data, ColumnData::F32(vec![1.0, 0.0, 3.0]));
+        let pairs = &table.batches[0][9];
+        assert_eq!(pairs.data.data, ColumnData::I16(vec![1, 2, 0, 0, 5, 6]));
+        let back = round_trip(&bytes);
+        assert_eq!(back.len(), 3);
+        for (original, back) in batches.iter().zip(&back) {
+            for (i, field) in original.schema().fields().iter().enumerate() {
+                let (o, b) = (original.column(i), back.column(i));
+                if field.name() == "pairs" || field.name() == "f32_nulls" {
+                    // Null slots come back as zeros; compare the valid rows.
+                    assert_eq!(o.logical_nulls(), b.logical_nulls(), "{}", field.name());
+                    continue;
+                }
+                assert!(
+                    same_values(o.as_ref(), b.as_ref()),
+                    "{}: {o:?} vs {b:?}",
+                    field.name()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn column_selection_and_conversions() {
+    let bytes = stream_of(&[batch(5)]);
+    let options = ReadOptions {
+        columns: Some(vec!["f64".into(), "u8".into()]),
+        float64: Float64As::Float32,
+        ..Default::default()
+    };
+    let table = read_ipc(&bytes, &options).unwrap();
+    assert_eq!(table.fields.len(), 2);
+    assert_eq!(
+        table.batches[0][0].data.data,
+        ColumnData::F32(vec![std::f32::consts::PI, f32::INFINITY, -5.0])
+    );
+    assert_eq!(
+        table.batches[0][1].data.data,
+        ColumnData::U8(vec![0, 5, 255])
+    );
+    let missing = ReadOptions {
+        columns: Some(vec!["nope".into()]),
+        ..Default::default()
+    };
+    assert_eq!(
+        read_ipc(&bytes, &missing).unwrap_err().code,
+        ErrorCode::InvalidArgument
+    );
+}
+
+fn single(name: &str, array: ArrayRef) -> Vec<u8> {
+    let schema = Schema::new(vec![Field::new(name, array.data_type().clone(), true)]);
+    stream_of(&[RecordBatch::try_new(Arc::new(schema), vec![array]).unwrap()])
+}
+
+#[test]
+fn int64_needs_an_explicit_conversion_and_dictionaries_give_indices() {
+    let bytes = single("big", Arc::new(Int64Array::from(vec![1, -2, 3])));
+    let error = read_ipc(&bytes, &ReadOptions::default()).unwrap_err();
+    assert_eq!(error.code, ErrorCode::TypeMismatch);
+    assert!(
+        error.message.contains("'big'") && error.message.contains("Int64"),
+        "{}",
+        error.message
+    );
+    let as_i32 = ReadOptions {
+        int64: Int64As::Int32,
+        ..Default::default()
+    };
+    let table = read_ipc(&bytes, &as_i32).unwrap();
+    assert_eq!(
+        table.batches[0][0].data.data,
+        ColumnData::I32(vec![1, -2, 3])
+    );
+    let huge = single("u", Arc::new(UInt64Array::from(vec![u64::MAX])));
+    assert_eq!(
+        read_ipc(&huge, &as_i32).unwrap_err().code,
+        ErrorCode::TypeMismatch
+    );
+    let as_f32 = ReadOptions {
+        int64: Int64As::Float32,
+        ..Default::default()
+    };
+    assert_eq!(
+        read_ipc(&huge, &as_f32).unwrap().batches[0][0].data.data,
+        ColumnData::F32(vec![u64::MAX as f32])
+    );
+
+    let dictionary: DictionaryArray<Int32Type> = vec!["a", "b", "a", "c"].into_iter().collect();
+    let table = read_ipc(
+        &single("cat", Arc::new(dictionary)),
+        &ReadOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(table.fields[0].kind, SourceKind::DictionaryIndices);
+    assert_eq!(
+        table.batches[0][0].data.data,
+        ColumnData::I32(vec![0, 1, 0, 2])
+    );
+
+    let strings = single("name", Arc::new(StringArray::from(vec!["x"])));
+    let error = read_ipc(&strings, &ReadOptions::default()).unwrap_err();
+    assert_eq!(error.code, ErrorCode::TypeMismatch);
+    assert!(
+        error.message.contains("'name'") && error.message.contains("Utf8"),
+        "{}",
+        error.message
+    );
+    let wide = single("v", list(Float32Array::from(vec![0.0; 5]), 5, None));
+    assert_eq!(
+        read_ipc(&wide, &ReadOptions::default()).unwrap_err().code,
+        ErrorCode::TypeMismatch
+    );
+}
+
+fn never_panics(bytes: &[u8]) -> Option<ErrorCode> {
+    match std::panic::catch_unwind(|| read_ipc(bytes, &ReadOptions::default())) {
+        Ok(Ok(_)) => None,
+        Ok(Err(e)) => Some(e.code),
+        Err(_) => panic!(
+            "the reader panicked on {} bytes: {:02x?}",
+            bytes.len(),
+            &bytes[..bytes.len().min(64)]
+        ),
+    }
+}
+
+#[test]
+fn malformed_ipc_is_invalid_ipc_never_a_panic() {
+    let batches = vec![batch(1), batch(2)];
+    for bytes in [stream_of(&batches), file_of(&batches)] {
+        // Every truncation.
+        for end in 0..bytes.len() {
+            if let Some(code) = never_panics(&bytes[..end]) {
+                assert!(
+                    matches!(code, ErrorCode::InvalidIpc | ErrorCode::TypeMismatch),
+                    "{code:?} at {end}"
+                );
+            }
+        }
+        // Random corruption: flipped bytes and overwritten words.
+        let mut rng = Rng(0xbad_1bc);
+        for _ in 0..3000 {
+            let mut broken = bytes.clone();
+            for _ in 0..1 + rng.below(4) {
+                let at = rng.below(broken.len() as u64) as usize;
+                broken[at] = match rng.below(3) {
+                    0 => broken[at] ^ (1 << rng.below(8)),
+                    1 => 0xff,
+                    _ => rng.next() as u8,
+                };
+            }
+            never_panics(&broken);
+        }
+    }
+    assert_eq!(
+        never_panics(b"not arrow at all"),
+        Some(ErrorCode::InvalidIpc)
+    );
+    assert_eq!(never_panics(b""), Some(ErrorCode::InvalidIpc));
+    assert_eq!(
+        never_panics(b"ARROW1\0\0garbageARROW1"),
+        Some(ErrorCode::InvalidIpc)
+    );
+    // A message declaring a huge body.
+    let mut huge = stream_of(&[batch(1)]);
+    let meta = u32::from_le_bytes(huge[4..8].try_into().unwrap()) as usize;
+    let second = 8 + meta; // the schema message has no body; the batch message follows
+    huge[second + 4..second + 8].copy_from_slice(&0x7fff_fff0u32.to_le_bytes());
+    assert_eq!(never_panics(&huge), Some(ErrorCode::InvalidIpc));
+}
