@@ -150,7 +150,14 @@ export class GPUTableEvaluator {
   /** Borrows the storage of a `GPUVector` (e.g. the output of another evaluation). */
   static fromVector(vector) {
     if (!(vector instanceof GPUVector)) fail('INVALID_ARGUMENT', 'fromVector needs a GPUVector');
-    return vector._evaluator;
+    vector._check();
+    if (vector._evaluator) return vector._evaluator;
+    const chunks = vector.data.map(chunk => {
+      const evaluator = new GPUTableEvaluator(chunk.buffer.handle());
+      evaluator._borrowed = true;
+      return evaluator;
+    });
+    return chunks.length === 1 ? chunks[0] : new ChunkedEvaluator(chunks);
   }
 
   get type() {
@@ -174,7 +181,7 @@ export class GPUTableEvaluator {
     if (device?._evaluate) {
       checkDevice(device);
       await guardAsync(() => device._evaluate(this._handle));
-      this._vector ??= new GPUVector(this);
+      this._vector ??= outputVector(this);
       return this._vector;
     }
     return this.evaluateSync(device);
@@ -187,7 +194,7 @@ export class GPUTableEvaluator {
       fail('INVALID_ARGUMENT', `evaluateSync() is for the CPU device; use await evaluate(device) on ${device.type}`);
     }
     guard(() => this._handle.evaluate());
-    this._vector ??= new GPUVector(this);
+    this._vector ??= outputVector(this);
     return this._vector;
   }
 
@@ -213,10 +220,31 @@ export class GPUTableEvaluator {
     return guard(() => this._handle.explain());
   }
 
-  /** Releases the materialized output; using this evaluator afterwards is `DESTROYED`. */
+  /**
+   * Releases the materialized output; using this evaluator afterwards is `DESTROYED`. An
+   * evaluator over a table's vector (`fromVector`) borrows its storage and leaves it alone.
+   */
   destroy() {
-    this._handle.destroy();
+    if (!this._borrowed) this._handle.destroy();
+    this._handle = this._borrowed ? null : this._handle;
     this._vector = null;
+  }
+
+  /** The output as an Arrow IPC stream with one column `name` (one record batch per chunk). */
+  toArrowIPC(name = 'value') {
+    const vector = this.evaluated ? this._vector ?? this.evaluateSync() : this.evaluateSync();
+    const writer = new wasm.IpcWriter();
+    const data = new wasm.EvaluatorList();
+    const validity = new wasm.EvaluatorList();
+    try {
+      for (const chunk of vector.data) data.push(chunk.buffer.handle());
+      guard(() => writer.addColumn(name, 'plain', data, validity));
+      return guard(() => writer.finish());
+    } finally {
+      data.free();
+      validity.free();
+      writer.free();
+    }
   }
 
   toString() {
@@ -225,53 +253,327 @@ export class GPUTableEvaluator {
 }
 
 /**
- * An evaluated column: one chunk of packed rows. Its storage is owned by the evaluator that
- * produced it.
+ * An evaluator over several batches: one evaluator per chunk, evaluated chunk by chunk, whose
+ * output vector keeps the chunks.
  */
-export class GPUVector {
-  /** @internal */
-  constructor(evaluator) {
-    this._evaluator = evaluator;
-    const bytes = TYPED_ARRAYS[evaluator.type].BYTES_PER_ELEMENT;
-    this.name = '';
-    this.type = evaluator.type;
-    this.length = evaluator.length;
-    this.size = evaluator.size;
-    this.valueLength = evaluator.size;
-    this.stride = evaluator.size;
-    this.byteStride = evaluator.size * bytes;
-    this.data = [
-      new GPUData({
-        type: this.type,
-        length: this.length,
-        valueLength: this.size,
-        byteStride: this.byteStride
-      })
-    ];
+class ChunkedEvaluator extends GPUTableEvaluator {
+  constructor(chunks) {
+    super(null);
+    this._chunks = chunks;
   }
-
-  /** Rows of this vector as a typed array. */
-  async readValue(startRow, endRow) {
-    return this._evaluator.readValue(startRow, endRow);
+  get type() {
+    return this._chunks[0].type;
+  }
+  get size() {
+    return this._chunks[0].size;
+  }
+  get length() {
+    return this._chunks.reduce((rows, c) => rows + c.length, 0);
+  }
+  get isConstant() {
+    return false;
+  }
+  get evaluated() {
+    return this._chunks.every(c => c.evaluated);
+  }
+  async evaluate(device) {
+    for (const chunk of this._chunks) await chunk.evaluate(device);
+    return this._output();
+  }
+  evaluateSync(device) {
+    for (const chunk of this._chunks) chunk.evaluateSync(device);
+    return this._output();
+  }
+  _output() {
+    this._vector ??= new GPUVector({type: this.type, size: this.size, data: this._chunks.map(c => c._vector.data[0]), evaluator: this});
+    return this._vector;
+  }
+  readValueSync(startRow = 0, endRow = this.length) {
+    if (!this.evaluated) this.evaluateSync();
+    return this._output().readValueSync(startRow, endRow);
+  }
+  explain(device) {
+    return `${this._chunks.length} batches, each evaluated as:\n${this._chunks[0].explain(device)}`;
+  }
+  destroy() {
+    for (const chunk of this._chunks) chunk.destroy();
+    this._vector = null;
   }
 }
 
-/** One chunk of a vector's storage with its row layout. */
-export class GPUData {
-  constructor({type, length, valueLength, byteStride}) {
+/** Per-lane [min, max] over several batches: each batch's extent, folded on the host. */
+class ChunkedExtent extends ChunkedEvaluator {
+  get length() {
+    return this._chunks[0].length;
+  }
+  _output() {
+    if (!this._combined) {
+      const size = this._chunks[0].length;
+      const folded = new TYPED_ARRAYS[this.type](size * 2).fill(NaN);
+      for (const chunk of this._chunks) {
+        const part = chunk.readValueSync();
+        for (let lane = 0; lane < size; lane++) {
+          const [lo, hi] = [part[2 * lane], part[2 * lane + 1]];
+          if (Number.isNaN(lo)) continue;
+          if (!(folded[2 * lane] <= lo)) folded[2 * lane] = lo;
+          if (!(folded[2 * lane + 1] >= hi)) folded[2 * lane + 1] = hi;
+        }
+      }
+      this._combined = GPUTableEvaluator.fromArray(folded, {type: this.type, size: 2});
+      this._combined.evaluateSync();
+    }
+    return this._combined._vector;
+  }
+  destroy() {
+    super.destroy();
+    this._combined?.destroy();
+  }
+}
+
+function chunkCount(arg) {
+  if (arg instanceof GPUVector) return arg.data.length;
+  if (arg instanceof ChunkedEvaluator) return arg._chunks.length;
+  return 1;
+}
+
+function chunkOf(arg, k) {
+  if (arg instanceof GPUVector && arg.data.length > 1) {
+    return GPUTableEvaluator.fromVector(new GPUVector({name: arg.name, type: arg.type, size: arg.size, data: [arg.data[k]]}));
+  }
+  if (arg instanceof ChunkedEvaluator) return arg._chunks[k];
+  return arg;
+}
+
+/** `fn` applied batch by batch when an argument spans several batches. */
+function chunkwise(fn) {
+  return (...args) => {
+    const counts = args.map(chunkCount).filter(n => n > 1);
+    if (counts.length === 0) return fn(...args);
+    if (counts.some(n => n !== counts[0])) fail('INVALID_ARGUMENT', 'the arguments span different numbers of batches');
+    const chunks = Array.from({length: counts[0]}, (_, k) => {
+      const parts = args.map(a => chunkOf(a, k));
+      const lengths = new Set(parts.filter((p, i) => chunkCount(args[i]) > 1).map(p => p.length));
+      if (lengths.size > 1) fail('INVALID_ARGUMENT', `batch ${k} of the arguments has different row counts`);
+      return fn(...parts);
+    });
+    return new ChunkedEvaluator(chunks);
+  };
+}
+
+const liveBuffers = new Set();
+
+/** Storage a table owns that is still alive (every device of this module instance). */
+export function liveAllocations() {
+  return liveBuffers.size;
+}
+
+/**
+ * A stable handle to one column chunk's storage. The backing is replaced when it grows
+ * (`generation` counts replacements); `destroy()` frees it. Storage lives in the wasm heap
+ * and is uploaded to a GPU device once, on the first evaluation there.
+ */
+export class DynamicBuffer {
+  /** @internal `handle`: a wasm source; `host`: an appendable typed array (capacity rows). */
+  constructor({handle = null, host = null, type, size, length, tracked = true}) {
+    this._handle = handle;
+    this._host = host;
     this.type = type;
+    this.size = size;
     this.length = length;
+    this.generation = 0;
+    this.destroyed = false;
+    this._tracked = tracked;
+    if (tracked) liveBuffers.add(this);
+  }
+  /** Rows the current backing holds without growing. */
+  get capacity() {
+    return this._host ? this._host.length / this.size : this.length;
+  }
+  get byteLength() {
+    return this.capacity * this.size * TYPED_ARRAYS[this.type].BYTES_PER_ELEMENT;
+  }
+  /** @internal The wasm handle of the rows in use (made on demand for appendable storage). */
+  handle() {
+    if (this.destroyed) fail('DESTROYED', 'this buffer was destroyed');
+    if (!this._handle && this._host) {
+      const rows = this._host.subarray(0, this.length * this.size);
+      this._handle = guard(() => wasm.Evaluator.fromBytes(bytesOf(rows), {type: this.type, size: this.size, constant: false}));
+    }
+    return this._handle;
+  }
+  /** @internal Appends packed rows, doubling the capacity when full. */
+  append(values) {
+    if (this.destroyed) fail('DESTROYED', 'this buffer was destroyed');
+    if (!this._host) fail('INVALID_ARGUMENT', 'only appendable vectors grow');
+    const Typed = TYPED_ARRAYS[this.type];
+    const rows = Array.isArray(values) ? Typed.from(values) : ArrayBuffer.isView(values) ? values : fail('INVALID_ARGUMENT', 'append needs a typed array or numbers');
+    if (rows.length % this.size !== 0) fail('INVALID_ARGUMENT', `${rows.length} values are not whole rows of size ${this.size}`);
+    const needed = (this.length * this.size) + rows.length;
+    if (needed > this._host.length) {
+      let capacity = Math.max(this._host.length, this.size);
+      while (capacity < needed) capacity *= 2;
+      const grown = new Typed(capacity);
+      grown.set(this._host.subarray(0, this.length * this.size));
+      this._host = grown;
+      this.generation++;
+    }
+    this._host.set(rows, this.length * this.size);
+    this.length += rows.length / this.size;
+    this._dropHandle();
+  }
+  /** @internal Forgets the rows in use; keeps the capacity. */
+  reset() {
+    if (this.destroyed) fail('DESTROYED', 'this buffer was destroyed');
+    this.length = 0;
+    this._dropHandle();
+  }
+  _dropHandle() {
+    if (this._handle && this._host) this._handle.destroy();
+    if (this._host) this._handle = null;
+  }
+  destroy() {
+    if (this.destroyed) return;
+    if (this._handle) this._handle.destroy();
+    this._handle = null;
+    this._host = null;
+    this.destroyed = true;
+    liveBuffers.delete(this);
+  }
+}
+
+const VERTEX_TYPES = {uint8: 'uint8', sint8: 'sint8', uint16: 'uint16', sint16: 'sint16', uint32: 'uint32', sint32: 'sint32', float32: 'float32'};
+
+/** `float32x3` style format of rows of `size` values of `type`. */
+export function formatOf(type, size) {
+  return size === 1 ? VERTEX_TYPES[type] : `${VERTEX_TYPES[type]}x${size}`;
+}
+
+/** One chunk of a vector: a buffer (owned or borrowed) plus its row layout. */
+export class GPUData {
+  constructor({buffer, type, valueLength, ownsBuffer}) {
+    this.buffer = buffer;
+    this.type = type;
     this.valueLength = valueLength;
     this.byteOffset = 0;
-    this.byteStride = byteStride;
-    this.rowByteLength = byteStride;
-    this.ownsBuffer = false;
+    this.byteStride = valueLength * TYPED_ARRAYS[type].BYTES_PER_ELEMENT;
+    this.rowByteLength = this.byteStride;
+    this.ownsBuffer = ownsBuffer;
+    this.destroyed = false;
   }
+  get format() {
+    return formatOf(this.type, this.valueLength);
+  }
+  get length() {
+    return this.buffer.length;
+  }
+  /** Frees the buffer if this chunk owns it; a borrowed buffer is left alone. */
+  destroy() {
+    if (this.ownsBuffer && !this.destroyed) this.buffer.destroy();
+    this.destroyed = true;
+  }
+}
+
+/**
+ * One logical column over one or more `GPUData` chunks (one per record batch). A vector
+ * owns or borrows its chunks as they say; `destroy()` frees only what they own.
+ */
+export class GPUVector {
+  constructor({name = '', type, size, data = [], validity = null, evaluator = null}) {
+    this.name = name;
+    this.type = type;
+    this.size = size;
+    this.valueLength = size;
+    this.stride = size;
+    this.byteStride = size * TYPED_ARRAYS[type].BYTES_PER_ELEMENT;
+    this.data = data;
+    /** Per-row validity (uint8: 1 valid, 0 null), chunked like `data`, or null. */
+    this.validity = validity;
+    this.destroyed = false;
+    this._evaluator = evaluator;
+  }
+  get format() {
+    return formatOf(this.type, this.size);
+  }
+  get length() {
+    return this.data.reduce((rows, d) => rows + d.length, 0);
+  }
+
+  /** An empty vector that grows by `append` (capacity doubles as needed). */
+  static appendable({name = '', type = 'float32', size = 1, capacity = 1024} = {}) {
+    checkType(type);
+    checkSize(size);
+    const buffer = new DynamicBuffer({host: new TYPED_ARRAYS[type](Math.max(1, capacity) * size), type, size, length: 0});
+    return new GPUVector({name, type, size, data: [new GPUData({buffer, type, valueLength: size, ownsBuffer: true})]});
+  }
+
+  /** Appends packed rows to the last chunk (appendable vectors only). */
+  append(values) {
+    this._check();
+    this.data[this.data.length - 1].buffer.append(values);
+    return this;
+  }
+
+  /** Clears the last chunk's rows and keeps its capacity for reuse. */
+  resetLastBatch() {
+    this._check();
+    this.data[this.data.length - 1].buffer.reset();
+  }
+
+  /** Rows `startRow..endRow` of all chunks as one typed array. */
+  async readValue(startRow, endRow) {
+    return this.readValueSync(startRow, endRow);
+  }
+
+  readValueSync(startRow = 0, endRow = this.length) {
+    this._check();
+    const Typed = TYPED_ARRAYS[this.type];
+    const parts = [];
+    let first = 0;
+    for (const chunk of this.data) {
+      const [from, to] = [Math.max(startRow - first, 0), Math.min(endRow - first, chunk.length)];
+      if (from < to) parts.push(guard(() => chunk.buffer.handle().readValue(from, to)));
+      first += chunk.length;
+    }
+    if (parts.length === 1) return parts[0];
+    const out = new Typed(parts.reduce((n, p) => n + p.length, 0));
+    let at = 0;
+    for (const part of parts) {
+      out.set(part, at);
+      at += part.length;
+    }
+    return out;
+  }
+
+  /** Frees the chunks (and validity) this vector owns; later use is `DESTROYED`. */
+  destroy() {
+    if (this.destroyed) return;
+    for (const chunk of this.data) chunk.destroy();
+    this.validity?.destroy();
+    this.destroyed = true;
+  }
+
+  _check() {
+    if (this.destroyed) fail('DESTROYED', `vector '${this.name}' was destroyed or detached`);
+  }
+}
+
+/** The output vector of an evaluated evaluator: one chunk borrowing the evaluator's storage. */
+function outputVector(evaluator) {
+  const buffer = new DynamicBuffer({handle: evaluator._handle, type: evaluator.type, size: evaluator.size, length: evaluator.length, tracked: false});
+  const data = [new GPUData({buffer, type: evaluator.type, valueLength: evaluator.size, ownsBuffer: false})];
+  return new GPUVector({type: evaluator.type, size: evaluator.size, data, evaluator});
 }
 
 function handleOf(arg) {
-  if (arg instanceof GPUTableEvaluator) return arg._handle;
-  if (arg instanceof GPUVector) return arg._evaluator._handle;
+  if (arg instanceof GPUTableEvaluator) {
+    if (arg._chunks) fail('INVALID_ARGUMENT', 'this argument spans several batches; here it must be one');
+    return arg._handle;
+  }
+  if (arg instanceof GPUVector) {
+    arg._check();
+    if (arg.data.length !== 1) fail('INVALID_ARGUMENT', `vector '${arg.name}' has ${arg.data.length} chunks; here it must have one (packBatches() first)`);
+    return arg.data[0].buffer.handle();
+  }
   if (typeof arg === 'number' || (isNumberArray(arg) && arg.length > 0)) {
     return GPUTableEvaluator.fromConstant(arg)._handle;
   }
@@ -305,20 +607,18 @@ function fold(op, args) {
   return withList(args, list => wasm.foldBinary(op, list));
 }
 
-function unary(op, x) {
-  return wrap(() => wasm.unaryOp(op, handleOf(x)));
-}
+const unary = chunkwise((op, x) => wrap(() => wasm.unaryOp(op, handleOf(x))));
 
 /** Elementwise sum, folded left to right. @example add(xyz, [10, 20, 30], 1) */
-export const add = (...args) => fold('add', args);
+export const add = chunkwise((...args) => fold('add', args));
 /** Elementwise difference, folded left to right. */
-export const subtract = (...args) => fold('subtract', args);
+export const subtract = chunkwise((...args) => fold('subtract', args));
 /** Elementwise product, folded left to right. */
-export const multiply = (...args) => fold('multiply', args);
+export const multiply = chunkwise((...args) => fold('multiply', args));
 /** Elementwise quotient, folded left to right; integer division by zero is 0. */
-export const divide = (...args) => fold('divide', args);
+export const divide = chunkwise((...args) => fold('divide', args));
 /** `base ** exponent`, float32. */
-export const pow = (base, exponent) => withList([base, exponent], list => wasm.foldBinary('pow', list));
+export const pow = chunkwise((base, exponent) => withList([base, exponent], list => wasm.foldBinary('pow', list)));
 export const sqrt = x => unary('sqrt', x);
 /** Absolute value; keeps the input type. */
 export const abs = x => unary('abs', x);
@@ -329,17 +629,27 @@ export const exp = x => unary('exp', x);
 export const log = x => unary('log', x);
 
 /** Concatenates each row of the inputs: size = sum of sizes. @example interleave(xyz, id) */
-export function interleave(...args) {
+export const interleave = chunkwise(interleaveOne);
+function interleaveOne(...args) {
   if (args.length === 0) fail('INVALID_ARGUMENT', 'interleave needs at least one input');
   if (args.length === 1 && args[0] instanceof GPUTableEvaluator) return args[0];
   return withList(args, list => wasm.interleave(list));
 }
 
 /** Rows of `source` at `ids` (one integer per row); bad ids give zero rows. */
-export const gather = (ids, source) => wrap(() => wasm.gather(handleOf(ids), handleOf(source)));
+export function gather(ids, source) {
+  if (chunkCount(source) > 1) fail('INVALID_ARGUMENT', 'gather needs a source in one batch (packBatches() first)');
+  return chunkwise(ids => wrap(() => wasm.gather(handleOf(ids), handleOf(source))))(ids);
+}
 
 /** Per channel `[min, max]` over all rows (NaN ignored): length = x.size, size 2. */
-export const extent = x => wrap(() => wasm.extent(handleOf(x)));
+export function extent(x) {
+  if (chunkCount(x) > 1) {
+    const parts = chunkwise(x => wrap(() => wasm.extent(handleOf(x))))(x)._chunks;
+    return new ChunkedExtent(parts);
+  }
+  return wrap(() => wasm.extent(handleOf(x)));
+}
 
 /** `count` sint32 values `start, start + step, ...`. @example sequence(4, 10, 2) // 10 12 14 16 */
 export function sequence(count, start = 0, step = 1) {
@@ -356,24 +666,25 @@ export function segmentedMap(segments, vertexCount) {
 }
 
 /** Float64 word pairs to float32 `[high..., low...]` rows. */
-export const fround = x => wrap(() => wasm.fround(handleOf(x)));
+export const fround = chunkwise(x => wrap(() => wasm.fround(handleOf(x))));
 
 /** Reorders or duplicates lanes. @example swizzle(xyz, [2, 1, 0]) */
-export function swizzle(x, channels) {
+export const swizzle = chunkwise(swizzleOne);
+function swizzleOne(x, channels) {
   if (!isNumberArray(channels)) fail('INVALID_ARGUMENT', 'swizzle channels must be an array of numbers');
   return wrap(() => wasm.swizzle(handleOf(x), Float64Array.from(channels)));
 }
 
 /** Lane-wise `cond != 0 ? whenTrue : whenFalse`. */
-export const select = (cond, whenTrue, whenFalse) =>
-  wrap(() => wasm.select(handleOf(cond), handleOf(whenTrue), handleOf(whenFalse)));
+export const select = chunkwise((cond, whenTrue, whenFalse) =>
+  wrap(() => wasm.select(handleOf(cond), handleOf(whenTrue), handleOf(whenFalse))));
 
 /** Row dot product, float32 size 1. */
-export const dot = (a, b) => wrap(() => wasm.dot(handleOf(a), handleOf(b)));
+export const dot = chunkwise((a, b) => wrap(() => wasm.dot(handleOf(a), handleOf(b))));
 /** Row Euclidean length, float32 size 1. */
-export const length = x => wrap(() => wasm.length(handleOf(x)));
+export const length = chunkwise(x => wrap(() => wasm.length(handleOf(x))));
 /** 1 where every lane of the rows is equal, else 0 (uint32). */
-export const equalAll = (a, b) => wrap(() => wasm.equalAll(handleOf(a), handleOf(b)));
+export const equalAll = chunkwise((a, b) => wrap(() => wasm.equalAll(handleOf(a), handleOf(b))));
 
 function collectEvaluators(value, found, seen) {
   if (value instanceof GPUTableEvaluator) {
@@ -555,3 +866,5 @@ export async function createDevice({type = 'cpu'} = {}) {
   }
   return backend.createDevice();
 }
+
+export {GPUTable, GPURecordBatch, GPUSchema, GPUField} from './table.js';

@@ -105,28 +105,151 @@ export function createDevice(options?: {type?: DeviceType | 'best'}): Promise<De
 /** Loads the wasm module. Required once in browsers; a no-op in Node. */
 export function init(input?: string | URL | Request | Response | BufferSource | WebAssembly.Module): Promise<void>;
 
-/** One chunk of a vector's storage and its row layout. */
-export class GPUData {
+/** Storage of this module instance that a table, batch or vector still owns (leak checks). */
+export function liveAllocations(): number;
+
+/** `float32x3`-style format of rows of `size` values of `type` (`float32` for size 1). */
+export function formatOf(type: DataType, size: number): string;
+
+/**
+ * A stable handle to one chunk's storage: the backing is replaced when an appendable vector
+ * grows (`generation` counts replacements). Storage lives in the wasm heap and is uploaded
+ * to a GPU device once, on the first evaluation there.
+ */
+export class DynamicBuffer {
   readonly type: DataType;
+  readonly size: number;
+  /** Rows in use. */
+  readonly length: number;
+  readonly generation: number;
+  readonly destroyed: boolean;
+  /** Rows the backing holds without growing. */
+  readonly capacity: number;
+  readonly byteLength: number;
+  destroy(): void;
+}
+
+/** One chunk of a vector: a buffer it owns or borrows, and the row layout. */
+export class GPUData {
+  readonly buffer: DynamicBuffer;
+  readonly type: DataType;
+  readonly format: string;
   readonly length: number;
   readonly valueLength: number;
   readonly byteOffset: number;
   readonly byteStride: number;
   readonly rowByteLength: number;
   readonly ownsBuffer: boolean;
+  /** Frees the buffer only if this chunk owns it. */
+  destroy(): void;
 }
 
-/** An evaluated column: packed rows of `size` values, owned by the evaluator that made it. */
+/**
+ * One logical column over one or more chunks (one per record batch). Operations accept a
+ * vector directly (borrowed, no copy); a multi-chunk vector evaluates batch by batch.
+ */
 export class GPUVector<T extends DataType = DataType> {
   readonly name: string;
   readonly type: T;
+  readonly format: string;
   readonly length: number;
   readonly size: number;
   readonly valueLength: number;
   readonly stride: number;
   readonly byteStride: number;
   readonly data: GPUData[];
+  /** Per-row validity (uint8: 1 valid, 0 null) for columns with nulls, else null. */
+  readonly validity: GPUVector<'uint8'> | null;
+  readonly destroyed: boolean;
+  /** An empty vector that grows by `append`, doubling its capacity as needed. */
+  static appendable<T extends DataType = 'float32'>(options?: {name?: string; type?: T; size?: number; capacity?: number}): GPUVector<T>;
+  append(values: ArrayLike<number>): this;
+  /** Clears the last chunk's rows, keeping its capacity. */
+  resetLastBatch(): void;
   readValue(startRow?: number, endRow?: number): Promise<TypedArrayFor<T>>;
+  readValueSync(startRow?: number, endRow?: number): TypedArrayFor<T>;
+  /** Frees the chunks this vector owns; later use is `DESTROYED`. */
+  destroy(): void;
+}
+
+/** A column of a schema. */
+export class GPUField {
+  readonly name: string;
+  readonly type: DataType;
+  readonly size: number;
+  readonly format: string;
+  readonly nullable: boolean;
+  /** `arrowType` and `kind` ('plain' | 'float64' | 'bool' | 'dictionary') for IPC columns. */
+  readonly metadata: Record<string, string>;
+}
+
+export class GPUSchema {
+  readonly fields: GPUField[];
+  readonly metadata: Record<string, string>;
+  readonly names: string[];
+  field(name: string): GPUField | undefined;
+}
+
+/** Plain descriptions for binding one batch in a renderer. */
+export interface BufferLayout {
+  name: string;
+  byteStride: number;
+  stepMode: 'vertex';
+  attributes: {attribute: string; format: string | null; byteOffset: number; shaderLocation: number}[];
+}
+
+/** One preserved batch: a row range of every column, one chunk per vector. */
+export class GPURecordBatch {
+  /** Takes ownership of single-chunk vectors of equal length. */
+  constructor(vectors: GPUVector[], schema?: GPUSchema);
+  readonly schema: GPUSchema;
+  readonly numRows: number;
+  readonly numCols: number;
+  readonly gpuVectors: GPUVector[];
+  readonly bufferLayout: BufferLayout[];
+  readonly attributes: Record<string, {buffer: DynamicBuffer | null; format: string | null; byteOffset: number; byteStride: number}>;
+  readonly bindings: Record<string, {buffer: DynamicBuffer | null; offset: number; size: number}>;
+  getVector(name: string): GPUVector;
+  destroy(): void;
+}
+
+export interface ArrowIPCOptions {
+  device?: Device | null;
+  /** Columns to read, in this order (all by default). */
+  columns?: string[];
+  /** Float64 columns as uint32 word pairs for `fround` (default) or converted to float32. */
+  float64?: 'words' | 'float32';
+  /** Int64/Uint64 columns need a conversion; without one they are TYPE_MISMATCH. */
+  int64?: 'float32' | 'int32';
+}
+
+/**
+ * A table: a schema and preserved record batches it owns until they are detached. Arrow IPC
+ * in (`fromArrowIPC`) and out (`toArrowIPC`), batches kept.
+ */
+export class GPUTable {
+  constructor(options?: {schema?: GPUSchema | null; batches?: GPURecordBatch[]; device?: Device | null});
+  static fromArrowIPC(bytes: Uint8Array | ArrayBuffer, options?: ArrowIPCOptions): Promise<GPUTable>;
+  static fromArrowIPCSync(bytes: Uint8Array | ArrayBuffer, options?: ArrowIPCOptions): GPUTable;
+  readonly schema: GPUSchema;
+  readonly batches: GPURecordBatch[];
+  readonly numRows: number;
+  readonly numCols: number;
+  /** Per column, one logical vector over every batch (borrowing the chunks). */
+  readonly gpuVectors: GPUVector[];
+  readonly bufferLayout: BufferLayout[];
+  readonly attributes: GPURecordBatch['attributes'];
+  readonly bindings: GPURecordBatch['bindings'];
+  getVector(name: string): GPUVector;
+  toArrowIPC(): Uint8Array;
+  packBatches(options?: {minBatchSize?: number}): this;
+  detachVector(name: string): GPUVector;
+  detachBatches(first?: number, last?: number): GPURecordBatch[];
+  addBatch(batch: GPURecordBatch): this;
+  /** A table of some columns that borrows this table's storage. */
+  select(...names: string[]): GPUTable;
+  resetLastBatch(): void;
+  destroy(): void;
 }
 
 /** Anything an operation accepts as a table input. */
@@ -173,6 +296,8 @@ export class GPUTableEvaluator<T extends DataType = DataType> {
   readValueSync(startRow?: number, endRow?: number): TypedArrayFor<T>;
   /** The passes this graph runs: kernels, what was fused, passes per backend. */
   explain(device?: Device): string;
+  /** The output as an Arrow IPC stream with one column (one record batch per chunk). */
+  toArrowIPC(name?: string): Uint8Array;
   /** Releases the output; any later use gives `DESTROYED`. */
   destroy(): void;
 }

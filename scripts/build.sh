@@ -28,6 +28,7 @@ if [ "$profile" = release ] && [ -x node_modules/.bin/wasm-opt ]; then
 fi
 
 cp js/core.js dist/core.js
+cp js/table.js dist/table.js
 cp js/web.js dist/web/index.js
 cp js/node.js dist/node/index.js
 say "dist/ ready ($(wc -c < dist/wasm/gputable_bg.wasm) bytes of wasm)"

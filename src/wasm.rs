@@ -13,6 +13,7 @@ use crate::error::GpuTableError;
 use crate::evaluator;
 use crate::gl::GlDevice;
 use crate::gpu::GpuDevice;
+use crate::ipc::{self, Float64As, Int64As, ReadOptions, SourceKind};
 use crate::ir::{self, BinaryOp, NodeRef, UnaryOp};
 
 #[wasm_bindgen(start)]
@@ -251,6 +252,182 @@ pub fn create_webgl_device() -> js_sys::Promise {
         }
         .into())
     })
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct IpcOptions {
+    columns: Option<Vec<String>>,
+    /// 'words' (default) or 'float32'.
+    float64: Option<String>,
+    /// 'float32' or 'int32'; absent: Int64 columns are TYPE_MISMATCH.
+    int64: Option<String>,
+}
+
+fn kind_name(kind: SourceKind) -> &'static str {
+    match kind {
+        SourceKind::Plain => "plain",
+        SourceKind::Float64Words => "float64",
+        SourceKind::Bool => "bool",
+        SourceKind::DictionaryIndices => "dictionary",
+    }
+}
+
+fn set(target: &JsValue, key: &str, value: impl Into<JsValue>) {
+    // Reflect.set on a fresh plain object cannot fail.
+    let _ = js_sys::Reflect::set(target, &key.into(), &value.into());
+}
+
+/// Reads an Arrow IPC stream or file: `{fields: [{name, type, size, kind, arrowType,
+/// nullable}], batches: [[{data: Evaluator, validity?: Evaluator}, ...], ...]}`.
+#[wasm_bindgen(js_name = readIpc)]
+pub fn read_ipc(bytes: &[u8], options: JsValue) -> JsResult<JsValue> {
+    let options: IpcOptions = if options.is_undefined() || options.is_null() {
+        IpcOptions::default()
+    } else {
+        serde_wasm_bindgen::from_value(options)
+            .map_err(|e| to_js(GpuTableError::invalid(format!("bad IPC options: {e}"))))?
+    };
+    let float64 = match options.float64.as_deref() {
+        None | Some("words") => Float64As::Words,
+        Some("float32") => Float64As::Float32,
+        Some(other) => {
+            return Err(to_js(GpuTableError::invalid(format!(
+                "float64 must be 'words' or 'float32', got '{other}'"
+            ))))
+        }
+    };
+    let int64 = match options.int64.as_deref() {
+        None => Int64As::Refuse,
+        Some("float32") => Int64As::Float32,
+        Some("int32") => Int64As::Int32,
+        Some(other) => {
+            return Err(to_js(GpuTableError::invalid(format!(
+                "int64 must be 'float32' or 'int32', got '{other}'"
+            ))))
+        }
+    };
+    let table = ipc::read_ipc(
+        bytes,
+        &ReadOptions {
+            columns: options.columns,
+            float64,
+            int64,
+        },
+    )
+    .map_err(to_js)?;
+    let fields = js_sys::Array::new();
+    for field in &table.fields {
+        let f = js_sys::Object::new();
+        set(&f, "name", field.name.as_str());
+        set(&f, "type", field.dtype.name());
+        set(&f, "size", field.size);
+        set(&f, "kind", kind_name(field.kind));
+        set(&f, "arrowType", field.arrow_type.as_str());
+        set(&f, "nullable", field.nullable);
+        fields.push(&f);
+    }
+    let batches = js_sys::Array::new();
+    for batch in table.batches {
+        let columns = js_sys::Array::new();
+        for column in batch {
+            let c = js_sys::Object::new();
+            let size = column.data.size;
+            set(&c, "data", wrap(ir::source(column.data.data, size, false))?);
+            if let Some(validity) = column.validity {
+                set(&c, "validity", wrap(ir::source(validity.data, 1, false))?);
+            }
+            columns.push(&c);
+        }
+        batches.push(&columns);
+    }
+    let out = js_sys::Object::new();
+    set(&out, "fields", fields);
+    set(&out, "batches", batches);
+    Ok(out.into())
+}
+
+/// Collects evaluated columns, batch by batch, into an Arrow IPC stream.
+#[wasm_bindgen]
+#[derive(Default)]
+pub struct IpcWriter {
+    columns: Vec<(String, SourceKind, Vec<NodeRef>, Vec<NodeRef>)>,
+}
+
+#[wasm_bindgen]
+impl IpcWriter {
+    #[wasm_bindgen(constructor)]
+    pub fn new() -> IpcWriter {
+        IpcWriter::default()
+    }
+
+    /// A column: its name, source kind ('plain', 'float64', 'bool', 'dictionary'), its
+    /// evaluated data per batch, and its validity per batch (or none at all).
+    #[wasm_bindgen(js_name = addColumn)]
+    pub fn add_column(
+        &mut self,
+        name: &str,
+        kind: &str,
+        data: &EvaluatorList,
+        validity: &EvaluatorList,
+    ) -> JsResult<()> {
+        let kind = match kind {
+            "plain" | "dictionary" => SourceKind::Plain,
+            "float64" => SourceKind::Float64Words,
+            "bool" => SourceKind::Bool,
+            other => {
+                return Err(to_js(GpuTableError::invalid(format!(
+                    "unknown column kind '{other}'"
+                ))))
+            }
+        };
+        if !validity.nodes.is_empty() && validity.nodes.len() != data.nodes.len() {
+            return Err(to_js(GpuTableError::invalid(
+                "validity needs one vector per batch",
+            )));
+        }
+        self.columns.push((
+            name.to_string(),
+            kind,
+            data.nodes.clone(),
+            validity.nodes.clone(),
+        ));
+        Ok(())
+    }
+
+    /// The IPC stream bytes; every column must be evaluated.
+    pub fn finish(&self) -> JsResult<Vec<u8>> {
+        let output = |node: &NodeRef| -> crate::Result<Rc<crate::Column>> {
+            node.check_alive()?;
+            node.output().ok_or_else(|| {
+                GpuTableError::invalid(format!("t{} is not evaluated; evaluate it first", node.id))
+            })
+        };
+        let mut held = Vec::new();
+        for (_, _, data, validity) in &self.columns {
+            let data = data.iter().map(output).collect::<crate::Result<Vec<_>>>();
+            let validity = validity
+                .iter()
+                .map(output)
+                .collect::<crate::Result<Vec<_>>>();
+            held.push((data.map_err(to_js)?, validity.map_err(to_js)?));
+        }
+        let columns: Vec<ipc::WriteColumn> = self
+            .columns
+            .iter()
+            .zip(&held)
+            .map(|((name, kind, _, _), (data, validity))| ipc::WriteColumn {
+                name,
+                kind: *kind,
+                batches: data
+                    .iter()
+                    .enumerate()
+                    .map(|(b, d)| (d.as_ref(), validity.get(b).map(|v| v.as_ref())))
+                    .collect(),
+            })
+            .collect();
+        ipc::write_ipc(&columns).map_err(to_js)
+    }
 }
 
 /// Argument lists for the variadic operations (handles stay owned by their JS objects).

@@ -160,6 +160,7 @@ async function run() {
       results.push({name: `random graph ${i}`, problem: `${error.code ?? error.name}: ${error.message}`});
     }
   }
+  const arrowRoundTrip = await arrowRoundTripOn(device).catch(error => `${error.code ?? error.name}: ${error.message}`);
   const plan = gt.sqrt(gt.add(f32([1, 2]), 1)).explain(device);
   let emptyExtent = null;
   try {
@@ -175,7 +176,32 @@ async function run() {
     afterDestroy = error.code;
   }
   const worker = backend === 'webgl' ? await inWorker() : null;
-  return {adapter: device.adapterName, limits: device.limits, results, plan, emptyExtent, afterDestroy, randomChecked, worker};
+  return {adapter: device.adapterName, limits: device.limits, results, plan, emptyExtent, afterDestroy, randomChecked, worker, arrowRoundTrip};
+}
+
+// apache-arrow -> tableToIPC -> GPUTable.fromArrowIPC -> ops on the device -> toArrowIPC ->
+// tableFromIPC: returns null when every value matches and the batches are kept.
+async function arrowRoundTripOn(device) {
+  const {makeTable, tableToIPC, tableFromIPC, Table} = window.Arrow;
+  const whole = makeTable({x: Float32Array.from({length: 3000}, (_, i) => i * 0.25 - 100), id: Int32Array.from({length: 3000}, (_, i) => i * 7)});
+  const source = new Table([...whole.slice(0, 1000).batches, ...whole.slice(1000).batches]);
+  const table = await gt.GPUTable.fromArrowIPC(tableToIPC(source), {device});
+  const y = gt.add(gt.multiply(table.getVector('x'), 2), table.getVector('id'));
+  const out = await y.evaluate(device);
+  const back = tableFromIPC(y.toArrowIPC('y'));
+  const x = source.getChild('x').toArray();
+  const id = source.getChild('id').toArray();
+  const values = back.getChild('y').toArray();
+  const problems = [];
+  if (out.data.length !== 2 || back.batches.length !== 2) problems.push(`batches: ${out.data.length} out, ${back.batches.length} read back`);
+  for (let i = 0; i < x.length; i++) {
+    if (values[i] !== Math.fround(Math.fround(x[i] * 2) + id[i])) problems.push(`row ${i}: ${values[i]}`);
+    if (problems.length > 3) break;
+  }
+  const again = tableFromIPC(table.toArrowIPC());
+  if (again.getChild('id').toArray().join() !== id.join()) problems.push('table.toArrowIPC changed id');
+  table.destroy();
+  return problems.length ? problems.join('; ') : null;
 }
 
 // The same backend from a dedicated worker (an OffscreenCanvas there too).

@@ -24,6 +24,7 @@ async function runSuite(backend) {
     assert.ok(report.randomChecked >= 40, `only ${report.randomChecked} random graphs compared`);
     assert.equal(report.emptyExtent, 'EMPTY_INPUT');
     assert.equal(report.afterDestroy, 'DESTROYED');
+    assert.equal(report.arrowRoundTrip, null, 'apache-arrow IPC round trip through the device');
     return report;
   } finally {
     await browser.close();

@@ -1,0 +1,364 @@
+// The GPU table model (reference: gpu-table-structure.txt): GPUTable owns GPURecordBatches,
+// a batch owns its batch-local GPUVectors, a vector owns or borrows GPUData chunks, and only
+// GPUData owns storage (a DynamicBuffer). Arrow IPC in and out goes through the wasm module.
+import * as wasm from './wasm/gputable.js';
+import {DynamicBuffer, GPUData, GPUVector, GpuTableError, formatOf} from './core.js';
+
+const fail = (code, message) => {
+  throw new GpuTableError(code, message);
+};
+
+function guard(fn) {
+  try {
+    return fn();
+  } catch (error) {
+    if (error instanceof GpuTableError) throw error;
+    if (error?.name === 'GpuTableError') throw new GpuTableError(error.code, error.message);
+    throw new GpuTableError('INTERNAL', String(error?.message ?? error));
+  }
+}
+
+/** A column of a schema: name, element type and values per row (`format` like `float32x3`). */
+export class GPUField {
+  constructor({name, type, size = 1, nullable = false, metadata = {}}) {
+    this.name = name;
+    this.type = type;
+    this.size = size;
+    this.format = formatOf(type, size);
+    this.nullable = nullable;
+    this.metadata = metadata;
+  }
+}
+
+/** The selected columns of a table or batch, as plain metadata. */
+export class GPUSchema {
+  constructor(fields, metadata = {}) {
+    this.fields = fields;
+    this.metadata = metadata;
+  }
+  get names() {
+    return this.fields.map(f => f.name);
+  }
+  field(name) {
+    return this.fields.find(f => f.name === name);
+  }
+}
+
+const VERTEX_FORMATS = new Set([
+  'uint8x2', 'uint8x4', 'sint8x2', 'sint8x4', 'uint16x2', 'uint16x4', 'sint16x2', 'sint16x4',
+  'float32', 'float32x2', 'float32x3', 'float32x4', 'uint32', 'uint32x2', 'uint32x3', 'uint32x4',
+  'sint32', 'sint32x2', 'sint32x3', 'sint32x4'
+]);
+
+/**
+ * Rendering descriptions of single-chunk vectors: a WebGPU-style buffer layout per column
+ * (one buffer per column, `vertexFormat` null where no vertex format fits), attributes and
+ * storage bindings pointing at each column's buffer.
+ */
+function describeVectors(vectors) {
+  const bufferLayout = [];
+  const attributes = {};
+  const bindings = {};
+  vectors.forEach((vector, location) => {
+    const chunk = vector.data[vector.data.length - 1];
+    const vertexFormat = VERTEX_FORMATS.has(vector.format) ? vector.format : null;
+    bufferLayout.push({
+      name: vector.name,
+      byteStride: vector.byteStride,
+      stepMode: 'vertex',
+      attributes: [{attribute: vector.name, format: vertexFormat, byteOffset: 0, shaderLocation: location}]
+    });
+    attributes[vector.name] = {buffer: chunk?.buffer ?? null, format: vertexFormat, byteOffset: 0, byteStride: vector.byteStride};
+    bindings[vector.name] = {buffer: chunk?.buffer ?? null, offset: 0, size: chunk ? chunk.length * vector.byteStride : 0};
+  });
+  return {bufferLayout, attributes, bindings};
+}
+
+/** One preserved batch: a row range of every selected column, one chunk per vector. */
+export class GPURecordBatch {
+  /** `vectors`: single-chunk vectors of equal length; the batch takes ownership. */
+  constructor(vectors, schema = null) {
+    if (!Array.isArray(vectors) || vectors.some(v => !(v instanceof GPUVector) || v.data.length !== 1)) {
+      fail('INVALID_ARGUMENT', 'a GPURecordBatch needs single-chunk GPUVectors');
+    }
+    const lengths = new Set(vectors.map(v => v.length));
+    if (lengths.size > 1) fail('INVALID_ARGUMENT', `the vectors of a batch need equal lengths, got ${[...lengths].join(', ')}`);
+    this.gpuVectors = vectors;
+    this.schema = schema ?? new GPUSchema(vectors.map(v => new GPUField({name: v.name, type: v.type, size: v.size, nullable: v.validity !== null})));
+    this.destroyed = false;
+  }
+  get numRows() {
+    this._check();
+    return this.gpuVectors[0]?.length ?? 0;
+  }
+  get numCols() {
+    return this.gpuVectors.length;
+  }
+  getVector(name) {
+    this._check();
+    return this.gpuVectors.find(v => v.name === name) ?? fail('INVALID_ARGUMENT', `no column '${name}'`);
+  }
+  get bufferLayout() {
+    this._check();
+    return describeVectors(this.gpuVectors).bufferLayout;
+  }
+  get attributes() {
+    this._check();
+    return describeVectors(this.gpuVectors).attributes;
+  }
+  get bindings() {
+    this._check();
+    return describeVectors(this.gpuVectors).bindings;
+  }
+  /** Destroys the batch-local vectors (and the storage they own). */
+  destroy() {
+    if (this.destroyed) return;
+    for (const vector of this.gpuVectors) vector.destroy();
+    this.destroyed = true;
+  }
+  _check() {
+    if (this.destroyed) fail('DESTROYED', 'this record batch was destroyed or detached');
+  }
+}
+
+function sameSchema(a, b) {
+  return a.fields.length === b.fields.length &&
+    a.fields.every((f, i) => f.name === b.fields[i].name && f.type === b.fields[i].type && f.size === b.fields[i].size);
+}
+
+/** A vector of one owned chunk holding `values` (packed rows). */
+function ownedVector(name, type, size, handle, length, validity = null) {
+  const buffer = new DynamicBuffer({handle, type, size, length});
+  return new GPUVector({name, type, size, data: [new GPUData({buffer, type, valueLength: size, ownsBuffer: true})], validity});
+}
+
+/**
+ * A table on a device: a schema and preserved record batches. The table owns its batches
+ * until they are detached; `destroy()` frees what it owns.
+ */
+export class GPUTable {
+  constructor({schema = null, batches = [], device = null, owns = true} = {}) {
+    this.schema = schema ?? new GPUSchema([]);
+    this.batches = batches;
+    this.device = device;
+    this.destroyed = false;
+    this._owns = owns;
+  }
+
+  /**
+   * Reads an Arrow IPC stream or file: one GPURecordBatch per source batch, each column one
+   * GPUData. Options: `columns` (names to keep, in order), `float64: 'words' | 'float32'`,
+   * `int64: 'float32' | 'int32'` (Int64 columns are TYPE_MISMATCH without it).
+   */
+  static async fromArrowIPC(bytes, {device = null, columns, float64, int64} = {}) {
+    return GPUTable.fromArrowIPCSync(bytes, {device, columns, float64, int64});
+  }
+
+  static fromArrowIPCSync(bytes, {device = null, columns, float64, int64} = {}) {
+    if (device?.destroyed) fail('DESTROYED', `the ${device.type} device was destroyed`);
+    const view = bytes instanceof ArrayBuffer ? new Uint8Array(bytes) : ArrayBuffer.isView(bytes) ? new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) : fail('INVALID_ARGUMENT', 'fromArrowIPC needs bytes (Uint8Array or ArrayBuffer)');
+    const read = guard(() => wasm.readIpc(view, {columns, float64, int64}));
+    const fields = read.fields.map(f => new GPUField({
+      name: f.name, type: f.type, size: f.size, nullable: f.nullable,
+      metadata: {arrowType: f.arrowType, kind: f.kind}
+    }));
+    const schema = new GPUSchema(fields);
+    // A column with nulls in any batch gets validity in every batch, so batches stay alike.
+    const withNulls = fields.map((_, i) => read.batches.some(columns => columns[i].validity));
+    const batches = read.batches.map(columns => {
+      const vectors = columns.map(({data, validity}, i) => {
+        const f = fields[i];
+        if (withNulls[i] && !validity) {
+          const flags = new Uint8Array(data.length).fill(1);
+          validity = guard(() => wasm.Evaluator.fromBytes(flags, {type: 'uint8', size: 1, constant: false}));
+        }
+        const valid = validity ? ownedVector(`${f.name}.validity`, 'uint8', 1, validity, validity.length) : null;
+        return ownedVector(f.name, f.type, f.size, data, data.length, valid);
+      });
+      return new GPURecordBatch(vectors, schema);
+    });
+    return new GPUTable({schema, batches, device});
+  }
+
+  get numRows() {
+    this._check();
+    return this.batches.reduce((rows, b) => rows + b.numRows, 0);
+  }
+  get numCols() {
+    this._check();
+    return this.schema.fields.length;
+  }
+
+  /** Table-level vectors: per column, the batches' chunks (borrowed) as one logical vector. */
+  get gpuVectors() {
+    this._check();
+    return this.schema.fields.map(f => this.getVector(f.name));
+  }
+
+  getVector(name) {
+    this._check();
+    const field = this.schema.field(name) ?? fail('INVALID_ARGUMENT', `no column '${name}' in this table`);
+    const parts = this.batches.map(b => b.getVector(name));
+    const borrow = chunk => new GPUData({buffer: chunk.buffer, type: chunk.type, valueLength: chunk.valueLength, ownsBuffer: false});
+    const validity = parts.every(p => p.validity)
+      ? new GPUVector({name: `${name}.validity`, type: 'uint8', size: 1, data: parts.map(p => borrow(p.validity.data[0]))})
+      : null;
+    return new GPUVector({name, type: field.type, size: field.size, data: parts.map(p => borrow(p.data[0])), validity});
+  }
+
+  /** The last batch's descriptions: bind one batch at a time for rendering. */
+  get bufferLayout() {
+    return this._lastBatch().bufferLayout;
+  }
+  get attributes() {
+    return this._lastBatch().attributes;
+  }
+  get bindings() {
+    return this._lastBatch().bindings;
+  }
+
+  /** An Arrow IPC stream of the table, one record batch per batch, nulls restored. */
+  toArrowIPC() {
+    this._check();
+    const writer = new wasm.IpcWriter();
+    try {
+      for (const field of this.schema.fields) {
+        const data = new wasm.EvaluatorList();
+        const validity = new wasm.EvaluatorList();
+        try {
+          const vectors = this.batches.map(b => b.getVector(field.name));
+          for (const v of vectors) data.push(v.data[0].buffer.handle());
+          // Validity is present in every batch of a column or in none (see fromArrowIPC).
+          for (const v of vectors) if (v.validity) validity.push(v.validity.data[0].buffer.handle());
+          guard(() => writer.addColumn(field.name, field.metadata.kind ?? 'plain', data, validity));
+        } finally {
+          data.free();
+          validity.free();
+        }
+      }
+      return guard(() => writer.finish());
+    } finally {
+      writer.free();
+    }
+  }
+
+  /**
+   * Repacks consecutive batches into batches of at least `minBatchSize` rows (all into one by
+   * default), and destroys the superseded storage the table owned.
+   */
+  packBatches({minBatchSize = Infinity} = {}) {
+    this._check();
+    const groups = [];
+    let group = [];
+    let rows = 0;
+    for (const batch of this.batches) {
+      group.push(batch);
+      rows += batch.numRows;
+      if (rows >= minBatchSize) {
+        groups.push(group);
+        group = [];
+        rows = 0;
+      }
+    }
+    if (group.length) groups.push(group);
+    const packed = groups.map(g => (g.length === 1 ? g[0] : this._concat(g)));
+    for (const batch of this.batches) {
+      if (!packed.includes(batch) && this._owns) batch.destroy();
+    }
+    this.batches = packed;
+    return this;
+  }
+
+  _concat(batches) {
+    const vectors = this.schema.fields.map(f => {
+      const parts = batches.map(b => b.getVector(f.name));
+      const values = concatValues(parts.map(p => p.readValueSync()));
+      const handle = guard(() => wasm.Evaluator.fromBytes(new Uint8Array(values.buffer, values.byteOffset, values.byteLength), {type: f.type, size: f.size, constant: false}));
+      let validity = null;
+      if (parts.every(p => p.validity)) {
+        const flags = concatValues(parts.map(p => p.validity.readValueSync()));
+        validity = ownedVector(`${f.name}.validity`, 'uint8', 1, guard(() => wasm.Evaluator.fromBytes(flags, {type: 'uint8', size: 1, constant: false})), flags.length);
+      }
+      return ownedVector(f.name, f.type, f.size, handle, values.length / f.size, validity);
+    });
+    return new GPURecordBatch(vectors, this.schema);
+  }
+
+  /** Removes column `name` from the table and hands its storage (every batch) to the caller. */
+  detachVector(name) {
+    this._check();
+    const index = this.schema.fields.findIndex(f => f.name === name);
+    if (index < 0) fail('INVALID_ARGUMENT', `no column '${name}' in this table`);
+    const field = this.schema.fields[index];
+    const parts = this.batches.map(b => b.gpuVectors.splice(index, 1)[0]);
+    this.schema = new GPUSchema(this.schema.fields.filter((_, i) => i !== index), this.schema.metadata);
+    for (const batch of this.batches) batch.schema = this.schema;
+    const validity = parts.every(p => p.validity)
+      ? new GPUVector({name: `${name}.validity`, type: 'uint8', size: 1, data: parts.map(p => p.validity.data[0])})
+      : null;
+    for (const part of parts) part.destroyed = true; // the returned vector owns their chunks now
+    return new GPUVector({name, type: field.type, size: field.size, data: parts.map(p => p.data[0]), validity});
+  }
+
+  /** Removes batches `first..last` and hands them (and their storage) to the caller. */
+  detachBatches(first = 0, last = this.batches.length) {
+    this._check();
+    return this.batches.splice(first, last - first);
+  }
+
+  /** Appends a batch with this table's schema; the table takes ownership. */
+  addBatch(batch) {
+    this._check();
+    if (!(batch instanceof GPURecordBatch)) fail('INVALID_ARGUMENT', 'addBatch needs a GPURecordBatch');
+    batch._check();
+    if (this.schema.fields.length === 0 && this.batches.length === 0) this.schema = batch.schema;
+    if (!sameSchema(this.schema, batch.schema)) fail('TYPE_MISMATCH', 'the batch schema differs from the table schema');
+    this.batches.push(batch);
+    return this;
+  }
+
+  /** A table of some columns, borrowing this table's storage (destroying it frees nothing). */
+  select(...names) {
+    this._check();
+    const fields = names.map(n => this.schema.field(n) ?? fail('INVALID_ARGUMENT', `no column '${n}' in this table`));
+    const schema = new GPUSchema(fields, this.schema.metadata);
+    const borrowVector = v => new GPUVector({
+      name: v.name, type: v.type, size: v.size,
+      data: v.data.map(d => new GPUData({buffer: d.buffer, type: d.type, valueLength: d.valueLength, ownsBuffer: false})),
+      validity: v.validity ? borrowVector(v.validity) : null
+    });
+    const batches = this.batches.map(b => new GPURecordBatch(names.map(n => borrowVector(b.getVector(n))), schema));
+    return new GPUTable({schema, batches, device: this.device, owns: false});
+  }
+
+  /** Clears the last batch's appendable vectors, keeping their capacity. */
+  resetLastBatch() {
+    for (const vector of this._lastBatch().gpuVectors) vector.resetLastBatch();
+  }
+
+  /** Destroys the batches the table owns (borrowed storage stays); later use is `DESTROYED`. */
+  destroy() {
+    if (this.destroyed) return;
+    for (const batch of this.batches) batch.destroy();
+    this.batches = [];
+    this.destroyed = true;
+  }
+
+  _lastBatch() {
+    this._check();
+    return this.batches[this.batches.length - 1] ?? fail('EMPTY_INPUT', 'this table has no batches');
+  }
+  _check() {
+    if (this.destroyed) fail('DESTROYED', 'this table was destroyed');
+  }
+}
+
+function concatValues(parts) {
+  const out = new parts[0].constructor(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
+}

@@ -1,0 +1,167 @@
+// The table model and Arrow IPC through the built package: interop with apache-arrow JS,
+// batch-preserving evaluation, ownership rules and a leak check, on the CPU device.
+import {test} from 'node:test';
+import assert from 'node:assert/strict';
+import * as arrow from 'apache-arrow';
+import * as gt from '../../dist/node/index.js';
+
+const {GPUTable, GPUTableEvaluator: E} = gt;
+
+function throwsCode(fn, code) {
+  assert.throws(fn, error => error.name === 'GpuTableError' && error.code === code);
+}
+
+/** Two record batches (5 and 7 rows) with every kind of column gputable reads. */
+function sourceTable() {
+  const build = (k, rows) => {
+    const positions = arrow.vectorFromArray(
+      Array.from({length: rows}, (_, i) => [i + k, -i, 0.5 * i]),
+      new arrow.FixedSizeList(3, new arrow.Field('xyz', new arrow.Float32()))
+    );
+    return arrow.makeTable({
+      x: Float32Array.from({length: rows}, (_, i) => i * 1.5 + k),
+      id: Int32Array.from({length: rows}, (_, i) => i - k * 100),
+      level: Uint8Array.from({length: rows}, (_, i) => (i * 7) % 256),
+      when: Float64Array.from({length: rows}, (_, i) => 1.7e12 + i * 0.001 + k)
+    }).assign(new arrow.Table({
+      positions,
+      flag: arrow.vectorFromArray(Array.from({length: rows}, (_, i) => i % 3 === 0), new arrow.Bool()),
+      name: arrow.vectorFromArray(Array.from({length: rows}, (_, i) => ['a', 'b', 'c'][i % 3]), new arrow.Dictionary(new arrow.Utf8(), new arrow.Int32())),
+      score: arrow.vectorFromArray(Array.from({length: rows}, (_, i) => (i % 4 === 1 ? null : i / 4)), new arrow.Float32())
+    }));
+  };
+  const whole = build(1, 12);
+  return new arrow.Table([...whole.slice(0, 5).batches, ...whole.slice(5).batches]);
+}
+
+test('Arrow IPC from apache-arrow: batches, types and nulls are kept', () => {
+  const source = sourceTable();
+  for (const format of ['stream', 'file']) {
+    const table = GPUTable.fromArrowIPCSync(arrow.tableToIPC(source, format));
+    assert.equal(table.batches.length, 2, 'one GPURecordBatch per source batch');
+    assert.equal(table.numRows, 12);
+    assert.equal(table.numCols, 8);
+    assert.deepEqual(table.schema.names, ['x', 'id', 'level', 'when', 'positions', 'flag', 'name', 'score']);
+    const positions = table.getVector('positions');
+    assert.equal(positions.format, 'float32x3');
+    assert.equal(positions.data.length, 2);
+    assert.deepEqual([...positions.readValueSync(0, 2)], [1, -0, 0, 2, -1, 0.5]);
+    assert.equal(table.schema.field('when').format, 'uint32x2', 'Float64 as word pairs');
+    assert.equal(table.schema.field('flag').type, 'uint8');
+    assert.deepEqual([...table.getVector('name').readValueSync(0, 4)], [0, 1, 2, 0], 'dictionary indices');
+    const score = table.getVector('score');
+    assert.deepEqual([...score.validity.readValueSync(0, 6)], [1, 0, 1, 1, 1, 0]);
+    assert.deepEqual([...score.readValueSync(0, 3)], [0, 0, 0.5], 'null slots read 0');
+    // Written back, apache-arrow reads the same values, nulls and batches.
+    const back = arrow.tableFromIPC(table.toArrowIPC());
+    assert.equal(back.batches.length, 2);
+    for (const name of ['x', 'id', 'level', 'when', 'flag', 'score']) {
+      assert.deepEqual(back.getChild(name).toArray(), source.getChild(name).toArray(), name);
+    }
+    assert.deepEqual(back.getChild('score').toJSON(), source.getChild('score').toJSON());
+    assert.deepEqual(back.getChild('positions').toJSON().map(v => [...v]), source.getChild('positions').toJSON().map(v => [...v]));
+    table.destroy();
+  }
+});
+
+test('ops on table vectors evaluate batch by batch and keep the batches', async () => {
+  const table = GPUTable.fromArrowIPCSync(arrow.tableToIPC(sourceTable()));
+  const x = table.getVector('x');
+  const r = gt.add(gt.multiply(x, 2), 1);
+  const out = await r.evaluate();
+  assert.equal(out.data.length, 2, 'the result keeps the batches');
+  assert.deepEqual([...await r.readValue()], [...x.readValueSync()].map(v => v * 2 + 1));
+  const back = arrow.tableFromIPC(r.toArrowIPC('y'));
+  assert.equal(back.batches.length, 2);
+  assert.deepEqual([...back.getChild('y').toArray()], [...await r.readValue()]);
+  // fromVector borrows: destroying the evaluator leaves the table's storage alone.
+  const borrowed = E.fromVector(table.getVector('id'));
+  assert.equal(borrowed.length, 12);
+  borrowed.destroy();
+  assert.equal(table.getVector('id').readValueSync(0, 1)[0], -100);
+  const range = gt.extent(table.getVector('positions'));
+  assert.deepEqual([...await range.readValue()].map(v => v + 0), [1, 12, -11, 0, 0, 5.5]);
+  // A batch at a time, and fround over the Float64 words.
+  const split = gt.fround(table.batches[1].getVector('when'));
+  assert.equal((await split.readValue()).length, 14);
+  throwsCode(() => gt.gather(E.fromArray([0], {type: 'uint32'}), x), 'INVALID_ARGUMENT');
+  table.destroy();
+});
+
+test('unsupported and malformed IPC are typed errors', () => {
+  const big = arrow.tableToIPC(arrow.makeTable({n: BigInt64Array.from([1n, 2n])}));
+  throwsCode(() => GPUTable.fromArrowIPCSync(big), 'TYPE_MISMATCH');
+  const converted = GPUTable.fromArrowIPCSync(big, {int64: 'int32'});
+  assert.deepEqual([...converted.getVector('n').readValueSync()], [1, 2]);
+  converted.destroy();
+  const strings = arrow.tableToIPC(new arrow.Table({s: arrow.vectorFromArray(['a', 'b'], new arrow.Utf8())}));
+  assert.throws(() => GPUTable.fromArrowIPCSync(strings), /column 's'/);
+  throwsCode(() => GPUTable.fromArrowIPCSync(new Uint8Array([1, 2, 3])), 'INVALID_IPC');
+  const ipc = arrow.tableToIPC(sourceTable());
+  const file = arrow.tableToIPC(sourceTable(), 'file');
+  throwsCode(() => GPUTable.fromArrowIPCSync(file.subarray(0, file.length - 100)), 'INVALID_IPC');
+  throwsCode(() => GPUTable.fromArrowIPCSync('nope'), 'INVALID_ARGUMENT');
+  const picked = GPUTable.fromArrowIPCSync(ipc, {columns: ['level', 'x'], float64: 'float32'});
+  assert.deepEqual(picked.schema.names, ['level', 'x']);
+  picked.destroy();
+});
+
+test('ownership: destroy, detach, select, pack, add and append', () => {
+  const ipc = arrow.tableToIPC(sourceTable());
+  const table = GPUTable.fromArrowIPCSync(ipc);
+  const before = gt.liveAllocations();
+  const detached = table.detachVector('x');
+  assert.deepEqual(table.schema.names.includes('x'), false);
+  assert.equal(detached.length, 12);
+  const view = table.select('id', 'level');
+  view.destroy();
+  assert.equal(table.getVector('id').length, 12, 'a selection borrows: destroying it frees nothing');
+  const [first] = table.detachBatches(0, 1);
+  assert.equal(table.batches.length, 1);
+  table.addBatch(first);
+  assert.equal(table.numRows, 12);
+  table.packBatches();
+  assert.equal(table.batches.length, 1);
+  assert.equal(table.numRows, 12);
+  assert.deepEqual([...table.getVector('level').readValueSync(5, 7)], [70, 77], 'the re-added batch comes last');
+  assert.deepEqual([...table.getVector('score').validity.readValueSync(0, 6)], [0, 1, 1, 1, 0, 1]);
+  assert.ok(gt.liveAllocations() < before, 'packing freed the superseded storage');
+  table.destroy();
+  throwsCode(() => table.numRows, 'DESTROYED');
+  throwsCode(() => table.getVector('id'), 'DESTROYED');
+  throwsCode(() => first.getVector('id'), 'DESTROYED');
+  assert.deepEqual([...detached.readValueSync(0, 2)], [1, 2.5], 'the detached vector outlives the table');
+  detached.destroy();
+  throwsCode(() => detached.readValueSync(), 'DESTROYED');
+  throwsCode(() => gt.add(detached, 1), 'DESTROYED');
+
+  const points = gt.GPUVector.appendable({name: 'p', type: 'float32', size: 2, capacity: 2});
+  points.append([1, 2, 3, 4]).append(new Float32Array([5, 6]));
+  assert.equal(points.length, 3);
+  assert.equal(points.data[0].buffer.capacity, 4, 'capacity doubled');
+  assert.equal(points.data[0].buffer.generation, 1);
+  assert.deepEqual([...gt.add(points, 1).readValueSync()], [2, 3, 4, 5, 6, 7]);
+  const appendable = new GPUTable().addBatch(new gt.GPURecordBatch([points]));
+  appendable.resetLastBatch();
+  assert.equal(points.length, 0);
+  assert.equal(points.data[0].buffer.capacity, 4, 'reset keeps the capacity');
+  assert.equal(appendable.bufferLayout[0].attributes[0].format, 'float32x2');
+  assert.equal(appendable.bindings.p.size, 0);
+  appendable.destroy();
+  throwsCode(() => points.append([1, 2]), 'DESTROYED');
+});
+
+test('thousands of tables created, packed, detached and destroyed leak no storage', () => {
+  const ipc = arrow.tableToIPC(sourceTable());
+  const start = gt.liveAllocations();
+  for (let i = 0; i < 2000; i++) {
+    const table = GPUTable.fromArrowIPCSync(ipc, {columns: ['x', 'positions', 'score']});
+    if (i % 2) table.packBatches();
+    const vector = table.detachVector('positions');
+    const batches = table.detachBatches(0, 1);
+    table.destroy();
+    vector.destroy();
+    for (const batch of batches) batch.destroy();
+  }
+  assert.equal(gt.liveAllocations(), start);
+});
