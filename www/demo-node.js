@@ -1,6 +1,7 @@
 // `npm run demo`: the main demo on the CPU device in Node.
+import {readFileSync} from 'node:fs';
 import * as gt from 'gputable';
-import {makeTrips, runDemo} from './demo.js';
+import {makeTrips, runArrowDemo, runDemo} from './demo.js';
 
 const rows = Number(process.env.DEMO_ROWS ?? 1_000_000);
 const t = performance.now();
@@ -10,3 +11,4 @@ const device = await gt.createDevice({type: 'cpu'});
 // A silent run on a small table first, so the timings below show the engine warmed up.
 await runDemo(gt, device, makeTrips(100_000), () => {});
 await runDemo(gt, device, trips, line => console.log(line));
+await runArrowDemo(gt, device, readFileSync(new URL('./data/trips.arrow', import.meta.url)), line => console.log(line));
