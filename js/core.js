@@ -382,7 +382,6 @@ export class DynamicBuffer {
     this.length = length;
     this.generation = 0;
     this.destroyed = false;
-    this._tracked = tracked;
     if (tracked) liveBuffers.add(this);
   }
   /** Rows the current backing holds without growing. */

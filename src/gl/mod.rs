@@ -48,18 +48,19 @@ pub async fn evaluate_async(device: &GlDevice, roots: &[NodeRef]) -> Result<()> 
 /// shader stage may sample; `LIMIT_EXCEEDED` if even one node needs more.
 fn plan_within_limits(device: &GlDevice, roots: &[NodeRef], replan_roots: bool) -> Result<Plan> {
     let max = device.limits.max_sampled_textures_per_shader_stage as usize;
-    let fits = |plan: &Plan| {
+    // The first region of `plan` whose draw would sample too many textures.
+    let too_wide = |plan: &Plan| {
         plan.regions
             .iter()
             .find(|r| texture_bindings(device.layout, r) > max)
             .map(|r| r.root.clone())
     };
     let fused = plan_with(roots, Fusion::On, replan_roots)?;
-    if fits(&fused).is_none() {
+    if too_wide(&fused).is_none() {
         return Ok(fused);
     }
     let unfused = plan_with(roots, Fusion::Off, replan_roots)?;
-    match fits(&unfused) {
+    match too_wide(&unfused) {
         None => Ok(unfused),
         Some(node) => Err(GpuTableError::new(
             ErrorCode::LimitExceeded,
