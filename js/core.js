@@ -374,8 +374,9 @@ export function liveAllocations() {
  */
 export class DynamicBuffer {
   /** @internal `handle`: a wasm source; `host`: an appendable typed array (capacity rows). */
-  constructor({handle = null, host = null, type, size, length, tracked = true}) {
+  constructor({handle = null, host = null, type, size, length, tracked = true, device = null}) {
     this._handle = handle;
+    this.device = device;
     this._host = host;
     this.type = type;
     this.size = size;
@@ -437,6 +438,8 @@ export class DynamicBuffer {
     this._host = null;
     this.destroyed = true;
     liveBuffers.delete(this);
+    // A GPU device frees its copy now rather than at its next evaluation.
+    if (this.device && !this.device.destroyed) this.device._release?.();
   }
 }
 
@@ -726,6 +729,10 @@ class CPUDevice {
     this.limits = Object.freeze({maxRows: 0xffffffff, maxBufferSize: 2 ** 31});
     this.destroyed = false;
   }
+  /** Table storage alive on this device (host memory; tables loaded without a device too). */
+  get liveAllocations() {
+    return [...liveBuffers].filter(b => b.device === this || b.device === null).length;
+  }
   /** Evaluating on this device afterwards is `DESTROYED`. */
   destroy() {
     this.destroyed = true;
@@ -758,6 +765,18 @@ class WebGPUDevice {
     if (!this.destroyed) this._handle.destroy();
     this.destroyed = true;
   }
+  /** Columns resident on the device: table storage uploaded at load, and evaluation inputs. */
+  get liveAllocations() {
+    return this._handle.residentColumns();
+  }
+  /** @internal */
+  _upload(handle) {
+    this._handle.upload(handle);
+  }
+  /** @internal */
+  _release() {
+    this._handle.residentColumns();
+  }
   /** @internal */
   _evaluate(handle) {
     return handle.evaluateWebGpu(this._handle);
@@ -786,6 +805,18 @@ class WebGLDevice {
   destroy() {
     if (!this.destroyed) this._handle.destroy();
     this.destroyed = true;
+  }
+  /** Columns resident on the device: table storage uploaded at load, and evaluation inputs. */
+  get liveAllocations() {
+    return this._handle.residentColumns();
+  }
+  /** @internal */
+  _upload(handle) {
+    this._handle.upload(handle);
+  }
+  /** @internal */
+  _release() {
+    this._handle.residentColumns();
   }
   /** @internal */
   _evaluate(handle) {

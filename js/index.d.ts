@@ -75,6 +75,11 @@ export interface Device {
   readonly adapterName?: string;
   readonly limits: DeviceLimits;
   readonly destroyed: boolean;
+  /**
+   * CPU: table storage alive (host memory). WebGPU/WebGL2: columns resident on the device
+   * (table storage uploaded at load and evaluation inputs), after freeing destroyed ones.
+   */
+  readonly liveAllocations: number;
   destroy(): void;
 }
 

@@ -126,9 +126,13 @@ function sameSchema(a, b) {
     a.fields.every((f, i) => f.name === b.fields[i].name && f.type === b.fields[i].type && f.size === b.fields[i].size);
 }
 
-/** A vector of one owned chunk holding `values` (packed rows). */
-function ownedVector(name, type, size, handle, length, validity = null) {
-  const buffer = new DynamicBuffer({handle, type, size, length});
+/**
+ * A vector of one owned chunk over wasm source `handle`; on a GPU device the chunk is
+ * uploaded now and stays there until the chunk is destroyed.
+ */
+function ownedVector(name, type, size, handle, length, validity = null, device = null) {
+  if (device?._upload) guard(() => device._upload(handle));
+  const buffer = new DynamicBuffer({handle, type, size, length, device});
   return new GPUVector({name, type, size, data: [new GPUData({buffer, type, valueLength: size, ownsBuffer: true})], validity});
 }
 
@@ -172,8 +176,8 @@ export class GPUTable {
           const flags = new Uint8Array(data.length).fill(1);
           validity = guard(() => wasm.Evaluator.fromBytes(flags, {type: 'uint8', size: 1, constant: false}));
         }
-        const valid = validity ? ownedVector(`${f.name}.validity`, 'uint8', 1, validity, validity.length) : null;
-        return ownedVector(f.name, f.type, f.size, data, data.length, valid);
+        const valid = validity ? ownedVector(`${f.name}.validity`, 'uint8', 1, validity, validity.length, null, device) : null;
+        return ownedVector(f.name, f.type, f.size, data, data.length, valid, device);
       });
       return new GPURecordBatch(vectors, schema);
     });
@@ -277,9 +281,9 @@ export class GPUTable {
       let validity = null;
       if (parts.every(p => p.validity)) {
         const flags = concatValues(parts.map(p => p.validity.readValueSync()));
-        validity = ownedVector(`${f.name}.validity`, 'uint8', 1, guard(() => wasm.Evaluator.fromBytes(flags, {type: 'uint8', size: 1, constant: false})), flags.length);
+        validity = ownedVector(`${f.name}.validity`, 'uint8', 1, guard(() => wasm.Evaluator.fromBytes(flags, {type: 'uint8', size: 1, constant: false})), flags.length, null, this.device);
       }
-      return ownedVector(f.name, f.type, f.size, handle, values.length / f.size, validity);
+      return ownedVector(f.name, f.type, f.size, handle, values.length / f.size, validity, this.device);
     });
     return new GPURecordBatch(vectors, this.schema);
   }

@@ -189,6 +189,21 @@ impl WebGpuDevice {
         self.inner.destroy();
     }
 
+    /// Puts an evaluated column on the device now (a table's storage, at load).
+    pub fn upload(&self, evaluator: &Evaluator) -> JsResult<()> {
+        evaluator.node.check_alive().map_err(to_js)?;
+        crate::gpu::make_resident(&self.inner, &evaluator.node)
+            .map(|_| ())
+            .map_err(to_js)
+    }
+
+    /// Columns resident on the device, after freeing those of destroyed or dropped nodes.
+    #[wasm_bindgen(js_name = residentColumns)]
+    pub fn resident_columns(&self) -> u32 {
+        self.inner.prune_uploads();
+        self.inner.resident_uploads() as u32
+    }
+
     #[wasm_bindgen(getter, js_name = maxComputeWorkgroupsPerDimension)]
     pub fn max_compute_workgroups_per_dimension(&self) -> u32 {
         self.inner.limits.max_compute_workgroups_per_dimension
@@ -239,6 +254,21 @@ impl WebGlDevice {
     /// Releases the device's textures and pipelines; later use is `DEVICE_LOST`.
     pub fn destroy(&self) {
         self.inner.destroy();
+    }
+
+    /// Puts an evaluated column on the device now (a table's storage, at load).
+    pub fn upload(&self, evaluator: &Evaluator) -> JsResult<()> {
+        evaluator.node.check_alive().map_err(to_js)?;
+        crate::gl::make_resident(&self.inner, &evaluator.node)
+            .map(|_| ())
+            .map_err(to_js)
+    }
+
+    /// Columns resident on the device, after freeing those of destroyed or dropped nodes.
+    #[wasm_bindgen(js_name = residentColumns)]
+    pub fn resident_columns(&self) -> u32 {
+        self.inner.prune_uploads();
+        self.inner.resident_uploads() as u32
     }
 }
 

@@ -158,21 +158,9 @@ async fn run_plan(
 ) -> Result<()> {
     for region in regions {
         for leaf in &region.leaves {
-            if resident.contains_key(&leaf.id) {
-                continue;
+            if !resident.contains_key(&leaf.id) {
+                resident.insert(leaf.id, make_resident(device, leaf)?);
             }
-            let column = match device.uploaded(leaf) {
-                Some(column) => column,
-                None => {
-                    let data = leaf
-                        .output()
-                        .ok_or_else(|| internal(format!("t{} has no data to upload", leaf.id)))?;
-                    let column = Rc::new(upload(device, &data, leaf)?);
-                    device.remember_upload(leaf, column.clone());
-                    column
-                }
-            };
-            resident.insert(leaf.id, column);
         }
         for node in region.nodes.iter().filter(|n| n.op == Op::SegmentedMap) {
             let segments = &node.inputs[0];
@@ -196,6 +184,22 @@ async fn run_plan(
         }
     }
     Ok(())
+}
+
+/// The device textures of an evaluated node's data, uploaded now unless they are there
+/// already; they stay while the node lives (freed by the next evaluation or
+/// `prune_uploads`).
+pub fn make_resident(device: &GlDevice, node: &NodeRef) -> Result<Rc<GlColumn>> {
+    device.check_alive()?;
+    if let Some(column) = device.uploaded(node) {
+        return Ok(column);
+    }
+    let data = node
+        .output()
+        .ok_or_else(|| internal(format!("t{} has no data to upload", node.id)))?;
+    let column = Rc::new(upload(device, &data, node)?);
+    device.remember_upload(node, column.clone());
+    Ok(column)
 }
 
 /// Output planes grouped into draws: as many render targets as one draw may write.

@@ -97,21 +97,7 @@ async fn run_plan(
     for region in regions {
         for leaf in &region.leaves {
             if let std::collections::hash_map::Entry::Vacant(slot) = resident.entry(leaf.id) {
-                let buffer = match device.uploaded(leaf) {
-                    Some(buffer) => buffer,
-                    None => {
-                        let column = leaf.output().ok_or_else(|| {
-                            GpuTableError::new(
-                                ErrorCode::Internal,
-                                format!("t{} has no data to upload", leaf.id),
-                            )
-                        })?;
-                        let buffer = upload(device, &column, leaf)?;
-                        device.remember_upload(leaf, buffer.clone());
-                        buffer
-                    }
-                };
-                slot.insert(buffer);
+                slot.insert(make_resident(device, leaf)?);
             }
         }
         for node in region.nodes.iter().filter(|n| n.op == Op::SegmentedMap) {
@@ -134,6 +120,25 @@ async fn run_plan(
         }
     }
     Ok(())
+}
+
+/// The device copy of an evaluated node's data, uploaded now unless it is there already; it
+/// stays while the node lives (freed by the next evaluation or
+/// `prune_uploads`).
+pub fn make_resident(device: &GpuDevice, node: &NodeRef) -> Result<wgpu::Buffer> {
+    device.check_alive()?;
+    if let Some(buffer) = device.uploaded(node) {
+        return Ok(buffer);
+    }
+    let column = node.output().ok_or_else(|| {
+        GpuTableError::new(
+            ErrorCode::Internal,
+            format!("t{} has no data to upload", node.id),
+        )
+    })?;
+    let buffer = upload(device, &column, node)?;
+    device.remember_upload(node, buffer.clone());
+    Ok(buffer)
 }
 
 /// Bytes of a node's output on the device: 4 per value.

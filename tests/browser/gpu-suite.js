@@ -185,14 +185,17 @@ async function arrowRoundTripOn(device) {
   const {makeTable, tableToIPC, tableFromIPC, Table} = window.Arrow;
   const whole = makeTable({x: Float32Array.from({length: 3000}, (_, i) => i * 0.25 - 100), id: Int32Array.from({length: 3000}, (_, i) => i * 7)});
   const source = new Table([...whole.slice(0, 1000).batches, ...whole.slice(1000).batches]);
+  const before = device.liveAllocations;
   const table = await gt.GPUTable.fromArrowIPC(tableToIPC(source), {device});
+  const problems = [];
+  if (device.liveAllocations - before !== 4) problems.push(`loading put ${device.liveAllocations - before} columns on the device, not 4`);
   const y = gt.add(gt.multiply(table.getVector('x'), 2), table.getVector('id'));
   const out = await y.evaluate(device);
+  const evaluated = device.liveAllocations;
   const back = tableFromIPC(y.toArrowIPC('y'));
   const x = source.getChild('x').toArray();
   const id = source.getChild('id').toArray();
   const values = back.getChild('y').toArray();
-  const problems = [];
   if (out.data.length !== 2 || back.batches.length !== 2) problems.push(`batches: ${out.data.length} out, ${back.batches.length} read back`);
   for (let i = 0; i < x.length; i++) {
     if (values[i] !== Math.fround(Math.fround(x[i] * 2) + id[i])) problems.push(`row ${i}: ${values[i]}`);
@@ -201,6 +204,7 @@ async function arrowRoundTripOn(device) {
   const again = tableFromIPC(table.toArrowIPC());
   if (again.getChild('id').toArray().join() !== id.join()) problems.push('table.toArrowIPC changed id');
   table.destroy();
+  if (evaluated - device.liveAllocations < 4) problems.push('destroying the table left its columns on the device');
   return problems.length ? problems.join('; ') : null;
 }
 

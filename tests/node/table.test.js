@@ -151,11 +151,14 @@ test('ownership: destroy, detach, select, pack, add and append', () => {
   throwsCode(() => points.append([1, 2]), 'DESTROYED');
 });
 
-test('thousands of tables created, packed, detached and destroyed leak no storage', () => {
+test('thousands of tables created, packed, detached and destroyed leak no storage', async () => {
   const ipc = arrow.tableToIPC(sourceTable());
+  const device = await gt.createDevice();
   const start = gt.liveAllocations();
+  assert.equal(device.liveAllocations, start);
   for (let i = 0; i < 2000; i++) {
-    const table = GPUTable.fromArrowIPCSync(ipc, {columns: ['x', 'positions', 'score']});
+    const table = GPUTable.fromArrowIPCSync(ipc, {device, columns: ['x', 'positions', 'score']});
+    if (i === 0) assert.equal(device.liveAllocations, start + 8, '3 columns and a validity vector, 2 batches');
     if (i % 2) table.packBatches();
     const vector = table.detachVector('positions');
     const batches = table.detachBatches(0, 1);
@@ -164,4 +167,5 @@ test('thousands of tables created, packed, detached and destroyed leak no storag
     for (const batch of batches) batch.destroy();
   }
   assert.equal(gt.liveAllocations(), start);
+  assert.equal(device.liveAllocations, start);
 });
