@@ -777,6 +777,14 @@ class WebGPUDevice {
   _release() {
     this._handle.residentColumns();
   }
+  /** The browser's `GPUDevice` this device runs on (a renderer binds table buffers on it). */
+  get gpuDevice() {
+    return this._handle.gpuDevice;
+  }
+  /** @internal The resident GPUBuffer of a column, or undefined. */
+  _gpuBufferOf(handle) {
+    return this._handle.gpuBufferOf(handle);
+  }
   /** @internal */
   _evaluate(handle) {
     return handle.evaluateWebGpu(this._handle);

@@ -80,6 +80,8 @@ export interface Device {
    * (table storage uploaded at load and evaluation inputs), after freeing destroyed ones.
    */
   readonly liveAllocations: number;
+  /** WebGPU: the browser's `GPUDevice` the table buffers live on. */
+  readonly gpuDevice?: unknown;
   destroy(): void;
 }
 
@@ -212,8 +214,9 @@ export class GPURecordBatch {
   readonly numCols: number;
   readonly gpuVectors: GPUVector[];
   readonly bufferLayout: BufferLayout[];
-  readonly attributes: Record<string, {buffer: DynamicBuffer | null; format: string | null; byteOffset: number; byteStride: number}>;
-  readonly bindings: Record<string, {buffer: DynamicBuffer | null; offset: number; size: number}>;
+  /** On a WebGPU device also the resident `gpuBuffer` (32-bit values: `gpuFormat`, `gpuByteStride`). */
+  readonly attributes: Record<string, {buffer: DynamicBuffer | null; format: string | null; byteOffset: number; byteStride: number; gpuBuffer?: unknown; gpuFormat?: string; gpuByteStride?: number}>;
+  readonly bindings: Record<string, {buffer: DynamicBuffer | null; offset: number; size: number; gpuBuffer?: unknown; gpuFormat?: string; gpuByteStride?: number}>;
   getVector(name: string): GPUVector;
   destroy(): void;
 }

@@ -50,10 +50,14 @@ const VERTEX_FORMATS = new Set([
   'sint32', 'sint32x2', 'sint32x3', 'sint32x4'
 ]);
 
+const DEVICE_TYPES = {uint8: 'uint32', uint16: 'uint32', uint32: 'uint32', sint8: 'sint32', sint16: 'sint32', sint32: 'sint32', float32: 'float32'};
+
 /**
  * Rendering descriptions of single-chunk vectors: a WebGPU-style buffer layout per column
- * (one buffer per column, `vertexFormat` null where no vertex format fits), attributes and
- * storage bindings pointing at each column's buffer.
+ * (one buffer per column, `format` null where no vertex format fits), attributes and
+ * bindings pointing at each column's buffer. On a WebGPU device the column's resident
+ * `gpuBuffer` (on `device.gpuDevice`) is included; there every value is 32 bits, so
+ * `gpuFormat` and `gpuByteStride` describe that layout.
  */
 function describeVectors(vectors) {
   const bufferLayout = [];
@@ -62,14 +66,17 @@ function describeVectors(vectors) {
   vectors.forEach((vector, location) => {
     const chunk = vector.data[vector.data.length - 1];
     const vertexFormat = VERTEX_FORMATS.has(vector.format) ? vector.format : null;
+    const device = chunk?.buffer.device;
+    const gpuBuffer = device?._gpuBufferOf && !chunk.buffer.destroyed ? device._gpuBufferOf(chunk.buffer.handle()) : undefined;
+    const gpu = gpuBuffer ? {gpuBuffer, gpuFormat: formatOf(DEVICE_TYPES[vector.type], vector.size), gpuByteStride: vector.size * 4} : {};
     bufferLayout.push({
       name: vector.name,
-      byteStride: vector.byteStride,
+      byteStride: gpuBuffer ? gpu.gpuByteStride : vector.byteStride,
       stepMode: 'vertex',
-      attributes: [{attribute: vector.name, format: vertexFormat, byteOffset: 0, shaderLocation: location}]
+      attributes: [{attribute: vector.name, format: gpuBuffer ? gpu.gpuFormat : vertexFormat, byteOffset: 0, shaderLocation: location}]
     });
-    attributes[vector.name] = {buffer: chunk?.buffer ?? null, format: vertexFormat, byteOffset: 0, byteStride: vector.byteStride};
-    bindings[vector.name] = {buffer: chunk?.buffer ?? null, offset: 0, size: chunk ? chunk.length * vector.byteStride : 0};
+    attributes[vector.name] = {buffer: chunk?.buffer ?? null, format: vertexFormat, byteOffset: 0, byteStride: vector.byteStride, ...gpu};
+    bindings[vector.name] = {buffer: chunk?.buffer ?? null, offset: 0, size: chunk ? chunk.length * (gpuBuffer ? gpu.gpuByteStride : vector.byteStride) : 0, ...gpu};
   });
   return {bufferLayout, attributes, bindings};
 }

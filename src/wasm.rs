@@ -204,6 +204,24 @@ impl WebGpuDevice {
         self.inner.resident_uploads() as u32
     }
 
+    /// The browser's `GPUDevice` under this device, for renderers that bind our buffers.
+    #[wasm_bindgen(getter, js_name = gpuDevice)]
+    pub fn gpu_device(&self) -> JsValue {
+        self.inner
+            .device
+            .as_webgpu()
+            .map_or(JsValue::UNDEFINED, |d| d.clone().into())
+    }
+
+    /// The resident `GPUBuffer` of a column (32-bit values, rows packed), if it is uploaded.
+    #[wasm_bindgen(js_name = gpuBufferOf)]
+    pub fn gpu_buffer_of(&self, evaluator: &Evaluator) -> JsValue {
+        self.inner
+            .uploaded(&evaluator.node)
+            .and_then(|b| b.as_webgpu().cloned())
+            .map_or(JsValue::UNDEFINED, Into::into)
+    }
+
     #[wasm_bindgen(getter, js_name = maxComputeWorkgroupsPerDimension)]
     pub fn max_compute_workgroups_per_dimension(&self) -> u32 {
         self.inner.limits.max_compute_workgroups_per_dimension

@@ -19,7 +19,9 @@ pub use device::{GpuDevice, GpuLimits};
 
 use codegen::WORKGROUP_SIZE;
 
+/// Columns can also be bound as vertex buffers by a renderer on the same device.
 const STORAGE: wgpu::BufferUsages = wgpu::BufferUsages::STORAGE
+    .union(wgpu::BufferUsages::VERTEX)
     .union(wgpu::BufferUsages::COPY_DST)
     .union(wgpu::BufferUsages::COPY_SRC);
 

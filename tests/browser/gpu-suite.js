@@ -192,6 +192,13 @@ async function arrowRoundTripOn(device) {
   const y = gt.add(gt.multiply(table.getVector('x'), 2), table.getVector('id'));
   const out = await y.evaluate(device);
   const evaluated = device.liveAllocations;
+  if (device.type === 'webgpu') {
+    // A renderer on device.gpuDevice can bind a batch's resident buffer.
+    const binding = table.batches[1].bindings.x;
+    if (!(binding.gpuBuffer instanceof GPUBuffer) || binding.gpuBuffer.size < 2000 * 4 || binding.size !== 2000 * 4) problems.push(`no usable GPUBuffer binding: ${JSON.stringify(binding)}`);
+    if (!(binding.gpuBuffer.usage & GPUBufferUsage.VERTEX) || !(device.gpuDevice instanceof GPUDevice)) problems.push('the buffer is not bindable as vertices on device.gpuDevice');
+    if (table.batches[1].bufferLayout[1].attributes[0].format !== 'sint32') problems.push('layout format');
+  }
   const back = tableFromIPC(y.toArrowIPC('y'));
   const x = source.getChild('x').toArray();
   const id = source.getChild('id').toArray();
