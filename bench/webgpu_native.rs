@@ -1,10 +1,12 @@
 //! `npm run bench` (native part): W1, W2, W4, W5 on the WebGPU backend over Vulkan (lavapipe
-//! on machines without a GPU) next to the CPU backend, in one process. Prints a table.
+//! on machines without a GPU) and the WebGL2 design over GL (llvmpipe), next to the CPU
+//! backend, in one process. Prints a table.
 
 use std::time::Instant;
 
 use gputable::column::ColumnData;
 use gputable::evaluator::evaluate;
+use gputable::gl::{self, GlDevice};
 use gputable::gpu::{self, GpuDevice};
 use gputable::ir::{self, BinaryOp, NodeRef, UnaryOp};
 
@@ -49,6 +51,7 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(1_000_000);
     let device = GpuDevice::new_blocking();
+    let gl_device = GlDevice::new_blocking().expect("a GL adapter with float render targets");
     let xyz = source(random(3 * rows, 1), 3);
     let x = source(random(rows, 2), 1);
     let y = source(random(rows, 3), 1);
@@ -82,12 +85,16 @@ fn main() {
         }),
     ];
     println!(
-        "# gputable WebGPU benchmark, native: {} ({rows} rows)",
-        device.adapter_name
+        "# gputable GPU benchmark, native: WebGPU on {}, WebGL2 design on {} ({rows} rows)",
+        device.adapter_name, gl_device.adapter_name
     );
-    println!("median ms of evaluate + readback on the device; the native CPU backend beside it\n");
-    println!("| workload | webgpu ms | dispatches | cpu (native) ms | GB/s webgpu |");
-    println!("|---|---|---|---|---|");
+    println!(
+        "median ms of evaluate + readback on the device; the native CPU backend beside them\n"
+    );
+    println!(
+        "| workload | webgpu ms | dispatches | webgl ms | draws | cpu (native) ms | GB/s webgpu |"
+    );
+    println!("|---|---|---|---|---|---|---|");
     for (name, bytes_per_row, build) in &workloads {
         let dispatches = gpu::explain(&device, &build())
             .expect("plans")
@@ -100,10 +107,21 @@ fn main() {
             let r = build();
             gpu::evaluate(&device, std::slice::from_ref(&r)).expect("evaluates");
         });
+        let draws = gl::explain(&gl_device, &build())
+            .expect("plans")
+            .trim()
+            .lines()
+            .last()
+            .unwrap_or("")
+            .replace(" in all", "");
+        let gl_ms = median(|| {
+            let r = build();
+            gl::evaluate(&gl_device, std::slice::from_ref(&r)).expect("evaluates");
+        });
         let cpu_ms = median(|| {
             evaluate(&build()).expect("evaluates");
         });
         let gbps = (*bytes_per_row * rows) as f64 / gpu_ms / 1e6;
-        println!("| {name} | {gpu_ms:.1} | {dispatches} | {cpu_ms:.1} | {gbps:.2} |");
+        println!("| {name} | {gpu_ms:.1} | {dispatches} | {gl_ms:.1} | {draws} | {cpu_ms:.1} | {gbps:.2} |");
     }
 }
