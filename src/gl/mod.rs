@@ -158,8 +158,8 @@ async fn run_plan(
 ) -> Result<()> {
     for region in regions {
         for leaf in &region.leaves {
-            if !resident.contains_key(&leaf.id) {
-                resident.insert(leaf.id, make_resident(device, leaf)?);
+            if let std::collections::hash_map::Entry::Vacant(slot) = resident.entry(leaf.id) {
+                slot.insert(make_resident(device, leaf)?);
             }
         }
         for node in region.nodes.iter().filter(|n| n.op == Op::SegmentedMap) {
