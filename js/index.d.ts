@@ -212,7 +212,7 @@ export class GPURecordBatch {
   readonly schema: GPUSchema;
   readonly numRows: number;
   readonly numCols: number;
-  readonly gpuVectors: GPUVector[];
+  readonly gpuVectors: GPUVector[] & Record<string, GPUVector>;
   readonly bufferLayout: BufferLayout[];
   /** On a WebGPU device also the resident `gpuBuffer` (32-bit values: `gpuFormat`, `gpuByteStride`). */
   readonly attributes: Record<string, {buffer: DynamicBuffer | null; format: string | null; byteOffset: number; byteStride: number; gpuBuffer?: unknown; gpuFormat?: string; gpuByteStride?: number}>;
@@ -244,7 +244,7 @@ export class GPUTable {
   readonly numRows: number;
   readonly numCols: number;
   /** Per column, one logical vector over every batch (borrowing the chunks). */
-  readonly gpuVectors: GPUVector[];
+  readonly gpuVectors: GPUVector[] & Record<string, GPUVector>;
   readonly bufferLayout: BufferLayout[];
   readonly attributes: GPURecordBatch['attributes'];
   readonly bindings: GPURecordBatch['bindings'];

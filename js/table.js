@@ -90,37 +90,42 @@ export class GPURecordBatch {
     }
     const lengths = new Set(vectors.map(v => v.length));
     if (lengths.size > 1) fail('INVALID_ARGUMENT', `the vectors of a batch need equal lengths, got ${[...lengths].join(', ')}`);
-    this.gpuVectors = vectors;
+    this._vectors = vectors;
     this.schema = schema ?? new GPUSchema(vectors.map(v => new GPUField({name: v.name, type: v.type, size: v.size, nullable: v.validity !== null})));
     this.destroyed = false;
   }
+  /** The batch's vectors in column order, also reachable by name (`gpuVectors.x`). */
+  get gpuVectors() {
+    this._check();
+    return byName(this._vectors);
+  }
   get numRows() {
     this._check();
-    return this.gpuVectors[0]?.length ?? 0;
+    return this._vectors[0]?.length ?? 0;
   }
   get numCols() {
-    return this.gpuVectors.length;
+    return this._vectors.length;
   }
   getVector(name) {
     this._check();
-    return this.gpuVectors.find(v => v.name === name) ?? fail('INVALID_ARGUMENT', `no column '${name}'`);
+    return this._vectors.find(v => v.name === name) ?? fail('INVALID_ARGUMENT', `no column '${name}'`);
   }
   get bufferLayout() {
     this._check();
-    return describeVectors(this.gpuVectors).bufferLayout;
+    return describeVectors(this._vectors).bufferLayout;
   }
   get attributes() {
     this._check();
-    return describeVectors(this.gpuVectors).attributes;
+    return describeVectors(this._vectors).attributes;
   }
   get bindings() {
     this._check();
-    return describeVectors(this.gpuVectors).bindings;
+    return describeVectors(this._vectors).bindings;
   }
   /** Destroys the batch-local vectors (and the storage they own). */
   destroy() {
     if (this.destroyed) return;
-    for (const vector of this.gpuVectors) vector.destroy();
+    for (const vector of this._vectors) vector.destroy();
     this.destroyed = true;
   }
   _check() {
@@ -203,7 +208,7 @@ export class GPUTable {
   /** Table-level vectors: per column, the batches' chunks (borrowed) as one logical vector. */
   get gpuVectors() {
     this._check();
-    return this.schema.fields.map(f => this.getVector(f.name));
+    return byName(this.schema.fields.map(f => this.getVector(f.name)));
   }
 
   getVector(name) {
@@ -301,7 +306,7 @@ export class GPUTable {
     const index = this.schema.fields.findIndex(f => f.name === name);
     if (index < 0) fail('INVALID_ARGUMENT', `no column '${name}' in this table`);
     const field = this.schema.fields[index];
-    const parts = this.batches.map(b => b.gpuVectors.splice(index, 1)[0]);
+    const parts = this.batches.map(b => b._vectors.splice(index, 1)[0]);
     this.schema = new GPUSchema(this.schema.fields.filter((_, i) => i !== index), this.schema.metadata);
     for (const batch of this.batches) batch.schema = this.schema;
     const validity = parts.every(p => p.validity)
@@ -344,7 +349,7 @@ export class GPUTable {
 
   /** Clears the last batch's appendable vectors, keeping their capacity. */
   resetLastBatch() {
-    for (const vector of this._lastBatch().gpuVectors) vector.resetLastBatch();
+    for (const vector of this._lastBatch()._vectors) vector.resetLastBatch();
   }
 
   /** Destroys the batches the table owns (borrowed storage stays); later use is `DESTROYED`. */
@@ -362,6 +367,15 @@ export class GPUTable {
   _check() {
     if (this.destroyed) fail('DESTROYED', 'this table was destroyed');
   }
+}
+
+/** `vectors` with each also under its name (non-enumerable: the array stays an array). */
+function byName(vectors) {
+  const out = [...vectors];
+  for (const v of vectors) {
+    if (v.name && !(v.name in out)) Object.defineProperty(out, v.name, {value: v, enumerable: false});
+  }
+  return out;
 }
 
 function concatValues(parts) {

@@ -43,6 +43,9 @@ test('Arrow IPC from apache-arrow: batches, types and nulls are kept', () => {
     assert.equal(table.numCols, 8);
     assert.deepEqual(table.schema.names, ['x', 'id', 'level', 'when', 'positions', 'flag', 'name', 'score']);
     const positions = table.getVector('positions');
+    assert.equal(table.gpuVectors.length, 8);
+    assert.equal(table.gpuVectors.positions.name, 'positions', 'vectors by name too');
+    assert.equal(table.batches[1].gpuVectors.x.length, 7);
     assert.equal(positions.format, 'float32x3');
     assert.equal(positions.data.length, 2);
     assert.deepEqual([...positions.readValueSync(0, 2)], [1, -0, 0, 2, -1, 0.5]);
