@@ -180,7 +180,7 @@ export class GPUTableEvaluator {
   async evaluate(device) {
     if (device?._evaluate) {
       checkDevice(device);
-      await guardAsync(() => device._evaluate(this._handle));
+      await guardAsync(() => device._evaluate(this._live()));
       this._vector ??= outputVector(this);
       return this._vector;
     }
@@ -193,7 +193,7 @@ export class GPUTableEvaluator {
     if (device?._evaluate) {
       fail('INVALID_ARGUMENT', `evaluateSync() is for the CPU device; use await evaluate(device) on ${device.type}`);
     }
-    guard(() => this._handle.evaluate());
+    guard(() => this._live().evaluate());
     this._vector ??= outputVector(this);
     return this._vector;
   }
@@ -210,14 +210,14 @@ export class GPUTableEvaluator {
         fail('INVALID_ARGUMENT', `row bounds must be numbers, got ${typeof row}`);
       }
     }
-    return guard(() => this._handle.readValue(startRow, endRow));
+    return guard(() => this._live().readValue(startRow, endRow));
   }
 
   /** The passes this graph runs: kernels, what was fused, passes per backend. */
   explain(device) {
     checkDevice(device);
-    if (device?._explain) return guard(() => device._explain(this._handle));
-    return guard(() => this._handle.explain());
+    if (device?._explain) return guard(() => device._explain(this._live()));
+    return guard(() => this._live().explain());
   }
 
   /**
@@ -225,9 +225,18 @@ export class GPUTableEvaluator {
    * evaluator over a table's vector (`fromVector`) borrows its storage and leaves it alone.
    */
   destroy() {
-    if (!this._borrowed) this._handle.destroy();
-    this._handle = this._borrowed ? null : this._handle;
+    if (this._borrowed) {
+      this._released = true; // the storage belongs to the table: only this view ends
+    } else {
+      this._handle.destroy();
+    }
     this._vector = null;
+  }
+
+  /** @internal The wasm handle, or DESTROYED for a destroyed view of a table's storage. */
+  _live() {
+    if (this._released) fail('DESTROYED', 'this evaluator was destroyed');
+    return this._handle;
   }
 
   /** The output as an Arrow IPC stream with one column `name` (one record batch per chunk). */
@@ -277,10 +286,12 @@ class ChunkedEvaluator extends GPUTableEvaluator {
     return this._chunks.every(c => c.evaluated);
   }
   async evaluate(device) {
+    this._live();
     for (const chunk of this._chunks) await chunk.evaluate(device);
     return this._output();
   }
   evaluateSync(device) {
+    this._live();
     for (const chunk of this._chunks) chunk.evaluateSync(device);
     return this._output();
   }
@@ -289,15 +300,18 @@ class ChunkedEvaluator extends GPUTableEvaluator {
     return this._vector;
   }
   readValueSync(startRow = 0, endRow = this.length) {
-    if (!this.evaluated) this.evaluateSync();
+    this._live();
+    if (!this.evaluated || !this._vector) this.evaluateSync();
     return this._output().readValueSync(startRow, endRow);
   }
   explain(device) {
+    this._live();
     return `${this._chunks.length} batches, each evaluated as:\n${this._chunks[0].explain(device)}`;
   }
   destroy() {
     for (const chunk of this._chunks) chunk.destroy();
     this._vector = null;
+    this._released = true;
   }
 }
 
@@ -569,7 +583,7 @@ function outputVector(evaluator) {
 function handleOf(arg) {
   if (arg instanceof GPUTableEvaluator) {
     if (arg._chunks) fail('INVALID_ARGUMENT', 'this argument spans several batches; here it must be one');
-    return arg._handle;
+    return arg._live();
   }
   if (arg instanceof GPUVector) {
     arg._check();

@@ -81,6 +81,8 @@ test('ops on table vectors evaluate batch by batch and keep the batches', async 
   const borrowed = E.fromVector(table.getVector('id'));
   assert.equal(borrowed.length, 12);
   borrowed.destroy();
+  throwsCode(() => borrowed.readValueSync(), 'DESTROYED');
+  throwsCode(() => gt.add(borrowed, 1), 'DESTROYED');
   assert.equal(table.getVector('id').readValueSync(0, 1)[0], -100);
   const range = gt.extent(table.getVector('positions'));
   assert.deepEqual([...await range.readValue()].map(v => v + 0), [1, 12, -11, 0, 0, 5.5]);
