@@ -761,20 +761,16 @@ function checkDevice(device) {
   }
 }
 
-class WebGPUDevice {
-  constructor(handle) {
+/** What the WebGPU and WebGL2 devices share: a wasm device handle and its resident columns. */
+class GPUBackendDevice {
+  constructor(handle, type, limits) {
     this._handle = handle;
-    this.type = 'webgpu';
+    this.type = type;
     this.adapterName = handle.adapterName;
-    this.limits = Object.freeze({
-      maxRows: 0xffffffff,
-      maxBufferSize: handle.maxBufferSize,
-      maxStorageBufferBindingSize: handle.maxStorageBufferBindingSize,
-      maxComputeWorkgroupsPerDimension: handle.maxComputeWorkgroupsPerDimension
-    });
+    this.limits = Object.freeze({maxRows: 0xffffffff, ...limits});
     this.destroyed = false;
   }
-  /** Frees the device's buffers and pipelines; evaluating on it afterwards is `DESTROYED`. */
+  /** Frees the device's memory and pipelines; evaluating on it afterwards is `DESTROYED`. */
   destroy() {
     if (!this.destroyed) this._handle.destroy();
     this.destroyed = true;
@@ -787,9 +783,19 @@ class WebGPUDevice {
   _upload(handle) {
     this._handle.upload(handle);
   }
-  /** @internal */
+  /** @internal Frees the device copies of destroyed storage. */
   _release() {
     this._handle.residentColumns();
+  }
+}
+
+class WebGPUDevice extends GPUBackendDevice {
+  constructor(handle) {
+    super(handle, 'webgpu', {
+      maxBufferSize: handle.maxBufferSize,
+      maxStorageBufferBindingSize: handle.maxStorageBufferBindingSize,
+      maxComputeWorkgroupsPerDimension: handle.maxComputeWorkgroupsPerDimension
+    });
   }
   /** The browser's `GPUDevice` this device runs on (a renderer binds table buffers on it). */
   get gpuDevice() {
@@ -809,36 +815,14 @@ class WebGPUDevice {
   }
 }
 
-class WebGLDevice {
+class WebGLDevice extends GPUBackendDevice {
   constructor(handle) {
-    this._handle = handle;
-    this.type = 'webgl';
-    this.adapterName = handle.adapterName;
-    this.limits = Object.freeze({
-      maxRows: 0xffffffff,
+    super(handle, 'webgl', {
       maxTextureDimension2D: handle.maxTextureDimension2D,
       maxColorAttachments: handle.maxColorAttachments,
       maxSampledTexturesPerShaderStage: handle.maxSampledTexturesPerShaderStage,
       tileRows: handle.tileRows
     });
-    this.destroyed = false;
-  }
-  /** Frees the device's textures and pipelines; evaluating on it afterwards is `DESTROYED`. */
-  destroy() {
-    if (!this.destroyed) this._handle.destroy();
-    this.destroyed = true;
-  }
-  /** Columns resident on the device: table storage uploaded at load, and evaluation inputs. */
-  get liveAllocations() {
-    return this._handle.residentColumns();
-  }
-  /** @internal */
-  _upload(handle) {
-    this._handle.upload(handle);
-  }
-  /** @internal */
-  _release() {
-    this._handle.residentColumns();
   }
   /** @internal */
   _evaluate(handle) {

@@ -1,10 +1,10 @@
 //! The WebGL2 device: wgpu on its GL backend (WebGL2 in a browser, EGL natively), used only
 //! through render pipelines, as WebGL2 has no compute shaders and no storage buffers.
 
+use crate::gpu::lost::LostFlag;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::{Rc, Weak};
-use std::sync::{Arc, Mutex};
 
 use crate::dtype::Class;
 use crate::error::{ErrorCode, GpuTableError, Result};
@@ -36,7 +36,7 @@ pub struct GlDevice {
     /// Columns already on the device, by node (uploaded once, freed with their node).
     uploads: RefCell<HashMap<u64, Upload>>,
     live_textures: Rc<Cell<usize>>,
-    lost: Arc<Mutex<Option<String>>>,
+    lost: LostFlag,
     /// A WebGL2 context belongs to its canvas: kept for the device's lifetime.
     #[cfg(target_arch = "wasm32")]
     _surface: wgpu::Surface<'static>,
@@ -105,16 +105,7 @@ impl GlDevice {
             .await
             .map_err(|e| unavailable(format!("the GL adapter refused a device: {e}")))?;
         let l = device.limits();
-        let lost = Arc::new(Mutex::new(None));
-        let on_lost = lost.clone();
-        device.set_device_lost_callback(move |reason, message| {
-            let mut lost = on_lost
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
-            *lost = Some(format!(
-                "the WebGL2 device was lost ({reason:?}): {message}"
-            ));
-        });
+        let lost = LostFlag::watch(&device, "WebGL2");
         let info = adapter.get_info();
         Ok(GlDevice {
             limits: GlLimits {
@@ -149,14 +140,7 @@ impl GlDevice {
     }
 
     pub fn check_alive(&self) -> Result<()> {
-        let lost = self
-            .lost
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        match lost.as_ref() {
-            Some(reason) => Err(GpuTableError::new(ErrorCode::DeviceLost, reason.clone())),
-            None => Ok(()),
-        }
+        self.lost.check()
     }
 
     /// Frees every texture and pipeline and destroys the device; later use is `DEVICE_LOST`.
@@ -164,11 +148,7 @@ impl GlDevice {
         self.uploads.borrow_mut().clear();
         self.pipelines.borrow_mut().clear();
         self.device.destroy();
-        let mut lost = self
-            .lost
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        lost.get_or_insert_with(|| "the WebGL2 device was destroyed".to_string());
+        self.lost.set_destroyed("WebGL2");
     }
 
     /// A texture of the layout's width and `height` rows, counted while it lives.

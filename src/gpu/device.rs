@@ -1,9 +1,9 @@
 //! The WebGPU device: wgpu device and queue, its limits, a buffer pool and a pipeline cache.
 
+use super::lost::LostFlag;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::{Rc, Weak};
-use std::sync::{Arc, Mutex};
 
 use crate::ir::{Node, NodeRef};
 
@@ -27,8 +27,7 @@ pub struct GpuDevice {
     /// Columns already on the device, by node: a node's data never changes, so each is
     /// uploaded once and stays while its node lives (the table-on-the-GPU model).
     uploads: RefCell<HashMap<u64, (Weak<Node>, wgpu::Buffer)>>,
-    /// Why the device was lost (set by wgpu's callback, which may run on another thread).
-    lost: Arc<Mutex<Option<String>>>,
+    lost: LostFlag,
 }
 
 fn unavailable(message: impl Into<String>) -> GpuTableError {
@@ -54,16 +53,7 @@ impl GpuDevice {
             .await
             .map_err(|e| unavailable(format!("the WebGPU adapter refused a device: {e}")))?;
         let l = device.limits();
-        let lost = Arc::new(Mutex::new(None));
-        let on_lost = lost.clone();
-        device.set_device_lost_callback(move |reason, message| {
-            let mut lost = on_lost
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
-            *lost = Some(format!(
-                "the WebGPU device was lost ({reason:?}): {message}"
-            ));
-        });
+        let lost = LostFlag::watch(&device, "WebGPU");
         Ok(GpuDevice {
             limits: GpuLimits {
                 max_storage_buffer_binding_size: l.max_storage_buffer_binding_size,
@@ -88,14 +78,7 @@ impl GpuDevice {
     }
 
     pub fn check_alive(&self) -> Result<()> {
-        let lost = self
-            .lost
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        match lost.as_ref() {
-            Some(reason) => Err(GpuTableError::new(ErrorCode::DeviceLost, reason.clone())),
-            None => Ok(()),
-        }
+        self.lost.check()
     }
 
     /// Frees every buffer and pipeline and destroys the device; any later use of it is
@@ -105,11 +88,7 @@ impl GpuDevice {
         self.uploads.borrow_mut().clear();
         self.pipelines.borrow_mut().clear();
         self.device.destroy();
-        let mut lost = self
-            .lost
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        lost.get_or_insert_with(|| "the WebGPU device was destroyed".to_string());
+        self.lost.set_destroyed("WebGPU");
     }
 
     /// Lowers the binding limit this device enforces (to test `LIMIT_EXCEEDED` cheaply).

@@ -5,6 +5,7 @@
 
 pub mod codegen;
 mod device;
+pub(crate) mod lost;
 pub(crate) mod oneshot;
 pub(crate) mod scopes;
 
