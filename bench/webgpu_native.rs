@@ -30,6 +30,16 @@ fn constant(values: &[f32]) -> NodeRef {
     ir::source(ColumnData::F32(values.to_vec()), values.len() as u32, true).expect("valid constant")
 }
 
+/// The last line of an `explain()` text: "N dispatches/draws in all", without "in all".
+fn pass_count(explain: &str) -> String {
+    explain
+        .trim()
+        .lines()
+        .last()
+        .unwrap_or("")
+        .replace(" in all", "")
+}
+
 /// Median ms of `run` after two warm-up runs.
 fn median(mut run: impl FnMut()) -> f64 {
     run();
@@ -96,24 +106,12 @@ fn main() {
     );
     println!("|---|---|---|---|---|---|---|");
     for (name, bytes_per_row, build) in &workloads {
-        let dispatches = gpu::explain(&device, &build())
-            .expect("plans")
-            .trim()
-            .lines()
-            .last()
-            .unwrap_or("")
-            .replace(" in all", "");
+        let dispatches = pass_count(&gpu::explain(&device, &build()).expect("plans"));
         let gpu_ms = median(|| {
             let r = build();
             gpu::evaluate(&device, std::slice::from_ref(&r)).expect("evaluates");
         });
-        let draws = gl::explain(&gl_device, &build())
-            .expect("plans")
-            .trim()
-            .lines()
-            .last()
-            .unwrap_or("")
-            .replace(" in all", "");
+        let draws = pass_count(&gl::explain(&gl_device, &build()).expect("plans"));
         let gl_ms = median(|| {
             let r = build();
             gl::evaluate(&gl_device, std::slice::from_ref(&r)).expect("evaluates");

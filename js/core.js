@@ -1,44 +1,9 @@
 // The typed, variadic JavaScript API over the wasm exports. Shared by the web and Node
 // entry points, which differ only in how they load the wasm module.
 import * as wasm from './wasm/gputable.js';
+import {GpuTableError, fail, guard, guardAsync} from './errors.js';
 
-/** Every failure of the library: `name === 'GpuTableError'` and a stable `code`. */
-export class GpuTableError extends Error {
-  constructor(code, message) {
-    super(message);
-    this.name = 'GpuTableError';
-    this.code = code;
-  }
-}
-
-const fail = (code, message) => {
-  throw new GpuTableError(code, message);
-};
-
-function asGpuTableError(error) {
-  if (error instanceof GpuTableError) return error;
-  if (error && error.name === 'GpuTableError') return new GpuTableError(error.code, error.message);
-  // A wasm trap or a binding failure: never expected, reported rather than swallowed.
-  return new GpuTableError('INTERNAL', String(error && error.message ? error.message : error));
-}
-
-/** Runs `fn`, turning anything it throws into a GpuTableError. */
-function guard(fn) {
-  try {
-    return fn();
-  } catch (error) {
-    throw asGpuTableError(error);
-  }
-}
-
-/** `guard` for promises. */
-async function guardAsync(fn) {
-  try {
-    return await fn();
-  } catch (error) {
-    throw asGpuTableError(error);
-  }
-}
+export {GpuTableError};
 
 const TYPED_ARRAYS = {
   uint8: Uint8Array,

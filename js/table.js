@@ -2,21 +2,8 @@
 // a batch owns its batch-local GPUVectors, a vector owns or borrows GPUData chunks, and only
 // GPUData owns storage (a DynamicBuffer). Arrow IPC in and out goes through the wasm module.
 import * as wasm from './wasm/gputable.js';
-import {DynamicBuffer, GPUData, GPUVector, GpuTableError, formatOf} from './core.js';
-
-const fail = (code, message) => {
-  throw new GpuTableError(code, message);
-};
-
-function guard(fn) {
-  try {
-    return fn();
-  } catch (error) {
-    if (error instanceof GpuTableError) throw error;
-    if (error?.name === 'GpuTableError') throw new GpuTableError(error.code, error.message);
-    throw new GpuTableError('INTERNAL', String(error?.message ?? error));
-  }
-}
+import {DynamicBuffer, GPUData, GPUVector, formatOf} from './core.js';
+import {fail, guard} from './errors.js';
 
 /** A column of a schema: name, element type and values per row (`format` like `float32x3`). */
 export class GPUField {

@@ -29,6 +29,7 @@ fi
 
 cp js/core.js dist/core.js
 cp js/table.js dist/table.js
+cp js/errors.js dist/errors.js
 cp js/web.js dist/web/index.js
 cp js/node.js dist/node/index.js
 say "dist/ ready ($(wc -c < dist/wasm/gputable_bg.wasm) bytes of wasm)"

@@ -583,12 +583,21 @@ async fn read_back(device: &GlDevice, column: &GlColumn, node: &NodeRef) -> Resu
             .map_err(|e| internal(format!("readback mapping failed: {e}")))?;
         let planes_per_tile = planes(node.meta.size) as usize;
         let tile_rows = layout.tile_rows() as usize;
-        for row in 0..rows {
-            let (tile, local) = (row / tile_rows, row % tile_rows);
-            for lane in 0..size {
-                let texture = tile * planes_per_tile + lane / 4;
-                let at = offsets[texture] as usize + (local * channels + lane % 4) * 4;
-                words.extend_from_slice(&view[at..at + 4]);
+        if channels == 1 {
+            // One-lane rows are already packed: copy each tile's rows at once.
+            for (tile, &offset) in offsets.iter().enumerate() {
+                let count = (rows - (tile * tile_rows).min(rows)).min(tile_rows);
+                let at = offset as usize;
+                words.extend_from_slice(&view[at..at + count * 4]);
+            }
+        } else {
+            for row in 0..rows {
+                let (tile, local) = (row / tile_rows, row % tile_rows);
+                for lane in 0..size {
+                    let texture = tile * planes_per_tile + lane / 4;
+                    let at = offsets[texture] as usize + (local * channels + lane % 4) * 4;
+                    words.extend_from_slice(&view[at..at + 4]);
+                }
             }
         }
     }
