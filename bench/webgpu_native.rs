@@ -5,9 +5,10 @@
 use std::time::Instant;
 
 use gputable::column::ColumnData;
-use gputable::evaluator::evaluate;
-use gputable::gl::{self, GlDevice};
-use gputable::gpu::{self, GpuDevice};
+use gputable::engine::{evaluate_blocking, explain};
+use gputable::evaluator::{evaluate, read_value};
+use gputable::gl::GlDevice;
+use gputable::gpu::GpuDevice;
 use gputable::ir::{self, BinaryOp, NodeRef, UnaryOp};
 
 fn random(n: usize, seed: u32) -> Vec<f32> {
@@ -60,7 +61,7 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(1_000_000);
-    let device = GpuDevice::new_blocking();
+    let device = GpuDevice::new_blocking().expect("a WebGPU adapter");
     let gl_device = GlDevice::new_blocking().expect("a GL adapter with float render targets");
     let xyz = source(random(3 * rows, 1), 3);
     let x = source(random(rows, 2), 1);
@@ -106,15 +107,17 @@ fn main() {
     );
     println!("|---|---|---|---|---|---|---|");
     for (name, bytes_per_row, build) in &workloads {
-        let dispatches = pass_count(&gpu::explain(&device, &build()).expect("plans"));
+        let dispatches = pass_count(&explain(&device, &build()).expect("plans"));
         let gpu_ms = median(|| {
             let r = build();
-            gpu::evaluate(&device, std::slice::from_ref(&r)).expect("evaluates");
+            evaluate_blocking(&device, std::slice::from_ref(&r)).expect("evaluates");
+            read_value(&r, None, None).expect("reads back");
         });
-        let draws = pass_count(&gl::explain(&gl_device, &build()).expect("plans"));
+        let draws = pass_count(&explain(&gl_device, &build()).expect("plans"));
         let gl_ms = median(|| {
             let r = build();
-            gl::evaluate(&gl_device, std::slice::from_ref(&r)).expect("evaluates");
+            evaluate_blocking(&gl_device, std::slice::from_ref(&r)).expect("evaluates");
+            read_value(&r, None, None).expect("reads back");
         });
         let cpu_ms = median(|| {
             evaluate(&build()).expect("evaluates");

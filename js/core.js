@@ -2,59 +2,32 @@
 // entry points, which differ only in how they load the wasm module.
 import * as wasm from './wasm/gputable.js';
 import {GpuTableError, fail, guard, guardAsync} from './errors.js';
+import {TYPED_ARRAYS, checkSize, checkType, isNumberArray, liveView, options, typeOfArray} from './types.js';
+import {defaultDevice, deviceOf, resolveDevice, withHandles, withHandlesAsync} from './devices.js';
+import {DynamicBuffer, GPUData, GPUVector} from './vectors.js';
+import {writeIpc} from './ipc.js';
 
-export {GpuTableError};
-
-const TYPED_ARRAYS = {
-  uint8: Uint8Array,
-  sint8: Int8Array,
-  uint16: Uint16Array,
-  sint16: Int16Array,
-  uint32: Uint32Array,
-  sint32: Int32Array,
-  float32: Float32Array
-};
-
-/** The element types of the API. */
-export const TYPES = Object.freeze(Object.keys(TYPED_ARRAYS));
-
-function checkType(type) {
-  if (!Object.prototype.hasOwnProperty.call(TYPED_ARRAYS, type)) {
-    fail('INVALID_ARGUMENT', `unknown type '${type}'; expected one of ${TYPES.join(' ')}`);
-  }
-  return type;
-}
-
-function typeOfArray(array) {
-  if (array instanceof Uint8Array || array instanceof Uint8ClampedArray) return 'uint8';
-  if (array instanceof Int8Array) return 'sint8';
-  if (array instanceof Uint16Array) return 'uint16';
-  if (array instanceof Int16Array) return 'sint16';
-  if (array instanceof Uint32Array) return 'uint32';
-  if (array instanceof Int32Array) return 'sint32';
-  if (array instanceof Float32Array) return 'float32';
-  return fail('TYPE_MISMATCH', `unsupported array type ${array?.constructor?.name}`);
-}
-
-function checkSize(size) {
-  if (!Number.isInteger(size) || size < 1 || size > 0xffffffff) {
-    fail('INVALID_ARGUMENT', `size must be a positive integer, got ${size}`);
-  }
-  return size;
-}
-
-function bytesOf(typed) {
-  return new Uint8Array(typed.buffer, typed.byteOffset, typed.byteLength);
-}
-
-function isNumberArray(value) {
-  return Array.isArray(value) && value.every(v => typeof v === 'number');
-}
+export {GpuTableError, DynamicBuffer, GPUData, GPUVector};
+export {TYPES, formatOf} from './types.js';
+export {Device, backendRegistry, cpuBackend, createDevice, liveAllocations, webglBackend, webgpuBackend} from './devices.js';
 
 function source(typed, type, size, constant) {
-  return new GPUTableEvaluator(
-    guard(() => wasm.Evaluator.fromBytes(bytesOf(typed), {type, size, constant}))
-  );
+  return new GPUTableEvaluator(guard(() => wasm.Evaluator.fromTyped(typed, {type, size, constant})));
+}
+
+/** A typed array of `type` holding `values`, or OUT_OF_MEMORY where it cannot be made. */
+function typed(type, values) {
+  try {
+    return new TYPED_ARRAYS[type](values);
+  } catch (error) {
+    return fail('OUT_OF_MEMORY', `could not allocate ${values.length} ${type} values: ${error.message}`);
+  }
+}
+
+function checkRow(row) {
+  if (row !== undefined && (typeof row !== 'number' || Number.isNaN(row))) {
+    fail('INVALID_ARGUMENT', `row bounds must be numbers, got ${typeof row === 'number' ? row : typeof row}`);
+  }
 }
 
 /**
@@ -71,35 +44,37 @@ export class GPUTableEvaluator {
   /** @internal Use the static constructors or the operations. */
   constructor(handle) {
     this._handle = handle;
-    this._vector = null;
+    this._device = null;
+    // Per device id: the output vector, and an evaluation under way.
+    this._vectors = new Map();
+    this._pending = new Map();
   }
 
   /**
    * Wraps packed rows of `size` values. `number[]` is float32 unless `type` is given;
    * `Float64Array` becomes uint32 word pairs (size doubled) for `fround()`.
    */
-  static fromArray(array, {type, size = 1} = {}) {
+  static fromArray(array, settings) {
+    const {type, size = 1} = options(settings, 'fromArray');
     checkSize(size);
     if (type !== undefined) checkType(type);
     if (Array.isArray(array)) {
       if (!isNumberArray(array)) fail('INVALID_ARGUMENT', 'fromArray needs numbers');
       const resolved = type ?? 'float32';
-      return source(new TYPED_ARRAYS[resolved](array), resolved, size, false);
+      return source(typed(resolved, array), resolved, size, false);
     }
+    liveView(array, 'fromArray');
     if (array instanceof Float64Array && (type === undefined || type === 'uint32')) {
       const words = new Uint32Array(array.buffer, array.byteOffset, array.length * 2);
       return source(words, 'uint32', size * 2, false);
-    }
-    if (!ArrayBuffer.isView(array) || array instanceof DataView) {
-      fail('INVALID_ARGUMENT', 'fromArray needs a typed array or an array of numbers');
     }
     if (array instanceof BigInt64Array || array instanceof BigUint64Array) {
       fail('TYPE_MISMATCH', '64-bit integer arrays are not supported');
     }
     const natural = array instanceof Float64Array ? 'float64' : typeOfArray(array);
     const resolved = type ?? natural;
-    const typed = resolved === natural ? array : new TYPED_ARRAYS[resolved](array);
-    return source(typed, resolved, size, false);
+    const values = resolved === natural && !(array instanceof Uint8ClampedArray) ? array : typed(resolved, array);
+    return source(values, resolved, size, false);
   }
 
   /** One constant row (a number or a row of numbers) that broadcasts across rows. */
@@ -109,7 +84,7 @@ export class GPUTableEvaluator {
     if (!isNumberArray(row) || row.length === 0) {
       fail('INVALID_ARGUMENT', 'fromConstant needs a number or a non-empty array of numbers');
     }
-    return source(new TYPED_ARRAYS[type](row), type, row.length, true);
+    return source(typed(type, row), type, row.length, true);
   }
 
   /** Borrows the storage of a `GPUVector` (e.g. the output of another evaluation). */
@@ -140,54 +115,96 @@ export class GPUTableEvaluator {
   get evaluated() {
     return this._handle.evaluated;
   }
+  /** The device holding the output: where it was last evaluated, or null before. */
+  get device() {
+    if (this._released || this._handle.destroyed) return null;
+    return this._device ?? deviceOf(this._handle.deviceId);
+  }
 
-  /** Runs the computation on `device` (CPU when omitted) and returns its output vector. */
+  /**
+   * Runs the computation on `device` (the CPU when omitted) and leaves the output there;
+   * an output computed on another device is copied there once. A second call does no work.
+   */
   async evaluate(device) {
-    if (device?._evaluate) {
-      checkDevice(device);
-      await guardAsync(() => device._evaluate(this._live()));
-      this._vector ??= outputVector(this);
-      return this._vector;
+    const target = resolveDevice(device);
+    const handle = this._live();
+    let pending = this._pending.get(target.id);
+    if (!pending) {
+      pending = this._evaluateOn(target, handle).finally(() => this._pending.delete(target.id));
+      this._pending.set(target.id, pending);
     }
-    return this.evaluateSync(device);
+    await pending;
+    return this._outputOn(target);
+  }
+
+  async _evaluateOn(target, handle) {
+    if (this._vectors.has(target.id)) return;
+    await withHandlesAsync([handle], list => target._handle.evaluate(list));
+    if (!onDevice(handle, target)) await guardAsync(() => target._handle.putHere(handle, false));
+  }
+
+  _outputOn(target) {
+    this._live();
+    this._device = target;
+    let vector = this._vectors.get(target.id);
+    if (!vector) {
+      vector = outputVector(this, target);
+      this._vectors.set(target.id, vector);
+    }
+    return vector;
   }
 
   /** Synchronous `evaluate()`, for the CPU device. */
   evaluateSync(device) {
-    checkDevice(device);
-    if (device?._evaluate) {
-      fail('INVALID_ARGUMENT', `evaluateSync() is for the CPU device; use await evaluate(device) on ${device.type}`);
+    const target = resolveDevice(device);
+    const handle = this._live();
+    if (target.type !== 'cpu') {
+      fail('INVALID_ARGUMENT', `evaluateSync() is for the CPU device; use await evaluate(device) on ${target.type}`);
     }
-    guard(() => this._live().evaluate());
-    this._vector ??= outputVector(this);
-    return this._vector;
-  }
-
-  /** Rows `startRow..endRow` (clamped) as a typed array of this evaluator's type. */
-  async readValue(startRow, endRow) {
-    return this.readValueSync(startRow, endRow);
-  }
-
-  /** Synchronous `readValue()`, for the CPU device. */
-  readValueSync(startRow, endRow) {
-    for (const row of [startRow, endRow]) {
-      if (row !== undefined && typeof row !== 'number') {
-        fail('INVALID_ARGUMENT', `row bounds must be numbers, got ${typeof row}`);
+    if (!this._vectors.has(target.id)) {
+      guard(() => withHandles([handle], list => target._handle.evaluateSync(list)));
+      if (!onDevice(handle, target)) {
+        fail('INVALID_ARGUMENT', 'this output lives on a GPU device: copy it with await evaluate(cpuDevice)');
       }
     }
-    return guard(() => this._live().readValue(startRow, endRow));
+    return this._outputOn(target);
+  }
+
+  /**
+   * Rows `startRow..endRow` (clamped) as a typed array of this evaluator's type, copied from
+   * the device holding them (only those rows). An evaluator never evaluated is evaluated on
+   * the CPU first; one being evaluated is read once that is done.
+   */
+  async readValue(startRow, endRow) {
+    checkRow(startRow);
+    checkRow(endRow);
+    await Promise.allSettled([...this._pending.values()]);
+    const handle = this._live();
+    if (!handle.evaluated) this._device = defaultDevice();
+    return guardAsync(() => handle.readValue(startRow, endRow));
+  }
+
+  /** Synchronous `readValue()`, for outputs in host memory (the CPU devices). */
+  readValueSync(startRow, endRow) {
+    checkRow(startRow);
+    checkRow(endRow);
+    const handle = this._live();
+    if (!handle.evaluated) this._device = defaultDevice();
+    return guard(() => handle.readValueSync(startRow, endRow));
   }
 
   /** The passes this graph runs: kernels, what was fused, passes per backend. */
   explain(device) {
-    checkDevice(device);
-    if (device?._explain) return guard(() => device._explain(this._live()));
-    return guard(() => this._live().explain());
+    const handle = this._live();
+    if (device === undefined || device === null) return guard(() => handle.explain());
+    const target = resolveDevice(device);
+    return guard(() => target._handle.explain(handle));
   }
 
   /**
-   * Releases the materialized output; using this evaluator afterwards is `DESTROYED`. An
-   * evaluator over a table's vector (`fromVector`) borrows its storage and leaves it alone.
+   * Releases the output (on every device, at once); using this evaluator afterwards is
+   * `DESTROYED`. An evaluator over a table's vector (`fromVector`) borrows its storage and
+   * leaves it alone.
    */
   destroy() {
     if (this._borrowed) {
@@ -195,7 +212,7 @@ export class GPUTableEvaluator {
     } else {
       this._handle.destroy();
     }
-    this._vector = null;
+    this._vectors.clear();
   }
 
   /** @internal The wasm handle, or DESTROYED for a destroyed view of a table's storage. */
@@ -204,26 +221,34 @@ export class GPUTableEvaluator {
     return this._handle;
   }
 
-  /** The output as an Arrow IPC stream with one column `name` (one record batch per chunk). */
+  /**
+   * The output as an Arrow IPC stream with one column `name` (one record batch per chunk):
+   * the bytes, or a promise of them when the output lives on a GPU device. An evaluator
+   * never evaluated is evaluated on the CPU first.
+   */
   toArrowIPC(name = 'value') {
-    const vector = this.evaluated ? this._vector ?? this.evaluateSync() : this.evaluateSync();
-    const writer = new wasm.IpcWriter();
-    const data = new wasm.EvaluatorList();
-    const validity = new wasm.EvaluatorList();
+    if (typeof name !== 'string') fail('INVALID_ARGUMENT', `the column name must be a string, got ${typeof name}`);
+    const chunks = this._chunks ?? [this];
+    const write = () => writeIpc([[name, 'plain', chunks.map(c => c._live()), []]]);
+    const unevaluated = chunks.filter(c => !c.evaluated);
     try {
-      for (const chunk of vector.data) data.push(chunk.buffer.handle());
-      guard(() => writer.addColumn(name, 'plain', data, validity));
-      return guard(() => writer.finish());
-    } finally {
-      data.free();
-      validity.free();
-      writer.free();
+      for (const chunk of unevaluated) chunk.evaluateSync();
+    } catch (error) {
+      // Inputs on a GPU device: evaluating has to wait for them.
+      if (error.code !== 'INVALID_ARGUMENT') throw error;
+      return Promise.all(unevaluated.map(c => c.evaluate())).then(write);
     }
+    return write();
   }
 
   toString() {
     return `GPUTableEvaluator<${this.type} x${this.size}, ${this.length} rows>`;
   }
+}
+
+/** Whether `handle`'s output is on `device` (CPU devices read host memory in place). */
+function onDevice(handle, device) {
+  return handle.isOn(device.id) || (device.type === 'cpu' && handle.inHostMemory);
 }
 
 /**
@@ -250,24 +275,48 @@ class ChunkedEvaluator extends GPUTableEvaluator {
   get evaluated() {
     return this._chunks.every(c => c.evaluated);
   }
+  get device() {
+    return this._released ? null : this._device ?? this._chunks[0].device;
+  }
   async evaluate(device) {
     this._live();
-    for (const chunk of this._chunks) await chunk.evaluate(device);
-    return this._output();
+    const target = resolveDevice(device);
+    for (const chunk of this._chunks) await chunk.evaluate(target);
+    return this._output(target);
   }
   evaluateSync(device) {
     this._live();
-    for (const chunk of this._chunks) chunk.evaluateSync(device);
-    return this._output();
+    const target = resolveDevice(device);
+    for (const chunk of this._chunks) chunk.evaluateSync(target);
+    return this._output(target);
   }
-  _output() {
-    this._vector ??= new GPUVector({type: this.type, size: this.size, data: this._chunks.map(c => c._vector.data[0]), evaluator: this});
-    return this._vector;
+  _output(target) {
+    this._device = target;
+    let vector = this._vectors.get(target.id);
+    if (!vector) {
+      const data = this._chunks.map(c => c._vectors.get(target.id).data[0]);
+      vector = new GPUVector({type: this.type, size: this.size, data, evaluator: this, device: target});
+      this._vectors.set(target.id, vector);
+    }
+    return vector;
   }
-  readValueSync(startRow = 0, endRow = this.length) {
+  async readValue(startRow, endRow) {
+    checkRow(startRow);
+    checkRow(endRow);
     this._live();
-    if (!this.evaluated || !this._vector) this.evaluateSync();
-    return this._output().readValueSync(startRow, endRow);
+    const vector = this._readable() ?? await this.evaluate(this._device ?? undefined);
+    return vector.readValue(startRow ?? 0, endRow ?? this.length);
+  }
+  readValueSync(startRow, endRow) {
+    checkRow(startRow);
+    checkRow(endRow);
+    this._live();
+    const vector = this._readable() ?? this.evaluateSync();
+    return vector.readValueSync(startRow ?? 0, endRow ?? this.length);
+  }
+  /** The vector of the device the chunks were last evaluated on, if any. */
+  _readable() {
+    return this._device ? this._vectors.get(this._device.id) : undefined;
   }
   explain(device) {
     this._live();
@@ -275,33 +324,50 @@ class ChunkedEvaluator extends GPUTableEvaluator {
   }
   destroy() {
     for (const chunk of this._chunks) chunk.destroy();
-    this._vector = null;
+    this._vectors.clear();
     this._released = true;
+  }
+  _live() {
+    if (this._released) fail('DESTROYED', 'this evaluator was destroyed');
+    return null;
   }
 }
 
-/** Per-lane [min, max] over several batches: each batch's extent, folded on the host. */
+/**
+ * Per-lane [min, max] over several batches: each batch with rows reduces on the device, and
+ * the partial extents are combined by extent's rules (every type, NaN ignored).
+ */
 class ChunkedExtent extends ChunkedEvaluator {
   get length() {
     return this._chunks[0].length;
   }
-  _output() {
-    if (!this._combined) {
-      const size = this._chunks[0].length;
-      const folded = new TYPED_ARRAYS[this.type](size * 2).fill(NaN);
-      for (const chunk of this._chunks) {
-        const part = chunk.readValueSync();
-        for (let lane = 0; lane < size; lane++) {
-          const [lo, hi] = [part[2 * lane], part[2 * lane + 1]];
-          if (Number.isNaN(lo)) continue;
-          if (!(folded[2 * lane] <= lo)) folded[2 * lane] = lo;
-          if (!(folded[2 * lane + 1] >= hi)) folded[2 * lane + 1] = hi;
-        }
-      }
-      this._combined = GPUTableEvaluator.fromArray(folded, {type: this.type, size: 2});
-      this._combined.evaluateSync();
-    }
-    return this._combined._vector;
+  get size() {
+    return 2;
+  }
+  async evaluate(device) {
+    this._live();
+    const target = resolveDevice(device);
+    for (const chunk of this._chunks) await chunk.evaluate(target);
+    this._combined ??= new GPUTableEvaluator(await withHandlesAsync(this._chunks.map(c => c._live()), list => wasm.combineExtents(list)));
+    const vector = await this._combined.evaluate(target);
+    this._device = target;
+    return vector;
+  }
+  evaluateSync(device) {
+    this._live();
+    const target = resolveDevice(device);
+    for (const chunk of this._chunks) chunk.evaluateSync(target);
+    this._combined ??= new GPUTableEvaluator(guard(() => withHandles(this._chunks.map(c => c._live()), list => wasm.combineExtentsSync(list))));
+    this._device = target;
+    return this._combined.evaluateSync(target);
+  }
+  async readValue(startRow, endRow) {
+    if (!this._combined) await this.evaluate(this._device ?? undefined);
+    return this._combined.readValue(startRow, endRow);
+  }
+  readValueSync(startRow, endRow) {
+    if (!this._combined) this.evaluateSync();
+    return this._combined.readValueSync(startRow, endRow);
   }
   destroy() {
     super.destroy();
@@ -339,210 +405,11 @@ function chunkwise(fn) {
   };
 }
 
-const liveBuffers = new Set();
-
-/** Storage a table owns that is still alive (every device of this module instance). */
-export function liveAllocations() {
-  return liveBuffers.size;
-}
-
-/**
- * A stable handle to one column chunk's storage. The backing is replaced when it grows
- * (`generation` counts replacements); `destroy()` frees it. Storage lives in the wasm heap
- * and is uploaded to a GPU device once, on the first evaluation there.
- */
-export class DynamicBuffer {
-  /** @internal `handle`: a wasm source; `host`: an appendable typed array (capacity rows). */
-  constructor({handle = null, host = null, type, size, length, tracked = true, device = null}) {
-    this._handle = handle;
-    this.device = device;
-    this._host = host;
-    this.type = type;
-    this.size = size;
-    this.length = length;
-    this.generation = 0;
-    this.destroyed = false;
-    if (tracked) liveBuffers.add(this);
-  }
-  /** Rows the current backing holds without growing. */
-  get capacity() {
-    return this._host ? this._host.length / this.size : this.length;
-  }
-  get byteLength() {
-    return this.capacity * this.size * TYPED_ARRAYS[this.type].BYTES_PER_ELEMENT;
-  }
-  /** @internal The wasm handle of the rows in use (made on demand for appendable storage). */
-  handle() {
-    if (this.destroyed) fail('DESTROYED', 'this buffer was destroyed');
-    if (!this._handle && this._host) {
-      const rows = this._host.subarray(0, this.length * this.size);
-      this._handle = guard(() => wasm.Evaluator.fromBytes(bytesOf(rows), {type: this.type, size: this.size, constant: false}));
-    }
-    return this._handle;
-  }
-  /** @internal Appends packed rows, doubling the capacity when full. */
-  append(values) {
-    if (this.destroyed) fail('DESTROYED', 'this buffer was destroyed');
-    if (!this._host) fail('INVALID_ARGUMENT', 'only appendable vectors grow');
-    const Typed = TYPED_ARRAYS[this.type];
-    const rows = Array.isArray(values) ? Typed.from(values) : ArrayBuffer.isView(values) ? values : fail('INVALID_ARGUMENT', 'append needs a typed array or numbers');
-    if (rows.length % this.size !== 0) fail('INVALID_ARGUMENT', `${rows.length} values are not whole rows of size ${this.size}`);
-    const needed = (this.length * this.size) + rows.length;
-    if (needed > this._host.length) {
-      let capacity = Math.max(this._host.length, this.size);
-      while (capacity < needed) capacity *= 2;
-      const grown = new Typed(capacity);
-      grown.set(this._host.subarray(0, this.length * this.size));
-      this._host = grown;
-      this.generation++;
-    }
-    this._host.set(rows, this.length * this.size);
-    this.length += rows.length / this.size;
-    this._dropHandle();
-  }
-  /** @internal Forgets the rows in use; keeps the capacity. */
-  reset() {
-    if (this.destroyed) fail('DESTROYED', 'this buffer was destroyed');
-    this.length = 0;
-    this._dropHandle();
-  }
-  _dropHandle() {
-    if (this._handle && this._host) this._handle.destroy();
-    if (this._host) this._handle = null;
-  }
-  destroy() {
-    if (this.destroyed) return;
-    if (this._handle) this._handle.destroy();
-    this._handle = null;
-    this._host = null;
-    this.destroyed = true;
-    liveBuffers.delete(this);
-    // A GPU device frees its copy now rather than at its next evaluation.
-    if (this.device && !this.device.destroyed) this.device._release?.();
-  }
-}
-
-const VERTEX_TYPES = {uint8: 'uint8', sint8: 'sint8', uint16: 'uint16', sint16: 'sint16', uint32: 'uint32', sint32: 'sint32', float32: 'float32'};
-
-/** `float32x3` style format of rows of `size` values of `type`. */
-export function formatOf(type, size) {
-  return size === 1 ? VERTEX_TYPES[type] : `${VERTEX_TYPES[type]}x${size}`;
-}
-
-/** One chunk of a vector: a buffer (owned or borrowed) plus its row layout. */
-export class GPUData {
-  constructor({buffer, type, valueLength, ownsBuffer}) {
-    this.buffer = buffer;
-    this.type = type;
-    this.valueLength = valueLength;
-    this.byteOffset = 0;
-    this.byteStride = valueLength * TYPED_ARRAYS[type].BYTES_PER_ELEMENT;
-    this.rowByteLength = this.byteStride;
-    this.ownsBuffer = ownsBuffer;
-    this.destroyed = false;
-  }
-  get format() {
-    return formatOf(this.type, this.valueLength);
-  }
-  get length() {
-    return this.buffer.length;
-  }
-  /** Frees the buffer if this chunk owns it; a borrowed buffer is left alone. */
-  destroy() {
-    if (this.ownsBuffer && !this.destroyed) this.buffer.destroy();
-    this.destroyed = true;
-  }
-}
-
-/**
- * One logical column over one or more `GPUData` chunks (one per record batch). A vector
- * owns or borrows its chunks as they say; `destroy()` frees only what they own.
- */
-export class GPUVector {
-  constructor({name = '', type, size, data = [], validity = null, evaluator = null}) {
-    this.name = name;
-    this.type = type;
-    this.size = size;
-    this.valueLength = size;
-    this.stride = size;
-    this.byteStride = size * TYPED_ARRAYS[type].BYTES_PER_ELEMENT;
-    this.data = data;
-    /** Per-row validity (uint8: 1 valid, 0 null), chunked like `data`, or null. */
-    this.validity = validity;
-    this.destroyed = false;
-    this._evaluator = evaluator;
-  }
-  get format() {
-    return formatOf(this.type, this.size);
-  }
-  get length() {
-    return this.data.reduce((rows, d) => rows + d.length, 0);
-  }
-
-  /** An empty vector that grows by `append` (capacity doubles as needed). */
-  static appendable({name = '', type = 'float32', size = 1, capacity = 1024} = {}) {
-    checkType(type);
-    checkSize(size);
-    const buffer = new DynamicBuffer({host: new TYPED_ARRAYS[type](Math.max(1, capacity) * size), type, size, length: 0});
-    return new GPUVector({name, type, size, data: [new GPUData({buffer, type, valueLength: size, ownsBuffer: true})]});
-  }
-
-  /** Appends packed rows to the last chunk (appendable vectors only). */
-  append(values) {
-    this._check();
-    this.data[this.data.length - 1].buffer.append(values);
-    return this;
-  }
-
-  /** Clears the last chunk's rows and keeps its capacity for reuse. */
-  resetLastBatch() {
-    this._check();
-    this.data[this.data.length - 1].buffer.reset();
-  }
-
-  /** Rows `startRow..endRow` of all chunks as one typed array. */
-  async readValue(startRow, endRow) {
-    return this.readValueSync(startRow, endRow);
-  }
-
-  readValueSync(startRow = 0, endRow = this.length) {
-    this._check();
-    const Typed = TYPED_ARRAYS[this.type];
-    const parts = [];
-    let first = 0;
-    for (const chunk of this.data) {
-      const [from, to] = [Math.max(startRow - first, 0), Math.min(endRow - first, chunk.length)];
-      if (from < to) parts.push(guard(() => chunk.buffer.handle().readValue(from, to)));
-      first += chunk.length;
-    }
-    if (parts.length === 1) return parts[0];
-    const out = new Typed(parts.reduce((n, p) => n + p.length, 0));
-    let at = 0;
-    for (const part of parts) {
-      out.set(part, at);
-      at += part.length;
-    }
-    return out;
-  }
-
-  /** Frees the chunks (and validity) this vector owns; later use is `DESTROYED`. */
-  destroy() {
-    if (this.destroyed) return;
-    for (const chunk of this.data) chunk.destroy();
-    this.validity?.destroy();
-    this.destroyed = true;
-  }
-
-  _check() {
-    if (this.destroyed) fail('DESTROYED', `vector '${this.name}' was destroyed or detached`);
-  }
-}
-
-/** The output vector of an evaluated evaluator: one chunk borrowing the evaluator's storage. */
-function outputVector(evaluator) {
-  const buffer = new DynamicBuffer({handle: evaluator._handle, type: evaluator.type, size: evaluator.size, length: evaluator.length, tracked: false});
+/** The output vector of an evaluated evaluator on `device`: one chunk borrowing its storage. */
+function outputVector(evaluator, device) {
+  const buffer = new DynamicBuffer({handle: evaluator._handle, type: evaluator.type, size: evaluator.size, length: evaluator.length, tracked: false, device});
   const data = [new GPUData({buffer, type: evaluator.type, valueLength: evaluator.size, ownsBuffer: false})];
-  return new GPUVector({type: evaluator.type, size: evaluator.size, data, evaluator});
+  return new GPUVector({type: evaluator.type, size: evaluator.size, data, evaluator, device});
 }
 
 function handleOf(arg) {
@@ -573,13 +440,7 @@ function wrap(fn) {
 
 function withList(args, fn) {
   const handles = args.map(handleOf);
-  const list = new wasm.EvaluatorList();
-  try {
-    for (const handle of handles) list.push(handle);
-    return wrap(() => fn(list));
-  } finally {
-    list.free();
-  }
+  return wrap(() => withHandles(handles, fn));
 }
 
 function fold(op, args) {
@@ -626,7 +487,10 @@ export function gather(ids, source) {
 /** Per channel `[min, max]` over all rows (NaN ignored): length = x.size, size 2. */
 export function extent(x) {
   if (chunkCount(x) > 1) {
-    const parts = chunkwise(x => wrap(() => wasm.extent(handleOf(x))))(x)._chunks;
+    const inputs = Array.from({length: chunkCount(x)}, (_, k) => chunkOf(x, k));
+    // Batches without rows add nothing; with none left, the first one's EMPTY_INPUT stands.
+    const withRows = inputs.filter(input => input.length > 0);
+    const parts = (withRows.length ? withRows : inputs.slice(0, 1)).map(input => wrap(() => wasm.extent(handleOf(input))));
     return new ChunkedExtent(parts);
   }
   return wrap(() => wasm.extent(handleOf(x)));
@@ -680,192 +544,15 @@ function collectEvaluators(value, found, seen) {
 
 /**
  * Evaluates every evaluator in `roots` (an evaluator, or arrays and plain objects of them)
- * and releases every intermediate. Returns `roots`.
+ * in one plan on `device`, and releases every intermediate. Returns `roots`.
  */
 export async function cleanEvaluate(device, roots) {
-  checkDevice(device);
+  const target = resolveDevice(device);
   const evaluators = [...collectEvaluators(roots, new Set(), new Set())];
-  if (device?._evaluate) {
-    // GPU evaluations keep no intermediates: each root reads back only itself.
-    for (const evaluator of evaluators) await evaluator.evaluate(device);
-    return roots;
-  }
-  const list = new wasm.EvaluatorList();
-  try {
-    for (const evaluator of evaluators) list.push(evaluator._handle);
-    guard(() => wasm.cleanEvaluate(list));
-  } finally {
-    list.free();
-  }
+  const plain = evaluators.flatMap(e => e._chunks ?? [e]);
+  await withHandlesAsync(plain.map(e => e._live()), list => target._handle.cleanEvaluate(list));
+  for (const evaluator of evaluators) await evaluator.evaluate(target);
   return roots;
-}
-
-// ---- devices and backends ----
-
-class CPUDevice {
-  constructor() {
-    this.type = 'cpu';
-    this.limits = Object.freeze({maxRows: 0xffffffff, maxBufferSize: 2 ** 31});
-    this.destroyed = false;
-  }
-  /** Table storage alive on this device (host memory; tables loaded without a device too). */
-  get liveAllocations() {
-    return [...liveBuffers].filter(b => b.device === this || b.device === null).length;
-  }
-  /** Evaluating on this device afterwards is `DESTROYED`. */
-  destroy() {
-    this.destroyed = true;
-  }
-}
-
-function checkDevice(device) {
-  if (device === undefined || device === null) return;
-  if (device.destroyed) fail('DESTROYED', `the ${device.type} device was destroyed`);
-  if (device.type !== 'cpu' && !device._evaluate) {
-    fail('BACKEND_UNAVAILABLE', `evaluation on '${device.type}' devices is not available in this build`);
-  }
-}
-
-/** What the WebGPU and WebGL2 devices share: a wasm device handle and its resident columns. */
-class GPUBackendDevice {
-  constructor(handle, type, limits) {
-    this._handle = handle;
-    this.type = type;
-    this.adapterName = handle.adapterName;
-    this.limits = Object.freeze({maxRows: 0xffffffff, ...limits});
-    this.destroyed = false;
-  }
-  /** Frees the device's memory and pipelines; evaluating on it afterwards is `DESTROYED`. */
-  destroy() {
-    if (!this.destroyed) this._handle.destroy();
-    this.destroyed = true;
-  }
-  /** Columns resident on the device: table storage uploaded at load, and evaluation inputs. */
-  get liveAllocations() {
-    return this._handle.residentColumns();
-  }
-  /** @internal */
-  _upload(handle) {
-    this._handle.upload(handle);
-  }
-  /** @internal Frees the device copies of destroyed storage. */
-  _release() {
-    this._handle.residentColumns();
-  }
-}
-
-class WebGPUDevice extends GPUBackendDevice {
-  constructor(handle) {
-    super(handle, 'webgpu', {
-      maxBufferSize: handle.maxBufferSize,
-      maxStorageBufferBindingSize: handle.maxStorageBufferBindingSize,
-      maxComputeWorkgroupsPerDimension: handle.maxComputeWorkgroupsPerDimension
-    });
-  }
-  /** The browser's `GPUDevice` this device runs on (a renderer binds table buffers on it). */
-  get gpuDevice() {
-    return this._handle.gpuDevice;
-  }
-  /** @internal The resident GPUBuffer of a column, or undefined. */
-  _gpuBufferOf(handle) {
-    return this._handle.gpuBufferOf(handle);
-  }
-  /** @internal */
-  _evaluate(handle) {
-    return handle.evaluateWebGpu(this._handle);
-  }
-  /** @internal */
-  _explain(handle) {
-    return handle.explainWebGpu(this._handle);
-  }
-}
-
-class WebGLDevice extends GPUBackendDevice {
-  constructor(handle) {
-    super(handle, 'webgl', {
-      maxTextureDimension2D: handle.maxTextureDimension2D,
-      maxColorAttachments: handle.maxColorAttachments,
-      maxSampledTexturesPerShaderStage: handle.maxSampledTexturesPerShaderStage,
-      tileRows: handle.tileRows
-    });
-  }
-  /** @internal */
-  _evaluate(handle) {
-    return handle.evaluateWebGl(this._handle);
-  }
-  /** @internal */
-  _explain(handle) {
-    return handle.explainWebGl(this._handle);
-  }
-}
-
-/** The CPU backend, registered by default. */
-export const cpuBackend = Object.freeze({
-  type: 'cpu',
-  async createDevice() {
-    return new CPUDevice();
-  }
-});
-
-/** The WebGPU backend (register it with `backendRegistry.add`): WGSL compute through wgpu. */
-export const webgpuBackend = Object.freeze({
-  type: 'webgpu',
-  async createDevice() {
-    if (typeof navigator === 'undefined' || !navigator.gpu) {
-      fail('BACKEND_UNAVAILABLE', 'WebGPU is not available here (no navigator.gpu)');
-    }
-    return new WebGPUDevice(await guardAsync(() => wasm.createWebGpuDevice()));
-  }
-});
-/**
- * The WebGL2 backend (register it with `backendRegistry.add`): fragment-shader kernels over
- * data textures through wgpu's GL backend, on an OffscreenCanvas (pages and workers).
- */
-export const webglBackend = Object.freeze({
-  type: 'webgl',
-  async createDevice() {
-    if (typeof OffscreenCanvas === 'undefined') {
-      fail('BACKEND_UNAVAILABLE', 'WebGL2 is not available here (no OffscreenCanvas)');
-    }
-    return new WebGLDevice(await guardAsync(() => wasm.createWebGlDevice()));
-  }
-});
-
-const backends = new Map([['cpu', cpuBackend]]);
-
-/** The backends `createDevice()` can use; `cpu` is registered by default. */
-export const backendRegistry = Object.freeze({
-  add(backend) {
-    if (!backend || typeof backend.type !== 'string' || typeof backend.createDevice !== 'function') {
-      fail('INVALID_ARGUMENT', 'backendRegistry.add needs a backend with a type and createDevice()');
-    }
-    backends.set(backend.type, backend);
-  },
-  has: type => backends.has(type),
-  get: type => backends.get(type),
-  types: () => [...backends.keys()]
-});
-
-/**
- * A device of `type` ('cpu' by default, 'webgpu', 'webgl', or 'best' for the first of
- * those that works). Rejects with `BACKEND_UNAVAILABLE`, never falls back silently.
- */
-export async function createDevice({type = 'cpu'} = {}) {
-  if (type === 'best') {
-    for (const candidate of ['webgpu', 'webgl', 'cpu']) {
-      if (!backends.has(candidate)) continue;
-      try {
-        return await backends.get(candidate).createDevice();
-      } catch (error) {
-        if (error?.code !== 'BACKEND_UNAVAILABLE') throw error;
-      }
-    }
-  }
-  const backend = backends.get(type);
-  if (!backend) {
-    fail('BACKEND_UNAVAILABLE', `no '${type}' backend is registered; call backendRegistry.add() first`);
-  }
-  return backend.createDevice();
 }
 
 export {GPUTable, GPURecordBatch, GPUSchema, GPUField} from './table.js';

@@ -59,29 +59,71 @@ export interface DeviceLimits {
   readonly maxStorageBufferBindingSize?: number;
   /** WebGPU: workgroups per dispatch dimension. */
   readonly maxComputeWorkgroupsPerDimension?: number;
+  /** WebGPU: storage buffers one kernel binds (regions split to stay within it). */
+  readonly maxStorageBuffersPerShaderStage?: number;
   /** WebGL2: largest texture side; columns are split into tiles of textures this wide. */
   readonly maxTextureDimension2D?: number;
   /** WebGL2: render targets one draw writes (4 lanes each). */
   readonly maxColorAttachments?: number;
-  /** WebGL2: textures one draw reads; a node reading more planes is LIMIT_EXCEEDED. */
+  /** WebGL2: textures one draw reads (regions split to stay within it; a row wider than 64 lanes cannot). */
   readonly maxSampledTexturesPerShaderStage?: number;
   /** WebGL2: rows one texture tile holds. */
   readonly tileRows?: number;
 }
 
-export interface Device {
+/** `device.stats`: cumulative counters. On the CPU device the transfers are 0. */
+export interface DeviceStats {
+  /** Bytes copied from host memory to the device. */
+  readonly uploadBytes: number;
+  /** Bytes copied from the device to host memory. */
+  readonly readbackBytes: number;
+  /** Dispatches (WebGPU), draws (WebGL2) or passes (CPU) run. */
+  readonly kernels: number;
+  /** Shader pipelines compiled (0 on the CPU). */
+  readonly pipelines: number;
+  /** Buffers, textures or host arrays created, not served from the pool or a cache. */
+  readonly allocations: number;
+}
+
+/** `device.memory`: bytes of device storage. */
+export interface DeviceMemory {
+  /** Held by live values (outputs, table storage, copies of inputs, work in flight). */
+  readonly liveBytes: number;
+  /** Held by the reuse pool and the named caches. */
+  readonly pooledBytes: number;
+  /** The most `liveBytes` held at once since `resetPeak()`. */
+  readonly peakBytes: number;
+}
+
+/**
+ * A device: the CPU, a WebGPU adapter or a WebGL2 context. Outputs evaluated on it stay on it
+ * until read; evaluations on one device take turns (`Promise.all` is safe).
+ */
+export class Device {
+  private constructor();
   readonly type: DeviceType;
   /** WebGPU and WebGL2: the adapter's name, where the browser tells it. */
   readonly adapterName?: string;
   readonly limits: DeviceLimits;
   readonly destroyed: boolean;
-  /**
-   * CPU: table storage alive (host memory). WebGPU/WebGL2: columns resident on the device
-   * (table storage uploaded at load and evaluation inputs), after freeing destroyed ones.
-   */
+  readonly stats: DeviceStats;
+  readonly memory: DeviceMemory;
+  /** Table storage alive on this device (CPU: also tables loaded without a device). */
   readonly liveAllocations: number;
-  /** WebGPU: the browser's `GPUDevice` the table buffers live on. */
+  /** WebGPU: the browser's `GPUDevice` the outputs' buffers live on. */
   readonly gpuDevice?: unknown;
+  /** Frees the reuse pool and every cache, or only the cache `name`. */
+  trim(name?: string): void;
+  /** `memory.peakBytes` starts again from what is live now. */
+  resetPeak(): void;
+  /**
+   * Runs `fn` with every new allocation served from and returned to the cache `name`, which
+   * outlives the call: a loop that evaluates the same shapes allocates nothing after its first pass.
+   */
+  cached<T>(name: string, fn: () => T | Promise<T>): Promise<T>;
+  /** Runs `fn` with every new allocation made fresh and freed on release. */
+  uncached<T>(fn: () => T | Promise<T>): Promise<T>;
+  /** Frees the device's memory and pipelines; later use is `DESTROYED`. */
   destroy(): void;
 }
 
@@ -107,7 +149,7 @@ export const backendRegistry: {
  * says which in `device.type`. Rejects with `BACKEND_UNAVAILABLE`, never falls back silently.
  * @example const device = await createDevice({type: 'cpu'});
  */
-export function createDevice(options?: {type?: DeviceType | 'best'}): Promise<Device>;
+export function createDevice(options?: {type?: DeviceType | 'best'} | null): Promise<Device>;
 
 /** Loads the wasm module. Required once in browsers; a no-op in Node. */
 export function init(input?: string | URL | Request | Response | BufferSource | WebAssembly.Module): Promise<void>;
@@ -120,10 +162,17 @@ export function formatOf(type: DataType, size: number): string;
 
 /**
  * A stable handle to one chunk's storage: the backing is replaced when an appendable vector
- * grows (`generation` counts replacements). Storage lives in the wasm heap and is uploaded
- * to a GPU device once, on the first evaluation there.
+ * grows (`generation` counts replacements). Storage lives on the device that computed or
+ * loaded it (a table on a GPU device keeps no host copy); `destroy()` frees it at once.
  */
 export class DynamicBuffer {
+  /** The device holding the storage (null: host memory of no device). */
+  readonly device: Device | null;
+  /**
+   * WebGPU: the `GPUBuffer` holding the rows (32-bit values, rows packed; it may be longer),
+   * usable as a vertex or storage buffer on `device.gpuDevice`.
+   */
+  readonly gpuBuffer: unknown;
   readonly type: DataType;
   readonly size: number;
   /** Rows in use. */
@@ -165,15 +214,19 @@ export class GPUVector<T extends DataType = DataType> {
   readonly stride: number;
   readonly byteStride: number;
   readonly data: GPUData[];
-  /** Per-row validity (uint8: 1 valid, 0 null) for columns with nulls, else null. */
+  /** Validity (uint8: 1 valid, 0 null; size 1, or one flag per list item) for columns with nulls, else null. */
   readonly validity: GPUVector<'uint8'> | null;
   readonly destroyed: boolean;
+  /** The device holding the vector's storage (null: host memory of no device). */
+  readonly device: Device | null;
   /** An empty vector that grows by `append`, doubling its capacity as needed. */
-  static appendable<T extends DataType = 'float32'>(options?: {name?: string; type?: T; size?: number; capacity?: number}): GPUVector<T>;
+  static appendable<T extends DataType = 'float32'>(options?: {name?: string; type?: T; size?: number; capacity?: number} | null): GPUVector<T>;
   append(values: ArrayLike<number>): this;
   /** Clears the last chunk's rows, keeping its capacity. */
   resetLastBatch(): void;
+  /** Rows `startRow..endRow` of every chunk, copied back from the device (only those rows). */
   readValue(startRow?: number, endRow?: number): Promise<TypedArrayFor<T>>;
+  /** `readValue` for storage in host memory (the CPU devices). */
   readValueSync(startRow?: number, endRow?: number): TypedArrayFor<T>;
   /** Frees the chunks this vector owns; later use is `DESTROYED`. */
   destroy(): void;
@@ -237,8 +290,10 @@ export interface ArrowIPCOptions {
  */
 export class GPUTable {
   constructor(options?: {schema?: GPUSchema | null; batches?: GPURecordBatch[]; device?: Device | null});
-  static fromArrowIPC(bytes: Uint8Array | ArrayBuffer, options?: ArrowIPCOptions): Promise<GPUTable>;
-  static fromArrowIPCSync(bytes: Uint8Array | ArrayBuffer, options?: ArrowIPCOptions): GPUTable;
+  /** Reads a table onto `options.device`; a GPU device keeps the columns there only. */
+  static fromArrowIPC(bytes: Uint8Array | ArrayBuffer, options?: ArrowIPCOptions | null): Promise<GPUTable>;
+  /** `fromArrowIPC` for the CPU (a GPU device needs `await fromArrowIPC`). */
+  static fromArrowIPCSync(bytes: Uint8Array | ArrayBuffer, options?: ArrowIPCOptions | null): GPUTable;
   readonly schema: GPUSchema;
   readonly batches: GPURecordBatch[];
   readonly numRows: number;
@@ -249,8 +304,10 @@ export class GPUTable {
   readonly attributes: GPURecordBatch['attributes'];
   readonly bindings: GPURecordBatch['bindings'];
   getVector(name: string): GPUVector;
-  toArrowIPC(): Uint8Array;
-  packBatches(options?: {minBatchSize?: number}): this;
+  /** The bytes, or a promise of them for a table on a GPU device (`await` works for both). */
+  toArrowIPC(): Uint8Array | Promise<Uint8Array>;
+  /** The table, or a promise of it for a table on a GPU device (`await` works for both). */
+  packBatches(options?: {minBatchSize?: number}): this | Promise<this>;
   detachVector(name: string): GPUVector;
   detachBatches(first?: number, last?: number): GPURecordBatch[];
   addBatch(batch: GPURecordBatch): this;
@@ -279,7 +336,7 @@ export class GPUTableEvaluator<T extends DataType = DataType> {
    * Packed rows of `size` values. `number[]` is float32 unless `type` is given; a
    * `Float64Array` becomes uint32 word pairs (size doubled) for `fround()`.
    */
-  static fromArray(array: NumericTypedArray | number[], options?: {type?: DataType; size?: number}): GPUTableEvaluator;
+  static fromArray(array: NumericTypedArray | number[], options?: {type?: DataType; size?: number} | null): GPUTableEvaluator;
   /** One constant row that broadcasts across the rows of other inputs. */
   static fromConstant(value: number | number[], type?: DataType): GPUTableEvaluator;
   /** Borrows the storage of an evaluated vector. */
@@ -292,20 +349,28 @@ export class GPUTableEvaluator<T extends DataType = DataType> {
   readonly length: number;
   readonly isConstant: boolean;
   readonly evaluated: boolean;
+  /** The device holding the output: where it was last evaluated, or null before. */
+  readonly device: Device | null;
 
-  /** Runs the computation on `device` (CPU when omitted; WebGPU runs fused kernels and reads
-   * the result back); a second call does no work. */
-  evaluate(device?: Device): Promise<GPUVector<T>>;
-  /** Synchronous `evaluate()` for the CPU device (`INVALID_ARGUMENT` on WebGPU). */
-  evaluateSync(device?: Device): GPUVector<T>;
-  /** Rows `startRow..endRow` (clamped), packed, as a typed array of this type. */
+  /**
+   * Runs the computation on `device` (the CPU when omitted) and leaves the output there
+   * (nothing is read back); an output computed on another device is copied there once.
+   * A second call does no work.
+   */
+  evaluate(device?: Device | null): Promise<GPUVector<T>>;
+  /** Synchronous `evaluate()` for the CPU device (`INVALID_ARGUMENT` on a GPU device). */
+  evaluateSync(device?: Device | null): GPUVector<T>;
+  /**
+   * Rows `startRow..endRow` (clamped), packed, as a typed array of this type, copied back
+   * from the device (only those rows). Never evaluated: evaluates on the CPU first.
+   */
   readValue(startRow?: number, endRow?: number): Promise<TypedArrayFor<T>>;
-  /** Synchronous `readValue()` for the CPU device. */
+  /** Synchronous `readValue()` for outputs in host memory (the CPU devices). */
   readValueSync(startRow?: number, endRow?: number): TypedArrayFor<T>;
   /** The passes this graph runs: kernels, what was fused, passes per backend. */
-  explain(device?: Device): string;
-  /** The output as an Arrow IPC stream with one column (one record batch per chunk). */
-  toArrowIPC(name?: string): Uint8Array;
+  explain(device?: Device | null): string;
+  /** The output as an Arrow IPC stream with one column (one record batch per chunk); a promise for an output on a GPU device. */
+  toArrowIPC(name?: string): Uint8Array | Promise<Uint8Array>;
   /** Releases the output; any later use gives `DESTROYED`. */
   destroy(): void;
 }
@@ -354,5 +419,5 @@ export function length(x: ArithmeticArgument): GPUTableEvaluator<'float32'>;
 /** 1 where every lane of the two rows is equal, else 0 (uint32, size 1). */
 export function equalAll(a: ArithmeticArgument, b: ArithmeticArgument): GPUTableEvaluator<'uint32'>;
 
-/** Evaluates every evaluator in `roots` (nested in arrays and plain objects) and releases every intermediate. */
-export function cleanEvaluate<R>(device: Device | undefined, roots: R): Promise<R>;
+/** Evaluates every evaluator in `roots` (nested in arrays and plain objects) in one plan and releases every intermediate. */
+export function cleanEvaluate<R>(device: Device | undefined | null, roots: R): Promise<R>;

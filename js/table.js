@@ -1,9 +1,13 @@
 // The GPU table model (reference: gpu-table-structure.txt): GPUTable owns GPURecordBatches,
 // a batch owns its batch-local GPUVectors, a vector owns or borrows GPUData chunks, and only
 // GPUData owns storage (a DynamicBuffer). Arrow IPC in and out goes through the wasm module.
+// A table on a GPU device keeps its storage there only.
 import * as wasm from './wasm/gputable.js';
-import {DynamicBuffer, GPUData, GPUVector, formatOf} from './core.js';
-import {fail, guard} from './errors.js';
+import {fail, guard, guardAsync} from './errors.js';
+import {formatOf, options} from './types.js';
+import {resolveDevice} from './devices.js';
+import {DynamicBuffer, GPUData, GPUVector} from './vectors.js';
+import {writeIpc} from './ipc.js';
 
 /** A column of a schema: name, element type and values per row (`format` like `float32x3`). */
 export class GPUField {
@@ -53,8 +57,7 @@ function describeVectors(vectors) {
   vectors.forEach((vector, location) => {
     const chunk = vector.data[vector.data.length - 1];
     const vertexFormat = VERTEX_FORMATS.has(vector.format) ? vector.format : null;
-    const device = chunk?.buffer.device;
-    const gpuBuffer = device?._gpuBufferOf && !chunk.buffer.destroyed ? device._gpuBufferOf(chunk.buffer.handle()) : undefined;
+    const gpuBuffer = chunk?.buffer.gpuBuffer;
     const gpu = gpuBuffer ? {gpuBuffer, gpuFormat: formatOf(DEVICE_TYPES[vector.type], vector.size), gpuByteStride: vector.size * 4} : {};
     bufferLayout.push({
       name: vector.name,
@@ -125,14 +128,34 @@ function sameSchema(a, b) {
     a.fields.every((f, i) => f.name === b.fields[i].name && f.type === b.fields[i].type && f.size === b.fields[i].size);
 }
 
-/**
- * A vector of one owned chunk over wasm source `handle`; on a GPU device the chunk is
- * uploaded now and stays there until the chunk is destroyed.
- */
+/** A vector of one owned chunk over the wasm value `handle`, on `device`. */
 function ownedVector(name, type, size, handle, length, validity = null, device = null) {
-  if (device?._upload) guard(() => device._upload(handle));
   const buffer = new DynamicBuffer({handle, type, size, length, device});
   return new GPUVector({name, type, size, data: [new GPUData({buffer, type, valueLength: size, ownsBuffer: true})], validity});
+}
+
+/** Every chunk's wasm handle of a batch (data and validity). */
+function handlesOf(batch) {
+  return batch._vectors.flatMap(v => [...v.data, ...(v.validity?.data ?? [])]).map(d => d.buffer.handle());
+}
+
+/** Puts every chunk of `batches` on a GPU `device`, keeping no other copy. */
+async function putOnDevice(batches, device) {
+  if (!device || device.type === 'cpu') return;
+  for (const batch of batches) {
+    for (const handle of handlesOf(batch)) await guardAsync(() => device._handle.putHere(handle, true));
+  }
+}
+
+/** Whether a table's storage lives on a GPU device (reads and writes wait for it). */
+function onGpu(device) {
+  return device !== null && device.type !== 'cpu';
+}
+
+function bytesOf(bytes) {
+  if (bytes instanceof ArrayBuffer) return new Uint8Array(bytes);
+  if (ArrayBuffer.isView(bytes)) return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return fail('INVALID_ARGUMENT', 'fromArrowIPC needs bytes (Uint8Array or ArrayBuffer)');
 }
 
 /**
@@ -150,37 +173,47 @@ export class GPUTable {
 
   /**
    * Reads an Arrow IPC stream or file: one GPURecordBatch per source batch, each column one
-   * GPUData. Options: `columns` (names to keep, in order), `float64: 'words' | 'float32'`,
-   * `int64: 'float32' | 'int32'` (Int64 columns are TYPE_MISMATCH without it).
+   * GPUData, on `device` (a GPU device keeps the columns there only). Options: `columns`
+   * (names to keep, in order), `float64: 'words' | 'float32'`, `int64: 'float32' | 'int32'`
+   * (Int64 columns are TYPE_MISMATCH without it).
    */
-  static async fromArrowIPC(bytes, {device = null, columns, float64, int64} = {}) {
-    return GPUTable.fromArrowIPCSync(bytes, {device, columns, float64, int64});
+  static async fromArrowIPC(bytes, settings) {
+    const {device = null, columns, float64, int64} = options(settings, 'fromArrowIPC');
+    const target = device === null ? null : resolveDevice(device);
+    const table = GPUTable._read(bytes, {columns, float64, int64}, target);
+    try {
+      await putOnDevice(table.batches, target);
+    } catch (error) {
+      table.destroy();
+      throw error;
+    }
+    return table;
   }
 
-  static fromArrowIPCSync(bytes, {device = null, columns, float64, int64} = {}) {
-    if (device?.destroyed) fail('DESTROYED', `the ${device.type} device was destroyed`);
-    const view = bytes instanceof ArrayBuffer ? new Uint8Array(bytes) : ArrayBuffer.isView(bytes) ? new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) : fail('INVALID_ARGUMENT', 'fromArrowIPC needs bytes (Uint8Array or ArrayBuffer)');
-    const read = guard(() => wasm.readIpc(view, {columns, float64, int64}));
-    const fields = read.fields.map(f => new GPUField({
+  /** `fromArrowIPC` for the CPU (tables on a GPU device load with `await fromArrowIPC`). */
+  static fromArrowIPCSync(bytes, settings) {
+    const {device = null, columns, float64, int64} = options(settings, 'fromArrowIPCSync');
+    const target = device === null ? null : resolveDevice(device);
+    if (onGpu(target)) fail('INVALID_ARGUMENT', `a table on a ${target.type} device loads with await GPUTable.fromArrowIPC()`);
+    return GPUTable._read(bytes, {columns, float64, int64}, target);
+  }
+
+  static _read(bytes, read, device) {
+    const view = bytesOf(bytes);
+    const result = guard(() => wasm.readIpc(view, read));
+    const fields = result.fields.map(f => new GPUField({
       name: f.name, type: f.type, size: f.size, nullable: f.nullable,
       metadata: {arrowType: f.arrowType, kind: f.kind}
     }));
     const schema = new GPUSchema(fields);
-    // A column with nulls in any batch gets validity in every batch, so batches stay alike.
-    const withNulls = fields.map((_, i) => read.batches.some(columns => columns[i].validity));
-    const batches = read.batches.map(columns => {
-      const vectors = columns.map(({data, validity}, i) => {
-        const f = fields[i];
-        if (withNulls[i] && !validity) {
-          const flags = new Uint8Array(data.length).fill(1);
-          validity = guard(() => wasm.Evaluator.fromBytes(flags, {type: 'uint8', size: 1, constant: false}));
-        }
-        const valid = validity ? ownedVector(`${f.name}.validity`, 'uint8', 1, validity, validity.length, null, device) : null;
-        return ownedVector(f.name, f.type, f.size, data, data.length, valid, device);
-      });
-      return new GPURecordBatch(vectors, schema);
-    });
-    return new GPUTable({schema, batches, device});
+    const batches = result.batches.map(columns => new GPURecordBatch(columns.map(({data, validity}, i) => {
+      const f = fields[i];
+      const valid = validity ? ownedVector(`${f.name}.validity`, 'uint8', validity.size, validity, validity.length, null, device) : null;
+      return ownedVector(f.name, f.type, f.size, data, data.length, valid, device);
+    }), schema));
+    const table = new GPUTable({schema, batches: [], device});
+    for (const batch of batches) table.addBatch(batch);
+    return table;
   }
 
   get numRows() {
@@ -203,10 +236,10 @@ export class GPUTable {
     const field = this.schema.field(name) ?? fail('INVALID_ARGUMENT', `no column '${name}' in this table`);
     const parts = this.batches.map(b => b.getVector(name));
     const borrow = chunk => new GPUData({buffer: chunk.buffer, type: chunk.type, valueLength: chunk.valueLength, ownsBuffer: false});
-    const validity = parts.every(p => p.validity)
-      ? new GPUVector({name: `${name}.validity`, type: 'uint8', size: 1, data: parts.map(p => borrow(p.validity.data[0]))})
+    const validity = parts.length > 0 && parts.every(p => p.validity)
+      ? new GPUVector({name: `${name}.validity`, type: 'uint8', size: parts[0].validity.size, data: parts.map(p => borrow(p.validity.data[0]))})
       : null;
-    return new GPUVector({name, type: field.type, size: field.size, data: parts.map(p => borrow(p.data[0])), validity});
+    return new GPUVector({name, type: field.type, size: field.size, data: parts.map(p => borrow(p.data[0])), validity, device: this.device});
   }
 
   /** The last batch's descriptions: bind one batch at a time for rendering. */
@@ -220,37 +253,28 @@ export class GPUTable {
     return this._lastBatch().bindings;
   }
 
-  /** An Arrow IPC stream of the table, one record batch per batch, nulls restored. */
+  /**
+   * An Arrow IPC stream of the table, one record batch per batch, nulls restored: the bytes,
+   * or a promise of them for a table on a GPU device.
+   */
   toArrowIPC() {
     this._check();
-    const writer = new wasm.IpcWriter();
-    try {
-      for (const field of this.schema.fields) {
-        const data = new wasm.EvaluatorList();
-        const validity = new wasm.EvaluatorList();
-        try {
-          const vectors = this.batches.map(b => b.getVector(field.name));
-          for (const v of vectors) data.push(v.data[0].buffer.handle());
-          // Validity is present in every batch of a column or in none (see fromArrowIPC).
-          for (const v of vectors) if (v.validity) validity.push(v.validity.data[0].buffer.handle());
-          guard(() => writer.addColumn(field.name, field.metadata.kind ?? 'plain', data, validity));
-        } finally {
-          data.free();
-          validity.free();
-        }
-      }
-      return guard(() => writer.finish());
-    } finally {
-      writer.free();
-    }
+    return writeIpc(this.schema.fields.map(field => {
+      const vectors = this.batches.map(b => b.getVector(field.name));
+      // Validity is in every batch of a column or in none (see addBatch).
+      const validity = vectors.filter(v => v.validity).map(v => v.validity.data[0].buffer.handle());
+      return [field.name, field.metadata.kind ?? 'plain', vectors.map(v => v.data[0].buffer.handle()), validity];
+    }));
   }
 
   /**
    * Repacks consecutive batches into batches of at least `minBatchSize` rows (all into one by
-   * default), and destroys the superseded storage the table owned.
+   * default), and destroys the superseded storage the table owned. Returns the table, or a
+   * promise of it for a table on a GPU device.
    */
-  packBatches({minBatchSize = Infinity} = {}) {
+  packBatches(settings) {
     this._check();
+    const {minBatchSize = Infinity} = options(settings, 'packBatches');
     const groups = [];
     let group = [];
     let rows = 0;
@@ -264,23 +288,52 @@ export class GPUTable {
       }
     }
     if (group.length) groups.push(group);
-    const packed = groups.map(g => (g.length === 1 ? g[0] : this._concat(g)));
+    if (!onGpu(this.device)) {
+      this._repack(groups.map(g => (g.length === 1 ? g[0] : this._concat(g, v => v.readValueSync()))));
+      return this;
+    }
+    return (async () => {
+      const packed = [];
+      for (const g of groups) {
+        if (g.length === 1) {
+          packed.push(g[0]);
+          continue;
+        }
+        const values = new Map();
+        for (const batch of g) {
+          for (const vector of batch._vectors) {
+            values.set(vector, await vector.readValue());
+            if (vector.validity) values.set(vector.validity, await vector.validity.readValue());
+          }
+        }
+        const batch = this._concat(g, v => values.get(v));
+        await putOnDevice([batch], this.device);
+        packed.push(batch);
+      }
+      this._repack(packed);
+      return this;
+    })();
+  }
+
+  /** Keeps `packed` and destroys the superseded batches the table owned. */
+  _repack(packed) {
     for (const batch of this.batches) {
       if (!packed.includes(batch) && this._owns) batch.destroy();
     }
     this.batches = packed;
-    return this;
   }
 
-  _concat(batches) {
+  /** One batch of `batches`' rows in order; `read` gives a batch vector's values. */
+  _concat(batches, read) {
     const vectors = this.schema.fields.map(f => {
       const parts = batches.map(b => b.getVector(f.name));
-      const values = concatValues(parts.map(p => p.readValueSync()));
-      const handle = guard(() => wasm.Evaluator.fromBytes(new Uint8Array(values.buffer, values.byteOffset, values.byteLength), {type: f.type, size: f.size, constant: false}));
+      const values = concatValues(parts.map(read));
+      const handle = guard(() => wasm.Evaluator.fromTyped(values, {type: f.type, size: f.size, constant: false}));
       let validity = null;
       if (parts.every(p => p.validity)) {
-        const flags = concatValues(parts.map(p => p.validity.readValueSync()));
-        validity = ownedVector(`${f.name}.validity`, 'uint8', 1, guard(() => wasm.Evaluator.fromBytes(flags, {type: 'uint8', size: 1, constant: false})), flags.length, null, this.device);
+        const flags = concatValues(parts.map(p => read(p.validity)));
+        const size = parts[0].validity.size;
+        validity = ownedVector(`${f.name}.validity`, 'uint8', size, guard(() => wasm.Evaluator.fromTyped(flags, {type: 'uint8', size, constant: false})), flags.length / size, null, this.device);
       }
       return ownedVector(f.name, f.type, f.size, handle, values.length / f.size, validity, this.device);
     });
@@ -297,7 +350,7 @@ export class GPUTable {
     this.schema = new GPUSchema(this.schema.fields.filter((_, i) => i !== index), this.schema.metadata);
     for (const batch of this.batches) batch.schema = this.schema;
     const validity = parts.every(p => p.validity)
-      ? new GPUVector({name: `${name}.validity`, type: 'uint8', size: 1, data: parts.map(p => p.validity.data[0])})
+      ? new GPUVector({name: `${name}.validity`, type: 'uint8', size: parts[0].validity.size, data: parts.map(p => p.validity.data[0])})
       : null;
     for (const part of parts) part.destroyed = true; // the returned vector owns their chunks now
     return new GPUVector({name, type: field.type, size: field.size, data: parts.map(p => p.data[0]), validity});
@@ -309,7 +362,10 @@ export class GPUTable {
     return this.batches.splice(first, last - first);
   }
 
-  /** Appends a batch with this table's schema; the table takes ownership. */
+  /**
+   * Appends a batch with this table's schema; the table takes ownership. A column with nulls
+   * in some batches gets validity in every batch (all valid where a batch had none).
+   */
   addBatch(batch) {
     this._check();
     if (!(batch instanceof GPURecordBatch)) fail('INVALID_ARGUMENT', 'addBatch needs a GPURecordBatch');
@@ -317,7 +373,25 @@ export class GPUTable {
     if (this.schema.fields.length === 0 && this.batches.length === 0) this.schema = batch.schema;
     if (!sameSchema(this.schema, batch.schema)) fail('TYPE_MISMATCH', 'the batch schema differs from the table schema');
     this.batches.push(batch);
+    this._alignValidity();
     return this;
+  }
+
+  /** Gives every batch validity for the columns where any batch has it. */
+  _alignValidity() {
+    this.schema.fields.forEach((field, i) => {
+      const vectors = this.batches.map(b => b._vectors[i]);
+      const withValidity = vectors.find(v => v.validity);
+      if (!withValidity) return;
+      const size = withValidity.validity.size;
+      for (const vector of vectors) {
+        if (vector.validity) continue;
+        const flags = new Uint8Array(vector.length * size).fill(1);
+        const handle = guard(() => wasm.Evaluator.fromTyped(flags, {type: 'uint8', size, constant: false}));
+        vector.validity = ownedVector(`${field.name}.validity`, 'uint8', size, handle, vector.length, null, vector.data[0].buffer.device);
+      }
+      this.schema.fields[i] = field.nullable ? field : new GPUField({...field, nullable: true});
+    });
   }
 
   /** A table of some columns, borrowing this table's storage (destroying it frees nothing). */
@@ -366,7 +440,12 @@ function byName(vectors) {
 }
 
 function concatValues(parts) {
-  const out = new parts[0].constructor(parts.reduce((n, p) => n + p.length, 0));
+  let out;
+  try {
+    out = new parts[0].constructor(parts.reduce((n, p) => n + p.length, 0));
+  } catch (error) {
+    fail('OUT_OF_MEMORY', `could not allocate the packed batch: ${error.message}`);
+  }
   let at = 0;
   for (const part of parts) {
     out.set(part, at);

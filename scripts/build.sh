@@ -27,9 +27,10 @@ if [ "$profile" = release ] && [ -x node_modules/.bin/wasm-opt ]; then
     dist/wasm/gputable_bg.wasm -o dist/wasm/gputable_bg.wasm
 fi
 
-cp js/core.js dist/core.js
-cp js/table.js dist/table.js
-cp js/errors.js dist/errors.js
+# The shared modules (everything in js/ but the two entry points and the declarations).
+for module in js/*.js; do
+  case "$module" in js/web.js|js/node.js) ;; *) cp "$module" dist/ ;; esac
+done
 cp js/web.js dist/web/index.js
 cp js/node.js dist/node/index.js
 say "dist/ ready ($(wc -c < dist/wasm/gputable_bg.wasm) bytes of wasm)"

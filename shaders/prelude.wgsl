@@ -15,6 +15,13 @@ fn gt_zero() -> f32 {
     return bitcast<f32>(param(2u));
 }
 
+// 1.0 read at run time: float `a - b` and `a / b` are generated as `a - b * gt_one()` and
+// `a / (b * gt_one())`, the same IEEE values, which no compiler can fold to 0 or 1 when a
+// and b are the same value (x - x is NaN for an infinite x, as on the CPU).
+fn gt_one() -> f32 {
+    return bitcast<f32>(param(2u) | 0x3f800000u);
+}
+
 // Integer division by zero is 0 on every backend (WGSL alone would give the dividend), and
 // i32 min / -1 wraps to i32 min. The divisor is made safe first: GLSL (the WebGL2 path)
 // leaves both cases undefined, and a CPU driver's division instruction can trap on them.
@@ -26,25 +33,4 @@ fn gt_div_i(a: i32, b: i32) -> i32 {
 
 fn gt_div_u(a: u32, b: u32) -> u32 {
     return select(a / select(b, 1u, b == 0u), 0u, b == 0u);
-}
-
-// powf rules where WGSL's pow (exp2(y * log2(x))) is undefined: x <= 0, y == 0.
-fn gt_pow(x: f32, y: f32) -> f32 {
-    if (y == 0.0) {
-        return 1.0;
-    }
-    let odd = fract(y) == 0.0 && fract(y * 0.5) != 0.0;
-    if (x == 0.0) {
-        // 0^y keeps the sign of a signed zero for odd integer y; negative y gives infinity.
-        let sign_bit = select(0u, bitcast<u32>(x) & 0x80000000u, odd);
-        return bitcast<f32>(sign_bit | select(0u, 0x7f800000u, y < 0.0));
-    }
-    if (x < 0.0) {
-        if (fract(y) != 0.0) {
-            return bitcast<f32>(0x7fc00000u | param(2u));
-        }
-        let magnitude = pow(-x, y);
-        return select(magnitude, -magnitude, odd);
-    }
-    return pow(x, y);
 }

@@ -105,6 +105,22 @@ impl Elem for f32 {
     }
 }
 
+/// Conversion back from an f64 that holds a value of the type.
+trait FromF64 {
+    fn from_f64(v: f64) -> Self;
+}
+
+macro_rules! impl_from_f64 {
+    ($($t:ty),*) => {$(
+        impl FromF64 for $t {
+            fn from_f64(v: f64) -> Self {
+                v as $t
+            }
+        }
+    )*};
+}
+impl_from_f64!(u8, i8, u16, i16, u32, i32, f32);
+
 /// Runs `$body` with `$t` bound to the element type of a `DType`.
 macro_rules! with_elem_type {
     ($dtype:expr, $t:ident => $body:expr) => {
@@ -212,6 +228,15 @@ impl ColumnData {
         })
     }
 
+    /// Values of `dtype` from f64s that hold values of that type (exact).
+    pub fn from_f64(dtype: DType, values: &[f64]) -> Result<ColumnData> {
+        with_elem_type!(dtype, T => {
+            let mut out = reserve::<T>(values.len())?;
+            out.extend(values.iter().map(|&v| <T as FromF64>::from_f64(v)));
+            Ok(T::wrap_data(out))
+        })
+    }
+
     /// Element `i` as f64 (exact for every stored type).
     pub fn get_f64(&self, i: usize) -> f64 {
         with_column_data!(self, v => v[i].to_f64())
@@ -247,14 +272,68 @@ impl Column {
         self.data.dtype()
     }
 
+    /// No rows yet, `size` lanes per row.
+    pub fn empty(dtype: DType, size: u32) -> Result<Column> {
+        Ok(Column {
+            size: size.max(1),
+            rows: 0,
+            data: ColumnData::with_capacity(dtype, 0)?,
+        })
+    }
+
+    /// Room for `rows` more rows, reporting allocation failure.
+    pub fn reserve_rows(&mut self, rows: u32) -> Result<()> {
+        let extra = element_count(rows as u64, self.size, self.dtype())?;
+        with_column_data!(&mut self.data, v => v.try_reserve_exact(extra).map_err(|_| {
+            GpuTableError::new(
+                ErrorCode::OutOfMemory,
+                format!("could not allocate {rows} rows of {} x {}", self.size, self.dtype().name()),
+            )
+        }))
+    }
+
+    /// Appends packed rows of the same type.
+    pub fn append(&mut self, data: ColumnData) -> Result<()> {
+        if data.dtype() != self.dtype() || data.len() % self.size as usize != 0 {
+            return Err(GpuTableError::new(
+                ErrorCode::Internal,
+                format!(
+                    "cannot append {} {} values to rows of {} x {}",
+                    data.len(),
+                    data.dtype().name(),
+                    self.size,
+                    self.dtype().name()
+                ),
+            ));
+        }
+        let rows = (data.len() / self.size as usize) as u32;
+        self.reserve_rows(rows)?;
+        match (&mut self.data, data) {
+            (ColumnData::U8(a), ColumnData::U8(b)) => a.extend(b),
+            (ColumnData::I8(a), ColumnData::I8(b)) => a.extend(b),
+            (ColumnData::U16(a), ColumnData::U16(b)) => a.extend(b),
+            (ColumnData::I16(a), ColumnData::I16(b)) => a.extend(b),
+            (ColumnData::U32(a), ColumnData::U32(b)) => a.extend(b),
+            (ColumnData::I32(a), ColumnData::I32(b)) => a.extend(b),
+            (ColumnData::F32(a), ColumnData::F32(b)) => a.extend(b),
+            _ => unreachable!("types were checked above"),
+        }
+        self.rows += rows;
+        Ok(())
+    }
+
     /// Packed values of rows `start..end` (clamped to the stored rows).
-    pub fn slice_rows(&self, start: u32, end: u32) -> ColumnData {
+    pub fn slice_rows(&self, start: u32, end: u32) -> Result<ColumnData> {
         let end = end.min(self.rows);
         let start = start.min(end);
         let (a, b) = (
             start as usize * self.size as usize,
             end as usize * self.size as usize,
         );
-        with_column_data!(&self.data, v => Elem::wrap_data(v[a..b].to_vec()))
+        with_column_data!(&self.data, v => {
+            let mut out = reserve(b - a)?;
+            out.extend_from_slice(&v[a..b]);
+            Ok(Elem::wrap_data(out))
+        })
     }
 }

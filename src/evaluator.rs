@@ -1,48 +1,76 @@
-//! The evaluator operations of `api.md` over IR nodes, shared by the wasm layer and tests.
+//! The evaluator operations of `api.md` over IR nodes and devices, shared by the wasm layer
+//! and tests.
 
+use std::collections::HashSet;
 use std::rc::Rc;
 
-use crate::column::{Column, ColumnData};
-use crate::cpu;
+use crate::column::ColumnData;
+use crate::cpu::CpuDevice;
+use crate::engine::{self, Backend};
 use crate::error::{GpuTableError, Result};
 use crate::ir::{all_nodes, NodeRef};
-use crate::plan::{plan_with, Fusion};
+use crate::value::Value;
 
-/// Evaluates `node` on the CPU (once; later calls reuse the output).
-pub fn evaluate(node: &NodeRef) -> Result<Rc<Column>> {
+/// The node's output where it lives, evaluating it on the shared CPU device first if it
+/// was never evaluated (as `readValue()` does).
+pub async fn output(node: &NodeRef) -> Result<Rc<Value>> {
     node.check_alive()?;
-    if let Some(column) = node.output() {
-        return Ok(column);
+    if !node.is_evaluated() {
+        engine::evaluate(&CpuDevice::shared(), std::slice::from_ref(node)).await?;
     }
-    cpu::evaluate(std::slice::from_ref(node), Fusion::On)?;
-    node.output().ok_or_else(|| {
-        GpuTableError::new(crate::ErrorCode::Internal, "evaluation produced no output")
+    node.home().ok_or_else(|| {
+        GpuTableError::new(
+            crate::ErrorCode::Destroyed,
+            format!("evaluator #{} was destroyed", node.id),
+        )
     })
 }
 
-/// Rows `start..end` (clamped to the node's rows, `end` defaulting to all) as packed values.
-pub fn read_value(node: &NodeRef, start: Option<f64>, end: Option<f64>) -> Result<ColumnData> {
-    let column = evaluate(node)?;
-    let rows = column.rows as f64;
+/// `readValue(startRow, endRow)`'s row range: truncated, clamped to `rows`, `end` at least
+/// `start`; NaN is `INVALID_ARGUMENT`.
+pub fn row_range(rows: u32, start: Option<f64>, end: Option<f64>) -> Result<(u32, u32)> {
     let clamp = |v: f64, name: &str| {
         if v.is_nan() {
             Err(GpuTableError::invalid(format!(
                 "readValue {name} must be a number, got NaN"
             )))
         } else {
-            Ok(v.trunc().clamp(0.0, rows) as u32)
+            Ok(v.trunc().clamp(0.0, rows as f64) as u32)
         }
     };
     let start = clamp(start.unwrap_or(0.0), "startRow")?;
-    let end = clamp(end.unwrap_or(rows), "endRow")?.max(start);
-    Ok(column.slice_rows(start, end))
+    let end = clamp(end.unwrap_or(rows as f64), "endRow")?.max(start);
+    Ok((start, end))
 }
 
-/// Evaluates every root in one plan, then releases the outputs of every intermediate node.
-pub fn clean_evaluate(roots: &[NodeRef]) -> Result<()> {
-    roots.iter().try_for_each(|r| r.check_alive())?;
-    cpu::evaluate(roots, Fusion::On)?;
-    let root_ids: std::collections::HashSet<u64> = roots.iter().map(|r| r.id).collect();
+/// Rows `start..end` of the node's output as packed values.
+pub async fn read_value_async(
+    node: &NodeRef,
+    start: Option<f64>,
+    end: Option<f64>,
+) -> Result<ColumnData> {
+    let value = output(node).await?;
+    let (start, end) = row_range(value.rows, start, end)?;
+    engine::read_rows(&value, start, end).await
+}
+
+/// `output`, blocking (native only).
+#[cfg(not(target_arch = "wasm32"))]
+pub fn evaluate(node: &NodeRef) -> Result<Rc<Value>> {
+    pollster::block_on(output(node))
+}
+
+/// `read_value_async`, blocking (native only).
+#[cfg(not(target_arch = "wasm32"))]
+pub fn read_value(node: &NodeRef, start: Option<f64>, end: Option<f64>) -> Result<ColumnData> {
+    pollster::block_on(read_value_async(node, start, end))
+}
+
+/// Evaluates every root in one plan on `device`, then releases the outputs of every other
+/// node of the graph (intermediates evaluated before included).
+pub async fn clean_evaluate<B: Backend>(device: &B, roots: &[NodeRef]) -> Result<()> {
+    engine::evaluate(device, roots).await?;
+    let root_ids: HashSet<u64> = roots.iter().map(|r| r.id).collect();
     for node in all_nodes(roots) {
         if !root_ids.contains(&node.id) {
             node.release_output();
@@ -53,6 +81,5 @@ pub fn clean_evaluate(roots: &[NodeRef]) -> Result<()> {
 
 /// The passes the CPU backend runs for `node` (or ran, if it is evaluated).
 pub fn explain(node: &NodeRef) -> Result<String> {
-    node.check_alive()?;
-    Ok(plan_with(std::slice::from_ref(node), Fusion::On, true)?.describe("cpu"))
+    engine::explain(&CpuDevice::shared(), node)
 }

@@ -4,7 +4,8 @@
 //! Column types: Int8/16/32, Uint8/16/32, Float32 and `FixedSizeList<T, 1..4>` of those;
 //! Float64 as uint32 word pairs (for `fround`) or converted to float32; Int64/Uint64 only
 //! with an explicit conversion; dictionary columns as their indices; Bool as uint8. A column
-//! with nulls gets a separate uint8 validity column (1 valid, 0 null; null slots read 0).
+//! with nulls gets a separate uint8 validity column (1 valid, 0 null; null slots read 0): one
+//! flag per row, or one per item for a fixed-size list whose items have nulls.
 
 use std::io::Cursor;
 use std::sync::Arc;
@@ -76,7 +77,8 @@ pub struct FieldInfo {
 #[derive(Debug)]
 pub struct IpcColumn {
     pub data: Column,
-    /// uint32 size 1 per row: 1 valid, 0 null; `None` without nulls.
+    /// uint8, 1 valid and 0 null: one flag per row, or per item (list items with nulls, a
+    /// null row having every item null); `None` without nulls.
     pub validity: Option<Column>,
 }
 
@@ -252,66 +254,70 @@ fn column_type(
 
 /// A column's values as `dtype` with `size` values per row, and its validity.
 fn convert(field: &FieldInfo, array: &dyn Array, options: &ReadOptions) -> Result<IpcColumn> {
-    let validity = match array.logical_nulls() {
-        Some(nulls) if nulls.null_count() > 0 => Some(nulls),
-        _ => None,
-    };
-    let values: ArrayRef = match array.data_type() {
+    let nulls = |a: &dyn Array| a.logical_nulls().filter(|n| n.null_count() > 0);
+    let row_nulls = nulls(array);
+    let (values, items_per_row): (ArrayRef, usize) = match array.data_type() {
         DataType::FixedSizeList(_, n) => {
             let list = array.as_fixed_size_list();
             let n = *n as usize;
-            list.values().slice(list.value_offset_at(0), list.len() * n)
+            (
+                list.values().slice(list.value_offset_at(0), list.len() * n),
+                n,
+            )
         }
-        DataType::Dictionary(..) => array
-            .as_any_dictionary_opt()
-            .map(|d| d.keys().slice(0, d.keys().len()))
-            .ok_or_else(|| invalid_ipc("a dictionary column without keys"))?,
-        _ => array.slice(0, array.len()),
+        DataType::Dictionary(..) => (
+            array
+                .as_any_dictionary_opt()
+                .map(|d| d.keys().slice(0, d.keys().len()))
+                .ok_or_else(|| invalid_ipc("a dictionary column without keys"))?,
+            1,
+        ),
+        _ => (array.slice(0, array.len()), 1),
     };
-    let mut data = values_of(&field.name, values.as_ref(), options)?;
-    if let Some(nulls) = &validity {
-        // Null slots hold whatever the writer left there: make them read 0.
-        zero_nulls(&mut data, nulls, field.size as usize);
-    }
-    let validity = validity
-        .map(|nulls| {
-            let flags: Vec<u8> = nulls.iter().map(u8::from).collect();
-            Column::new(ColumnData::U8(flags), 1)
-        })
-        .transpose()?;
+    // Nulls inside the items of a list (a null item in a row that is not null).
+    let item_nulls = match array.data_type() {
+        DataType::FixedSizeList(..) => nulls(values.as_ref()),
+        _ => None,
+    };
+    let valid = |item: usize| {
+        row_nulls
+            .as_ref()
+            .is_none_or(|n| n.is_valid(item / items_per_row))
+            && item_nulls.as_ref().is_none_or(|n| n.is_valid(item))
+    };
+    // Null slots hold whatever the writer left there: they read 0, and are not converted.
+    let data = values_of(&field.name, values.as_ref(), options, &valid)?;
+    let validity = if item_nulls.is_some() {
+        let flags = (0..values.len()).map(|i| u8::from(valid(i))).collect();
+        Some(Column::new(ColumnData::U8(flags), items_per_row as u32)?)
+    } else {
+        row_nulls
+            .map(|n| Column::new(ColumnData::U8(n.iter().map(u8::from).collect()), 1))
+            .transpose()?
+    };
     Ok(IpcColumn {
         data: Column::new(data, field.size)?,
         validity,
     })
 }
 
-fn zero_nulls(data: &mut ColumnData, nulls: &NullBuffer, size: usize) {
-    macro_rules! zero {
-        ($v:expr) => {
-            for (row, valid) in nulls.iter().enumerate() {
-                if !valid {
-                    for value in &mut $v[row * size..(row + 1) * size] {
-                        *value = Default::default();
-                    }
-                }
-            }
-        };
-    }
-    match data {
-        ColumnData::U8(v) => zero!(v),
-        ColumnData::I8(v) => zero!(v),
-        ColumnData::U16(v) => zero!(v),
-        ColumnData::I16(v) => zero!(v),
-        ColumnData::U32(v) => zero!(v),
-        ColumnData::I32(v) => zero!(v),
-        ColumnData::F32(v) => zero!(v),
-    }
-}
-
-/// The flat values of a primitive (or boolean) array.
-fn values_of(name: &str, array: &dyn Array, options: &ReadOptions) -> Result<ColumnData> {
-    fn prim<T: arrow_array::ArrowPrimitiveType>(array: &dyn Array) -> Vec<T::Native> {
-        array.as_primitive::<T>().values().to_vec()
+/// The flat values of a primitive (or boolean) array; values where `valid` is false read 0.
+fn values_of(
+    name: &str,
+    array: &dyn Array,
+    options: &ReadOptions,
+    valid: &dyn Fn(usize) -> bool,
+) -> Result<ColumnData> {
+    fn prim<T: arrow_array::ArrowPrimitiveType>(
+        array: &dyn Array,
+        valid: &dyn Fn(usize) -> bool,
+    ) -> Vec<T::Native> {
+        let values = array.as_primitive::<T>().values();
+        values
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| if valid(i) { v } else { T::Native::default() })
+            .collect()
     }
     let out_of_range = || {
         GpuTableError::new(
@@ -319,16 +325,38 @@ fn values_of(name: &str, array: &dyn Array, options: &ReadOptions) -> Result<Col
             format!("column '{name}' has 64-bit values outside the 32-bit range"),
         )
     };
+    // Int64/Uint64 values narrowed to 32 bits, range-checked where they are not null.
+    fn narrowed<S: Copy, T: TryFrom<S> + Default>(
+        values: &[S],
+        valid: &dyn Fn(usize) -> bool,
+        out_of_range: impl Fn() -> GpuTableError,
+    ) -> Result<Vec<T>> {
+        values
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| match valid(i) {
+                true => T::try_from(v).map_err(|_| out_of_range()),
+                false => Ok(T::default()),
+            })
+            .collect()
+    }
+    let f32s = |values: &mut dyn Iterator<Item = (usize, f32)>| -> ColumnData {
+        ColumnData::F32(
+            values
+                .map(|(i, v)| if valid(i) { v } else { 0.0 })
+                .collect(),
+        )
+    };
     Ok(match array.data_type() {
-        DataType::Int8 => ColumnData::I8(prim::<Int8Type>(array)),
-        DataType::Int16 => ColumnData::I16(prim::<Int16Type>(array)),
-        DataType::Int32 => ColumnData::I32(prim::<Int32Type>(array)),
-        DataType::UInt8 => ColumnData::U8(prim::<UInt8Type>(array)),
-        DataType::UInt16 => ColumnData::U16(prim::<UInt16Type>(array)),
-        DataType::UInt32 => ColumnData::U32(prim::<UInt32Type>(array)),
-        DataType::Float32 => ColumnData::F32(prim::<Float32Type>(array)),
+        DataType::Int8 => ColumnData::I8(prim::<Int8Type>(array, valid)),
+        DataType::Int16 => ColumnData::I16(prim::<Int16Type>(array, valid)),
+        DataType::Int32 => ColumnData::I32(prim::<Int32Type>(array, valid)),
+        DataType::UInt8 => ColumnData::U8(prim::<UInt8Type>(array, valid)),
+        DataType::UInt16 => ColumnData::U16(prim::<UInt16Type>(array, valid)),
+        DataType::UInt32 => ColumnData::U32(prim::<UInt32Type>(array, valid)),
+        DataType::Float32 => ColumnData::F32(prim::<Float32Type>(array, valid)),
         DataType::Float64 => {
-            let values = array.as_primitive::<Float64Type>().values();
+            let values = prim::<Float64Type>(array, valid);
             match options.float64 {
                 Float64As::Words => ColumnData::U32(
                     values
@@ -339,36 +367,32 @@ fn values_of(name: &str, array: &dyn Array, options: &ReadOptions) -> Result<Col
                         })
                         .collect(),
                 ),
-                Float64As::Float32 => ColumnData::F32(values.iter().map(|&v| v as f32).collect()),
+                Float64As::Float32 => f32s(&mut values.iter().map(|&v| v as f32).enumerate()),
             }
         }
         DataType::Int64 => {
             let values = array.as_primitive::<Int64Type>().values();
             match options.int64 {
-                Int64As::Float32 => ColumnData::F32(values.iter().map(|&v| v as f32).collect()),
-                _ => ColumnData::I32(
-                    values
-                        .iter()
-                        .map(|&v| i32::try_from(v).map_err(|_| out_of_range()))
-                        .collect::<Result<_>>()?,
-                ),
+                Int64As::Float32 => f32s(&mut values.iter().map(|&v| v as f32).enumerate()),
+                _ => ColumnData::I32(narrowed(values, valid, out_of_range)?),
             }
         }
         DataType::UInt64 => {
             let values = array.as_primitive::<UInt64Type>().values();
             match options.int64 {
-                Int64As::Float32 => ColumnData::F32(values.iter().map(|&v| v as f32).collect()),
-                _ => ColumnData::U32(
-                    values
-                        .iter()
-                        .map(|&v| u32::try_from(v).map_err(|_| out_of_range()))
-                        .collect::<Result<_>>()?,
-                ),
+                Int64As::Float32 => f32s(&mut values.iter().map(|&v| v as f32).enumerate()),
+                _ => ColumnData::U32(narrowed(values, valid, out_of_range)?),
             }
         }
-        DataType::Boolean => {
-            ColumnData::U8(array.as_boolean().values().iter().map(u8::from).collect())
-        }
+        DataType::Boolean => ColumnData::U8(
+            array
+                .as_boolean()
+                .values()
+                .iter()
+                .enumerate()
+                .map(|(i, b)| u8::from(b && valid(i)))
+                .collect(),
+        ),
         other => {
             return Err(unsupported(name, other, "which gputable does not support"));
         }
@@ -397,12 +421,8 @@ pub fn write_ipc(columns: &[WriteColumn]) -> Result<Vec<u8>> {
         let mut data_type = None;
         let mut nullable = false;
         for (b, (values, validity)) in column.batches.iter().enumerate() {
-            let nulls = validity.map(|v| match &v.data {
-                ColumnData::U8(flags) => NullBuffer::from_iter(flags.iter().map(|&f| f != 0)),
-                other => NullBuffer::from_iter((0..other.len()).map(|i| other.get_f64(i) != 0.0)),
-            });
-            nullable |= nulls.is_some();
-            let array = to_arrow(values, column.kind, nulls)?;
+            nullable |= validity.is_some();
+            let array = to_arrow(values, column.kind, *validity)?;
             data_type.get_or_insert_with(|| array.data_type().clone());
             arrays[b].push(array);
         }
@@ -420,7 +440,17 @@ pub fn write_ipc(columns: &[WriteColumn]) -> Result<Vec<u8>> {
     writer.into_inner().map_err(from_arrow)
 }
 
-fn to_arrow(column: &Column, kind: SourceKind, nulls: Option<NullBuffer>) -> Result<ArrayRef> {
+/// Null flags of a validity column: nonzero is valid.
+fn null_buffer(validity: &Column) -> NullBuffer {
+    match &validity.data {
+        ColumnData::U8(flags) => NullBuffer::from_iter(flags.iter().map(|&f| f != 0)),
+        other => NullBuffer::from_iter((0..other.len()).map(|i| other.get_f64(i) != 0.0)),
+    }
+}
+
+/// The Arrow array of a column, with its validity: one flag per row, or per item of a list
+/// (then a row whose items are all null is a null row).
+fn to_arrow(column: &Column, kind: SourceKind, validity: Option<&Column>) -> Result<ArrayRef> {
     fn prim<T: arrow_array::ArrowPrimitiveType>(values: &[T::Native]) -> ArrayRef {
         Arc::new(PrimitiveArray::<T>::new(
             ScalarBuffer::from(values.to_vec()),
@@ -448,21 +478,38 @@ fn to_arrow(column: &Column, kind: SourceKind, nulls: Option<NullBuffer>) -> Res
         (ColumnData::I32(v), _) => (prim::<Int32Type>(v), size),
         (ColumnData::F32(v), _) => (prim::<Float32Type>(v), size),
     };
-    if per_row == 1 {
-        return Ok(match nulls {
-            None => flat,
+    let per_item = validity.is_some_and(|v| v.size > 1);
+    let with_nulls = |array: ArrayRef, nulls: Option<NullBuffer>| -> Result<ArrayRef> {
+        Ok(match nulls {
+            None => array,
             Some(nulls) => arrow_array::make_array(
-                flat.to_data()
+                array
+                    .to_data()
                     .into_builder()
                     .nulls(Some(nulls))
                     .build()
                     .map_err(from_arrow)?,
             ),
-        });
+        })
+    };
+    if per_row == 1 {
+        return with_nulls(flat, validity.map(null_buffer));
     }
-    let item = Arc::new(Field::new_list_field(flat.data_type().clone(), false));
+    let (flat, row_nulls) = match validity {
+        Some(items) if per_item => {
+            let rows = items.data.len() / per_row;
+            let all_null =
+                (0..rows).map(|r| (0..per_row).any(|k| items.data.get_f64(r * per_row + k) != 0.0));
+            (
+                with_nulls(flat, Some(null_buffer(items)))?,
+                Some(NullBuffer::from_iter(all_null)),
+            )
+        }
+        rows => (flat, rows.map(null_buffer)),
+    };
+    let item = Arc::new(Field::new_list_field(flat.data_type().clone(), per_item));
     let list =
-        FixedSizeListArray::try_new(item, per_row as i32, flat, nulls).map_err(from_arrow)?;
+        FixedSizeListArray::try_new(item, per_row as i32, flat, row_nulls).map_err(from_arrow)?;
     Ok(Arc::new(list))
 }
 

@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::column::{element_count, Column, ColumnData};
 use crate::dtype::DType;
 use crate::error::{ErrorCode, GpuTableError, Result};
+use crate::value::{DeviceId, Value};
 
 pub type NodeRef = Rc<Node>;
 
@@ -156,7 +157,9 @@ pub struct Meta {
 
 #[derive(Default)]
 struct NodeState {
-    output: Option<Rc<Column>>,
+    /// The output on each device it is on; the first is where it was computed or loaded,
+    /// the others are copies made when another device read it.
+    values: Vec<Rc<Value>>,
     destroyed: bool,
 }
 
@@ -174,29 +177,68 @@ impl std::fmt::Debug for Node {
     }
 }
 
+/// Dropping a long chain must not recurse once per node: wasm stacks are small.
+impl Drop for Node {
+    fn drop(&mut self) {
+        let mut pending = std::mem::take(&mut self.inputs);
+        while let Some(input) = pending.pop() {
+            if let Ok(mut node) = Rc::try_unwrap(input) {
+                pending.append(&mut node.inputs);
+            }
+        }
+    }
+}
+
 static NEXT_NODE_ID: AtomicU64 = AtomicU64::new(1);
 
 impl Node {
-    fn new(op: Op, inputs: Vec<NodeRef>, meta: Meta, output: Option<Rc<Column>>) -> NodeRef {
+    fn new(op: Op, inputs: Vec<NodeRef>, meta: Meta, value: Option<Value>) -> NodeRef {
         Rc::new(Node {
             id: NEXT_NODE_ID.fetch_add(1, Ordering::Relaxed),
             op,
             inputs,
             meta,
             state: RefCell::new(NodeState {
-                output,
+                values: value.into_iter().map(Rc::new).collect(),
                 destroyed: false,
             }),
         })
     }
 
-    /// The materialized output, if this node has one (sources always do until destroyed).
-    pub fn output(&self) -> Option<Rc<Column>> {
-        self.state.borrow().output.clone()
+    /// Where the output was computed or loaded (sources always have one until destroyed).
+    pub fn home(&self) -> Option<Rc<Value>> {
+        self.state.borrow().values.first().cloned()
     }
 
-    pub fn set_output(&self, column: Rc<Column>) {
-        self.state.borrow_mut().output = Some(column);
+    /// The output on `device`, if it is there.
+    pub fn value_on(&self, device: DeviceId) -> Option<Rc<Value>> {
+        self.state
+            .borrow()
+            .values
+            .iter()
+            .find(|v| v.device == device)
+            .cloned()
+    }
+
+    /// The output in host memory, if it is there (any CPU device reads it in place).
+    pub fn host_value(&self) -> Option<Rc<Value>> {
+        self.state
+            .borrow()
+            .values
+            .iter()
+            .find(|v| v.host_column().is_some())
+            .cloned()
+    }
+
+    /// Records an output (the first one is the home; later ones are copies).
+    pub fn add_value(&self, value: Rc<Value>) {
+        self.state.borrow_mut().values.push(value);
+    }
+
+    /// Makes `value` the only copy (a table moved onto a device keeps no host copy).
+    pub fn replace_values(&self, value: Rc<Value>) {
+        let old = std::mem::replace(&mut self.state.borrow_mut().values, vec![value]);
+        drop(old);
     }
 
     pub fn is_destroyed(&self) -> bool {
@@ -208,20 +250,24 @@ impl Node {
     }
 
     pub fn is_evaluated(&self) -> bool {
-        self.output().is_some()
+        !self.state.borrow().values.is_empty()
     }
 
     /// Releases the output and makes the node unusable.
     pub fn destroy(&self) {
-        let mut state = self.state.borrow_mut();
-        state.output = None;
-        state.destroyed = true;
+        let old = {
+            let mut state = self.state.borrow_mut();
+            state.destroyed = true;
+            std::mem::take(&mut state.values)
+        };
+        drop(old);
     }
 
     /// Drops a computed output so it is recomputed on demand; sources keep their data.
     pub fn release_output(&self) {
         if !self.is_source() {
-            self.state.borrow_mut().output = None;
+            let old = std::mem::take(&mut self.state.borrow_mut().values);
+            drop(old);
         }
     }
 
@@ -251,7 +297,12 @@ pub fn source(data: ColumnData, size: u32, constant: bool) -> Result<NodeRef> {
         length: column.rows,
         constant,
     };
-    Ok(Node::new(Op::Source, vec![], meta, Some(Rc::new(column))))
+    Ok(Node::new(
+        Op::Source,
+        vec![],
+        meta,
+        Some(Value::host(column)),
+    ))
 }
 
 fn alive(inputs: &[&NodeRef]) -> Result<()> {
@@ -310,6 +361,11 @@ pub fn unary(op: UnaryOp, x: &NodeRef) -> Result<NodeRef> {
     elementwise(Op::Unary(op), vec![x.clone()], dtype, x.meta.size)
 }
 
+/// Inputs one interleave node reads at most: wider interleaves nest, so a kernel never
+/// binds more inputs for one node than every device allows (the nesting gives the same
+/// values: each group's type represents its values exactly, as the outer type does).
+pub const MAX_INTERLEAVE_INPUTS: usize = 4;
+
 pub fn interleave(inputs: &[NodeRef]) -> Result<NodeRef> {
     match inputs {
         [] => Err(GpuTableError::invalid(
@@ -320,6 +376,7 @@ pub fn interleave(inputs: &[NodeRef]) -> Result<NodeRef> {
             Ok(single.clone())
         }
         _ => {
+            alive(&inputs.iter().collect::<Vec<_>>())?;
             let size = inputs
                 .iter()
                 .try_fold(0u32, |s, n| s.checked_add(n.meta.size));
@@ -327,9 +384,28 @@ pub fn interleave(inputs: &[NodeRef]) -> Result<NodeRef> {
                 GpuTableError::new(ErrorCode::LimitExceeded, "interleaved row size overflows")
             })?;
             let dtype = DType::join(inputs.iter().map(|n| n.meta.dtype));
-            elementwise(Op::Interleave, inputs.to_vec(), dtype, size)
+            let refs: Vec<&NodeRef> = inputs.iter().collect();
+            let (length, _) = max_length(&refs);
+            element_count(length as u64, size, dtype)?;
+            let mut level = inputs.to_vec();
+            while level.len() > MAX_INTERLEAVE_INPUTS {
+                level = level
+                    .chunks(MAX_INTERLEAVE_INPUTS)
+                    .map(|group| match group {
+                        [one] => Ok(one.clone()),
+                        group => interleave_node(group),
+                    })
+                    .collect::<Result<_>>()?;
+            }
+            interleave_node(&level)
         }
     }
+}
+
+fn interleave_node(inputs: &[NodeRef]) -> Result<NodeRef> {
+    let size = inputs.iter().map(|n| n.meta.size).sum();
+    let dtype = DType::join(inputs.iter().map(|n| n.meta.dtype));
+    elementwise(Op::Interleave, inputs.to_vec(), dtype, size)
 }
 
 pub fn swizzle(x: &NodeRef, channels: &[f64]) -> Result<NodeRef> {
@@ -492,8 +568,10 @@ pub fn segmented_map(segments: &NodeRef, vertex_count: f64) -> Result<NodeRef> {
             "segmentedMap needs at least one segment start",
         ));
     }
-    if let Some(column) = segments.output() {
-        validate_segments(&column, vertex_count)?;
+    if let Some(value) = segments.host_value() {
+        if let Some(column) = value.host_column() {
+            validate_segments(column, vertex_count)?;
+        }
     }
     element_count(vertex_count as u64, 2, DType::U32)?;
     let meta = Meta {
@@ -549,7 +627,7 @@ pub fn extent(x: &NodeRef) -> Result<NodeRef> {
 
 /// Every node reachable from `roots`, inputs before consumers, each once.
 pub fn topological_order(roots: &[NodeRef]) -> Vec<NodeRef> {
-    topological_order_with(roots, &|n: &NodeRef| n.output().is_some())
+    topological_order_with(roots, &|n: &NodeRef| n.is_evaluated())
 }
 
 /// `topological_order`, where `is_leaf` says which nodes' inputs are not needed.

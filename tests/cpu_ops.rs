@@ -4,6 +4,7 @@ mod common;
 use common::*;
 
 use gputable::column::ColumnData;
+use gputable::cpu::CpuDevice;
 use gputable::evaluator::{clean_evaluate, evaluate, explain, read_value};
 use gputable::ir::{self, BinaryOp::*, UnaryOp::*};
 use gputable::{DType, ErrorCode};
@@ -632,7 +633,11 @@ fn clean_evaluate_keeps_roots_and_releases_intermediates() {
     let s = ir::unary(Sqrt, &x).unwrap();
     let g = ir::gather(&u32s(&[1, 0], 1), &s).unwrap();
     let e = ir::extent(&g).unwrap();
-    clean_evaluate(&[g.clone(), e.clone()]).unwrap();
+    pollster::block_on(clean_evaluate(
+        &CpuDevice::shared(),
+        &[g.clone(), e.clone()],
+    ))
+    .unwrap();
     assert!(g.is_evaluated() && e.is_evaluated());
     assert!(!s.is_evaluated(), "the gathered intermediate is released");
     assert!(x.is_evaluated(), "sources keep their data");

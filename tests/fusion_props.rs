@@ -9,10 +9,7 @@ use gputable::ir::{all_nodes, NodeRef};
 use gputable::plan::{plan, Fusion};
 
 fn outputs(roots: &[NodeRef]) -> Vec<ColumnData> {
-    roots
-        .iter()
-        .map(|r| r.output().expect("evaluated").data.clone())
-        .collect()
+    roots.iter().map(read).collect()
 }
 
 #[test]

@@ -297,6 +297,84 @@ fn int64_needs_an_explicit_conversion_and_dictionaries_give_indices() {
     );
 }
 
+/// Int64 values were narrowed before null slots were zeroed: garbage in a null slot was
+/// TYPE_MISMATCH. Null slots are not converted now, and read 0.
+#[test]
+fn null_slots_of_int64_columns_are_not_range_checked() {
+    use arrow_buffer::{NullBuffer, ScalarBuffer};
+    let values = Int64Array::new(
+        ScalarBuffer::from(vec![1, i64::MAX, -3, i64::MIN]),
+        Some(NullBuffer::from(vec![true, false, true, false])),
+    );
+    let bytes = single("n", Arc::new(values));
+    let as_i32 = ReadOptions {
+        int64: Int64As::Int32,
+        ..Default::default()
+    };
+    let table = read_ipc(&bytes, &as_i32).unwrap();
+    let column = &table.batches[0][0];
+    assert_eq!(column.data.data, ColumnData::I32(vec![1, 0, -3, 0]));
+    assert_eq!(
+        column.validity.as_ref().unwrap().data,
+        ColumnData::U8(vec![1, 0, 1, 0])
+    );
+    // A value out of range where it is not null is still refused.
+    let bad = single("n", Arc::new(Int64Array::from(vec![Some(i64::MAX), None])));
+    assert_eq!(
+        read_ipc(&bad, &as_i32).unwrap_err().code,
+        ErrorCode::TypeMismatch
+    );
+}
+
+/// Nulls inside the items of a fixed-size list were dropped (garbage read as values).
+#[test]
+fn nulls_inside_list_items_are_kept_and_written_back() {
+    let items = Float32Array::from(vec![
+        Some(1.0),
+        None,
+        Some(3.0),
+        Some(4.0),
+        Some(5.0),
+        Some(6.0),
+        None,
+        None,
+        None,
+    ]);
+    let item = Arc::new(Field::new_list_field(items.data_type().clone(), true));
+    let array: ArrayRef = Arc::new(
+        FixedSizeListArray::try_new(
+            item,
+            3,
+            Arc::new(items),
+            Some(vec![true, true, false].into()),
+        )
+        .unwrap(),
+    );
+    let bytes = single("xyz", array.clone());
+    let table = read_ipc(&bytes, &ReadOptions::default()).unwrap();
+    let column = &table.batches[0][0];
+    assert_eq!(
+        column.data.data,
+        ColumnData::F32(vec![1.0, 0.0, 3.0, 4.0, 5.0, 6.0, 0.0, 0.0, 0.0])
+    );
+    let validity = column.validity.as_ref().unwrap();
+    assert_eq!(validity.size, 3, "one flag per item");
+    assert_eq!(
+        validity.data,
+        ColumnData::U8(vec![1, 0, 1, 1, 1, 1, 0, 0, 0])
+    );
+    let back = round_trip(&bytes);
+    let list = back[0].column(0);
+    assert_eq!(list.logical_nulls(), array.logical_nulls(), "row nulls");
+    let written = list.as_any().downcast_ref::<FixedSizeListArray>().unwrap();
+    let source = array.as_any().downcast_ref::<FixedSizeListArray>().unwrap();
+    assert_eq!(
+        written.values().logical_nulls(),
+        source.values().logical_nulls(),
+        "item nulls"
+    );
+}
+
 fn never_panics(bytes: &[u8]) -> Option<ErrorCode> {
     match std::panic::catch_unwind(|| read_ipc(bytes, &ReadOptions::default())) {
         Ok(Ok(_)) => None,

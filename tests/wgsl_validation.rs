@@ -4,15 +4,31 @@
 mod common;
 use common::*;
 
-use gputable::column::ColumnData;
+use std::rc::Rc;
+
+use gputable::column::{Column, ColumnData};
 use gputable::dtype::Class;
-use gputable::gl::codegen as fragment;
-use gputable::gpu::codegen::{
-    elementwise_kernel, extent_final_source, extent_partials_kernel, TextureLayout,
-};
-use gputable::ir::Op;
 use gputable::ir::{self, BinaryOp::*, NodeRef, UnaryOp::*};
-use gputable::plan::{plan, Fusion};
+use gputable::plan::{plan, Fusion, Region};
+use gputable::value::Value;
+use gputable::wgsl::compute::{elementwise_kernel, reduce_final_source, reduce_partials_kernel};
+use gputable::wgsl::fragment;
+use gputable::wgsl::reduce::ReduceOp;
+use gputable::wgsl::TextureLayout;
+
+/// The region's leaves' values: their host data (every leaf here is a source).
+fn leaves(region: &Region) -> Vec<Rc<Value>> {
+    region
+        .leaves
+        .iter()
+        .map(|leaf| {
+            leaf.host_value().unwrap_or_else(|| {
+                let column = Column::empty(leaf.meta.dtype, leaf.meta.size).unwrap();
+                Rc::new(Value::host(column))
+            })
+        })
+        .collect()
+}
 
 fn validate(source: &str, what: &str) {
     let module = naga::front::wgsl::parse_str(source)
@@ -91,10 +107,11 @@ fn generated_kernels_are_valid_wgsl() {
             .unwrap()
             .regions
         {
-            let kernel = if region.root.op == Op::Extent {
-                extent_partials_kernel(&region, 100, 4).unwrap()
-            } else {
-                elementwise_kernel(&region, 100, 6400).unwrap()
+            let values = leaves(&region);
+            let reduction = ReduceOp::of(&region.root);
+            let kernel = match reduction {
+                Some(op) => reduce_partials_kernel(&region, &values, op, 100, 4).unwrap(),
+                None => elementwise_kernel(&region, &values, 100, 6400).unwrap(),
             };
             validate(&kernel.source, &format!("kernel {i}"));
             // The WebGL2 kernels of the same region, with tiles of 4096 rows.
@@ -102,10 +119,11 @@ fn generated_kernels_are_valid_wgsl() {
                 width_shift: 6,
                 tile_shift: 12,
             };
-            let kernel = if region.root.op == Op::Extent {
-                fragment::extent_partials_kernel(&region, layout, 0).unwrap()
-            } else {
-                fragment::elementwise_kernel(&region, layout, 100, 0..1).unwrap()
+            let kernel = match reduction {
+                Some(op) => {
+                    fragment::reduce_partials_kernel(&region, &values, op, layout, 0).unwrap()
+                }
+                None => fragment::elementwise_kernel(&region, &values, layout, 100, 0..1).unwrap(),
             };
             validate(&kernel.source, &format!("fragment kernel {i}"));
         }
@@ -115,21 +133,28 @@ fn generated_kernels_are_valid_wgsl() {
         tile_shift: 26,
     };
     for class in [Class::F, Class::I, Class::U] {
+        let op = ReduceOp::Extent;
         validate(
-            &fragment::extent_fold_source(class, layout),
-            &format!("fragment extent fold {class:?}"),
+            &fragment::reduce_fold_source(op, class, layout),
+            &format!("fragment reduction fold {class:?}"),
         );
         validate(
-            &fragment::extent_final_source(class, layout),
-            &format!("fragment extent final {class:?}"),
+            &fragment::reduce_final_source(op, class, layout),
+            &format!("fragment reduction final {class:?}"),
+        );
+        validate(
+            &reduce_final_source(op, class, 3).unwrap(),
+            &format!("reduction final pass {class:?}"),
         );
     }
-    for class in [Class::F, Class::I, Class::U] {
-        validate(
-            &extent_final_source(class, 3),
-            &format!("extent final pass {class:?}"),
-        );
-    }
+    // A reduction over rows wider than the narrow path folds lane by lane.
+    let wide = f32s(&[0.; 40], 20);
+    let root = ir::extent(&wide).unwrap();
+    let region = &plan(std::slice::from_ref(&root), Fusion::On)
+        .unwrap()
+        .regions[0];
+    let kernel = reduce_partials_kernel(region, &leaves(region), ReduceOp::Extent, 2, 1).unwrap();
+    validate(&kernel.source, "wide reduction");
 }
 
 fn i16(values: &[i16]) -> NodeRef {

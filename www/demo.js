@@ -26,6 +26,7 @@ export function makeTrips(rows) {
   return {rows, pickup, dropoff, fare, passengers, startTime};
 }
 
+const mb = bytes => `${(bytes / 1e6).toFixed(2)} MB`;
 const round = v => (Number.isInteger(v) ? String(v) : Math.abs(v) >= 100 ? v.toFixed(1) : v.toPrecision(4));
 const rowsOf = (values, size, count) =>
   Array.from({length: count}, (_, r) => `[${Array.from(values.subarray(r * size, r * size + size), round).join(', ')}]`).join(' ');
@@ -48,7 +49,7 @@ export async function runDemo(gt, device, trips, print) {
   const fare = E.fromArray(trips.fare);
   const passengers = E.fromArray(trips.passengers);
   const startTime = E.fromArray(trips.startTime);
-  timings.push(['upload 5 columns', performance.now() - t]);
+  timings.push(['fromArray 5 columns (host memory)', performance.now() - t]);
   print(`${trips.rows.toLocaleString('en-US')} trips on the ${device.type} device`);
 
   // Trip length, fare per km (0 for zero-length trips), and a per-passenger fare: one fused pass.
@@ -96,6 +97,9 @@ export async function runDemo(gt, device, trips, print) {
 
   print('\ntimings (ms):');
   for (const [label, ms] of timings) print(`  ${ms.toFixed(2).padStart(8)}  ${label}`);
+  const {uploadBytes, readbackBytes, kernels, pipelines} = device.stats;
+  print(`device: ${kernels} kernels, ${pipelines} pipelines compiled, ${mb(uploadBytes)} uploaded, ${mb(readbackBytes)} read back (only the rows printed)`);
+  print(`memory: ${mb(device.memory.liveBytes)} live, ${mb(device.memory.pooledBytes)} pooled, ${mb(device.memory.peakBytes)} at most`);
   for (const e of [pickup, dropoff, fare, passengers, startTime]) e.destroy();
   return timings;
 }
@@ -119,10 +123,11 @@ export async function runArrowDemo(gt, device, bytes, print) {
   const t1 = performance.now();
   const out = await perKm.evaluate(device);
   print(`fare per km, batch by batch: ${out.data.length} output chunks, first ${rowsOf(await perKm.readValue(0, 4), 1, 4)} (${(performance.now() - t1).toFixed(1)} ms)`);
-  print(`missing fares: ${[...fare.validity.readValueSync()].filter(v => v === 0).length}; fare per km extent: ${rowsOf(await gt.extent(perKm).readValue(), 2, 1)}`);
-  const ipc = perKm.toArrowIPC('farePerKm');
+  const missing = [...await fare.validity.readValue()].filter(v => v === 0).length;
+  print(`missing fares: ${missing}; fare per km extent: ${rowsOf(await gt.extent(perKm).readValue(), 2, 1)}`);
+  const ipc = await perKm.toArrowIPC('farePerKm');
   print(`toArrowIPC: ${ipc.length.toLocaleString('en-US')} bytes, ${out.data.length} record batches`);
-  table.packBatches();
+  await table.packBatches();
   print(`packBatches(): ${table.batches.length} batch of ${table.numRows.toLocaleString('en-US')} rows; layout ${table.bufferLayout.map(l => `${l.name}:${l.attributes[0].format}`).join(' ')}`);
   perKm.destroy();
   table.destroy();

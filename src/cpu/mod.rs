@@ -4,6 +4,7 @@
 //! written to a full-length output. Inner loops are flat slices so they vectorize (simd128
 //! in the wasm build).
 
+mod device;
 mod lane;
 mod math;
 
@@ -11,10 +12,12 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use crate::column::{element_count, with_column_data, Column, ColumnData, Elem};
-use crate::dtype::Class;
+use crate::dtype::{Class, DType};
 use crate::error::{ErrorCode, GpuTableError, Result};
 use crate::ir::{validate_segments, BinaryOp, NodeRef, Op, UnaryOp};
-use crate::plan::{plan, Fusion, Region};
+use crate::plan::Region;
+use crate::value::{HostLease, Value};
+pub use device::{evaluate, CpuDevice};
 pub use lane::{Buf, Lane};
 
 /// Runs `$body` with `$t` bound to the lane type of a compute class.
@@ -52,16 +55,6 @@ macro_rules! with_buf {
 /// bench workloads; 2048 already thrashes a 32 KiB L1).
 const BLOCK_ELEMENTS: usize = 768;
 
-/// Evaluates `roots` on the CPU, storing each materialized node's output on the node.
-pub fn evaluate(roots: &[NodeRef], fusion: Fusion) -> Result<()> {
-    let plan = plan(roots, fusion)?;
-    for region in &plan.regions {
-        let column = run_region(region)?;
-        region.root.set_output(Rc::new(column));
-    }
-    Ok(())
-}
-
 /// Where an operand's block lives.
 #[derive(Clone, Copy)]
 enum View {
@@ -79,18 +72,25 @@ struct Block {
     slot_ids: Vec<u64>,
     slots: Vec<Buf>,
     leaf_ids: Vec<u64>,
-    leaves: Vec<Rc<Column>>,
+    leaves: Vec<Rc<Value>>,
     consts: Vec<((u64, usize, Class), Buf)>,
     tmps: Vec<Buf>,
     segment_starts: HashMap<u64, Vec<i64>>,
 }
 
-fn run_region(region: &Region) -> Result<Column> {
+/// Runs one region over its leaves' host values into storage from `allocate(type, values)`
+/// (empty, with room for them).
+fn run_region(
+    region: &Region,
+    leaves: &[Rc<Value>],
+    allocate: impl FnOnce(DType, usize) -> Result<HostLease>,
+) -> Result<HostLease> {
     let root = &region.root;
     let rows = region.rows();
     let out_len = element_count(root.meta.length as u64, root.meta.size, root.meta.dtype)?;
+    let mut lease = allocate(root.meta.dtype, out_len)?;
     // Filled by appending finished blocks in row order: no zero-fill pass over the output.
-    let mut out = ColumnData::with_capacity(root.meta.dtype, out_len)?;
+    let out = &mut lease.get_mut().data;
 
     let widest = region
         .nodes
@@ -116,12 +116,15 @@ fn run_region(region: &Region) -> Result<Column> {
         tmps: Vec::new(),
         segment_starts: HashMap::new(),
     };
-    for leaf in &region.leaves {
-        let column = leaf
-            .output()
-            .ok_or_else(|| internal(format!("input t{} was not materialized", leaf.id)))?;
+    for (leaf, value) in region.leaves.iter().zip(leaves) {
+        if value.host_column().is_none() {
+            return Err(internal(format!(
+                "input t{} is not in host memory",
+                leaf.id
+            )));
+        }
         block.leaf_ids.push(leaf.id);
-        block.leaves.push(column);
+        block.leaves.push(value.clone());
     }
     let computed: Vec<&NodeRef> = region.nodes.iter().filter(|n| n.op != Op::Extent).collect();
     for node in &computed {
@@ -137,7 +140,7 @@ fn run_region(region: &Region) -> Result<Column> {
             .slots
             .push(Buf::try_new(node.meta.dtype.class(), len)?);
         if node.op == Op::SegmentedMap {
-            let segments = &block.leaves[block.leaf_index(&node.inputs[0])?];
+            let segments = block.column(block.leaf_index(&node.inputs[0])?);
             validate_segments(segments, node.meta.length)?;
             let starts = (0..segments.rows as usize)
                 .map(|i| segments.data.get_f64(i) as i64)
@@ -157,7 +160,7 @@ fn run_region(region: &Region) -> Result<Column> {
             Some(ExtentAcc::new(
                 root.inputs[0].meta.dtype.class(),
                 root.inputs[0].meta.size as usize,
-            ))
+            )?)
         }
         _ => None,
     };
@@ -171,7 +174,7 @@ fn run_region(region: &Region) -> Result<Column> {
             let len = n * node.meta.size as usize;
             if node.id == root.id && extent.is_none() && node.meta.dtype.bits() == 32 {
                 dispatch_class!(node.meta.dtype.class(), T => {
-                    compute_into_output::<T>(node, &mut block, &mut out, len)?;
+                    compute_into_output::<T>(node, &mut block, out, len)?;
                 });
                 continue;
             }
@@ -180,7 +183,7 @@ fn run_region(region: &Region) -> Result<Column> {
                 compute::<T>(node, &mut block, &mut T::of_mut(&mut dst)[..len])?;
             });
             if node.id == root.id && extent.is_none() {
-                append_block(&dst, &mut out, len);
+                append_block(&dst, out, len);
             }
             block.slots[slot] = dst;
         }
@@ -194,9 +197,12 @@ fn run_region(region: &Region) -> Result<Column> {
         r0 += n as u32;
     }
     if let Some(acc) = extent {
-        acc.store(&mut out);
+        acc.store(out)?;
     }
-    Column::new(out, root.meta.size)
+    let column = lease.get_mut();
+    column.size = root.meta.size;
+    column.rows = (column.data.len() / root.meta.size as usize) as u32;
+    Ok(lease)
 }
 
 fn internal(message: impl Into<String>) -> GpuTableError {
@@ -286,7 +292,10 @@ impl Block {
             return Ok(View::Tmp(k));
         }
         let index = self.leaf_index(node)?;
-        let column = self.leaves[index].clone();
+        let value = self.leaves[index].clone();
+        let column = value
+            .host_column()
+            .ok_or_else(|| internal("leaf in host memory"))?;
         if node.meta.constant {
             let key = (node.id, lanes, T::CLASS);
             if let Some(i) = self.consts.iter().position(|(k, _)| *k == key) {
@@ -317,6 +326,13 @@ impl Block {
         Ok(View::Tmp(k))
     }
 
+    /// The host column of leaf `index` (every leaf is checked to be in host memory).
+    fn column(&self, index: usize) -> &Column {
+        self.leaves[index]
+            .host_column()
+            .expect("leaves are checked to be in host memory")
+    }
+
     fn leaf_index(&self, node: &NodeRef) -> Result<usize> {
         self.leaf_ids
             .iter()
@@ -332,7 +348,7 @@ impl Block {
             View::Tmp(i) => &T::of(&self.tmps[i])[..len],
             View::Leaf { index, lanes } => {
                 let start = self.r0 as usize * lanes;
-                let data = &self.leaves[index].data;
+                let data = &self.column(index).data;
                 leaf_slice::<T>(data, start, self.n * lanes)
             }
         }
@@ -461,6 +477,9 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
         Op::Gather => {
             let ids = &node.inputs[0];
             let source = b.leaves[b.leaf_index(&node.inputs[1])?].clone();
+            let source = source
+                .host_column()
+                .ok_or_else(|| internal("gather source in host memory"))?;
             let rows = source.rows as usize;
             dispatch_class!(ids.meta.dtype.class(), I => {
                 let v = b.prepare::<I>(ids, 1, 0)?;
@@ -732,18 +751,25 @@ struct ExtentAcc {
 const EXTENT_UNROLL: usize = 16;
 
 impl ExtentAcc {
-    fn new(class: Class, lanes: usize) -> ExtentAcc {
-        let width = lanes * EXTENT_UNROLL;
-        let fill = |min: bool| {
+    fn new(class: Class, lanes: usize) -> Result<ExtentAcc> {
+        // Wide rows fold one row per step: 16 rows of 10,000 lanes would be a large buffer.
+        let width = if lanes <= 64 {
+            lanes * EXTENT_UNROLL
+        } else {
+            lanes
+        };
+        let fill = |min: bool| -> Result<Buf> {
             dispatch_class!(class, T => {
-                Buf::from_vec::<T>(vec![if min { T::MIN_IDENTITY } else { T::MAX_IDENTITY }; width])
+                let mut buf = Buf::try_new(class, width)?;
+                T::of_mut(&mut buf).fill(if min { T::MIN_IDENTITY } else { T::MAX_IDENTITY });
+                Ok(buf)
             })
         };
-        ExtentAcc {
+        Ok(ExtentAcc {
             lanes,
-            min: fill(true),
-            max: fill(false),
-        }
+            min: fill(true)?,
+            max: fill(false)?,
+        })
     }
 
     #[inline(never)]
@@ -763,10 +789,13 @@ impl ExtentAcc {
         }
     }
 
-    fn store(self, out: &mut ColumnData) {
+    fn store(self, out: &mut ColumnData) -> Result<()> {
         let lanes = self.lanes;
-        fn reduce<T: Lane>(min: &[T], max: &[T], lanes: usize) -> Vec<T> {
-            let mut result = Vec::with_capacity(lanes * 2);
+        fn reduce<T: Lane>(min: &[T], max: &[T], lanes: usize) -> Result<Vec<T>> {
+            let mut result = Vec::new();
+            result.try_reserve_exact(lanes * 2).map_err(|_| {
+                GpuTableError::new(ErrorCode::OutOfMemory, "no memory for an extent")
+            })?;
             for lane in 0..lanes {
                 let lo = min
                     .iter()
@@ -787,22 +816,51 @@ impl ExtentAcc {
                     result.push(hi);
                 }
             }
-            result
+            Ok(result)
         }
         let result = match (&self.min, &self.max) {
-            (Buf::F(lo), Buf::F(hi)) => Buf::F(reduce(lo, hi, lanes)),
-            (Buf::I(lo), Buf::I(hi)) => Buf::I(reduce(lo, hi, lanes)),
-            (Buf::U(lo), Buf::U(hi)) => Buf::U(reduce(lo, hi, lanes)),
+            (Buf::F(lo), Buf::F(hi)) => Buf::F(reduce(lo, hi, lanes)?),
+            (Buf::I(lo), Buf::I(hi)) => Buf::I(reduce(lo, hi, lanes)?),
+            (Buf::U(lo), Buf::U(hi)) => Buf::U(reduce(lo, hi, lanes)?),
             _ => unreachable!("min and max share a class"),
         };
         append_block(&result, out, lanes * 2);
+        Ok(())
     }
 }
 
-impl Buf {
-    fn from_vec<T: Lane>(v: Vec<T>) -> Buf {
-        let mut buf = Buf::new(T::CLASS, 0);
-        *T::of_mut(&mut buf) = v;
-        buf
+/// `[min, max]` per lane of several `extent` outputs (each `lanes` rows of size 2: one per
+/// chunk of a column with rows), folded by extent's rules: a chunk's lane with only NaN is
+/// left out, and a lane with only NaN in every chunk gives NaN.
+pub fn combine_extents(parts: &[Column]) -> Result<Column> {
+    let first = parts
+        .first()
+        .ok_or_else(|| GpuTableError::new(ErrorCode::EmptyInput, "extent of an empty input"))?;
+    let (dtype, lanes) = (first.dtype(), first.rows as usize);
+    if parts
+        .iter()
+        .any(|p| p.dtype() != dtype || p.rows as usize != lanes || p.size != 2)
+    {
+        return Err(internal("extents of different shapes"));
     }
+    let mut folded = Vec::new();
+    folded
+        .try_reserve_exact(lanes * 2)
+        .map_err(|_| GpuTableError::new(ErrorCode::OutOfMemory, "no memory for an extent"))?;
+    for lane in 0..lanes {
+        let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+        for part in parts {
+            let (a, b) = (part.data.get_f64(2 * lane), part.data.get_f64(2 * lane + 1));
+            if !a.is_nan() {
+                lo = lo.min(a);
+                hi = hi.max(b);
+            }
+        }
+        if lo > hi {
+            folded.extend([f64::NAN, f64::NAN]);
+        } else {
+            folded.extend([lo, hi]);
+        }
+    }
+    Column::new(ColumnData::from_f64(dtype, &folded)?, 2)
 }

@@ -1,15 +1,15 @@
 //! The WebGL2 device: wgpu on its GL backend (WebGL2 in a browser, EGL natively), used only
 //! through render pipelines, as WebGL2 has no compute shaders and no storage buffers.
 
-use crate::gpu::lost::LostFlag;
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::collections::HashMap;
-use std::rc::{Rc, Weak};
+use std::rc::Rc;
 
 use crate::dtype::Class;
+use crate::engine::{DeviceCore, LostFlag};
 use crate::error::{ErrorCode, GpuTableError, Result};
-use crate::gpu::codegen::TextureLayout;
-use crate::ir::{Node, NodeRef};
+use crate::memory::{Budget, Home, Lease, Pool, Resource};
+use crate::wgsl::TextureLayout;
 
 /// The limits that decide what fits in one draw.
 #[derive(Clone, Copy, Debug)]
@@ -20,12 +20,25 @@ pub struct GlLimits {
     pub max_sampled_textures_per_shader_stage: u32,
 }
 
-/// A column on the device: per tile, one texture per plane (see `TextureLayout`).
-pub struct GlColumn {
-    pub tiles: Vec<Vec<LiveTexture>>,
+impl Resource for wgpu::Texture {
+    fn discard(self) {
+        self.destroy();
+    }
 }
 
-pub struct GlDevice {
+impl Resource for wgpu::Buffer {
+    fn discard(self) {
+        self.destroy();
+    }
+}
+
+/// Textures are pooled by format and width; their heights come in size classes.
+pub type TextureKey = (wgpu::TextureFormat, u32);
+pub type TextureLease = Lease<TextureKey, wgpu::Texture>;
+pub type GlBufferLease = Lease<wgpu::BufferUsages, wgpu::Buffer>;
+
+pub struct GlInner {
+    pub core: DeviceCore,
     pub device: wgpu::Device,
     pub queue: wgpu::Queue,
     pub limits: GlLimits,
@@ -33,13 +46,22 @@ pub struct GlDevice {
     /// How every column of this device lies in textures.
     pub layout: TextureLayout,
     pipelines: RefCell<HashMap<String, Rc<wgpu::RenderPipeline>>>,
-    /// Columns already on the device, by node (uploaded once, freed with their node).
-    uploads: RefCell<HashMap<u64, Upload>>,
-    live_textures: Rc<Cell<usize>>,
-    lost: LostFlag,
+    textures: Rc<Pool<TextureKey, wgpu::Texture>>,
+    buffers: Rc<Pool<wgpu::BufferUsages, wgpu::Buffer>>,
     /// A WebGL2 context belongs to its canvas: kept for the device's lifetime.
     #[cfg(target_arch = "wasm32")]
     _surface: wgpu::Surface<'static>,
+}
+
+/// A WebGL2 device (cheap to clone: clones share the device).
+#[derive(Clone)]
+pub struct GlDevice(pub(crate) Rc<GlInner>);
+
+impl std::ops::Deref for GlDevice {
+    type Target = GlInner;
+    fn deref(&self) -> &GlInner {
+        &self.0
+    }
 }
 
 fn unavailable(message: impl Into<String>) -> GpuTableError {
@@ -70,6 +92,11 @@ pub fn texture_format(class: Class, channels: u32) -> wgpu::TextureFormat {
         (Class::U, _) => F::Rgba32Uint,
         (Class::I, _) => F::Rgba32Sint,
     }
+}
+
+/// Bytes of one texel of `format` (every format here has 32-bit channels).
+pub fn texel_bytes(format: wgpu::TextureFormat) -> u32 {
+    format.components() as u32 * 4
 }
 
 impl GlDevice {
@@ -105,9 +132,14 @@ impl GlDevice {
             .await
             .map_err(|e| unavailable(format!("the GL adapter refused a device: {e}")))?;
         let l = device.limits();
-        let lost = LostFlag::watch(&device, "WebGL2");
+        let core = DeviceCore::new(LostFlag::watch(&device, "WebGL2"));
         let info = adapter.get_info();
-        Ok(GlDevice {
+        let max_bytes = l.max_buffer_size;
+        // Textures and buffers share one cap.
+        let budget = Rc::new(Budget::default());
+        let textures = Pool::with_budget(core.counters.clone(), u64::MAX, budget.clone());
+        let buffers = Pool::with_budget(core.counters.clone(), max_bytes, budget);
+        Ok(GlDevice(Rc::new(GlInner {
             limits: GlLimits {
                 max_texture_dimension_2d: l.max_texture_dimension_2d,
                 max_color_attachments: l.max_color_attachments,
@@ -116,15 +148,15 @@ impl GlDevice {
             },
             layout: layout_for(l.max_texture_dimension_2d),
             adapter_name: info.name,
+            core,
             device,
             queue,
             pipelines: RefCell::new(HashMap::new()),
-            uploads: RefCell::new(HashMap::new()),
-            live_textures: Rc::new(Cell::new(0)),
-            lost,
+            textures,
+            buffers,
             #[cfg(target_arch = "wasm32")]
             _surface: surface,
-        })
+        })))
     }
 
     /// `new`, blocking (native only).
@@ -135,58 +167,74 @@ impl GlDevice {
 
     /// Uses textures of at most `side` texels a side (rounded down to a power of two, at
     /// least 64), so tests reach several tiles with small columns.
-    pub fn cap_texture_side(&mut self, side: u32) {
-        self.layout = layout_for(side.min(self.limits.max_texture_dimension_2d));
+    pub fn cap_texture_side(&mut self, side: u32) -> Result<()> {
+        let inner = Rc::get_mut(&mut self.0)
+            .ok_or_else(|| crate::engine::internal("cap limits before sharing the device"))?;
+        inner.layout = layout_for(side.min(inner.limits.max_texture_dimension_2d));
+        Ok(())
     }
 
-    pub fn check_alive(&self) -> Result<()> {
-        self.lost.check()
+    pub(crate) fn set_caps(&self, bytes: u64) {
+        self.textures.set_cap(bytes);
+        self.buffers.set_cap(bytes);
     }
 
-    /// Frees every texture and pipeline and destroys the device; later use is `DEVICE_LOST`.
-    pub fn destroy(&self) {
-        self.uploads.borrow_mut().clear();
-        self.pipelines.borrow_mut().clear();
-        self.device.destroy();
-        self.lost.set_destroyed("WebGL2");
-    }
-
-    /// A texture of the layout's width and `height` rows, counted while it lives.
-    pub fn create_texture(&self, format: wgpu::TextureFormat, height: u32) -> Result<LiveTexture> {
+    /// A texture of the layout's width and at least `height` rows.
+    pub fn take_texture(
+        &self,
+        format: wgpu::TextureFormat,
+        height: u32,
+        home: &Home,
+    ) -> Result<TextureLease> {
+        self.core.lost.check()?;
         let max = self.limits.max_texture_dimension_2d;
+        let height = height.max(1);
         if height > max {
             return Err(GpuTableError::new(
                 ErrorCode::LimitExceeded,
                 format!("a texture of {height} rows exceeds this device's maxTextureDimension2D ({max})"),
             ));
         }
-        let texture = self.device.create_texture(&wgpu::TextureDescriptor {
-            label: Some("gputable"),
-            size: wgpu::Extent3d {
-                width: self.layout.width(),
-                height: height.max(1),
-                depth_or_array_layers: 1,
-            },
-            mip_level_count: 1,
-            sample_count: 1,
-            dimension: wgpu::TextureDimension::D2,
-            format,
-            usage: wgpu::TextureUsages::TEXTURE_BINDING
-                | wgpu::TextureUsages::RENDER_ATTACHMENT
-                | wgpu::TextureUsages::COPY_DST
-                | wgpu::TextureUsages::COPY_SRC,
-            view_formats: &[],
-        });
-        self.live_textures.set(self.live_textures.get() + 1);
-        Ok(LiveTexture {
-            texture,
-            live: self.live_textures.clone(),
-        })
+        let width = self.layout.width();
+        let row_bytes = width as u64 * texel_bytes(format) as u64;
+        self.textures
+            .take((format, width), height as u64 * row_bytes, home, |class| {
+                let rows = ((class / row_bytes) as u32).clamp(height, max);
+                Ok(self.device.create_texture(&wgpu::TextureDescriptor {
+                    label: Some("gputable"),
+                    size: wgpu::Extent3d {
+                        width,
+                        height: rows,
+                        depth_or_array_layers: 1,
+                    },
+                    mip_level_count: 1,
+                    sample_count: 1,
+                    dimension: wgpu::TextureDimension::D2,
+                    format,
+                    usage: wgpu::TextureUsages::TEXTURE_BINDING
+                        | wgpu::TextureUsages::RENDER_ATTACHMENT
+                        | wgpu::TextureUsages::COPY_DST
+                        | wgpu::TextureUsages::COPY_SRC,
+                    view_formats: &[],
+                }))
+            })
     }
 
-    /// Textures this device holds now (uploads, outputs in flight).
-    pub fn live_textures(&self) -> usize {
-        self.live_textures.get()
+    pub fn take_buffer(
+        &self,
+        bytes: u64,
+        usage: wgpu::BufferUsages,
+        home: &Home,
+    ) -> Result<GlBufferLease> {
+        self.core.lost.check()?;
+        self.buffers.take(usage, bytes, home, |size| {
+            Ok(self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("gputable"),
+                size,
+                usage,
+                mapped_at_creation: false,
+            }))
+        })
     }
 
     /// The render pipeline for `source` writing `targets`, compiled once per structure.
@@ -235,8 +283,9 @@ impl GlDevice {
             .pop(&format!("fragment kernel rejected\n{source}\n"))
             .await
         {
-            return Err(error);
+            return Err(self.core.lost.explain(error));
         }
+        self.core.counters.add_pipeline();
         let pipeline = Rc::new(pipeline);
         self.pipelines.borrow_mut().insert(key, pipeline.clone());
         Ok(pipeline)
@@ -246,44 +295,18 @@ impl GlDevice {
         self.pipelines.borrow().len()
     }
 
-    pub fn uploaded(&self, node: &NodeRef) -> Option<Rc<GlColumn>> {
-        self.uploads
-            .borrow()
-            .get(&node.id)
-            .map(|(_, column)| column.clone())
+    pub(crate) fn trim_pools(&self, cache: Option<&str>) {
+        self.textures.trim(cache);
+        self.buffers.trim(cache);
     }
 
-    pub fn remember_upload(&self, node: &NodeRef, column: Rc<GlColumn>) {
-        self.uploads
-            .borrow_mut()
-            .insert(node.id, (Rc::downgrade(node), column));
-    }
-
-    /// Frees the uploads of nodes that were dropped or destroyed.
-    pub fn prune_uploads(&self) {
-        self.uploads
-            .borrow_mut()
-            .retain(|_, (node, _)| node.upgrade().is_some_and(|n| !n.is_destroyed()));
-    }
-
-    pub fn resident_uploads(&self) -> usize {
-        self.uploads.borrow().len()
-    }
-}
-
-/// A node's column on the device, dropped with the node.
-type Upload = (Weak<Node>, Rc<GlColumn>);
-
-/// A texture that keeps the device's live count right when dropped.
-pub struct LiveTexture {
-    pub texture: wgpu::Texture,
-    live: Rc<Cell<usize>>,
-}
-
-impl Drop for LiveTexture {
-    fn drop(&mut self) {
-        self.texture.destroy();
-        self.live.set(self.live.get() - 1);
+    /// Frees every texture and pipeline and destroys the device; later use is `DESTROYED`.
+    pub fn destroy_device(&self) {
+        self.core.lost.set_destroyed("WebGL2");
+        self.textures.close();
+        self.buffers.close();
+        self.pipelines.borrow_mut().clear();
+        self.device.destroy();
     }
 }
 

@@ -1,100 +1,46 @@
 //! The WebGL2 backend: the shared plan, run as fragment-shader kernels on wgpu's GL backend.
 //!
-//! Columns live in data textures of 32-bit texels (see `TextureLayout`): float columns in
+//! Values live in data textures of 32-bit texels (see `TextureLayout`): float columns in
 //! float textures, integer columns in integer textures, so integer results stay exact.
 //! Each fused region is one draw per tile (more when the output row is wider than the
-//! render targets one draw can write); `extent` folds rows over several draws.
+//! render targets one draw can write); a reduction folds rows over several draws.
 
-pub mod codegen;
 mod device;
 
-use std::collections::HashMap;
 use std::rc::Rc;
 
-use crate::column::{Column, ColumnData};
+use crate::column::Column;
+use crate::engine::{internal, Backend, DeviceCore, READ_PIECE_BYTES};
 use crate::error::{ErrorCode, GpuTableError, Result};
-use crate::gpu::codegen::{
-    plane_channels, planes, random_access_inputs, Kernel, TextureBinding, TextureLayout,
-};
-use crate::gpu::scopes::ErrorScopes;
-use crate::gpu::{decode, device_words, oneshot};
-use crate::ir::{validate_segments, NodeRef, Op};
-use crate::plan::{plan_with, Fusion, Plan, Region};
-use codegen::{EXTENT_FOLD, PARAM_TILE_BASE};
-pub use device::{texture_format, GlColumn, GlDevice, GlLimits, LiveTexture};
+use crate::gpu::{decode, device_words, oneshot, scopes::ErrorScopes};
+use crate::ir::NodeRef;
+use crate::memory::Home;
+use crate::plan::{Plan, PlanLimits, Region, MAX_REGION_NODES};
+use crate::value::{RowSink, Storage, Value};
+use crate::wgsl::fragment::{self, PARAM_TILE_BASE, REDUCE_FOLD};
+use crate::wgsl::reduce::ReduceOp;
+use crate::wgsl::{is_literal, plane_channels, planes, Kernel, TextureBinding, TextureLayout};
+pub use device::{texture_format, GlDevice, GlLimits, TextureLease};
 
-/// Evaluates `roots` on `device`, leaving each root's output on the node (read back).
-#[cfg(not(target_arch = "wasm32"))]
-pub fn evaluate(device: &GlDevice, roots: &[NodeRef]) -> Result<()> {
-    pollster::block_on(evaluate_async(device, roots))
+/// A value on the device: per tile, one texture per plane (see `TextureLayout`).
+pub struct GlValue {
+    tiles: Vec<Vec<TextureLease>>,
+    device: GlDevice,
 }
 
-/// `evaluate`, for the browser's event loop.
-pub async fn evaluate_async(device: &GlDevice, roots: &[NodeRef]) -> Result<()> {
-    device.check_alive()?;
-    device.prune_uploads();
-    let plan = plan_within_limits(device, roots, false)?;
-    let mut resident: HashMap<u64, Rc<GlColumn>> = HashMap::new();
-    // Catches what the per-draw scopes do not (texture creation, uploads, copies).
-    let scopes = ErrorScopes::push(&device.device);
-    let result = run_plan(device, &plan.regions, roots, &mut resident).await;
-    match scopes.pop("evaluation failed").await {
-        Some(error) if result.is_ok() => Err(error),
-        _ => result,
+impl GlValue {
+    pub fn device(&self) -> &GlDevice {
+        &self.device
     }
 }
 
-/// The fused plan, or the unfused one when a fused draw would bind more textures than a
-/// shader stage may sample; `LIMIT_EXCEEDED` if even one node needs more.
-fn plan_within_limits(device: &GlDevice, roots: &[NodeRef], replan_roots: bool) -> Result<Plan> {
-    let max = device.limits.max_sampled_textures_per_shader_stage as usize;
-    // The first region of `plan` whose draw would sample too many textures.
-    let too_wide = |plan: &Plan| {
-        plan.regions
-            .iter()
-            .find(|r| texture_bindings(device.layout, r) > max)
-            .map(|r| r.root.clone())
-    };
-    let fused = plan_with(roots, Fusion::On, replan_roots)?;
-    if too_wide(&fused).is_none() {
-        return Ok(fused);
-    }
-    let unfused = plan_with(roots, Fusion::Off, replan_roots)?;
-    match too_wide(&unfused) {
-        None => Ok(unfused),
-        Some(node) => Err(GpuTableError::new(
-            ErrorCode::LimitExceeded,
-            format!(
-                "{} of t{} reads {} textures in one draw; this device's maxSampledTexturesPerShaderStage is {max}",
-                node.op.name(),
-                node.id,
-                node.inputs
-                    .iter()
-                    .map(|i| planes(i.meta.size) as usize)
-                    .sum::<usize>()
-            ),
-        )),
-    }
+/// The work of one evaluation: draws run as they are recorded; the scopes catch errors.
+pub struct GlBatch {
+    home: Home,
+    scopes: Option<ErrorScopes>,
 }
 
-/// Textures one draw of `region` binds: a plane per leaf, every tile for random access.
-fn texture_bindings(layout: TextureLayout, region: &Region) -> usize {
-    let random = random_access_inputs(region);
-    region
-        .leaves
-        .iter()
-        .map(|leaf| {
-            let tiles = if random.contains(&leaf.id) {
-                layout.tiles(rows_of(leaf))
-            } else {
-                1
-            };
-            (planes(leaf.meta.size) * tiles) as usize
-        })
-        .sum()
-}
-
-fn rows_of(node: &NodeRef) -> u32 {
+fn rows_of(node: &crate::ir::Node) -> u32 {
     if node.meta.constant {
         1
     } else {
@@ -102,125 +48,264 @@ fn rows_of(node: &NodeRef) -> u32 {
     }
 }
 
-/// The passes `root` runs on `device`: the shared plan, then each pass's draws.
-pub fn explain(device: &GlDevice, root: &NodeRef) -> Result<String> {
-    let plan = plan_within_limits(device, std::slice::from_ref(root), true)?;
-    let backend = match device.adapter_name.as_str() {
-        "" => "webgl".to_string(),
-        name => format!("webgl ({name})"),
-    };
-    let mut text = plan.describe(&backend);
-    let layout = device.layout;
-    let mut total = 0;
-    for (index, region) in plan.regions.iter().enumerate() {
+fn gl_value(value: &Value) -> Result<&GlValue> {
+    match &value.storage {
+        Storage::WebGl(gl) => Ok(gl),
+        _ => Err(internal("a kernel input is not on this WebGL2 device")),
+    }
+}
+
+impl GlDevice {
+    fn value(&self, node: &NodeRef, tiles: Vec<Vec<TextureLease>>) -> Value {
+        Value {
+            device: self.core.id,
+            dtype: node.meta.dtype,
+            size: node.meta.size,
+            rows: rows_of(node),
+            storage: Storage::WebGl(GlValue {
+                tiles,
+                device: self.clone(),
+            }),
+        }
+    }
+
+    /// Output planes grouped into draws: as many render targets as one draw may write.
+    fn plane_groups(&self, size: u32) -> Vec<std::ops::Range<u32>> {
+        let bytes_per_plane = 4 * plane_channels(size);
+        let per_draw = (self.limits.max_color_attachment_bytes_per_sample / bytes_per_plane)
+            .min(self.limits.max_color_attachments)
+            .max(1);
+        let count = planes(size);
+        (0..count.div_ceil(per_draw))
+            .map(|g| g * per_draw..((g + 1) * per_draw).min(count))
+            .collect()
+    }
+
+    async fn elementwise(
+        &self,
+        batch: &GlBatch,
+        region: &Region,
+        leaves: &[Rc<Value>],
+    ) -> Result<Value> {
+        let root = &region.root;
+        let layout = self.layout;
         let rows = region.rows();
-        let tiles = layout.tiles(rows);
-        let (draws, line) = if region.root.op == Op::Extent {
-            let lanes = region.root.inputs[0].meta.size;
-            let folds = extent_fold_passes(layout, rows);
-            let per_plane = tiles + folds + 1;
-            (
-                planes(lanes) * per_plane,
-                format!(
-                    "{} draws: per 4 lanes, {tiles} draw(s) folding {EXTENT_FOLD} rows per fragment into [min, max] textures, {folds} folding {EXTENT_FOLD} texels per fragment, 1 writing the result",
-                    planes(lanes) * per_plane
-                ),
-            )
-        } else if rows == 0 {
-            (0, "no draw (0 rows)".to_string())
-        } else {
-            let groups = plane_groups(device, region.root.meta.size).len() as u32;
-            let width = layout.width();
-            let height = layout.rows_in_tile(rows, 0).div_ceil(width);
-            (
-                tiles * groups,
-                format!(
-                    "{} draw(s): {tiles} tile(s) of up to {width}x{height} fragments, one per row, {groups} draw(s) per tile",
-                    tiles * groups
-                ),
-            )
-        };
-        total += draws;
-        text.push_str(&format!("pass {}: {line}\n", index + 1));
-    }
-    text.push_str(&format!(
-        "{total} draw{} in all\n",
-        if total == 1 { "" } else { "s" }
-    ));
-    Ok(text)
-}
-
-async fn run_plan(
-    device: &GlDevice,
-    regions: &[Region],
-    roots: &[NodeRef],
-    resident: &mut HashMap<u64, Rc<GlColumn>>,
-) -> Result<()> {
-    for region in regions {
-        for leaf in &region.leaves {
-            if let std::collections::hash_map::Entry::Vacant(slot) = resident.entry(leaf.id) {
-                slot.insert(make_resident(device, leaf)?);
+        let size = root.meta.size;
+        let format = texture_format(root.meta.dtype.class(), plane_channels(size));
+        let kernels = self
+            .plane_groups(size)
+            .into_iter()
+            .map(|group| {
+                fragment::elementwise_kernel(region, leaves, layout, rows, group.clone())
+                    .map(|k| (group, k))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let mut tiles = Vec::new();
+        for tile in 0..layout.tiles(rows) {
+            let tile_rows = layout.rows_in_tile(rows, tile);
+            let height = tile_rows.div_ceil(layout.width());
+            let textures = (0..planes(size))
+                .map(|_| self.take_texture(format, height, &batch.home))
+                .collect::<Result<Vec<_>>>()?;
+            if tile_rows > 0 {
+                for (group, kernel) in &kernels {
+                    let mut params = kernel.params.clone();
+                    params[PARAM_TILE_BASE] = tile * layout.tile_rows();
+                    let inputs = bound_textures(kernel, region, leaves, tile)?;
+                    let targets: Vec<&wgpu::Texture> = textures
+                        [group.start as usize..group.end as usize]
+                        .iter()
+                        .map(|t| &**t)
+                        .collect();
+                    let scissor = Some((0, 0, layout.width(), height));
+                    self.draw(batch, &kernel.source, &params, &inputs, &targets, scissor)
+                        .await?;
+                }
             }
+            tiles.push(textures);
         }
-        for node in region.nodes.iter().filter(|n| n.op == Op::SegmentedMap) {
-            let segments = &node.inputs[0];
-            let column = match segments.output() {
-                Some(column) => column,
-                None => Rc::new(read_back(device, &resident[&segments.id], segments).await?),
-            };
-            validate_segments(&column, node.meta.length)?;
+        Ok(self.value(root, tiles))
+    }
+
+    /// A reduction in draws: per plane of 4 lanes, each tile folds into a band of partial
+    /// state textures (fused prologue included), fold passes shrink them `REDUCE_FOLD`
+    /// times each, and a last draw writes the plane's lanes of the result.
+    async fn reduce(
+        &self,
+        batch: &GlBatch,
+        region: &Region,
+        leaves: &[Rc<Value>],
+        op: ReduceOp,
+    ) -> Result<Value> {
+        let rows = region.rows();
+        let layout = self.layout;
+        let width = layout.width();
+        let input = &region.root.inputs[0];
+        let class = input.meta.dtype.class();
+        let lanes = input.meta.size;
+        let partial_format = texture_format(class, 4);
+        let (bands, partial_height) = reduce_bands(layout, rows);
+        // One texel per output row (a lane's outputs in its channels).
+        let output =
+            self.take_texture(texture_format(class, 4), lanes.div_ceil(width), &batch.home)?;
+        let fold = fragment::reduce_fold_source(op, class, layout);
+        let last = fragment::reduce_final_source(op, class, layout);
+        for plane in 0..planes(lanes) {
+            let kernel = fragment::reduce_partials_kernel(region, leaves, op, layout, plane)?;
+            let mut a = self.take_texture(partial_format, partial_height, &batch.home)?;
+            let mut b = self.take_texture(partial_format, partial_height, &batch.home)?;
+            for (tile, &(y0, height)) in bands.iter().enumerate() {
+                let tile = tile as u32;
+                let mut params = kernel.params.clone();
+                params[0] = rows;
+                params[PARAM_TILE_BASE] = tile * layout.tile_rows();
+                params[3] = y0;
+                params[4] = layout.rows_in_tile(rows, tile);
+                let inputs = bound_textures(&kernel, region, leaves, tile)?;
+                let scissor = Some((0, y0, width, height));
+                self.draw(batch, &kernel.source, &params, &inputs, &[&a, &b], scissor)
+                    .await?;
+            }
+            let mut texels = partial_height * width;
+            while texels > REDUCE_FOLD {
+                let folded = texels.div_ceil(REDUCE_FOLD);
+                let height = folded.div_ceil(width);
+                let next_a = self.take_texture(partial_format, height, &batch.home)?;
+                let next_b = self.take_texture(partial_format, height, &batch.home)?;
+                let scissor = Some((0, 0, width, height));
+                self.draw(
+                    batch,
+                    &fold,
+                    &[texels],
+                    &[&a, &b],
+                    &[&next_a, &next_b],
+                    scissor,
+                )
+                .await?;
+                (a, b, texels) = (next_a, next_b, folded);
+            }
+            let first = plane * 4;
+            let scissor = Some((first % width, first / width, (lanes - first).min(4), 1));
+            self.draw(batch, &last, &[texels], &[&a, &b], &[&output], scissor)
+                .await?;
         }
-        let output = if region.root.op == Op::Extent {
-            run_extent(device, region, resident).await?
-        } else {
-            run_elementwise(device, region, resident).await?
+        Ok(self.value(&region.root, vec![vec![output]]))
+    }
+
+    /// One draw of the full-target triangle with `source`: binding 0 the parameters, 1.. the
+    /// `inputs`; render targets `targets`, limited to a scissor rect.
+    async fn draw(
+        &self,
+        batch: &GlBatch,
+        source: &str,
+        params: &[u32],
+        inputs: &[&wgpu::Texture],
+        targets: &[&wgpu::Texture],
+        scissor: Option<(u32, u32, u32, u32)>,
+    ) -> Result<()> {
+        let formats: Vec<wgpu::TextureFormat> = targets.iter().map(|t| t.format()).collect();
+        let pipeline = self.pipeline(source, &formats).await?;
+        let mut words: Vec<u8> = params.iter().flat_map(|p| p.to_le_bytes()).collect();
+        words.resize(params.len().div_ceil(4).max(1) * 16, 0);
+        let uniform = self.take_buffer(
+            words.len() as u64,
+            wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            &batch.home,
+        )?;
+        self.queue.write_buffer(&uniform, 0, &words);
+        let views: Vec<wgpu::TextureView> = inputs
+            .iter()
+            .map(|t| t.create_view(&Default::default()))
+            .collect();
+        let mut entries = vec![wgpu::BindGroupEntry {
+            binding: 0,
+            resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                buffer: &uniform,
+                offset: 0,
+                size: std::num::NonZeroU64::new(words.len() as u64),
+            }),
+        }];
+        for (k, view) in views.iter().enumerate() {
+            entries.push(wgpu::BindGroupEntry {
+                binding: k as u32 + 1,
+                resource: wgpu::BindingResource::TextureView(view),
+            });
+        }
+        let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("gputable draw"),
+            layout: &pipeline.get_bind_group_layout(0),
+            entries: &entries,
+        });
+        let target_views: Vec<wgpu::TextureView> = targets
+            .iter()
+            .map(|t| t.create_view(&Default::default()))
+            .collect();
+        let attachments: Vec<Option<wgpu::RenderPassColorAttachment>> = target_views
+            .iter()
+            .map(|view| {
+                Some(wgpu::RenderPassColorAttachment {
+                    view,
+                    depth_slice: None,
+                    resolve_target: None,
+                    ops: wgpu::Operations {
+                        load: wgpu::LoadOp::Load,
+                        store: wgpu::StoreOp::Store,
+                    },
+                })
+            })
+            .collect();
+        let mut encoder = self.device.create_command_encoder(&Default::default());
+        {
+            let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+                label: Some("gputable draw"),
+                color_attachments: &attachments,
+                ..Default::default()
+            });
+            pass.set_pipeline(&pipeline);
+            pass.set_bind_group(0, &bind_group, &[]);
+            if let Some((x, y, w, h)) = scissor {
+                pass.set_scissor_rect(x, y, w, h);
+            }
+            pass.draw(0..3, 0..1);
+        }
+        self.queue.submit([encoder.finish()]);
+        self.core.counters.add_kernels(1);
+        Ok(())
+    }
+
+    /// The value `receiver` gets once the device has done its work: natively by waiting; in
+    /// a browser WebGL2 completes work only while polled, so poll and yield to the event loop.
+    async fn wait_for<T>(&self, receiver: &oneshot::Receiver<T>) -> Result<T> {
+        let lost = |e: wgpu::PollError| {
+            GpuTableError::new(
+                ErrorCode::DeviceLost,
+                format!("waiting for the device failed: {e}"),
+            )
         };
-        resident.insert(region.root.id, Rc::new(output));
-    }
-    for root in roots {
-        if root.output().is_none() {
-            let column = read_back(device, &resident[&root.id], root).await?;
-            root.set_output(Rc::new(column));
+        loop {
+            #[cfg(not(target_arch = "wasm32"))]
+            self.device
+                .poll(wgpu::PollType::wait_indefinitely())
+                .map_err(lost)?;
+            #[cfg(target_arch = "wasm32")]
+            self.device.poll(wgpu::PollType::Poll).map_err(lost)?;
+            if let Some(value) = receiver.try_take() {
+                return Ok(value);
+            }
+            self.core.lost.check()?;
+            #[cfg(target_arch = "wasm32")]
+            yield_to_event_loop().await;
         }
     }
-    Ok(())
-}
-
-/// The device textures of an evaluated node's data, uploaded now unless they are there
-/// already; they stay while the node lives (freed by the next evaluation or
-/// `prune_uploads`).
-pub fn make_resident(device: &GlDevice, node: &NodeRef) -> Result<Rc<GlColumn>> {
-    device.check_alive()?;
-    if let Some(column) = device.uploaded(node) {
-        return Ok(column);
-    }
-    let data = node
-        .output()
-        .ok_or_else(|| internal(format!("t{} has no data to upload", node.id)))?;
-    let column = Rc::new(upload(device, &data, node)?);
-    device.remember_upload(node, column.clone());
-    Ok(column)
-}
-
-/// Output planes grouped into draws: as many render targets as one draw may write.
-fn plane_groups(device: &GlDevice, size: u32) -> Vec<std::ops::Range<u32>> {
-    let bytes_per_plane = 4 * plane_channels(size);
-    let per_draw = (device.limits.max_color_attachment_bytes_per_sample / bytes_per_plane)
-        .min(device.limits.max_color_attachments)
-        .max(1);
-    let count = planes(size);
-    (0..count.div_ceil(per_draw))
-        .map(|g| g * per_draw..((g + 1) * per_draw).min(count))
-        .collect()
 }
 
 /// The textures `kernel` binds for a draw over tile `tile`.
 fn bound_textures<'a>(
     kernel: &Kernel,
     region: &Region,
-    resident: &'a HashMap<u64, Rc<GlColumn>>,
+    leaves: &'a [Rc<Value>],
     tile: u32,
-) -> Vec<&'a wgpu::Texture> {
+) -> Result<Vec<&'a wgpu::Texture>> {
     kernel
         .textures
         .iter()
@@ -230,80 +315,28 @@ fn bound_textures<'a>(
                  plane,
                  tile: fixed,
              }| {
-                let leaf = &region.leaves[leaf];
-                let column = &resident[&leaf.id];
+                let node = &region.leaves[leaf];
+                let value = gl_value(&leaves[leaf])?;
                 let wanted = match fixed {
                     Some(t) => t,
-                    None if leaf.meta.constant => 0,
+                    None if node.meta.constant => 0,
                     None => tile,
                 };
                 // A shorter leaf has no such tile: any texture will do, its rows read as 0.
-                let t = (wanted as usize).min(column.tiles.len() - 1);
-                &column.tiles[t][plane as usize].texture
+                let t = (wanted as usize).min(value.tiles.len() - 1);
+                Ok(&*value.tiles[t][plane as usize])
             },
         )
         .collect()
 }
 
-async fn run_elementwise(
-    device: &GlDevice,
-    region: &Region,
-    resident: &HashMap<u64, Rc<GlColumn>>,
-) -> Result<GlColumn> {
-    let root = &region.root;
-    let layout = device.layout;
-    let rows = region.rows();
-    let size = root.meta.size;
-    let format = texture_format(root.meta.dtype.class(), plane_channels(size));
-    let kernels = plane_groups(device, size)
-        .into_iter()
-        .map(|group| {
-            codegen::elementwise_kernel(region, layout, rows, group.clone()).map(|k| (group, k))
-        })
-        .collect::<Result<Vec<_>>>()?;
-    let mut tiles = Vec::new();
-    for tile in 0..layout.tiles(rows) {
-        let tile_rows = layout.rows_in_tile(rows, tile);
-        let height = tile_rows.div_ceil(layout.width());
-        let textures = (0..planes(size))
-            .map(|_| device.create_texture(format, height))
-            .collect::<Result<Vec<_>>>()?;
-        if tile_rows > 0 {
-            for (group, kernel) in &kernels {
-                let mut params = kernel.params.clone();
-                params[PARAM_TILE_BASE] = tile * layout.tile_rows();
-                let inputs = bound_textures(kernel, region, resident, tile);
-                let targets: Vec<&wgpu::Texture> = textures
-                    [group.start as usize..group.end as usize]
-                    .iter()
-                    .map(|t| &t.texture)
-                    .collect();
-                draw(device, &kernel.source, &params, &inputs, &targets, None).await?;
-            }
-        }
-        tiles.push(textures);
-    }
-    Ok(GlColumn { tiles })
-}
-
-/// Texels per `[min, max]` texture after the first extent pass, and the fold passes after it.
-fn extent_fold_passes(layout: TextureLayout, rows: u32) -> u32 {
-    let mut texels = extent_bands(layout, rows).1 * layout.width();
-    let mut passes = 0;
-    while texels > EXTENT_FOLD {
-        texels = texels.div_ceil(EXTENT_FOLD);
-        passes += 1;
-    }
-    passes
-}
-
 /// Per tile, the first row of its band in the partial textures and the band's rows; and the
 /// partial textures' height.
-fn extent_bands(layout: TextureLayout, rows: u32) -> (Vec<(u32, u32)>, u32) {
+fn reduce_bands(layout: TextureLayout, rows: u32) -> (Vec<(u32, u32)>, u32) {
     let mut bands = Vec::new();
     let mut y = 0;
     for tile in 0..layout.tiles(rows) {
-        let fragments = layout.rows_in_tile(rows, tile).div_ceil(EXTENT_FOLD);
+        let fragments = layout.rows_in_tile(rows, tile).div_ceil(REDUCE_FOLD);
         let height = fragments.div_ceil(layout.width()).max(1);
         bands.push((y, height));
         y += height;
@@ -311,323 +344,315 @@ fn extent_bands(layout: TextureLayout, rows: u32) -> (Vec<(u32, u32)>, u32) {
     (bands, y)
 }
 
-/// `extent` in draws: per plane of 4 lanes, each tile folds into a band of `[min, max]`
-/// textures (fused prologue included), fold passes shrink them `EXTENT_FOLD` times each,
-/// and a last draw writes the plane's lanes of the result.
-async fn run_extent(
-    device: &GlDevice,
-    region: &Region,
-    resident: &HashMap<u64, Rc<GlColumn>>,
-) -> Result<GlColumn> {
-    let rows = region.rows();
-    if rows == 0 {
-        return Err(GpuTableError::new(
-            ErrorCode::EmptyInput,
-            "extent of an empty input",
-        ));
+/// Fold passes after the first reduction pass.
+fn reduce_fold_passes(layout: TextureLayout, rows: u32) -> u32 {
+    let mut texels = reduce_bands(layout, rows).1 * layout.width();
+    let mut passes = 0;
+    while texels > REDUCE_FOLD {
+        texels = texels.div_ceil(REDUCE_FOLD);
+        passes += 1;
     }
-    let layout = device.layout;
-    let width = layout.width();
-    let input = &region.root.inputs[0];
-    let class = input.meta.dtype.class();
-    let lanes = input.meta.size;
-    let partial_format = texture_format(class, 4);
-    let (bands, partial_height) = extent_bands(layout, rows);
-    let output = device.create_texture(texture_format(class, 4), lanes.div_ceil(width))?;
-    let fold = codegen::extent_fold_source(class, layout);
-    let last = codegen::extent_final_source(class, layout);
-    for plane in 0..planes(lanes) {
-        let kernel = codegen::extent_partials_kernel(region, layout, plane)?;
-        let mut lo = device.create_texture(partial_format, partial_height)?;
-        let mut hi = device.create_texture(partial_format, partial_height)?;
-        for (tile, &(y0, height)) in bands.iter().enumerate() {
-            let tile = tile as u32;
-            let mut params = kernel.params.clone();
-            params[0] = rows;
-            params[PARAM_TILE_BASE] = tile * layout.tile_rows();
-            params[3] = y0;
-            params[4] = layout.rows_in_tile(rows, tile);
-            let inputs = bound_textures(&kernel, region, resident, tile);
-            let targets = [&lo.texture, &hi.texture];
-            let scissor = Some((0, y0, width, height));
-            draw(device, &kernel.source, &params, &inputs, &targets, scissor).await?;
-        }
-        let mut texels = partial_height * width;
-        while texels > EXTENT_FOLD {
-            let folded = texels.div_ceil(EXTENT_FOLD);
-            let height = folded.div_ceil(width);
-            let next_lo = device.create_texture(partial_format, height)?;
-            let next_hi = device.create_texture(partial_format, height)?;
-            let targets = [&next_lo.texture, &next_hi.texture];
-            draw(
-                device,
-                &fold,
-                &[texels],
-                &[&lo.texture, &hi.texture],
-                &targets,
-                None,
-            )
-            .await?;
-            (lo, hi, texels) = (next_lo, next_hi, folded);
-        }
-        let first = plane * 4;
-        let scissor = Some((first % width, first / width, (lanes - first).min(4), 1));
-        let inputs = [&lo.texture, &hi.texture];
-        draw(
-            device,
-            &last,
-            &[texels],
-            &inputs,
-            &[&output.texture],
-            scissor,
-        )
-        .await?;
-    }
-    Ok(GlColumn {
-        tiles: vec![vec![output]],
-    })
+    passes
 }
 
-/// One draw of the full-target triangle with `source`: binding 0 the parameters, 1.. the
-/// `inputs`; render targets `targets`, optionally limited to a scissor rect.
-async fn draw(
-    device: &GlDevice,
-    source: &str,
-    params: &[u32],
-    inputs: &[&wgpu::Texture],
-    targets: &[&wgpu::Texture],
-    scissor: Option<(u32, u32, u32, u32)>,
-) -> Result<()> {
-    use wgpu::util::DeviceExt;
-    let formats: Vec<wgpu::TextureFormat> = targets.iter().map(|t| t.format()).collect();
-    let pipeline = device.pipeline(source, &formats).await?;
-    let mut words: Vec<u8> = params.iter().flat_map(|p| p.to_le_bytes()).collect();
-    words.resize(params.len().div_ceil(4).max(1) * 16, 0);
-    let scopes = ErrorScopes::push(&device.device);
-    let uniform = device
-        .device
-        .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("gputable params"),
-            contents: &words,
-            usage: wgpu::BufferUsages::UNIFORM,
-        });
-    let views: Vec<wgpu::TextureView> = inputs
-        .iter()
-        .map(|t| t.create_view(&Default::default()))
-        .collect();
-    let mut entries = vec![wgpu::BindGroupEntry {
-        binding: 0,
-        resource: uniform.as_entire_binding(),
-    }];
-    for (k, view) in views.iter().enumerate() {
-        entries.push(wgpu::BindGroupEntry {
-            binding: k as u32 + 1,
-            resource: wgpu::BindingResource::TextureView(view),
-        });
+impl Backend for GlDevice {
+    type Batch = GlBatch;
+
+    fn core(&self) -> &DeviceCore {
+        &self.core
     }
-    let bind_group = device.device.create_bind_group(&wgpu::BindGroupDescriptor {
-        label: Some("gputable draw"),
-        layout: &pipeline.get_bind_group_layout(0),
-        entries: &entries,
-    });
-    let target_views: Vec<wgpu::TextureView> = targets
-        .iter()
-        .map(|t| t.create_view(&Default::default()))
-        .collect();
-    let attachments: Vec<Option<wgpu::RenderPassColorAttachment>> = target_views
-        .iter()
-        .map(|view| {
-            Some(wgpu::RenderPassColorAttachment {
-                view,
-                depth_slice: None,
-                resolve_target: None,
-                ops: wgpu::Operations {
-                    load: wgpu::LoadOp::Load,
-                    store: wgpu::StoreOp::Store,
-                },
-            })
+
+    fn name(&self) -> String {
+        match self.adapter_name.as_str() {
+            "" => "webgl".to_string(),
+            name => format!("webgl ({name})"),
+        }
+    }
+
+    fn plan_limits(&self) -> PlanLimits {
+        let layout = self.layout;
+        PlanLimits {
+            max_region_nodes: MAX_REGION_NODES,
+            max_bindings: self.limits.max_sampled_textures_per_shader_stage as usize,
+            binding_limit_name: "maxSampledTexturesPerShaderStage",
+            // A plane per leaf; every tile of one read at any row.
+            binding_cost: Box::new(move |node, random| {
+                if is_literal(node) {
+                    return 0;
+                }
+                let tiles = if random {
+                    layout.tiles(rows_of(node))
+                } else {
+                    1
+                };
+                (planes(node.meta.size) * tiles) as usize
+            }),
+        }
+    }
+
+    fn reads_in_place(&self, value: &Value) -> bool {
+        value.device == self.core.id
+    }
+
+    fn takes_from_host(&self, leaf: &crate::ir::Node) -> bool {
+        is_literal(leaf)
+    }
+
+    fn begin(&self, home: Home) -> Result<GlBatch> {
+        Ok(GlBatch {
+            home,
+            scopes: Some(ErrorScopes::push(&self.device)),
         })
-        .collect();
-    let mut encoder = device.device.create_command_encoder(&Default::default());
-    {
-        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-            label: Some("gputable draw"),
-            color_attachments: &attachments,
-            ..Default::default()
-        });
-        pass.set_pipeline(&pipeline);
-        pass.set_bind_group(0, &bind_group, &[]);
-        if let Some((x, y, w, h)) = scissor {
-            pass.set_scissor_rect(x, y, w, h);
-        }
-        pass.draw(0..3, 0..1);
     }
-    device.queue.submit([encoder.finish()]);
-    match scopes.pop("draw failed").await {
-        Some(error) => Err(error),
-        None => Ok(()),
-    }
-}
 
-fn upload(device: &GlDevice, column: &Column, node: &NodeRef) -> Result<GlColumn> {
-    let layout = device.layout;
-    let rows = rows_of(node);
-    let size = node.meta.size as usize;
-    let channels = plane_channels(node.meta.size) as usize;
-    let format = texture_format(node.meta.dtype.class(), channels as u32);
-    let words = device_words(column);
-    let width = layout.width() as usize;
-    let mut tiles = Vec::new();
-    for tile in 0..layout.tiles(rows) {
-        let tile_rows = layout.rows_in_tile(rows, tile) as usize;
-        let base = (tile * layout.tile_rows()) as usize;
-        let height = tile_rows.div_ceil(width).max(1);
-        let mut textures = Vec::new();
-        for plane in 0..planes(node.meta.size) as usize {
-            let texture = device.create_texture(format, height as u32)?;
-            let mut texels = Vec::new();
-            texels
-                .try_reserve_exact(width * height * channels * 4)
-                .map_err(|_| {
-                    GpuTableError::new(ErrorCode::OutOfMemory, "no memory to stage an upload")
-                })?;
-            if channels == 1 {
-                texels.extend_from_slice(&words[base * 4..(base + tile_rows) * 4]);
-            } else {
-                for row in base..base + tile_rows {
-                    for c in 0..channels {
-                        let lane = plane * 4 + c;
-                        let at = (row * size + lane) * 4;
-                        match words.get(at..at + 4) {
-                            Some(word) if lane < size => texels.extend_from_slice(word),
-                            _ => texels.extend_from_slice(&[0; 4]),
+    fn upload(&self, batch: &mut GlBatch, column: &Column) -> Result<Value> {
+        let layout = self.layout;
+        let rows = column.rows;
+        let size = column.size as usize;
+        let channels = plane_channels(column.size) as usize;
+        let format = texture_format(column.dtype().class(), channels as u32);
+        let words = device_words(column)?;
+        let width = layout.width() as usize;
+        let mut tiles = Vec::new();
+        for tile in 0..layout.tiles(rows) {
+            let tile_rows = layout.rows_in_tile(rows, tile) as usize;
+            let base = (tile * layout.tile_rows()) as usize;
+            let height = tile_rows.div_ceil(width).max(1);
+            let mut textures = Vec::new();
+            for plane in 0..planes(column.size) as usize {
+                let texture = self.take_texture(format, height as u32, &batch.home)?;
+                let mut texels = Vec::new();
+                texels
+                    .try_reserve_exact(width * height * channels * 4)
+                    .map_err(|_| {
+                        GpuTableError::new(ErrorCode::OutOfMemory, "no memory to stage an upload")
+                    })?;
+                if channels == 1 {
+                    texels.extend_from_slice(&words[base * 4..(base + tile_rows) * 4]);
+                } else {
+                    for row in base..base + tile_rows {
+                        for c in 0..channels {
+                            let lane = plane * 4 + c;
+                            let at = (row * size + lane) * 4;
+                            match words.get(at..at + 4) {
+                                Some(word) if lane < size => texels.extend_from_slice(word),
+                                _ => texels.extend_from_slice(&[0; 4]),
+                            }
+                        }
+                    }
+                }
+                texels.resize(width * height * channels * 4, 0);
+                self.queue.write_texture(
+                    texture.as_image_copy(),
+                    &texels,
+                    wgpu::TexelCopyBufferLayout {
+                        offset: 0,
+                        bytes_per_row: Some((width * channels * 4) as u32),
+                        rows_per_image: None,
+                    },
+                    wgpu::Extent3d {
+                        width: width as u32,
+                        height: height as u32,
+                        depth_or_array_layers: 1,
+                    },
+                );
+                self.core.counters.add_upload(texels.len() as u64);
+                textures.push(texture);
+            }
+            tiles.push(textures);
+        }
+        Ok(Value {
+            device: self.core.id,
+            dtype: column.dtype(),
+            size: column.size,
+            rows,
+            storage: Storage::WebGl(GlValue {
+                tiles,
+                device: self.clone(),
+            }),
+        })
+    }
+
+    async fn run_region(
+        &self,
+        batch: &mut GlBatch,
+        region: &Region,
+        leaves: &[Rc<Value>],
+    ) -> Result<Value> {
+        match ReduceOp::of(&region.root) {
+            Some(op) => self.reduce(batch, region, leaves, op).await,
+            None => self.elementwise(batch, region, leaves).await,
+        }
+    }
+
+    async fn flush(&self, _: &mut GlBatch) -> Result<()> {
+        Ok(())
+    }
+
+    async fn finish(&self, mut batch: GlBatch) -> Result<()> {
+        let error = match batch.scopes.take() {
+            Some(scopes) => scopes.pop("evaluation failed").await,
+            None => None,
+        };
+        match error {
+            Some(error) => Err(self.core.lost.explain(error)),
+            None => Ok(()),
+        }
+    }
+
+    async fn read_rows(
+        &self,
+        value: &Value,
+        start: u32,
+        end: u32,
+        sink: &mut RowSink<'_>,
+    ) -> Result<()> {
+        let gl = gl_value(value)?;
+        let layout = self.layout;
+        let width = layout.width() as u64;
+        let size = value.size as usize;
+        let channels = plane_channels(value.size) as u64;
+        let row_bytes = width * channels * 4;
+        let tile_rows = layout.tile_rows();
+        let mut row = start;
+        while row < end {
+            let tile = row / tile_rows;
+            let base = tile * tile_rows;
+            let textures = &gl.tiles[tile as usize];
+            // Texel rows per piece: a read holds at most about READ_PIECE_BYTES at once.
+            let piece = (READ_PIECE_BYTES / (row_bytes * textures.len() as u64)).max(1);
+            let first = row - base;
+            let y0 = first as u64 / width;
+            let last = ((y0 + piece) * width)
+                .min((end - base) as u64)
+                .min(tile_rows as u64) as u32;
+            // Texel rows holding rows first..last of this tile (one texel per row).
+            let y1 = (last as u64).div_ceil(width);
+            let plane_bytes = (y1 - y0) * row_bytes;
+            let staging = self.take_buffer(
+                plane_bytes * textures.len() as u64,
+                wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                &Home::Pool,
+            )?;
+            let mut encoder = self.device.create_command_encoder(&Default::default());
+            for (p, texture) in textures.iter().enumerate() {
+                encoder.copy_texture_to_buffer(
+                    wgpu::TexelCopyTextureInfo {
+                        texture,
+                        mip_level: 0,
+                        origin: wgpu::Origin3d {
+                            x: 0,
+                            y: y0 as u32,
+                            z: 0,
+                        },
+                        aspect: wgpu::TextureAspect::All,
+                    },
+                    wgpu::TexelCopyBufferInfo {
+                        buffer: &staging,
+                        layout: wgpu::TexelCopyBufferLayout {
+                            offset: p as u64 * plane_bytes,
+                            bytes_per_row: Some(row_bytes as u32),
+                            rows_per_image: None,
+                        },
+                    },
+                    wgpu::Extent3d {
+                        width: width as u32,
+                        height: (y1 - y0) as u32,
+                        depth_or_array_layers: 1,
+                    },
+                );
+            }
+            self.queue.submit([encoder.finish()]);
+            let total = plane_bytes * textures.len() as u64;
+            let slice = staging.slice(..total);
+            let (sender, mapped) = oneshot::channel();
+            slice.map_async(wgpu::MapMode::Read, move |result| sender.send(result));
+            self.wait_for(&mapped).await?.map_err(|e| {
+                GpuTableError::new(ErrorCode::DeviceLost, format!("readback failed: {e}"))
+            })?;
+            let count = (last - first) as usize;
+            let mut words = Vec::new();
+            words.try_reserve_exact(count * size * 4).map_err(|_| {
+                GpuTableError::new(ErrorCode::OutOfMemory, "no memory for a readback")
+            })?;
+            {
+                let view = slice
+                    .get_mapped_range()
+                    .map_err(|e| internal(format!("readback mapping failed: {e}")))?;
+                // Texel of row `first` in the copied texel rows.
+                let skip = (first as u64 - y0 * width) as usize;
+                if channels == 1 {
+                    words.extend_from_slice(&view[skip * 4..(skip + count) * 4]);
+                } else {
+                    for local in skip..skip + count {
+                        for lane in 0..size {
+                            let at = (lane / 4) * plane_bytes as usize
+                                + (local * channels as usize + lane % 4) * 4;
+                            words.extend_from_slice(&view[at..at + 4]);
                         }
                     }
                 }
             }
-            texels.resize(width * height * channels * 4, 0);
-            device.queue.write_texture(
-                texture.texture.as_image_copy(),
-                &texels,
-                wgpu::TexelCopyBufferLayout {
-                    offset: 0,
-                    bytes_per_row: Some((width * channels * 4) as u32),
-                    rows_per_image: None,
-                },
-                texture.texture.size(),
-            );
-            textures.push(texture);
+            staging.unmap();
+            self.core.counters.add_readback(total);
+            sink(row as u64 * size as u64, decode(&words, value.dtype)?)?;
+            row = base + last;
         }
-        tiles.push(textures);
+        Ok(())
     }
-    Ok(GlColumn { tiles })
-}
 
-/// Copies a column's textures back into host storage of the node's type.
-async fn read_back(device: &GlDevice, column: &GlColumn, node: &NodeRef) -> Result<Column> {
-    let layout = device.layout;
-    let rows = rows_of(node) as usize;
-    let size = node.meta.size as usize;
-    let channels = plane_channels(node.meta.size) as usize;
-    if rows == 0 {
-        return Column::new(
-            ColumnData::with_capacity(node.meta.dtype, 0)?,
-            node.meta.size,
-        );
-    }
-    let row_bytes = layout.width() as u64 * channels as u64 * 4;
-    let mut offsets = Vec::new();
-    let mut total = 0u64;
-    for tile in &column.tiles {
-        for texture in tile {
-            offsets.push(total);
-            total += row_bytes * texture.texture.height() as u64;
+    fn describe_passes(&self, plan: &Plan) -> Result<String> {
+        let layout = self.layout;
+        let mut text = String::new();
+        let mut total = 0;
+        for (index, region) in plan.regions.iter().enumerate() {
+            let rows = region.rows();
+            let tiles = layout.tiles(rows);
+            let (draws, line) = if region.is_reduction() {
+                let lanes = region.root.inputs[0].meta.size;
+                let folds = reduce_fold_passes(layout, rows);
+                let per_plane = tiles + folds + 1;
+                (
+                    planes(lanes) * per_plane,
+                    format!(
+                        "{} draws: per 4 lanes, {tiles} draw(s) folding {REDUCE_FOLD} rows per fragment into partial states, {folds} folding {REDUCE_FOLD} texels per fragment, 1 writing the result",
+                        planes(lanes) * per_plane
+                    ),
+                )
+            } else if rows == 0 {
+                (0, "no draw (0 rows)".to_string())
+            } else {
+                let groups = self.plane_groups(region.root.meta.size).len() as u32;
+                let width = layout.width();
+                let height = layout.rows_in_tile(rows, 0).div_ceil(width);
+                (
+                    tiles * groups,
+                    format!(
+                        "{} draw(s): {tiles} tile(s) of up to {width}x{height} fragments, one per row, {groups} draw(s) per tile",
+                        tiles * groups
+                    ),
+                )
+            };
+            total += draws;
+            text.push_str(&format!("pass {}: {line}\n", index + 1));
         }
+        text.push_str(&format!(
+            "{total} draw{} in all\n",
+            if total == 1 { "" } else { "s" }
+        ));
+        Ok(text)
     }
-    let staging = device.device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("gputable readback"),
-        size: total,
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
-    let mut encoder = device.device.create_command_encoder(&Default::default());
-    let textures = column.tiles.iter().flatten();
-    for (texture, &offset) in textures.zip(&offsets) {
-        encoder.copy_texture_to_buffer(
-            texture.texture.as_image_copy(),
-            wgpu::TexelCopyBufferInfo {
-                buffer: &staging,
-                layout: wgpu::TexelCopyBufferLayout {
-                    offset,
-                    bytes_per_row: Some(row_bytes as u32),
-                    rows_per_image: None,
-                },
-            },
-            texture.texture.size(),
-        );
-    }
-    device.queue.submit([encoder.finish()]);
-    let slice = staging.slice(..);
-    let (sender, mapped) = oneshot::channel();
-    slice.map_async(wgpu::MapMode::Read, move |result| sender.send(result));
-    wait_for(device, &mapped)
-        .await?
-        .map_err(|e| GpuTableError::new(ErrorCode::DeviceLost, format!("readback failed: {e}")))?;
-    let mut words = Vec::new();
-    words
-        .try_reserve_exact(rows * size * 4)
-        .map_err(|_| GpuTableError::new(ErrorCode::OutOfMemory, "no memory for the readback"))?;
-    {
-        let view = slice
-            .get_mapped_range()
-            .map_err(|e| internal(format!("readback mapping failed: {e}")))?;
-        let planes_per_tile = planes(node.meta.size) as usize;
-        let tile_rows = layout.tile_rows() as usize;
-        if channels == 1 {
-            // One-lane rows are already packed: copy each tile's rows at once.
-            for (tile, &offset) in offsets.iter().enumerate() {
-                let count = (rows - (tile * tile_rows).min(rows)).min(tile_rows);
-                let at = offset as usize;
-                words.extend_from_slice(&view[at..at + count * 4]);
-            }
-        } else {
-            for row in 0..rows {
-                let (tile, local) = (row / tile_rows, row % tile_rows);
-                for lane in 0..size {
-                    let texture = tile * planes_per_tile + lane / 4;
-                    let at = offsets[texture] as usize + (local * channels + lane % 4) * 4;
-                    words.extend_from_slice(&view[at..at + 4]);
-                }
-            }
-        }
-    }
-    staging.unmap();
-    Column::new(decode(&words, node.meta.dtype), node.meta.size)
-}
 
-/// The value `receiver` gets once the device has done its work: natively by waiting; in a
-/// browser WebGL2 completes work only while polled, so poll and yield to the event loop.
-async fn wait_for<T>(device: &GlDevice, receiver: &oneshot::Receiver<T>) -> Result<T> {
-    let lost = |e: wgpu::PollError| {
-        GpuTableError::new(
-            ErrorCode::DeviceLost,
-            format!("waiting for the device failed: {e}"),
-        )
-    };
-    loop {
-        #[cfg(not(target_arch = "wasm32"))]
-        device
-            .device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(lost)?;
-        #[cfg(target_arch = "wasm32")]
-        device.device.poll(wgpu::PollType::Poll).map_err(lost)?;
-        if let Some(value) = receiver.try_take() {
-            return Ok(value);
-        }
-        device.check_alive()?;
-        #[cfg(target_arch = "wasm32")]
-        yield_to_event_loop().await;
+    fn trim(&self, cache: Option<&str>) {
+        self.trim_pools(cache);
+    }
+
+    fn set_pool_cap(&self, bytes: u64) {
+        self.set_caps(bytes);
+    }
+
+    fn destroy(&self) {
+        self.destroy_device();
     }
 }
 
@@ -650,8 +675,4 @@ async fn yield_to_event_loop() {
         }
     });
     let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
-}
-
-fn internal(message: impl Into<String>) -> GpuTableError {
-    GpuTableError::new(ErrorCode::Internal, message)
 }

@@ -1,13 +1,13 @@
-//! The WebGPU device: wgpu device and queue, its limits, a buffer pool and a pipeline cache.
+//! The WebGPU device: wgpu device and queue, its limits, a pool of buffers and a pipeline
+//! cache.
 
-use super::lost::LostFlag;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
-use std::rc::{Rc, Weak};
+use std::rc::Rc;
 
-use crate::ir::{Node, NodeRef};
-
+use crate::engine::{DeviceCore, LostFlag};
 use crate::error::{ErrorCode, GpuTableError, Result};
+use crate::memory::{Home, Lease, Pool, Resource};
 
 /// The limits that decide what fits in one dispatch.
 #[derive(Clone, Copy, Debug)]
@@ -15,19 +15,70 @@ pub struct GpuLimits {
     pub max_storage_buffer_binding_size: u64,
     pub max_buffer_size: u64,
     pub max_compute_workgroups_per_dimension: u32,
+    pub max_storage_buffers_per_shader_stage: u32,
+    pub min_uniform_buffer_offset_alignment: u32,
 }
 
-pub struct GpuDevice {
+/// Buffers the pool hands out; destroying one waits while a batch that may use it is only
+/// recorded (a destroyed buffer fails the submit), and happens after the submit.
+pub struct GpuBuffer {
+    pub buffer: wgpu::Buffer,
+    graveyard: Rc<Graveyard>,
+}
+
+#[derive(Default)]
+pub struct Graveyard {
+    recording: Cell<u32>,
+    buffers: RefCell<Vec<wgpu::Buffer>>,
+}
+
+impl Graveyard {
+    pub fn start_recording(&self) {
+        self.recording.set(self.recording.get() + 1);
+    }
+    pub fn stop_recording(&self) {
+        self.recording.set(self.recording.get().saturating_sub(1));
+    }
+    /// Destroys the buffers released while work was only recorded (it is submitted now).
+    pub fn bury(&self) {
+        for buffer in std::mem::take(&mut *self.buffers.borrow_mut()) {
+            buffer.destroy();
+        }
+    }
+}
+
+impl Resource for GpuBuffer {
+    fn discard(self) {
+        if self.graveyard.recording.get() > 0 {
+            self.graveyard.buffers.borrow_mut().push(self.buffer);
+        } else {
+            self.buffer.destroy();
+        }
+    }
+}
+
+pub type BufferLease = Lease<wgpu::BufferUsages, GpuBuffer>;
+
+pub struct GpuInner {
+    pub core: DeviceCore,
     pub device: wgpu::Device,
     pub queue: wgpu::Queue,
     pub limits: GpuLimits,
     pub adapter_name: String,
     pipelines: RefCell<HashMap<String, Rc<wgpu::ComputePipeline>>>,
-    pool: RefCell<HashMap<(u64, wgpu::BufferUsages), Vec<wgpu::Buffer>>>,
-    /// Columns already on the device, by node: a node's data never changes, so each is
-    /// uploaded once and stays while its node lives (the table-on-the-GPU model).
-    uploads: RefCell<HashMap<u64, (Weak<Node>, wgpu::Buffer)>>,
-    lost: LostFlag,
+    pool: Rc<Pool<wgpu::BufferUsages, GpuBuffer>>,
+    pub graveyard: Rc<Graveyard>,
+}
+
+/// A WebGPU device (cheap to clone: clones share the device).
+#[derive(Clone)]
+pub struct GpuDevice(pub(crate) Rc<GpuInner>);
+
+impl std::ops::Deref for GpuDevice {
+    type Target = GpuInner;
+    fn deref(&self) -> &GpuInner {
+        &self.0
+    }
 }
 
 fn unavailable(message: impl Into<String>) -> GpuTableError {
@@ -53,48 +104,44 @@ impl GpuDevice {
             .await
             .map_err(|e| unavailable(format!("the WebGPU adapter refused a device: {e}")))?;
         let l = device.limits();
-        let lost = LostFlag::watch(&device, "WebGPU");
-        Ok(GpuDevice {
-            limits: GpuLimits {
-                max_storage_buffer_binding_size: l.max_storage_buffer_binding_size,
-                max_buffer_size: l.max_buffer_size,
-                max_compute_workgroups_per_dimension: l.max_compute_workgroups_per_dimension,
-            },
+        let core = DeviceCore::new(LostFlag::watch(&device, "WebGPU"));
+        let limits = GpuLimits {
+            max_storage_buffer_binding_size: l.max_storage_buffer_binding_size,
+            max_buffer_size: l.max_buffer_size,
+            max_compute_workgroups_per_dimension: l.max_compute_workgroups_per_dimension,
+            max_storage_buffers_per_shader_stage: l.max_storage_buffers_per_shader_stage,
+            min_uniform_buffer_offset_alignment: l.min_uniform_buffer_offset_alignment,
+        };
+        let pool = Pool::new(core.counters.clone(), limits.max_buffer_size);
+        Ok(GpuDevice(Rc::new(GpuInner {
+            core,
+            limits,
             adapter_name: adapter.get_info().name,
             device,
             queue,
             pipelines: RefCell::new(HashMap::new()),
-            pool: RefCell::new(HashMap::new()),
-            uploads: RefCell::new(HashMap::new()),
-            lost,
-        })
+            pool,
+            graveyard: Rc::new(Graveyard::default()),
+        })))
     }
 
     /// `new`, blocking (native only).
     #[cfg(not(target_arch = "wasm32"))]
-    pub fn new_blocking() -> GpuDevice {
+    pub fn new_blocking() -> Result<GpuDevice> {
         pollster::block_on(GpuDevice::new())
-            .expect("a WebGPU adapter (install mesa-vulkan-drivers for lavapipe)")
-    }
-
-    pub fn check_alive(&self) -> Result<()> {
-        self.lost.check()
-    }
-
-    /// Frees every buffer and pipeline and destroys the device; any later use of it is
-    /// `DEVICE_LOST`.
-    pub fn destroy(&self) {
-        self.pool.borrow_mut().clear();
-        self.uploads.borrow_mut().clear();
-        self.pipelines.borrow_mut().clear();
-        self.device.destroy();
-        self.lost.set_destroyed("WebGPU");
     }
 
     /// Lowers the binding limit this device enforces (to test `LIMIT_EXCEEDED` cheaply).
-    pub fn cap_binding_size(&mut self, bytes: u64) {
-        self.limits.max_storage_buffer_binding_size =
-            self.limits.max_storage_buffer_binding_size.min(bytes);
+    pub fn cap_binding_size(&mut self, bytes: u64) -> Result<()> {
+        let inner = Rc::get_mut(&mut self.0)
+            .ok_or_else(|| crate::engine::internal("cap limits before sharing the device"))?;
+        inner.limits.max_storage_buffer_binding_size =
+            inner.limits.max_storage_buffer_binding_size.min(bytes);
+        Ok(())
+    }
+
+    pub(crate) fn set_cap(&self, bytes: u64) {
+        self.pool.set_cap(bytes);
     }
 
     /// Fails with `LIMIT_EXCEEDED`, naming the limit, if `bytes` cannot be one binding.
@@ -119,32 +166,26 @@ impl GpuDevice {
         Ok(())
     }
 
-    /// A buffer of at least `bytes` (rounded up to a power of two), reused from the pool.
-    pub fn take_buffer(&self, bytes: u64, usage: wgpu::BufferUsages) -> wgpu::Buffer {
-        let size = bytes.max(16).next_power_of_two();
-        if let Some(buffer) = self
-            .pool
-            .borrow_mut()
-            .get_mut(&(size, usage))
-            .and_then(Vec::pop)
-        {
-            return buffer;
-        }
-        self.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("gputable"),
-            size,
-            usage,
-            mapped_at_creation: false,
+    /// A buffer of at least `bytes` from the pool (or `home`'s cache), else a new one.
+    pub fn take_buffer(
+        &self,
+        bytes: u64,
+        usage: wgpu::BufferUsages,
+        home: &Home,
+    ) -> Result<BufferLease> {
+        self.core.lost.check()?;
+        self.pool.take(usage, bytes, home, |size| {
+            let buffer = self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("gputable"),
+                size,
+                usage,
+                mapped_at_creation: false,
+            });
+            Ok(GpuBuffer {
+                buffer,
+                graveyard: self.graveyard.clone(),
+            })
         })
-    }
-
-    /// Returns a buffer from `take_buffer` to the pool.
-    pub fn give_buffer(&self, buffer: wgpu::Buffer) {
-        self.pool
-            .borrow_mut()
-            .entry((buffer.size(), buffer.usage()))
-            .or_default()
-            .push(buffer);
     }
 
     /// The pipeline for `source`, compiled once: kernel source depends only on a graph's
@@ -171,8 +212,9 @@ impl GpuDevice {
                 cache: None,
             });
         if let Some(error) = scopes.pop(&format!("kernel rejected\n{source}\n")).await {
-            return Err(error);
+            return Err(self.core.lost.explain(error));
         }
+        self.core.counters.add_pipeline();
         let pipeline = Rc::new(pipeline);
         self.pipelines
             .borrow_mut()
@@ -180,40 +222,20 @@ impl GpuDevice {
         Ok(pipeline)
     }
 
-    /// The device copy of `node`'s data, if it was uploaded before.
-    pub fn uploaded(&self, node: &NodeRef) -> Option<wgpu::Buffer> {
-        self.uploads
-            .borrow()
-            .get(&node.id)
-            .map(|(_, buffer)| buffer.clone())
-    }
-
-    pub fn remember_upload(&self, node: &NodeRef, buffer: wgpu::Buffer) {
-        self.uploads
-            .borrow_mut()
-            .insert(node.id, (Rc::downgrade(node), buffer));
-    }
-
-    /// Frees the uploads of nodes that were dropped or destroyed.
-    pub fn prune_uploads(&self) {
-        let mut uploads = self.uploads.borrow_mut();
-        let dead: Vec<u64> = uploads
-            .iter()
-            .filter(|(_, (node, _))| node.upgrade().is_none_or(|n| n.is_destroyed()))
-            .map(|(id, _)| *id)
-            .collect();
-        for id in dead {
-            if let Some((_, buffer)) = uploads.remove(&id) {
-                self.give_buffer(buffer);
-            }
-        }
-    }
-
-    pub fn resident_uploads(&self) -> usize {
-        self.uploads.borrow().len()
-    }
-
     pub fn cached_pipelines(&self) -> usize {
         self.pipelines.borrow().len()
+    }
+
+    pub(crate) fn trim_pool(&self, cache: Option<&str>) {
+        self.pool.trim(cache);
+    }
+
+    /// Frees every buffer and pipeline and destroys the device; later use is `DESTROYED`.
+    pub fn destroy_device(&self) {
+        self.core.lost.set_destroyed("WebGPU");
+        self.pool.close();
+        self.pipelines.borrow_mut().clear();
+        self.graveyard.bury();
+        self.device.destroy();
     }
 }

@@ -1,147 +1,81 @@
-//! The WebGPU backend (wgpu): the CPU backend's plan, run as generated WGSL compute kernels.
+//! The WebGPU backend (wgpu): the shared plan, run as generated WGSL compute kernels.
 //!
-//! Every column lives on the device as 32-bit words (WGSL storage has no 8/16-bit types):
-//! 8- and 16-bit inputs are widened on upload and narrowed on readback.
+//! Every value lives on the device as 32-bit words (WGSL storage has no 8/16-bit types):
+//! 8- and 16-bit inputs are widened on upload and narrowed on readback. An evaluation
+//! records its dispatches and submits them at once, with one block of parameters for all.
 
-pub mod codegen;
 mod device;
-pub(crate) mod lost;
 pub(crate) mod oneshot;
 pub(crate) mod scopes;
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::num::NonZeroU64;
+use std::rc::Rc;
 
 use crate::column::{Column, ColumnData, Elem};
+use crate::dtype::DType;
+use crate::engine::{internal, Backend, DeviceCore, READ_PIECE_BYTES};
 use crate::error::{ErrorCode, GpuTableError, Result};
-use crate::ir::{validate_segments, NodeRef, Op};
-use crate::plan::{plan, plan_with, Fusion, Region};
-pub use device::{GpuDevice, GpuLimits};
+use crate::ir::NodeRef;
+use crate::memory::Home;
+use crate::plan::{Plan, PlanLimits, Region, MAX_REGION_NODES};
+use crate::value::{RowSink, Storage, Value};
+use crate::wgsl::compute::{self, is_narrow, REDUCE_GROUPS, REDUCE_WORKGROUP, WORKGROUP_SIZE};
+use crate::wgsl::is_literal;
+use crate::wgsl::reduce::ReduceOp;
+pub use device::{BufferLease, GpuDevice, GpuLimits};
 
-use codegen::WORKGROUP_SIZE;
-
-/// Columns can also be bound as vertex buffers by a renderer on the same device.
+/// Values can also be bound as vertex buffers by a renderer on the same device.
 const STORAGE: wgpu::BufferUsages = wgpu::BufferUsages::STORAGE
     .union(wgpu::BufferUsages::VERTEX)
     .union(wgpu::BufferUsages::COPY_DST)
     .union(wgpu::BufferUsages::COPY_SRC);
+const STAGING: wgpu::BufferUsages =
+    wgpu::BufferUsages::MAP_READ.union(wgpu::BufferUsages::COPY_DST);
+const UNIFORM: wgpu::BufferUsages = wgpu::BufferUsages::UNIFORM.union(wgpu::BufferUsages::COPY_DST);
 
-/// Evaluates `roots` on `device`, leaving each root's output on the node (read back).
-/// Intermediates stay on the device for the duration of the call only.
-#[cfg(not(target_arch = "wasm32"))]
-pub fn evaluate(device: &GpuDevice, roots: &[NodeRef]) -> Result<()> {
-    pollster::block_on(evaluate_async(device, roots))
+/// A value in a buffer of this device.
+pub struct GpuValue {
+    lease: BufferLease,
+    device: GpuDevice,
 }
 
-/// `evaluate`, for the browser's event loop.
-pub async fn evaluate_async(device: &GpuDevice, roots: &[NodeRef]) -> Result<()> {
-    device.check_alive()?;
-    device.prune_uploads();
-    let plan = plan(roots, Fusion::On)?;
-    let mut resident: HashMap<u64, wgpu::Buffer> = HashMap::new();
-    // Catches what the per-dispatch scopes do not (buffer creation, uploads, copies).
-    let scopes = scopes::ErrorScopes::push(&device.device);
-    let mut result = run_plan(device, &plan.regions, roots, &mut resident).await;
-    if let Some(error) = scopes.pop("evaluation failed").await {
-        result = result.and(Err(error));
+impl GpuValue {
+    pub fn device(&self) -> &GpuDevice {
+        &self.device
     }
-    // Region outputs are this call's own; uploads stay on the device with their nodes.
-    let outputs: std::collections::HashSet<u64> = plan.regions.iter().map(|r| r.root.id).collect();
-    for (id, buffer) in resident {
-        if outputs.contains(&id) {
-            device.give_buffer(buffer);
-        }
+    /// The buffer: 32-bit values, rows packed (it may be longer than the value).
+    pub fn buffer(&self) -> &wgpu::Buffer {
+        &self.lease.buffer
     }
-    result
 }
 
-/// The passes `root` runs on `device`: the shared plan, then each pass's dispatches.
-pub fn explain(device: &GpuDevice, root: &NodeRef) -> Result<String> {
-    let plan = plan_with(std::slice::from_ref(root), Fusion::On, true)?;
-    let backend = match device.adapter_name.as_str() {
-        "" => "webgpu".to_string(),
-        name => format!("webgpu ({name})"),
-    };
-    let mut text = plan.describe(&backend);
-    let mut dispatches = 0;
-    for (index, region) in plan.regions.iter().enumerate() {
-        let rows = region.rows();
-        let line = if region.root.op == Op::Extent {
-            let groups = rows
-                .div_ceil(codegen::REDUCE_WORKGROUP)
-                .clamp(1, codegen::REDUCE_GROUPS);
-            dispatches += 2;
-            format!(
-                "pass {}: 2 dispatches: {groups} workgroups of {} fold partial [min, max], then 1 workgroup folds them",
-                index + 1,
-                codegen::REDUCE_WORKGROUP
-            )
-        } else if rows == 0 {
-            format!("pass {}: no dispatch (0 rows)", index + 1)
-        } else {
-            let ((x, y), _) = grid(device, rows)?;
-            dispatches += 1;
-            format!("pass {}: 1 dispatch of {x}x{y} workgroups of {WORKGROUP_SIZE} (one invocation per row)", index + 1)
-        };
-        text.push_str(&line);
-        text.push('\n');
-    }
-    let plural = if dispatches == 1 { "" } else { "es" };
-    text.push_str(&format!("{dispatches} dispatch{plural} in all\n"));
-    Ok(text)
+/// One recorded dispatch: binding 0 its parameters, 1.. `buffers` (bytes each binds).
+struct Dispatch {
+    pipeline: Rc<wgpu::ComputePipeline>,
+    params: Vec<u32>,
+    buffers: Vec<(wgpu::Buffer, u64)>,
+    grid: (u32, u32),
 }
 
-async fn run_plan(
-    device: &GpuDevice,
-    regions: &[Region],
-    roots: &[NodeRef],
-    resident: &mut HashMap<u64, wgpu::Buffer>,
-) -> Result<()> {
-    for region in regions {
-        for leaf in &region.leaves {
-            if let std::collections::hash_map::Entry::Vacant(slot) = resident.entry(leaf.id) {
-                slot.insert(make_resident(device, leaf)?);
-            }
-        }
-        for node in region.nodes.iter().filter(|n| n.op == Op::SegmentedMap) {
-            let segments = &node.inputs[0];
-            let column = match segments.output() {
-                Some(column) => column,
-                None => {
-                    std::rc::Rc::new(read_back(device, &resident[&segments.id], segments).await?)
-                }
-            };
-            validate_segments(&column, node.meta.length)?;
-        }
-        let output = run_region(device, region, resident).await?;
-        resident.insert(region.root.id, output);
-    }
-    for root in roots {
-        if root.output().is_none() {
-            let column = read_back(device, &resident[&root.id], root).await?;
-            root.set_output(std::rc::Rc::new(column));
-        }
-    }
-    Ok(())
+/// The work of one evaluation: recorded dispatches, submitted by `flush`.
+pub struct GpuBatch {
+    home: Home,
+    scopes: Option<scopes::ErrorScopes>,
+    dispatches: Vec<Dispatch>,
+    /// Buffers the recorded dispatches use besides values (reduction partials).
+    keep: Vec<BufferLease>,
+    _recording: Recording,
 }
 
-/// The device copy of an evaluated node's data, uploaded now unless it is there already; it
-/// stays while the node lives (freed by the next evaluation or
-/// `prune_uploads`).
-pub fn make_resident(device: &GpuDevice, node: &NodeRef) -> Result<wgpu::Buffer> {
-    device.check_alive()?;
-    if let Some(buffer) = device.uploaded(node) {
-        return Ok(buffer);
+/// While a batch records, buffers the pool frees wait for its submit to be destroyed.
+struct Recording(Rc<device::Graveyard>);
+
+impl Drop for Recording {
+    fn drop(&mut self) {
+        self.0.stop_recording();
+        self.0.bury();
     }
-    let column = node.output().ok_or_else(|| {
-        GpuTableError::new(
-            ErrorCode::Internal,
-            format!("t{} has no data to upload", node.id),
-        )
-    })?;
-    let buffer = upload(device, &column, node)?;
-    device.remember_upload(node, buffer.clone());
-    Ok(buffer)
 }
 
 /// Bytes of a node's output on the device: 4 per value.
@@ -154,29 +88,22 @@ pub(crate) fn device_bytes(node: &NodeRef) -> u64 {
     rows * node.meta.size as u64 * 4
 }
 
-fn upload(device: &GpuDevice, column: &Column, node: &NodeRef) -> Result<wgpu::Buffer> {
-    let bytes = device_bytes(node);
-    device.check_binding(bytes, &format!("input t{}", node.id))?;
-    let data = device_words(column);
-    let buffer = device.take_buffer(bytes, STORAGE);
-    if !data.is_empty() {
-        device.queue.write_buffer(&buffer, 0, &data);
-    }
-    Ok(buffer)
+fn out_of_memory(what: &str) -> GpuTableError {
+    GpuTableError::new(ErrorCode::OutOfMemory, format!("no memory for {what}"))
 }
 
 /// A column as device words (little-endian 32-bit values, 8/16-bit types widened).
-pub(crate) fn device_words(column: &Column) -> Cow<'_, [u8]> {
-    fn widen<T: Elem>(values: &[T], to_word: impl Fn(T) -> u32) -> Cow<'_, [u8]> {
-        Cow::Owned(
-            values
-                .iter()
-                .flat_map(|v| to_word(*v).to_le_bytes())
-                .collect(),
-        )
+pub(crate) fn device_words(column: &Column) -> Result<Cow<'_, [u8]>> {
+    fn widen<T: Elem>(values: &[T], to_word: impl Fn(T) -> u32) -> Result<Cow<'_, [u8]>> {
+        let mut bytes = Vec::new();
+        bytes
+            .try_reserve_exact(values.len() * 4)
+            .map_err(|_| out_of_memory("widening an upload"))?;
+        bytes.extend(values.iter().flat_map(|v| to_word(*v).to_le_bytes()));
+        Ok(Cow::Owned(bytes))
     }
     // 32-bit columns already have the device layout: borrowed, not copied.
-    fn words<T: Elem>(values: &[T]) -> Cow<'_, [u8]> {
+    fn words<T: Elem>(values: &[T]) -> Result<Cow<'_, [u8]>> {
         const {
             assert!(
                 cfg!(target_endian = "little"),
@@ -184,9 +111,9 @@ pub(crate) fn device_words(column: &Column) -> Cow<'_, [u8]> {
             )
         };
         // SAFETY: T is a 4-byte plain number type; any initialized bytes of it are valid u8s.
-        Cow::Borrowed(unsafe {
+        Ok(Cow::Borrowed(unsafe {
             std::slice::from_raw_parts(values.as_ptr() as *const u8, std::mem::size_of_val(values))
-        })
+        }))
     }
     match &column.data {
         ColumnData::U8(v) => widen(v, |x| x as u32),
@@ -199,234 +126,412 @@ pub(crate) fn device_words(column: &Column) -> Cow<'_, [u8]> {
     }
 }
 
-/// The dispatch grid for `rows` invocations and the rows per grid row it implies.
-fn grid(device: &GpuDevice, rows: u32) -> Result<((u32, u32), u32)> {
-    let groups = rows.div_ceil(WORKGROUP_SIZE).max(1);
-    let max = device.limits.max_compute_workgroups_per_dimension;
-    if groups <= max {
-        return Ok(((groups, 1), groups * WORKGROUP_SIZE));
-    }
-    let y = groups.div_ceil(max);
-    if y > max {
-        return Err(GpuTableError::new(
-            ErrorCode::LimitExceeded,
-            format!("{rows} rows need more than maxComputeWorkgroupsPerDimension^2 ({max}^2) workgroups"),
-        ));
-    }
-    Ok(((max, y), max * WORKGROUP_SIZE))
-}
-
-async fn run_region(
-    device: &GpuDevice,
-    region: &Region,
-    resident: &HashMap<u64, wgpu::Buffer>,
-) -> Result<wgpu::Buffer> {
-    let root = &region.root;
-    let bytes = device_bytes(root);
-    device.check_binding(bytes, &format!("output t{}", root.id))?;
-    let rows = region.rows();
-    let leaves: Vec<&wgpu::Buffer> = region
-        .leaves
-        .iter()
-        .map(|leaf| &resident[&leaf.id])
-        .collect();
-    let output = device.take_buffer(bytes, STORAGE);
-    let result = if root.op == Op::Extent {
-        run_extent(device, region, rows, &leaves, &output).await
-    } else if rows == 0 {
-        Ok(())
-    } else {
-        run_elementwise(device, region, rows, &leaves, &output).await
-    };
-    match result {
-        Ok(()) => Ok(output),
-        Err(error) => {
-            device.give_buffer(output);
-            Err(error)
-        }
-    }
-}
-
-async fn run_elementwise(
-    device: &GpuDevice,
-    region: &Region,
-    rows: u32,
-    leaves: &[&wgpu::Buffer],
-    output: &wgpu::Buffer,
-) -> Result<()> {
-    let ((x, y), row_stride) = grid(device, rows)?;
-    let kernel = codegen::elementwise_kernel(region, rows, row_stride)?;
-    dispatch(
-        device,
-        &kernel.source,
-        &kernel.params,
-        output,
-        leaves,
-        (x, y),
-    )
-    .await
-}
-
-/// `extent` in two passes: per-workgroup partial [min, max] with the fused prologue, then
-/// one workgroup folding the partials.
-async fn run_extent(
-    device: &GpuDevice,
-    region: &Region,
-    rows: u32,
-    leaves: &[&wgpu::Buffer],
-    output: &wgpu::Buffer,
-) -> Result<()> {
-    if rows == 0 {
-        return Err(GpuTableError::new(
-            ErrorCode::EmptyInput,
-            "extent of an empty input",
-        ));
-    }
-    let input = &region.root.inputs[0];
-    let groups = rows
-        .div_ceil(codegen::REDUCE_WORKGROUP)
-        .min(codegen::REDUCE_GROUPS);
-    let partials_bytes = groups as u64 * input.meta.size as u64 * 2 * 4;
-    device.check_binding(partials_bytes, "extent partials")?;
-    let partials = device.take_buffer(partials_bytes, STORAGE);
-    let kernel = codegen::extent_partials_kernel(region, rows, groups)?;
-    let mut result = dispatch(
-        device,
-        &kernel.source,
-        &kernel.params,
-        &partials,
-        leaves,
-        (groups, 1),
-    )
-    .await;
-    if result.is_ok() {
-        let source = codegen::extent_final_source(input.meta.dtype.class(), input.meta.size);
-        result = dispatch(
-            device,
-            &source,
-            &[rows, groups, 0],
-            output,
-            &[&partials],
-            (1, 1),
-        )
-        .await;
-    }
-    device.give_buffer(partials);
-    result
-}
-
-/// Runs one compute pass of `source`: binding 0 the parameters, 1 `output`, 2.. `inputs`.
-async fn dispatch(
-    device: &GpuDevice,
-    source: &str,
-    params: &[u32],
-    output: &wgpu::Buffer,
-    inputs: &[&wgpu::Buffer],
-    (x, y): (u32, u32),
-) -> Result<()> {
-    let pipeline = device.pipeline(source).await?;
-    let mut words: Vec<u8> = params.iter().flat_map(|p| p.to_le_bytes()).collect();
-    words.resize(params.len().div_ceil(4).max(1) * 16, 0);
-    let uniform = device.take_buffer(
-        words.len() as u64,
-        wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-    );
-    device.queue.write_buffer(&uniform, 0, &words);
-
-    let scopes = scopes::ErrorScopes::push(&device.device);
-    let mut entries = vec![
-        wgpu::BindGroupEntry {
-            binding: 0,
-            resource: uniform.as_entire_binding(),
-        },
-        wgpu::BindGroupEntry {
-            binding: 1,
-            resource: output.as_entire_binding(),
-        },
-    ];
-    for (k, buffer) in inputs.iter().enumerate() {
-        entries.push(wgpu::BindGroupEntry {
-            binding: k as u32 + 2,
-            resource: buffer.as_entire_binding(),
-        });
-    }
-    let bind_group = device.device.create_bind_group(&wgpu::BindGroupDescriptor {
-        label: Some("gputable pass"),
-        layout: &pipeline.get_bind_group_layout(0),
-        entries: &entries,
-    });
-    let mut encoder = device.device.create_command_encoder(&Default::default());
-    {
-        let mut pass = encoder.begin_compute_pass(&Default::default());
-        pass.set_pipeline(&pipeline);
-        pass.set_bind_group(0, &bind_group, &[]);
-        pass.dispatch_workgroups(x, y, 1);
-    }
-    device.queue.submit([encoder.finish()]);
-    let error = scopes.pop("dispatch failed").await;
-    device.give_buffer(uniform);
-    match error {
-        Some(error) => Err(error),
-        None => Ok(()),
-    }
-}
-
 /// Device words (little-endian u32) as host values of `dtype`, narrowing 8/16-bit types.
-pub(crate) fn decode(bytes: &[u8], dtype: crate::DType) -> ColumnData {
-    fn each<T>(bytes: &[u8], f: impl Fn(u32) -> T) -> Vec<T> {
-        bytes
-            .chunks_exact(4)
-            .map(|c| f(u32::from_le_bytes([c[0], c[1], c[2], c[3]])))
-            .collect()
+pub(crate) fn decode(bytes: &[u8], dtype: DType) -> Result<ColumnData> {
+    fn each<T>(bytes: &[u8], f: impl Fn(u32) -> T) -> Result<Vec<T>> {
+        let mut out = Vec::new();
+        out.try_reserve_exact(bytes.len() / 4)
+            .map_err(|_| out_of_memory("a readback"))?;
+        out.extend(
+            bytes
+                .chunks_exact(4)
+                .map(|c| f(u32::from_le_bytes([c[0], c[1], c[2], c[3]]))),
+        );
+        Ok(out)
     }
-    match dtype {
-        crate::DType::U8 => ColumnData::U8(each(bytes, |w| w as u8)),
-        crate::DType::U16 => ColumnData::U16(each(bytes, |w| w as u16)),
-        crate::DType::I8 => ColumnData::I8(each(bytes, |w| w as i8)),
-        crate::DType::I16 => ColumnData::I16(each(bytes, |w| w as i16)),
-        crate::DType::U32 => ColumnData::U32(each(bytes, |w| w)),
-        crate::DType::I32 => ColumnData::I32(each(bytes, |w| w as i32)),
-        crate::DType::F32 => ColumnData::F32(each(bytes, f32::from_bits)),
+    Ok(match dtype {
+        DType::U8 => ColumnData::U8(each(bytes, |w| w as u8)?),
+        DType::U16 => ColumnData::U16(each(bytes, |w| w as u16)?),
+        DType::I8 => ColumnData::I8(each(bytes, |w| w as i8)?),
+        DType::I16 => ColumnData::I16(each(bytes, |w| w as i16)?),
+        DType::U32 => ColumnData::U32(each(bytes, |w| w)?),
+        DType::I32 => ColumnData::I32(each(bytes, |w| w as i32)?),
+        DType::F32 => ColumnData::F32(each(bytes, f32::from_bits)?),
+    })
+}
+
+impl GpuDevice {
+    /// The dispatch grid for `invocations` in workgroups of `workgroup`, and the invocations
+    /// per grid row it implies (grids past 65,535 workgroups wrap into a second dimension).
+    fn grid(&self, invocations: u32, workgroup: u32) -> Result<((u32, u32), u32)> {
+        let groups = invocations.div_ceil(workgroup).max(1);
+        let max = self.limits.max_compute_workgroups_per_dimension;
+        if groups <= max {
+            return Ok(((groups, 1), groups * workgroup));
+        }
+        let y = groups.div_ceil(max);
+        if y > max {
+            return Err(GpuTableError::new(
+                ErrorCode::LimitExceeded,
+                format!("{invocations} invocations need more than maxComputeWorkgroupsPerDimension^2 ({max}^2) workgroups"),
+            ));
+        }
+        Ok(((max, y), max * workgroup))
+    }
+
+    fn value(&self, node: &NodeRef, lease: BufferLease) -> Value {
+        Value {
+            device: self.core.id,
+            dtype: node.meta.dtype,
+            size: node.meta.size,
+            rows: if node.meta.constant {
+                1
+            } else {
+                node.meta.length
+            },
+            storage: Storage::WebGpu(GpuValue {
+                lease,
+                device: self.clone(),
+            }),
+        }
+    }
+
+    /// An output buffer for `node`, checked against the binding limit.
+    fn output(&self, batch: &GpuBatch, node: &NodeRef) -> Result<(BufferLease, u64)> {
+        let bytes = device_bytes(node);
+        self.check_binding(bytes, &format!("the output of t{}", node.id))?;
+        Ok((self.take_buffer(bytes, STORAGE, &batch.home)?, bytes))
+    }
+
+    /// Rows of the first reduction pass per group, and the groups, for `rows` rows.
+    fn reduction_groups(&self, rows: u32, lanes: u32) -> u32 {
+        if is_narrow(lanes) {
+            rows.div_ceil(REDUCE_WORKGROUP).clamp(1, REDUCE_GROUPS)
+        } else {
+            // Partial states stay within a few MB however wide the rows are.
+            let most = ((1u32 << 20) / lanes).max(1);
+            rows.div_ceil(64).clamp(1, REDUCE_GROUPS).min(most)
+        }
+    }
+
+    async fn reduce(
+        &self,
+        batch: &mut GpuBatch,
+        region: &Region,
+        leaves: &[Rc<Value>],
+        op: ReduceOp,
+    ) -> Result<Value> {
+        let root = &region.root;
+        let input = &root.inputs[0];
+        let (rows, lanes) = (region.rows(), input.meta.size);
+        let groups = self.reduction_groups(rows, lanes);
+        let partial_bytes = groups as u64 * lanes as u64 * op.state_words() as u64 * 4;
+        self.check_binding(partial_bytes, "the partial states of a reduction")?;
+        let partials = self.take_buffer(partial_bytes, STORAGE, &batch.home)?;
+        let kernel = compute::reduce_partials_kernel(region, leaves, op, rows, groups)?;
+        let grid = if is_narrow(lanes) {
+            (groups, 1)
+        } else {
+            let x = lanes.div_ceil(WORKGROUP_SIZE);
+            if x > self.limits.max_compute_workgroups_per_dimension {
+                return Err(GpuTableError::new(
+                    ErrorCode::LimitExceeded,
+                    format!("rows of {lanes} lanes need more than maxComputeWorkgroupsPerDimension workgroups"),
+                ));
+            }
+            (x, groups)
+        };
+        let mut buffers = vec![(partials.buffer.clone(), partial_bytes)];
+        buffers.extend(bound(&kernel.buffers, leaves)?);
+        batch.dispatches.push(Dispatch {
+            pipeline: self.pipeline(&kernel.source).await?,
+            params: kernel.params,
+            buffers,
+            grid,
+        });
+        let (output, bytes) = self.output(batch, root)?;
+        let source = compute::reduce_final_source(op, input.meta.dtype.class(), lanes)?;
+        let (grid, stride) = self.grid(lanes, WORKGROUP_SIZE)?;
+        batch.dispatches.push(Dispatch {
+            pipeline: self.pipeline(&source).await?,
+            params: vec![rows, groups, 0, stride],
+            buffers: vec![
+                (output.buffer.clone(), bytes),
+                (partials.buffer.clone(), partial_bytes),
+            ],
+            grid,
+        });
+        batch.keep.push(partials);
+        Ok(self.value(root, output))
     }
 }
 
-/// Copies a node's device output back into host storage of its type.
-async fn read_back(device: &GpuDevice, buffer: &wgpu::Buffer, node: &NodeRef) -> Result<Column> {
-    let bytes = device_bytes(node);
-    let mut data = ColumnData::with_capacity(node.meta.dtype, 0)?;
-    if bytes > 0 {
-        let staging = device.take_buffer(
-            bytes,
-            wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        );
-        let mut encoder = device.device.create_command_encoder(&Default::default());
-        encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, bytes);
-        device.queue.submit([encoder.finish()]);
-        let slice = staging.slice(..bytes);
-        let (sender, mapped) = oneshot::channel();
-        slice.map_async(wgpu::MapMode::Read, move |result| sender.send(result));
-        // Natively the callback runs inside poll; in a browser the event loop runs it.
-        #[cfg(not(target_arch = "wasm32"))]
-        device
-            .device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| {
-                GpuTableError::new(
-                    ErrorCode::DeviceLost,
-                    format!("waiting for the device failed: {e}"),
-                )
-            })?;
-        mapped.await.map_err(|e| {
-            GpuTableError::new(ErrorCode::DeviceLost, format!("readback failed: {e}"))
-        })?;
-        {
-            let view = slice.get_mapped_range().map_err(|e| {
-                GpuTableError::new(ErrorCode::Internal, format!("readback mapping failed: {e}"))
-            })?;
-            data = decode(&view, node.meta.dtype);
-        }
-        staging.unmap();
-        device.give_buffer(staging);
+/// The buffers of the leaves a kernel binds, with the bytes each binding covers.
+fn bound(indices: &[usize], leaves: &[Rc<Value>]) -> Result<Vec<(wgpu::Buffer, u64)>> {
+    indices
+        .iter()
+        .map(
+            |&k| match leaves.get(k).map(|v| (&v.storage, v.elements())) {
+                Some((Storage::WebGpu(value), elements)) => {
+                    Ok((value.buffer().clone(), elements * 4))
+                }
+                _ => Err(internal("a kernel input is not on this WebGPU device")),
+            },
+        )
+        .collect()
+}
+
+impl Backend for GpuDevice {
+    type Batch = GpuBatch;
+
+    fn core(&self) -> &DeviceCore {
+        &self.core
     }
-    Column::new(data, node.meta.size)
+
+    fn name(&self) -> String {
+        match self.adapter_name.as_str() {
+            "" => "webgpu".to_string(),
+            name => format!("webgpu ({name})"),
+        }
+    }
+
+    fn plan_limits(&self) -> PlanLimits {
+        PlanLimits {
+            max_region_nodes: MAX_REGION_NODES,
+            // One storage binding is the output.
+            max_bindings: self
+                .limits
+                .max_storage_buffers_per_shader_stage
+                .saturating_sub(1) as usize,
+            binding_limit_name: "maxStorageBuffersPerShaderStage",
+            binding_cost: Box::new(|node, _| usize::from(!is_literal(node))),
+        }
+    }
+
+    fn reads_in_place(&self, value: &Value) -> bool {
+        value.device == self.core.id
+    }
+
+    fn takes_from_host(&self, leaf: &crate::ir::Node) -> bool {
+        is_literal(leaf)
+    }
+
+    fn begin(&self, home: Home) -> Result<GpuBatch> {
+        self.graveyard.start_recording();
+        Ok(GpuBatch {
+            home,
+            scopes: Some(scopes::ErrorScopes::push(&self.device)),
+            dispatches: Vec::new(),
+            keep: Vec::new(),
+            _recording: Recording(self.graveyard.clone()),
+        })
+    }
+
+    fn upload(&self, batch: &mut GpuBatch, column: &Column) -> Result<Value> {
+        let bytes = column.data.len() as u64 * 4;
+        self.check_binding(bytes, "an input")?;
+        let lease = self.take_buffer(bytes, STORAGE, &batch.home)?;
+        if bytes > 0 {
+            let words = device_words(column)?;
+            self.queue.write_buffer(&lease.buffer, 0, &words);
+            self.core.counters.add_upload(bytes);
+        }
+        Ok(Value {
+            device: self.core.id,
+            dtype: column.dtype(),
+            size: column.size,
+            rows: column.rows,
+            storage: Storage::WebGpu(GpuValue {
+                lease,
+                device: self.clone(),
+            }),
+        })
+    }
+
+    async fn run_region(
+        &self,
+        batch: &mut GpuBatch,
+        region: &Region,
+        leaves: &[Rc<Value>],
+    ) -> Result<Value> {
+        let root = &region.root;
+        if let Some(op) = ReduceOp::of(root) {
+            return self.reduce(batch, region, leaves, op).await;
+        }
+        let (output, bytes) = self.output(batch, root)?;
+        let rows = region.rows();
+        if rows > 0 {
+            let (grid, stride) = self.grid(rows, WORKGROUP_SIZE)?;
+            let kernel = compute::elementwise_kernel(region, leaves, rows, stride)?;
+            let mut buffers = vec![(output.buffer.clone(), bytes)];
+            buffers.extend(bound(&kernel.buffers, leaves)?);
+            batch.dispatches.push(Dispatch {
+                pipeline: self.pipeline(&kernel.source).await?,
+                params: kernel.params,
+                buffers,
+                grid,
+            });
+        }
+        Ok(self.value(root, output))
+    }
+
+    async fn flush(&self, batch: &mut GpuBatch) -> Result<()> {
+        if batch.dispatches.is_empty() {
+            return Ok(());
+        }
+        // Every dispatch's parameters in one uniform buffer, at aligned offsets.
+        let align = (self.limits.min_uniform_buffer_offset_alignment as usize).max(16);
+        let mut words: Vec<u8> = Vec::new();
+        let mut blocks = Vec::new();
+        for dispatch in &batch.dispatches {
+            let offset = words.len();
+            words.extend(dispatch.params.iter().flat_map(|p| p.to_le_bytes()));
+            let size = (dispatch.params.len().div_ceil(4).max(1) * 16) as u64;
+            words.resize(offset + size as usize, 0);
+            words.resize(words.len().next_multiple_of(align), 0);
+            blocks.push((offset as u64, size));
+        }
+        let uniform = self.take_buffer(words.len() as u64, UNIFORM, &batch.home)?;
+        self.queue.write_buffer(&uniform.buffer, 0, &words);
+        let mut encoder = self.device.create_command_encoder(&Default::default());
+        {
+            let mut pass = encoder.begin_compute_pass(&Default::default());
+            for (dispatch, &(offset, size)) in batch.dispatches.iter().zip(&blocks) {
+                let mut entries = vec![wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                        buffer: &uniform.buffer,
+                        offset,
+                        size: NonZeroU64::new(size),
+                    }),
+                }];
+                for (k, (buffer, bytes)) in dispatch.buffers.iter().enumerate() {
+                    entries.push(wgpu::BindGroupEntry {
+                        binding: k as u32 + 1,
+                        resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                            buffer,
+                            offset: 0,
+                            size: NonZeroU64::new((*bytes).max(4)),
+                        }),
+                    });
+                }
+                let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some("gputable pass"),
+                    layout: &dispatch.pipeline.get_bind_group_layout(0),
+                    entries: &entries,
+                });
+                pass.set_pipeline(&dispatch.pipeline);
+                pass.set_bind_group(0, &bind_group, &[]);
+                pass.dispatch_workgroups(dispatch.grid.0, dispatch.grid.1, 1);
+            }
+        }
+        self.queue.submit([encoder.finish()]);
+        self.core
+            .counters
+            .add_kernels(batch.dispatches.len() as u64);
+        batch.dispatches.clear();
+        batch.keep.clear();
+        self.graveyard.bury();
+        Ok(())
+    }
+
+    async fn finish(&self, mut batch: GpuBatch) -> Result<()> {
+        let flushed = self.flush(&mut batch).await;
+        let error = match batch.scopes.take() {
+            Some(scopes) => scopes.pop("evaluation failed").await,
+            None => None,
+        };
+        drop(batch);
+        flushed?;
+        match error {
+            Some(error) => Err(self.core.lost.explain(error)),
+            None => Ok(()),
+        }
+    }
+
+    async fn read_rows(
+        &self,
+        value: &Value,
+        start: u32,
+        end: u32,
+        sink: &mut RowSink<'_>,
+    ) -> Result<()> {
+        let Storage::WebGpu(gpu) = &value.storage else {
+            return Err(internal("not a WebGPU value"));
+        };
+        let row_bytes = value.size as u64 * 4;
+        let rows_per_piece = (READ_PIECE_BYTES / row_bytes).max(1);
+        let mut row = start as u64;
+        while row < end as u64 {
+            let rows = rows_per_piece.min(end as u64 - row);
+            let bytes = rows * row_bytes;
+            let staging = self.take_buffer(bytes, STAGING, &Home::Pool)?;
+            let mut encoder = self.device.create_command_encoder(&Default::default());
+            encoder.copy_buffer_to_buffer(gpu.buffer(), row * row_bytes, &staging.buffer, 0, bytes);
+            self.queue.submit([encoder.finish()]);
+            let slice = staging.buffer.slice(..bytes);
+            let (sender, mapped) = oneshot::channel();
+            slice.map_async(wgpu::MapMode::Read, move |result| sender.send(result));
+            // Natively the callback runs inside poll; in a browser the event loop runs it.
+            #[cfg(not(target_arch = "wasm32"))]
+            self.device
+                .poll(wgpu::PollType::wait_indefinitely())
+                .map_err(|e| {
+                    GpuTableError::new(
+                        ErrorCode::DeviceLost,
+                        format!("waiting for the device failed: {e}"),
+                    )
+                })?;
+            mapped.await.map_err(|e| {
+                GpuTableError::new(ErrorCode::DeviceLost, format!("readback failed: {e}"))
+            })?;
+            let data = {
+                let view = slice
+                    .get_mapped_range()
+                    .map_err(|e| internal(format!("readback mapping failed: {e}")))?;
+                decode(&view, value.dtype)
+            };
+            staging.buffer.unmap();
+            self.core.counters.add_readback(bytes);
+            sink(row * value.size as u64, data?)?;
+            row += rows;
+        }
+        Ok(())
+    }
+
+    fn describe_passes(&self, plan: &Plan) -> Result<String> {
+        let mut text = String::new();
+        let mut dispatches = 0;
+        for (index, region) in plan.regions.iter().enumerate() {
+            let rows = region.rows();
+            let line = if region.is_reduction() {
+                let lanes = region.root.inputs[0].meta.size;
+                let groups = self.reduction_groups(rows, lanes);
+                dispatches += 2;
+                if is_narrow(lanes) {
+                    format!(
+                        "2 dispatches: {groups} workgroups of {REDUCE_WORKGROUP} fold partial states, then one invocation per lane combines them"
+                    )
+                } else {
+                    format!(
+                        "2 dispatches: {groups} row groups per lane fold partial states, then one invocation per lane combines them"
+                    )
+                }
+            } else if rows == 0 {
+                "no dispatch (0 rows)".to_string()
+            } else {
+                let ((x, y), _) = self.grid(rows, WORKGROUP_SIZE)?;
+                dispatches += 1;
+                format!(
+                    "1 dispatch of {x}x{y} workgroups of {WORKGROUP_SIZE} (one invocation per row)"
+                )
+            };
+            text.push_str(&format!("pass {}: {line}\n", index + 1));
+        }
+        let plural = if dispatches == 1 { "" } else { "es" };
+        text.push_str(&format!("{dispatches} dispatch{plural} in all\n"));
+        Ok(text)
+    }
+
+    fn trim(&self, cache: Option<&str>) {
+        self.trim_pool(cache);
+    }
+
+    fn set_pool_cap(&self, bytes: u64) {
+        self.set_cap(bytes);
+    }
+
+    fn destroy(&self) {
+        self.destroy_device();
+    }
 }

@@ -1,5 +1,7 @@
 //! Error scopes for every kind of wgpu error: an error no scope catches goes to wgpu's
-//! default handler, which panics, and a panic would end the wasm instance.
+//! default handler, which panics, and a panic would end the wasm instance. Scopes are popped
+//! all at once, innermost first, before anything is awaited: wgpu panics on pops out of
+//! order, and another task may push scopes of its own while this one waits.
 
 use crate::error::{ErrorCode, GpuTableError};
 
@@ -20,10 +22,14 @@ impl ErrorScopes {
     }
 
     /// The first error caught, as `OUT_OF_MEMORY` or `INTERNAL` with `what` failing.
-    pub async fn pop(self, what: &str) -> Option<GpuTableError> {
+    pub async fn pop(mut self, what: &str) -> Option<GpuTableError> {
+        let mut pending = Vec::new();
+        while let Some(scope) = self.0.pop() {
+            pending.push(scope.pop());
+        }
         let mut first = None;
-        for scope in self.0.into_iter().rev() {
-            if let Some(error) = scope.pop().await {
+        for future in pending {
+            if let Some(error) = future.await {
                 let code = match error {
                     wgpu::Error::OutOfMemory { .. } => ErrorCode::OutOfMemory,
                     _ => ErrorCode::Internal,
@@ -32,5 +38,14 @@ impl ErrorScopes {
             }
         }
         first
+    }
+}
+
+/// Scopes dropped unpopped (an evaluation that failed early) are popped innermost first.
+impl Drop for ErrorScopes {
+    fn drop(&mut self) {
+        while let Some(scope) = self.0.pop() {
+            drop(scope);
+        }
     }
 }

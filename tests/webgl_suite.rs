@@ -1,67 +1,78 @@
 //! The WebGL2 backend against the CPU oracle, natively on wgpu's GL backend (EGL on
 //! llvmpipe in CI; `.cargo/config.toml` sets the Mesa override float render targets need):
-//! the shared suite (`gpu_suite`) plus what is WebGL2's own (tiles, draws, texture limits).
+//! the shared suite plus what is WebGL2's own (tiles, draws, texture limits).
 //! No adapter is a failure.
 
 mod common;
-mod gpu_suite;
+mod suite;
 use common::*;
-use gpu_suite::{check, check_roots, floats, Backend, Tolerance};
+use suite::{check, check_roots, floats, Target, Tolerance};
 
 use gputable::column::ColumnData;
+use gputable::engine::{evaluate_blocking, explain, Backend};
+use gputable::gl::GlDevice;
 use gputable::ir::{self, BinaryOp::*, NodeRef, UnaryOp::*};
-use gputable::{gl, ErrorCode};
 
-fn new_device() -> gl::GlDevice {
-    gl::GlDevice::new_blocking().expect(
+fn new_device() -> GlDevice {
+    GlDevice::new_blocking().expect(
         "a GL adapter with float render targets is required for these tests \
          (apt: libegl1 libegl-mesa0 libgles2 libgl1-mesa-dri)",
     )
 }
 
 thread_local! {
-    // Leaked, as in gpu_ops.rs: wgpu devices must not drop during thread teardown.
-    static DEVICE: &'static gl::GlDevice = Box::leak(Box::new(new_device()));
+    // Leaked, as in webgpu_suite.rs: wgpu devices must not drop during thread teardown.
+    static DEVICE: &'static GlDevice = Box::leak(Box::new(new_device()));
     // Textures of 64x64 texels: tiles of 4096 rows, so small columns span several tiles.
-    static SMALL_TILES: &'static gl::GlDevice = Box::leak(Box::new({
+    static SMALL_TILES: &'static GlDevice = Box::leak(Box::new({
         let mut d = new_device();
-        d.cap_texture_side(64);
+        d.cap_texture_side(64).unwrap();
         d
     }));
 }
 
-fn device() -> &'static gl::GlDevice {
-    DEVICE.with(|d| *d)
-}
-
 struct WebGl;
 
-impl Backend for WebGl {
-    fn evaluate(roots: &[NodeRef]) -> gputable::Result<()> {
-        gl::evaluate(device(), roots)
+impl Target for WebGl {
+    type Device = GlDevice;
+    fn device() -> GlDevice {
+        DEVICE.with(|d| (*d).clone())
     }
+    fn fresh() -> GlDevice {
+        new_device()
+    }
+    const TRANSFERS: bool = true;
+    const WIDE_ROWS: bool = false;
 }
 
-gpu_suite!(WebGl);
+suite!(WebGl);
 
 /// The suite's device with 64-texel textures: every column of more than 4096 rows is tiled.
 struct WebGlTiled;
 
-impl Backend for WebGlTiled {
-    fn evaluate(roots: &[NodeRef]) -> gputable::Result<()> {
-        SMALL_TILES.with(|d| gl::evaluate(d, roots))
+impl Target for WebGlTiled {
+    type Device = GlDevice;
+    fn device() -> GlDevice {
+        SMALL_TILES.with(|d| (*d).clone())
     }
+    fn fresh() -> GlDevice {
+        let mut d = new_device();
+        d.cap_texture_side(64).unwrap();
+        d
+    }
+    const TRANSFERS: bool = true;
+    const WIDE_ROWS: bool = false;
 }
 
 #[test]
 fn the_device_reports_its_limits_and_uses_the_fragment_path() {
-    let d = device();
+    let d = WebGl::device();
     assert!(d.limits.max_texture_dimension_2d >= 2048);
     assert!(d.limits.max_color_attachments >= 4);
     assert!(d.limits.max_sampled_textures_per_shader_stage >= 16);
     assert!(d.layout.width() >= 2048);
     // Native GL has compute shaders; the WebGL2 device must not use them.
-    let text = gl::explain(d, &ir::unary(Sqrt, &f32s(&[1.], 1)).unwrap()).unwrap();
+    let text = explain(&d, &ir::unary(Sqrt, &f32s(&[1.], 1)).unwrap()).unwrap();
     assert!(text.contains("1 draw(s)"), "{text}");
 }
 
@@ -113,17 +124,18 @@ fn wide_rows_use_several_render_targets_and_planes() {
 
 #[test]
 fn kernels_are_cached_by_structure_not_data() {
-    let d = device();
+    let d = WebGl::fresh();
     let run = |n: usize, c: f32| {
         let r = ir::binary(Add, &f32s(&floats(n), 1), &lit(&[c])).unwrap();
-        gl::evaluate(d, std::slice::from_ref(&r)).unwrap();
+        evaluate_blocking(&d, std::slice::from_ref(&r)).unwrap();
     };
     run(10, 1.0);
-    let before = d.cached_pipelines();
+    let before = d.core().counters.stats().pipelines;
     run(5000, 2.0);
     run(77, -4.0);
+    assert_eq!(d.cached_pipelines(), 1);
     assert_eq!(
-        d.cached_pipelines(),
+        d.core().counters.stats().pipelines,
         before,
         "new row counts and constants reuse the pipeline"
     );
@@ -137,12 +149,12 @@ fn explain_lists_passes_and_draws() {
         &ir::binary(Add, &ir::binary(Multiply, &x, &x).unwrap(), &lit(&[1.])).unwrap(),
     )
     .unwrap();
-    let d = device();
-    let text = gl::explain(d, &fused).unwrap();
+    let d = WebGl::device();
+    let text = explain(&d, &fused).unwrap();
     assert!(text.starts_with("plan on webgl ("), "{text}");
     assert!(text.contains("fused elementwise, 3 ops"), "{text}");
     assert!(text.ends_with("1 draw in all\n"), "{text}");
-    let reduced = gl::explain(d, &ir::extent(&fused).unwrap()).unwrap();
+    let reduced = explain(&d, &ir::extent(&fused).unwrap()).unwrap();
     assert!(
         reduced.contains("3 draws: per 4 lanes, 1 draw(s) folding 256 rows"),
         "{reduced}"
@@ -151,53 +163,30 @@ fn explain_lists_passes_and_draws() {
 
 #[test]
 fn textures_are_uploaded_once_and_freed_with_their_node() {
-    let d = new_device();
+    let d = WebGl::fresh();
     let x = f32s(&floats(999), 3);
     for c in [1.0, 2.0, 3.0] {
         let r = ir::binary(Add, &x, &lit(&[c])).unwrap();
-        gl::evaluate(&d, std::slice::from_ref(&r)).unwrap();
+        evaluate_blocking(&d, std::slice::from_ref(&r)).unwrap();
+        r.destroy();
     }
-    assert_eq!(d.resident_uploads(), 2);
+    let uploaded = d.core().counters.stats().upload_bytes;
+    // One RGBA32 texel row of the layout's width holds x's 999 rows; literals are parameters.
+    assert_eq!(uploaded, d.layout.width() as u64 * 16);
     x.destroy();
-    let y = f32s(&[1.], 1);
-    let root = ir::unary(Sqrt, &y).unwrap();
-    gl::evaluate(&d, std::slice::from_ref(&root)).unwrap();
-    assert_eq!(d.resident_uploads(), 1);
-    // Only y's texture is left: outputs and intermediates were freed after reading back.
-    assert_eq!(d.live_textures(), 1);
-    y.destroy();
-    drop(root);
-    gl::evaluate(&d, &[ir::sequence(3., 0., 1.).unwrap()]).unwrap();
-    assert_eq!(d.live_textures(), 0);
+    assert_eq!(d.core().counters.memory().live_bytes, 0);
 }
 
 #[test]
-fn a_draw_reading_too_many_textures_is_split_or_limit_exceeded() {
-    let d = device();
+fn a_draw_reading_too_many_textures_is_split() {
+    let d = WebGl::device();
     let max = d.limits.max_sampled_textures_per_shader_stage as usize;
-    // A fused chain over more leaves than one draw may sample runs unfused instead.
+    // A fused chain over more leaves than one draw may sample is split into several draws.
     let columns: Vec<NodeRef> = (0..max + 3).map(|k| f32s(&floats(50 + k), 1)).collect();
     let sum = ir::fold_binary(Add, &columns).unwrap();
     check_roots::<WebGl>(&[sum], Tolerance::Relative(1e-6)).unwrap();
-    // One interleave of more columns than that cannot be one draw.
-    let wide = ir::interleave(&columns).unwrap();
-    let error = gl::evaluate(d, &[wide]).unwrap_err();
-    assert_eq!(error.code, ErrorCode::LimitExceeded);
-    assert!(
-        error.message.contains("maxSampledTexturesPerShaderStage"),
-        "{}",
-        error.message
-    );
-}
-
-#[test]
-fn a_destroyed_device_reports_device_lost() {
-    let d = new_device();
-    let r = ir::unary(Sqrt, &f32s(&[4.], 1)).unwrap();
-    gl::evaluate(&d, std::slice::from_ref(&r)).unwrap();
-    d.destroy();
-    let again = ir::unary(Sqrt, &f32s(&[9.], 1)).unwrap();
-    assert_eq!(code(gl::evaluate(&d, &[again])), ErrorCode::DeviceLost);
+    // An interleave of more columns than that nests, and so fits too.
+    check::<WebGl>(ir::interleave(&columns).unwrap(), Tolerance::Exact);
 }
 
 #[test]

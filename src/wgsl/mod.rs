@@ -1,35 +1,44 @@
-//! WGSL generation: one compute kernel per fused region of the plan.
+//! WGSL generation shared by the WebGPU (compute) and WebGL2 (fragment) backends: one
+//! kernel per fused region of the plan.
 //!
-//! One invocation computes one output row. Each node of the region becomes a local array of
-//! its lanes, computed from its inputs' lanes with the lane rule of `api.md`; only the root
-//! is stored. The source depends only on the region's structure and types: row counts,
-//! lengths and sequence parameters come from a uniform array, so new data or row counts
-//! reuse the cached pipeline.
+//! One invocation (or fragment) computes one output row. Each node of the region becomes a
+//! local array of its lanes, computed from its inputs' lanes with the lane rule of `api.md`;
+//! only the root is stored. The source depends only on the region's structure and types:
+//! row counts, lengths, literals and sequence parameters come from a uniform array, so new
+//! data or row counts reuse the cached pipeline.
+
+pub mod compute;
+pub mod fragment;
+pub mod reduce;
 
 use std::collections::HashMap;
 use std::fmt::Write;
+use std::rc::Rc;
 
+use crate::column::ColumnData;
 use crate::dtype::{Class, DType};
 use crate::error::{ErrorCode, GpuTableError, Result};
-use crate::ir::{BinaryOp, NodeRef, Op, UnaryOp};
+use crate::ir::{BinaryOp, Node, NodeRef, Op, UnaryOp};
 use crate::plan::Region;
+use crate::value::Value;
 
 pub const WORKGROUP_SIZE: u32 = 64;
 
-/// Shared helpers: integer division by zero is 0 (WGSL would give the dividend) and `pow`
-/// follows the CPU's (C `powf`) rules where WGSL's `pow` is undefined.
+/// Shared helpers: parameters, run-time 0 and 1, integer division (by zero is 0).
 pub(crate) const PRELUDE: &str = include_str!("../../shaders/prelude.wgsl");
-/// `gt_sin gt_cos gt_tan gt_exp gt_log`: accurate float32 transcendentals.
+/// `gt_sin gt_cos gt_tan gt_exp gt_log gt_pow`: accurate float32 transcendentals.
 const MATH: &str = include_str!("../../shaders/math.wgsl");
 /// `gt_fround`: float64 word pairs to float32 high and low parts, without f64.
 const FROUND: &str = include_str!("../../shaders/fround.wgsl");
 
 /// A generated kernel and its parameter words. Binding 0 holds the parameters; with storage
-/// buffers, 1 the output and 2.. the region's leaves in order; with textures, 1.. the
-/// textures listed in `textures`.
+/// buffers, 1 the output and 2.. the leaves listed in `buffers`; with textures, 1.. the
+/// textures listed in `textures`. Literal leaves are in the parameters, not bound.
 pub struct Kernel {
     pub source: String,
     pub params: Vec<u32>,
+    /// Leaf indices bound as storage buffers, in binding order (from binding 2).
+    pub buffers: Vec<usize>,
     pub textures: Vec<TextureBinding>,
 }
 
@@ -122,14 +131,35 @@ fn convert(expr: &str, from: Class, to: Class) -> String {
     }
 }
 
+/// Lanes a constant source may have to be passed in the parameters rather than bound.
+pub const MAX_LITERAL_LANES: u32 = 16;
+
+/// A small constant handed in by the user (a number literal, `fromConstant`): its values go
+/// into the kernel's parameters, so it takes no binding and new values reuse the pipeline.
+pub fn is_literal(node: &Node) -> bool {
+    node.is_source() && node.meta.constant && node.meta.size <= MAX_LITERAL_LANES
+}
+
 pub(crate) struct Gen {
     /// Node id -> its index in the region: kernel names must not depend on node ids.
     pub(crate) local: HashMap<u64, usize>,
     pub(crate) out: String,
     pub(crate) params: Vec<u32>,
-    /// For leaves: binding index; `param` slot of their row count.
+    /// For leaves: their index in the region's leaves; `param` slot of their row count.
     pub(crate) leaf_slot: HashMap<u64, (usize, usize)>,
+    /// Rows the kernel computes: nodes and leaves at least this long need no bound check.
+    rows: u32,
+    buffers: Vec<usize>,
     textures: Vec<TextureBinding>,
+}
+
+/// Rows a node's output stores (1 for a constant).
+fn stored_rows(node: &Node) -> u32 {
+    if node.meta.constant {
+        1
+    } else {
+        node.meta.length
+    }
 }
 
 impl Gen {
@@ -143,8 +173,8 @@ impl Gen {
     pub(crate) fn lane(&self, node: &NodeRef, lane: &str, to: Class) -> String {
         let class = node.meta.dtype.class();
         let size = node.meta.size;
-        let raw = if let Some(&(binding, _)) = self.leaf_slot.get(&node.id) {
-            format!("load_{binding}(row, {lane})")
+        let raw = if let Some(&(leaf, _)) = self.leaf_slot.get(&node.id) {
+            format!("load_{leaf}(row, {lane})")
         } else if size == 1 {
             format!("v{}[0]", self.local[&node.id])
         } else {
@@ -158,32 +188,68 @@ impl Gen {
         convert(&raw, class, to)
     }
 
-    fn leaf_loader(&mut self, node: &NodeRef, binding: usize, length_slot: usize) {
-        let ty = wgsl_type(node.meta.dtype.class());
+    /// `load_k(row, lane)`: lane `lane` of leaf k at `row` with the lane rule (and 0 past its
+    /// rows); `fetch_k(r, lane)`: the stored value, for random access.
+    fn loaders(&mut self, node: &NodeRef, leaf: usize, length_slot: usize, read: &str) {
+        let class = node.meta.dtype.class();
+        let ty = wgsl_type(class);
         let size = node.meta.size;
-        let z = zero(node.meta.dtype.class());
-        let row = if node.meta.constant { "0u" } else { "row" };
+        let z = zero(class);
         let lane_rule = match size {
             1 => "let i = 0u;".to_string(),
             s => format!("if (lane >= {s}u) {{ return {z}; }}\n    let i = lane;"),
         };
+        let row = if node.meta.constant { "0u" } else { "row" };
+        let bound = if node.meta.constant || stored_rows(node) >= self.rows {
+            String::new()
+        } else {
+            format!("if (r >= param({length_slot}u)) {{ return {z}; }}\n    ")
+        };
         let _ = write!(
             self.out,
-            "@group(0) @binding({binding}) var<storage, read> in_{binding}: array<{ty}>;\n\
-             fn load_{binding}(row: u32, lane: u32) -> {ty} {{\n    {lane_rule}\n    let r = {row};\n    \
-             if (r >= param({length_slot}u)) {{ return {z}; }}\n    return in_{binding}[r * {size}u + i];\n}}\n\
-             fn fetch_{binding}(r: u32, lane: u32) -> {ty} {{ return in_{binding}[r * {size}u + lane]; }}\n"
+            "fn fetch_{leaf}(r: u32, lane: u32) -> {ty} {{ {read} }}\n\
+             fn load_{leaf}(row: u32, lane: u32) -> {ty} {{\n    {lane_rule}\n    let r = {row};\n    \
+             {bound}return fetch_{leaf}(r, i);\n}}\n"
         );
     }
 
-    /// Declares the textures of leaf `leaf` (binding name `binding`) and its `fetch_` and
-    /// `load_` functions. A leaf read at arbitrary rows binds every tile; one read only at
-    /// the output row binds the draw's tile.
-    fn texture_loader(
+    /// A leaf in a storage buffer (bound at the next binding).
+    fn buffer_leaf(&mut self, node: &NodeRef, leaf: usize, length_slot: usize) {
+        let binding = self.buffers.len() + 2;
+        self.buffers.push(leaf);
+        let ty = wgsl_type(node.meta.dtype.class());
+        let size = node.meta.size;
+        let _ = writeln!(
+            self.out,
+            "@group(0) @binding({binding}) var<storage, read> in_{leaf}: array<{ty}>;"
+        );
+        self.loaders(
+            node,
+            leaf,
+            length_slot,
+            &format!("return in_{leaf}[r * {size}u + lane];"),
+        );
+    }
+
+    /// A literal leaf: its lanes are parameters from slot `first`.
+    fn literal_leaf(&mut self, node: &NodeRef, leaf: usize, length_slot: usize, first: usize) {
+        let class = node.meta.dtype.class();
+        let read = match class {
+            Class::U => format!("return param({first}u + lane);"),
+            _ => format!(
+                "return bitcast<{}>(param({first}u + lane));",
+                wgsl_type(class)
+            ),
+        };
+        self.loaders(node, leaf, length_slot, &read);
+    }
+
+    /// Declares the textures of leaf `leaf` and its `fetch_`/`load_` functions. A leaf read
+    /// at arbitrary rows binds every tile; one read only at the output row binds the draw's.
+    fn texture_leaf(
         &mut self,
         node: &NodeRef,
         leaf: usize,
-        binding: usize,
         length_slot: usize,
         random: bool,
         layout: TextureLayout,
@@ -192,13 +258,8 @@ impl Gen {
         let ty = wgsl_type(class);
         let size = node.meta.size;
         let z = zero(class);
-        let rows = if node.meta.constant {
-            1
-        } else {
-            node.meta.length
-        };
         let tiles: Vec<Option<u32>> = if random {
-            (0..layout.tiles(rows)).map(Some).collect()
+            (0..layout.tiles(stored_rows(node))).map(Some).collect()
         } else {
             vec![None]
         };
@@ -211,7 +272,7 @@ impl Gen {
         for tile in &tiles {
             let mut planes_code = String::new();
             for plane in 0..planes(size) {
-                let name = format!("t{binding}_{plane}_{}", tile.map_or(0, |t| t));
+                let name = format!("t{leaf}_{plane}_{}", tile.map_or(0, |t| t));
                 let _ = writeln!(
                     self.out,
                     "@group(0) @binding({}) var {name}: texture_2d<{ty}>;",
@@ -249,21 +310,12 @@ impl Gen {
             // The draw's tile starts at row param(1).
             "let local = r - param(1u);".to_string()
         };
-        let row = if node.meta.constant { "0u" } else { "row" };
-        // A single lane broadcasts to every lane, as in `leaf_loader`.
-        let (lane_rule, lane) = match size {
-            1 => (String::new(), "0u"),
-            s => (format!("if (lane >= {s}u) {{ return {z}; }}\n    "), "lane"),
-        };
-        let _ = write!(
-            self.out,
-            "fn fetch_{binding}(r: u32, lane: u32) -> {ty} {{\n    {local}\n    \
-             let xy = vec2<i32>(i32(local & {}u), i32(local >> {}u));\n{lookup}    return {z};\n}}\n\
-             fn load_{binding}(row: u32, lane: u32) -> {ty} {{\n    {lane_rule}let r = {row};\n    \
-             if (r >= param({length_slot}u)) {{ return {z}; }}\n    return fetch_{binding}(r, {lane});\n}}\n",
+        let read = format!(
+            "\n    {local}\n    let xy = vec2<i32>(i32(local & {}u), i32(local >> {}u));\n{lookup}    return {z};\n",
             layout.width() - 1,
             layout.width_shift
         );
+        self.loaders(node, leaf, length_slot, &read);
     }
 }
 
@@ -283,13 +335,13 @@ pub fn random_access_inputs(region: &Region) -> std::collections::HashSet<u64> {
         .collect()
 }
 
-/// The generator with the prelude, the output binding of `out_class` (storage buffers) and
-/// the region's leaves declared, and `body` computing every non-`extent` node of the region
-/// for `row`.
+/// The generator with the prelude and the region's leaves declared (`leaves`: their values,
+/// in order), and `body` computing every node of the region but a reduction root for `row`.
+/// Callers declare their outputs.
 pub(crate) fn start(
     region: &Region,
+    leaves: &[Rc<Value>],
     params: Vec<u32>,
-    out_class: Class,
     storage: Storage,
 ) -> Result<(Gen, String)> {
     let mut g = Gen {
@@ -297,38 +349,39 @@ pub(crate) fn start(
         out: String::new(),
         params,
         leaf_slot: HashMap::new(),
+        rows: region.rows(),
+        buffers: Vec::new(),
         textures: Vec::new(),
     };
     let _ = writeln!(g.out, "{PRELUDE}");
-    let transcendental =
-        |n: &NodeRef| matches!(n.op, Op::Unary(op) if !matches!(op, UnaryOp::Sqrt | UnaryOp::Abs));
+    let transcendental = |n: &NodeRef| match n.op {
+        Op::Unary(op) => !matches!(op, UnaryOp::Sqrt | UnaryOp::Abs),
+        Op::Binary(op) => op == BinaryOp::Pow,
+        _ => false,
+    };
     if region.nodes.iter().any(transcendental) {
         let _ = writeln!(g.out, "{MATH}");
     }
     if region.nodes.iter().any(|n| n.op == Op::Fround) {
         let _ = writeln!(g.out, "{FROUND}");
     }
-    if let Storage::Buffers = storage {
-        let _ = writeln!(
-            g.out,
-            "@group(0) @binding(1) var<storage, read_write> out: array<{}>;",
-            wgsl_type(out_class)
-        );
-    }
     let random = random_access_inputs(region);
-    for (k, leaf) in region.leaves.iter().enumerate() {
-        let binding = k + 2;
-        let rows = if leaf.meta.constant {
-            1
-        } else {
-            leaf.meta.length
-        };
-        let slot = g.param(rows);
-        g.leaf_slot.insert(leaf.id, (binding, slot));
+    for (k, (leaf, value)) in region.leaves.iter().zip(leaves).enumerate() {
+        let slot = g.param(stored_rows(leaf));
+        g.leaf_slot.insert(leaf.id, (k, slot));
+        if is_literal(leaf) {
+            let column = value
+                .host_column()
+                .ok_or_else(|| internal("a literal is not in host memory"))?;
+            let first = g.params.len();
+            g.params.extend(literal_words(&column.data));
+            g.literal_leaf(leaf, k, slot, first);
+            continue;
+        }
         match storage {
-            Storage::Buffers => g.leaf_loader(leaf, binding, slot),
+            Storage::Buffers => g.buffer_leaf(leaf, k, slot),
             Storage::Textures(layout) => {
-                g.texture_loader(leaf, k, binding, slot, random.contains(&leaf.id), layout)
+                g.texture_leaf(leaf, k, slot, random.contains(&leaf.id), layout)
             }
         }
     }
@@ -345,95 +398,29 @@ pub(crate) fn start(
     Ok((g, body))
 }
 
+/// A literal's values as parameter words (8/16-bit values widened, as on the device).
+fn literal_words(data: &ColumnData) -> Vec<u32> {
+    (0..data.len())
+        .map(|i| match data {
+            ColumnData::F32(v) => v[i].to_bits(),
+            ColumnData::I32(v) => v[i] as u32,
+            ColumnData::I16(v) => v[i] as i32 as u32,
+            ColumnData::I8(v) => v[i] as i32 as u32,
+            ColumnData::U32(v) => v[i],
+            ColumnData::U16(v) => v[i] as u32,
+            ColumnData::U8(v) => v[i] as u32,
+        })
+        .collect()
+}
+
 pub(crate) fn finish(g: Gen) -> Kernel {
     let vec4s = g.params.len().div_ceil(4).max(1);
     let source = unroll_lane_loops(&g.out.replace("PARAM_VEC4S", &vec4s.to_string()));
     Kernel {
         source,
         params: g.params,
+        buffers: g.buffers,
         textures: g.textures,
-    }
-}
-
-/// Generates the kernel for an elementwise region (every op but `extent`).
-pub fn elementwise_kernel(region: &Region, rows: u32, row_stride: u32) -> Result<Kernel> {
-    let root = &region.root;
-    let (mut g, body) = start(
-        region,
-        vec![rows, row_stride, 0],
-        root.meta.dtype.class(),
-        Storage::Buffers,
-    )?;
-    let size = root.meta.size;
-    let _ = write!(
-        g.out,
-        "\n@compute @workgroup_size({WORKGROUP_SIZE})\nfn main(@builtin(global_invocation_id) gid: vec3<u32>) {{\n    \
-         let row = gid.x + gid.y * param({PARAM_ROW_STRIDE}u);\n    if (row >= param({PARAM_ROWS}u)) {{ return; }}\n\
-         {body}    for (var l = 0u; l < {size}u; l++) {{ out[row * {size}u + l] = v{}[l]; }}\n}}\n",
-        g.local[&root.id]
-    );
-    Ok(finish(g))
-}
-
-/// Workgroup size and the most workgroups of the first `extent` pass.
-pub const REDUCE_WORKGROUP: u32 = 256;
-pub const REDUCE_GROUPS: u32 = 256;
-
-/// The `extent` template; its `#...#` markers are filled below.
-const EXTENT: &str = include_str!("../../shaders/extent.wgsl");
-
-/// First `extent` pass: each workgroup folds a grid-strided share of the rows, computing the
-/// fused prologue per row, into `[min, max]` per lane in `out[group][lane]`.
-pub fn extent_partials_kernel(region: &Region, rows: u32, groups: u32) -> Result<Kernel> {
-    let input = &region.root.inputs[0];
-    let class = input.meta.dtype.class();
-    let (mut g, body) = start(region, vec![rows, groups, 0], class, Storage::Buffers)?;
-    let value = if g.leaf_slot.contains_key(&input.id) {
-        // The input is a materialized leaf: no prologue, just loads.
-        let size = input.meta.size;
-        let ty = wgsl_type(class);
-        format!("    var vin: array<{ty}, {size}>;\n    for (var l = 0u; l < {size}u; l++) {{ vin[l] = {}; }}\n", g.lane(input, "l", class))
-    } else {
-        let size = input.meta.size;
-        let ty = wgsl_type(class);
-        format!("    var vin: array<{ty}, {size}>;\n    for (var l = 0u; l < {size}u; l++) {{ vin[l] = v{}[l]; }}\n", g.local[&input.id])
-    };
-    let source = EXTENT
-        .replace("#PROLOGUE#", &format!("{body}{value}"))
-        .replace("#LANES#", &input.meta.size.to_string())
-        .replace("#T#", wgsl_type(class))
-        .replace("#IDENTITIES#", identities(class));
-    let _ = writeln!(
-        g.out,
-        "{}",
-        source
-            .split("// FINAL")
-            .next()
-            .unwrap_or("")
-            .replace("// PARTIALS", "")
-    );
-    Ok(finish(g))
-}
-
-/// Second `extent` pass: one workgroup folds the partial `[min, max]` of `groups` groups.
-pub fn extent_final_source(class: Class, lanes: u32) -> String {
-    let common = EXTENT.split("// PARTIALS").next().unwrap_or("");
-    let template = format!("{common}{}", EXTENT.split("// FINAL").nth(1).unwrap_or(""));
-    let source = format!("{PRELUDE}\n@group(0) @binding(1) var<storage, read_write> out: array<#T#>;\n@group(0) @binding(2) var<storage, read> partials: array<#T#>;\n{template}");
-    source
-        .replace("#LANES#", &lanes.to_string())
-        .replace("#T#", wgsl_type(class))
-        .replace("#IDENTITIES#", identities(class))
-        .replace("PARAM_VEC4S", "1")
-}
-
-/// `fn lo_identity()` and `fn hi_identity()`: values every real value replaces. The float
-/// infinities come from run-time bits so a no-Inf compiler cannot fold the comparisons.
-pub(crate) fn identities(class: Class) -> &'static str {
-    match class {
-        Class::F => "fn lo_identity() -> f32 { return bitcast<f32>(param(2u) | 0x7f800000u); }\nfn hi_identity() -> f32 { return bitcast<f32>(param(2u) | 0xff800000u); }\nfn is_nan_value(v: f32) -> bool { return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u; }\nfn nan_or_zero() -> f32 { return bitcast<f32>(param(2u) | 0x7fc00000u); }",
-        Class::I => "fn lo_identity() -> i32 { return 2147483647i; }\nfn hi_identity() -> i32 { return -2147483647i - 1i; }\nfn is_nan_value(v: i32) -> bool { return false; }\nfn nan_or_zero() -> i32 { return 0i; }",
-        Class::U => "fn lo_identity() -> u32 { return 4294967295u; }\nfn hi_identity() -> u32 { return 0u; }\nfn is_nan_value(v: u32) -> bool { return false; }\nfn nan_or_zero() -> u32 { return 0u; }",
     }
 }
 
@@ -458,9 +445,10 @@ pub(crate) fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Resul
             );
             let expr = match (op, class) {
                 (BinaryOp::Add, _) => format!("{a} + {b}"),
+                (BinaryOp::Subtract, Class::F) => format!("{a} - {b} * gt_one()"),
                 (BinaryOp::Subtract, _) => format!("{a} - {b}"),
                 (BinaryOp::Multiply, _) => format!("{a} * {b}"),
-                (BinaryOp::Divide, Class::F) => format!("{a} / {b}"),
+                (BinaryOp::Divide, Class::F) => format!("{a} / ({b} * gt_one())"),
                 (BinaryOp::Divide, Class::I) => format!("gt_div_i({a}, {b})"),
                 (BinaryOp::Divide, Class::U) => format!("gt_div_u({a}, {b})"),
                 (BinaryOp::Pow, _) => format!("gt_pow({a}, {b})"),
@@ -549,7 +537,7 @@ pub(crate) fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Resul
         Op::Gather => {
             let ids_class = inputs[0].meta.dtype.class();
             let id_value = g.lane(&inputs[0], "0u", ids_class);
-            let &(binding, len_slot) = g
+            let &(source, len_slot) = g
                 .leaf_slot
                 .get(&inputs[1].id)
                 .ok_or_else(|| internal("gather source is not bound"))?;
@@ -568,12 +556,12 @@ pub(crate) fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Resul
             let _ = writeln!(
                 body,
                 "    let i{id} = {id_value};\n    let ok{id} = {valid};\n    let r{id} = select(0u, u32(i{id}), ok{id} && {src_rows} > 0u);\n    \
-                 for (var l = 0u; l < {size}u; l++) {{ v{id}[l] = select({z}, fetch_{binding}(r{id}, l), ok{id}); }}",
+                 for (var l = 0u; l < {size}u; l++) {{ v{id}[l] = select({z}, fetch_{source}(r{id}, l), ok{id}); }}",
                 z = zero(class)
             );
         }
         Op::SegmentedMap => {
-            let &(binding, len_slot) = g
+            let &(segments, len_slot) = g
                 .leaf_slot
                 .get(&inputs[0].id)
                 .ok_or_else(|| internal("segments are not bound"))?;
@@ -581,8 +569,8 @@ pub(crate) fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Resul
             let _ = writeln!(
                 body,
                 "    var lo{id} = 0u;\n    var hi{id} = param({len_slot}u);\n    while (hi{id} - lo{id} > 1u) {{\n        \
-                 let mid = (lo{id} + hi{id}) / 2u;\n        if (u32(fetch_{binding}(mid, 0u)) <= row) {{ lo{id} = mid; }} else {{ hi{id} = mid; }}\n    }}\n    \
-                 v{id}[0] = lo{id};\n    v{id}[1] = row - u32(fetch_{binding}(lo{id}, 0u));"
+                 let mid = (lo{id} + hi{id}) / 2u;\n        if (u32(fetch_{segments}(mid, 0u)) <= row) {{ lo{id} = mid; }} else {{ hi{id} = mid; }}\n    }}\n    \
+                 v{id}[0] = lo{id};\n    v{id}[1] = row - u32(fetch_{segments}(lo{id}, 0u));"
             );
         }
         Op::Fround => {
@@ -595,17 +583,15 @@ pub(crate) fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Resul
             );
         }
         Op::Extent | Op::Source => {
-            return Err(GpuTableError::new(
-                ErrorCode::BackendUnavailable,
-                format!(
-                    "{} is not implemented on the WebGPU backend yet",
-                    node.op.name()
-                ),
-            ))
+            return Err(internal(&format!(
+                "{} is not computed per row",
+                node.op.name()
+            )))
         }
     }
     narrow(body, node, id);
-    if !node.meta.constant {
+    // Rows past a shorter node's own length are zero, as if it had been materialized.
+    if !node.meta.constant && node.meta.length < g.rows {
         let slot = g.param(node.meta.length);
         let _ = writeln!(body, "    if (row >= param({slot}u)) {{ for (var l = 0u; l < {size}u; l++) {{ v{id}[l] = {}; }} }}", zero(class));
     }

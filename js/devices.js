@@ -1,0 +1,218 @@
+// Devices and backends. A device wraps the wasm device of its backend: evaluation, counters,
+// memory and the caching allocator are the Rust engine's, whatever the device.
+import * as wasm from './wasm/gputable.js';
+import {fail, guardAsync} from './errors.js';
+import {options} from './types.js';
+
+// Devices by the id the engine gives them, so an output can name its device.
+const devicesById = new Map();
+
+/** The device with engine id `id`, if this module made it. */
+export function deviceOf(id) {
+  return id === undefined ? null : devicesById.get(id)?.deref() ?? null;
+}
+
+// Table storage still alive, per device (null: no device), for leak checks.
+const liveStorage = new Set();
+
+/** @internal */
+export function trackStorage(buffer, alive) {
+  if (alive) liveStorage.add(buffer);
+  else liveStorage.delete(buffer);
+}
+
+/** Storage a table owns that is still alive (every device of this module instance). */
+export function liveAllocations() {
+  return liveStorage.size;
+}
+
+/**
+ * A device: the CPU, a WebGPU adapter or a WebGL2 context. Outputs evaluated on it stay on
+ * it until read.
+ */
+export class Device {
+  /** @internal Use `createDevice()`. */
+  constructor(handle) {
+    this._handle = handle;
+    this.type = handle.type;
+    if (this.type !== 'cpu') this.adapterName = handle.adapterName;
+    this.limits = Object.freeze(handle.limits);
+    devicesById.set(handle.id, new WeakRef(this));
+  }
+  /** @internal The engine's id of this device. */
+  get id() {
+    return this._handle.id;
+  }
+  get destroyed() {
+    return this._handle.destroyed;
+  }
+  /** Cumulative counters: `{uploadBytes, readbackBytes, kernels, pipelines, allocations}`. */
+  get stats() {
+    return this._handle.stats;
+  }
+  /** Bytes of device storage: `{liveBytes, pooledBytes, peakBytes}`. */
+  get memory() {
+    return this._handle.memory;
+  }
+  /** Table storage alive on this device (CPU: also tables loaded without a device). */
+  get liveAllocations() {
+    return [...liveStorage].filter(b => b.device === this || (b.device === null && this.type === 'cpu')).length;
+  }
+  /** WebGPU: the browser's `GPUDevice` the outputs' buffers live on. */
+  get gpuDevice() {
+    return this._handle.gpuDevice;
+  }
+  /** Frees the reuse pool and every cache, or only the cache `name`. */
+  trim(name) {
+    if (name !== undefined && typeof name !== 'string') fail('INVALID_ARGUMENT', 'trim() takes a cache name or nothing');
+    this._handle.trim(name);
+  }
+  /** `memory.peakBytes` starts again from what is live now. */
+  resetPeak() {
+    this._handle.resetPeak();
+  }
+  /**
+   * Runs `fn` with every new device allocation served from and returned to the cache `name`,
+   * which outlives the call: a loop evaluating the same shapes reuses its storage.
+   */
+  async cached(name, fn) {
+    if (typeof name !== 'string' || name === '') fail('INVALID_ARGUMENT', 'cached() needs a cache name');
+    return this._scoped(name, fn);
+  }
+  /** Runs `fn` with every new device allocation made fresh and freed on release. */
+  async uncached(fn) {
+    return this._scoped(undefined, fn);
+  }
+  async _scoped(name, fn) {
+    if (typeof fn !== 'function') fail('INVALID_ARGUMENT', 'expected a function to run');
+    this._check();
+    this._handle.enterCache(name);
+    try {
+      return await fn();
+    } finally {
+      this._handle.leaveCache(name);
+    }
+  }
+  /** Frees the device's memory and pipelines; using it afterwards is `DESTROYED`. */
+  destroy() {
+    this._handle.destroy();
+  }
+  /** @internal */
+  _check() {
+    if (this.destroyed) fail('DESTROYED', `the ${this.type} device was destroyed`);
+  }
+  toString() {
+    return `Device<${this.type}${this.adapterName ? ` ${this.adapterName}` : ''}>`;
+  }
+}
+
+let shared = null;
+
+/** The CPU device used when none is given. */
+export function defaultDevice() {
+  shared ??= new Device(wasm.sharedCpuDevice());
+  return shared;
+}
+
+/** `device` (or the default CPU device), checked to be a live device of this module. */
+export function resolveDevice(device) {
+  if (device === undefined || device === null) return defaultDevice();
+  if (!(device instanceof Device)) fail('INVALID_ARGUMENT', `expected a device from createDevice(), got ${device?.constructor?.name ?? typeof device}`);
+  device._check();
+  return device;
+}
+
+/** The CPU backend, registered by default. */
+export const cpuBackend = Object.freeze({
+  type: 'cpu',
+  async createDevice() {
+    return new Device(wasm.createCpuDevice());
+  }
+});
+
+/** The WebGPU backend (register it with `backendRegistry.add`): WGSL compute through wgpu. */
+export const webgpuBackend = Object.freeze({
+  type: 'webgpu',
+  async createDevice() {
+    if (typeof navigator === 'undefined' || !navigator.gpu) {
+      fail('BACKEND_UNAVAILABLE', 'WebGPU is not available here (no navigator.gpu)');
+    }
+    return new Device(await guardAsync(() => wasm.createWebGpuDevice()));
+  }
+});
+
+/**
+ * The WebGL2 backend (register it with `backendRegistry.add`): fragment-shader kernels over
+ * data textures through wgpu's GL backend, on an OffscreenCanvas (pages and workers).
+ */
+export const webglBackend = Object.freeze({
+  type: 'webgl',
+  async createDevice() {
+    if (typeof OffscreenCanvas === 'undefined') {
+      fail('BACKEND_UNAVAILABLE', 'WebGL2 is not available here (no OffscreenCanvas)');
+    }
+    return new Device(await guardAsync(() => wasm.createWebGlDevice()));
+  }
+});
+
+const backends = new Map([['cpu', cpuBackend]]);
+
+/** The backends `createDevice()` can use; `cpu` is registered by default. */
+export const backendRegistry = Object.freeze({
+  add(backend) {
+    if (!backend || typeof backend.type !== 'string' || typeof backend.createDevice !== 'function') {
+      fail('INVALID_ARGUMENT', 'backendRegistry.add needs a backend with a type and createDevice()');
+    }
+    backends.set(backend.type, backend);
+  },
+  has: type => backends.has(type),
+  get: type => backends.get(type),
+  types: () => [...backends.keys()]
+});
+
+/**
+ * A device of `type` ('cpu' by default, 'webgpu', 'webgl', or 'best' for the first of
+ * those that works). Rejects with `BACKEND_UNAVAILABLE`, never falls back silently.
+ */
+export async function createDevice(settings) {
+  const {type = 'cpu'} = options(settings, 'createDevice');
+  if (typeof type !== 'string') fail('INVALID_ARGUMENT', `device type must be a string, got ${typeof type}`);
+  if (type === 'best') {
+    for (const candidate of ['webgpu', 'webgl', 'cpu']) {
+      if (!backends.has(candidate)) continue;
+      try {
+        return await backends.get(candidate).createDevice();
+      } catch (error) {
+        if (error?.code !== 'BACKEND_UNAVAILABLE') throw error;
+      }
+    }
+  }
+  const backend = backends.get(type);
+  if (!backend) {
+    fail('BACKEND_UNAVAILABLE', `no '${type}' backend is registered; call backendRegistry.add() first`);
+  }
+  return guardAsync(() => backend.createDevice());
+}
+
+/** @internal The wasm list of evaluator handles for one call; freed after it. */
+export function withHandles(handles, fn) {
+  const list = new wasm.EvaluatorList();
+  try {
+    for (const handle of handles) list.push(handle);
+    return fn(list);
+  } finally {
+    list.free();
+  }
+}
+
+/** @internal `withHandles` for calls that return a promise. */
+export async function withHandlesAsync(handles, fn) {
+  const list = new wasm.EvaluatorList();
+  try {
+    for (const handle of handles) list.push(handle);
+    return await guardAsync(() => fn(list));
+  } finally {
+    list.free();
+  }
+}
+

@@ -1,0 +1,151 @@
+//! The CPU device: host memory, read in place by every CPU device, outputs from a pool of
+//! host arrays (so the caching allocator works here as on the GPU devices).
+
+use std::rc::Rc;
+
+use crate::column::{Column, ColumnData};
+use crate::dtype::DType;
+use crate::engine::{Backend, DeviceCore, LostFlag};
+use crate::error::Result;
+use crate::ir::NodeRef;
+use crate::memory::{Home, Pool};
+use crate::plan::{Fusion, Plan, PlanLimits, Region};
+use crate::value::{RowSink, Value};
+
+pub struct CpuInner {
+    core: DeviceCore,
+    pool: Rc<Pool<DType, Column>>,
+}
+
+/// A CPU device (cheap to clone: clones share the device).
+#[derive(Clone)]
+pub struct CpuDevice(Rc<CpuInner>);
+
+impl Default for CpuDevice {
+    fn default() -> Self {
+        let core = DeviceCore::new(LostFlag::default());
+        let pool = Pool::new(core.counters.clone(), isize::MAX as u64);
+        CpuDevice(Rc::new(CpuInner { core, pool }))
+    }
+}
+
+thread_local! {
+    static SHARED: CpuDevice = CpuDevice::default();
+}
+
+impl CpuDevice {
+    /// The device `readValue()` of an evaluator never evaluated uses.
+    pub fn shared() -> CpuDevice {
+        SHARED.with(Clone::clone)
+    }
+
+    /// An empty host array for `len` values of `dtype`, from the pool when one fits.
+    fn take(&self, home: &Home, dtype: DType, len: usize) -> Result<crate::value::HostLease> {
+        let bytes = len as u64 * dtype.byte_width() as u64;
+        let mut lease = self.0.pool.take(dtype, bytes, home, |class| {
+            let capacity = class as usize / dtype.byte_width();
+            Ok(Column {
+                size: 1,
+                rows: 0,
+                data: ColumnData::with_capacity(dtype, capacity)?,
+            })
+        })?;
+        let column = lease.get_mut();
+        crate::column::with_column_data!(&mut column.data, v => v.clear());
+        column.rows = 0;
+        Ok(lease)
+    }
+}
+
+impl Backend for CpuDevice {
+    type Batch = Home;
+
+    fn core(&self) -> &DeviceCore {
+        &self.0.core
+    }
+
+    fn name(&self) -> String {
+        "cpu".to_string()
+    }
+
+    fn plan_limits(&self) -> PlanLimits {
+        PlanLimits::unbounded()
+    }
+
+    fn reads_in_place(&self, value: &Value) -> bool {
+        value.host_column().is_some()
+    }
+
+    fn begin(&self, home: Home) -> Result<Home> {
+        Ok(home)
+    }
+
+    fn upload(&self, home: &mut Home, column: &Column) -> Result<Value> {
+        let mut lease = self.take(home, column.dtype(), column.data.len())?;
+        let copy = lease.get_mut();
+        copy.size = column.size;
+        copy.append(column.slice_rows(0, column.rows)?)?;
+        Ok(Value::from_host_lease(self.0.core.id, lease))
+    }
+
+    async fn run_region(
+        &self,
+        home: &mut Home,
+        region: &Region,
+        leaves: &[Rc<Value>],
+    ) -> Result<Value> {
+        let lease = super::run_region(region, leaves, |dtype, len| self.take(home, dtype, len))?;
+        self.0.core.counters.add_kernels(1);
+        Ok(Value::from_host_lease(self.0.core.id, lease))
+    }
+
+    async fn flush(&self, _: &mut Home) -> Result<()> {
+        Ok(())
+    }
+
+    async fn finish(&self, _: Home) -> Result<()> {
+        Ok(())
+    }
+
+    async fn read_rows(
+        &self,
+        value: &Value,
+        start: u32,
+        end: u32,
+        sink: &mut RowSink<'_>,
+    ) -> Result<()> {
+        let column = value
+            .host_column()
+            .ok_or_else(|| crate::engine::internal("not a host value"))?;
+        sink(
+            start as u64 * value.size as u64,
+            column.slice_rows(start, end)?,
+        )
+    }
+
+    fn describe_passes(&self, _: &Plan) -> Result<String> {
+        Ok(String::new())
+    }
+
+    fn trim(&self, cache: Option<&str>) {
+        self.0.pool.trim(cache);
+    }
+
+    fn set_pool_cap(&self, bytes: u64) {
+        self.0.pool.set_cap(bytes);
+    }
+
+    fn destroy(&self) {
+        self.0.pool.trim(None);
+        self.0.core.lost.set_destroyed("cpu");
+    }
+}
+
+/// Evaluates `roots` on the shared CPU device, now (CPU work never waits).
+pub fn evaluate(roots: &[NodeRef], fusion: Fusion) -> Result<()> {
+    crate::engine::now(crate::engine::evaluate_with(
+        &CpuDevice::shared(),
+        roots,
+        fusion,
+    ))?
+}

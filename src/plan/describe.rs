@@ -1,0 +1,108 @@
+//! `explain()`'s text: the passes of a plan, what each fused, and what it reads.
+
+use std::collections::HashMap;
+use std::fmt::Write;
+
+use super::{Plan, Region};
+use crate::ir::{NodeRef, Op};
+
+impl Plan {
+    /// A readable description of the passes, shared by every backend's `explain()`: each
+    /// pass names its output, its inputs, and the fused expression (nodes used twice in a
+    /// pass get their own line).
+    pub fn describe(&self, backend: &str) -> String {
+        let mut out = String::new();
+        let count = self.regions.len();
+        let _ = writeln!(
+            out,
+            "plan on {backend}: {count} pass{}",
+            if count == 1 { "" } else { "es" }
+        );
+        for (index, region) in self.regions.iter().enumerate() {
+            let root = &region.root;
+            let kind = match (&root.op, region.nodes.len()) {
+                (Op::Extent, 1) => "reduction".to_string(),
+                (Op::Extent, n) => format!("reduction with a fused prologue of {} ops", n - 1),
+                (_, 1) => "single op".to_string(),
+                (_, n) => format!("fused elementwise, {n} ops"),
+            };
+            let _ = writeln!(
+                out,
+                "pass {}: t{} {} ({kind})",
+                index + 1,
+                root.id,
+                shape(root)
+            );
+            let uses = use_counts(region);
+            let mut text: HashMap<u64, String> =
+                region.leaves.iter().map(|l| (l.id, leaf_name(l))).collect();
+            for node in &region.nodes {
+                let args: Vec<&str> = node.inputs.iter().map(|i| text[&i.id].as_str()).collect();
+                let expr = match &node.op {
+                    Op::Swizzle(channels) => format!("swizzle({}, {channels:?})", args[0]),
+                    Op::Sequence { start, step } => format!("sequence(start={start}, step={step})"),
+                    op => format!("{}({})", op.name(), args.join(", ")),
+                };
+                if node.id == root.id || uses.get(&node.id).copied().unwrap_or(0) > 1 {
+                    let _ = writeln!(out, "    t{} = {expr}", node.id);
+                    text.insert(node.id, format!("t{}", node.id));
+                } else {
+                    text.insert(node.id, expr);
+                }
+            }
+            let inputs: Vec<String> = region
+                .leaves
+                .iter()
+                .filter(|l| !is_literal(l))
+                .map(|l| format!("t{} {}", l.id, shape(l)))
+                .collect();
+            if !inputs.is_empty() {
+                let _ = writeln!(out, "    reads {}", inputs.join(", "));
+            }
+        }
+        out
+    }
+}
+
+/// How often each node of a region is read by other nodes of the same region.
+fn use_counts(region: &Region) -> HashMap<u64, usize> {
+    let mut uses = HashMap::new();
+    for node in &region.nodes {
+        for input in &node.inputs {
+            *uses.entry(input.id).or_insert(0) += 1;
+        }
+    }
+    uses
+}
+
+fn shape(node: &NodeRef) -> String {
+    let m = node.meta;
+    let rows = if m.constant {
+        "constant".to_string()
+    } else {
+        format!("{} rows", m.length)
+    };
+    format!("<{} x{}, {rows}>", m.dtype.name(), m.size)
+}
+
+/// Small constant sources are shown by value.
+fn is_literal(node: &NodeRef) -> bool {
+    node.meta.constant && node.is_source() && node.meta.size <= 8
+}
+
+fn leaf_name(node: &NodeRef) -> String {
+    let value = node.host_value();
+    match value.as_ref().and_then(|v| v.host_column()) {
+        Some(column) if is_literal(node) => {
+            let values: Vec<String> = (0..column.data.len())
+                .map(|i| column.data.get_f64(i).to_string())
+                .collect();
+            if values.len() == 1 {
+                values[0].clone()
+            } else {
+                format!("[{}]", values.join(","))
+            }
+        }
+        _ => format!("t{}", node.id),
+    }
+}

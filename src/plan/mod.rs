@@ -1,0 +1,337 @@
+//! Splits a graph into fused regions: each region is one pass over rows that computes a
+//! connected set of row-local nodes and materializes only its root. Every backend runs the
+//! same plan; a backend's limits (bindings per kernel) only add split points.
+//!
+//! Planning is linear in the graph: one pass finds the nodes that must be materialized
+//! (roots, reductions, random-access and constant inputs, nodes two regions would share),
+//! one bounds each region's size and bindings by materializing inputs, and the two repeat
+//! only while the second adds split points.
+
+mod describe;
+
+use std::collections::{HashMap, HashSet};
+
+use crate::error::{ErrorCode, GpuTableError, Result};
+use crate::ir::{topological_order_with, Node, NodeRef, Op};
+
+pub struct Region {
+    /// The node whose output this region materializes.
+    pub root: NodeRef,
+    /// Nodes computed in this pass, inputs before consumers, ending with `root`.
+    pub nodes: Vec<NodeRef>,
+    /// Materialized inputs the pass reads.
+    pub leaves: Vec<NodeRef>,
+}
+
+impl Region {
+    /// Rows the pass iterates over: a reduction walks its input's rows.
+    pub fn rows(&self) -> u32 {
+        match self.root.op {
+            Op::Extent => self.root.inputs[0].meta.length,
+            _ => self.root.meta.length,
+        }
+    }
+
+    pub fn is_reduction(&self) -> bool {
+        self.root.op == Op::Extent
+    }
+}
+
+pub struct Plan {
+    /// In dependency order.
+    pub regions: Vec<Region>,
+}
+
+impl Plan {
+    /// Materialized inputs of the whole plan (nodes with an output already), each once.
+    pub fn leaves(&self) -> Vec<NodeRef> {
+        let computed: HashSet<u64> = self.regions.iter().map(|r| r.root.id).collect();
+        let mut seen = HashSet::new();
+        self.regions
+            .iter()
+            .flat_map(|r| r.leaves.iter())
+            .filter(|l| !computed.contains(&l.id) && seen.insert(l.id))
+            .cloned()
+            .collect()
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Fusion {
+    /// Fuse every row-local chain into one pass (the normal mode).
+    On,
+    /// Materialize every node: the reference for "fusion never changes a result" tests.
+    Off,
+}
+
+/// Nodes one region computes at most: bounds the size of a generated kernel (and its
+/// compile time) on every backend, so plans are the same everywhere.
+pub const MAX_REGION_NODES: usize = 64;
+
+/// Reductions over rows wider than this read a materialized input: their kernels keep a
+/// running state per lane, which must stay small.
+pub const NARROW_REDUCTION_LANES: u32 = 4;
+
+/// Bindings a leaf needs in a region; `true` when the region reads it at any row.
+pub type BindingCost = Box<dyn Fn(&Node, bool) -> usize>;
+
+/// What one region may hold on a backend.
+pub struct PlanLimits {
+    pub max_region_nodes: usize,
+    /// Bindings (storage buffers, sampled textures) one region may read.
+    pub max_bindings: usize,
+    /// The device limit `max_bindings` comes from, for messages.
+    pub binding_limit_name: &'static str,
+    pub binding_cost: BindingCost,
+}
+
+impl PlanLimits {
+    /// No binding limit (the CPU backend).
+    pub fn unbounded() -> PlanLimits {
+        PlanLimits {
+            max_region_nodes: MAX_REGION_NODES,
+            max_bindings: usize::MAX,
+            binding_limit_name: "",
+            binding_cost: Box::new(|_, _| 0),
+        }
+    }
+}
+
+pub struct PlanOptions<'a> {
+    pub fusion: Fusion,
+    /// Plan roots that have an output as if they had none (`explain` of an evaluated graph).
+    pub replan_roots: bool,
+    pub limits: &'a PlanLimits,
+}
+
+pub fn plan(roots: &[NodeRef], fusion: Fusion) -> Result<Plan> {
+    let limits = PlanLimits::unbounded();
+    plan_with(
+        roots,
+        &PlanOptions {
+            fusion,
+            replan_roots: false,
+            limits: &limits,
+        },
+    )
+}
+
+pub fn plan_with(roots: &[NodeRef], options: &PlanOptions) -> Result<Plan> {
+    let root_ids: HashSet<u64> = roots.iter().map(|r| r.id).collect();
+    let replan = options.replan_roots;
+    let cached =
+        |n: &NodeRef| n.is_evaluated() && !(replan && root_ids.contains(&n.id) && !n.is_source());
+    let order = topological_order_with(roots, &cached);
+    for node in &order {
+        node.check_alive()?;
+    }
+    let mut graph = Graph::new(&order, &cached);
+    graph.materialized.extend(root_ids.iter().copied());
+    for (index, node) in order.iter().enumerate() {
+        if graph.leaf[index] {
+            continue;
+        }
+        let reduction = node.op == Op::Extent;
+        if options.fusion == Fusion::Off || reduction {
+            graph.materialized.insert(node.id);
+        }
+        for (k, input) in node.inputs.iter().enumerate() {
+            // Random-access inputs, constants feeding rows and the inputs of wide reductions
+            // are computed once, on their own.
+            let wide_reduction = reduction && input.meta.size > NARROW_REDUCTION_LANES;
+            if !node.op.reads_input_at_row(k)
+                || (input.meta.constant && !node.meta.constant)
+                || wide_reduction
+            {
+                graph.materialized.insert(input.id);
+            }
+        }
+    }
+    loop {
+        graph.materialize_shared();
+        if !graph.bound_regions(options.limits)? {
+            break;
+        }
+    }
+    Ok(graph.regions())
+}
+
+/// The graph being planned: nodes in topological order with their consumers.
+struct Graph<'a> {
+    order: &'a [NodeRef],
+    index: HashMap<u64, usize>,
+    /// Nodes with an output already: read, never computed.
+    leaf: Vec<bool>,
+    /// Per node, the nodes reading it at the row they compute.
+    row_consumers: Vec<Vec<usize>>,
+    materialized: HashSet<u64>,
+}
+
+impl<'a> Graph<'a> {
+    fn new(order: &'a [NodeRef], cached: &dyn Fn(&NodeRef) -> bool) -> Graph<'a> {
+        let index: HashMap<u64, usize> = order.iter().enumerate().map(|(i, n)| (n.id, i)).collect();
+        let leaf: Vec<bool> = order.iter().map(cached).collect();
+        let mut row_consumers = vec![Vec::new(); order.len()];
+        for (i, node) in order.iter().enumerate() {
+            if leaf[i] {
+                continue;
+            }
+            for (k, input) in node.inputs.iter().enumerate() {
+                if node.op.reads_input_at_row(k) {
+                    row_consumers[index[&input.id]].push(i);
+                }
+            }
+        }
+        Graph {
+            order,
+            index,
+            leaf,
+            row_consumers,
+            materialized: HashSet::new(),
+        }
+    }
+
+    /// Whether node `i` is computed inside its consumers' region.
+    fn fused(&self, i: usize) -> bool {
+        !self.leaf[i] && !self.materialized.contains(&self.order[i].id)
+    }
+
+    /// A node fused into two regions would be computed twice: materialize it. Consumers come
+    /// after their inputs, so walking backwards sees every consumer's region first.
+    fn materialize_shared(&mut self) {
+        let mut owner: Vec<usize> = (0..self.order.len()).collect();
+        for i in (0..self.order.len()).rev() {
+            if !self.fused(i) {
+                continue;
+            }
+            let mut owners = self.row_consumers[i].iter().map(|&c| owner[c]);
+            let first = owners.next();
+            match first {
+                Some(o) if owners.all(|other| other == o) => owner[i] = o,
+                _ => {
+                    self.materialized.insert(self.order[i].id);
+                }
+            }
+        }
+    }
+
+    /// Bounds every region's node count and bindings by materializing its largest fused
+    /// inputs; returns whether it materialized anything.
+    fn bound_regions(&mut self, limits: &PlanLimits) -> Result<bool> {
+        let n = self.order.len();
+        // Per node: nodes computed with it (an upper bound where fused nodes are shared) and
+        // the leaves its fused subgraph reads.
+        let mut count = vec![0usize; n];
+        let mut leaves: Vec<HashSet<usize>> = vec![HashSet::new(); n];
+        let mut random_leaves: Vec<HashSet<usize>> = vec![HashSet::new(); n];
+        let mut changed = false;
+        let cost = |leaves: &HashSet<usize>, random: &HashSet<usize>| -> usize {
+            leaves
+                .iter()
+                .map(|&l| (limits.binding_cost)(&self.order[l], random.contains(&l)))
+                .sum()
+        };
+        for i in 0..n {
+            if self.leaf[i] {
+                continue;
+            }
+            let node = &self.order[i];
+            loop {
+                let mut total = 1;
+                let (mut reads, mut random) = (HashSet::new(), HashSet::new());
+                let mut largest: Option<(usize, usize)> = None;
+                for (k, input) in node.inputs.iter().enumerate() {
+                    let j = self.index[&input.id];
+                    if node.op.reads_input_at_row(k) && self.fused(j) {
+                        total += count[j];
+                        reads.extend(leaves[j].iter().copied());
+                        random.extend(random_leaves[j].iter().copied());
+                        let weight = count[j] + leaves[j].len();
+                        if largest.is_none_or(|(_, w)| weight > w) {
+                            largest = Some((j, weight));
+                        }
+                    } else {
+                        reads.insert(j);
+                        if !node.op.reads_input_at_row(k) {
+                            random.insert(j);
+                        }
+                    }
+                }
+                let too_many_nodes = total > limits.max_region_nodes;
+                let bindings = cost(&reads, &random);
+                if !too_many_nodes && bindings <= limits.max_bindings {
+                    count[i] = total;
+                    leaves[i] = reads;
+                    random_leaves[i] = random;
+                    break;
+                }
+                match largest {
+                    Some((j, _)) => {
+                        self.materialized.insert(self.order[j].id);
+                        changed = true;
+                    }
+                    None => {
+                        return Err(GpuTableError::new(
+                            ErrorCode::LimitExceeded,
+                            format!(
+                                "{} of t{} reads {bindings} bindings in one kernel; this device's {} is {}",
+                                node.op.name(),
+                                node.id,
+                                limits.binding_limit_name,
+                                limits.max_bindings
+                            ),
+                        ))
+                    }
+                }
+            }
+            if self.materialized.contains(&node.id) {
+                // A materialized node starts a region of its own: consumers read it.
+                count[i] = 0;
+                leaves[i].clear();
+                random_leaves[i].clear();
+            }
+        }
+        Ok(changed)
+    }
+
+    fn regions(&self) -> Plan {
+        let regions = (0..self.order.len())
+            .filter(|&i| !self.leaf[i] && self.materialized.contains(&self.order[i].id))
+            .map(|i| self.region(i))
+            .collect();
+        Plan { regions }
+    }
+
+    /// The region materializing node `r`: it and every fused node it reads at the row.
+    fn region(&self, r: usize) -> Region {
+        let mut members = vec![r];
+        let mut seen = HashSet::from([r]);
+        let mut at = 0;
+        while at < members.len() {
+            let node = &self.order[members[at]];
+            for (k, input) in node.inputs.iter().enumerate() {
+                let j = self.index[&input.id];
+                if node.op.reads_input_at_row(k) && self.fused(j) && seen.insert(j) {
+                    members.push(j);
+                }
+            }
+            at += 1;
+        }
+        members.sort_unstable();
+        let mut leaf_seen = HashSet::new();
+        let mut leaves = Vec::new();
+        for &m in &members {
+            for input in &self.order[m].inputs {
+                let j = self.index[&input.id];
+                if !seen.contains(&j) && leaf_seen.insert(j) {
+                    leaves.push(input.clone());
+                }
+            }
+        }
+        Region {
+            root: self.order[r].clone(),
+            nodes: members.iter().map(|&m| self.order[m].clone()).collect(),
+            leaves,
+        }
+    }
+}

@@ -1,0 +1,93 @@
+//! A node's materialized output on one device: host memory (the CPU devices and data handed
+//! in by the user), a WebGPU buffer or WebGL2 textures. Values are reference-counted: a node
+//! holds its own, an evaluation holds the ones it reads, and the storage goes back to its
+//! device's pool when the last holder lets go.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use crate::column::{Column, ColumnData};
+use crate::dtype::DType;
+use crate::memory::{Lease, Resource};
+
+/// Which device holds a value. `HOST` is memory no device owns (user data, IPC loads).
+pub type DeviceId = u32;
+pub const HOST: DeviceId = 0;
+
+static NEXT_DEVICE_ID: AtomicU32 = AtomicU32::new(1);
+
+pub fn next_device_id() -> DeviceId {
+    NEXT_DEVICE_ID.fetch_add(1, Ordering::Relaxed)
+}
+
+impl Resource for Column {
+    fn discard(self) {}
+}
+
+/// Host storage: a CPU device's pooled output, or unpooled user data.
+pub type HostLease = Lease<DType, Column>;
+
+pub enum Storage {
+    Host(HostLease),
+    WebGpu(crate::gpu::GpuValue),
+    WebGl(crate::gl::GlValue),
+}
+
+pub struct Value {
+    pub device: DeviceId,
+    pub dtype: DType,
+    pub size: u32,
+    /// Rows stored: 1 for a constant, which broadcasts.
+    pub rows: u32,
+    pub storage: Storage,
+}
+
+impl std::fmt::Debug for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let storage = match self.storage {
+            Storage::Host(_) => "host",
+            Storage::WebGpu(_) => "webgpu",
+            Storage::WebGl(_) => "webgl",
+        };
+        write!(
+            f,
+            "<{} x{}, {} rows, {storage} on device {}>",
+            self.dtype.name(),
+            self.size,
+            self.rows,
+            self.device
+        )
+    }
+}
+
+impl Value {
+    /// Host data no device owns.
+    pub fn host(column: Column) -> Value {
+        Value::from_host_lease(HOST, Lease::unpooled(column, DType::U8))
+    }
+
+    pub fn from_host_lease(device: DeviceId, lease: HostLease) -> Value {
+        Value {
+            device,
+            dtype: lease.dtype(),
+            size: lease.size,
+            rows: lease.rows,
+            storage: Storage::Host(lease),
+        }
+    }
+
+    /// The host column, when this value lives in host memory (readable by any CPU device).
+    pub fn host_column(&self) -> Option<&Column> {
+        match &self.storage {
+            Storage::Host(lease) => Some(lease),
+            _ => None,
+        }
+    }
+
+    /// Values stored (rows x size).
+    pub fn elements(&self) -> u64 {
+        self.rows as u64 * self.size as u64
+    }
+}
+
+/// Packed rows handed out by a read, a piece at a time: `(first element, values)`.
+pub type RowSink<'a> = dyn FnMut(u64, ColumnData) -> crate::Result<()> + 'a;

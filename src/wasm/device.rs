@@ -1,0 +1,278 @@
+//! One JS device class over the three backends: evaluation, explain, counters, memory and
+//! the caching allocator are the engine's, whatever the device.
+
+use wasm_bindgen::prelude::*;
+
+use super::{invalid, to_js, Evaluator, EvaluatorList, JsResult};
+use crate::cpu::CpuDevice;
+use crate::engine::{self, Backend};
+use crate::evaluator;
+use crate::gl::GlDevice;
+use crate::gpu::GpuDevice;
+use crate::memory::Home;
+
+#[derive(Clone)]
+enum AnyDevice {
+    Cpu(CpuDevice),
+    WebGpu(GpuDevice),
+    WebGl(GlDevice),
+}
+
+/// Runs `$body` with `$d` bound to the backend device inside an `AnyDevice`.
+macro_rules! with_device {
+    ($device:expr, $d:ident => $body:expr) => {
+        match $device {
+            AnyDevice::Cpu($d) => $body,
+            AnyDevice::WebGpu($d) => $body,
+            AnyDevice::WebGl($d) => $body,
+        }
+    };
+}
+
+#[wasm_bindgen]
+pub struct Device {
+    inner: AnyDevice,
+}
+
+fn set(target: &js_sys::Object, key: &str, value: impl Into<JsValue>) {
+    // Reflect.set on a fresh plain object cannot fail.
+    let _ = js_sys::Reflect::set(target, &key.into(), &value.into());
+}
+
+fn home_of(cache: Option<String>) -> Home {
+    match cache {
+        Some(name) => Home::Cache(name.into()),
+        None => Home::Uncached,
+    }
+}
+
+#[wasm_bindgen]
+impl Device {
+    #[wasm_bindgen(getter)]
+    pub fn id(&self) -> u32 {
+        with_device!(&self.inner, d => d.core().id)
+    }
+
+    #[wasm_bindgen(getter, js_name = "type")]
+    pub fn kind(&self) -> String {
+        match self.inner {
+            AnyDevice::Cpu(_) => "cpu",
+            AnyDevice::WebGpu(_) => "webgpu",
+            AnyDevice::WebGl(_) => "webgl",
+        }
+        .to_string()
+    }
+
+    #[wasm_bindgen(getter, js_name = adapterName)]
+    pub fn adapter_name(&self) -> String {
+        match &self.inner {
+            AnyDevice::Cpu(_) => String::new(),
+            AnyDevice::WebGpu(d) => d.adapter_name.clone(),
+            AnyDevice::WebGl(d) => d.adapter_name.clone(),
+        }
+    }
+
+    /// The limits that decide what fits, as a plain object.
+    #[wasm_bindgen(getter)]
+    pub fn limits(&self) -> JsValue {
+        let limits = js_sys::Object::new();
+        set(&limits, "maxRows", u32::MAX);
+        match &self.inner {
+            AnyDevice::Cpu(_) => set(&limits, "maxBufferSize", (isize::MAX as u64 + 1) as f64),
+            AnyDevice::WebGpu(d) => {
+                let l = d.limits;
+                set(&limits, "maxBufferSize", l.max_buffer_size as f64);
+                set(
+                    &limits,
+                    "maxStorageBufferBindingSize",
+                    l.max_storage_buffer_binding_size as f64,
+                );
+                set(
+                    &limits,
+                    "maxComputeWorkgroupsPerDimension",
+                    l.max_compute_workgroups_per_dimension,
+                );
+                set(
+                    &limits,
+                    "maxStorageBuffersPerShaderStage",
+                    l.max_storage_buffers_per_shader_stage,
+                );
+            }
+            AnyDevice::WebGl(d) => {
+                let l = d.limits;
+                set(&limits, "maxTextureDimension2D", l.max_texture_dimension_2d);
+                set(&limits, "maxColorAttachments", l.max_color_attachments);
+                set(
+                    &limits,
+                    "maxSampledTexturesPerShaderStage",
+                    l.max_sampled_textures_per_shader_stage,
+                );
+                set(&limits, "tileRows", d.layout.tile_rows());
+            }
+        }
+        limits.into()
+    }
+
+    /// Evaluates the roots in one plan; resolves once their outputs are on the device.
+    pub fn evaluate(&self, roots: &EvaluatorList) -> js_sys::Promise {
+        let (device, roots) = (self.inner.clone(), roots.nodes.clone());
+        wasm_bindgen_futures::future_to_promise(async move {
+            with_device!(&device, d => engine::evaluate(d, &roots).await).map_err(to_js)?;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
+    /// `evaluate` without waiting: CPU work only.
+    #[wasm_bindgen(js_name = evaluateSync)]
+    pub fn evaluate_sync(&self, roots: &EvaluatorList) -> JsResult<()> {
+        let AnyDevice::Cpu(device) = &self.inner else {
+            return Err(invalid(format!(
+                "evaluateSync() is for the CPU device; use await evaluate(device) on {}",
+                self.kind()
+            )));
+        };
+        engine::now(engine::evaluate(device, &roots.nodes))
+            .and_then(|r| r)
+            .map_err(to_js)
+    }
+
+    /// Evaluates the roots in one plan and releases every other output of their graph.
+    #[wasm_bindgen(js_name = cleanEvaluate)]
+    pub fn clean_evaluate(&self, roots: &EvaluatorList) -> js_sys::Promise {
+        let (device, roots) = (self.inner.clone(), roots.nodes.clone());
+        wasm_bindgen_futures::future_to_promise(async move {
+            with_device!(&device, d => evaluator::clean_evaluate(d, &roots).await)
+                .map_err(to_js)?;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
+    /// The passes and kernels the evaluator's graph runs on this device.
+    pub fn explain(&self, evaluator: &Evaluator) -> JsResult<String> {
+        with_device!(&self.inner, d => engine::explain(d, &evaluator.node)).map_err(to_js)
+    }
+
+    /// Puts the evaluator's output on this device (copied once), and with `only` drops every
+    /// other copy (a table's storage, at load).
+    #[wasm_bindgen(js_name = putHere)]
+    pub fn put_here(&self, evaluator: &Evaluator, only: bool) -> js_sys::Promise {
+        let (device, node) = (self.inner.clone(), evaluator.node.clone());
+        wasm_bindgen_futures::future_to_promise(async move {
+            with_device!(&device, d => engine::put_on(d, &node, only).await).map_err(to_js)?;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
+    /// `{uploadBytes, readbackBytes, kernels, pipelines, allocations}`, cumulative.
+    #[wasm_bindgen(getter)]
+    pub fn stats(&self) -> JsValue {
+        let s = with_device!(&self.inner, d => d.core().counters.stats());
+        let stats = js_sys::Object::new();
+        set(&stats, "uploadBytes", s.upload_bytes as f64);
+        set(&stats, "readbackBytes", s.readback_bytes as f64);
+        set(&stats, "kernels", s.kernels as f64);
+        set(&stats, "pipelines", s.pipelines as f64);
+        set(&stats, "allocations", s.allocations as f64);
+        stats.into()
+    }
+
+    /// `{liveBytes, pooledBytes, peakBytes}`.
+    #[wasm_bindgen(getter)]
+    pub fn memory(&self) -> JsValue {
+        let m = with_device!(&self.inner, d => d.core().counters.memory());
+        let memory = js_sys::Object::new();
+        set(&memory, "liveBytes", m.live_bytes as f64);
+        set(&memory, "pooledBytes", m.pooled_bytes as f64);
+        set(&memory, "peakBytes", m.peak_bytes as f64);
+        memory.into()
+    }
+
+    /// Frees the pool and every cache, or the cache `name`.
+    pub fn trim(&self, name: Option<String>) {
+        with_device!(&self.inner, d => d.trim(name.as_deref()));
+    }
+
+    #[wasm_bindgen(js_name = resetPeak)]
+    pub fn reset_peak(&self) {
+        with_device!(&self.inner, d => d.core().counters.reset_peak());
+    }
+
+    /// The most bytes the shared pool keeps.
+    #[wasm_bindgen(js_name = setPoolCap)]
+    pub fn set_pool_cap(&self, bytes: f64) {
+        with_device!(&self.inner, d => d.set_pool_cap(bytes.max(0.0) as u64));
+    }
+
+    /// New storage goes to the cache `name` (or nowhere, with no name) until `leaveCache`.
+    #[wasm_bindgen(js_name = enterCache)]
+    pub fn enter_cache(&self, name: Option<String>) {
+        with_device!(&self.inner, d => d.core().homes.enter(home_of(name)));
+    }
+
+    #[wasm_bindgen(js_name = leaveCache)]
+    pub fn leave_cache(&self, name: Option<String>) {
+        with_device!(&self.inner, d => d.core().homes.leave(&home_of(name)));
+    }
+
+    /// Frees everything the device holds; later use is `DESTROYED`.
+    pub fn destroy(&self) {
+        with_device!(&self.inner, d => d.destroy());
+    }
+
+    #[wasm_bindgen(getter)]
+    pub fn destroyed(&self) -> bool {
+        with_device!(&self.inner, d => d.core().lost.is_set())
+    }
+
+    /// The browser's `GPUDevice` under a WebGPU device, for renderers that bind its buffers.
+    #[wasm_bindgen(getter, js_name = gpuDevice)]
+    pub fn gpu_device(&self) -> JsValue {
+        match &self.inner {
+            AnyDevice::WebGpu(d) => d
+                .device
+                .as_webgpu()
+                .map_or(JsValue::UNDEFINED, |d| d.clone().into()),
+            _ => JsValue::UNDEFINED,
+        }
+    }
+}
+
+/// A new CPU device.
+#[wasm_bindgen(js_name = createCpuDevice)]
+pub fn create_cpu_device() -> Device {
+    Device {
+        inner: AnyDevice::Cpu(CpuDevice::default()),
+    }
+}
+
+/// The CPU device that `readValue()` of an evaluator never evaluated uses.
+#[wasm_bindgen(js_name = sharedCpuDevice)]
+pub fn shared_cpu_device() -> Device {
+    Device {
+        inner: AnyDevice::Cpu(CpuDevice::shared()),
+    }
+}
+
+/// Resolves to a WebGPU device, or rejects with `BACKEND_UNAVAILABLE`.
+#[wasm_bindgen(js_name = createWebGpuDevice)]
+pub fn create_webgpu_device() -> js_sys::Promise {
+    wasm_bindgen_futures::future_to_promise(async move {
+        let device = GpuDevice::new().await.map_err(to_js)?;
+        Ok(Device {
+            inner: AnyDevice::WebGpu(device),
+        }
+        .into())
+    })
+}
+
+/// Resolves to a WebGL2 device, or rejects with `BACKEND_UNAVAILABLE` naming what is missing.
+#[wasm_bindgen(js_name = createWebGlDevice)]
+pub fn create_webgl_device() -> js_sys::Promise {
+    wasm_bindgen_futures::future_to_promise(async move {
+        let device = GlDevice::new().await.map_err(to_js)?;
+        Ok(Device {
+            inner: AnyDevice::WebGl(device),
+        }
+        .into())
+    })
+}

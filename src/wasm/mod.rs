@@ -1,0 +1,335 @@
+//! The wasm boundary: thin wrappers that turn JS values into IR, engine and device calls and
+//! every `GpuTableError` into a JS `Error` named `GpuTableError` with a `code`. The
+//! variadic, typed API lives in `js/`.
+
+mod device;
+mod ipc;
+mod read;
+
+use serde::Deserialize;
+use wasm_bindgen::prelude::*;
+
+use crate::column::{element_count, ColumnData};
+use crate::dtype::DType;
+use crate::error::{ErrorCode, GpuTableError};
+use crate::evaluator;
+use crate::ir::{self, BinaryOp, NodeRef, UnaryOp};
+use crate::value::Storage;
+
+#[wasm_bindgen(start)]
+fn start() {
+    #[cfg(feature = "debug-panics")]
+    console_error_panic_hook::set_once();
+}
+
+fn to_js(error: GpuTableError) -> JsValue {
+    let js = js_sys::Error::new(&error.message);
+    js.set_name("GpuTableError");
+    // Reflect.set on a fresh Error object cannot fail.
+    let _ = js_sys::Reflect::set(&js, &"code".into(), &error.code.as_str().into());
+    js.into()
+}
+
+type JsResult<T> = std::result::Result<T, JsValue>;
+
+fn invalid(message: impl Into<String>) -> JsValue {
+    to_js(GpuTableError::invalid(message))
+}
+
+#[wasm_bindgen]
+pub struct Evaluator {
+    node: NodeRef,
+}
+
+fn wrap(node: crate::Result<NodeRef>) -> JsResult<Evaluator> {
+    node.map(|node| Evaluator { node }).map_err(to_js)
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SourceOptions {
+    #[serde(rename = "type")]
+    dtype: String,
+    size: u32,
+    #[serde(default)]
+    constant: bool,
+}
+
+/// Copies a JS typed array of `dtype` into host storage, allocating fallibly: a failed
+/// allocation is `OUT_OF_MEMORY`, never a trap of the instance.
+fn copy_typed(dtype: DType, array: &JsValue) -> crate::Result<ColumnData> {
+    macro_rules! copy {
+        ($js:ty, $variant:ident) => {{
+            let typed = array.dyn_ref::<$js>().ok_or_else(|| {
+                GpuTableError::invalid(format!("expected a typed array of {}", dtype.name()))
+            })?;
+            let len = typed.length() as usize;
+            element_count(len as u64, 1, dtype)?;
+            let mut values = Vec::new();
+            values.try_reserve_exact(len).map_err(|_| {
+                GpuTableError::new(
+                    ErrorCode::OutOfMemory,
+                    format!("no memory for {len} {} values", dtype.name()),
+                )
+            })?;
+            typed.copy_to_uninit(&mut values.spare_capacity_mut()[..len]);
+            // SAFETY: copy_to_uninit initialized the first `len` elements.
+            unsafe { values.set_len(len) };
+            ColumnData::$variant(values)
+        }};
+    }
+    Ok(match dtype {
+        DType::U8 => copy!(js_sys::Uint8Array, U8),
+        DType::I8 => copy!(js_sys::Int8Array, I8),
+        DType::U16 => copy!(js_sys::Uint16Array, U16),
+        DType::I16 => copy!(js_sys::Int16Array, I16),
+        DType::U32 => copy!(js_sys::Uint32Array, U32),
+        DType::I32 => copy!(js_sys::Int32Array, I32),
+        DType::F32 => copy!(js_sys::Float32Array, F32),
+    })
+}
+
+#[wasm_bindgen]
+impl Evaluator {
+    /// A new source from a typed array of the given type; `options` is
+    /// `{type, size, constant?}`.
+    #[wasm_bindgen(js_name = fromTyped)]
+    pub fn from_typed(array: JsValue, options: JsValue) -> JsResult<Evaluator> {
+        let options: SourceOptions = serde_wasm_bindgen::from_value(options)
+            .map_err(|e| invalid(format!("bad source options: {e}")))?;
+        let dtype = DType::parse(&options.dtype).map_err(to_js)?;
+        let data = copy_typed(dtype, &array).map_err(to_js)?;
+        wrap(ir::source(data, options.size, options.constant))
+    }
+
+    #[wasm_bindgen(getter, js_name = "type")]
+    pub fn dtype(&self) -> String {
+        self.node.meta.dtype.name().to_string()
+    }
+    #[wasm_bindgen(getter)]
+    pub fn size(&self) -> u32 {
+        self.node.meta.size
+    }
+    #[wasm_bindgen(getter)]
+    pub fn length(&self) -> u32 {
+        self.node.meta.length
+    }
+    #[wasm_bindgen(getter, js_name = isConstant)]
+    pub fn is_constant(&self) -> bool {
+        self.node.meta.constant
+    }
+    #[wasm_bindgen(getter)]
+    pub fn evaluated(&self) -> bool {
+        self.node.is_evaluated()
+    }
+    #[wasm_bindgen(getter)]
+    pub fn destroyed(&self) -> bool {
+        self.node.is_destroyed()
+    }
+    #[wasm_bindgen(getter)]
+    pub fn id(&self) -> f64 {
+        self.node.id as f64
+    }
+    /// The device the output was computed on or moved to (0: host memory of no device).
+    #[wasm_bindgen(getter, js_name = deviceId)]
+    pub fn device_id(&self) -> Option<u32> {
+        self.node.home().map(|v| v.device)
+    }
+    /// Rows stored on the device (the output's rows; 1 for a constant).
+    #[wasm_bindgen(getter, js_name = storedRows)]
+    pub fn stored_rows(&self) -> Option<u32> {
+        self.node.home().map(|v| v.rows)
+    }
+
+    /// Whether the output is in host memory (which every CPU device reads in place).
+    #[wasm_bindgen(getter, js_name = inHostMemory)]
+    pub fn in_host_memory(&self) -> bool {
+        self.node.host_value().is_some()
+    }
+
+    /// Whether the output is on device `id` (computed there or copied there).
+    #[wasm_bindgen(js_name = isOn)]
+    pub fn is_on(&self, id: u32) -> bool {
+        self.node.value_on(id).is_some()
+    }
+
+    /// The `GPUBuffer` holding the output on WebGPU device `id` (32-bit values, rows packed).
+    #[wasm_bindgen(js_name = gpuBufferOn)]
+    pub fn gpu_buffer_on(&self, id: u32) -> JsValue {
+        match self.node.value_on(id).as_deref().map(|v| &v.storage) {
+            Some(Storage::WebGpu(value)) => value
+                .buffer()
+                .as_webgpu()
+                .map_or(JsValue::UNDEFINED, |b| b.clone().into()),
+            _ => JsValue::UNDEFINED,
+        }
+    }
+
+    /// Rows `start..end` as a typed array of the evaluator's type, read from wherever the
+    /// output lives (evaluated on the shared CPU device first if it never was).
+    #[wasm_bindgen(js_name = readValue)]
+    pub fn read_value(&self, start: Option<f64>, end: Option<f64>) -> js_sys::Promise {
+        let node = self.node.clone();
+        wasm_bindgen_futures::future_to_promise(async move {
+            let value = evaluator::output(&node).await.map_err(to_js)?;
+            let (start, end) = evaluator::row_range(value.rows, start, end).map_err(to_js)?;
+            read::into_typed_array(&value, start, end).await
+        })
+    }
+
+    /// `readValue` for outputs in host memory (CPU devices, user data), without waiting.
+    #[wasm_bindgen(js_name = readValueSync)]
+    pub fn read_value_sync(&self, start: Option<f64>, end: Option<f64>) -> JsResult<JsValue> {
+        let node = self.node.clone();
+        let value = crate::engine::now(evaluator::output(&node))
+            .and_then(|r| r)
+            .map_err(to_js)?;
+        if value.host_column().is_none() {
+            return Err(invalid(
+                "this output lives on a GPU device: read it with await readValue()",
+            ));
+        }
+        let (start, end) = evaluator::row_range(value.rows, start, end).map_err(to_js)?;
+        crate::engine::now(read::into_typed_array(&value, start, end)).and_then_js()
+    }
+
+    /// The passes this graph runs on the shared CPU device.
+    pub fn explain(&self) -> JsResult<String> {
+        evaluator::explain(&self.node).map_err(to_js)
+    }
+
+    pub fn destroy(&self) {
+        self.node.destroy();
+    }
+}
+
+/// `now(...)` of a JS-typed result, flattened.
+trait AndThenJs {
+    fn and_then_js(self) -> JsResult<JsValue>;
+}
+
+impl AndThenJs for crate::Result<JsResult<JsValue>> {
+    fn and_then_js(self) -> JsResult<JsValue> {
+        self.map_err(to_js)?
+    }
+}
+
+/// Argument lists for the variadic operations (handles stay owned by their JS objects).
+#[wasm_bindgen]
+#[derive(Default)]
+pub struct EvaluatorList {
+    nodes: Vec<NodeRef>,
+}
+
+#[wasm_bindgen]
+impl EvaluatorList {
+    #[wasm_bindgen(constructor)]
+    pub fn new() -> EvaluatorList {
+        EvaluatorList::default()
+    }
+    pub fn push(&mut self, evaluator: &Evaluator) {
+        self.nodes.push(evaluator.node.clone());
+    }
+}
+
+#[wasm_bindgen(js_name = foldBinary)]
+pub fn fold_binary(op: &str, args: &EvaluatorList) -> JsResult<Evaluator> {
+    wrap(BinaryOp::parse(op).and_then(|op| ir::fold_binary(op, &args.nodes)))
+}
+
+#[wasm_bindgen(js_name = unaryOp)]
+pub fn unary_op(op: &str, x: &Evaluator) -> JsResult<Evaluator> {
+    wrap(UnaryOp::parse(op).and_then(|op| ir::unary(op, &x.node)))
+}
+
+#[wasm_bindgen]
+pub fn interleave(args: &EvaluatorList) -> JsResult<Evaluator> {
+    wrap(ir::interleave(&args.nodes))
+}
+
+#[wasm_bindgen]
+pub fn swizzle(x: &Evaluator, channels: Vec<f64>) -> JsResult<Evaluator> {
+    wrap(ir::swizzle(&x.node, &channels))
+}
+
+#[wasm_bindgen]
+pub fn select(
+    condition: &Evaluator,
+    when_true: &Evaluator,
+    when_false: &Evaluator,
+) -> JsResult<Evaluator> {
+    wrap(ir::select(
+        &condition.node,
+        &when_true.node,
+        &when_false.node,
+    ))
+}
+
+#[wasm_bindgen]
+pub fn dot(a: &Evaluator, b: &Evaluator) -> JsResult<Evaluator> {
+    wrap(ir::dot(&a.node, &b.node))
+}
+
+#[wasm_bindgen]
+pub fn length(x: &Evaluator) -> JsResult<Evaluator> {
+    wrap(ir::length(&x.node))
+}
+
+#[wasm_bindgen(js_name = equalAll)]
+pub fn equal_all(a: &Evaluator, b: &Evaluator) -> JsResult<Evaluator> {
+    wrap(ir::equal_all(&a.node, &b.node))
+}
+
+#[wasm_bindgen]
+pub fn fround(x: &Evaluator) -> JsResult<Evaluator> {
+    wrap(ir::fround(&x.node))
+}
+
+#[wasm_bindgen]
+pub fn sequence(count: f64, start: f64, step: f64) -> JsResult<Evaluator> {
+    wrap(ir::sequence(count, start, step))
+}
+
+#[wasm_bindgen]
+pub fn gather(ids: &Evaluator, values: &Evaluator) -> JsResult<Evaluator> {
+    wrap(ir::gather(&ids.node, &values.node))
+}
+
+#[wasm_bindgen(js_name = segmentedMap)]
+pub fn segmented_map(segments: &Evaluator, vertex_count: f64) -> JsResult<Evaluator> {
+    wrap(ir::segmented_map(&segments.node, vertex_count))
+}
+
+#[wasm_bindgen]
+pub fn extent(x: &Evaluator) -> JsResult<Evaluator> {
+    wrap(ir::extent(&x.node))
+}
+
+/// `[min, max]` per lane of several `extent` outputs (one per chunk of a column), folded
+/// with the NaN and type rules of `extent` into a host source; chunks without rows are left
+/// out before this.
+#[wasm_bindgen(js_name = combineExtents)]
+pub fn combine_extents(parts: &EvaluatorList) -> js_sys::Promise {
+    let parts = parts.nodes.clone();
+    wasm_bindgen_futures::future_to_promise(async move {
+        Ok(combined_extent(&parts).await.map_err(to_js)?.into())
+    })
+}
+
+/// `combineExtents` of outputs in host memory, without waiting.
+#[wasm_bindgen(js_name = combineExtentsSync)]
+pub fn combine_extents_sync(parts: &EvaluatorList) -> JsResult<Evaluator> {
+    crate::engine::now(combined_extent(&parts.nodes))
+        .and_then(|r| r)
+        .map_err(to_js)
+}
+
+async fn combined_extent(parts: &[NodeRef]) -> crate::Result<Evaluator> {
+    let mut columns = Vec::new();
+    for part in parts {
+        let value = evaluator::output(part).await?;
+        columns.push(crate::engine::read_whole(&value).await?);
+    }
+    let combined = crate::cpu::combine_extents(&columns)?;
+    ir::source(combined.data, 2, false).map(|node| Evaluator { node })
+}

@@ -1,0 +1,112 @@
+//! Compute kernels for the WebGPU backend: elementwise regions, and reductions as partial
+//! states per row group followed by a combine per lane.
+
+use std::fmt::Write;
+use std::rc::Rc;
+
+use super::reduce::{state_functions, ReduceOp};
+use super::PRELUDE;
+use super::{finish, internal, start, wgsl_type, Kernel, Storage, PARAM_ROWS, PARAM_ROW_STRIDE};
+use crate::error::Result;
+use crate::plan::{Region, NARROW_REDUCTION_LANES};
+use crate::value::Value;
+
+pub const WORKGROUP_SIZE: u32 = 64;
+
+/// Workgroup size of the narrow first reduction pass, and the most workgroups it uses.
+pub const REDUCE_WORKGROUP: u32 = 256;
+pub const REDUCE_GROUPS: u32 = 256;
+
+const REDUCE: &str = include_str!("../../shaders/reduce.wgsl");
+
+/// The shared part of the reduction template and one of its sections.
+fn reduce_section(name: &str) -> Result<String> {
+    let mut parts = REDUCE.split("// SECTION ");
+    let common = parts.next().unwrap_or_default();
+    let section = parts
+        .find_map(|part| part.strip_prefix(name)?.strip_prefix('\n'))
+        .ok_or_else(|| internal("reduce.wgsl has no such section"))?;
+    Ok(format!("{common}{section}"))
+}
+
+/// The kernel of an elementwise region (every op but a reduction).
+pub fn elementwise_kernel(
+    region: &Region,
+    leaves: &[Rc<Value>],
+    rows: u32,
+    row_stride: u32,
+) -> Result<Kernel> {
+    let root = &region.root;
+    let (mut g, body) = start(region, leaves, vec![rows, row_stride, 0], Storage::Buffers)?;
+    let size = root.meta.size;
+    let _ = write!(
+        g.out,
+        "@group(0) @binding(1) var<storage, read_write> out: array<{}>;\n\
+         \n@compute @workgroup_size({WORKGROUP_SIZE})\nfn main(@builtin(global_invocation_id) gid: vec3<u32>) {{\n    \
+         let row = gid.x + gid.y * param({PARAM_ROW_STRIDE}u);\n    if (row >= param({PARAM_ROWS}u)) {{ return; }}\n\
+         {body}    for (var l = 0u; l < {size}u; l++) {{ out[row * {size}u + l] = v{}[l]; }}\n}}\n",
+        wgsl_type(root.meta.dtype.class()),
+        g.local[&root.id]
+    );
+    Ok(finish(g))
+}
+
+/// Whether a reduction over rows of `lanes` lanes folds rows in workgroups (with its
+/// prologue fused) rather than lanes in parallel.
+pub fn is_narrow(lanes: u32) -> bool {
+    lanes <= NARROW_REDUCTION_LANES
+}
+
+/// The first pass of a reduction region: partial states, `groups` per lane (`[group][lane]`).
+pub fn reduce_partials_kernel(
+    region: &Region,
+    leaves: &[Rc<Value>],
+    op: ReduceOp,
+    rows: u32,
+    groups: u32,
+) -> Result<Kernel> {
+    let input = &region.root.inputs[0];
+    let class = input.meta.dtype.class();
+    let lanes = input.meta.size;
+    let (mut g, body) = start(region, leaves, vec![rows, groups, 0], Storage::Buffers)?;
+    let _ = writeln!(
+        g.out,
+        "@group(0) @binding(1) var<storage, read_write> partials: array<State>;"
+    );
+    let template = if is_narrow(lanes) {
+        let ty = wgsl_type(class);
+        let value = match g.local.get(&input.id) {
+            Some(local) => format!("v{local}[l]"),
+            None => g.lane(input, "l", class),
+        };
+        let prologue = format!(
+            "{body}    var vin: array<{ty}, {lanes}>;\n    for (var l = 0u; l < {lanes}u; l++) {{ vin[l] = {value}; }}\n"
+        );
+        reduce_section("rows")?.replace("#PROLOGUE#", &prologue)
+    } else {
+        // Wide rows read a materialized input (the planner makes sure of it).
+        let load = g.lane(input, "lane", class);
+        reduce_section("lanes")?.replace("#LOAD#", &load)
+    };
+    let source = template
+        .replace("#STATE#", &state_functions(op, class))
+        .replace("#LANES#", &lanes.to_string())
+        .replace("#OUTS#", &op.outputs().to_string());
+    let _ = writeln!(g.out, "{source}");
+    Ok(finish(g))
+}
+
+/// The second pass: lane `l`'s `groups` partial states combined and finalized into outputs
+/// `l * outs ..`. Parameters: 0 rows, 1 groups, 2 zero, 3 invocations per dispatch row.
+pub fn reduce_final_source(op: ReduceOp, class: crate::dtype::Class, lanes: u32) -> Result<String> {
+    let template = reduce_section("final")?
+        .replace("#STATE#", &state_functions(op, class))
+        .replace("#LANES#", &lanes.to_string())
+        .replace("#OUTS#", &op.outputs().to_string());
+    Ok(format!(
+        "{}\n@group(0) @binding(1) var<storage, read_write> out: array<{}>;\n\
+         @group(0) @binding(2) var<storage, read> partials: array<State>;\n{template}",
+        PRELUDE.replace("PARAM_VEC4S", "1"),
+        wgsl_type(class)
+    ))
+}

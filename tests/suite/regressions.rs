@@ -1,0 +1,233 @@
+//! Defects found by trying the package as a new user would; each must stay fixed on every
+//! backend.
+
+use super::*;
+use gputable::plan::{plan, Fusion, MAX_REGION_NODES};
+
+/// Every literal and leaf was its own storage binding: ordinary formulas exceeded WebGPU's
+/// ten. Literals are parameters now, and regions split at the binding limit.
+pub fn literals_take_no_bindings<T: Target>() {
+    let x = f32s(&floats(3000), 1);
+    let mut args = vec![x.clone()];
+    args.extend((1..=9).map(|k| lit(&[k as f32])));
+    check::<T>(ir::fold_binary(Add, &args).unwrap(), Tolerance::Exact);
+    let mut y = x.clone();
+    for _ in 0..5 {
+        y = ir::binary(
+            Add,
+            &ir::binary(Multiply, &y, &lit(&[2.])).unwrap(),
+            &lit(&[1.]),
+        )
+        .unwrap();
+    }
+    check::<T>(y, Tolerance::Exact);
+    let columns: Vec<NodeRef> = (0..10).map(|k| f32s(&floats(200 + k), 1)).collect();
+    check::<T>(ir::interleave(&columns).unwrap(), Tolerance::Exact);
+    let mixed: Vec<NodeRef> = (0..20)
+        .map(|k| match k % 3 {
+            0 => u8s(&(0..150).map(|i| (i * k) as u8).collect::<Vec<_>>(), 1),
+            1 => i16s(
+                &(0..150).map(|i| (i * k) as i16 - 700).collect::<Vec<_>>(),
+                1,
+            ),
+            _ => u16s(&(0..150).map(|i| (i * k) as u16).collect::<Vec<_>>(), 1),
+        })
+        .collect();
+    check::<T>(ir::interleave(&mixed).unwrap(), Tolerance::Exact);
+    check::<T>(
+        ir::fold_binary(Add, &columns).unwrap(),
+        Tolerance::Relative(1e-6),
+    );
+}
+
+/// A 1,000-step chain was one huge kernel (seconds to compile), 5,000 steps never settled,
+/// dropping 15,000 nodes overflowed the stack and `explain()` grew cubically.
+pub fn long_chains_are_split_into_bounded_kernels<T: Target>() {
+    let x = f32s(&floats(10_000), 1);
+    let mut chain = x.clone();
+    for _ in 0..1000 {
+        chain = ir::unary(Abs, &ir::unary(Sqrt, &chain).unwrap()).unwrap();
+    }
+    let regions = plan(std::slice::from_ref(&chain), Fusion::On)
+        .unwrap()
+        .regions;
+    assert!(regions.len() >= 2000 / MAX_REGION_NODES);
+    assert!(regions.iter().all(|r| r.nodes.len() <= MAX_REGION_NODES));
+    check::<T>(chain, Tolerance::Relative(1e-6));
+    // 16,000 ops explain in one readable text; 20,000 drop without deep recursion.
+    let mut long = x.clone();
+    for k in 0..16_000 {
+        long = ir::binary(Add, &long, &lit(&[k as f32])).unwrap();
+    }
+    let text = gputable::engine::explain(&T::device(), &long).unwrap();
+    assert!(text.lines().count() > 16_000 / MAX_REGION_NODES);
+    std::thread::Builder::new()
+        .stack_size(256 << 10)
+        .spawn(move || {
+            let mut deep = f32s(&[1.], 1);
+            for _ in 0..20_000 {
+                deep = ir::unary(Abs, &deep).unwrap();
+            }
+            drop(deep);
+        })
+        .unwrap()
+        .join()
+        .expect("dropping a long chain needs no deep stack");
+}
+
+const SPECIAL: [f32; 34] = [
+    f32::NAN,
+    f32::INFINITY,
+    f32::NEG_INFINITY,
+    0.0,
+    -0.0,
+    1.0,
+    -1.0,
+    0.5,
+    -0.5,
+    2.0,
+    -2.0,
+    3.0,
+    -3.0,
+    2.5,
+    -2.5,
+    1.5,
+    -1.5,
+    0.1,
+    -0.1,
+    10.0,
+    -10.0,
+    1e-30,
+    -1e-30,
+    1e30,
+    -1e30,
+    f32::MIN_POSITIVE,
+    1e-45,
+    f32::MAX,
+    -f32::MAX,
+    16777216.0,
+    16777217.0,
+    -16777215.0,
+    0.999_999_9,
+    1.000_000_1,
+];
+
+/// 77 of 1,156 special pairs differed on the GPU (`pow(NaN, 0)`, `pow(1, NaN)`,
+/// `pow(-Inf, 0.5)`...): every pair follows C's `powf` now.
+pub fn pow_special_values_match_the_cpu<T: Target>() {
+    let (mut bases, mut exponents) = (Vec::new(), Vec::new());
+    for b in SPECIAL {
+        for e in SPECIAL {
+            bases.push(b);
+            exponents.push(e);
+        }
+    }
+    let root = ir::binary(Pow, &f32s(&bases, 1), &f32s(&exponents, 1)).unwrap();
+    let expected = match &oracle(std::slice::from_ref(&root)).unwrap()[0] {
+        ColumnData::F32(v) => v.clone(),
+        _ => unreachable!(),
+    };
+    evaluate::<T>(std::slice::from_ref(&root)).unwrap();
+    let actual = read_f32(&root);
+    for (i, (a, e)) in actual.iter().zip(&expected).enumerate() {
+        let ok = if e.is_finite() && *e != 0.0 {
+            ((a - e) / e).abs() <= 1e-4
+        } else {
+            a == e || (a.is_nan() && e.is_nan())
+        };
+        assert!(
+            ok,
+            "pow({}, {}): device {a} vs CPU {e}",
+            bases[i], exponents[i]
+        );
+    }
+}
+
+/// `sin(2^31)` was -142846448: the argument reduction only covered |x| < 8192.
+pub fn sin_cos_tan_of_large_arguments_match_the_cpu<T: Target>() {
+    let mut xs: Vec<f32> = vec![
+        2147483648.0,
+        -2147483648.0,
+        16777217.0,
+        1e7,
+        123456789.0,
+        3.0e9,
+        1e10,
+        -1e20,
+        1e30,
+        3.0e38,
+        f32::MAX,
+        -f32::MAX,
+        8192.0,
+        8193.5,
+        65536.0,
+        1e6 + 0.5,
+    ];
+    let mut rng = Rng(31);
+    for _ in 0..3000 {
+        // Magnitudes from 1 to 2^127, both signs.
+        let exponent = 127 + rng.below(127) as u32;
+        let bits = ((rng.next() as u32) & 0x807F_FFFF) | (exponent << 23);
+        xs.push(f32::from_bits(bits));
+    }
+    let ints: Vec<i32> = (0..2000).map(|_| rng.next() as i32).collect();
+    for (name, x) in [("floats", f32s(&xs, 1)), ("sint32", i32s(&ints, 1))] {
+        for op in [Sin, Cos, Tan] {
+            let root = ir::unary(op, &x).unwrap();
+            let expected = match &oracle(std::slice::from_ref(&root)).unwrap()[0] {
+                ColumnData::F32(v) => v.clone(),
+                _ => unreachable!(),
+            };
+            evaluate::<T>(std::slice::from_ref(&root)).unwrap();
+            let actual = read_f32(&root);
+            for (i, (a, e)) in actual.iter().zip(&expected).enumerate() {
+                assert!(
+                    op == Tan || (-1.0..=1.0).contains(a),
+                    "{op:?}({name} {i}) = {a} leaves [-1, 1]"
+                );
+                let close = (a - e).abs() <= 2e-5 * e.abs().max(1.0);
+                assert!(close, "{op:?} of {name} element {i}: device {a} vs CPU {e}");
+            }
+        }
+    }
+}
+
+/// An extent of 12,000-lane rows lost the WebGPU device for good (each invocation kept every
+/// lane's state); wide rows now reduce lane by lane.
+pub fn extent_of_wide_rows<T: Target>() {
+    for (lanes, rows) in [(12_000u32, 10usize), (40_000, 3), (5, 70_000)] {
+        let values: Vec<f32> = (0..lanes as usize * rows)
+            .map(|i| ((i * 7919) % 100_003) as f32 - 50_000.0)
+            .collect();
+        let wide = f32s(&values, lanes);
+        let root = ir::extent(&wide).unwrap();
+        if T::WIDE_ROWS || lanes <= 64 {
+            check::<T>(root, Tolerance::Exact);
+        } else {
+            // WebGL2 keeps 4 lanes per texture, and one draw samples at most 16 textures.
+            let error = evaluate::<T>(&[root]).unwrap_err();
+            assert_eq!(error.code, ErrorCode::LimitExceeded, "{error}");
+            assert!(
+                error.message.contains("maxSampledTexturesPerShaderStage"),
+                "{error}"
+            );
+        }
+    }
+}
+
+/// A source destroyed before its graph ran was `INTERNAL`.
+pub fn a_destroyed_input_is_destroyed_not_internal<T: Target>() {
+    let x = f32s(&floats(100), 1);
+    let y = ir::binary(Add, &x, &lit(&[1.])).unwrap();
+    let z = ir::unary(Sqrt, &y).unwrap();
+    x.destroy();
+    assert_eq!(code(evaluate::<T>(&[z])), ErrorCode::Destroyed);
+    let w = f32s(&floats(100), 1);
+    let out = ir::binary(Add, &w, &lit(&[1.])).unwrap();
+    evaluate::<T>(std::slice::from_ref(&out)).unwrap();
+    out.destroy();
+    assert_eq!(
+        code(gputable::evaluator::read_value(&out, None, None)),
+        ErrorCode::Destroyed
+    );
+}

@@ -1,0 +1,157 @@
+//! The WebGPU backend against the CPU oracle, natively on the Vulkan adapter (lavapipe in
+//! CI): the shared suite plus what is WebGPU's own (dispatch grids, bindings, one submit).
+//! No adapter is a failure.
+
+mod common;
+mod suite;
+use common::*;
+use suite::{check, floats, Target, Tolerance};
+
+use gputable::column::ColumnData;
+use gputable::engine::{evaluate_blocking, explain, Backend};
+use gputable::gpu::GpuDevice;
+use gputable::ir::{self, BinaryOp::*, UnaryOp::*};
+use gputable::ErrorCode;
+
+fn new_device() -> GpuDevice {
+    GpuDevice::new_blocking()
+        .expect("a WebGPU adapter is required for these tests (install mesa-vulkan-drivers)")
+}
+
+thread_local! {
+    // Leaked: dropping a wgpu device while its thread's locals are torn down aborts in
+    // debug builds (wgpu-core's lock tracing uses a thread-local of its own).
+    static DEVICE: &'static GpuDevice = Box::leak(Box::new(new_device()));
+}
+
+struct WebGpu;
+
+impl Target for WebGpu {
+    type Device = GpuDevice;
+    fn device() -> GpuDevice {
+        DEVICE.with(|d| (*d).clone())
+    }
+    fn fresh() -> GpuDevice {
+        new_device()
+    }
+    const TRANSFERS: bool = true;
+    const WIDE_ROWS: bool = true;
+}
+
+suite!(WebGpu);
+
+#[test]
+fn the_device_reports_its_limits() {
+    let d = WebGpu::device();
+    assert!(d.limits.max_storage_buffer_binding_size >= 128 << 20);
+    assert!(d.limits.max_compute_workgroups_per_dimension >= 65535);
+    assert!(d.limits.max_storage_buffers_per_shader_stage >= 8);
+    assert!(!d.adapter_name.is_empty());
+}
+
+#[test]
+fn more_than_65535_workgroups_split_across_dimensions() {
+    let n = 65_536 * 64 + 5;
+    let x = u32s(&(0..n as u32).collect::<Vec<_>>(), 1);
+    check::<WebGpu>(
+        ir::binary(Multiply, &x, &konst(ColumnData::U32(vec![3]))).unwrap(),
+        Tolerance::Exact,
+    );
+}
+
+#[test]
+fn kernels_are_cached_by_structure_not_data() {
+    let d = WebGpu::fresh();
+    let run = |n: usize, c: f32| {
+        let r = ir::binary(Add, &f32s(&floats(n), 1), &lit(&[c])).unwrap();
+        evaluate_blocking(&d, std::slice::from_ref(&r)).unwrap();
+    };
+    run(10, 1.0);
+    let before = d.core().counters.stats().pipelines;
+    run(5000, 2.0);
+    run(77, -4.0);
+    assert_eq!(d.cached_pipelines(), 1);
+    assert_eq!(
+        d.core().counters.stats().pipelines,
+        before,
+        "new row counts and constants reuse the pipeline"
+    );
+}
+
+#[test]
+fn a_plan_of_several_regions_runs_every_dispatch() {
+    let d = WebGpu::fresh();
+    let x = f32s(&floats(4000), 1);
+    // A reduction (two dispatches), then a gather from it fused with an add (one).
+    let build = || {
+        let e = ir::extent(&ir::binary(Multiply, &x, &x).unwrap()).unwrap();
+        ir::binary(
+            Add,
+            &ir::gather(&u32s(&[0, 1, 0], 1), &e).unwrap(),
+            &lit(&[1.]),
+        )
+        .unwrap()
+    };
+    let expected = suite::oracle(&[build()]).unwrap();
+    let r = build();
+    evaluate_blocking(&d, std::slice::from_ref(&r)).unwrap();
+    assert_eq!(d.core().counters.stats().kernels, 3);
+    assert!(same(&read(&r), &expected[0]));
+}
+
+#[test]
+fn explain_lists_kernels_and_dispatches() {
+    let x = f32s(&floats(5000), 1);
+    let fused = ir::unary(
+        Sqrt,
+        &ir::binary(Add, &ir::binary(Multiply, &x, &x).unwrap(), &lit(&[1.])).unwrap(),
+    )
+    .unwrap();
+    let d = WebGpu::device();
+    let text = explain(&d, &fused).unwrap();
+    assert!(text.starts_with("plan on webgpu ("), "{text}");
+    assert!(text.contains("fused elementwise, 3 ops"), "{text}");
+    assert!(
+        text.contains("1 dispatch of 79x1 workgroups of 64"),
+        "{text}"
+    );
+    assert!(text.ends_with("1 dispatch in all\n"), "{text}");
+    let reduced = explain(&d, &ir::extent(&fused).unwrap()).unwrap();
+    assert!(
+        reduced.contains("2 dispatches: 20 workgroups of 256"),
+        "{reduced}"
+    );
+}
+
+#[test]
+fn inputs_are_uploaded_once_and_freed_with_their_node() {
+    let d = WebGpu::fresh();
+    let x = f32s(&floats(1000), 1);
+    for c in [1.0, 2.0, 3.0] {
+        let r = ir::binary(Add, &x, &lit(&[c])).unwrap();
+        evaluate_blocking(&d, std::slice::from_ref(&r)).unwrap();
+        r.destroy();
+    }
+    let stats = d.core().counters.stats();
+    assert_eq!(stats.upload_bytes, 4000, "x once; literals are parameters");
+    let live = d.core().counters.memory().live_bytes;
+    assert!(live >= 4000);
+    x.destroy();
+    assert_eq!(d.core().counters.memory().live_bytes, 0);
+}
+
+#[test]
+fn a_column_larger_than_one_binding_is_limit_exceeded() {
+    let mut d = new_device();
+    d.cap_binding_size(1024).unwrap();
+    let big = ir::binary(Add, &f32s(&floats(300), 1), &lit(&[1.])).unwrap();
+    let error = evaluate_blocking(&d, &[big]).unwrap_err();
+    assert_eq!(error.code, ErrorCode::LimitExceeded);
+    assert!(
+        error.message.contains("maxStorageBufferBindingSize"),
+        "{}",
+        error.message
+    );
+    let small = ir::binary(Add, &f32s(&floats(200), 1), &lit(&[1.])).unwrap();
+    evaluate_blocking(&d, &[small]).unwrap();
+}
