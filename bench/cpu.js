@@ -242,7 +242,7 @@ for (const {n, w, r, best} of rows) {
     fmt(r.gputable),
     gbps(w.bytes(n), r.gputable),
     ...PEERS.map(p => fmt(r[p])),
-    `${(best / r.gputable).toFixed(2)}x faster`
+    Number.isNaN(best) ? '-' : best >= r.gputable ? `${(best / r.gputable).toFixed(2)}x faster` : `${(r.gputable / best).toFixed(2)}x slower`
   ];
   console.log(`| ${cells.join(' | ')} |`);
 }

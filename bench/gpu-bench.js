@@ -1,6 +1,6 @@
-// In a browser: W1, W2, W4, W5 on a gputable GPU device (`?backend=webgpu|webgl`) and on the
-// matching tfjs backend (@tensorflow/tfjs-backend-webgpu or -webgl), on the same adapter.
-// Results land in window.__bench.
+// In a browser: W1, W2, W4, W5 and a chain of three steps on a gputable GPU device
+// (`?backend=webgpu|webgl`) and on the matching tfjs backend (@tensorflow/tfjs-backend-webgpu
+// or -webgl), on the same adapter. Results land in window.__bench.
 import * as gt from '../dist/web/index.js';
 import * as tf from '@tensorflow/tfjs-core';
 
@@ -19,7 +19,7 @@ function random(n, seed) {
   return out;
 }
 
-async function median(run, reps = 5) {
+async function median(run, reps = 7) {
   await run();
   await run();
   const samples = [];
@@ -32,6 +32,24 @@ async function median(run, reps = 5) {
   return samples[Math.floor(samples.length / 2)];
 }
 
+/** Resolves once the device has done the work submitted so far. */
+async function deviceIdle(device, probe) {
+  if (device.type === 'webgpu') {
+    await device.gpuDevice.queue.onSubmittedWorkDone();
+  } else {
+    // WebGL2 has no fence the page can reach: one row read back waits for the draws.
+    await probe.readValue(0, 1);
+  }
+}
+
+/** Bytes moved between host and device while `run` runs. */
+async function bytesMoved(device, run) {
+  const before = device.stats;
+  await run();
+  const after = device.stats;
+  return {up: after.uploadBytes - before.uploadBytes, down: after.readbackBytes - before.readbackBytes};
+}
+
 async function main() {
   await gt.init();
   gt.backendRegistry.add(backend === 'webgl' ? gt.webglBackend : gt.webgpuBackend);
@@ -42,6 +60,8 @@ async function main() {
   const data = {xyz: random(3 * rows, 1), x: random(rows, 2), y: random(rows, 3)};
   const E = gt.GPUTableEvaluator;
   const ours = {xyz: E.fromArray(data.xyz, {size: 3}), x: E.fromArray(data.x), y: E.fromArray(data.y)};
+  // Both sides keep their inputs on the device between runs.
+  for (const input of Object.values(ours)) await input.evaluate(device);
   const theirs = {xyz: tf.tensor2d(data.xyz, [rows, 3]), x: tf.tensor1d(data.x), y: tf.tensor1d(data.y), offsets: tf.tensor1d([10, 20, 30])};
 
   const workloads = [
@@ -57,6 +77,7 @@ async function main() {
     const gputableMs = await median(async () => {
       const r = build();
       await r.evaluate(device);
+      await r.readValue();
       r.destroy();
     });
     const tfMs = await median(async () => {
@@ -64,9 +85,42 @@ async function main() {
       await r.data();
       r.dispose();
     });
-    results.push({id, name, gputableMs, tfMs, passes, peerOps});
+    // The output left on the device (until the device is idle), and its readback alone.
+    const evaluateMs = await median(async () => {
+      const r = build();
+      await r.evaluate(device);
+      await deviceIdle(device, r);
+      r.destroy();
+    });
+    const kept = build();
+    await kept.evaluate(device);
+    const readbackMs = await median(() => kept.readValue());
+    kept.destroy();
+    results.push({id, name, gputableMs, tfMs, evaluateMs, readbackMs, passes, peerOps});
   }
-  return {rows, backend, adapter: device.adapterName, results};
+
+  // A chain of three steps, each evaluated on its own and read by the next; the last is read.
+  const chain = async () => {
+    const a = gt.add(gt.multiply(ours.x, 2), 1);
+    await a.evaluate(device);
+    const b = gt.sqrt(gt.abs(a));
+    await b.evaluate(device);
+    const c = gt.multiply(b, ours.y);
+    await c.evaluate(device);
+    const values = await c.readValue();
+    for (const e of [a, b, c]) e.destroy();
+    return values;
+  };
+  const moved = await bytesMoved(device, chain);
+  const chainMs = await median(chain);
+  const tfChainMs = await median(async () => {
+    const a = tf.tidy(() => tf.add(tf.mul(theirs.x, 2), 1));
+    const b = tf.tidy(() => tf.sqrt(tf.abs(a)));
+    const c = tf.tidy(() => tf.mul(b, theirs.y));
+    await c.data();
+    for (const t of [a, b, c]) t.dispose();
+  });
+  return {rows, backend, adapter: device.adapterName, results, chain: {ms: chainMs, tfMs: tfChainMs, moved}};
 }
 
 window.__bench = await main().catch(error => ({error: `${error.code ?? error.name}: ${error.message}`}));

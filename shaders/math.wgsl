@@ -23,21 +23,32 @@ struct Quadrant {
 }
 
 fn gt_reduce(ax: f32) -> Quadrant {
-    if (ax < 8192.0) {
-        // Cody-Waite: pi/2 in three parts; k times each of the first two is exact here.
-        let k = floor(ax * 0.636619772367581343 + 0.5);
-        let z = ((ax - k * 1.5703125) - k * 4.837512969970703125e-4) - k * 7.54978995489188216e-8;
-        return Quadrant(u32(k) & 3u, z);
+    // Cody-Waite: pi/2 in three parts; k times each of the first two is exact below 8192.
+    let k = floor(ax * 0.636619772367581343 + 0.5);
+    let z = ((ax - k * 1.5703125) - k * 4.837512969970703125e-4) - k * 7.54978995489188216e-8;
+    var r = Quadrant(u32(k) & 3u, z);
+    if (ax >= 8192.0) {
+        r = gt_reduce_far(ax);
     }
-    return gt_reduce_far(ax);
+    return r;
 }
 
-// The 32-bit words of 2/pi after the binary point (its first 288 bits), after a zero word
-// that stands for the bits before it.
+// Word i of 2/pi after the binary point (its first 288 bits), after a zero word that stands
+// for the bits before it. A switch, not an array: every invocation would set an array up,
+// while this runs only for the arguments that need it.
 fn gt_two_over_pi(i: u32) -> u32 {
-    var words = array<u32, 10>(0u, 0xa2f9836eu, 0x4e441529u, 0xfc2757d1u, 0xf534ddc0u,
-        0xdb629599u, 0x3c439041u, 0xfe5163abu, 0xdebbc561u, 0xb7246e3au);
-    return words[i];
+    switch (i) {
+        case 0u: { return 0u; }
+        case 1u: { return 0xa2f9836eu; }
+        case 2u: { return 0x4e441529u; }
+        case 3u: { return 0xfc2757d1u; }
+        case 4u: { return 0xf534ddc0u; }
+        case 5u: { return 0xdb629599u; }
+        case 6u: { return 0x3c439041u; }
+        case 7u: { return 0xfe5163abu; }
+        case 8u: { return 0xdebbc561u; }
+        default: { return 0xb7246e3au; }
+    }
 }
 
 // The 64-bit product of two u32 as (high, low).
@@ -53,13 +64,6 @@ fn gt_mul_wide(a: u32, b: u32) -> vec2<u32> {
     return vec2<u32>(a1 * b1 + (p01 >> 16u) + (p10 >> 16u) + (mid >> 16u), (mid << 16u) | (p00 & 0xffffu));
 }
 
-// Bits 32k + r .. of 2/pi's word stream as one word (r < 32).
-fn gt_two_over_pi_at(k: u32, r: u32) -> u32 {
-    let high = gt_two_over_pi(k);
-    let low = gt_two_over_pi(k + 1u);
-    return select((high << r) | (low >> (32u - r)), high, r == 0u);
-}
-
 // Payne-Hanek reduction for any finite |x| >= 8192, in 32-bit integers (no f64 on GPUs):
 // with |x| = m 2^s (m the 24-bit significand), |x| 2/pi mod 4 comes from m times the 96 bits
 // of 2/pi from bit s - 1 on (earlier bits only add multiples of 4). The product's top two
@@ -69,20 +73,24 @@ fn gt_reduce_far(ax: f32) -> Quadrant {
     let m = (bits & 0x7fffffu) | 0x800000u;
     // Stream position of bit s - 1 of 2/pi (s = exponent - 150), past the zero word.
     let position = (bits >> 23u) - 150u + 30u;
-    let word = position >> 5u;
     let r = position & 31u;
-    let w0 = gt_two_over_pi_at(word, r);
-    let w1 = gt_two_over_pi_at(word + 1u, r);
-    let w2 = gt_two_over_pi_at(word + 2u, r);
-    let p2w = gt_mul_wide(m, w2);
-    let p1w = gt_mul_wide(m, w1);
-    let p0w = gt_mul_wide(m, w0);
-    // Words 0..2 of the 120-bit product m * (w0, w1, w2); only bits below 96 matter.
-    let p0 = p2w.y;
-    let p1 = p2w.x + p1w.y;
-    let carry1 = select(0u, 1u, p1 < p2w.x);
-    let t = p1w.x + p0w.y;
-    let p2 = t + carry1;
+    let back = (32u - r) & 31u;
+    let carry = select(0xffffffffu, 0u, r == 0u);
+    // The low 96 bits of m times the three words from there, accumulated high word first.
+    // The loop's bound is read at run time: a loop compilers cannot unroll keeps them from
+    // hoisting this rare path into every invocation.
+    var p0 = 0u;
+    var p1 = 0u;
+    var p2 = 0u;
+    for (var k = 0u; k < 3u + param(2u); k++) {
+        let i = (position >> 5u) + k;
+        let w = (gt_two_over_pi(i) << r) | ((gt_two_over_pi(i + 1u) >> back) & carry);
+        let product = gt_mul_wide(m, w);
+        let sum = p0 + product.x;
+        p2 = p1 + select(0u, 1u, sum < p0);
+        p1 = sum;
+        p0 = product.y;
+    }
     var q = p2 >> 30u;
     var high = (p2 << 2u) | (p1 >> 30u);
     var low = (p1 << 2u) | (p0 >> 30u);
@@ -111,53 +119,35 @@ fn gt_cos_poly(z: f32) -> f32 {
     return ((2.443315711809948e-5 * zz - 1.388731625493765e-3) * zz + 4.166664568298827e-2) * zz * zz - 0.5 * zz + 1.0;
 }
 
+// sin, cos and tan compute every argument the same way and fix NaN, infinities and -0 up at
+// the end: early returns make every invocation pay for the branches on some GPUs.
 fn gt_sin(x: f32) -> f32 {
-    if (!gt_is_finite(x)) {
-        return gt_nan();
-    }
-    // sin(-0) is -0.
-    if (x == 0.0) {
-        return x;
-    }
     let r = gt_reduce(abs(x));
     // sin(z + q pi/2): sin z, cos z, -sin z, -cos z.
     var y = select(gt_sin_poly(r.z), gt_cos_poly(r.z), (r.q & 1u) == 1u);
-    if (r.q >= 2u) {
-        y = -y;
-    }
-    return select(y, -y, x < 0.0);
+    y = select(y, -y, (r.q >= 2u) != (x < 0.0));
+    // sin(-0) is -0; sin of NaN or an infinity is NaN.
+    return select(select(y, x, x == 0.0), gt_nan(), !gt_is_finite(x));
 }
 
 fn gt_cos(x: f32) -> f32 {
-    if (!gt_is_finite(x)) {
-        return gt_nan();
-    }
     let r = gt_reduce(abs(x));
     // cos(z + q pi/2): cos z, -sin z, -cos z, sin z.
     let y = select(gt_cos_poly(r.z), gt_sin_poly(r.z), (r.q & 1u) == 1u);
-    return select(y, -y, r.q == 1u || r.q == 2u);
+    return select(select(y, -y, r.q == 1u || r.q == 2u), gt_nan(), !gt_is_finite(x));
 }
 
 fn gt_tan(x: f32) -> f32 {
-    if (!gt_is_finite(x)) {
-        return gt_nan();
-    }
-    if (x == 0.0) {
-        return x;
-    }
     let r = gt_reduce(abs(x));
     let z = r.z;
     let zz = z * z;
-    var y = z;
-    if (abs(z) > 1.0e-4) {
-        y = (((((9.38540185543e-3 * zz + 3.11992232697e-3) * zz + 2.44301354525e-2) * zz + 5.34112807005e-2) * zz
-            + 1.33387994085e-1) * zz + 3.33331568548e-1) * zz * z + z;
-    }
+    let p = (((((9.38540185543e-3 * zz + 3.11992232697e-3) * zz + 2.44301354525e-2) * zz + 5.34112807005e-2) * zz
+        + 1.33387994085e-1) * zz + 3.33331568548e-1) * zz * z + z;
+    var y = select(z, p, abs(z) > 1.0e-4);
     // tan(z + q pi/2): tan z for even q, -1 / tan z for odd q.
-    if ((r.q & 1u) == 1u) {
-        y = -1.0 / y;
-    }
-    return select(y, -y, x < 0.0);
+    y = select(y, -1.0 / y, (r.q & 1u) == 1u);
+    y = select(y, -y, x < 0.0);
+    return select(select(y, x, x == 0.0), gt_nan(), !gt_is_finite(x));
 }
 
 fn gt_exp(x: f32) -> f32 {
