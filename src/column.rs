@@ -170,6 +170,19 @@ fn reserve<T: Elem>(len: usize) -> Result<Vec<T>> {
     Ok(v)
 }
 
+/// The `len` items of `iter` in a vector allocated fallibly: `OUT_OF_MEMORY`, never an abort.
+pub fn try_collect<T>(len: usize, iter: impl Iterator<Item = T>) -> Result<Vec<T>> {
+    let mut out = Vec::new();
+    out.try_reserve_exact(len).map_err(|_| {
+        GpuTableError::new(
+            ErrorCode::OutOfMemory,
+            format!("could not allocate {len} values"),
+        )
+    })?;
+    out.extend(iter);
+    Ok(out)
+}
+
 /// Number of elements for `rows` rows of `size` lanes, or `LIMIT_EXCEEDED` past the largest
 /// allocation this build can make (`isize::MAX` bytes: 2 GiB in wasm32).
 pub fn element_count(rows: u64, size: u32, dtype: DType) -> Result<usize> {

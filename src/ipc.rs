@@ -21,7 +21,7 @@ use arrow_array::{
 use arrow_buffer::{NullBuffer, ScalarBuffer};
 use arrow_schema::{ArrowError, DataType, Field, Schema};
 
-use crate::column::{Column, ColumnData};
+use crate::column::{try_collect, Column, ColumnData};
 use crate::dtype::DType;
 use crate::error::{ErrorCode, GpuTableError, Result};
 
@@ -287,13 +287,16 @@ fn convert(field: &FieldInfo, array: &dyn Array, options: &ReadOptions) -> Resul
     };
     // Null slots hold whatever the writer left there: they read 0, and are not converted.
     let data = values_of(&field.name, values.as_ref(), options, &valid)?;
-    let validity = if item_nulls.is_some() {
-        let flags = (0..values.len()).map(|i| u8::from(valid(i))).collect();
-        Some(Column::new(ColumnData::U8(flags), items_per_row as u32)?)
-    } else {
-        row_nulls
-            .map(|n| Column::new(ColumnData::U8(n.iter().map(u8::from).collect()), 1))
-            .transpose()?
+    let validity = match (&item_nulls, &row_nulls) {
+        (Some(_), _) => {
+            let flags = try_collect(values.len(), (0..values.len()).map(|i| u8::from(valid(i))))?;
+            Some(Column::new(ColumnData::U8(flags), items_per_row as u32)?)
+        }
+        (None, Some(rows)) => {
+            let flags = try_collect(rows.len(), rows.iter().map(u8::from))?;
+            Some(Column::new(ColumnData::U8(flags), 1)?)
+        }
+        (None, None) => None,
     };
     Ok(IpcColumn {
         data: Column::new(data, field.size)?,
@@ -311,13 +314,13 @@ fn values_of(
     fn prim<T: arrow_array::ArrowPrimitiveType>(
         array: &dyn Array,
         valid: &dyn Fn(usize) -> bool,
-    ) -> Vec<T::Native> {
+    ) -> Result<Vec<T::Native>> {
         let values = array.as_primitive::<T>().values();
-        values
-            .iter()
-            .enumerate()
-            .map(|(i, &v)| if valid(i) { v } else { T::Native::default() })
-            .collect()
+        let kept = values.iter().enumerate();
+        try_collect(
+            values.len(),
+            kept.map(|(i, &v)| if valid(i) { v } else { T::Native::default() }),
+        )
     }
     let out_of_range = || {
         GpuTableError::new(
@@ -331,68 +334,73 @@ fn values_of(
         valid: &dyn Fn(usize) -> bool,
         out_of_range: impl Fn() -> GpuTableError,
     ) -> Result<Vec<T>> {
-        values
-            .iter()
-            .enumerate()
-            .map(|(i, &v)| match valid(i) {
-                true => T::try_from(v).map_err(|_| out_of_range()),
-                false => Ok(T::default()),
-            })
-            .collect()
+        let mut out = try_collect(values.len(), std::iter::empty())?;
+        for (i, &v) in values.iter().enumerate() {
+            out.push(match valid(i) {
+                true => T::try_from(v).map_err(|_| out_of_range())?,
+                false => T::default(),
+            });
+        }
+        Ok(out)
     }
-    let f32s = |values: &mut dyn Iterator<Item = (usize, f32)>| -> ColumnData {
-        ColumnData::F32(
-            values
-                .map(|(i, v)| if valid(i) { v } else { 0.0 })
-                .collect(),
-        )
+    let f32s = |values: &[f32]| -> Result<ColumnData> {
+        let kept = values.iter().enumerate();
+        Ok(ColumnData::F32(try_collect(
+            values.len(),
+            kept.map(|(i, &v)| if valid(i) { v } else { 0.0 }),
+        )?))
     };
     Ok(match array.data_type() {
-        DataType::Int8 => ColumnData::I8(prim::<Int8Type>(array, valid)),
-        DataType::Int16 => ColumnData::I16(prim::<Int16Type>(array, valid)),
-        DataType::Int32 => ColumnData::I32(prim::<Int32Type>(array, valid)),
-        DataType::UInt8 => ColumnData::U8(prim::<UInt8Type>(array, valid)),
-        DataType::UInt16 => ColumnData::U16(prim::<UInt16Type>(array, valid)),
-        DataType::UInt32 => ColumnData::U32(prim::<UInt32Type>(array, valid)),
-        DataType::Float32 => ColumnData::F32(prim::<Float32Type>(array, valid)),
+        DataType::Int8 => ColumnData::I8(prim::<Int8Type>(array, valid)?),
+        DataType::Int16 => ColumnData::I16(prim::<Int16Type>(array, valid)?),
+        DataType::Int32 => ColumnData::I32(prim::<Int32Type>(array, valid)?),
+        DataType::UInt8 => ColumnData::U8(prim::<UInt8Type>(array, valid)?),
+        DataType::UInt16 => ColumnData::U16(prim::<UInt16Type>(array, valid)?),
+        DataType::UInt32 => ColumnData::U32(prim::<UInt32Type>(array, valid)?),
+        DataType::Float32 => ColumnData::F32(prim::<Float32Type>(array, valid)?),
         DataType::Float64 => {
-            let values = prim::<Float64Type>(array, valid);
+            let values = prim::<Float64Type>(array, valid)?;
             match options.float64 {
-                Float64As::Words => ColumnData::U32(
-                    values
-                        .iter()
-                        .flat_map(|v| {
-                            let bits = v.to_bits();
-                            [bits as u32, (bits >> 32) as u32]
-                        })
-                        .collect(),
-                ),
-                Float64As::Float32 => f32s(&mut values.iter().map(|&v| v as f32).enumerate()),
+                Float64As::Words => {
+                    let words = values.iter().flat_map(|v| {
+                        let bits = v.to_bits();
+                        [bits as u32, (bits >> 32) as u32]
+                    });
+                    ColumnData::U32(try_collect(values.len() * 2, words)?)
+                }
+                Float64As::Float32 => {
+                    ColumnData::F32(try_collect(values.len(), values.iter().map(|&v| v as f32))?)
+                }
             }
         }
         DataType::Int64 => {
             let values = array.as_primitive::<Int64Type>().values();
             match options.int64 {
-                Int64As::Float32 => f32s(&mut values.iter().map(|&v| v as f32).enumerate()),
+                Int64As::Float32 => f32s(&try_collect(
+                    values.len(),
+                    values.iter().map(|&v| v as f32),
+                )?)?,
                 _ => ColumnData::I32(narrowed(values, valid, out_of_range)?),
             }
         }
         DataType::UInt64 => {
             let values = array.as_primitive::<UInt64Type>().values();
             match options.int64 {
-                Int64As::Float32 => f32s(&mut values.iter().map(|&v| v as f32).enumerate()),
+                Int64As::Float32 => f32s(&try_collect(
+                    values.len(),
+                    values.iter().map(|&v| v as f32),
+                )?)?,
                 _ => ColumnData::U32(narrowed(values, valid, out_of_range)?),
             }
         }
-        DataType::Boolean => ColumnData::U8(
-            array
-                .as_boolean()
-                .values()
+        DataType::Boolean => {
+            let bits = array.as_boolean().values();
+            let kept = bits
                 .iter()
                 .enumerate()
-                .map(|(i, b)| u8::from(b && valid(i)))
-                .collect(),
-        ),
+                .map(|(i, b)| u8::from(b && valid(i)));
+            ColumnData::U8(try_collect(bits.len(), kept)?)
+        }
         other => {
             return Err(unsupported(name, other, "which gputable does not support"));
         }

@@ -123,25 +123,6 @@ fn wide_rows_use_several_render_targets_and_planes() {
 }
 
 #[test]
-fn kernels_are_cached_by_structure_not_data() {
-    let d = WebGl::fresh();
-    let run = |n: usize, c: f32| {
-        let r = ir::binary(Add, &f32s(&floats(n), 1), &lit(&[c])).unwrap();
-        evaluate_blocking(&d, std::slice::from_ref(&r)).unwrap();
-    };
-    run(10, 1.0);
-    let before = d.core().counters.stats().pipelines;
-    run(5000, 2.0);
-    run(77, -4.0);
-    assert_eq!(d.cached_pipelines(), 1);
-    assert_eq!(
-        d.core().counters.stats().pipelines,
-        before,
-        "new row counts and constants reuse the pipeline"
-    );
-}
-
-#[test]
 fn explain_lists_passes_and_draws() {
     let x = f32s(&floats(5000), 1);
     let fused = ir::unary(

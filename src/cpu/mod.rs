@@ -11,7 +11,7 @@ mod math;
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use crate::column::{element_count, with_column_data, Column, ColumnData, Elem};
+use crate::column::{element_count, try_collect, with_column_data, Column, ColumnData, Elem};
 use crate::dtype::{Class, DType};
 use crate::error::{ErrorCode, GpuTableError, Result};
 use crate::ir::{validate_segments, BinaryOp, NodeRef, Op, UnaryOp};
@@ -142,9 +142,8 @@ fn run_region(
         if node.op == Op::SegmentedMap {
             let segments = block.column(block.leaf_index(&node.inputs[0])?);
             validate_segments(segments, node.meta.length)?;
-            let starts = (0..segments.rows as usize)
-                .map(|i| segments.data.get_f64(i) as i64)
-                .collect();
+            let rows = segments.rows as usize;
+            let starts = try_collect(rows, (0..rows).map(|i| segments.data.get_f64(i) as i64))?;
             block.segment_starts.insert(node.id, starts);
         }
     }

@@ -327,24 +327,32 @@ pub async fn read_value(value: &Value, start: u32, end: u32, sink: &mut RowSink<
             }
             Ok(())
         }
-        Storage::WebGpu(gpu) => {
-            let device = gpu.device();
-            let _turn = device.core().queue.enter().await;
-            device.core().lost.check()?;
-            device
-                .read_rows(value, start, end, sink)
-                .await
-                .map_err(|e| device.core().lost.explain(e))
-        }
-        Storage::WebGl(gl) => {
-            let device = gl.device();
-            let _turn = device.core().queue.enter().await;
-            device.core().lost.check()?;
-            device
-                .read_rows(value, start, end, sink)
-                .await
-                .map_err(|e| device.core().lost.explain(e))
-        }
+        Storage::WebGpu(gpu) => read_in_turn(gpu.device(), value, start, end, sink).await,
+        Storage::WebGl(gl) => read_in_turn(gl.device(), value, start, end, sink).await,
+    }
+}
+
+/// `read_rows` on `device` once its earlier work is done.
+async fn read_in_turn<B: Backend>(
+    device: &B,
+    value: &Value,
+    start: u32,
+    end: u32,
+    sink: &mut RowSink<'_>,
+) -> Result<()> {
+    let _turn = device.core().queue.enter().await;
+    device.core().lost.check()?;
+    device
+        .read_rows(value, start, end, sink)
+        .await
+        .map_err(|e| device.core().lost.explain(e))
+}
+
+/// `api` with the adapter's name, for `explain()`: `webgpu (SwiftShader)`.
+pub fn device_name(api: &str, adapter: &str) -> String {
+    match adapter {
+        "" => api.to_string(),
+        adapter => format!("{api} ({adapter})"),
     }
 }
 

@@ -10,7 +10,7 @@ mod device;
 use std::rc::Rc;
 
 use crate::column::Column;
-use crate::engine::{internal, Backend, DeviceCore, READ_PIECE_BYTES};
+use crate::engine::{device_name, internal, Backend, DeviceCore, READ_PIECE_BYTES};
 use crate::error::{ErrorCode, GpuTableError, Result};
 use crate::gpu::{decode, device_words, oneshot, scopes::ErrorScopes};
 use crate::ir::NodeRef;
@@ -363,10 +363,7 @@ impl Backend for GlDevice {
     }
 
     fn name(&self) -> String {
-        match self.adapter_name.as_str() {
-            "" => "webgl".to_string(),
-            name => format!("webgl ({name})"),
-        }
+        device_name("webgl", &self.adapter_name)
     }
 
     fn plan_limits(&self) -> PlanLimits {

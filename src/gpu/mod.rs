@@ -14,15 +14,15 @@ use std::rc::Rc;
 
 use crate::column::{Column, ColumnData, Elem};
 use crate::dtype::DType;
-use crate::engine::{internal, Backend, DeviceCore, READ_PIECE_BYTES};
+use crate::engine::{device_name, internal, Backend, DeviceCore, READ_PIECE_BYTES};
 use crate::error::{ErrorCode, GpuTableError, Result};
 use crate::ir::NodeRef;
 use crate::memory::Home;
 use crate::plan::{Plan, PlanLimits, Region, MAX_REGION_NODES};
 use crate::value::{RowSink, Storage, Value};
 use crate::wgsl::compute::{self, is_narrow, REDUCE_GROUPS, REDUCE_WORKGROUP, WORKGROUP_SIZE};
-use crate::wgsl::is_literal;
 use crate::wgsl::reduce::ReduceOp;
+use crate::wgsl::{is_literal, Kernel};
 pub use device::{BufferLease, GpuDevice, GpuLimits};
 
 /// Values can also be bound as vertex buffers by a renderer on the same device.
@@ -231,14 +231,8 @@ impl GpuDevice {
             }
             (x, groups)
         };
-        let mut buffers = vec![(partials.buffer.clone(), partial_bytes)];
-        buffers.extend(bound(&kernel.buffers, leaves)?);
-        batch.dispatches.push(Dispatch {
-            pipeline: self.pipeline(&kernel.source).await?,
-            params: kernel.params,
-            buffers,
-            grid,
-        });
+        let target = (partials.buffer.clone(), partial_bytes);
+        self.record(batch, kernel, target, leaves, grid).await?;
         let (output, bytes) = self.output(batch, root)?;
         let source = compute::reduce_final_source(op, input.meta.dtype.class(), lanes)?;
         let (grid, stride) = self.grid(lanes, WORKGROUP_SIZE)?;
@@ -256,19 +250,33 @@ impl GpuDevice {
     }
 }
 
-/// The buffers of the leaves a kernel binds, with the bytes each binding covers.
-fn bound(indices: &[usize], leaves: &[Rc<Value>]) -> Result<Vec<(wgpu::Buffer, u64)>> {
-    indices
-        .iter()
-        .map(
-            |&k| match leaves.get(k).map(|v| (&v.storage, v.elements())) {
+impl GpuDevice {
+    /// Records a dispatch of `kernel` writing `target` and reading the leaves it binds.
+    async fn record(
+        &self,
+        batch: &mut GpuBatch,
+        kernel: Kernel,
+        target: (wgpu::Buffer, u64),
+        leaves: &[Rc<Value>],
+        grid: (u32, u32),
+    ) -> Result<()> {
+        let mut buffers = vec![target];
+        for &k in &kernel.buffers {
+            match leaves.get(k).map(|v| (&v.storage, v.elements())) {
                 Some((Storage::WebGpu(value), elements)) => {
-                    Ok((value.buffer().clone(), elements * 4))
+                    buffers.push((value.buffer().clone(), elements * 4))
                 }
-                _ => Err(internal("a kernel input is not on this WebGPU device")),
-            },
-        )
-        .collect()
+                _ => return Err(internal("a kernel input is not on this WebGPU device")),
+            }
+        }
+        batch.dispatches.push(Dispatch {
+            pipeline: self.pipeline(&kernel.source).await?,
+            params: kernel.params,
+            buffers,
+            grid,
+        });
+        Ok(())
+    }
 }
 
 impl Backend for GpuDevice {
@@ -279,10 +287,7 @@ impl Backend for GpuDevice {
     }
 
     fn name(&self) -> String {
-        match self.adapter_name.as_str() {
-            "" => "webgpu".to_string(),
-            name => format!("webgpu ({name})"),
-        }
+        device_name("webgpu", &self.adapter_name)
     }
 
     fn plan_limits(&self) -> PlanLimits {
@@ -353,14 +358,8 @@ impl Backend for GpuDevice {
         if rows > 0 {
             let (grid, stride) = self.grid(rows, WORKGROUP_SIZE)?;
             let kernel = compute::elementwise_kernel(region, leaves, rows, stride)?;
-            let mut buffers = vec![(output.buffer.clone(), bytes)];
-            buffers.extend(bound(&kernel.buffers, leaves)?);
-            batch.dispatches.push(Dispatch {
-                pipeline: self.pipeline(&kernel.source).await?,
-                params: kernel.params,
-                buffers,
-                grid,
-            });
+            let target = (output.buffer.clone(), bytes);
+            self.record(batch, kernel, target, leaves, grid).await?;
         }
         Ok(self.value(root, output))
     }

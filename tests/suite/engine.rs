@@ -85,6 +85,24 @@ pub fn results_stay_on_the_device_until_read<T: Target>() {
     assert_eq!(stats(&device).kernels, 1, "reading runs no kernel");
 }
 
+pub fn pipelines_are_cached_by_structure_not_data<T: Target>() {
+    let device = T::fresh();
+    let run = |n: usize, c: f32| {
+        let r = ir::binary(Add, &f32s(&floats(n), 1), &lit(&[c])).unwrap();
+        evaluate_blocking(&device, std::slice::from_ref(&r)).unwrap();
+    };
+    run(10, 1.0);
+    let compiled = stats(&device).pipelines;
+    run(5000, 2.0);
+    run(77, -4.0);
+    assert_eq!(
+        stats(&device).pipelines,
+        compiled,
+        "new row counts and constants reuse the pipeline"
+    );
+    assert_eq!(stats(&device).kernels, 3);
+}
+
 pub fn an_evaluated_output_feeds_the_next_graph_in_place<T: Target>() {
     let device = T::fresh();
     let x = f32s(&floats(5000), 2);

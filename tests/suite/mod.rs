@@ -119,6 +119,14 @@ pub fn check_roots<T: Target>(roots: &[NodeRef], tolerance: Tolerance) -> gputab
     Ok(())
 }
 
+/// The CPU oracle's float32 output of `root`.
+pub fn oracle_f32(root: &NodeRef) -> Vec<f32> {
+    match oracle(std::slice::from_ref(root)).unwrap().remove(0) {
+        ColumnData::F32(values) => values,
+        other => panic!("expected float32, got {:?}", other.dtype()),
+    }
+}
+
 pub fn check<T: Target>(root: NodeRef, tolerance: Tolerance) {
     check_roots::<T>(&[root], tolerance).unwrap();
 }
@@ -547,6 +555,7 @@ macro_rules! suite {
             transcendental_special_values_match_the_cpu,
             // engine.rs: residency, memory, concurrency
             results_stay_on_the_device_until_read,
+            pipelines_are_cached_by_structure_not_data,
             an_evaluated_output_feeds_the_next_graph_in_place,
             inputs_from_another_device_are_copied_once,
             live_bytes_return_after_ten_thousand_cycles,

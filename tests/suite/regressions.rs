@@ -123,10 +123,7 @@ pub fn pow_special_values_match_the_cpu<T: Target>() {
         }
     }
     let root = ir::binary(Pow, &f32s(&bases, 1), &f32s(&exponents, 1)).unwrap();
-    let expected = match &oracle(std::slice::from_ref(&root)).unwrap()[0] {
-        ColumnData::F32(v) => v.clone(),
-        _ => unreachable!(),
-    };
+    let expected = oracle_f32(&root);
     evaluate::<T>(std::slice::from_ref(&root)).unwrap();
     let actual = read_f32(&root);
     for (i, (a, e)) in actual.iter().zip(&expected).enumerate() {
@@ -174,10 +171,7 @@ pub fn sin_cos_tan_of_large_arguments_match_the_cpu<T: Target>() {
     for (name, x) in [("floats", f32s(&xs, 1)), ("sint32", i32s(&ints, 1))] {
         for op in [Sin, Cos, Tan] {
             let root = ir::unary(op, &x).unwrap();
-            let expected = match &oracle(std::slice::from_ref(&root)).unwrap()[0] {
-                ColumnData::F32(v) => v.clone(),
-                _ => unreachable!(),
-            };
+            let expected = oracle_f32(&root);
             evaluate::<T>(std::slice::from_ref(&root)).unwrap();
             let actual = read_f32(&root);
             for (i, (a, e)) in actual.iter().zip(&expected).enumerate() {
