@@ -2,6 +2,8 @@
 // package, and regressions of inputs that used to escape as non-GpuTableErrors or traps.
 import {test} from 'node:test';
 import assert from 'node:assert/strict';
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import * as arrow from 'apache-arrow';
 import * as gt from 'gputable';
 
@@ -170,4 +172,19 @@ test('huge inputs: past the addressable heap is a typed error, a large read need
   assert.equal(values.length, count);
   assert.equal(values[count - 1], count - 1);
   big.destroy();
+});
+
+test('a 30,000-node chain is dropped by the garbage collector without deep recursion', async () => {
+  v8.setFlagsFromString('--expose-gc');
+  const gc = vm.runInNewContext('gc');
+  let chain = E.fromArray(new Float32Array([1, -2, 3]));
+  for (let k = 0; k < 30_000; k++) chain = gt.abs(chain);
+  assert.deepEqual([...await chain.readValue()], [1, 2, 3]);
+  // Dropped here: wasm-bindgen's finalizers free the nodes, the whole chain at once.
+  chain = null;
+  for (let i = 0; i < 5; i++) {
+    gc();
+    await new Promise(resolve => setTimeout(resolve, 20));
+  }
+  assert.deepEqual([...await gt.add(E.fromArray([1]), 1).readValue()], [2], 'the instance still works');
 });
