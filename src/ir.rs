@@ -143,6 +143,14 @@ impl Op {
     pub fn reads_input_at_row(&self, index: usize) -> bool {
         !matches!((self, index), (Op::Gather, 1) | (Op::SegmentedMap, 0))
     }
+
+    /// Whether a lane of the output reads its inputs at other lanes (or at all of them).
+    pub fn reads_across_lanes(&self) -> bool {
+        matches!(
+            self,
+            Op::Interleave | Op::Swizzle(_) | Op::Fround | Op::Dot | Op::Length | Op::EqualAll
+        )
+    }
 }
 
 /// What every backend needs to know about a node's output before running it.

@@ -102,6 +102,14 @@ fn explain_lists_kernels_and_dispatches() {
         reduced.contains("2 dispatches: 20 workgroups of 256"),
         "{reduced}"
     );
+    let wide = ir::unary(Abs, &f32s(&floats(120_000), 12_000)).unwrap();
+    let text = explain(&d, &wide).unwrap();
+    assert!(
+        text.contains(
+            "1 dispatch of 1875x1 workgroups of 64 (one invocation per lane of each row)"
+        ),
+        "{text}"
+    );
 }
 
 #[test]

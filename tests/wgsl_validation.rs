@@ -73,6 +73,8 @@ fn shader_files_are_valid_wgsl() {
 fn generated_kernels_are_valid_wgsl() {
     let x = f32s(&[1., 2., 3., 4., 5., 6.], 3);
     let ids = i32s(&[1, 0], 1);
+    let wide = f32s(&[0.; 40], 20);
+    let wide_sum = ir::binary(Add, &wide, &wide).unwrap();
     let graphs: Vec<NodeRef> = vec![
         ir::fold_binary(Add, &[x.clone(), lit(&[10., 20., 30.]), lit(&[1.])]).unwrap(),
         ir::unary(
@@ -101,6 +103,24 @@ fn generated_kernels_are_valid_wgsl() {
         ir::extent(&x).unwrap(),
         ir::extent(&ir::binary(Multiply, &x, &lit(&[2.])).unwrap()).unwrap(),
         ir::extent(&i8s(&[1, 2], 2)).unwrap(),
+        // Rows wider than WIDE_ROW_LANES: a lane per invocation on WebGPU.
+        ir::unary(Sqrt, &ir::binary(Add, &wide, &lit(&[1.])).unwrap()).unwrap(),
+        ir::interleave(&[
+            ir::unary(Abs, &f32s(&[0.; 20], 10)).unwrap(),
+            ir::unary(Abs, &f32s(&[0.; 20], 10)).unwrap(),
+        ])
+        .unwrap(),
+        ir::swizzle(
+            &wide_sum,
+            &[
+                19., 18., 17., 0., 0., 0., 2., 4., 6., 8., 10., 12., 14., 16., 18., 1., 2., 3.,
+            ],
+        )
+        .unwrap(),
+        ir::fround(&u32s(&[0; 40], 20)).unwrap(),
+        ir::binary(Add, &ir::gather(&ids, &wide).unwrap(), &lit(&[1.])).unwrap(),
+        ir::binary(Multiply, &u8s(&[3; 40], 20), &u8s(&[200; 40], 20)).unwrap(),
+        ir::dot(&wide_sum, &wide).unwrap(),
     ];
     for (i, root) in graphs.iter().enumerate() {
         for region in plan(std::slice::from_ref(root), Fusion::On)
@@ -141,6 +161,10 @@ fn generated_kernels_are_valid_wgsl() {
         validate(
             &fragment::reduce_final_source(op, class, layout),
             &format!("fragment reduction final {class:?}"),
+        );
+        validate(
+            &fragment::reduce_plane_partials_source(op, class, layout),
+            &format!("fragment reduction of a stored plane {class:?}"),
         );
         validate(
             &reduce_final_source(op, class, 3).unwrap(),

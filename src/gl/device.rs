@@ -186,6 +186,17 @@ impl GlDevice {
         height: u32,
         home: &Home,
     ) -> Result<TextureLease> {
+        self.take_texture_of(format, self.layout.width(), height, home)
+    }
+
+    /// A texture `width` texels wide (a power of two) and at least `height` rows.
+    pub fn take_texture_of(
+        &self,
+        format: wgpu::TextureFormat,
+        width: u32,
+        height: u32,
+        home: &Home,
+    ) -> Result<TextureLease> {
         self.core.lost.check()?;
         let max = self.limits.max_texture_dimension_2d;
         let height = height.max(1);
@@ -195,7 +206,6 @@ impl GlDevice {
                 format!("a texture of {height} rows exceeds this device's maxTextureDimension2D ({max})"),
             ));
         }
-        let width = self.layout.width();
         let row_bytes = width as u64 * texel_bytes(format) as u64;
         self.textures
             .take((format, width), height as u64 * row_bytes, home, |class| {
@@ -218,6 +228,23 @@ impl GlDevice {
                     view_formats: &[],
                 }))
             })
+    }
+
+    /// The texture width for a value of `planes` planes: the layout's, or for a value wider
+    /// than one draw samples (read only plane by plane), the narrowest that holds a tile of
+    /// `tile_rows` rows, so thousands of planes of a few rows stay small. At least 256 bytes
+    /// a texel row, as copies need.
+    pub fn texture_width(&self, format: wgpu::TextureFormat, planes: u32, tile_rows: u32) -> u32 {
+        let full = self.layout.width();
+        if planes <= self.limits.max_sampled_textures_per_shader_stage {
+            return full;
+        }
+        let max_height = self.limits.max_texture_dimension_2d.min(full);
+        let least = 256 / texel_bytes(format);
+        tile_rows
+            .div_ceil(max_height)
+            .next_power_of_two()
+            .clamp(least, full)
     }
 
     pub fn take_buffer(

@@ -6,6 +6,7 @@
 //! render targets one draw can write); a reduction folds rows over several draws.
 
 mod device;
+mod reduce;
 
 use std::rc::Rc;
 
@@ -15,12 +16,13 @@ use crate::error::{ErrorCode, GpuTableError, Result};
 use crate::gpu::{decode, device_words, oneshot, scopes::ErrorScopes};
 use crate::ir::NodeRef;
 use crate::memory::Home;
-use crate::plan::{Plan, PlanLimits, Region, MAX_REGION_NODES};
+use crate::plan::{Access, Plan, PlanLimits, Region, MAX_REGION_NODES};
 use crate::value::{RowSink, Storage, Value};
 use crate::wgsl::fragment::{self, PARAM_TILE_BASE, REDUCE_FOLD};
 use crate::wgsl::reduce::ReduceOp;
-use crate::wgsl::{is_literal, plane_channels, planes, Kernel, TextureBinding, TextureLayout};
+use crate::wgsl::{is_literal, plane_channels, planes, Kernel, TextureBinding};
 pub use device::{texture_format, GlDevice, GlLimits, TextureLease};
+use reduce::reduce_fold_passes;
 
 /// A value on the device: per tile, one texture per plane (see `TextureLayout`).
 pub struct GlValue {
@@ -125,71 +127,6 @@ impl GlDevice {
             tiles.push(textures);
         }
         Ok(self.value(root, tiles))
-    }
-
-    /// A reduction in draws: per plane of 4 lanes, each tile folds into a band of partial
-    /// state textures (fused prologue included), fold passes shrink them `REDUCE_FOLD`
-    /// times each, and a last draw writes the plane's lanes of the result.
-    async fn reduce(
-        &self,
-        batch: &GlBatch,
-        region: &Region,
-        leaves: &[Rc<Value>],
-        op: ReduceOp,
-    ) -> Result<Value> {
-        let rows = region.rows();
-        let layout = self.layout;
-        let width = layout.width();
-        let input = &region.root.inputs[0];
-        let class = input.meta.dtype.class();
-        let lanes = input.meta.size;
-        let partial_format = texture_format(class, 4);
-        let (bands, partial_height) = reduce_bands(layout, rows);
-        // One texel per output row (a lane's outputs in its channels).
-        let output =
-            self.take_texture(texture_format(class, 4), lanes.div_ceil(width), &batch.home)?;
-        let fold = fragment::reduce_fold_source(op, class, layout);
-        let last = fragment::reduce_final_source(op, class, layout);
-        for plane in 0..planes(lanes) {
-            let kernel = fragment::reduce_partials_kernel(region, leaves, op, layout, plane)?;
-            let mut a = self.take_texture(partial_format, partial_height, &batch.home)?;
-            let mut b = self.take_texture(partial_format, partial_height, &batch.home)?;
-            for (tile, &(y0, height)) in bands.iter().enumerate() {
-                let tile = tile as u32;
-                let mut params = kernel.params.clone();
-                params[0] = rows;
-                params[PARAM_TILE_BASE] = tile * layout.tile_rows();
-                params[3] = y0;
-                params[4] = layout.rows_in_tile(rows, tile);
-                let inputs = bound_textures(&kernel, region, leaves, tile)?;
-                let scissor = Some((0, y0, width, height));
-                self.draw(batch, &kernel.source, &params, &inputs, &[&a, &b], scissor)
-                    .await?;
-            }
-            let mut texels = partial_height * width;
-            while texels > REDUCE_FOLD {
-                let folded = texels.div_ceil(REDUCE_FOLD);
-                let height = folded.div_ceil(width);
-                let next_a = self.take_texture(partial_format, height, &batch.home)?;
-                let next_b = self.take_texture(partial_format, height, &batch.home)?;
-                let scissor = Some((0, 0, width, height));
-                self.draw(
-                    batch,
-                    &fold,
-                    &[texels],
-                    &[&a, &b],
-                    &[&next_a, &next_b],
-                    scissor,
-                )
-                .await?;
-                (a, b, texels) = (next_a, next_b, folded);
-            }
-            let first = plane * 4;
-            let scissor = Some((first % width, first / width, (lanes - first).min(4), 1));
-            self.draw(batch, &last, &[texels], &[&a, &b], &[&output], scissor)
-                .await?;
-        }
-        Ok(self.value(&region.root, vec![vec![output]]))
     }
 
     /// One draw of the full-target triangle with `source`: binding 0 the parameters, 1.. the
@@ -330,31 +267,6 @@ fn bound_textures<'a>(
         .collect()
 }
 
-/// Per tile, the first row of its band in the partial textures and the band's rows; and the
-/// partial textures' height.
-fn reduce_bands(layout: TextureLayout, rows: u32) -> (Vec<(u32, u32)>, u32) {
-    let mut bands = Vec::new();
-    let mut y = 0;
-    for tile in 0..layout.tiles(rows) {
-        let fragments = layout.rows_in_tile(rows, tile).div_ceil(REDUCE_FOLD);
-        let height = fragments.div_ceil(layout.width()).max(1);
-        bands.push((y, height));
-        y += height;
-    }
-    (bands, y)
-}
-
-/// Fold passes after the first reduction pass.
-fn reduce_fold_passes(layout: TextureLayout, rows: u32) -> u32 {
-    let mut texels = reduce_bands(layout, rows).1 * layout.width();
-    let mut passes = 0;
-    while texels > REDUCE_FOLD {
-        texels = texels.div_ceil(REDUCE_FOLD);
-        passes += 1;
-    }
-    passes
-}
-
 impl Backend for GlDevice {
     type Batch = GlBatch;
 
@@ -372,17 +284,13 @@ impl Backend for GlDevice {
             max_region_nodes: MAX_REGION_NODES,
             max_bindings: self.limits.max_sampled_textures_per_shader_stage as usize,
             binding_limit_name: "maxSampledTexturesPerShaderStage",
-            // A plane per leaf; every tile of one read at any row.
-            binding_cost: Box::new(move |node, random| {
-                if is_literal(node) {
-                    return 0;
-                }
-                let tiles = if random {
-                    layout.tiles(rows_of(node))
-                } else {
-                    1
-                };
-                (planes(node.meta.size) * tiles) as usize
+            // A plane per leaf, every tile of one read at any row; a reduction reads its
+            // materialized input one plane of one tile per draw.
+            binding_cost: Box::new(move |node, access| match access {
+                _ if is_literal(node) => 0,
+                Access::Reduced => 1,
+                Access::Random => (planes(node.meta.size) * layout.tiles(rows_of(node))) as usize,
+                Access::Row => planes(node.meta.size) as usize,
             }),
         }
     }
@@ -409,7 +317,8 @@ impl Backend for GlDevice {
         let channels = plane_channels(column.size) as usize;
         let format = texture_format(column.dtype().class(), channels as u32);
         let words = device_words(column)?;
-        let width = layout.width() as usize;
+        let width =
+            self.texture_width(format, planes(column.size), layout.rows_in_tile(rows, 0)) as usize;
         let mut tiles = Vec::new();
         for tile in 0..layout.tiles(rows) {
             let tile_rows = layout.rows_in_tile(rows, tile) as usize;
@@ -417,7 +326,8 @@ impl Backend for GlDevice {
             let height = tile_rows.div_ceil(width).max(1);
             let mut textures = Vec::new();
             for plane in 0..planes(column.size) as usize {
-                let texture = self.take_texture(format, height as u32, &batch.home)?;
+                let texture =
+                    self.take_texture_of(format, width as u32, height as u32, &batch.home)?;
                 let mut texels = Vec::new();
                 texels
                     .try_reserve_exact(width * height * channels * 4)
@@ -506,16 +416,21 @@ impl Backend for GlDevice {
     ) -> Result<()> {
         let gl = gl_value(value)?;
         let layout = self.layout;
-        let width = layout.width() as u64;
         let size = value.size as usize;
         let channels = plane_channels(value.size) as u64;
-        let row_bytes = width * channels * 4;
         let tile_rows = layout.tile_rows();
         let mut row = start;
         while row < end {
             let tile = row / tile_rows;
             let base = tile * tile_rows;
-            let textures = &gl.tiles[tile as usize];
+            let textures = gl
+                .tiles
+                .get(tile as usize)
+                .filter(|textures| !textures.is_empty())
+                .ok_or_else(|| internal("a read past a value's tiles"))?;
+            // Values too wide to sample at once have narrower textures.
+            let width = textures[0].width() as u64;
+            let row_bytes = width * channels * 4;
             // Texel rows per piece: a read holds at most about READ_PIECE_BYTES at once.
             let piece = (READ_PIECE_BYTES / (row_bytes * textures.len() as u64)).max(1);
             let first = row - base;

@@ -88,6 +88,22 @@ pub(crate) fn device_bytes(node: &NodeRef) -> u64 {
     rows * node.meta.size as u64 * 4
 }
 
+/// Invocations of an elementwise region over `rows` rows (see `compute::elementwise_kernel`).
+fn elementwise_invocations(root: &NodeRef, rows: u32) -> Result<u32> {
+    if !compute::computes_per_lane(root.meta.size) {
+        return Ok(rows);
+    }
+    rows.checked_mul(root.meta.size).ok_or_else(|| {
+        GpuTableError::new(
+            ErrorCode::LimitExceeded,
+            format!(
+                "{rows} rows of {} lanes exceed 2^32 values in one pass",
+                root.meta.size
+            ),
+        )
+    })
+}
+
 fn out_of_memory(what: &str) -> GpuTableError {
     GpuTableError::new(ErrorCode::OutOfMemory, format!("no memory for {what}"))
 }
@@ -356,7 +372,7 @@ impl Backend for GpuDevice {
         let (output, bytes) = self.output(batch, root)?;
         let rows = region.rows();
         if rows > 0 {
-            let (grid, stride) = self.grid(rows, WORKGROUP_SIZE)?;
+            let (grid, stride) = self.grid(elementwise_invocations(root, rows)?, WORKGROUP_SIZE)?;
             let kernel = compute::elementwise_kernel(region, leaves, rows, stride)?;
             let target = (output.buffer.clone(), bytes);
             self.record(batch, kernel, target, leaves, grid).await?;
@@ -509,10 +525,15 @@ impl Backend for GpuDevice {
             } else if rows == 0 {
                 "no dispatch (0 rows)".to_string()
             } else {
-                let ((x, y), _) = self.grid(rows, WORKGROUP_SIZE)?;
+                let invocations = elementwise_invocations(&region.root, rows)?;
+                let ((x, y), _) = self.grid(invocations, WORKGROUP_SIZE)?;
                 dispatches += 1;
+                let each = match compute::computes_per_lane(region.root.meta.size) {
+                    true => "lane of each row",
+                    false => "row",
+                };
                 format!(
-                    "1 dispatch of {x}x{y} workgroups of {WORKGROUP_SIZE} (one invocation per row)"
+                    "1 dispatch of {x}x{y} workgroups of {WORKGROUP_SIZE} (one invocation per {each})"
                 )
             };
             text.push_str(&format!("pass {}: {line}\n", index + 1));

@@ -72,8 +72,24 @@ pub const MAX_REGION_NODES: usize = 64;
 /// running state per lane, which must stay small.
 pub const NARROW_REDUCTION_LANES: u32 = 4;
 
-/// Bindings a leaf needs in a region; `true` when the region reads it at any row.
-pub type BindingCost = Box<dyn Fn(&Node, bool) -> usize>;
+/// Rows wider than this are computed a lane per invocation on WebGPU (per-row arrays of
+/// thousands of lanes exhaust a GPU's private memory): inputs of such rows that are read
+/// across lanes are materialized, so each lane is computed on its own.
+pub const WIDE_ROW_LANES: u32 = 16;
+
+/// How a region reads one of its leaves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// At the row it computes.
+    Row,
+    /// At any row (a gather source, segment starts).
+    Random,
+    /// A reduction over the leaf alone, which may read it a part (of its lanes) at a time.
+    Reduced,
+}
+
+/// Bindings a leaf needs in a region.
+pub type BindingCost = Box<dyn Fn(&Node, Access) -> usize>;
 
 /// What one region may hold on a backend.
 pub struct PlanLimits {
@@ -136,12 +152,14 @@ pub fn plan_with(roots: &[NodeRef], options: &PlanOptions) -> Result<Plan> {
             graph.materialized.insert(node.id);
         }
         for (k, input) in node.inputs.iter().enumerate() {
-            // Random-access inputs, constants feeding rows and the inputs of wide reductions
-            // are computed once, on their own.
+            // Random-access inputs, constants feeding rows, the inputs of wide reductions
+            // and wide rows read across lanes are computed once, on their own.
             let wide_reduction = reduction && input.meta.size > NARROW_REDUCTION_LANES;
+            let wide_across = node.op.reads_across_lanes() && input.meta.size > WIDE_ROW_LANES;
             if !node.op.reads_input_at_row(k)
                 || (input.meta.constant && !node.meta.constant)
                 || wide_reduction
+                || wide_across
             {
                 graph.materialized.insert(input.id);
             }
@@ -225,11 +243,18 @@ impl<'a> Graph<'a> {
         let mut leaves: Vec<HashSet<usize>> = vec![HashSet::new(); n];
         let mut random_leaves: Vec<HashSet<usize>> = vec![HashSet::new(); n];
         let mut changed = false;
-        let cost = |leaves: &HashSet<usize>, random: &HashSet<usize>| -> usize {
+        let cost = |leaves: &HashSet<usize>, random: &HashSet<usize>, reduced: Option<usize>| {
             leaves
                 .iter()
-                .map(|&l| (limits.binding_cost)(&self.order[l], random.contains(&l)))
-                .sum()
+                .map(|&l| {
+                    let access = match l {
+                        _ if reduced == Some(l) => Access::Reduced,
+                        _ if random.contains(&l) => Access::Random,
+                        _ => Access::Row,
+                    };
+                    (limits.binding_cost)(&self.order[l], access)
+                })
+                .sum::<usize>()
         };
         for i in 0..n {
             if self.leaf[i] {
@@ -258,7 +283,12 @@ impl<'a> Graph<'a> {
                     }
                 }
                 let too_many_nodes = total > limits.max_region_nodes;
-                let bindings = cost(&reads, &random);
+                // A reduction reading a materialized input reads nothing else.
+                let reduced = match node.op {
+                    Op::Extent => Some(self.index[&node.inputs[0].id]).filter(|&j| !self.fused(j)),
+                    _ => None,
+                };
+                let bindings = cost(&reads, &random, reduced);
                 if !too_many_nodes && bindings <= limits.max_bindings {
                     count[i] = total;
                     leaves[i] = reads;

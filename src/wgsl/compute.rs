@@ -6,9 +6,11 @@ use std::rc::Rc;
 
 use super::reduce::{state_functions, ReduceOp};
 use super::PRELUDE;
-use super::{finish, internal, start, wgsl_type, Kernel, Storage, PARAM_ROWS, PARAM_ROW_STRIDE};
+use super::{
+    finish, internal, start, start_with, wgsl_type, Kernel, Storage, PARAM_ROWS, PARAM_ROW_STRIDE,
+};
 use crate::error::Result;
-use crate::plan::{Region, NARROW_REDUCTION_LANES};
+use crate::plan::{Region, NARROW_REDUCTION_LANES, WIDE_ROW_LANES};
 use crate::value::Value;
 
 pub const WORKGROUP_SIZE: u32 = 64;
@@ -29,7 +31,14 @@ fn reduce_section(name: &str) -> Result<String> {
     Ok(format!("{common}{section}"))
 }
 
-/// The kernel of an elementwise region (every op but a reduction).
+/// Whether an elementwise region with a root of `lanes` lanes runs one invocation per lane
+/// of each row rather than per row.
+pub fn computes_per_lane(lanes: u32) -> bool {
+    lanes > WIDE_ROW_LANES
+}
+
+/// The kernel of an elementwise region (every op but a reduction): one invocation per row,
+/// or per lane of each row for wide rows (parameter 3: rows times lanes).
 pub fn elementwise_kernel(
     region: &Region,
     leaves: &[Rc<Value>],
@@ -37,16 +46,34 @@ pub fn elementwise_kernel(
     row_stride: u32,
 ) -> Result<Kernel> {
     let root = &region.root;
-    let (mut g, body) = start(region, leaves, vec![rows, row_stride, 0], Storage::Buffers)?;
     let size = root.meta.size;
+    let per_lane = computes_per_lane(size);
+    let invocations = rows.checked_mul(size).filter(|_| per_lane).unwrap_or(rows);
+    let params = vec![rows, row_stride, 0, invocations];
+    let (mut g, body) = start_with(region, leaves, params, Storage::Buffers, per_lane)?;
+    let ty = wgsl_type(root.meta.dtype.class());
+    let root_local = g.local[&root.id];
+    let (locate, store) = if per_lane {
+        (
+            format!(
+                "let index = gid.x + gid.y * param({PARAM_ROW_STRIDE}u);\n    if (index >= param(3u)) {{ return; }}\n    \
+                 let row = index / {size}u;\n    let lane = index % {size}u;\n"
+            ),
+            format!("    out[index] = v{root_local};\n"),
+        )
+    } else {
+        (
+            format!(
+                "let row = gid.x + gid.y * param({PARAM_ROW_STRIDE}u);\n    if (row >= param({PARAM_ROWS}u)) {{ return; }}\n"
+            ),
+            format!("    for (var l = 0u; l < {size}u; l++) {{ out[row * {size}u + l] = v{root_local}[l]; }}\n"),
+        )
+    };
     let _ = write!(
         g.out,
-        "@group(0) @binding(1) var<storage, read_write> out: array<{}>;\n\
-         \n@compute @workgroup_size({WORKGROUP_SIZE})\nfn main(@builtin(global_invocation_id) gid: vec3<u32>) {{\n    \
-         let row = gid.x + gid.y * param({PARAM_ROW_STRIDE}u);\n    if (row >= param({PARAM_ROWS}u)) {{ return; }}\n\
-         {body}    for (var l = 0u; l < {size}u; l++) {{ out[row * {size}u + l] = v{}[l]; }}\n}}\n",
-        wgsl_type(root.meta.dtype.class()),
-        g.local[&root.id]
+        "@group(0) @binding(1) var<storage, read_write> out: array<{ty}>;\n\n\
+         @compute @workgroup_size({WORKGROUP_SIZE})\nfn main(@builtin(global_invocation_id) gid: vec3<u32>) {{\n    \
+         {locate}{body}{store}}}\n"
     );
     Ok(finish(g))
 }

@@ -136,6 +136,33 @@ pub fn reduce_partials_kernel(
     Ok(finish(g))
 }
 
+/// First reduction pass over one tile of a materialized input, one plane (4 lanes) per
+/// draw, so a row of any width needs one texture per draw: the fragment `g` texels after the
+/// band start (parameter 3) folds rows `g * REDUCE_FOLD ..` of the tile (parameter 0: rows in
+/// it) of the plane texture bound at 1, whose width is `1 << parameter 1` texels.
+pub fn reduce_plane_partials_source(op: ReduceOp, class: Class, layout: TextureLayout) -> String {
+    let ty = wgsl_type(class);
+    let add: String = (0..4)
+        .map(|c| format!("        st[{c}] = state_add(st[{c}], v[{c}]);\n"))
+        .collect();
+    format!(
+        "{prelude}\n{state}\n{FULLSCREEN}\n@group(0) @binding(1) var plane_in: texture_2d<{ty}>;\n{targets}\n\
+         @fragment\nfn main(@builtin(position) pos: vec4<f32>) -> Out {{\n    \
+         let g = ((u32(pos.y) - param(3u)) << {shift}u) + u32(pos.x);\n    \
+         let mask = (1u << param(1u)) - 1u;\n    \
+         var st = array<State, 4>(state_identity(), state_identity(), state_identity(), state_identity());\n    \
+         let end = min(g * {REDUCE_FOLD}u + {REDUCE_FOLD}u, param(0u));\n    \
+         for (var i = g * {REDUCE_FOLD}u; i < end; i++) {{\n        \
+         let v = textureLoad(plane_in, vec2<i32>(i32(i & mask), i32(i >> param(1u))), 0);\n\
+         {add}    }}\n    return {out};\n}}\n",
+        prelude = PRELUDE.replace("PARAM_VEC4S", "1"),
+        state = state_functions(op, class),
+        targets = state_targets(ty),
+        out = store_states(ty),
+        shift = layout.width_shift,
+    )
+}
+
 /// Later reduction passes: fragment `g` combines texels `g * REDUCE_FOLD ..` of the partial
 /// state textures (parameter 0: texels in them).
 pub fn reduce_fold_source(op: ReduceOp, class: Class, layout: TextureLayout) -> String {

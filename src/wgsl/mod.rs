@@ -2,24 +2,27 @@
 //! kernel per fused region of the plan.
 //!
 //! One invocation (or fragment) computes one output row. Each node of the region becomes a
-//! local array of its lanes, computed from its inputs' lanes with the lane rule of `api.md`;
-//! only the root is stored. The source depends only on the region's structure and types:
+//! local array of its lanes, computed from its inputs' lanes with the lane rule of `api.md`
+//! (`nodes`); only the root is stored. Compute kernels of rows wider than `WIDE_ROW_LANES`
+//! run an invocation per lane instead (`wide`). The source depends only on the region's structure and types:
 //! row counts, lengths, literals and sequence parameters come from a uniform array, so new
 //! data or row counts reuse the cached pipeline.
 
 pub mod compute;
 pub mod fragment;
+mod nodes;
 pub mod reduce;
+mod wide;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 use std::rc::Rc;
 
 use crate::column::ColumnData;
-use crate::dtype::{Class, DType};
+use crate::dtype::Class;
 use crate::error::{ErrorCode, GpuTableError, Result};
 use crate::ir::{BinaryOp, Node, NodeRef, Op, UnaryOp};
-use crate::plan::Region;
+use crate::plan::{Region, WIDE_ROW_LANES};
 use crate::value::Value;
 
 pub const WORKGROUP_SIZE: u32 = 64;
@@ -151,6 +154,8 @@ pub(crate) struct Gen {
     rows: u32,
     buffers: Vec<usize>,
     textures: Vec<TextureBinding>,
+    /// Nodes computed one lane per invocation (see `wide`): scalars, not arrays.
+    pub(crate) wide: HashSet<u64>,
 }
 
 /// Rows a node's output stores (1 for a constant).
@@ -175,6 +180,13 @@ impl Gen {
         let size = node.meta.size;
         let raw = if let Some(&(leaf, _)) = self.leaf_slot.get(&node.id) {
             format!("load_{leaf}(row, {lane})")
+        } else if self.wide.contains(&node.id) {
+            // Computed at this invocation's lane, the only one its consumers read.
+            format!(
+                "select({}, v{}, {lane} < {size}u)",
+                zero(class),
+                self.local[&node.id]
+            )
         } else if size == 1 {
             format!("v{}[0]", self.local[&node.id])
         } else {
@@ -344,6 +356,17 @@ pub(crate) fn start(
     params: Vec<u32>,
     storage: Storage,
 ) -> Result<(Gen, String)> {
+    start_with(region, leaves, params, storage, false)
+}
+
+/// `start`, with `per_lane`: nodes wider than `WIDE_ROW_LANES` computed for `lane` only.
+pub(crate) fn start_with(
+    region: &Region,
+    leaves: &[Rc<Value>],
+    params: Vec<u32>,
+    storage: Storage,
+    per_lane: bool,
+) -> Result<(Gen, String)> {
     let mut g = Gen {
         local: HashMap::new(),
         out: String::new(),
@@ -352,6 +375,7 @@ pub(crate) fn start(
         rows: region.rows(),
         buffers: Vec::new(),
         textures: Vec::new(),
+        wide: HashSet::new(),
     };
     let _ = writeln!(g.out, "{PRELUDE}");
     let transcendental = |n: &NodeRef| match n.op {
@@ -391,9 +415,21 @@ pub(crate) fn start(
         .enumerate()
         .map(|(i, n)| (n.id, i))
         .collect();
+    if per_lane {
+        g.wide = region
+            .nodes
+            .iter()
+            .filter(|n| n.meta.size > WIDE_ROW_LANES && n.op != Op::Extent)
+            .map(|n| n.id)
+            .collect();
+    }
     let mut body = String::new();
     for node in region.nodes.iter().filter(|n| n.op != Op::Extent) {
-        node_code(&mut g, node, &mut body)?;
+        if g.wide.contains(&node.id) {
+            wide::node_code(&mut g, node, &mut body)?;
+        } else {
+            nodes::node_code(&mut g, node, &mut body)?;
+        }
     }
     Ok((g, body))
 }
@@ -415,276 +451,13 @@ fn literal_words(data: &ColumnData) -> Vec<u32> {
 
 pub(crate) fn finish(g: Gen) -> Kernel {
     let vec4s = g.params.len().div_ceil(4).max(1);
-    let source = unroll_lane_loops(&g.out.replace("PARAM_VEC4S", &vec4s.to_string()));
+    let source = nodes::unroll_lane_loops(&g.out.replace("PARAM_VEC4S", &vec4s.to_string()));
     Kernel {
         source,
         params: g.params,
         buffers: g.buffers,
         textures: g.textures,
     }
-}
-
-pub(crate) fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Result<()> {
-    let class = node.meta.dtype.class();
-    let ty = wgsl_type(class);
-    let size = node.meta.size;
-    let id = g.local[&node.id];
-    let _ = writeln!(body, "    var v{id}: array<{ty}, {size}>;");
-    let each = |body: &mut String, expr: String| {
-        let _ = writeln!(
-            body,
-            "    for (var l = 0u; l < {size}u; l++) {{ v{id}[l] = {expr}; }}"
-        );
-    };
-    let inputs = &node.inputs;
-    match &node.op {
-        Op::Binary(op) => {
-            let (a, b) = (
-                g.lane(&inputs[0], "l", class),
-                g.lane(&inputs[1], "l", class),
-            );
-            let expr = match (op, class) {
-                (BinaryOp::Add, _) => format!("{a} + {b}"),
-                (BinaryOp::Subtract, Class::F) => format!("{a} - {b} * gt_one()"),
-                (BinaryOp::Subtract, _) => format!("{a} - {b}"),
-                (BinaryOp::Multiply, _) => format!("{a} * {b}"),
-                (BinaryOp::Divide, Class::F) => format!("{a} / ({b} * gt_one())"),
-                (BinaryOp::Divide, Class::I) => format!("gt_div_i({a}, {b})"),
-                (BinaryOp::Divide, Class::U) => format!("gt_div_u({a}, {b})"),
-                (BinaryOp::Pow, _) => format!("gt_pow({a}, {b})"),
-            };
-            each(body, expr);
-        }
-        Op::Unary(op) => {
-            let a = g.lane(&inputs[0], "l", class);
-            let f = match op {
-                UnaryOp::Sqrt => "sqrt",
-                UnaryOp::Abs => "abs",
-                UnaryOp::Sin => "gt_sin",
-                UnaryOp::Cos => "gt_cos",
-                UnaryOp::Tan => "gt_tan",
-                UnaryOp::Exp => "gt_exp",
-                UnaryOp::Log => "gt_log",
-            };
-            if (*op, class) == (UnaryOp::Abs, Class::U) {
-                // Unsigned abs is the value; GLSL has no abs(uint) and naga's GLSL output
-                // would take it as signed.
-                each(body, a);
-            } else {
-                each(body, format!("{f}({a})"));
-            }
-        }
-        Op::Interleave => {
-            let mut offset = 0;
-            for input in inputs {
-                let width = input.meta.size;
-                let value = g.lane(input, "l", class);
-                let _ = writeln!(
-                    body,
-                    "    for (var l = 0u; l < {width}u; l++) {{ v{id}[{offset}u + l] = {value}; }}"
-                );
-                offset += width;
-            }
-        }
-        Op::Swizzle(channels) => {
-            for (j, c) in channels.iter().enumerate() {
-                let value = g.lane(&inputs[0], &format!("{c}u"), class);
-                let _ = writeln!(body, "    v{id}[{j}] = {value};");
-            }
-        }
-        Op::Select => {
-            let cond_class = inputs[0].meta.dtype.class();
-            let c = g.lane(&inputs[0], "l", cond_class);
-            let (a, b) = (
-                g.lane(&inputs[1], "l", class),
-                g.lane(&inputs[2], "l", class),
-            );
-            // `!(c == 0)`: WGSL's `!=` is an ordered compare, false for NaN; the CPU's is true.
-            each(
-                body,
-                format!("select({b}, {a}, !({c} == {}))", zero(cond_class)),
-            );
-        }
-        Op::Dot | Op::Length => {
-            let width = inputs[0].meta.size;
-            let a = g.lane(&inputs[0], "l", Class::F);
-            let b = g.lane(inputs.last().unwrap_or(&inputs[0]), "l", Class::F);
-            let finish = if node.op == Op::Length {
-                format!("sqrt(s{id})")
-            } else {
-                format!("s{id}")
-            };
-            let _ = writeln!(
-                body,
-                "    var s{id} = 0.0;\n    for (var l = 0u; l < {width}u; l++) {{ s{id} = s{id} + {a} * {b}; }}\n    v{id}[0] = {finish};"
-            );
-        }
-        Op::EqualAll => {
-            let width = inputs[0].meta.size;
-            let (ca, cb) = (inputs[0].meta.dtype.class(), inputs[1].meta.dtype.class());
-            let (a, b) = (g.lane(&inputs[0], "l", ca), g.lane(&inputs[1], "l", cb));
-            let test = equal_exact(&a, ca, &b, cb);
-            let _ = writeln!(
-                body,
-                "    var e{id} = true;\n    for (var l = 0u; l < {width}u; l++) {{ e{id} = e{id} && ({test}); }}\n    v{id}[0] = select(0u, 1u, e{id});"
-            );
-        }
-        Op::Sequence { start, step } => {
-            // Two's complement wrap: the i32 result is exact modulo 2^32.
-            let (s, t) = (g.param(*start as i32 as u32), g.param(*step as i32 as u32));
-            let _ = writeln!(body, "    v{id}[0] = bitcast<i32>(param({s}u)) + bitcast<i32>(row) * bitcast<i32>(param({t}u));");
-        }
-        Op::Gather => {
-            let ids_class = inputs[0].meta.dtype.class();
-            let id_value = g.lane(&inputs[0], "0u", ids_class);
-            let &(source, len_slot) = g
-                .leaf_slot
-                .get(&inputs[1].id)
-                .ok_or_else(|| internal("gather source is not bound"))?;
-            let valid = match ids_class {
-                Class::U => format!("i{id} < param({len_slot}u)"),
-                Class::I => format!("i{id} >= 0i && u32(i{id}) < param({len_slot}u)"),
-                Class::F => format!(
-                    "i{id} >= 0.0 && i{id} < f32(param({len_slot}u)) && fract(i{id}) == 0.0"
-                ),
-            };
-            let src_rows = if inputs[1].meta.constant {
-                "1u".to_string()
-            } else {
-                format!("param({len_slot}u)")
-            };
-            let _ = writeln!(
-                body,
-                "    let i{id} = {id_value};\n    let ok{id} = {valid};\n    let r{id} = select(0u, u32(i{id}), ok{id} && {src_rows} > 0u);\n    \
-                 for (var l = 0u; l < {size}u; l++) {{ v{id}[l] = select({z}, fetch_{source}(r{id}, l), ok{id}); }}",
-                z = zero(class)
-            );
-        }
-        Op::SegmentedMap => {
-            let &(segments, len_slot) = g
-                .leaf_slot
-                .get(&inputs[0].id)
-                .ok_or_else(|| internal("segments are not bound"))?;
-            // Starts were validated on the host: non-negative, non-decreasing, starts[0] = 0.
-            let _ = writeln!(
-                body,
-                "    var lo{id} = 0u;\n    var hi{id} = param({len_slot}u);\n    while (hi{id} - lo{id} > 1u) {{\n        \
-                 let mid = (lo{id} + hi{id}) / 2u;\n        if (u32(fetch_{segments}(mid, 0u)) <= row) {{ lo{id} = mid; }} else {{ hi{id} = mid; }}\n    }}\n    \
-                 v{id}[0] = lo{id};\n    v{id}[1] = row - u32(fetch_{segments}(lo{id}, 0u));"
-            );
-        }
-        Op::Fround => {
-            let half = size / 2;
-            let lo = g.lane(&inputs[0], "2u * i", Class::U);
-            let hi = g.lane(&inputs[0], "2u * i + 1u", Class::U);
-            let _ = writeln!(
-                body,
-                "    for (var i = 0u; i < {half}u; i++) {{ let f = gt_fround({lo}, {hi}); v{id}[i] = f.high; v{id}[{half}u + i] = f.low; }}"
-            );
-        }
-        Op::Extent | Op::Source => {
-            return Err(internal(&format!(
-                "{} is not computed per row",
-                node.op.name()
-            )))
-        }
-    }
-    narrow(body, node, id);
-    // Rows past a shorter node's own length are zero, as if it had been materialized.
-    if !node.meta.constant && node.meta.length < g.rows {
-        let slot = g.param(node.meta.length);
-        let _ = writeln!(body, "    if (row >= param({slot}u)) {{ for (var l = 0u; l < {size}u; l++) {{ v{id}[l] = {}; }} }}", zero(class));
-    }
-    Ok(())
-}
-
-/// Rewrites `for (var l = 0u; l < Nu; l++) { body }` with N <= 4 as N blocks `{ let l = ku;
-/// body }`: with constant indices the per-node lane arrays stay in registers (software
-/// GPUs otherwise keep them in memory).
-fn unroll_lane_loops(source: &str) -> String {
-    const HEAD: &str = "for (var l = 0u; l < ";
-    let mut out = String::with_capacity(source.len());
-    let mut rest = source;
-    while let Some(at) = rest.find(HEAD) {
-        out.push_str(&rest[..at]);
-        let after = &rest[at + HEAD.len()..];
-        let count: Option<u32> = after.split("u; l++) {").next().and_then(|n| n.parse().ok());
-        let open = after.find('{').map(|i| at + HEAD.len() + i);
-        let body = open.and_then(|open| matching_brace(rest, open).map(|close| (open, close)));
-        match (count, body) {
-            (Some(n), Some((open, close))) if n <= 4 => {
-                let inner = &rest[open + 1..close];
-                for k in 0..n {
-                    let _ = write!(out, "{{ let l = {k}u;{inner}}}");
-                }
-                rest = &rest[close + 1..];
-            }
-            _ => {
-                out.push_str(HEAD);
-                rest = after;
-            }
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
-fn matching_brace(text: &str, open: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    for (i, c) in text[open..].char_indices() {
-        match c {
-            '{' => depth += 1,
-            '}' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(open + i);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
-}
-
-/// Wraps a 32-bit result to an 8- or 16-bit type, as the CPU stores it.
-fn narrow(body: &mut String, node: &NodeRef, id: usize) {
-    let size = node.meta.size;
-    let expr = match node.meta.dtype {
-        DType::U8 => format!("v{id}[l] & 0xFFu"),
-        DType::U16 => format!("v{id}[l] & 0xFFFFu"),
-        DType::I8 => format!("(v{id}[l] << 24u) >> 24u"),
-        DType::I16 => format!("(v{id}[l] << 16u) >> 16u"),
-        _ => return,
-    };
-    let _ = writeln!(
-        body,
-        "    for (var l = 0u; l < {size}u; l++) {{ v{id}[l] = {expr}; }}"
-    );
-}
-
-/// Exact equality of two values of any classes (the CPU compares them as f64).
-fn equal_exact(a: &str, ca: Class, b: &str, cb: Class) -> String {
-    match (ca, cb) {
-        _ if ca == cb => format!("{a} == {b}"),
-        (Class::I, Class::U) => format!("{a} >= 0i && u32({a}) == {b}"),
-        (Class::U, Class::I) => format!("{b} >= 0i && u32({b}) == {a}"),
-        (Class::F, int) => float_equals_int(a, b, int),
-        (int, Class::F) => float_equals_int(b, a, int),
-        _ => unreachable!("all class pairs are covered"),
-    }
-}
-
-fn float_equals_int(f: &str, i: &str, int: Class) -> String {
-    // Equal only if the float is integral, in range, and converts back to the same integer.
-    let (lo, hi) = if int == Class::I {
-        ("-2147483648.0", "2147483647.0")
-    } else {
-        ("0.0", "4294967295.0")
-    };
-    format!(
-        "({f} == f32({i}) && {f} >= {lo} && {f} <= {hi} && {ty}({f}) == {i})",
-        ty = wgsl_type(int)
-    )
 }
 
 fn internal(message: &str) -> GpuTableError {

@@ -136,7 +136,11 @@ pub fn same(a: &ColumnData, b: &ColumnData) -> bool {
 
 pub fn random_source(rng: &mut Rng, lengths: &[u32]) -> NodeRef {
     let dtype = DType::ALL[rng.below(7) as usize];
-    let size = 1 + rng.below(4) as u32;
+    // Now and then a row wider than WIDE_ROW_LANES (16).
+    let size = match rng.below(8) {
+        0 => 17 + rng.below(4) as u32,
+        _ => 1 + rng.below(4) as u32,
+    };
     let constant = rng.below(5) == 0;
     let rows = if constant {
         1
@@ -217,9 +221,10 @@ pub fn random_op(rng: &mut Rng, nodes: &[NodeRef], transcendental: bool) -> Opti
         ),
         3 | 4 if transcendental => ir::unary(UNARY[rng.below(7) as usize], &a),
         3 | 4 => ir::unary(UNARY[rng.below(2) as usize], &a),
-        // Rows stay within 16 lanes: WebGL2 reads at most 64 lanes of a row per draw.
-        5 if a.meta.size + b.meta.size + c.meta.size <= 16 => ir::interleave(&[a, b, c]),
-        5 if a.meta.size + b.meta.size <= 16 => ir::interleave(&[a, b]),
+        // Rows reach 20 lanes: past 16, WebGPU computes a lane per invocation; three rows of
+        // 20 lanes are 15 textures, within one WebGL2 draw's 16.
+        5 if a.meta.size + b.meta.size + c.meta.size <= 20 => ir::interleave(&[a, b, c]),
+        5 if a.meta.size + b.meta.size <= 20 => ir::interleave(&[a, b]),
         5 => return None,
         6 => {
             let channels: Vec<f64> = (0..1 + rng.below(4))

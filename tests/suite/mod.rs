@@ -14,6 +14,7 @@ use gputable::column::ColumnData;
 use gputable::cpu::CpuDevice;
 use gputable::engine::{evaluate_blocking, Backend};
 use gputable::ir::{self, all_nodes, BinaryOp::*, NodeRef, UnaryOp::*};
+use gputable::plan::WIDE_ROW_LANES;
 use gputable::ErrorCode;
 
 pub use engine::*;
@@ -28,7 +29,8 @@ pub trait Target {
     fn fresh() -> Self::Device;
     /// Whether values cross between host and device (uploads and readbacks are counted).
     const TRANSFERS: bool;
-    /// Whether rows of any width work (WebGL2 reads at most 64 lanes of a row per draw).
+    /// Whether elementwise work on rows of any width works (a WebGL2 draw samples at most
+    /// 64 lanes of a row; reductions read any width).
     const WIDE_ROWS: bool;
 }
 
@@ -350,7 +352,7 @@ pub fn lengths_constants_and_empty_inputs<T: Target>() {
 
 pub fn random_graphs_match_the_cpu<T: Target>() {
     let mut rng = Rng(0x5eed_1234_abcd);
-    let (mut checked, mut refused) = (0, 0);
+    let (mut checked, mut refused, mut wide) = (0, 0, 0);
     for graph in 0..200 {
         // WGSL bounds sin/cos error only inside [-pi, pi], and the random sources reach
         // 2^31: transcendental functions are compared in `math_functions_within_tolerance`.
@@ -382,10 +384,16 @@ pub fn random_graphs_match_the_cpu<T: Target>() {
                 check_roots::<T>(&roots, Tolerance::Scaled(1e-4))
                     .unwrap_or_else(|e| panic!("graph {graph}: {e}"));
                 checked += 1;
+                let lanes = all_nodes(&roots).iter().map(|n| n.meta.size).max();
+                wide += usize::from(lanes > Some(WIDE_ROW_LANES));
             }
         }
     }
     assert!(checked > 100, "only {checked} graphs ran on the device");
+    assert!(
+        wide >= 5,
+        "only {wide} graphs had rows computed lane by lane"
+    );
     assert!(refused > 0, "no refused graph was compared");
 }
 
@@ -569,6 +577,7 @@ macro_rules! suite {
             pow_special_values_match_the_cpu,
             sin_cos_tan_of_large_arguments_match_the_cpu,
             extent_of_wide_rows,
+            wide_rows_compute_lane_by_lane,
             a_destroyed_input_is_destroyed_not_internal,
         );
     };

@@ -187,19 +187,30 @@ pub fn sin_cos_tan_of_large_arguments_match_the_cpu<T: Target>() {
 }
 
 /// An extent of 12,000-lane rows lost the WebGPU device for good (each invocation kept every
-/// lane's state); wide rows now reduce lane by lane.
+/// lane's state), and WebGL2 refused rows wider than 64 lanes; wide rows now reduce lane by
+/// lane, and a stored wide column reads back whole.
 pub fn extent_of_wide_rows<T: Target>() {
     for (lanes, rows) in [(12_000u32, 10usize), (40_000, 3), (5, 70_000)] {
         let values: Vec<f32> = (0..lanes as usize * rows)
             .map(|i| ((i * 7919) % 100_003) as f32 - 50_000.0)
             .collect();
         let wide = f32s(&values, lanes);
-        let root = ir::extent(&wide).unwrap();
+        check::<T>(ir::extent(&wide).unwrap(), Tolerance::Exact);
+        let only = f32s(&values, lanes);
+        pollster::block_on(gputable::engine::put_on(&T::device(), &only, true)).unwrap();
+        let back = gputable::evaluator::read_value(&only, None, None).unwrap();
+        assert_eq!(
+            back,
+            ColumnData::F32(values.clone()),
+            "{lanes} lanes read back"
+        );
+        let absolute = ir::unary(Abs, &wide).unwrap();
         if T::WIDE_ROWS || lanes <= 64 {
-            check::<T>(root, Tolerance::Exact);
+            check::<T>(ir::extent(&absolute).unwrap(), Tolerance::Exact);
         } else {
-            // WebGL2 keeps 4 lanes per texture, and one draw samples at most 16 textures.
-            let error = evaluate::<T>(&[root]).unwrap_err();
+            // WebGL2 keeps 4 lanes per texture, and one draw samples at most 16 textures: a
+            // row is computed whole, so elementwise work on it cannot be split.
+            let error = evaluate::<T>(&[ir::extent(&absolute).unwrap()]).unwrap_err();
             assert_eq!(error.code, ErrorCode::LimitExceeded, "{error}");
             assert!(
                 error.message.contains("maxSampledTexturesPerShaderStage"),
@@ -207,6 +218,72 @@ pub fn extent_of_wide_rows<T: Target>() {
             );
         }
     }
+}
+
+/// Elementwise work on 12,000-lane rows kept every lane of every node in each invocation and
+/// never finished on WebGPU; rows wider than `WIDE_ROW_LANES` compute a lane per invocation.
+/// 24 lanes (6 texture planes) keep every case within one WebGL2 draw's 16 textures.
+pub fn wide_rows_compute_lane_by_lane<T: Target>() {
+    let lanes = 24u32;
+    let rows = 300usize;
+    let n = rows * lanes as usize;
+    let a = f32s(&floats(n), lanes);
+    let b = f32s(&floats(n + 1)[1..], lanes);
+    let scale = f32s(&floats(rows), 1);
+    let short = f32s(&floats(100 * lanes as usize), lanes);
+    let narrow = f32s(&floats(rows * 3), 3);
+    let sum = ir::binary(Add, &a, &b).unwrap();
+    // Lane-wise ops, a broadcast lane, a shorter input and a narrower (zero-extended) one.
+    let chain = ir::unary(
+        Sqrt,
+        &ir::unary(
+            Abs,
+            &ir::binary(
+                Subtract,
+                &ir::binary(Multiply, &sum, &scale).unwrap(),
+                &ir::binary(Add, &short, &narrow).unwrap(),
+            )
+            .unwrap(),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    check::<T>(chain, Tolerance::Relative(1e-6));
+    check::<T>(ir::select(&scale, &sum, &a).unwrap(), Tolerance::Exact);
+    // Read across lanes: wide inputs are materialized, narrow ones index their arrays.
+    let halves = [
+        ir::unary(Abs, &f32s(&floats(rows * 12), 12)).unwrap(),
+        ir::binary(Multiply, &f32s(&floats(rows * 12), 12), &lit(&[2.])).unwrap(),
+    ];
+    check::<T>(ir::interleave(&halves).unwrap(), Tolerance::Exact);
+    check::<T>(
+        ir::interleave(&[narrow.clone(), sum.clone()]).unwrap(),
+        Tolerance::Exact,
+    );
+    let reversed: Vec<f64> = (0..lanes)
+        .rev()
+        .map(f64::from)
+        .chain([3., 3., 3.])
+        .collect();
+    check::<T>(ir::swizzle(&sum, &reversed).unwrap(), Tolerance::Exact);
+    check::<T>(ir::dot(&sum, &a).unwrap(), Tolerance::Relative(1e-5));
+    check::<T>(ir::length(&sum).unwrap(), Tolerance::Relative(1e-6));
+    let words: Vec<f64> = (0..rows * 12).map(|i| (i as f64 - 1000.5) * 1e30).collect();
+    check::<T>(
+        ir::fround(&f64_words(&words, 12)).unwrap(),
+        Tolerance::Exact,
+    );
+    let ids = i32s(&(0..400).map(|i| (i * 7) % 310 - 5).collect::<Vec<_>>(), 1);
+    check::<T>(
+        ir::binary(Add, &ir::gather(&ids, &a).unwrap(), &lit(&[1.])).unwrap(),
+        Tolerance::Exact,
+    );
+    // 8-bit lanes wrap one by one.
+    let bytes: Vec<u8> = (0..n).map(|i| (i * 37) as u8).collect();
+    check::<T>(
+        ir::binary(Multiply, &u8s(&bytes, lanes), &u8s(&bytes, lanes)).unwrap(),
+        Tolerance::Exact,
+    );
 }
 
 /// A source destroyed before its graph ran was `INTERNAL`.

@@ -1,0 +1,300 @@
+//! Per-row code of a region's nodes: each node a local array of its lanes, computed from
+//! its inputs' lanes with the lane rule of `api.md`.
+
+use std::fmt::Write;
+
+use super::{internal, wgsl_type, zero, Gen};
+use crate::dtype::{Class, DType};
+use crate::error::Result;
+use crate::ir::{BinaryOp, NodeRef, Op, UnaryOp};
+
+/// Lane `at` (a WGSL u32 expression) of a node computing each lane from the same lane of
+/// its inputs (binary, unary, select); `None` for other ops.
+pub(crate) fn lanewise_expr(g: &Gen, node: &NodeRef, at: &str) -> Option<String> {
+    let class = node.meta.dtype.class();
+    let inputs = &node.inputs;
+    Some(match &node.op {
+        Op::Binary(op) => {
+            let (a, b) = (g.lane(&inputs[0], at, class), g.lane(&inputs[1], at, class));
+            match (op, class) {
+                (BinaryOp::Add, _) => format!("{a} + {b}"),
+                (BinaryOp::Subtract, Class::F) => format!("{a} - {b} * gt_one()"),
+                (BinaryOp::Subtract, _) => format!("{a} - {b}"),
+                (BinaryOp::Multiply, _) => format!("{a} * {b}"),
+                (BinaryOp::Divide, Class::F) => format!("{a} / ({b} * gt_one())"),
+                (BinaryOp::Divide, Class::I) => format!("gt_div_i({a}, {b})"),
+                (BinaryOp::Divide, Class::U) => format!("gt_div_u({a}, {b})"),
+                (BinaryOp::Pow, _) => format!("gt_pow({a}, {b})"),
+            }
+        }
+        Op::Unary(op) => {
+            let a = g.lane(&inputs[0], at, class);
+            match (op, class) {
+                // Unsigned abs is the value; GLSL has no abs(uint) and naga's GLSL output
+                // would take it as signed.
+                (UnaryOp::Abs, Class::U) => a,
+                (UnaryOp::Sqrt, _) => format!("sqrt({a})"),
+                (UnaryOp::Abs, _) => format!("abs({a})"),
+                (UnaryOp::Sin, _) => format!("gt_sin({a})"),
+                (UnaryOp::Cos, _) => format!("gt_cos({a})"),
+                (UnaryOp::Tan, _) => format!("gt_tan({a})"),
+                (UnaryOp::Exp, _) => format!("gt_exp({a})"),
+                (UnaryOp::Log, _) => format!("gt_log({a})"),
+            }
+        }
+        Op::Select => {
+            let cond_class = inputs[0].meta.dtype.class();
+            let c = g.lane(&inputs[0], at, cond_class);
+            let (a, b) = (g.lane(&inputs[1], at, class), g.lane(&inputs[2], at, class));
+            // `!(c == 0)`: WGSL's `!=` is an ordered compare, false for NaN; the CPU's is true.
+            format!("select({b}, {a}, !({c} == {}))", zero(cond_class))
+        }
+        _ => return None,
+    })
+}
+
+/// Declares `ok{id}`, whether a gather node's id is a row of its source, and `r{id}`, the
+/// row to fetch (0 when not); returns the source's leaf index.
+pub(crate) fn gather_setup(g: &Gen, node: &NodeRef, body: &mut String) -> Result<usize> {
+    let id = g.local[&node.id];
+    let (ids, values) = (&node.inputs[0], &node.inputs[1]);
+    let ids_class = ids.meta.dtype.class();
+    let id_value = g.lane(ids, "0u", ids_class);
+    let &(source, len_slot) = g
+        .leaf_slot
+        .get(&values.id)
+        .ok_or_else(|| internal("gather source is not bound"))?;
+    let valid = match ids_class {
+        Class::U => format!("i{id} < param({len_slot}u)"),
+        Class::I => format!("i{id} >= 0i && u32(i{id}) < param({len_slot}u)"),
+        Class::F => {
+            format!("i{id} >= 0.0 && i{id} < f32(param({len_slot}u)) && fract(i{id}) == 0.0")
+        }
+    };
+    let src_rows = if values.meta.constant {
+        "1u".to_string()
+    } else {
+        format!("param({len_slot}u)")
+    };
+    let _ = writeln!(
+        body,
+        "    let i{id} = {id_value};\n    let ok{id} = {valid};\n    let r{id} = select(0u, u32(i{id}), ok{id} && {src_rows} > 0u);"
+    );
+    Ok(source)
+}
+
+/// Appends the code computing `node` for `row`: `var v{id}: array<ty, size>`.
+pub(crate) fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Result<()> {
+    let class = node.meta.dtype.class();
+    let ty = wgsl_type(class);
+    let size = node.meta.size;
+    let id = g.local[&node.id];
+    let _ = writeln!(body, "    var v{id}: array<{ty}, {size}>;");
+    let each = |body: &mut String, expr: String| {
+        let _ = writeln!(
+            body,
+            "    for (var l = 0u; l < {size}u; l++) {{ v{id}[l] = {expr}; }}"
+        );
+    };
+    let inputs = &node.inputs;
+    if inputs.iter().any(|input| g.wide.contains(&input.id)) {
+        return Err(internal("a per-row node reads a node computed per lane"));
+    }
+    match &node.op {
+        Op::Binary(_) | Op::Unary(_) | Op::Select => {
+            let expr = lanewise_expr(g, node, "l")
+                .ok_or_else(|| internal("a lane-wise op has no lane expression"))?;
+            each(body, expr);
+        }
+        Op::Interleave => {
+            let mut offset = 0;
+            for input in inputs {
+                let width = input.meta.size;
+                let value = g.lane(input, "l", class);
+                let _ = writeln!(
+                    body,
+                    "    for (var l = 0u; l < {width}u; l++) {{ v{id}[{offset}u + l] = {value}; }}"
+                );
+                offset += width;
+            }
+        }
+        Op::Swizzle(channels) => {
+            for (j, c) in channels.iter().enumerate() {
+                let value = g.lane(&inputs[0], &format!("{c}u"), class);
+                let _ = writeln!(body, "    v{id}[{j}] = {value};");
+            }
+        }
+        Op::Dot | Op::Length => {
+            let width = inputs[0].meta.size;
+            let a = g.lane(&inputs[0], "l", Class::F);
+            let b = g.lane(inputs.last().unwrap_or(&inputs[0]), "l", Class::F);
+            let finish = if node.op == Op::Length {
+                format!("sqrt(s{id})")
+            } else {
+                format!("s{id}")
+            };
+            let _ = writeln!(
+                body,
+                "    var s{id} = 0.0;\n    for (var l = 0u; l < {width}u; l++) {{ s{id} = s{id} + {a} * {b}; }}\n    v{id}[0] = {finish};"
+            );
+        }
+        Op::EqualAll => {
+            let width = inputs[0].meta.size;
+            let (ca, cb) = (inputs[0].meta.dtype.class(), inputs[1].meta.dtype.class());
+            let (a, b) = (g.lane(&inputs[0], "l", ca), g.lane(&inputs[1], "l", cb));
+            let test = equal_exact(&a, ca, &b, cb);
+            let _ = writeln!(
+                body,
+                "    var e{id} = true;\n    for (var l = 0u; l < {width}u; l++) {{ e{id} = e{id} && ({test}); }}\n    v{id}[0] = select(0u, 1u, e{id});"
+            );
+        }
+        Op::Sequence { start, step } => {
+            // Two's complement wrap: the i32 result is exact modulo 2^32.
+            let (s, t) = (g.param(*start as i32 as u32), g.param(*step as i32 as u32));
+            let _ = writeln!(body, "    v{id}[0] = bitcast<i32>(param({s}u)) + bitcast<i32>(row) * bitcast<i32>(param({t}u));");
+        }
+        Op::Gather => {
+            let source = gather_setup(g, node, body)?;
+            let _ = writeln!(
+                body,
+                "    for (var l = 0u; l < {size}u; l++) {{ v{id}[l] = select({z}, fetch_{source}(r{id}, l), ok{id}); }}",
+                z = zero(class)
+            );
+        }
+        Op::SegmentedMap => {
+            let &(segments, len_slot) = g
+                .leaf_slot
+                .get(&inputs[0].id)
+                .ok_or_else(|| internal("segments are not bound"))?;
+            // Starts were validated on the host: non-negative, non-decreasing, starts[0] = 0.
+            let _ = writeln!(
+                body,
+                "    var lo{id} = 0u;\n    var hi{id} = param({len_slot}u);\n    while (hi{id} - lo{id} > 1u) {{\n        \
+                 let mid = (lo{id} + hi{id}) / 2u;\n        if (u32(fetch_{segments}(mid, 0u)) <= row) {{ lo{id} = mid; }} else {{ hi{id} = mid; }}\n    }}\n    \
+                 v{id}[0] = lo{id};\n    v{id}[1] = row - u32(fetch_{segments}(lo{id}, 0u));"
+            );
+        }
+        Op::Fround => {
+            let half = size / 2;
+            let lo = g.lane(&inputs[0], "2u * i", Class::U);
+            let hi = g.lane(&inputs[0], "2u * i + 1u", Class::U);
+            let _ = writeln!(
+                body,
+                "    for (var i = 0u; i < {half}u; i++) {{ let f = gt_fround({lo}, {hi}); v{id}[i] = f.high; v{id}[{half}u + i] = f.low; }}"
+            );
+        }
+        Op::Extent | Op::Source => {
+            return Err(internal(&format!(
+                "{} is not computed per row",
+                node.op.name()
+            )))
+        }
+    }
+    let lanes = |body: &mut String, statement: String| {
+        let _ = writeln!(
+            body,
+            "    for (var l = 0u; l < {size}u; l++) {{ {statement} }}"
+        );
+    };
+    if let Some(statement) = narrowed(node, &format!("v{id}[l]")) {
+        lanes(body, statement);
+    }
+    if let Some(slot) = shorter_length_slot(g, node) {
+        let _ = write!(body, "    if (row >= param({slot}u)) {{");
+        lanes(body, format!("v{id}[l] = {};", zero(class)));
+        let _ = writeln!(body, "    }}");
+    }
+    Ok(())
+}
+
+/// Rows past a shorter node's own length are zero, as if it had been materialized: the
+/// parameter slot of that length, when the region computes more rows.
+pub(crate) fn shorter_length_slot(g: &mut Gen, node: &NodeRef) -> Option<usize> {
+    (!node.meta.constant && node.meta.length < g.rows).then(|| g.param(node.meta.length))
+}
+
+/// Rewrites `for (var l = 0u; l < Nu; l++) { body }` with N <= 4 as N blocks `{ let l = ku;
+/// body }`: with constant indices the per-node lane arrays stay in registers (software
+/// GPUs otherwise keep them in memory).
+pub(crate) fn unroll_lane_loops(source: &str) -> String {
+    const HEAD: &str = "for (var l = 0u; l < ";
+    let mut out = String::with_capacity(source.len());
+    let mut rest = source;
+    while let Some(at) = rest.find(HEAD) {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + HEAD.len()..];
+        let count: Option<u32> = after.split("u; l++) {").next().and_then(|n| n.parse().ok());
+        let open = after.find('{').map(|i| at + HEAD.len() + i);
+        let body = open.and_then(|open| matching_brace(rest, open).map(|close| (open, close)));
+        match (count, body) {
+            (Some(n), Some((open, close))) if n <= 4 => {
+                let inner = &rest[open + 1..close];
+                for k in 0..n {
+                    let _ = write!(out, "{{ let l = {k}u;{inner}}}");
+                }
+                rest = &rest[close + 1..];
+            }
+            _ => {
+                out.push_str(HEAD);
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+fn matching_brace(text: &str, open: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, c) in text[open..].char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(open + i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Wraps a 32-bit result to an 8- or 16-bit type, as the CPU stores it: `place` (a lane of
+/// the node's value) assigned its narrowed self.
+pub(crate) fn narrowed(node: &NodeRef, place: &str) -> Option<String> {
+    let expr = match node.meta.dtype {
+        DType::U8 => format!("{place} & 0xFFu"),
+        DType::U16 => format!("{place} & 0xFFFFu"),
+        DType::I8 => format!("({place} << 24u) >> 24u"),
+        DType::I16 => format!("({place} << 16u) >> 16u"),
+        _ => return None,
+    };
+    Some(format!("{place} = {expr};"))
+}
+
+/// Exact equality of two values of any classes (the CPU compares them as f64).
+fn equal_exact(a: &str, ca: Class, b: &str, cb: Class) -> String {
+    match (ca, cb) {
+        _ if ca == cb => format!("{a} == {b}"),
+        (Class::I, Class::U) => format!("{a} >= 0i && u32({a}) == {b}"),
+        (Class::U, Class::I) => format!("{b} >= 0i && u32({b}) == {a}"),
+        (Class::F, int) => float_equals_int(a, b, int),
+        (int, Class::F) => float_equals_int(b, a, int),
+        _ => unreachable!("all class pairs are covered"),
+    }
+}
+
+fn float_equals_int(f: &str, i: &str, int: Class) -> String {
+    // Equal only if the float is integral, in range, and converts back to the same integer.
+    let (lo, hi) = if int == Class::I {
+        ("-2147483648.0", "2147483647.0")
+    } else {
+        ("0.0", "4294967295.0")
+    };
+    format!(
+        "({f} == f32({i}) && {f} >= {lo} && {f} <= {hi} && {ty}({f}) == {i})",
+        ty = wgsl_type(int)
+    )
+}
