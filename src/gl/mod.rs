@@ -13,7 +13,7 @@ use std::rc::Rc;
 use crate::column::Column;
 use crate::engine::{device_name, internal, Backend, DeviceCore, READ_PIECE_BYTES};
 use crate::error::{ErrorCode, GpuTableError, Result};
-use crate::gpu::{decode, device_words, oneshot, scopes::ErrorScopes};
+use crate::gpu::{decode, device_words, oneshot, scopes, scopes::ErrorScopes};
 use crate::ir::NodeRef;
 use crate::memory::Home;
 use crate::plan::{Access, Plan, PlanLimits, Region, MAX_REGION_NODES};
@@ -397,14 +397,7 @@ impl Backend for GlDevice {
     }
 
     async fn finish(&self, mut batch: GlBatch) -> Result<()> {
-        let error = match batch.scopes.take() {
-            Some(scopes) => scopes.pop("evaluation failed").await,
-            None => None,
-        };
-        match error {
-            Some(error) => Err(self.core.lost.explain(error)),
-            None => Ok(()),
-        }
+        scopes::finish_evaluation(batch.scopes.take(), &self.core.lost).await
     }
 
     async fn read_rows(

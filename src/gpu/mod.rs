@@ -442,16 +442,10 @@ impl Backend for GpuDevice {
 
     async fn finish(&self, mut batch: GpuBatch) -> Result<()> {
         let flushed = self.flush(&mut batch).await;
-        let error = match batch.scopes.take() {
-            Some(scopes) => scopes.pop("evaluation failed").await,
-            None => None,
-        };
+        let caught = scopes::finish_evaluation(batch.scopes.take(), &self.core.lost).await;
         drop(batch);
         flushed?;
-        match error {
-            Some(error) => Err(self.core.lost.explain(error)),
-            None => Ok(()),
-        }
+        caught
     }
 
     async fn read_rows(

@@ -3,7 +3,8 @@
 //! all at once, innermost first, before anything is awaited: wgpu panics on pops out of
 //! order, and another task may push scopes of its own while this one waits.
 
-use crate::error::{ErrorCode, GpuTableError};
+use crate::engine::LostFlag;
+use crate::error::{ErrorCode, GpuTableError, Result};
 
 pub struct ErrorScopes(Vec<wgpu::ErrorScopeGuard>);
 
@@ -38,6 +39,19 @@ impl ErrorScopes {
             }
         }
         first
+    }
+}
+
+/// The end of an evaluation's scopes (if still pushed): the first error caught, explained
+/// by `lost` when the device went meanwhile.
+pub async fn finish_evaluation(scopes: Option<ErrorScopes>, lost: &LostFlag) -> Result<()> {
+    let error = match scopes {
+        Some(scopes) => scopes.pop("evaluation failed").await,
+        None => None,
+    };
+    match error {
+        Some(error) => Err(lost.explain(error)),
+        None => Ok(()),
     }
 }
 
