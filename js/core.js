@@ -11,8 +11,8 @@ export {GpuTableError, DynamicBuffer, GPUData, GPUVector};
 export {TYPES, formatOf} from './types.js';
 export {Device, backendRegistry, cpuBackend, createDevice, liveAllocations, webglBackend, webgpuBackend} from './devices.js';
 
-function source(typed, type, size, constant) {
-  return new GPUTableEvaluator(guard(() => wasm.Evaluator.fromTyped(typed, {type, size, constant})));
+function source(typed, type, size, constant, chunks) {
+  return new GPUTableEvaluator(guard(() => wasm.Evaluator.fromTyped(typed, {type, size, constant, chunks})));
 }
 
 /** A typed array of `type` holding `values`, or OUT_OF_MEMORY where it cannot be made. */
@@ -52,21 +52,22 @@ export class GPUTableEvaluator {
 
   /**
    * Wraps packed rows of `size` values. `number[]` is float32 unless `type` is given;
-   * `Float64Array` becomes uint32 word pairs (size doubled) for `fround()`.
+   * `Float64Array` becomes uint32 word pairs (size doubled) for `fround()`. `chunks` makes a
+   * chunked column: rows per chunk (the last shorter), or each chunk's row count.
    */
   static fromArray(array, settings) {
-    const {type, size = 1} = options(settings, 'fromArray');
+    const {type, size = 1, chunks} = options(settings, 'fromArray');
     checkSize(size);
     if (type !== undefined) checkType(type);
     if (Array.isArray(array)) {
       if (!isNumberArray(array)) fail('INVALID_ARGUMENT', 'fromArray needs numbers');
       const resolved = type ?? 'float32';
-      return source(typed(resolved, array), resolved, size, false);
+      return source(typed(resolved, array), resolved, size, false, chunks);
     }
     liveView(array, 'fromArray');
     if (array instanceof Float64Array && (type === undefined || type === 'uint32')) {
       const words = new Uint32Array(array.buffer, array.byteOffset, array.length * 2);
-      return source(words, 'uint32', size * 2, false);
+      return source(words, 'uint32', size * 2, false, chunks);
     }
     if (array instanceof BigInt64Array || array instanceof BigUint64Array) {
       fail('TYPE_MISMATCH', '64-bit integer arrays are not supported');
@@ -74,7 +75,7 @@ export class GPUTableEvaluator {
     const natural = array instanceof Float64Array ? 'float64' : typeOfArray(array);
     const resolved = type ?? natural;
     const values = resolved === natural && !(array instanceof Uint8ClampedArray) ? array : typed(resolved, array);
-    return source(values, resolved, size, false);
+    return source(values, resolved, size, false, chunks);
   }
 
   /** One constant row (a number or a row of numbers) that broadcasts across rows. */
@@ -92,12 +93,13 @@ export class GPUTableEvaluator {
     if (!(vector instanceof GPUVector)) fail('INVALID_ARGUMENT', 'fromVector needs a GPUVector');
     vector._check();
     if (vector._evaluator) return vector._evaluator;
-    const chunks = vector.data.map(chunk => {
-      const evaluator = new GPUTableEvaluator(chunk.buffer.handle());
+    if (vector.data.length === 1) {
+      const evaluator = new GPUTableEvaluator(vector.data[0].buffer.handle());
       evaluator._borrowed = true;
       return evaluator;
-    });
-    return chunks.length === 1 ? chunks[0] : new ChunkedEvaluator(chunks);
+    }
+    // The chunks in order: a view that reads each chunk where it is stored.
+    return new GPUTableEvaluator(guard(() => withHandles(vector.data.map(d => d.buffer.handle()), list => wasm.concat(list))));
   }
 
   get type() {
@@ -114,6 +116,10 @@ export class GPUTableEvaluator {
   }
   get evaluated() {
     return this._handle.evaluated;
+  }
+  /** Row counts of the chunks, in order (`[length]` for one chunk). */
+  get chunks() {
+    return Array.from(this._live().chunks);
   }
   /** The device holding the output: where it was last evaluated, or null before. */
   get device() {
@@ -228,15 +234,15 @@ export class GPUTableEvaluator {
    */
   toArrowIPC(name = 'value') {
     if (typeof name !== 'string') fail('INVALID_ARGUMENT', `the column name must be a string, got ${typeof name}`);
-    const chunks = this._chunks ?? [this];
-    const write = () => writeIpc([[name, 'plain', chunks.map(c => c._live()), []]]);
-    const unevaluated = chunks.filter(c => !c.evaluated);
-    try {
-      for (const chunk of unevaluated) chunk.evaluateSync();
-    } catch (error) {
-      // Inputs on a GPU device: evaluating has to wait for them.
-      if (error.code !== 'INVALID_ARGUMENT') throw error;
-      return Promise.all(unevaluated.map(c => c.evaluate())).then(write);
+    const write = () => writeIpc([[name, 'plain', [this._live()], []]]);
+    if (!this.evaluated) {
+      try {
+        this.evaluateSync();
+      } catch (error) {
+        // Inputs on a GPU device: evaluating has to wait for them.
+        if (error.code !== 'INVALID_ARGUMENT') throw error;
+        return this.evaluate().then(write);
+      }
     }
     return write();
   }
@@ -251,177 +257,23 @@ function onDevice(handle, device) {
   return handle.isOn(device.id) || (device.type === 'cpu' && handle.inHostMemory);
 }
 
-/**
- * An evaluator over several batches: one evaluator per chunk, evaluated chunk by chunk, whose
- * output vector keeps the chunks.
- */
-class ChunkedEvaluator extends GPUTableEvaluator {
-  constructor(chunks) {
-    super(null);
-    this._chunks = chunks;
-  }
-  get type() {
-    return this._chunks[0].type;
-  }
-  get size() {
-    return this._chunks[0].size;
-  }
-  get length() {
-    return this._chunks.reduce((rows, c) => rows + c.length, 0);
-  }
-  get isConstant() {
-    return false;
-  }
-  get evaluated() {
-    return this._chunks.every(c => c.evaluated);
-  }
-  get device() {
-    return this._released ? null : this._device ?? this._chunks[0].device;
-  }
-  async evaluate(device) {
-    this._live();
-    const target = resolveDevice(device);
-    for (const chunk of this._chunks) await chunk.evaluate(target);
-    return this._output(target);
-  }
-  evaluateSync(device) {
-    this._live();
-    const target = resolveDevice(device);
-    for (const chunk of this._chunks) chunk.evaluateSync(target);
-    return this._output(target);
-  }
-  _output(target) {
-    this._device = target;
-    let vector = this._vectors.get(target.id);
-    if (!vector) {
-      const data = this._chunks.map(c => c._vectors.get(target.id).data[0]);
-      vector = new GPUVector({type: this.type, size: this.size, data, evaluator: this, device: target});
-      this._vectors.set(target.id, vector);
-    }
-    return vector;
-  }
-  async readValue(startRow, endRow) {
-    checkRow(startRow);
-    checkRow(endRow);
-    this._live();
-    const vector = this._readable() ?? await this.evaluate(this._device ?? undefined);
-    return vector.readValue(startRow ?? 0, endRow ?? this.length);
-  }
-  readValueSync(startRow, endRow) {
-    checkRow(startRow);
-    checkRow(endRow);
-    this._live();
-    const vector = this._readable() ?? this.evaluateSync();
-    return vector.readValueSync(startRow ?? 0, endRow ?? this.length);
-  }
-  /** The vector of the device the chunks were last evaluated on, if any. */
-  _readable() {
-    return this._device ? this._vectors.get(this._device.id) : undefined;
-  }
-  explain(device) {
-    this._live();
-    return `${this._chunks.length} batches, each evaluated as:\n${this._chunks[0].explain(device)}`;
-  }
-  destroy() {
-    for (const chunk of this._chunks) chunk.destroy();
-    this._vectors.clear();
-    this._released = true;
-  }
-  _live() {
-    if (this._released) fail('DESTROYED', 'this evaluator was destroyed');
-    return null;
-  }
-}
-
-/**
- * Per-lane [min, max] over several batches: each batch with rows reduces on the device, and
- * the partial extents are combined by extent's rules (every type, NaN ignored).
- */
-class ChunkedExtent extends ChunkedEvaluator {
-  get length() {
-    return this._chunks[0].length;
-  }
-  get size() {
-    return 2;
-  }
-  async evaluate(device) {
-    this._live();
-    const target = resolveDevice(device);
-    for (const chunk of this._chunks) await chunk.evaluate(target);
-    this._combined ??= new GPUTableEvaluator(await withHandlesAsync(this._chunks.map(c => c._live()), list => wasm.combineExtents(list)));
-    const vector = await this._combined.evaluate(target);
-    this._device = target;
-    return vector;
-  }
-  evaluateSync(device) {
-    this._live();
-    const target = resolveDevice(device);
-    for (const chunk of this._chunks) chunk.evaluateSync(target);
-    this._combined ??= new GPUTableEvaluator(guard(() => withHandles(this._chunks.map(c => c._live()), list => wasm.combineExtentsSync(list))));
-    this._device = target;
-    return this._combined.evaluateSync(target);
-  }
-  async readValue(startRow, endRow) {
-    if (!this._combined) await this.evaluate(this._device ?? undefined);
-    return this._combined.readValue(startRow, endRow);
-  }
-  readValueSync(startRow, endRow) {
-    if (!this._combined) this.evaluateSync();
-    return this._combined.readValueSync(startRow, endRow);
-  }
-  destroy() {
-    super.destroy();
-    this._combined?.destroy();
-  }
-}
-
-function chunkCount(arg) {
-  if (arg instanceof GPUVector) return arg.data.length;
-  if (arg instanceof ChunkedEvaluator) return arg._chunks.length;
-  return 1;
-}
-
-function chunkOf(arg, k) {
-  if (arg instanceof GPUVector && arg.data.length > 1) {
-    return GPUTableEvaluator.fromVector(new GPUVector({name: arg.name, type: arg.type, size: arg.size, data: [arg.data[k]]}));
-  }
-  if (arg instanceof ChunkedEvaluator) return arg._chunks[k];
-  return arg;
-}
-
-/** `fn` applied batch by batch when an argument spans several batches. */
-function chunkwise(fn) {
-  return (...args) => {
-    const counts = args.map(chunkCount).filter(n => n > 1);
-    if (counts.length === 0) return fn(...args);
-    if (counts.some(n => n !== counts[0])) fail('INVALID_ARGUMENT', 'the arguments span different numbers of batches');
-    const chunks = Array.from({length: counts[0]}, (_, k) => {
-      const parts = args.map(a => chunkOf(a, k));
-      const lengths = new Set(parts.filter((p, i) => chunkCount(args[i]) > 1).map(p => p.length));
-      if (lengths.size > 1) fail('INVALID_ARGUMENT', `batch ${k} of the arguments has different row counts`);
-      return fn(...parts);
-    });
-    return new ChunkedEvaluator(chunks);
-  };
-}
-
-/** The output vector of an evaluated evaluator on `device`: one chunk borrowing its storage. */
+/** The output vector of an evaluated evaluator on `device`: a GPUData borrowing each chunk. */
 function outputVector(evaluator, device) {
-  const buffer = new DynamicBuffer({handle: evaluator._handle, type: evaluator.type, size: evaluator.size, length: evaluator.length, tracked: false, device});
-  const data = [new GPUData({buffer, type: evaluator.type, valueLength: evaluator.size, ownsBuffer: false})];
-  return new GPUVector({type: evaluator.type, size: evaluator.size, data, evaluator, device});
+  const {type, size} = evaluator;
+  const handle = evaluator._handle;
+  const counts = evaluator.isConstant ? [1] : evaluator.chunks;
+  let rowOffset = 0;
+  const data = counts.map((length, chunk) => {
+    const buffer = new DynamicBuffer({handle, chunk, rowOffset, type, size, length, tracked: false, device});
+    rowOffset += length;
+    return new GPUData({buffer, type, valueLength: size, ownsBuffer: false});
+  });
+  return new GPUVector({type, size, data, evaluator, device});
 }
 
 function handleOf(arg) {
-  if (arg instanceof GPUTableEvaluator) {
-    if (arg._chunks) fail('INVALID_ARGUMENT', 'this argument spans several batches; here it must be one');
-    return arg._live();
-  }
-  if (arg instanceof GPUVector) {
-    arg._check();
-    if (arg.data.length !== 1) fail('INVALID_ARGUMENT', `vector '${arg.name}' has ${arg.data.length} chunks; here it must have one (packBatches() first)`);
-    return arg.data[0].buffer.handle();
-  }
+  if (arg instanceof GPUTableEvaluator) return arg._live();
+  if (arg instanceof GPUVector) return GPUTableEvaluator.fromVector(arg)._live();
   if (typeof arg === 'number' || (isNumberArray(arg) && arg.length > 0)) {
     return GPUTableEvaluator.fromConstant(arg)._handle;
   }
@@ -449,18 +301,18 @@ function fold(op, args) {
   return withList(args, list => wasm.foldBinary(op, list));
 }
 
-const unary = chunkwise((op, x) => wrap(() => wasm.unaryOp(op, handleOf(x))));
+const unary = (op, x) => wrap(() => wasm.unaryOp(op, handleOf(x)));
 
 /** Elementwise sum, folded left to right. @example add(xyz, [10, 20, 30], 1) */
-export const add = chunkwise((...args) => fold('add', args));
+export const add = (...args) => fold('add', args);
 /** Elementwise difference, folded left to right. */
-export const subtract = chunkwise((...args) => fold('subtract', args));
+export const subtract = (...args) => fold('subtract', args);
 /** Elementwise product, folded left to right. */
-export const multiply = chunkwise((...args) => fold('multiply', args));
+export const multiply = (...args) => fold('multiply', args);
 /** Elementwise quotient, folded left to right; integer division by zero is 0. */
-export const divide = chunkwise((...args) => fold('divide', args));
+export const divide = (...args) => fold('divide', args);
 /** `base ** exponent`, float32. */
-export const pow = chunkwise((base, exponent) => withList([base, exponent], list => wasm.foldBinary('pow', list)));
+export const pow = (base, exponent) => withList([base, exponent], list => wasm.foldBinary('pow', list));
 export const sqrt = x => unary('sqrt', x);
 /** Absolute value; keeps the input type. */
 export const abs = x => unary('abs', x);
@@ -471,8 +323,7 @@ export const exp = x => unary('exp', x);
 export const log = x => unary('log', x);
 
 /** Concatenates each row of the inputs: size = sum of sizes. @example interleave(xyz, id) */
-export const interleave = chunkwise(interleaveOne);
-function interleaveOne(...args) {
+export function interleave(...args) {
   if (args.length === 0) fail('INVALID_ARGUMENT', 'interleave needs at least one input');
   if (args.length === 1 && args[0] instanceof GPUTableEvaluator) return args[0];
   return withList(args, list => wasm.interleave(list));
@@ -480,20 +331,112 @@ function interleaveOne(...args) {
 
 /** Rows of `source` at `ids` (one integer per row); bad ids give zero rows. */
 export function gather(ids, source) {
-  if (chunkCount(source) > 1) fail('INVALID_ARGUMENT', 'gather needs a source in one batch (packBatches() first)');
-  return chunkwise(ids => wrap(() => wasm.gather(handleOf(ids), handleOf(source))))(ids);
+  return wrap(() => wasm.gather(handleOf(ids), handleOf(source)));
 }
 
 /** Per channel `[min, max]` over all rows (NaN ignored): length = x.size, size 2. */
 export function extent(x) {
-  if (chunkCount(x) > 1) {
-    const inputs = Array.from({length: chunkCount(x)}, (_, k) => chunkOf(x, k));
-    // Batches without rows add nothing; with none left, the first one's EMPTY_INPUT stands.
-    const withRows = inputs.filter(input => input.length > 0);
-    const parts = (withRows.length ? withRows : inputs.slice(0, 1)).map(input => wrap(() => wasm.extent(handleOf(input))));
-    return new ChunkedExtent(parts);
-  }
   return wrap(() => wasm.extent(handleOf(x)));
+}
+
+/** Rows of each input in order, chunks concatenated; one type and row size. */
+export function concat(...inputs) {
+  if (inputs.length === 0) fail('INVALID_ARGUMENT', 'concat needs at least one input');
+  return withList(inputs, list => wasm.concat(list));
+}
+
+/** Rows `[start, end)` of `x` (clamped); reads only the chunks it touches. */
+export function slice(x, start = 0, end = Infinity) {
+  for (const [name, v] of [['start', start], ['end', end]]) {
+    if (typeof v !== 'number') fail('INVALID_ARGUMENT', `slice ${name} must be a number`);
+  }
+  return wrap(() => wasm.slice(handleOf(x), start, end));
+}
+
+/** The same rows with new chunk boundaries: rows per chunk, or each chunk's row count. */
+export function rechunk(x, chunks) {
+  return wrap(() => wasm.rechunk(handleOf(x), chunks));
+}
+
+/** Row offset of each chunk of `counts`, and the end. */
+function offsetsOf(counts) {
+  const offsets = [0];
+  for (const rows of counts) offsets.push(offsets[offsets.length - 1] + rows);
+  return offsets;
+}
+
+/** An evaluator argument (or a GPUVector, as one), checked alive. */
+function evaluatorOf(arg, what) {
+  if (arg instanceof GPUVector) return GPUTableEvaluator.fromVector(arg);
+  if (arg instanceof GPUTableEvaluator) {
+    arg._live();
+    return arg;
+  }
+  return fail('INVALID_ARGUMENT', `${what} must be an evaluator or a GPUVector, got ${describe(arg)}`);
+}
+
+/** `fn`'s result for one block, checked to be an evaluator of `rows` rows (when given). */
+function blockResult(result, k, rows) {
+  if (!(result instanceof GPUTableEvaluator)) fail('INVALID_ARGUMENT', `the block function returned ${describe(result)} for block ${k}, not an evaluator`);
+  if (rows !== undefined && result.length !== rows) {
+    fail('INVALID_ARGUMENT', `block ${k} has ${result.length} rows; its chunk has ${rows}`);
+  }
+  return result;
+}
+
+/**
+ * Output chunk k is `fn(...blocksK, {blockId: k, rowOffset})`: block k of every input (the
+ * inputs need the same number of chunks). The blocks are views, so `fn` builds one graph per
+ * chunk that reads only that chunk.
+ * @example mapBlocks((x, {rowOffset}) => add(x, rowOffset), column)
+ */
+export function mapBlocks(fn, ...inputs) {
+  if (typeof fn !== 'function') fail('INVALID_ARGUMENT', 'mapBlocks needs a function');
+  if (inputs.length === 0) fail('INVALID_ARGUMENT', 'mapBlocks needs at least one input');
+  const evaluators = inputs.map(x => evaluatorOf(x, 'a mapBlocks input'));
+  const counts = evaluators.map(e => e.chunks);
+  if (counts.some(c => c.length !== counts[0].length)) {
+    fail('INVALID_ARGUMENT', `mapBlocks inputs need the same number of chunks, got ${counts.map(c => c.length).join(' and ')}`);
+  }
+  const offsets = counts.map(offsetsOf);
+  const blocks = counts[0].map((_, k) => {
+    const block = evaluators.map((e, i) => slice(e, offsets[i][k], offsets[i][k + 1]));
+    return blockResult(fn(...block, {blockId: k, rowOffset: offsets[0][k]}), k);
+  });
+  return concat(...blocks);
+}
+
+/**
+ * Output chunk k is `fn(k, ...lists)`, where list i holds the chunks `keys(k)[i]` of input i
+ * (views), and must have `chunks[k]` rows.
+ * @example blockwise((k, [a, b]) => add(a, b), [x], {chunks: [2, 2], keys: k => [[k, k + 2]]})
+ */
+export function blockwise(fn, inputs, settings) {
+  if (typeof fn !== 'function') fail('INVALID_ARGUMENT', 'blockwise needs a function');
+  if (!Array.isArray(inputs)) fail('INVALID_ARGUMENT', 'blockwise inputs must be an array');
+  const {chunks, keys} = options(settings, 'blockwise');
+  if (!Array.isArray(chunks) || chunks.length === 0 || !chunks.every(n => Number.isInteger(n) && n >= 0)) {
+    fail('INVALID_ARGUMENT', 'blockwise chunks must be a non-empty array of row counts');
+  }
+  if (typeof keys !== 'function') fail('INVALID_ARGUMENT', 'blockwise keys must be a function of the output chunk');
+  const evaluators = inputs.map(x => evaluatorOf(x, 'a blockwise input'));
+  const offsets = evaluators.map(e => offsetsOf(e.chunks));
+  const blocks = chunks.map((rows, k) => {
+    const wanted = keys(k);
+    if (!Array.isArray(wanted) || wanted.length !== evaluators.length) {
+      fail('INVALID_ARGUMENT', `keys(${k}) must give one list of chunk indices per input`);
+    }
+    const lists = wanted.map((indices, i) => {
+      const count = evaluators[i].chunks.length;
+      if (!Array.isArray(indices)) fail('INVALID_ARGUMENT', `keys(${k})[${i}] must be an array of chunk indices`);
+      return indices.map(j => {
+        if (!Number.isInteger(j) || j < 0 || j >= count) fail('INVALID_ARGUMENT', `keys(${k})[${i}] names chunk ${j}; input ${i} has ${count}`);
+        return slice(evaluators[i], offsets[i][j], offsets[i][j + 1]);
+      });
+    });
+    return blockResult(fn(k, ...lists), k, rows);
+  });
+  return rechunk(concat(...blocks), chunks);
 }
 
 /** `count` sint32 values `start, start + step, ...`. @example sequence(4, 10, 2) // 10 12 14 16 */
@@ -511,25 +454,24 @@ export function segmentedMap(segments, vertexCount) {
 }
 
 /** Float64 word pairs to float32 `[high..., low...]` rows. */
-export const fround = chunkwise(x => wrap(() => wasm.fround(handleOf(x))));
+export const fround = x => wrap(() => wasm.fround(handleOf(x)));
 
 /** Reorders or duplicates lanes. @example swizzle(xyz, [2, 1, 0]) */
-export const swizzle = chunkwise(swizzleOne);
-function swizzleOne(x, channels) {
+export function swizzle(x, channels) {
   if (!isNumberArray(channels)) fail('INVALID_ARGUMENT', 'swizzle channels must be an array of numbers');
   return wrap(() => wasm.swizzle(handleOf(x), Float64Array.from(channels)));
 }
 
 /** Lane-wise `cond != 0 ? whenTrue : whenFalse`. */
-export const select = chunkwise((cond, whenTrue, whenFalse) =>
-  wrap(() => wasm.select(handleOf(cond), handleOf(whenTrue), handleOf(whenFalse))));
+export const select = (cond, whenTrue, whenFalse) =>
+  wrap(() => wasm.select(handleOf(cond), handleOf(whenTrue), handleOf(whenFalse)));
 
 /** Row dot product, float32 size 1. */
-export const dot = chunkwise((a, b) => wrap(() => wasm.dot(handleOf(a), handleOf(b))));
+export const dot = (a, b) => wrap(() => wasm.dot(handleOf(a), handleOf(b)));
 /** Row Euclidean length, float32 size 1. */
-export const length = chunkwise(x => wrap(() => wasm.length(handleOf(x))));
+export const length = x => wrap(() => wasm.length(handleOf(x)));
 /** 1 where every lane of the rows is equal, else 0 (uint32). */
-export const equalAll = chunkwise((a, b) => wrap(() => wasm.equalAll(handleOf(a), handleOf(b))));
+export const equalAll = (a, b) => wrap(() => wasm.equalAll(handleOf(a), handleOf(b)));
 
 function collectEvaluators(value, found, seen) {
   if (value instanceof GPUTableEvaluator) {
@@ -549,8 +491,7 @@ function collectEvaluators(value, found, seen) {
 export async function cleanEvaluate(device, roots) {
   const target = resolveDevice(device);
   const evaluators = [...collectEvaluators(roots, new Set(), new Set())];
-  const plain = evaluators.flatMap(e => e._chunks ?? [e]);
-  await withHandlesAsync(plain.map(e => e._live()), list => target._handle.cleanEvaluate(list));
+  await withHandlesAsync(evaluators.map(e => e._live()), list => target._handle.cleanEvaluate(list));
   for (const evaluator of evaluators) await evaluator.evaluate(target);
   return roots;
 }

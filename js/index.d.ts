@@ -202,8 +202,11 @@ export class GPUData {
 
 /**
  * One logical column over one or more chunks (one per record batch). Operations accept a
- * vector directly (borrowed, no copy); a multi-chunk vector evaluates batch by batch.
+ * vector directly (borrowed, no copy); a multi-chunk vector is read chunk by chunk where it is stored.
  */
+/** Chunk boundaries: rows per chunk (the last shorter), or each chunk's row count. */
+export type Chunking = number | number[];
+
 export class GPUVector<T extends DataType = DataType> {
   readonly name: string;
   readonly type: T;
@@ -214,6 +217,8 @@ export class GPUVector<T extends DataType = DataType> {
   readonly stride: number;
   readonly byteStride: number;
   readonly data: GPUData[];
+  /** Row counts of the chunks (one per `data` entry), in order. */
+  readonly chunks: number[];
   /** Validity (uint8: 1 valid, 0 null; size 1, or one flag per list item) for columns with nulls, else null. */
   readonly validity: GPUVector<'uint8'> | null;
   readonly destroyed: boolean;
@@ -334,9 +339,10 @@ export type ArithmeticArgument = EvaluatorInput | number | number[];
 export class GPUTableEvaluator<T extends DataType = DataType> {
   /**
    * Packed rows of `size` values. `number[]` is float32 unless `type` is given; a
-   * `Float64Array` becomes uint32 word pairs (size doubled) for `fround()`.
+   * `Float64Array` becomes uint32 word pairs (size doubled) for `fround()`. `chunks` makes a
+   * chunked column: rows per chunk (the last shorter), or each chunk's row count.
    */
-  static fromArray(array: NumericTypedArray | number[], options?: {type?: DataType; size?: number} | null): GPUTableEvaluator;
+  static fromArray(array: NumericTypedArray | number[], options?: {type?: DataType; size?: number; chunks?: Chunking} | null): GPUTableEvaluator;
   /** One constant row that broadcasts across the rows of other inputs. */
   static fromConstant(value: number | number[], type?: DataType): GPUTableEvaluator;
   /** Borrows the storage of an evaluated vector. */
@@ -347,6 +353,8 @@ export class GPUTableEvaluator<T extends DataType = DataType> {
   readonly size: number;
   /** Rows (1 for constants). */
   readonly length: number;
+  /** Row counts of the chunks, in order (`[length]` for one chunk). */
+  readonly chunks: number[];
   readonly isConstant: boolean;
   readonly evaluated: boolean;
   /** The device holding the output: where it was last evaluated, or null before. */
@@ -402,6 +410,31 @@ export function interleave(...inputs: ArithmeticArgument[]): GPUTableEvaluator;
 export function gather(ids: EvaluatorInput, source: ArithmeticArgument): GPUTableEvaluator;
 /** Per channel `[min, max]` over all rows, NaN ignored; length = x.size, size 2. Empty input: `EMPTY_INPUT`. */
 export function extent(x: ArithmeticArgument): GPUTableEvaluator;
+/** Rows of each input in order, chunks concatenated; the inputs share one type and row size. */
+export function concat<T extends DataType>(...inputs: (GPUTableEvaluator<T> | GPUVector<T>)[]): GPUTableEvaluator<T>;
+/** Rows `[start, end)` of `x`, clamped; reads only the chunks it touches. */
+export function slice<T extends DataType>(x: GPUTableEvaluator<T> | GPUVector<T>, start?: number, end?: number): GPUTableEvaluator<T>;
+/** The same rows with new chunk boundaries: rows per chunk, or row counts summing to the length. */
+export function rechunk<T extends DataType>(x: GPUTableEvaluator<T> | GPUVector<T>, chunks: Chunking): GPUTableEvaluator<T>;
+/** Where a block of `mapBlocks` lies: its chunk index and first row. */
+export interface BlockInfo {
+  blockId: number;
+  rowOffset: number;
+}
+/**
+ * Output chunk k is `fn(...blocksK, {blockId: k, rowOffset})`, built from chunk k of every input
+ * (the inputs need the same number of chunks, else `INVALID_ARGUMENT`).
+ */
+export function mapBlocks(fn: (...args: any[]) => GPUTableEvaluator, ...inputs: (GPUTableEvaluator | GPUVector)[]): GPUTableEvaluator;
+/**
+ * Output chunk k is `fn(k, ...lists)`, where list i holds the chunks `keys(k)[i]` of input i; it
+ * must have `chunks[k]` rows.
+ */
+export function blockwise(
+  fn: (k: number, ...lists: GPUTableEvaluator[][]) => GPUTableEvaluator,
+  inputs: (GPUTableEvaluator | GPUVector)[],
+  options: {chunks: number[]; keys: (k: number) => number[][]}
+): GPUTableEvaluator;
 /** `count` sint32 values from `start` by `step`. @example sequence(4, 10, 2) // 10, 12, 14, 16 */
 export function sequence(count: number, start?: number, step?: number): GPUTableEvaluator<'sint32'>;
 /** `[segmentIndex, indexInSegment]` (uint32) for each of `vertexCount` vertices. */

@@ -11,9 +11,14 @@ import {trackStorage} from './devices.js';
  * (`generation` counts replacements); `destroy()` frees it (on a GPU device, at once).
  */
 export class DynamicBuffer {
-  /** @internal `handle`: a wasm value; `host`: an appendable typed array (capacity rows). */
-  constructor({handle = null, host = null, type, size, length, tracked = true, device = null}) {
+  /**
+   * @internal `handle`: a wasm value (with `chunk`/`rowOffset`: one chunk of a chunked
+   * output); `host`: an appendable typed array (capacity rows).
+   */
+  constructor({handle = null, chunk = 0, rowOffset = 0, host = null, type, size, length, tracked = true, device = null}) {
     this._handle = handle;
+    this._chunk = chunk;
+    this._rowOffset = rowOffset;
     this.device = device;
     this._host = host;
     this.type = type;
@@ -37,10 +42,28 @@ export class DynamicBuffer {
    */
   get gpuBuffer() {
     if (this.destroyed || this.device?.type !== 'webgpu') return undefined;
-    return this.handle().gpuBufferOn(this.device.id);
+    return this._whole().gpuBufferOn(this.device.id, this._chunk);
   }
-  /** @internal The wasm handle of the rows in use (made on demand for appendable storage). */
+  /**
+   * @internal The wasm handle of these rows (made on demand for appendable storage; a view
+   * of its chunk for a chunk of a chunked output).
+   */
   handle() {
+    const whole = this._whole();
+    if (whole.chunks.length === 1) return whole;
+    this._view ??= guard(() => wasm.slice(whole, this._rowOffset, this._rowOffset + this.length));
+    return this._view;
+  }
+  /** @internal Rows `from..to` of these rows, read from their device. */
+  readRows(from, to) {
+    return this._whole().readValue(this._rowOffset + from, this._rowOffset + to);
+  }
+  /** @internal `readRows` for rows in host memory. */
+  readRowsSync(from, to) {
+    return this._whole().readValueSync(this._rowOffset + from, this._rowOffset + to);
+  }
+  /** The wasm handle holding these rows (all chunks of a chunked output). */
+  _whole() {
     if (this.destroyed) fail('DESTROYED', 'this buffer was destroyed');
     if (!this._handle && this._host) {
       const rows = this._host.subarray(0, this.length * this.size);
@@ -80,6 +103,7 @@ export class DynamicBuffer {
   }
   destroy() {
     if (this.destroyed) return;
+    this._view?.destroy();
     if (this._handle) this._handle.destroy();
     this._handle = null;
     this._host = null;
@@ -159,6 +183,10 @@ export class GPUVector {
   get length() {
     return this.data.reduce((rows, d) => rows + d.length, 0);
   }
+  /** Row counts of the chunks, in order. */
+  get chunks() {
+    return this.data.map(d => d.length);
+  }
   /** The device the vector's storage lives on (null: host memory of no device). */
   get device() {
     return this._device ?? this.data[0]?.buffer.device ?? null;
@@ -192,8 +220,8 @@ export class GPUVector {
   async readValue(startRow = 0, endRow = this.length) {
     this._check();
     const parts = [];
-    for (const [handle, from, to] of this._ranges(startRow, endRow)) {
-      parts.push(await guardAsync(() => handle.readValue(from, to)));
+    for (const [buffer, from, to] of this._ranges(startRow, endRow)) {
+      parts.push(await guardAsync(() => buffer.readRows(from, to)));
     }
     return concatParts(TYPED_ARRAYS[this.type], parts.length ? parts : [new TYPED_ARRAYS[this.type](0)]);
   }
@@ -201,11 +229,11 @@ export class GPUVector {
   /** `readValue` for storage in host memory (CPU devices), without waiting. */
   readValueSync(startRow = 0, endRow = this.length) {
     this._check();
-    const parts = this._ranges(startRow, endRow).map(([handle, from, to]) => guard(() => handle.readValueSync(from, to)));
+    const parts = this._ranges(startRow, endRow).map(([buffer, from, to]) => guard(() => buffer.readRowsSync(from, to)));
     return concatParts(TYPED_ARRAYS[this.type], parts.length ? parts : [new TYPED_ARRAYS[this.type](0)]);
   }
 
-  /** The chunks' handles with their row ranges inside `startRow..endRow`. */
+  /** The chunks' buffers with their row ranges inside `startRow..endRow`. */
   _ranges(startRow, endRow) {
     for (const row of [startRow, endRow]) {
       if (typeof row !== 'number' || Number.isNaN(row)) fail('INVALID_ARGUMENT', `row bounds must be numbers, got ${row}`);
@@ -214,7 +242,7 @@ export class GPUVector {
     let first = 0;
     for (const chunk of this.data) {
       const [from, to] = [Math.max(startRow - first, 0), Math.min(endRow - first, chunk.length)];
-      if (from < to) ranges.push([chunk.buffer.handle(), from, to]);
+      if (from < to) ranges.push([chunk.buffer, from, to]);
       first += chunk.length;
     }
     return ranges;

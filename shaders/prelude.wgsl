@@ -34,3 +34,11 @@ fn gt_div_i(a: i32, b: i32) -> i32 {
 fn gt_div_u(a: u32, b: u32) -> u32 {
     return select(a / select(b, 1u, b == 0u), 0u, b == 0u);
 }
+
+// The square root of a number below zero is NaN, as on the CPU: WGSL leaves it
+// indeterminate, and a GL driver (llvmpipe) gives -sqrt(|x|). The sign is read from the bits,
+// which no compiler assuming no NaN can fold away; -0 keeps its square root.
+fn gt_sqrt(x: f32) -> f32 {
+    let negative = bitcast<u32>(x) > 0x80000000u;
+    return select(sqrt(x), bitcast<f32>(0x7fc00000u | param(2u)), negative);
+}

@@ -2,18 +2,17 @@
 //! and tests.
 
 use std::collections::HashSet;
-use std::rc::Rc;
 
 use crate::column::ColumnData;
 use crate::cpu::CpuDevice;
 use crate::engine::{self, Backend};
 use crate::error::{GpuTableError, Result};
 use crate::ir::{all_nodes, NodeRef};
-use crate::value::Value;
+use crate::value::Output;
 
 /// The node's output where it lives, evaluating it on the shared CPU device first if it
 /// was never evaluated (as `readValue()` does).
-pub async fn output(node: &NodeRef) -> Result<Rc<Value>> {
+pub async fn output(node: &NodeRef) -> Result<Output> {
     node.check_alive()?;
     if !node.is_evaluated() {
         engine::evaluate(&CpuDevice::shared(), std::slice::from_ref(node)).await?;
@@ -29,18 +28,12 @@ pub async fn output(node: &NodeRef) -> Result<Rc<Value>> {
 /// `readValue(startRow, endRow)`'s row range: truncated, clamped to `rows`, `end` at least
 /// `start`; NaN is `INVALID_ARGUMENT`.
 pub fn row_range(rows: u32, start: Option<f64>, end: Option<f64>) -> Result<(u32, u32)> {
-    let clamp = |v: f64, name: &str| {
-        if v.is_nan() {
-            Err(GpuTableError::invalid(format!(
-                "readValue {name} must be a number, got NaN"
-            )))
-        } else {
-            Ok(v.trunc().clamp(0.0, rows as f64) as u32)
-        }
-    };
-    let start = clamp(start.unwrap_or(0.0), "startRow")?;
-    let end = clamp(end.unwrap_or(rows as f64), "endRow")?.max(start);
-    Ok((start, end))
+    crate::ir::clamp_rows(
+        rows,
+        start.unwrap_or(0.0),
+        end.unwrap_or(rows as f64),
+        ("readValue startRow", "readValue endRow"),
+    )
 }
 
 /// Rows `start..end` of the node's output as packed values.
@@ -49,14 +42,14 @@ pub async fn read_value_async(
     start: Option<f64>,
     end: Option<f64>,
 ) -> Result<ColumnData> {
-    let value = output(node).await?;
-    let (start, end) = row_range(value.rows, start, end)?;
-    engine::read_rows(&value, start, end).await
+    let output = output(node).await?;
+    let (start, end) = row_range(output.rows() as u32, start, end)?;
+    engine::read_rows(&output, start, end).await
 }
 
 /// `output`, blocking (native only).
 #[cfg(not(target_arch = "wasm32"))]
-pub fn evaluate(node: &NodeRef) -> Result<Rc<Value>> {
+pub fn evaluate(node: &NodeRef) -> Result<Output> {
     pollster::block_on(output(node))
 }
 

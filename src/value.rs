@@ -3,6 +3,7 @@
 //! holds its own, an evaluation holds the ones it reads, and the storage goes back to its
 //! device's pool when the last holder lets go.
 
+use std::rc::Rc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::column::{Column, ColumnData};
@@ -86,6 +87,47 @@ impl Value {
     /// Values stored (rows x size).
     pub fn elements(&self) -> u64 {
         self.rows as u64 * self.size as u64
+    }
+}
+
+/// A node's output on one device: its chunks in row order (one for an unchunked column).
+#[derive(Clone, Debug)]
+pub struct Output {
+    pub device: DeviceId,
+    pub chunks: Rc<[Rc<Value>]>,
+}
+
+impl Output {
+    pub fn new(device: DeviceId, chunks: Vec<Rc<Value>>) -> Output {
+        Output {
+            device,
+            chunks: chunks.into(),
+        }
+    }
+
+    /// Rows over every chunk.
+    pub fn rows(&self) -> u64 {
+        self.chunks.iter().map(|c| c.rows as u64).sum()
+    }
+
+    /// Whether every chunk is in host memory (readable by any CPU device in place).
+    pub fn in_host_memory(&self) -> bool {
+        self.chunks.iter().all(|c| c.host_column().is_some())
+    }
+
+    /// The chunks holding rows `start..end`, each with its rows in that range.
+    pub fn pieces(&self, start: u64, end: u64) -> Vec<(Rc<Value>, u32, u32)> {
+        let mut pieces = Vec::new();
+        let mut first = 0u64;
+        for chunk in self.chunks.iter() {
+            let rows = chunk.rows as u64;
+            let (lo, hi) = (first.max(start), (first + rows).min(end));
+            if lo < hi {
+                pieces.push((chunk.clone(), (lo - first) as u32, (hi - first) as u32));
+            }
+            first += rows;
+        }
+        pieces
     }
 }
 

@@ -22,10 +22,12 @@ fn leaves(region: &Region) -> Vec<Rc<Value>> {
         .leaves
         .iter()
         .map(|leaf| {
-            leaf.host_value().unwrap_or_else(|| {
-                let column = Column::empty(leaf.meta.dtype, leaf.meta.size).unwrap();
-                Rc::new(Value::host(column))
-            })
+            leaf.host_output()
+                .map(|o| o.chunks[0].clone())
+                .unwrap_or_else(|| {
+                    let column = Column::empty(leaf.meta.dtype, leaf.meta.size).unwrap();
+                    Rc::new(Value::host(column))
+                })
         })
         .collect()
 }
@@ -147,6 +149,27 @@ fn generated_kernels_are_valid_wgsl() {
             };
             validate(&kernel.source, &format!("fragment kernel {i}"));
         }
+    }
+    // The executor's copies of rows spanning stored chunks, narrow and wide rows.
+    for (values, size) in [
+        (ColumnData::F32(vec![0.; 12]), 3),
+        (ColumnData::U8(vec![0; 12]), 1),
+        (ColumnData::I32(vec![0; 40]), 20),
+    ] {
+        let pieces: Vec<Rc<Value>> = (0..2)
+            .map(|_| Rc::new(Value::host(Column::new(values.clone(), size).unwrap())))
+            .collect();
+        let inputs: Vec<NodeRef> = pieces.iter().cloned().map(ir::resident).collect();
+        let root = ir::rows(inputs.clone(), vec![(1, 2), (0, 1)]).unwrap();
+        let region = Region::new(root.clone(), vec![root], inputs);
+        let kernel = elementwise_kernel(&region, &pieces, 2, 64).unwrap();
+        validate(&kernel.source, &format!("row copy of size {size}"));
+        let layout = TextureLayout {
+            width_shift: 6,
+            tile_shift: 12,
+        };
+        let kernel = fragment::elementwise_kernel(&region, &pieces, layout, 2, 0..1).unwrap();
+        validate(&kernel.source, &format!("fragment row copy of size {size}"));
     }
     let layout = TextureLayout {
         width_shift: 13,

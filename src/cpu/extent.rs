@@ -1,9 +1,8 @@
-//! `extent` on the CPU: a per-lane [min, max] fold over blocks, and the fold of several
-//! chunks' extents.
+//! `extent` on the CPU: a per-lane [min, max] fold over blocks.
 
+use super::append_block;
 use super::lane::{Buf, Lane};
-use super::{append_block, internal};
-use crate::column::{Column, ColumnData};
+use crate::column::ColumnData;
 use crate::dtype::Class;
 use crate::error::{ErrorCode, GpuTableError, Result};
 
@@ -94,40 +93,4 @@ impl ExtentAcc {
         append_block(&result, out, lanes * 2);
         Ok(())
     }
-}
-
-/// `[min, max]` per lane of several `extent` outputs (each `lanes` rows of size 2: one per
-/// chunk of a column with rows), folded by extent's rules: a chunk's lane with only NaN is
-/// left out, and a lane with only NaN in every chunk gives NaN.
-pub fn combine_extents(parts: &[Column]) -> Result<Column> {
-    let first = parts
-        .first()
-        .ok_or_else(|| GpuTableError::new(ErrorCode::EmptyInput, "extent of an empty input"))?;
-    let (dtype, lanes) = (first.dtype(), first.rows as usize);
-    if parts
-        .iter()
-        .any(|p| p.dtype() != dtype || p.rows as usize != lanes || p.size != 2)
-    {
-        return Err(internal("extents of different shapes"));
-    }
-    let mut folded = Vec::new();
-    folded
-        .try_reserve_exact(lanes * 2)
-        .map_err(|_| GpuTableError::new(ErrorCode::OutOfMemory, "no memory for an extent"))?;
-    for lane in 0..lanes {
-        let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-        for part in parts {
-            let (a, b) = (part.data.get_f64(2 * lane), part.data.get_f64(2 * lane + 1));
-            if !a.is_nan() {
-                lo = lo.min(a);
-                hi = hi.max(b);
-            }
-        }
-        if lo > hi {
-            folded.extend([f64::NAN, f64::NAN]);
-        } else {
-            folded.extend([lo, hi]);
-        }
-    }
-    Column::new(ColumnData::from_f64(dtype, &folded)?, 2)
 }

@@ -54,7 +54,6 @@ macro_rules! with_buf {
 mod extent;
 mod kernels;
 
-pub use extent::combine_extents;
 use extent::ExtentAcc;
 use kernels::{
     binary, equal_rows, f32_slice, gather_rows, place_columns, row_dot, sqrt_in_place, u32_slice,
@@ -96,8 +95,8 @@ fn run_region(
     allocate: impl FnOnce(DType, usize) -> Result<HostLease>,
 ) -> Result<HostLease> {
     let root = &region.root;
-    let rows = region.rows();
-    let out_len = element_count(root.meta.length as u64, root.meta.size, root.meta.dtype)?;
+    let rows = region.rows;
+    let out_len = element_count(region.output_rows() as u64, root.meta.size, root.meta.dtype)?;
     let mut lease = allocate(root.meta.dtype, out_len)?;
     // Filled by appending finished blocks in row order: no zero-fill pass over the output.
     let out = &mut lease.get_mut().data;
@@ -512,7 +511,26 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
                 row[1] = T::from_elem((vertex - starts[segment]) as u32);
             }
         }
-        Op::Source | Op::Extent => {
+        Op::Rows(ranges) => {
+            let (r0, r1) = (b.r0 as usize, b.r0 as usize + n);
+            let mut base = 0usize;
+            for (k, &(start, end)) in ranges.iter().enumerate() {
+                let len = (end - start) as usize;
+                let (lo, hi) = (base.max(r0), (base + len).min(r1));
+                if lo < hi {
+                    let column = b.column(b.leaf_index(&node.inputs[k])?);
+                    let from = (start as usize + lo - base) * lanes;
+                    let out = &mut dst[(lo - r0) * lanes..(hi - r0) * lanes];
+                    with_column_data!(&column.data, s => {
+                        for (o, v) in out.iter_mut().zip(&s[from..]) {
+                            *o = T::from_elem(*v);
+                        }
+                    });
+                }
+                base += len;
+            }
+        }
+        Op::Source | Op::Extent | Op::Concat | Op::Slice { .. } | Op::Rechunk => {
             return Err(internal(format!(
                 "{} is not computed per block",
                 node.op.name()

@@ -11,10 +11,10 @@ use std::rc::Rc;
 
 use crate::column::{Column, ColumnData};
 use crate::error::{ErrorCode, GpuTableError, Result};
-use crate::ir::{validate_segments, NodeRef, Op};
+use crate::ir::{self, assembly_ranges, validate_segments, Node, NodeRef, Op};
 use crate::memory::{Counters, Home, Homes};
-use crate::plan::{plan_with, Fusion, Plan, PlanLimits, PlanOptions, Region};
-use crate::value::{DeviceId, RowSink, Storage, Value};
+use crate::plan::{plan_with, Access, Fusion, Plan, PlanLimits, PlanOptions, Region};
+use crate::value::{DeviceId, Output, RowSink, Storage, Value};
 pub use lost::LostFlag;
 pub use queue::{Turn, Turnstile};
 
@@ -140,30 +140,40 @@ pub async fn evaluate_with<B: Backend>(
     let mut fetched = HashMap::new();
     for leaf in plan.leaves() {
         let home = leaf_home(&leaf)?;
-        let in_place = device.reads_in_place(&home) || leaf.value_on(core.id).is_some();
-        if !in_place && home.host_column().is_none() {
-            fetched.insert(leaf.id, read_whole(&home).await?);
+        let in_place = reads_in_place(device, &home) || leaf.output_on(core.id).is_some();
+        if !in_place && !home.in_host_memory() {
+            fetched.insert(leaf.id, read_whole_output(&home).await?);
         }
     }
     let _turn = core.queue.enter().await;
     core.lost.check()?;
     let mut batch = device.begin(home)?;
-    let result = run_plan(device, &mut batch, &plan, &pending, fetched).await;
+    let mut run = Run {
+        device,
+        batch: &mut batch,
+        limits: &limits,
+    };
+    let result = run.plan(&plan, &pending, fetched).await;
     let finished = device.finish(batch).await;
     let outputs = result?;
     finished.map_err(|e| core.lost.explain(e))?;
     for root in &pending {
         // A root destroyed while it was computed keeps nothing.
         root.check_alive()?;
-        root.add_value(outputs[&root.id].clone());
+        root.add_output(outputs[&root.id].clone());
     }
     Ok(())
+}
+
+/// Whether every chunk of `output` is where `device`'s kernels read it.
+fn reads_in_place<B: Backend>(device: &B, output: &Output) -> bool {
+    output.chunks.iter().all(|c| device.reads_in_place(c))
 }
 
 /// Errors the contract says come before any kernel runs.
 fn check_before_running(plan: &Plan) -> Result<()> {
     for region in &plan.regions {
-        if region.is_reduction() && region.rows() == 0 {
+        if region.is_reduction() && region.rows == 0 {
             return Err(GpuTableError::new(
                 ErrorCode::EmptyInput,
                 format!("{} of an empty input", region.root.op.name()),
@@ -173,9 +183,9 @@ fn check_before_running(plan: &Plan) -> Result<()> {
     Ok(())
 }
 
-fn leaf_home(leaf: &NodeRef) -> Result<Rc<Value>> {
+fn leaf_home(leaf: &NodeRef) -> Result<Output> {
     leaf.check_alive()?;
-    leaf.host_value().or_else(|| leaf.home()).ok_or_else(|| {
+    leaf.host_output().or_else(|| leaf.home()).ok_or_else(|| {
         GpuTableError::new(
             ErrorCode::Destroyed,
             format!("the output of t{} was released", leaf.id),
@@ -183,68 +193,196 @@ fn leaf_home(leaf: &NodeRef) -> Result<Rc<Value>> {
     })
 }
 
-async fn run_plan<B: Backend>(
-    device: &B,
-    batch: &mut B::Batch,
-    plan: &Plan,
-    pending: &[NodeRef],
-    mut fetched: HashMap<u64, Column>,
-) -> Result<HashMap<u64, Rc<Value>>> {
-    let mut values: HashMap<u64, Rc<Value>> = HashMap::new();
-    for leaf in plan.leaves() {
-        let host = match device.takes_from_host(&leaf) {
-            true => leaf.host_value(),
+/// One evaluation's run of a plan on a device.
+struct Run<'a, B: Backend> {
+    device: &'a B,
+    batch: &'a mut B::Batch,
+    limits: &'a PlanLimits,
+}
+
+impl<B: Backend> Run<'_, B> {
+    async fn plan(
+        &mut self,
+        plan: &Plan,
+        pending: &[NodeRef],
+        mut fetched: HashMap<u64, Vec<Column>>,
+    ) -> Result<HashMap<u64, Output>> {
+        let mut values: HashMap<u64, Output> = HashMap::new();
+        for leaf in plan.leaves() {
+            let value = self.leaf(&leaf, fetched.remove(&leaf.id))?;
+            values.insert(leaf.id, value);
+        }
+        let keep: HashSet<u64> = pending.iter().map(|r| r.id).collect();
+        let freed_after = last_uses(plan, &keep);
+        for (index, region) in plan.regions.iter().enumerate() {
+            let output = match region.root.op.is_assembly() {
+                true => self.assembly(region, &values).await?,
+                false => self.region(region, &values).await?,
+            };
+            values.insert(region.root.id, output);
+            // An intermediate is freed (back to the pool) after its last reader.
+            for id in &freed_after[index] {
+                values.remove(id);
+            }
+        }
+        Ok(values)
+    }
+
+    /// A plan input on this device: read in place, or copied here once (later evaluations
+    /// on this device read the copy).
+    fn leaf(&mut self, leaf: &NodeRef, fetched: Option<Vec<Column>>) -> Result<Output> {
+        let device = self.device;
+        let host = match device.takes_from_host(leaf) {
+            true => leaf.host_output(),
             false => None,
         };
-        let value = match host.or_else(|| leaf.value_on(device.core().id)) {
-            Some(value) => value,
-            None => {
-                let home = leaf_home(&leaf)?;
-                if device.reads_in_place(&home) {
-                    home
-                } else {
-                    let copy = match fetched.remove(&leaf.id) {
-                        Some(column) => device.upload(batch, &column)?,
-                        None => {
-                            let column = home
-                                .host_column()
-                                .ok_or_else(|| internal(format!("t{} was not fetched", leaf.id)))?;
-                            device.upload(batch, column)?
-                        }
-                    };
-                    let copy = Rc::new(copy);
-                    // Copied once: later evaluations on this device read the copy.
-                    if !leaf.is_destroyed() {
-                        leaf.add_value(copy.clone());
-                    }
-                    copy
+        if let Some(output) = host.or_else(|| leaf.output_on(device.core().id)) {
+            return Ok(output);
+        }
+        let home = leaf_home(leaf)?;
+        if reads_in_place(device, &home) {
+            return Ok(home);
+        }
+        let mut chunks = Vec::with_capacity(home.chunks.len());
+        match fetched {
+            Some(columns) => {
+                for column in &columns {
+                    chunks.push(Rc::new(device.upload(self.batch, column)?));
                 }
             }
-        };
-        values.insert(leaf.id, value);
+            None => {
+                for chunk in home.chunks.iter() {
+                    let column = chunk
+                        .host_column()
+                        .ok_or_else(|| internal(format!("t{} was not fetched", leaf.id)))?;
+                    chunks.push(Rc::new(device.upload(self.batch, column)?));
+                }
+            }
+        }
+        let copy = Output::new(device.core().id, chunks);
+        if !leaf.is_destroyed() {
+            leaf.add_output(copy.clone());
+        }
+        Ok(copy)
     }
-    let keep: HashSet<u64> = pending.iter().map(|r| r.id).collect();
-    let freed_after = last_uses(plan, &keep);
-    for (index, region) in plan.regions.iter().enumerate() {
-        check_segments(device, batch, region, &values).await?;
-        let leaves: Vec<Rc<Value>> = region
-            .leaves
-            .iter()
-            .map(|leaf| {
-                values
+
+    /// A kernel region, one task per chunk of its output.
+    async fn region(&mut self, region: &Region, values: &HashMap<u64, Output>) -> Result<Output> {
+        let random = region.random_access_inputs();
+        let mut tasks = region.task_chunks();
+        // A leaf read whole (a gather source) and at the row (the ids) binds one value: the
+        // region runs as one task, and its output is split into its chunks after.
+        let read_both_ways = region.nodes.iter().any(|n| {
+            n.inputs
+                .iter()
+                .enumerate()
+                .any(|(k, input)| n.op.reads_input_at_row(k) && random.contains(&input.id))
+        });
+        let split = tasks.len() > 1 && read_both_ways;
+        if split {
+            tasks = vec![region.rows];
+        }
+        let mut chunks = Vec::new();
+        let mut first = 0u64;
+        for rows in tasks {
+            let task = region.task(rows);
+            let mut leaves = Vec::with_capacity(task.leaves.len());
+            for leaf in &task.leaves {
+                let output = values
                     .get(&leaf.id)
-                    .cloned()
-                    .ok_or_else(|| internal(format!("t{} has no value", leaf.id)))
-            })
-            .collect::<Result<_>>()?;
-        let output = device.run_region(batch, region, &leaves).await?;
-        values.insert(region.root.id, Rc::new(output));
-        // An intermediate is freed (back to the pool) after its last reader.
-        for id in &freed_after[index] {
-            values.remove(id);
+                    .ok_or_else(|| internal(format!("t{} has no value", leaf.id)))?;
+                let pieces = match () {
+                    _ if leaf.meta.constant => output.pieces(0, 1),
+                    _ if random.contains(&leaf.id) || region.is_reduction() => {
+                        output.pieces(0, output.rows())
+                    }
+                    _ => output.pieces(first, first + rows as u64),
+                };
+                leaves.push(self.assemble(pieces, leaf).await?);
+            }
+            check_segments(&task, &leaves, self.device, self.batch).await?;
+            chunks.push(Rc::new(
+                self.device.run_region(self.batch, &task, &leaves).await?,
+            ));
+            first += rows as u64;
+        }
+        let output = Output::new(self.device.core().id, chunks);
+        if !split {
+            return Ok(output);
+        }
+        let offsets = region.root.chunk_offsets();
+        let mut parts = Vec::with_capacity(region.root.chunks.len());
+        for c in 0..region.root.chunks.len() {
+            let pieces = output.pieces(offsets[c], offsets[c + 1]);
+            parts.push(self.assemble(pieces, &region.root).await?);
+        }
+        Ok(Output::new(self.device.core().id, parts))
+    }
+
+    /// A view op's chunks from its inputs' stored rows.
+    async fn assembly(&mut self, region: &Region, values: &HashMap<u64, Output>) -> Result<Output> {
+        let node = &region.root;
+        let offsets = node.chunk_offsets();
+        let mut chunks = Vec::with_capacity(node.chunks.len());
+        for c in 0..node.chunks.len() {
+            let mut pieces = Vec::new();
+            for (input, lo, hi) in assembly_ranges(node, offsets[c], offsets[c + 1]) {
+                let output = values
+                    .get(&node.inputs[input].id)
+                    .ok_or_else(|| internal("an assembled input has no value"))?;
+                pieces.extend(output.pieces(lo, hi));
+            }
+            // Literals a device takes from host memory are stored when a view passes them on.
+            for piece in pieces.iter_mut() {
+                if !self.device.reads_in_place(&piece.0) {
+                    let column = piece.0.host_column().ok_or_else(|| {
+                        internal("a piece is neither on this device nor in host memory")
+                    })?;
+                    piece.0 = Rc::new(self.device.upload(self.batch, column)?);
+                }
+            }
+            chunks.push(self.assemble(pieces, node).await?);
+        }
+        Ok(Output::new(self.device.core().id, chunks))
+    }
+
+    /// One value of the rows `pieces` hold, in order: a whole stored chunk as it is, else a
+    /// copy (in as few kernels as the device's bindings allow).
+    async fn assemble(
+        &mut self,
+        mut pieces: Vec<(Rc<Value>, u32, u32)>,
+        like: &Node,
+    ) -> Result<Rc<Value>> {
+        loop {
+            match pieces.as_slice() {
+                [] => {
+                    let empty = Column::empty(like.meta.dtype, like.meta.size)?;
+                    return Ok(Rc::new(self.device.upload(self.batch, &empty)?));
+                }
+                [(value, 0, end)] if *end == value.rows => return Ok(value.clone()),
+                _ => {}
+            }
+            // The longest prefix of pieces one copy kernel may bind.
+            let mut inputs = Vec::new();
+            let mut cost = 0;
+            for (value, _, _) in &pieces {
+                let input = ir::resident(value.clone());
+                cost += (self.limits.binding_cost)(&input, Access::Random);
+                if cost > self.limits.max_bindings && !inputs.is_empty() {
+                    break;
+                }
+                inputs.push(input);
+            }
+            let rest = pieces.split_off(inputs.len());
+            let ranges = pieces.iter().map(|&(_, a, b)| (a, b)).collect();
+            let values: Vec<Rc<Value>> = pieces.into_iter().map(|(v, _, _)| v).collect();
+            let node = ir::rows(inputs.clone(), ranges)?;
+            let region = Region::new(node.clone(), vec![node.clone()], inputs);
+            let copy = Rc::new(self.device.run_region(self.batch, &region, &values).await?);
+            let rows = copy.rows;
+            pieces = std::iter::once((copy, 0, rows)).chain(rest).collect();
         }
     }
-    Ok(values)
 }
 
 /// Per region, the computed values no later region (and no root) reads.
@@ -269,16 +407,19 @@ fn last_uses(plan: &Plan, keep: &HashSet<u64>) -> Vec<Vec<u64>> {
 
 /// `segmentedMap` needs valid segment starts; computed ones are read back to check them.
 async fn check_segments<B: Backend>(
+    task: &Region,
+    leaves: &[Rc<Value>],
     device: &B,
     batch: &mut B::Batch,
-    region: &Region,
-    values: &HashMap<u64, Rc<Value>>,
 ) -> Result<()> {
-    for node in region.nodes.iter().filter(|n| n.op == Op::SegmentedMap) {
+    for node in task.nodes.iter().filter(|n| n.op == Op::SegmentedMap) {
         let segments = &node.inputs[0];
-        let value = values
-            .get(&segments.id)
+        let index = task
+            .leaves
+            .iter()
+            .position(|l| l.id == segments.id)
             .ok_or_else(|| internal("segment starts are not resident"))?;
+        let value = &leaves[index];
         match value.host_column() {
             Some(column) => validate_segments(column, node.meta.length)?,
             None => {
@@ -300,6 +441,15 @@ pub async fn read_whole(value: &Value) -> Result<Column> {
     column.reserve_rows(value.rows)?;
     read_value(value, 0, value.rows, &mut |_, data| column.append(data)).await?;
     Ok(column)
+}
+
+/// Every chunk of `output` in host memory.
+pub async fn read_whole_output(output: &Output) -> Result<Vec<Column>> {
+    let mut columns = Vec::with_capacity(output.chunks.len());
+    for chunk in output.chunks.iter() {
+        columns.push(read_whole(chunk).await?);
+    }
+    Ok(columns)
 }
 
 /// Bytes a read hands its sink at once: a read needs at most this much extra host memory.
@@ -356,12 +506,18 @@ pub fn device_name(api: &str, adapter: &str) -> String {
     }
 }
 
-/// Rows `start..end` of a node's output as one host array.
-pub async fn read_rows(value: &Value, start: u32, end: u32) -> Result<ColumnData> {
-    let mut column = Column::empty(value.dtype, value.size)?;
-    let rows = end.min(value.rows).saturating_sub(start);
-    column.reserve_rows(rows)?;
-    read_value(value, start, end, &mut |_, data| column.append(data)).await?;
+/// Rows `start..end` of a node's output (over its chunks) as one host array.
+pub async fn read_rows(output: &Output, start: u32, end: u32) -> Result<ColumnData> {
+    let first = output
+        .chunks
+        .first()
+        .ok_or_else(|| internal("an output without chunks"))?;
+    let mut column = Column::empty(first.dtype, first.size)?;
+    let rows = (end as u64).min(output.rows()).saturating_sub(start as u64);
+    column.reserve_rows(rows as u32)?;
+    for (value, lo, hi) in output.pieces(start as u64, end as u64) {
+        read_value(&value, lo, hi, &mut |_, data| column.append(data)).await?;
+    }
     Ok(column.data)
 }
 
@@ -386,37 +542,51 @@ pub fn explain<B: Backend>(device: &B, root: &NodeRef) -> Result<String> {
 /// `only` drops every other copy (a table loaded onto a GPU device keeps no host copy).
 pub async fn put_on<B: Backend>(device: &B, node: &NodeRef, only: bool) -> Result<()> {
     node.check_alive()?;
-    let here = node.value_on(device.core().id);
-    let home = match here {
-        Some(value) => value,
+    let home = match node.output_on(device.core().id) {
+        Some(output) => output,
         None => leaf_home(node)?,
     };
-    if device.reads_in_place(&home) {
+    if reads_in_place(device, &home) {
         if only {
-            node.replace_values(home);
+            node.replace_outputs(home);
         }
         return Ok(());
     }
-    let column = match home.host_column() {
-        Some(_) => None,
-        None => Some(read_whole(&home).await?),
+    let fetched = match home.in_host_memory() {
+        true => None,
+        false => Some(read_whole_output(&home).await?),
     };
     let _turn = device.core().queue.enter().await;
     device.core().lost.check()?;
     let mut batch = device.begin(device.core().homes.current())?;
-    let column = column.as_ref().or(home.host_column());
-    let copy = match column {
-        Some(column) => device.upload(&mut batch, column),
-        None => Err(internal("no host data to copy")),
-    };
+    let mut copies = Vec::with_capacity(home.chunks.len());
+    let mut copied = Ok(());
+    for (k, chunk) in home.chunks.iter().enumerate() {
+        let column = match &fetched {
+            Some(columns) => Some(&columns[k]),
+            None => chunk.host_column(),
+        };
+        let copy = match column {
+            Some(column) => device.upload(&mut batch, column),
+            None => Err(internal("no host data to copy")),
+        };
+        match copy {
+            Ok(copy) => copies.push(Rc::new(copy)),
+            Err(e) => {
+                copied = Err(e);
+                break;
+            }
+        }
+    }
     let finished = device.finish(batch).await;
-    let copy = Rc::new(copy?);
+    copied?;
     finished?;
     node.check_alive()?;
+    let copy = Output::new(device.core().id, copies);
     if only {
-        node.replace_values(copy);
+        node.replace_outputs(copy);
     } else {
-        node.add_value(copy);
+        node.add_output(copy);
     }
     Ok(())
 }

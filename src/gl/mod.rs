@@ -14,9 +14,8 @@ use crate::column::Column;
 use crate::engine::{device_name, internal, Backend, DeviceCore, READ_PIECE_BYTES};
 use crate::error::{ErrorCode, GpuTableError, Result};
 use crate::gpu::{decode, device_words, oneshot, scopes, scopes::ErrorScopes};
-use crate::ir::NodeRef;
 use crate::memory::Home;
-use crate::plan::{Access, Plan, PlanLimits, Region, MAX_REGION_NODES};
+use crate::plan::{Access, Plan, PlanLimits, Region, ASSEMBLY_PASS, MAX_REGION_NODES};
 use crate::value::{RowSink, Storage, Value};
 use crate::wgsl::fragment::{self, PARAM_TILE_BASE, REDUCE_FOLD};
 use crate::wgsl::reduce::ReduceOp;
@@ -58,12 +57,13 @@ fn gl_value(value: &Value) -> Result<&GlValue> {
 }
 
 impl GlDevice {
-    fn value(&self, node: &NodeRef, tiles: Vec<Vec<TextureLease>>) -> Value {
+    fn value(&self, region: &Region, tiles: Vec<Vec<TextureLease>>) -> Value {
+        let node = &region.root;
         Value {
             device: self.core.id,
             dtype: node.meta.dtype,
             size: node.meta.size,
-            rows: rows_of(node),
+            rows: region.output_rows(),
             storage: Storage::WebGl(GlValue {
                 tiles,
                 device: self.clone(),
@@ -91,7 +91,7 @@ impl GlDevice {
     ) -> Result<Value> {
         let root = &region.root;
         let layout = self.layout;
-        let rows = region.rows();
+        let rows = region.rows;
         let size = root.meta.size;
         let format = texture_format(root.meta.dtype.class(), plane_channels(size));
         let kernels = self
@@ -126,7 +126,7 @@ impl GlDevice {
             }
             tiles.push(textures);
         }
-        Ok(self.value(root, tiles))
+        Ok(self.value(region, tiles))
     }
 
     /// One draw of the full-target triangle with `source`: binding 0 the parameters, 1.. the
@@ -511,7 +511,14 @@ impl Backend for GlDevice {
         let mut text = String::new();
         let mut total = 0;
         for (index, region) in plan.regions.iter().enumerate() {
-            let rows = region.rows();
+            if region.root.op.is_assembly() {
+                text.push_str(&format!("pass {}: {ASSEMBLY_PASS}\n", index + 1));
+                continue;
+            }
+            // Chunk tasks run the same draws: described once, counted per task.
+            let tasks = region.task_chunks();
+            let region = &region.task(tasks.iter().copied().max().unwrap_or(0));
+            let rows = region.rows;
             let tiles = layout.tiles(rows);
             let (draws, line) = if region.is_reduction() {
                 let lanes = region.root.inputs[0].meta.size;
@@ -538,7 +545,11 @@ impl Backend for GlDevice {
                     ),
                 )
             };
-            total += draws;
+            total += draws * tasks.len() as u32;
+            let line = match tasks.len() {
+                1 => line,
+                n => format!("each of {n} chunk tasks: {line}"),
+            };
             text.push_str(&format!("pass {}: {line}\n", index + 1));
         }
         text.push_str(&format!(

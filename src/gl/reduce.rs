@@ -23,7 +23,7 @@ impl GlDevice {
         leaves: &[Rc<Value>],
         op: ReduceOp,
     ) -> Result<Value> {
-        let rows = region.rows();
+        let rows = region.rows;
         let layout = self.layout;
         let width = layout.width();
         let input = &region.root.inputs[0];
@@ -104,7 +104,7 @@ impl GlDevice {
             self.draw(batch, &last, &[texels], &[&a, &b], &[&output], scissor)
                 .await?;
         }
-        Ok(self.value(&region.root, vec![vec![output]]))
+        Ok(self.value(region, vec![vec![output]]))
     }
 }
 

@@ -18,7 +18,7 @@ use crate::engine::{device_name, internal, Backend, DeviceCore, READ_PIECE_BYTES
 use crate::error::{ErrorCode, GpuTableError, Result};
 use crate::ir::NodeRef;
 use crate::memory::Home;
-use crate::plan::{Plan, PlanLimits, Region, MAX_REGION_NODES};
+use crate::plan::{Plan, PlanLimits, Region, ASSEMBLY_PASS, MAX_REGION_NODES};
 use crate::value::{RowSink, Storage, Value};
 use crate::wgsl::compute::{self, is_narrow, REDUCE_GROUPS, REDUCE_WORKGROUP, WORKGROUP_SIZE};
 use crate::wgsl::reduce::ReduceOp;
@@ -78,14 +78,9 @@ impl Drop for Recording {
     }
 }
 
-/// Bytes of a node's output on the device: 4 per value.
-pub(crate) fn device_bytes(node: &NodeRef) -> u64 {
-    let rows = if node.meta.constant {
-        1
-    } else {
-        node.meta.length as u64
-    };
-    rows * node.meta.size as u64 * 4
+/// Bytes of a region's output on the device: 4 per value.
+fn output_bytes(region: &Region) -> u64 {
+    region.output_rows() as u64 * region.root.meta.size as u64 * 4
 }
 
 /// Invocations of an elementwise region over `rows` rows (see `compute::elementwise_kernel`).
@@ -185,16 +180,13 @@ impl GpuDevice {
         Ok(((max, y), max * workgroup))
     }
 
-    fn value(&self, node: &NodeRef, lease: BufferLease) -> Value {
+    fn value(&self, region: &Region, lease: BufferLease) -> Value {
+        let node = &region.root;
         Value {
             device: self.core.id,
             dtype: node.meta.dtype,
             size: node.meta.size,
-            rows: if node.meta.constant {
-                1
-            } else {
-                node.meta.length
-            },
+            rows: region.output_rows(),
             storage: Storage::WebGpu(GpuValue {
                 lease,
                 device: self.clone(),
@@ -203,8 +195,9 @@ impl GpuDevice {
     }
 
     /// An output buffer for `node`, checked against the binding limit.
-    fn output(&self, batch: &GpuBatch, node: &NodeRef) -> Result<(BufferLease, u64)> {
-        let bytes = device_bytes(node);
+    fn output(&self, batch: &GpuBatch, region: &Region) -> Result<(BufferLease, u64)> {
+        let bytes = output_bytes(region);
+        let node = &region.root;
         self.check_binding(bytes, &format!("the output of t{}", node.id))?;
         Ok((self.take_buffer(bytes, STORAGE, &batch.home)?, bytes))
     }
@@ -229,7 +222,7 @@ impl GpuDevice {
     ) -> Result<Value> {
         let root = &region.root;
         let input = &root.inputs[0];
-        let (rows, lanes) = (region.rows(), input.meta.size);
+        let (rows, lanes) = (region.rows, input.meta.size);
         let groups = self.reduction_groups(rows, lanes);
         let partial_bytes = groups as u64 * lanes as u64 * op.state_words() as u64 * 4;
         self.check_binding(partial_bytes, "the partial states of a reduction")?;
@@ -249,7 +242,7 @@ impl GpuDevice {
         };
         let target = (partials.buffer.clone(), partial_bytes);
         self.record(batch, kernel, target, leaves, grid).await?;
-        let (output, bytes) = self.output(batch, root)?;
+        let (output, bytes) = self.output(batch, region)?;
         let source = compute::reduce_final_source(op, input.meta.dtype.class(), lanes)?;
         let (grid, stride) = self.grid(lanes, WORKGROUP_SIZE)?;
         batch.dispatches.push(Dispatch {
@@ -262,7 +255,7 @@ impl GpuDevice {
             grid,
         });
         batch.keep.push(partials);
-        Ok(self.value(root, output))
+        Ok(self.value(region, output))
     }
 }
 
@@ -369,15 +362,15 @@ impl Backend for GpuDevice {
         if let Some(op) = ReduceOp::of(root) {
             return self.reduce(batch, region, leaves, op).await;
         }
-        let (output, bytes) = self.output(batch, root)?;
-        let rows = region.rows();
+        let (output, bytes) = self.output(batch, region)?;
+        let rows = region.rows;
         if rows > 0 {
             let (grid, stride) = self.grid(elementwise_invocations(root, rows)?, WORKGROUP_SIZE)?;
             let kernel = compute::elementwise_kernel(region, leaves, rows, stride)?;
             let target = (output.buffer.clone(), bytes);
             self.record(batch, kernel, target, leaves, grid).await?;
         }
-        Ok(self.value(root, output))
+        Ok(self.value(region, output))
     }
 
     async fn flush(&self, batch: &mut GpuBatch) -> Result<()> {
@@ -502,7 +495,15 @@ impl Backend for GpuDevice {
         let mut text = String::new();
         let mut dispatches = 0;
         for (index, region) in plan.regions.iter().enumerate() {
-            let rows = region.rows();
+            if region.root.op.is_assembly() {
+                text.push_str(&format!("pass {}: {ASSEMBLY_PASS}\n", index + 1));
+                continue;
+            }
+            // Chunk tasks run the same kernels: described once, counted per task.
+            let tasks = region.task_chunks();
+            let region = &region.task(tasks.iter().copied().max().unwrap_or(0));
+            let before = dispatches;
+            let rows = region.rows;
             let line = if region.is_reduction() {
                 let lanes = region.root.inputs[0].meta.size;
                 let groups = self.reduction_groups(rows, lanes);
@@ -529,6 +530,11 @@ impl Backend for GpuDevice {
                 format!(
                     "1 dispatch of {x}x{y} workgroups of {WORKGROUP_SIZE} (one invocation per {each})"
                 )
+            };
+            dispatches += (dispatches - before) * (tasks.len() - 1);
+            let line = match tasks.len() {
+                1 => line,
+                n => format!("each of {n} chunk tasks: {line}"),
             };
             text.push_str(&format!("pass {}: {line}\n", index + 1));
         }

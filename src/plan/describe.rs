@@ -21,6 +21,9 @@ impl Plan {
         for (index, region) in self.regions.iter().enumerate() {
             let root = &region.root;
             let kind = match (&root.op, region.nodes.len()) {
+                (op, _) if op.is_assembly() => {
+                    "assembled: whole stored chunks shared, parts copied".to_string()
+                }
                 (Op::Extent, 1) => "reduction".to_string(),
                 (Op::Extent, n) => format!("reduction with a fused prologue of {} ops", n - 1),
                 (_, 1) => "single op".to_string(),
@@ -33,6 +36,10 @@ impl Plan {
                 root.id,
                 shape(root)
             );
+            let tasks = region.task_chunks().len();
+            if tasks > 1 && !root.op.is_assembly() {
+                let _ = writeln!(out, "    runs as {tasks} chunk tasks");
+            }
             let uses = use_counts(region);
             let mut text: HashMap<u64, String> =
                 region.leaves.iter().map(|l| (l.id, leaf_name(l))).collect();
@@ -77,10 +84,10 @@ fn use_counts(region: &Region) -> HashMap<u64, usize> {
 
 fn shape(node: &NodeRef) -> String {
     let m = node.meta;
-    let rows = if m.constant {
-        "constant".to_string()
-    } else {
-        format!("{} rows", m.length)
+    let rows = match (m.constant, node.chunks.len()) {
+        (true, _) => "constant".to_string(),
+        (false, 1) => format!("{} rows", m.length),
+        (false, n) => format!("{} rows in {n} chunks", m.length),
     };
     format!("<{} x{}, {rows}>", m.dtype.name(), m.size)
 }
@@ -91,8 +98,11 @@ fn is_literal(node: &NodeRef) -> bool {
 }
 
 fn leaf_name(node: &NodeRef) -> String {
-    let value = node.host_value();
-    match value.as_ref().and_then(|v| v.host_column()) {
+    let output = node.host_output();
+    match output
+        .as_ref()
+        .and_then(|o| o.chunks.first()?.host_column())
+    {
         Some(column) if is_literal(node) => {
             let values: Vec<String> = (0..column.data.len())
                 .map(|i| column.data.get_f64(i).to_string())

@@ -21,19 +21,69 @@ pub struct Region {
     pub nodes: Vec<NodeRef>,
     /// Materialized inputs the pass reads.
     pub leaves: Vec<NodeRef>,
+    /// Rows the pass iterates over: a reduction walks its input's rows; one chunk task of a
+    /// chunked region, that chunk's rows.
+    pub rows: u32,
 }
 
 impl Region {
-    /// Rows the pass iterates over: a reduction walks its input's rows.
-    pub fn rows(&self) -> u32 {
-        match self.root.op {
-            Op::Extent => self.root.inputs[0].meta.length,
-            _ => self.root.meta.length,
+    pub fn new(root: NodeRef, nodes: Vec<NodeRef>, leaves: Vec<NodeRef>) -> Region {
+        let rows = match root.op {
+            Op::Extent => root.inputs[0].meta.length,
+            _ => root.meta.length,
+        };
+        Region {
+            root,
+            nodes,
+            leaves,
+            rows,
         }
     }
 
     pub fn is_reduction(&self) -> bool {
         self.root.op == Op::Extent
+    }
+
+    /// Rows of the output: a reduction's row per lane, else one per row computed.
+    pub fn output_rows(&self) -> u32 {
+        match self.is_reduction() {
+            true => self.root.meta.length,
+            false => self.rows,
+        }
+    }
+
+    /// The chunks the pass runs as separate tasks: the root's (a reduction runs as one task
+    /// over its input's rows).
+    pub fn task_chunks(&self) -> Vec<u32> {
+        match self.is_reduction() || self.root.meta.constant {
+            true => vec![self.rows],
+            false => self.root.chunks.to_vec(),
+        }
+    }
+
+    /// Ids of the nodes the pass reads at rows other than the row it computes (gather
+    /// sources, segment starts, the inputs of a row copy).
+    pub fn random_access_inputs(&self) -> HashSet<u64> {
+        self.nodes
+            .iter()
+            .flat_map(|n| {
+                n.inputs
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| !n.op.reads_input_at_row(*i))
+                    .map(|(_, input)| input.id)
+            })
+            .collect()
+    }
+
+    /// This pass over `rows` rows: one chunk task.
+    pub fn task(&self, rows: u32) -> Region {
+        Region {
+            root: self.root.clone(),
+            nodes: self.nodes.clone(),
+            leaves: self.leaves.clone(),
+            rows,
+        }
     }
 }
 
@@ -76,6 +126,10 @@ pub const NARROW_REDUCTION_LANES: u32 = 4;
 /// thousands of lanes exhaust a GPU's private memory): inputs of such rows that are read
 /// across lanes are materialized, so each lane is computed on its own.
 pub const WIDE_ROW_LANES: u32 = 16;
+
+/// `explain()`'s line, on a GPU device, for the pass of a view op (`concat slice rechunk`).
+pub const ASSEMBLY_PASS: &str =
+    "no kernel for whole stored chunks; one copy kernel per chunk made of parts of others";
 
 /// How a region reads one of its leaves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -148,18 +202,21 @@ pub fn plan_with(roots: &[NodeRef], options: &PlanOptions) -> Result<Plan> {
             continue;
         }
         let reduction = node.op == Op::Extent;
-        if options.fusion == Fusion::Off || reduction {
+        if options.fusion == Fusion::Off || reduction || node.op.is_assembly() {
             graph.materialized.insert(node.id);
         }
         for (k, input) in node.inputs.iter().enumerate() {
-            // Random-access inputs, constants feeding rows, the inputs of wide reductions
-            // and wide rows read across lanes are computed once, on their own.
+            // Random-access inputs, constants feeding rows, the inputs of wide reductions,
+            // wide rows read across lanes and inputs chunked otherwise than their consumer
+            // are computed once, on their own.
             let wide_reduction = reduction && input.meta.size > NARROW_REDUCTION_LANES;
             let wide_across = node.op.reads_across_lanes() && input.meta.size > WIDE_ROW_LANES;
+            let other_chunks = !reduction && !same_chunks(input, node);
             if !node.op.reads_input_at_row(k)
                 || (input.meta.constant && !node.meta.constant)
                 || wide_reduction
                 || wide_across
+                || other_chunks
             {
                 graph.materialized.insert(input.id);
             }
@@ -172,6 +229,12 @@ pub fn plan_with(roots: &[NodeRef], options: &PlanOptions) -> Result<Plan> {
         }
     }
     Ok(graph.regions())
+}
+
+/// Whether `input` can be computed in the chunk tasks of `consumer`: both in one chunk, or
+/// with the same chunk boundaries.
+fn same_chunks(input: &Node, consumer: &Node) -> bool {
+    (input.chunks.len() == 1 && consumer.chunks.len() == 1) || input.chunks == consumer.chunks
 }
 
 /// The graph being planned: nodes in topological order with their consumers.
@@ -261,6 +324,10 @@ impl<'a> Graph<'a> {
                 continue;
             }
             let node = &self.order[i];
+            if node.op.is_assembly() {
+                // No kernel: the executor shares or copies its inputs' stored rows.
+                continue;
+            }
             loop {
                 let mut total = 1;
                 let (mut reads, mut random) = (HashSet::new(), HashSet::new());
@@ -358,10 +425,10 @@ impl<'a> Graph<'a> {
                 }
             }
         }
-        Region {
-            root: self.order[r].clone(),
-            nodes: members.iter().map(|&m| self.order[m].clone()).collect(),
+        Region::new(
+            self.order[r].clone(),
+            members.iter().map(|&m| self.order[m].clone()).collect(),
             leaves,
-        }
+        )
     }
 }

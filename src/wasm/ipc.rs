@@ -171,7 +171,7 @@ impl IpcWriter {
                     async move {
                         let mut out = Vec::new();
                         for node in &nodes {
-                            out.push(host_copy(node).await?);
+                            out.extend(host_copy(node).await?);
                         }
                         Ok::<_, GpuTableError>(out)
                     }
@@ -203,6 +203,7 @@ impl IpcWriter {
                             })
                     })
                     .collect::<crate::Result<Vec<_>>>()
+                    .map(|chunks| chunks.into_iter().flatten().collect::<Vec<_>>())
             };
             held.push((read(data).map_err(to_js)?, read(validity).map_err(to_js)?));
         }
@@ -213,18 +214,21 @@ impl IpcWriter {
 type ColumnSpec = (String, SourceKind, Vec<NodeRef>, Vec<NodeRef>);
 type HeldColumns = Vec<(Vec<Rc<Value>>, Vec<Rc<Value>>)>;
 
-/// A node's output in host memory: the host copy where there is one, else read back.
-async fn host_copy(node: &NodeRef) -> crate::Result<Rc<Value>> {
+/// A node's output chunks in host memory: the host copy where there is one, else read back
+/// (one record batch each).
+async fn host_copy(node: &NodeRef) -> crate::Result<Vec<Rc<Value>>> {
     node.check_alive()?;
-    if let Some(value) = node.host_value() {
-        return Ok(value);
+    if let Some(output) = node.host_output() {
+        return Ok(output.chunks.to_vec());
     }
-    let value = node.home().ok_or_else(|| {
+    let output = node.home().ok_or_else(|| {
         GpuTableError::invalid(format!("t{} is not evaluated; evaluate it first", node.id))
     })?;
-    Ok(Rc::new(Value::host(
-        crate::engine::read_whole(&value).await?,
-    )))
+    let columns = crate::engine::read_whole_output(&output).await?;
+    Ok(columns
+        .into_iter()
+        .map(|c| Rc::new(Value::host(c)))
+        .collect())
 }
 
 fn host(value: &Value) -> crate::Result<&Column> {

@@ -53,6 +53,30 @@ struct SourceOptions {
     size: u32,
     #[serde(default)]
     constant: bool,
+    #[serde(default)]
+    chunks: Option<ChunkSpec>,
+}
+
+/// `chunks`: rows per chunk (the last shorter), or each chunk's row count.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum ChunkSpec {
+    Every(f64),
+    Counts(Vec<f64>),
+}
+
+impl ChunkSpec {
+    fn chunks(&self, length: u32) -> crate::Result<ir::Chunks> {
+        match self {
+            ChunkSpec::Every(rows) => ir::regular_chunks(*rows, length),
+            ChunkSpec::Counts(counts) => ir::explicit_chunks(counts, length),
+        }
+    }
+}
+
+fn chunk_spec(value: JsValue) -> JsResult<ChunkSpec> {
+    serde_wasm_bindgen::from_value(value)
+        .map_err(|_| invalid("chunks must be a row count or an array of row counts"))
 }
 
 /// Copies a JS typed array of `dtype` into host storage, allocating fallibly: a failed
@@ -99,7 +123,20 @@ impl Evaluator {
             .map_err(|e| invalid(format!("bad source options: {e}")))?;
         let dtype = DType::parse(&options.dtype).map_err(to_js)?;
         let data = copy_typed(dtype, &array).map_err(to_js)?;
-        wrap(ir::source(data, options.size, options.constant))
+        match options.chunks {
+            Some(spec) if !options.constant => {
+                let rows = (data.len() as u64 / options.size.max(1) as u64) as u32;
+                let chunks = spec.chunks(rows).map_err(to_js)?;
+                wrap(ir::source_chunked(data, options.size, chunks))
+            }
+            _ => wrap(ir::source(data, options.size, options.constant)),
+        }
+    }
+
+    /// Row counts of the chunks, in order.
+    #[wasm_bindgen(getter)]
+    pub fn chunks(&self) -> Vec<u32> {
+        self.node.chunks.to_vec()
     }
 
     #[wasm_bindgen(getter, js_name = "type")]
@@ -135,28 +172,26 @@ impl Evaluator {
     pub fn device_id(&self) -> Option<u32> {
         self.node.home().map(|v| v.device)
     }
-    /// Rows stored on the device (the output's rows; 1 for a constant).
-    #[wasm_bindgen(getter, js_name = storedRows)]
-    pub fn stored_rows(&self) -> Option<u32> {
-        self.node.home().map(|v| v.rows)
-    }
 
     /// Whether the output is in host memory (which every CPU device reads in place).
     #[wasm_bindgen(getter, js_name = inHostMemory)]
     pub fn in_host_memory(&self) -> bool {
-        self.node.host_value().is_some()
+        self.node.host_output().is_some()
     }
 
     /// Whether the output is on device `id` (computed there or copied there).
     #[wasm_bindgen(js_name = isOn)]
     pub fn is_on(&self, id: u32) -> bool {
-        self.node.value_on(id).is_some()
+        self.node.output_on(id).is_some()
     }
 
-    /// The `GPUBuffer` holding the output on WebGPU device `id` (32-bit values, rows packed).
+    /// The `GPUBuffer` holding chunk `chunk` of the output on WebGPU device `id` (32-bit
+    /// values, rows packed).
     #[wasm_bindgen(js_name = gpuBufferOn)]
-    pub fn gpu_buffer_on(&self, id: u32) -> JsValue {
-        match self.node.value_on(id).as_deref().map(|v| &v.storage) {
+    pub fn gpu_buffer_on(&self, id: u32, chunk: u32) -> JsValue {
+        let output = self.node.output_on(id);
+        let value = output.as_ref().and_then(|o| o.chunks.get(chunk as usize));
+        match value.map(|v| &v.storage) {
             Some(Storage::WebGpu(value)) => value
                 .buffer()
                 .as_webgpu()
@@ -171,9 +206,10 @@ impl Evaluator {
     pub fn read_value(&self, start: Option<f64>, end: Option<f64>) -> js_sys::Promise {
         let node = self.node.clone();
         wasm_bindgen_futures::future_to_promise(async move {
-            let value = evaluator::output(&node).await.map_err(to_js)?;
-            let (start, end) = evaluator::row_range(value.rows, start, end).map_err(to_js)?;
-            read::into_typed_array(&value, start, end).await
+            let output = evaluator::output(&node).await.map_err(to_js)?;
+            let rows = output.rows() as u32;
+            let (start, end) = evaluator::row_range(rows, start, end).map_err(to_js)?;
+            read::into_typed_array(&output, node.meta.dtype, node.meta.size, start, end).await
         })
     }
 
@@ -181,16 +217,17 @@ impl Evaluator {
     #[wasm_bindgen(js_name = readValueSync)]
     pub fn read_value_sync(&self, start: Option<f64>, end: Option<f64>) -> JsResult<JsValue> {
         let node = self.node.clone();
-        let value = crate::engine::now(evaluator::output(&node))
+        let output = crate::engine::now(evaluator::output(&node))
             .and_then(|r| r)
             .map_err(to_js)?;
-        if value.host_column().is_none() {
+        if !output.in_host_memory() {
             return Err(invalid(
                 "this output lives on a GPU device: read it with await readValue()",
             ));
         }
-        let (start, end) = evaluator::row_range(value.rows, start, end).map_err(to_js)?;
-        crate::engine::now(read::into_typed_array(&value, start, end)).and_then_js()
+        let (start, end) = evaluator::row_range(output.rows() as u32, start, end).map_err(to_js)?;
+        let (dtype, size) = (node.meta.dtype, node.meta.size);
+        crate::engine::now(read::into_typed_array(&output, dtype, size, start, end)).and_then_js()
     }
 
     /// The passes this graph runs on the shared CPU device.
@@ -305,31 +342,20 @@ pub fn extent(x: &Evaluator) -> JsResult<Evaluator> {
     wrap(ir::extent(&x.node))
 }
 
-/// `[min, max]` per lane of several `extent` outputs (one per chunk of a column), folded
-/// with the NaN and type rules of `extent` into a host source; chunks without rows are left
-/// out before this.
-#[wasm_bindgen(js_name = combineExtents)]
-pub fn combine_extents(parts: &EvaluatorList) -> js_sys::Promise {
-    let parts = parts.nodes.clone();
-    wasm_bindgen_futures::future_to_promise(async move {
-        Ok(combined_extent(&parts).await.map_err(to_js)?.into())
-    })
+#[wasm_bindgen]
+pub fn concat(inputs: &EvaluatorList) -> JsResult<Evaluator> {
+    wrap(ir::concat(&inputs.nodes))
 }
 
-/// `combineExtents` of outputs in host memory, without waiting.
-#[wasm_bindgen(js_name = combineExtentsSync)]
-pub fn combine_extents_sync(parts: &EvaluatorList) -> JsResult<Evaluator> {
-    crate::engine::now(combined_extent(&parts.nodes))
-        .and_then(|r| r)
-        .map_err(to_js)
+#[wasm_bindgen]
+pub fn slice(x: &Evaluator, start: f64, end: f64) -> JsResult<Evaluator> {
+    wrap(ir::slice(&x.node, start, end))
 }
 
-async fn combined_extent(parts: &[NodeRef]) -> crate::Result<Evaluator> {
-    let mut columns = Vec::new();
-    for part in parts {
-        let value = evaluator::output(part).await?;
-        columns.push(crate::engine::read_whole(&value).await?);
-    }
-    let combined = crate::cpu::combine_extents(&columns)?;
-    ir::source(combined.data, 2, false).map(|node| Evaluator { node })
+#[wasm_bindgen]
+pub fn rechunk(x: &Evaluator, chunks: JsValue) -> JsResult<Evaluator> {
+    let chunks = chunk_spec(chunks)?
+        .chunks(x.node.meta.length)
+        .map_err(to_js)?;
+    wrap(ir::rechunk(&x.node, chunks))
 }

@@ -9,7 +9,7 @@ use super::{to_js, JsResult};
 use crate::column::ColumnData;
 use crate::dtype::DType;
 use crate::error::{ErrorCode, GpuTableError};
-use crate::value::Value;
+use crate::value::Output;
 
 fn constructor_name(dtype: DType) -> &'static str {
     match dtype {
@@ -67,15 +67,27 @@ fn set_piece(target: &JsValue, data: &ColumnData, at: u64) -> crate::Result<()> 
     Ok(())
 }
 
-/// Rows `start..end` of `value` as a new typed array of its type.
-pub async fn into_typed_array(value: &Value, start: u32, end: u32) -> JsResult<JsValue> {
-    let size = value.size as u64;
-    let array = new_typed_array(value.dtype, (end - start) as u64 * size)?;
-    let base = start as u64 * size;
-    crate::engine::read_value(value, start, end, &mut |first, data| {
-        set_piece(&array, &data, first - base)
-    })
-    .await
-    .map_err(to_js)?;
+/// Rows `start..end` of `output` (over its chunks) as a new typed array of `dtype`.
+pub async fn into_typed_array(
+    output: &Output,
+    dtype: DType,
+    size: u32,
+    start: u32,
+    end: u32,
+) -> JsResult<JsValue> {
+    let size = size as u64;
+    let array = new_typed_array(dtype, (end - start) as u64 * size)?;
+    // Where each chunk's rows go in the array: its first row's place, less the row offset
+    // within the chunk the read reports.
+    let mut at = 0u64;
+    for (value, lo, hi) in output.pieces(start as u64, end as u64) {
+        let base = lo as u64 * size;
+        crate::engine::read_value(&value, lo, hi, &mut |first, data| {
+            set_piece(&array, &data, at + first - base)
+        })
+        .await
+        .map_err(to_js)?;
+        at += (hi - lo) as u64 * size;
+    }
     Ok(array)
 }

@@ -156,18 +156,20 @@ pub(crate) struct Gen {
     textures: Vec<TextureBinding>,
     /// Nodes computed one lane per invocation (see `wide`): scalars, not arrays.
     pub(crate) wide: HashSet<u64>,
-}
-
-/// Rows a node's output stores (1 for a constant).
-fn stored_rows(node: &Node) -> u32 {
-    if node.meta.constant {
-        1
-    } else {
-        node.meta.length
-    }
+    /// Rows each leaf's value stores (a chunk task's part of a column may be shorter than
+    /// the column, and a constant stores one).
+    leaf_rows: HashMap<u64, u32>,
 }
 
 impl Gen {
+    /// Rows leaf `node`'s value stores.
+    fn stored_rows(&self, node: &Node) -> u32 {
+        self.leaf_rows
+            .get(&node.id)
+            .copied()
+            .unwrap_or(node.meta.length)
+    }
+
     pub(crate) fn param(&mut self, value: u32) -> usize {
         self.params.push(value);
         self.params.len() - 1
@@ -212,7 +214,7 @@ impl Gen {
             s => format!("if (lane >= {s}u) {{ return {z}; }}\n    let i = lane;"),
         };
         let row = if node.meta.constant { "0u" } else { "row" };
-        let bound = if node.meta.constant || stored_rows(node) >= self.rows {
+        let bound = if node.meta.constant || self.stored_rows(node) >= self.rows {
             String::new()
         } else {
             format!("if (r >= param({length_slot}u)) {{ return {z}; }}\n    ")
@@ -271,7 +273,9 @@ impl Gen {
         let size = node.meta.size;
         let z = zero(class);
         let tiles: Vec<Option<u32>> = if random {
-            (0..layout.tiles(stored_rows(node))).map(Some).collect()
+            (0..layout.tiles(self.stored_rows(node)))
+                .map(Some)
+                .collect()
         } else {
             vec![None]
         };
@@ -331,22 +335,6 @@ impl Gen {
     }
 }
 
-/// Ids of the nodes a region reads at rows other than the row it computes (gather sources,
-/// segment starts).
-pub fn random_access_inputs(region: &Region) -> std::collections::HashSet<u64> {
-    region
-        .nodes
-        .iter()
-        .flat_map(|n| {
-            n.inputs
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| !n.op.reads_input_at_row(*i))
-                .map(|(_, input)| input.id)
-        })
-        .collect()
-}
-
 /// The generator with the prelude and the region's leaves declared (`leaves`: their values,
 /// in order), and `body` computing every node of the region but a reduction root for `row`.
 /// Callers declare their outputs.
@@ -372,10 +360,11 @@ pub(crate) fn start_with(
         out: String::new(),
         params,
         leaf_slot: HashMap::new(),
-        rows: region.rows(),
+        rows: region.rows,
         buffers: Vec::new(),
         textures: Vec::new(),
         wide: HashSet::new(),
+        leaf_rows: HashMap::new(),
     };
     let _ = writeln!(g.out, "{PRELUDE}");
     let transcendental = |n: &NodeRef| match n.op {
@@ -389,9 +378,10 @@ pub(crate) fn start_with(
     if region.nodes.iter().any(|n| n.op == Op::Fround) {
         let _ = writeln!(g.out, "{FROUND}");
     }
-    let random = random_access_inputs(region);
+    let random = region.random_access_inputs();
     for (k, (leaf, value)) in region.leaves.iter().zip(leaves).enumerate() {
-        let slot = g.param(stored_rows(leaf));
+        g.leaf_rows.insert(leaf.id, value.rows);
+        let slot = g.param(value.rows);
         g.leaf_slot.insert(leaf.id, (k, slot));
         if is_literal(leaf) {
             let column = value

@@ -33,7 +33,7 @@ pub(crate) fn lanewise_expr(g: &Gen, node: &NodeRef, at: &str) -> Option<String>
                 // Unsigned abs is the value; GLSL has no abs(uint) and naga's GLSL output
                 // would take it as signed.
                 (UnaryOp::Abs, Class::U) => a,
-                (UnaryOp::Sqrt, _) => format!("sqrt({a})"),
+                (UnaryOp::Sqrt, _) => format!("gt_sqrt({a})"),
                 (UnaryOp::Abs, _) => format!("abs({a})"),
                 (UnaryOp::Sin, _) => format!("gt_sin({a})"),
                 (UnaryOp::Cos, _) => format!("gt_cos({a})"),
@@ -81,6 +81,33 @@ pub(crate) fn gather_setup(g: &Gen, node: &NodeRef, body: &mut String) -> Result
         "    let i{id} = {id_value};\n    let ok{id} = {valid};\n    let r{id} = select(0u, u32(i{id}), ok{id} && {src_rows} > 0u);"
     );
     Ok(source)
+}
+
+/// A row copy's pieces for `row`: `(leaf, condition, source row)`, the first whose
+/// condition holds being the piece holding `row`. Bounds are parameters, so copies of any
+/// shape with as many pieces share one pipeline.
+pub(crate) fn row_pieces(g: &mut Gen, node: &NodeRef) -> Result<Vec<(usize, String, String)>> {
+    let Op::Rows(ranges) = &node.op else {
+        return Err(internal("not a row copy"));
+    };
+    let mut pieces = Vec::new();
+    let mut base = 0u32;
+    for (input, &(start, end)) in node.inputs.iter().zip(ranges) {
+        let &(leaf, _) = g
+            .leaf_slot
+            .get(&input.id)
+            .ok_or_else(|| internal("a copied piece is not bound"))?;
+        base += end - start;
+        let bound = g.param(base);
+        // Wrapping u32 arithmetic: the source row is `row - piece base + start`.
+        let shift = g.param(start.wrapping_sub(base - (end - start)));
+        pieces.push((
+            leaf,
+            format!("row < param({bound}u)"),
+            format!("row + param({shift}u)"),
+        ));
+    }
+    Ok(pieces)
 }
 
 /// Appends the code computing `node` for `row`: `var v{id}: array<ty, size>`.
@@ -183,7 +210,17 @@ pub(crate) fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Resul
                 "    for (var i = 0u; i < {half}u; i++) {{ let f = gt_fround({lo}, {hi}); v{id}[i] = f.high; v{id}[{half}u + i] = f.low; }}"
             );
         }
-        Op::Extent | Op::Source => {
+        Op::Rows(_) => {
+            let mut branch = "if";
+            for (leaf, condition, source) in row_pieces(g, node)? {
+                let _ = writeln!(
+                    body,
+                    "    {branch} ({condition}) {{ for (var l = 0u; l < {size}u; l++) {{ v{id}[l] = fetch_{leaf}({source}, l); }} }}"
+                );
+                branch = "else if";
+            }
+        }
+        Op::Extent | Op::Source | Op::Concat | Op::Slice { .. } | Op::Rechunk => {
             return Err(internal(&format!(
                 "{} is not computed per row",
                 node.op.name()

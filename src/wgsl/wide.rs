@@ -5,7 +5,7 @@
 
 use std::fmt::Write;
 
-use super::nodes::{gather_setup, lanewise_expr, narrowed, shorter_length_slot};
+use super::nodes::{gather_setup, lanewise_expr, narrowed, row_pieces, shorter_length_slot};
 use super::{internal, wgsl_type, zero, Gen};
 use crate::dtype::Class;
 use crate::error::Result;
@@ -70,6 +70,18 @@ pub(crate) fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Resul
                 "    let p{id} = {pair};\n    let f{id} = gt_fround({lo}, {hi});"
             );
             format!("select(f{id}.low, f{id}.high, lane < {half}u)")
+        }
+        Op::Rows(_) => {
+            let _ = writeln!(body, "    var c{id}: {} = {z};", wgsl_type(class));
+            let mut branch = "if";
+            for (leaf, condition, source) in row_pieces(g, node)? {
+                let _ = writeln!(
+                    body,
+                    "    {branch} ({condition}) {{ c{id} = fetch_{leaf}({source}, lane); }}"
+                );
+                branch = "else if";
+            }
+            format!("c{id}")
         }
         other => {
             return Err(internal(&format!(

@@ -228,6 +228,11 @@ export async function engineChecks(gt, device) {
       return values.length === 100 && values[99] === 198 ? null : `read ${values.length} values, last ${values[99]}`;
     }
   };
+  return runChecks(checks);
+}
+
+/** Runs each named check in turn: `{name, problem}` (null, or what went wrong). */
+export async function runChecks(checks) {
   const results = [];
   for (const [name, check] of Object.entries(checks)) {
     try {

@@ -110,6 +110,7 @@ pub fn assert_close(actual: &[f32], expected: &[f64], rel: f64) {
 }
 
 /// Small deterministic PRNG (xorshift64*), so tests need no extra crates.
+#[derive(Clone)]
 pub struct Rng(pub u64);
 impl Rng {
     pub fn next(&mut self) -> u64 {
@@ -135,6 +136,26 @@ pub fn same(a: &ColumnData, b: &ColumnData) -> bool {
 }
 
 pub fn random_source(rng: &mut Rng, lengths: &[u32]) -> NodeRef {
+    random_source_chunked(rng, lengths, false)
+}
+
+/// Up to three chunks (some empty) over `rows` rows when `chunked`, else one; the same draws
+/// either way, so a graph built twice from one seed differs only in its chunks.
+fn random_chunks(rng: &mut Rng, rows: u32, chunked: bool) -> Vec<u32> {
+    let split = rng.below(2) == 0;
+    let (x, y) = (
+        rng.below(rows as u64 + 1) as u32,
+        rng.below(rows as u64 + 1) as u32,
+    );
+    let (lo, hi) = (x.min(y), x.max(y));
+    match chunked && split {
+        true => vec![lo, hi - lo, rows - hi],
+        false => vec![rows],
+    }
+}
+
+/// `random_source`, split into random chunks when `chunked`.
+pub fn random_source_chunked(rng: &mut Rng, lengths: &[u32], chunked: bool) -> NodeRef {
     let dtype = DType::ALL[rng.below(7) as usize];
     // Now and then a row wider than WIDE_ROW_LANES (16).
     let size = match rng.below(8) {
@@ -190,11 +211,25 @@ pub fn random_source(rng: &mut Rng, lengths: &[u32]) -> NodeRef {
                 .collect(),
         ),
     };
-    ir::source(data, size, constant).unwrap()
+    let chunks = random_chunks(rng, rows, chunked);
+    match constant {
+        true => ir::source(data, size, true).unwrap(),
+        false => ir::source_chunked(data, size, chunks.into()).unwrap(),
+    }
 }
 
 /// A random op over `nodes`; `transcendental` allows pow, sin, cos, tan, exp and log.
 pub fn random_op(rng: &mut Rng, nodes: &[NodeRef], transcendental: bool) -> Option<NodeRef> {
+    random_op_chunked(rng, nodes, transcendental, false)
+}
+
+/// `random_op`, whose `rechunk`s split rows when `chunked` (and keep one chunk otherwise).
+pub fn random_op_chunked(
+    rng: &mut Rng,
+    nodes: &[NodeRef],
+    transcendental: bool,
+    chunked: bool,
+) -> Option<NodeRef> {
     let mut pick = || nodes[rng.below(nodes.len() as u64) as usize].clone();
     let (a, b, c) = (pick(), pick(), pick());
     const BINARY: [BinaryOp; 5] = [
@@ -213,7 +248,13 @@ pub fn random_op(rng: &mut Rng, nodes: &[NodeRef], transcendental: bool) -> Opti
         UnaryOp::Exp,
         UnaryOp::Log,
     ];
-    let result = match rng.below(13) {
+    let (start, end) = (rng.f32() as f64 * 8.0, rng.f32() as f64 * 6000.0);
+    let chunks = random_chunks(
+        rng,
+        if a.meta.constant { 1 } else { a.meta.length },
+        chunked,
+    );
+    let result = match rng.below(16) {
         0..=2 => ir::binary(
             BINARY[rng.below(if transcendental { 5 } else { 4 }) as usize],
             &a,
@@ -237,6 +278,10 @@ pub fn random_op(rng: &mut Rng, nodes: &[NodeRef], transcendental: bool) -> Opti
         9 => ir::length(&a),
         10 => ir::equal_all(&a, &b),
         11 => ir::swizzle(&a, &[0.]).and_then(|ids| ir::gather(&ids, &b)),
+        12 => ir::slice(&a, start, end),
+        13 if a.meta.dtype == b.meta.dtype && a.meta.size == b.meta.size => ir::concat(&[a, b]),
+        13 => return None,
+        14 => ir::rechunk(&a, chunks.into()),
         _ => ir::extent(&a),
     };
     match result {
@@ -250,14 +295,20 @@ pub fn random_op(rng: &mut Rng, nodes: &[NodeRef], transcendental: bool) -> Opti
 
 /// A random graph over random sources; returns up to two computed roots.
 pub fn random_graph(rng: &mut Rng, transcendental: bool) -> Vec<NodeRef> {
+    random_graph_chunked(rng, transcendental, false)
+}
+
+/// `random_graph` whose sources and `rechunk`s are split into chunks when `chunked`: built
+/// twice from one seed, the two graphs have the same values and differ only in chunks.
+pub fn random_graph_chunked(rng: &mut Rng, transcendental: bool, chunked: bool) -> Vec<NodeRef> {
     // Lengths straddle the CPU block size so fused passes cross block boundaries.
     let lengths = [0, 1, 3, 7, 1500, 5000];
     let chosen: Vec<u32> = (0..2).map(|_| lengths[rng.below(6) as usize]).collect();
     let mut nodes: Vec<NodeRef> = (0..2 + rng.below(3))
-        .map(|_| random_source(rng, &chosen))
+        .map(|_| random_source_chunked(rng, &chosen, chunked))
         .collect();
     for _ in 0..2 + rng.below(10) {
-        if let Some(node) = random_op(rng, &nodes, transcendental) {
+        if let Some(node) = random_op_chunked(rng, &nodes, transcendental, chunked) {
             nodes.push(node);
         }
     }
@@ -282,4 +333,9 @@ pub fn generated_segments(rng: &mut Rng) -> Vec<u32> {
         starts.push(starts.last().unwrap() + len);
     }
     starts
+}
+
+/// A source split into chunks of `chunks` rows.
+pub fn chunked(data: ColumnData, size: u32, chunks: &[u32]) -> NodeRef {
+    ir::source_chunked(data, size, chunks.into()).unwrap()
 }

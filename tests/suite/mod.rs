@@ -5,6 +5,7 @@
 //! Tolerances: exact for integers and `+ - *` on float32, 1e-6 relative for `/` and `sqrt`,
 //! 1e-5 relative for transcendental functions.
 
+mod chunked;
 mod engine;
 mod regressions;
 
@@ -17,6 +18,7 @@ use gputable::ir::{self, all_nodes, BinaryOp::*, NodeRef, UnaryOp::*};
 use gputable::plan::WIDE_ROW_LANES;
 use gputable::ErrorCode;
 
+pub use chunked::*;
 pub use engine::*;
 pub use regressions::*;
 
@@ -80,9 +82,19 @@ pub fn oracle(roots: &[NodeRef]) -> gputable::Result<Vec<ColumnData>> {
 /// holds each output, and compares the values.
 pub fn check_roots<T: Target>(roots: &[NodeRef], tolerance: Tolerance) -> gputable::Result<()> {
     let expected = oracle(roots)?;
+    compare_roots::<T>(roots, &expected, tolerance)
+}
+
+/// Evaluates `roots` on the target, checks that its device holds each output, and compares
+/// the values with `expected`.
+pub fn compare_roots<T: Target>(
+    roots: &[NodeRef],
+    expected: &[ColumnData],
+    tolerance: Tolerance,
+) -> gputable::Result<()> {
     let device = T::device();
     evaluate_blocking(&device, roots)?;
-    for (root, expected) in roots.iter().zip(&expected) {
+    for (root, expected) in roots.iter().zip(expected) {
         let home = root
             .home()
             .expect("the backend leaves the output on the node");
@@ -350,16 +362,21 @@ pub fn lengths_constants_and_empty_inputs<T: Target>() {
     );
 }
 
+/// Random graphs whose sources and `rechunk`s are split into chunks, against the same graph
+/// in one chunk on the CPU (chunking never changes a value).
 pub fn random_graphs_match_the_cpu<T: Target>() {
     let mut rng = Rng(0x5eed_1234_abcd);
-    let (mut checked, mut refused, mut wide) = (0, 0, 0);
+    let (mut checked, mut refused, mut wide, mut chunked) = (0, 0, 0, 0);
     for graph in 0..200 {
         // WGSL bounds sin/cos error only inside [-pi, pi], and the random sources reach
         // 2^31: transcendental functions are compared in `math_functions_within_tolerance`.
-        let roots = random_graph(&mut rng, false);
+        let roots = random_graph_chunked(&mut rng.clone(), false, true);
+        let whole = random_graph_chunked(&mut rng, false, false);
         if roots.is_empty() {
             continue;
         }
+        chunked += usize::from(all_nodes(&roots).iter().any(|n| n.chunks.len() > 1));
+
         // Shown only if this graph fails.
         for root in &roots {
             eprintln!(
@@ -367,7 +384,7 @@ pub fn random_graphs_match_the_cpu<T: Target>() {
                 gputable::evaluator::explain(root).unwrap_or_default()
             );
         }
-        match oracle(&roots) {
+        match oracle(&whole) {
             // A graph the contract refuses (an extent of no rows): every backend refuses it
             // with the same code.
             Err(expected) => {
@@ -380,8 +397,8 @@ pub fn random_graphs_match_the_cpu<T: Target>() {
                 assert_eq!(error.code, expected.code, "graph {graph}: {error}");
                 refused += 1;
             }
-            Ok(_) => {
-                check_roots::<T>(&roots, Tolerance::Scaled(1e-4))
+            Ok(expected) => {
+                compare_roots::<T>(&roots, &expected, Tolerance::Scaled(1e-4))
                     .unwrap_or_else(|e| panic!("graph {graph}: {e}"));
                 checked += 1;
                 let lanes = all_nodes(&roots).iter().map(|n| n.meta.size).max();
@@ -395,6 +412,7 @@ pub fn random_graphs_match_the_cpu<T: Target>() {
         "only {wide} graphs had rows computed lane by lane"
     );
     assert!(refused > 0, "no refused graph was compared");
+    assert!(chunked >= 50, "only {chunked} graphs had chunks");
 }
 
 pub fn division_by_a_zero_lane_is_infinite_as_on_the_cpu<T: Target>() {
@@ -579,6 +597,14 @@ macro_rules! suite {
             extent_of_wide_rows,
             wide_rows_compute_lane_by_lane,
             a_destroyed_input_is_destroyed_not_internal,
+            square_roots_of_negative_numbers_are_nan,
+            // chunked.rs: chunked columns
+            elementwise_ops_read_across_chunk_boundaries,
+            chunk_tasks_share_one_fused_kernel,
+            extent_over_chunks_follows_its_rules,
+            views_share_whole_chunks_and_copy_parts,
+            gather_reads_chunked_ids_and_sources,
+            chunked_sources_validate_their_chunks,
         );
     };
 }

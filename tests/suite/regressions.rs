@@ -302,3 +302,17 @@ pub fn a_destroyed_input_is_destroyed_not_internal<T: Target>() {
         ErrorCode::Destroyed
     );
 }
+
+/// A GL driver (llvmpipe) took the square root of a negative number as -sqrt(|x|): squared
+/// inside `length`, the NaN became a number.
+pub fn square_roots_of_negative_numbers_are_nan<T: Target>() {
+    let x = i32s(&[-654994453, 4, -1, 0], 1);
+    check::<T>(
+        ir::length(&ir::unary(Sqrt, &x).unwrap()).unwrap(),
+        Tolerance::Relative(1e-6),
+    );
+    check::<T>(
+        ir::unary(Sqrt, &f32s(&[-2.5, -1e-30, 9.0], 1)).unwrap(),
+        Tolerance::Relative(1e-6),
+    );
+}

@@ -1,294 +1,14 @@
-//! The backend-neutral IR: a DAG of typed nodes built lazily by the operations.
-//!
-//! Each node knows its output type, row size, row count and constness up front (the
-//! deduction rules of `api.md`), so backends can plan and fuse without running anything.
-//! Every op except `extent` is row-local: output row `r` depends only on row `r` of its
-//! inputs (plus random access into a materialized `gather` source or segment list), which is
-//! what lets one graph run per chunk of rows and lets chains of ops fuse into one pass.
+//! The operations of `api.md` as IR constructors: each checks its arguments and deduces the
+//! output's type, row size, length, constness and chunks.
 
-use std::cell::RefCell;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
+use super::chunked::{elementwise_chunks, single_chunk};
+use super::{BinaryOp, Meta, Node, NodeRef, Op, UnaryOp};
 use crate::column::{element_count, Column, ColumnData};
 use crate::dtype::DType;
 use crate::error::{ErrorCode, GpuTableError, Result};
-use crate::value::{DeviceId, Value};
-
-pub type NodeRef = Rc<Node>;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum BinaryOp {
-    Add,
-    Subtract,
-    Multiply,
-    Divide,
-    Pow,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum UnaryOp {
-    Sqrt,
-    Abs,
-    Sin,
-    Cos,
-    Tan,
-    Exp,
-    Log,
-}
-
-impl BinaryOp {
-    pub fn parse(name: &str) -> Result<BinaryOp> {
-        Ok(match name {
-            "add" => BinaryOp::Add,
-            "subtract" => BinaryOp::Subtract,
-            "multiply" => BinaryOp::Multiply,
-            "divide" => BinaryOp::Divide,
-            "pow" => BinaryOp::Pow,
-            _ => {
-                return Err(GpuTableError::invalid(format!(
-                    "unknown binary operation '{name}'"
-                )))
-            }
-        })
-    }
-    pub fn name(self) -> &'static str {
-        match self {
-            BinaryOp::Add => "add",
-            BinaryOp::Subtract => "subtract",
-            BinaryOp::Multiply => "multiply",
-            BinaryOp::Divide => "divide",
-            BinaryOp::Pow => "pow",
-        }
-    }
-}
-
-impl UnaryOp {
-    pub fn parse(name: &str) -> Result<UnaryOp> {
-        Ok(match name {
-            "sqrt" => UnaryOp::Sqrt,
-            "abs" => UnaryOp::Abs,
-            "sin" => UnaryOp::Sin,
-            "cos" => UnaryOp::Cos,
-            "tan" => UnaryOp::Tan,
-            "exp" => UnaryOp::Exp,
-            "log" => UnaryOp::Log,
-            _ => {
-                return Err(GpuTableError::invalid(format!(
-                    "unknown unary operation '{name}'"
-                )))
-            }
-        })
-    }
-    pub fn name(self) -> &'static str {
-        match self {
-            UnaryOp::Sqrt => "sqrt",
-            UnaryOp::Abs => "abs",
-            UnaryOp::Sin => "sin",
-            UnaryOp::Cos => "cos",
-            UnaryOp::Tan => "tan",
-            UnaryOp::Exp => "exp",
-            UnaryOp::Log => "log",
-        }
-    }
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub enum Op {
-    /// Data supplied by the user (`fromArray`, `fromConstant`, literals, vectors).
-    Source,
-    Binary(BinaryOp),
-    Unary(UnaryOp),
-    Interleave,
-    Swizzle(Vec<u32>),
-    /// inputs: condition, whenTrue, whenFalse
-    Select,
-    Dot,
-    Length,
-    EqualAll,
-    Fround,
-    Sequence {
-        start: i64,
-        step: i64,
-    },
-    /// inputs: ids, source
-    Gather,
-    /// inputs: segment starts; the node's length is the vertex count
-    SegmentedMap,
-    Extent,
-}
-
-impl Op {
-    pub fn name(&self) -> &'static str {
-        match self {
-            Op::Source => "source",
-            Op::Binary(op) => op.name(),
-            Op::Unary(op) => op.name(),
-            Op::Interleave => "interleave",
-            Op::Swizzle(_) => "swizzle",
-            Op::Select => "select",
-            Op::Dot => "dot",
-            Op::Length => "length",
-            Op::EqualAll => "equalAll",
-            Op::Fround => "fround",
-            Op::Sequence { .. } => "sequence",
-            Op::Gather => "gather",
-            Op::SegmentedMap => "segmentedMap",
-            Op::Extent => "extent",
-        }
-    }
-
-    /// Whether input `index` is read at the output row (fusable) rather than by random access
-    /// into a whole materialized column.
-    pub fn reads_input_at_row(&self, index: usize) -> bool {
-        !matches!((self, index), (Op::Gather, 1) | (Op::SegmentedMap, 0))
-    }
-
-    /// Whether a lane of the output reads its inputs at other lanes (or at all of them).
-    pub fn reads_across_lanes(&self) -> bool {
-        matches!(
-            self,
-            Op::Interleave | Op::Swizzle(_) | Op::Fround | Op::Dot | Op::Length | Op::EqualAll
-        )
-    }
-}
-
-/// What every backend needs to know about a node's output before running it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Meta {
-    pub dtype: DType,
-    pub size: u32,
-    /// Logical row count; 1 for constants.
-    pub length: u32,
-    pub constant: bool,
-}
-
-#[derive(Default)]
-struct NodeState {
-    /// The output on each device it is on; the first is where it was computed or loaded,
-    /// the others are copies made when another device read it.
-    values: Vec<Rc<Value>>,
-    destroyed: bool,
-}
-
-pub struct Node {
-    pub id: u64,
-    pub op: Op,
-    pub inputs: Vec<NodeRef>,
-    pub meta: Meta,
-    state: RefCell<NodeState>,
-}
-
-impl std::fmt::Debug for Node {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "t{} = {}{:?}", self.id, self.op.name(), self.meta)
-    }
-}
-
-/// Dropping a long chain must not recurse once per node: wasm stacks are small.
-impl Drop for Node {
-    fn drop(&mut self) {
-        let mut pending = std::mem::take(&mut self.inputs);
-        while let Some(input) = pending.pop() {
-            if let Ok(mut node) = Rc::try_unwrap(input) {
-                pending.append(&mut node.inputs);
-            }
-        }
-    }
-}
-
-static NEXT_NODE_ID: AtomicU64 = AtomicU64::new(1);
-
-impl Node {
-    fn new(op: Op, inputs: Vec<NodeRef>, meta: Meta, value: Option<Value>) -> NodeRef {
-        Rc::new(Node {
-            id: NEXT_NODE_ID.fetch_add(1, Ordering::Relaxed),
-            op,
-            inputs,
-            meta,
-            state: RefCell::new(NodeState {
-                values: value.into_iter().map(Rc::new).collect(),
-                destroyed: false,
-            }),
-        })
-    }
-
-    /// Where the output was computed or loaded (sources always have one until destroyed).
-    pub fn home(&self) -> Option<Rc<Value>> {
-        self.state.borrow().values.first().cloned()
-    }
-
-    /// The output on `device`, if it is there.
-    pub fn value_on(&self, device: DeviceId) -> Option<Rc<Value>> {
-        self.state
-            .borrow()
-            .values
-            .iter()
-            .find(|v| v.device == device)
-            .cloned()
-    }
-
-    /// The output in host memory, if it is there (any CPU device reads it in place).
-    pub fn host_value(&self) -> Option<Rc<Value>> {
-        self.state
-            .borrow()
-            .values
-            .iter()
-            .find(|v| v.host_column().is_some())
-            .cloned()
-    }
-
-    /// Records an output (the first one is the home; later ones are copies).
-    pub fn add_value(&self, value: Rc<Value>) {
-        self.state.borrow_mut().values.push(value);
-    }
-
-    /// Makes `value` the only copy (a table moved onto a device keeps no host copy).
-    pub fn replace_values(&self, value: Rc<Value>) {
-        let old = std::mem::replace(&mut self.state.borrow_mut().values, vec![value]);
-        drop(old);
-    }
-
-    pub fn is_destroyed(&self) -> bool {
-        self.state.borrow().destroyed
-    }
-
-    pub fn is_source(&self) -> bool {
-        self.op == Op::Source
-    }
-
-    pub fn is_evaluated(&self) -> bool {
-        !self.state.borrow().values.is_empty()
-    }
-
-    /// Releases the output and makes the node unusable.
-    pub fn destroy(&self) {
-        let old = {
-            let mut state = self.state.borrow_mut();
-            state.destroyed = true;
-            std::mem::take(&mut state.values)
-        };
-        drop(old);
-    }
-
-    /// Drops a computed output so it is recomputed on demand; sources keep their data.
-    pub fn release_output(&self) {
-        if !self.is_source() {
-            let old = std::mem::take(&mut self.state.borrow_mut().values);
-            drop(old);
-        }
-    }
-
-    pub fn check_alive(&self) -> Result<()> {
-        if self.is_destroyed() {
-            return Err(GpuTableError::new(
-                ErrorCode::Destroyed,
-                format!("evaluator #{} was destroyed", self.id),
-            ));
-        }
-        Ok(())
-    }
-}
+use crate::value::{Output, Value};
 
 /// Creates a source from packed values: `size` lanes per row; a constant has one row.
 pub fn source(data: ColumnData, size: u32, constant: bool) -> Result<NodeRef> {
@@ -305,11 +25,13 @@ pub fn source(data: ColumnData, size: u32, constant: bool) -> Result<NodeRef> {
         length: column.rows,
         constant,
     };
+    let output = Output::new(crate::value::HOST, vec![Rc::new(Value::host(column))]);
     Ok(Node::new(
         Op::Source,
         vec![],
         meta,
-        Some(Value::host(column)),
+        single_chunk(meta.length),
+        Some(output),
     ))
 }
 
@@ -338,6 +60,7 @@ fn elementwise(op: Op, inputs: Vec<NodeRef>, dtype: DType, size: u32) -> Result<
     alive(&refs)?;
     let (length, constant) = max_length(&refs);
     element_count(length as u64, size, dtype)?;
+    let chunks = elementwise_chunks(&refs, length, constant);
     Ok(Node::new(
         op,
         inputs,
@@ -347,6 +70,7 @@ fn elementwise(op: Op, inputs: Vec<NodeRef>, dtype: DType, size: u32) -> Result<
             length,
             constant,
         },
+        chunks,
         None,
     ))
 }
@@ -531,7 +255,13 @@ pub fn sequence(count: f64, start: f64, step: f64) -> Result<NodeRef> {
         length: count,
         constant: false,
     };
-    Ok(Node::new(Op::Sequence { start, step }, vec![], meta, None))
+    Ok(Node::new(
+        Op::Sequence { start, step },
+        vec![],
+        meta,
+        single_chunk(count),
+        None,
+    ))
 }
 
 pub fn gather(ids: &NodeRef, values: &NodeRef) -> Result<NodeRef> {
@@ -549,10 +279,15 @@ pub fn gather(ids: &NodeRef, values: &NodeRef) -> Result<NodeRef> {
         constant: ids.meta.constant,
     };
     element_count(meta.length as u64, meta.size, meta.dtype)?;
+    let chunks = match ids.meta.constant {
+        true => single_chunk(1),
+        false => ids.chunks.clone(),
+    };
     Ok(Node::new(
         Op::Gather,
         vec![ids.clone(), values.clone()],
         meta,
+        chunks,
         None,
     ))
 }
@@ -576,9 +311,12 @@ pub fn segmented_map(segments: &NodeRef, vertex_count: f64) -> Result<NodeRef> {
             "segmentedMap needs at least one segment start",
         ));
     }
-    if let Some(value) = segments.host_value() {
-        if let Some(column) = value.host_column() {
-            validate_segments(column, vertex_count)?;
+    // Stored starts are checked now; computed (or chunked) ones before the kernel runs.
+    if let Some(output) = segments.host_output() {
+        if let [value] = &output.chunks[..] {
+            if let Some(column) = value.host_column() {
+                validate_segments(column, vertex_count)?;
+            }
         }
     }
     element_count(vertex_count as u64, 2, DType::U32)?;
@@ -592,6 +330,7 @@ pub fn segmented_map(segments: &NodeRef, vertex_count: f64) -> Result<NodeRef> {
         Op::SegmentedMap,
         vec![segments.clone()],
         meta,
+        single_chunk(vertex_count),
         None,
     ))
 }
@@ -630,56 +369,13 @@ pub fn extent(x: &NodeRef) -> Result<NodeRef> {
         constant: false,
     };
     element_count(meta.length as u64, meta.size, meta.dtype)?;
-    Ok(Node::new(Op::Extent, vec![x.clone()], meta, None))
-}
-
-/// Every node reachable from `roots`, inputs before consumers, each once.
-pub fn topological_order(roots: &[NodeRef]) -> Vec<NodeRef> {
-    topological_order_with(roots, &|n: &NodeRef| n.is_evaluated())
-}
-
-/// `topological_order`, where `is_leaf` says which nodes' inputs are not needed.
-pub fn topological_order_with(
-    roots: &[NodeRef],
-    is_leaf: &dyn Fn(&NodeRef) -> bool,
-) -> Vec<NodeRef> {
-    let mut seen = std::collections::HashSet::new();
-    let mut order = Vec::new();
-    // Iterative DFS: user graphs can be deep chains, and wasm stacks are small.
-    let mut stack: Vec<(NodeRef, bool)> = roots.iter().rev().map(|r| (r.clone(), false)).collect();
-    while let Some((node, expanded)) = stack.pop() {
-        if expanded {
-            order.push(node);
-            continue;
-        }
-        if !seen.insert(node.id) {
-            continue;
-        }
-        stack.push((node.clone(), true));
-        // A materialized node is a leaf for planning: its inputs are not needed again.
-        if !is_leaf(&node) {
-            for input in node.inputs.iter().rev() {
-                if !seen.contains(&input.id) {
-                    stack.push((input.clone(), false));
-                }
-            }
-        }
-    }
-    order
-}
-
-/// Every node reachable from `roots`, through materialized nodes too.
-pub fn all_nodes(roots: &[NodeRef]) -> Vec<NodeRef> {
-    let mut seen = std::collections::HashSet::new();
-    let mut stack: Vec<NodeRef> = roots.to_vec();
-    let mut out = Vec::new();
-    while let Some(node) = stack.pop() {
-        if seen.insert(node.id) {
-            stack.extend(node.inputs.iter().cloned());
-            out.push(node);
-        }
-    }
-    out
+    Ok(Node::new(
+        Op::Extent,
+        vec![x.clone()],
+        meta,
+        single_chunk(meta.length),
+        None,
+    ))
 }
 
 /// `add subtract multiply divide` over any number of arguments, folded left to right.

@@ -1,0 +1,315 @@
+//! Chunked columns (api.md "Chunked evaluation"): the chunk rule of elementwise ops, chunked
+//! sources, and the view ops `concat`, `slice` and `rechunk`, whose output chunks the executor
+//! assembles from stored ones (sharing whole chunks, copying only where a chunk spans a part
+//! of one or several stored chunks).
+
+use std::rc::Rc;
+
+use super::{Chunks, Meta, Node, NodeRef, Op};
+use crate::column::{element_count, Column, ColumnData};
+use crate::error::{ErrorCode, GpuTableError, Result};
+use crate::value::{Output, Value};
+
+pub fn single_chunk(rows: u32) -> Chunks {
+    Rc::from([rows])
+}
+
+/// The chunks of an elementwise op's output: those of its first input with more than one
+/// chunk (the last stretched to `length` where that input is shorter), else one chunk.
+pub(crate) fn elementwise_chunks(inputs: &[&NodeRef], length: u32, constant: bool) -> Chunks {
+    let chunked = inputs
+        .iter()
+        .find(|n| !n.meta.constant && n.chunks.len() > 1);
+    match chunked {
+        Some(input) if !constant => {
+            if input.meta.length == length {
+                return input.chunks.clone();
+            }
+            let mut chunks = input.chunks.to_vec();
+            if let Some(last) = chunks.last_mut() {
+                *last += length - input.meta.length;
+            }
+            chunks.into()
+        }
+        _ => single_chunk(length),
+    }
+}
+
+fn whole_count(name: &str, value: f64) -> Result<u32> {
+    if !value.is_finite() || value.fract() != 0.0 || value < 0.0 {
+        return Err(GpuTableError::invalid(format!(
+            "{name} must be a non-negative integer, got {value}"
+        )));
+    }
+    u32::try_from(value as u64).map_err(|_| {
+        GpuTableError::new(
+            ErrorCode::LimitExceeded,
+            format!("{name} {value} exceeds the 2^32-1 row limit"),
+        )
+    })
+}
+
+/// `chunks: n`: chunks of `n` rows over `length` rows, the last shorter.
+pub fn regular_chunks(rows_per_chunk: f64, length: u32) -> Result<Chunks> {
+    let every = whole_count("chunks", rows_per_chunk)?;
+    if every == 0 {
+        return Err(GpuTableError::invalid("chunks must be at least 1 row"));
+    }
+    if length == 0 {
+        return Ok(single_chunk(0));
+    }
+    let count = length.div_ceil(every) as usize;
+    let mut chunks = Vec::new();
+    chunks
+        .try_reserve_exact(count)
+        .map_err(|_| GpuTableError::new(ErrorCode::OutOfMemory, "no memory for the chunk list"))?;
+    let mut left = length;
+    while left > 0 {
+        chunks.push(every.min(left));
+        left -= every.min(left);
+    }
+    Ok(chunks.into())
+}
+
+/// `chunks: [counts]`: row counts that must sum to `length`.
+pub fn explicit_chunks(counts: &[f64], length: u32) -> Result<Chunks> {
+    if counts.is_empty() {
+        return Err(GpuTableError::invalid(
+            "chunks needs at least one row count",
+        ));
+    }
+    let chunks: Vec<u32> = counts
+        .iter()
+        .map(|&c| whole_count("a chunk's row count", c))
+        .collect::<Result<_>>()?;
+    let total: u64 = chunks.iter().map(|&c| c as u64).sum();
+    if total != length as u64 {
+        return Err(GpuTableError::invalid(format!(
+            "chunk row counts sum to {total}, but the column has {length} rows"
+        )));
+    }
+    Ok(chunks.into())
+}
+
+/// A source of packed values split into `chunks` (row counts summing to its rows).
+pub fn source_chunked(data: ColumnData, size: u32, chunks: Chunks) -> Result<NodeRef> {
+    let column = Column::new(data, size)?;
+    let total: u64 = chunks.iter().map(|&c| c as u64).sum();
+    if total != column.rows as u64 || chunks.is_empty() {
+        return Err(GpuTableError::invalid(format!(
+            "chunk row counts sum to {total}, but the column has {} rows",
+            column.rows
+        )));
+    }
+    let meta = Meta {
+        dtype: column.dtype(),
+        size,
+        length: column.rows,
+        constant: false,
+    };
+    let values = if chunks.len() == 1 {
+        vec![Rc::new(Value::host(column))]
+    } else {
+        let mut values = Vec::with_capacity(chunks.len());
+        let mut row = 0;
+        for &rows in chunks.iter() {
+            let part = Column::new(column.slice_rows(row, row + rows)?, size)?;
+            values.push(Rc::new(Value::host(part)));
+            row += rows;
+        }
+        values
+    };
+    let output = Output::new(crate::value::HOST, values);
+    Ok(Node::new(Op::Source, vec![], meta, chunks, Some(output)))
+}
+
+/// A source holding `value` where it is: the executor's handle on one stored chunk.
+pub fn resident(value: Rc<Value>) -> NodeRef {
+    let meta = Meta {
+        dtype: value.dtype,
+        size: value.size,
+        length: value.rows,
+        constant: false,
+    };
+    let chunks = single_chunk(value.rows);
+    let output = Output::new(value.device, vec![value]);
+    Node::new(Op::Source, vec![], meta, chunks, Some(output))
+}
+
+/// Rows a node stores: a constant's one row, or its length.
+fn stored_rows(node: &Node) -> u32 {
+    if node.meta.constant {
+        1
+    } else {
+        node.meta.length
+    }
+}
+
+fn stored_chunks(node: &Node) -> Chunks {
+    if node.meta.constant {
+        single_chunk(1)
+    } else {
+        node.chunks.clone()
+    }
+}
+
+/// Rows of each input in order; the chunks of each input, in order. Inputs need the same
+/// type and row size; a constant counts as its one row.
+pub fn concat(inputs: &[NodeRef]) -> Result<NodeRef> {
+    let first = inputs
+        .first()
+        .ok_or_else(|| GpuTableError::invalid("concat needs at least one input"))?;
+    inputs.iter().try_for_each(|n| n.check_alive())?;
+    if inputs.len() == 1 {
+        return Ok(first.clone());
+    }
+    for input in inputs {
+        if input.meta.dtype != first.meta.dtype {
+            return Err(GpuTableError::type_mismatch(format!(
+                "concat needs inputs of one type, got {} and {}",
+                first.meta.dtype.name(),
+                input.meta.dtype.name()
+            )));
+        }
+        if input.meta.size != first.meta.size {
+            return Err(GpuTableError::invalid(format!(
+                "concat needs inputs of one row size, got {} and {}",
+                first.meta.size, input.meta.size
+            )));
+        }
+    }
+    let length: u64 = inputs.iter().map(|n| stored_rows(n) as u64).sum();
+    let length = u32::try_from(length).map_err(|_| {
+        GpuTableError::new(
+            ErrorCode::LimitExceeded,
+            format!("concat of {length} rows exceeds the 2^32-1 row limit"),
+        )
+    })?;
+    element_count(length as u64, first.meta.size, first.meta.dtype)?;
+    let chunks: Vec<u32> = inputs
+        .iter()
+        .flat_map(|n| stored_chunks(n).to_vec())
+        .collect();
+    let meta = Meta {
+        length,
+        constant: false,
+        ..first.meta
+    };
+    Ok(Node::new(
+        Op::Concat,
+        inputs.to_vec(),
+        meta,
+        chunks.into(),
+        None,
+    ))
+}
+
+/// The row range `start..end` of `rows` rows: truncated, clamped, `end` at least `start`;
+/// NaN is `INVALID_ARGUMENT` (`names` say which argument).
+pub fn clamp_rows(rows: u32, start: f64, end: f64, names: (&str, &str)) -> Result<(u32, u32)> {
+    let clamp = |v: f64, name: &str| {
+        if v.is_nan() {
+            Err(GpuTableError::invalid(format!(
+                "{name} must be a number, got NaN"
+            )))
+        } else {
+            Ok(v.trunc().clamp(0.0, rows as f64) as u32)
+        }
+    };
+    let start = clamp(start, names.0)?;
+    Ok((start, clamp(end, names.1)?.max(start)))
+}
+
+/// Rows `start..end` of `x`, clamped to its rows; the output keeps the parts of `x`'s chunks
+/// it covers.
+pub fn slice(x: &NodeRef, start: f64, end: f64) -> Result<NodeRef> {
+    x.check_alive()?;
+    let (start, end) = clamp_rows(stored_rows(x), start, end, ("slice start", "slice end"))?;
+    let mut chunks = Vec::new();
+    let mut first = 0u32;
+    for rows in stored_chunks(x).iter() {
+        let (lo, hi) = (first.max(start), (first + rows).min(end));
+        if lo < hi {
+            chunks.push(hi - lo);
+        }
+        first += rows;
+    }
+    if chunks.is_empty() {
+        chunks.push(0);
+    }
+    let meta = Meta {
+        length: end - start,
+        constant: false,
+        ..x.meta
+    };
+    Ok(Node::new(
+        Op::Slice { start },
+        vec![x.clone()],
+        meta,
+        chunks.into(),
+        None,
+    ))
+}
+
+/// `x`'s rows with new chunk boundaries (`chunks` sums to its rows).
+pub fn rechunk(x: &NodeRef, chunks: Chunks) -> Result<NodeRef> {
+    x.check_alive()?;
+    let total: u64 = chunks.iter().map(|&c| c as u64).sum();
+    if total != stored_rows(x) as u64 || chunks.is_empty() {
+        return Err(GpuTableError::invalid(format!(
+            "rechunk row counts sum to {total}, but the input has {} rows",
+            stored_rows(x)
+        )));
+    }
+    let meta = Meta {
+        constant: false,
+        length: stored_rows(x),
+        ..x.meta
+    };
+    Ok(Node::new(Op::Rechunk, vec![x.clone()], meta, chunks, None))
+}
+
+/// The input rows an assembly node's rows `start..end` are made of, in order: `(input,
+/// first row, end row)` in that input's rows.
+pub fn assembly_ranges(node: &Node, start: u64, end: u64) -> Vec<(usize, u64, u64)> {
+    match node.op {
+        Op::Concat => {
+            let mut ranges = Vec::new();
+            let mut first = 0u64;
+            for (i, input) in node.inputs.iter().enumerate() {
+                let rows = stored_rows(input) as u64;
+                let (lo, hi) = (first.max(start), (first + rows).min(end));
+                if lo < hi {
+                    ranges.push((i, lo - first, hi - first));
+                }
+                first += rows;
+            }
+            ranges
+        }
+        Op::Slice { start: from } => vec![(0, from as u64 + start, from as u64 + end)],
+        _ => vec![(0, start, end)],
+    }
+}
+
+/// The executor's copy of several stored row ranges into one chunk: `ranges[i]` of
+/// `inputs[i]` (resident sources of one type and row size), in order.
+pub fn rows(inputs: Vec<NodeRef>, ranges: Vec<(u32, u32)>) -> Result<NodeRef> {
+    let first = inputs
+        .first()
+        .ok_or_else(|| GpuTableError::new(ErrorCode::Internal, "a row copy needs an input"))?;
+    let length: u64 = ranges.iter().map(|&(a, b)| (b - a) as u64).sum();
+    let length = u32::try_from(length)
+        .map_err(|_| GpuTableError::new(ErrorCode::LimitExceeded, "a chunk past 2^32-1 rows"))?;
+    let meta = Meta {
+        length,
+        constant: false,
+        ..first.meta
+    };
+    Ok(Node::new(
+        Op::Rows(ranges),
+        inputs,
+        meta,
+        single_chunk(length),
+        None,
+    ))
+}

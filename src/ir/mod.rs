@@ -1,0 +1,409 @@
+//! The backend-neutral IR: a DAG of typed nodes built lazily by the operations.
+//!
+//! Each node knows its output type, row size, row count and constness up front (the
+//! deduction rules of `api.md`), so backends can plan and fuse without running anything.
+//! Every op except `extent` is row-local: output row `r` depends only on row `r` of its
+//! inputs (plus random access into a materialized `gather` source or segment list), which is
+//! what lets one graph run per chunk of rows and lets chains of ops fuse into one pass.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::dtype::DType;
+use crate::error::{ErrorCode, GpuTableError, Result};
+use crate::value::{DeviceId, Output};
+
+mod chunked;
+mod ops;
+pub use chunked::*;
+pub use ops::*;
+
+pub type NodeRef = Rc<Node>;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinaryOp {
+    Add,
+    Subtract,
+    Multiply,
+    Divide,
+    Pow,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UnaryOp {
+    Sqrt,
+    Abs,
+    Sin,
+    Cos,
+    Tan,
+    Exp,
+    Log,
+}
+
+impl BinaryOp {
+    pub fn parse(name: &str) -> Result<BinaryOp> {
+        Ok(match name {
+            "add" => BinaryOp::Add,
+            "subtract" => BinaryOp::Subtract,
+            "multiply" => BinaryOp::Multiply,
+            "divide" => BinaryOp::Divide,
+            "pow" => BinaryOp::Pow,
+            _ => {
+                return Err(GpuTableError::invalid(format!(
+                    "unknown binary operation '{name}'"
+                )))
+            }
+        })
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            BinaryOp::Add => "add",
+            BinaryOp::Subtract => "subtract",
+            BinaryOp::Multiply => "multiply",
+            BinaryOp::Divide => "divide",
+            BinaryOp::Pow => "pow",
+        }
+    }
+}
+
+impl UnaryOp {
+    pub fn parse(name: &str) -> Result<UnaryOp> {
+        Ok(match name {
+            "sqrt" => UnaryOp::Sqrt,
+            "abs" => UnaryOp::Abs,
+            "sin" => UnaryOp::Sin,
+            "cos" => UnaryOp::Cos,
+            "tan" => UnaryOp::Tan,
+            "exp" => UnaryOp::Exp,
+            "log" => UnaryOp::Log,
+            _ => {
+                return Err(GpuTableError::invalid(format!(
+                    "unknown unary operation '{name}'"
+                )))
+            }
+        })
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            UnaryOp::Sqrt => "sqrt",
+            UnaryOp::Abs => "abs",
+            UnaryOp::Sin => "sin",
+            UnaryOp::Cos => "cos",
+            UnaryOp::Tan => "tan",
+            UnaryOp::Exp => "exp",
+            UnaryOp::Log => "log",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Op {
+    /// Data supplied by the user (`fromArray`, `fromConstant`, literals, vectors).
+    Source,
+    Binary(BinaryOp),
+    Unary(UnaryOp),
+    Interleave,
+    Swizzle(Vec<u32>),
+    /// inputs: condition, whenTrue, whenFalse
+    Select,
+    Dot,
+    Length,
+    EqualAll,
+    Fround,
+    Sequence {
+        start: i64,
+        step: i64,
+    },
+    /// inputs: ids, source
+    Gather,
+    /// inputs: segment starts; the node's length is the vertex count
+    SegmentedMap,
+    Extent,
+    /// Rows of each input in order, chunks concatenated (a view: no kernel of its own).
+    Concat,
+    /// Rows `start..start + length` of the input (a view of the chunks it touches).
+    Slice {
+        start: u32,
+    },
+    /// The input's rows with the node's chunk boundaries.
+    Rechunk,
+    /// Internal to the executor: the rows `start..end` of each input, in order, as one
+    /// chunk (inputs read at any row). Assembles a chunk that spans several stored ones.
+    Rows(Vec<(u32, u32)>),
+}
+
+impl Op {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Op::Source => "source",
+            Op::Binary(op) => op.name(),
+            Op::Unary(op) => op.name(),
+            Op::Interleave => "interleave",
+            Op::Swizzle(_) => "swizzle",
+            Op::Select => "select",
+            Op::Dot => "dot",
+            Op::Length => "length",
+            Op::EqualAll => "equalAll",
+            Op::Fround => "fround",
+            Op::Sequence { .. } => "sequence",
+            Op::Gather => "gather",
+            Op::SegmentedMap => "segmentedMap",
+            Op::Extent => "extent",
+            Op::Concat => "concat",
+            Op::Slice { .. } => "slice",
+            Op::Rechunk => "rechunk",
+            Op::Rows(_) => "rows",
+        }
+    }
+
+    /// Whether input `index` is read at the output row (fusable) rather than by random access
+    /// into a whole materialized column.
+    pub fn reads_input_at_row(&self, index: usize) -> bool {
+        !(matches!((self, index), (Op::Gather, 1) | (Op::SegmentedMap, 0))
+            || self.is_assembly()
+            || matches!(self, Op::Rows(_)))
+    }
+
+    /// Ops whose output chunks are made of their inputs' stored rows (shared where a chunk
+    /// is a whole stored chunk, copied otherwise) by the executor, not computed by a kernel.
+    pub fn is_assembly(&self) -> bool {
+        matches!(self, Op::Concat | Op::Slice { .. } | Op::Rechunk)
+    }
+
+    /// Whether a lane of the output reads its inputs at other lanes (or at all of them).
+    pub fn reads_across_lanes(&self) -> bool {
+        matches!(
+            self,
+            Op::Interleave | Op::Swizzle(_) | Op::Fround | Op::Dot | Op::Length | Op::EqualAll
+        )
+    }
+}
+
+/// What every backend needs to know about a node's output before running it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Meta {
+    pub dtype: DType,
+    pub size: u32,
+    /// Logical row count; 1 for constants.
+    pub length: u32,
+    pub constant: bool,
+}
+
+#[derive(Default)]
+struct NodeState {
+    /// The output on each device it is on; the first is where it was computed or loaded,
+    /// the others are copies made when another device read it.
+    outputs: Vec<Output>,
+    destroyed: bool,
+}
+
+/// Row counts of a node's chunks, in order (one chunk for an unchunked column).
+pub type Chunks = Rc<[u32]>;
+
+pub struct Node {
+    pub id: u64,
+    pub op: Op,
+    pub inputs: Vec<NodeRef>,
+    pub meta: Meta,
+    /// Sums to `meta.length`; a reduction's output and a constant are one chunk.
+    pub chunks: Chunks,
+    state: RefCell<NodeState>,
+}
+
+impl std::fmt::Debug for Node {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "t{} = {}{:?}", self.id, self.op.name(), self.meta)
+    }
+}
+
+/// Dropping a long chain must not recurse once per node: wasm stacks are small.
+impl Drop for Node {
+    fn drop(&mut self) {
+        let mut pending = std::mem::take(&mut self.inputs);
+        while let Some(input) = pending.pop() {
+            if let Ok(mut node) = Rc::try_unwrap(input) {
+                pending.append(&mut node.inputs);
+            }
+        }
+    }
+}
+
+static NEXT_NODE_ID: AtomicU64 = AtomicU64::new(1);
+
+impl Node {
+    fn new(
+        op: Op,
+        inputs: Vec<NodeRef>,
+        meta: Meta,
+        chunks: Chunks,
+        output: Option<Output>,
+    ) -> NodeRef {
+        Rc::new(Node {
+            id: NEXT_NODE_ID.fetch_add(1, Ordering::Relaxed),
+            op,
+            inputs,
+            meta,
+            chunks,
+            state: RefCell::new(NodeState {
+                outputs: output.into_iter().collect(),
+                destroyed: false,
+            }),
+        })
+    }
+
+    /// Where the output was computed or loaded (sources always have one until destroyed).
+    pub fn home(&self) -> Option<Output> {
+        self.state.borrow().outputs.first().cloned()
+    }
+
+    /// The output on `device`, if it is there.
+    pub fn output_on(&self, device: DeviceId) -> Option<Output> {
+        self.state
+            .borrow()
+            .outputs
+            .iter()
+            .find(|v| v.device == device)
+            .cloned()
+    }
+
+    /// The output in host memory, if it is there (any CPU device reads it in place).
+    pub fn host_output(&self) -> Option<Output> {
+        self.state
+            .borrow()
+            .outputs
+            .iter()
+            .find(|v| v.in_host_memory())
+            .cloned()
+    }
+
+    /// Records an output (the first one is the home; later ones are copies).
+    pub fn add_output(&self, output: Output) {
+        self.state.borrow_mut().outputs.push(output);
+    }
+
+    /// Makes `output` the only copy (a table moved onto a device keeps no host copy).
+    pub fn replace_outputs(&self, output: Output) {
+        let old = std::mem::replace(&mut self.state.borrow_mut().outputs, vec![output]);
+        drop(old);
+    }
+
+    pub fn is_destroyed(&self) -> bool {
+        self.state.borrow().destroyed
+    }
+
+    pub fn is_source(&self) -> bool {
+        self.op == Op::Source
+    }
+
+    pub fn is_evaluated(&self) -> bool {
+        !self.state.borrow().outputs.is_empty()
+    }
+
+    /// Row offset of each chunk, and the end: `chunks.len() + 1` entries.
+    pub fn chunk_offsets(&self) -> Vec<u64> {
+        chunk_offsets(&self.chunks)
+    }
+
+    /// Releases the output and makes the node unusable.
+    pub fn destroy(&self) {
+        let old = {
+            let mut state = self.state.borrow_mut();
+            state.destroyed = true;
+            std::mem::take(&mut state.outputs)
+        };
+        drop(old);
+    }
+
+    /// Drops a computed output so it is recomputed on demand; sources keep their data.
+    pub fn release_output(&self) {
+        if !self.is_source() {
+            let old = std::mem::take(&mut self.state.borrow_mut().outputs);
+            drop(old);
+        }
+    }
+
+    pub fn check_alive(&self) -> Result<()> {
+        if self.is_destroyed() {
+            return Err(GpuTableError::new(
+                ErrorCode::Destroyed,
+                format!("evaluator #{} was destroyed", self.id),
+            ));
+        }
+        // A view borrows its inputs' storage: it ends with them (and lets go of its share).
+        if self.op.is_assembly() {
+            if let Some(input) = self.inputs.iter().find(|i| i.is_destroyed()) {
+                self.release_output();
+                return Err(GpuTableError::new(
+                    ErrorCode::Destroyed,
+                    format!(
+                        "evaluator #{} is a view of #{}, which was destroyed",
+                        self.id, input.id
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Row offset of each chunk, and the end.
+pub fn chunk_offsets(chunks: &[u32]) -> Vec<u64> {
+    let mut offsets = Vec::with_capacity(chunks.len() + 1);
+    let mut at = 0u64;
+    offsets.push(0);
+    for &rows in chunks {
+        at += rows as u64;
+        offsets.push(at);
+    }
+    offsets
+}
+
+/// Every node reachable from `roots`, inputs before consumers, each once.
+pub fn topological_order(roots: &[NodeRef]) -> Vec<NodeRef> {
+    topological_order_with(roots, &|n: &NodeRef| n.is_evaluated())
+}
+
+/// `topological_order`, where `is_leaf` says which nodes' inputs are not needed.
+pub fn topological_order_with(
+    roots: &[NodeRef],
+    is_leaf: &dyn Fn(&NodeRef) -> bool,
+) -> Vec<NodeRef> {
+    let mut seen = std::collections::HashSet::new();
+    let mut order = Vec::new();
+    // Iterative DFS: user graphs can be deep chains, and wasm stacks are small.
+    let mut stack: Vec<(NodeRef, bool)> = roots.iter().rev().map(|r| (r.clone(), false)).collect();
+    while let Some((node, expanded)) = stack.pop() {
+        if expanded {
+            order.push(node);
+            continue;
+        }
+        if !seen.insert(node.id) {
+            continue;
+        }
+        stack.push((node.clone(), true));
+        // A materialized node is a leaf for planning: its inputs are not needed again.
+        if !is_leaf(&node) {
+            for input in node.inputs.iter().rev() {
+                if !seen.contains(&input.id) {
+                    stack.push((input.clone(), false));
+                }
+            }
+        }
+    }
+    order
+}
+
+/// Every node reachable from `roots`, through materialized nodes too.
+pub fn all_nodes(roots: &[NodeRef]) -> Vec<NodeRef> {
+    let mut seen = std::collections::HashSet::new();
+    let mut stack: Vec<NodeRef> = roots.to_vec();
+    let mut out = Vec::new();
+    while let Some(node) = stack.pop() {
+        if seen.insert(node.id) {
+            stack.extend(node.inputs.iter().cloned());
+            out.push(node);
+        }
+    }
+    out
+}

@@ -1,0 +1,83 @@
+// Part of the headless-Chromium suite (gpu-suite.js): chunked columns on one GPU device
+// (api.md "Chunked evaluation"). Each check returns null or a problem; every result must
+// have been computed on the device, with the chunks it should have.
+
+import {runChecks} from './gpu-engine.js';
+
+/**
+ * Evaluates `evaluator` on `device` and checks where it lives, its chunks and values (within
+ * `tolerance`, relative).
+ */
+async function expectOn(device, evaluator, chunks, values, tolerance = 0) {
+  const kernels = device.stats.kernels;
+  const vector = await evaluator.evaluate(device);
+  if (vector.device !== device) return 'the output is not on the device';
+  if (device.stats.kernels <= kernels) return 'no kernel ran on the device';
+  if (vector.chunks.join() !== chunks.join()) return `chunks [${vector.chunks}] instead of [${chunks}]`;
+  const got = await evaluator.readValue();
+  if (got.length !== values.length) return `${got.length} values instead of ${values.length}`;
+  const wrong = values.findIndex((v, i) => Math.abs(got[i] - v) > tolerance * Math.max(Math.abs(v), 1));
+  return wrong < 0 ? null : `value ${wrong}: ${got[wrong]} instead of ${values[wrong]}`;
+}
+
+export async function chunkedChecks(gt, device) {
+  const E = gt.GPUTableEvaluator;
+  const {makeTable, tableToIPC, Table} = window.Arrow;
+  /** A table on the device with an int32 column `x` = 1, 2, ... in batches of `sizes` rows. */
+  const batched = sizes => {
+    const whole = makeTable({x: Int32Array.from({length: sizes.reduce((a, b) => a + b, 0)}, (_, i) => i + 1)});
+    const batches = [];
+    let at = 0;
+    for (const rows of sizes) {
+      batches.push(...whole.slice(at, at + rows).batches);
+      at += rows;
+    }
+    return gt.GPUTable.fromArrowIPC(tableToIPC(new Table(batches)), {device});
+  };
+  const checks = {
+    async 'a column in batches plus another column: one row per row, the batches kept'() {
+      const table = await batched([2, 4]);
+      const x = table.getVector('x');
+      const problem = await expectOn(device, gt.add(x, E.fromArray([1, 1, 1, 1, 1, 1])), [2, 4], [2, 3, 4, 5, 6, 7]) ??
+        await expectOn(device, gt.interleave(E.fromArray(new Int32Array([10, 20, 30, 40, 50, 60]), {chunks: 3}), x), [3, 3],
+          [10, 1, 20, 2, 30, 3, 40, 4, 50, 5, 60, 6]) ??
+        await expectOn(device, gt.add(gt.extent(x), 1), [1], [2, 7]);
+      table.destroy();
+      return problem;
+    },
+    async 'chunk tasks of a fused graph compile one pipeline'() {
+      const x = E.fromArray(Float32Array.from({length: 3000}, (_, i) => i), {chunks: [1000, 0, 2000]});
+      await x.evaluate(device);
+      const pipelines = device.stats.pipelines;
+      const r = gt.add(gt.sqrt(gt.multiply(x, 4)), 1);
+      const problem = await expectOn(device, r, [1000, 0, 2000], Array.from({length: 3000}, (_, i) => Math.sqrt(4 * i) + 1), 1e-6);
+      const compiled = device.stats.pipelines - pipelines;
+      return problem ?? (compiled <= 1 ? null : `${compiled} pipelines for one fused graph`);
+    },
+    async 'slice, concat and rechunk share whole chunks and copy parts'() {
+      const x = E.fromArray(new Int32Array([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]), {chunks: [3, 3, 4]});
+      await x.evaluate(device);
+      const kernels = device.stats.kernels;
+      const whole = gt.concat(gt.slice(x, 3, 6), x);
+      await whole.evaluate(device);
+      if (device.stats.kernels !== kernels) return 'whole chunks were copied';
+      if (whole.chunks.join() !== '3,3,3,4') return `concat chunks [${whole.chunks}]`;
+      return await expectOn(device, gt.slice(x, 2, 7), [1, 3, 1], [2, 3, 4, 5, 6]) ??
+        await expectOn(device, gt.rechunk(x, [5, 5]), [5, 5], [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]) ??
+        await expectOn(device, gt.gather(E.fromArray([9, 0, 4], {type: 'uint32'}), x), [3], [9, 0, 4]);
+    },
+    async 'extent of batches of every integer type, with an empty batch'() {
+      const problems = [];
+      for (const Typed of [Int8Array, Uint16Array, Int32Array, Uint32Array, Float32Array]) {
+        const values = Typed.from([5, 3, 9, 7]);
+        const source = E.fromArray(values, {chunks: [2, 0, 2]});
+        const range = gt.extent(source);
+        await range.evaluate(device);
+        const got = [...await range.readValue()];
+        if (got.join() !== '3,9') problems.push(`${Typed.name}: [${got}]`);
+      }
+      return problems.length ? problems.join('; ') : null;
+    }
+  };
+  return runChecks(checks);
+}

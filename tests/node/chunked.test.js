@@ -1,0 +1,130 @@
+// api.md "Chunked evaluation" through the built package on the CPU device: chunked inputs,
+// elementwise work over any chunk boundaries, the view ops, outputs and IPC per chunk.
+import {test} from 'node:test';
+import assert from 'node:assert/strict';
+import * as arrow from 'apache-arrow';
+import * as gt from 'gputable';
+
+const E = gt.GPUTableEvaluator;
+
+function throwsCode(fn, code) {
+  assert.throws(fn, error => error.name === 'GpuTableError' && error.code === code, `expected ${code}`);
+}
+
+/** A table of one int32 column `x` in batches of `sizes` rows, values 1, 2, ... */
+function batched(sizes) {
+  const total = sizes.reduce((a, b) => a + b, 0);
+  const whole = arrow.tableFromArrays({x: Int32Array.from({length: total}, (_, i) => i + 1)});
+  const batches = [];
+  let at = 0;
+  for (const rows of sizes) {
+    batches.push(...whole.slice(at, at + rows).batches);
+    at += rows;
+  }
+  return gt.GPUTable.fromArrowIPCSync(arrow.tableToIPC(new arrow.Table(batches)));
+}
+
+test('fromArray makes chunked columns; chunks are reported everywhere', async () => {
+  const regular = E.fromArray(new Float32Array(10), {chunks: 4});
+  assert.deepEqual(regular.chunks, [4, 4, 2]);
+  const listed = E.fromArray([1, 2, 3, 4, 5, 6], {size: 2, chunks: [1, 0, 2]});
+  assert.deepEqual(listed.chunks, [1, 0, 2]);
+  assert.deepEqual(E.fromArray([1, 2, 3]).chunks, [3]);
+  const out = await gt.add(listed, 1).evaluate();
+  assert.deepEqual(out.chunks, [1, 0, 2]);
+  assert.equal(out.data.length, 3);
+  assert.deepEqual([...await out.readValue()], [2, 3, 4, 5, 6, 7]);
+  assert.deepEqual([...await out.readValue(1, 3)], [4, 5, 6, 7], 'a row range across chunks');
+  throwsCode(() => E.fromArray([1, 2, 3], {chunks: [1, 1]}), 'INVALID_ARGUMENT');
+  throwsCode(() => E.fromArray([1, 2, 3], {chunks: 0}), 'INVALID_ARGUMENT');
+  throwsCode(() => E.fromArray([1, 2, 3], {chunks: 'two'}), 'INVALID_ARGUMENT');
+});
+
+test('a table column in batches combines with any other column row by row', async () => {
+  const table = batched([2, 4]);
+  const x = table.getVector('x');
+  assert.deepEqual(x.chunks, [2, 4]);
+  // The defect: one output per batch pairing, 12 rows instead of 6.
+  const sum = gt.add(x, E.fromArray([1, 1, 1, 1, 1, 1]));
+  assert.equal(sum.length, 6);
+  assert.deepEqual(sum.chunks, [2, 4]);
+  assert.deepEqual([...await sum.readValue()], [2, 3, 4, 5, 6, 7]);
+  const other = E.fromArray(new Int32Array([10, 20, 30, 40, 50, 60]), {chunks: 3});
+  assert.deepEqual([...await gt.interleave(other, x).readValue()], [10, 1, 20, 2, 30, 3, 40, 4, 50, 5, 60, 6]);
+  assert.deepEqual(gt.interleave(other, x).chunks, [3, 3], 'the first chunked input sets the chunks');
+  assert.deepEqual([...await gt.select(gt.subtract(x, 3), x, other).readValue()], [1, 2, 30, 4, 5, 6]);
+  // extent over the batches is the extent of the column, also inside a graph.
+  assert.deepEqual([...await gt.extent(x).readValue()], [1, 6]);
+  assert.deepEqual([...await gt.add(gt.extent(x), 1).readValue()], [2, 7]);
+  table.destroy();
+  const gaps = batched([2, 0, 2]);
+  assert.deepEqual([...await gt.extent(gaps.getVector('x')).readValue()], [1, 4], 'an empty batch adds nothing');
+  gaps.destroy();
+});
+
+test('concat, slice and rechunk keep values and report their chunks', async () => {
+  const x = E.fromArray(new Int32Array([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]), {chunks: [3, 3, 4]});
+  const part = gt.slice(x, 2, 7);
+  assert.deepEqual(part.chunks, [1, 3, 1]);
+  assert.deepEqual([...await part.readValue()], [2, 3, 4, 5, 6]);
+  assert.deepEqual([...await gt.slice(x, 8).readValue()], [8, 9]);
+  const both = gt.concat(x, part);
+  assert.deepEqual(both.chunks, [3, 3, 4, 1, 3, 1]);
+  assert.deepEqual([...await both.readValue()], [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 2, 3, 4, 5, 6]);
+  const even = gt.rechunk(x, 5);
+  assert.deepEqual(even.chunks, [5, 5]);
+  assert.deepEqual([...await even.readValue()], [...await x.readValue()]);
+  throwsCode(() => gt.rechunk(x, [4, 4]), 'INVALID_ARGUMENT');
+  throwsCode(() => gt.concat(x, E.fromArray([1])), 'TYPE_MISMATCH');
+  throwsCode(() => gt.slice(x, 'a'), 'INVALID_ARGUMENT');
+  throwsCode(() => gt.concat(), 'INVALID_ARGUMENT');
+});
+
+test('a chunked output writes one IPC record batch per chunk and reads back as a table', async () => {
+  const x = E.fromArray(new Float32Array([1, 2, 3, 4, 5]), {chunks: [2, 3]});
+  const doubled = gt.multiply(x, 2);
+  const back = arrow.tableFromIPC(doubled.toArrowIPC('y'));
+  assert.equal(back.batches.length, 2);
+  assert.deepEqual([...back.getChild('y').toArray()], [2, 4, 6, 8, 10]);
+  const table = gt.GPUTable.fromArrowIPCSync(doubled.toArrowIPC('y'));
+  assert.deepEqual(table.getVector('y').chunks, [2, 3]);
+  // A table vector in several batches as an evaluator: a view of the batches.
+  const view = E.fromVector(table.getVector('y'));
+  assert.deepEqual(view.chunks, [2, 3]);
+  assert.deepEqual([...await view.readValue()], [2, 4, 6, 8, 10]);
+  table.destroy();
+  throwsCode(() => view.readValueSync(), 'DESTROYED');
+});
+
+test('mapBlocks builds each output chunk from the same chunk of every input', async () => {
+  const x = E.fromArray(new Float32Array([1, 2, 3, 4, 5, 6]), {chunks: [2, 4]});
+  const y = E.fromArray(new Float32Array([10, 20, 30, 40, 50, 60]), {chunks: [3, 3]});
+  const seen = [];
+  const out = gt.mapBlocks((a, b, {blockId, rowOffset}) => {
+    seen.push([blockId, rowOffset, a.length, b.length]);
+    return gt.add(a, rowOffset);
+  }, x, y);
+  assert.deepEqual(seen, [[0, 0, 2, 3], [1, 2, 4, 3]]);
+  assert.deepEqual(out.chunks, [2, 4]);
+  assert.deepEqual([...await out.readValue()], [1, 2, 5, 6, 7, 8]);
+  // A reduction per block: one row per chunk.
+  const perBlock = gt.mapBlocks(a => gt.extent(a), x);
+  assert.deepEqual([...await perBlock.readValue()], [1, 2, 3, 6]);
+  throwsCode(() => gt.mapBlocks(a => a, x, E.fromArray([1, 2, 3, 4, 5, 6])), 'INVALID_ARGUMENT');
+  throwsCode(() => gt.mapBlocks(() => 3, x), 'INVALID_ARGUMENT');
+});
+
+test('blockwise builds output chunk k from the input chunks keys(k)', async () => {
+  const x = E.fromArray(new Int32Array([1, 2, 3, 4, 5, 6, 7, 8]), {chunks: 2});
+  // Chunk k adds chunks k and 3 - k: a reversal across the column.
+  const out = gt.blockwise((k, [a, b]) => gt.add(a, b), [x], {chunks: [2, 2, 2, 2], keys: k => [[k, 3 - k]]});
+  assert.deepEqual(out.chunks, [2, 2, 2, 2]);
+  assert.deepEqual([...await out.readValue()], [8, 10, 8, 10, 8, 10, 8, 10]);
+  // Lists of several chunks, concatenated by the function.
+  const pairs = gt.blockwise((k, list) => gt.concat(...list), [x], {chunks: [4, 4], keys: k => [[2 * k, 2 * k + 1]]});
+  assert.deepEqual(pairs.chunks, [4, 4]);
+  assert.deepEqual([...await pairs.readValue()], [1, 2, 3, 4, 5, 6, 7, 8]);
+  throwsCode(() => gt.blockwise((k, [a]) => a, [x], {chunks: [3], keys: () => [[0]]}), 'INVALID_ARGUMENT');
+  throwsCode(() => gt.blockwise((k, [a]) => a, [x], {chunks: [2], keys: () => [[9]]}), 'INVALID_ARGUMENT');
+  throwsCode(() => gt.blockwise((k, [a]) => a, [x], {chunks: [2], keys: () => [0]}), 'INVALID_ARGUMENT');
+});

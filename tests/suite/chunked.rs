@@ -1,0 +1,247 @@
+//! Chunked columns (api.md "Chunked evaluation"): chunked sources, elementwise work over
+//! inputs with any chunk boundaries, chunk tasks compiled once, `extent` over chunks, and the
+//! view ops `concat`, `slice` and `rechunk`, against values worked out by hand.
+
+use super::*;
+use gputable::engine;
+use gputable::memory::Stats;
+
+fn stats<D: Backend>(device: &D) -> Stats {
+    device.core().counters.stats()
+}
+
+/// The node's output lives on `device` in `chunks` chunks.
+fn assert_chunks_on<D: Backend>(node: &NodeRef, device: &D, chunks: &[u32]) {
+    assert_eq!(&*node.chunks, chunks, "{node:?}");
+    let home = node.home().expect("evaluated");
+    assert_eq!(
+        home.device,
+        device.core().id,
+        "{node:?} was computed elsewhere"
+    );
+    let rows: Vec<u32> = home.chunks.iter().map(|c| c.rows).collect();
+    assert_eq!(rows, chunks, "{node:?}: stored chunks");
+}
+
+fn f32_chunks(values: &[f32], size: u32, chunks: &[u32]) -> NodeRef {
+    chunked(ColumnData::F32(values.to_vec()), size, chunks)
+}
+
+pub fn elementwise_ops_read_across_chunk_boundaries<T: Target>() {
+    let device = T::device();
+    let a = f32_chunks(&[1., 2., 3., 4., 5., 6.], 1, &[2, 4]);
+    let b = f32_chunks(&[10., 20., 30., 40., 50., 60.], 1, &[3, 3]);
+    let plain = f32s(&[1.; 6], 1);
+    let sum = ir::binary(Add, &a, &b).unwrap();
+    // A chunked column plus an unchunked one of the same length is that length (the defect
+    // was one output per chunk pairing: 12 rows).
+    let shifted = ir::binary(Add, &a, &plain).unwrap();
+    let other_first = ir::binary(Add, &plain, &b).unwrap();
+    let pairs = ir::interleave(&[a.clone(), b.clone()]).unwrap();
+    let picked = ir::select(&ir::binary(Subtract, &a, &lit(&[3.])).unwrap(), &a, &b).unwrap();
+    let roots = [
+        sum.clone(),
+        shifted.clone(),
+        other_first.clone(),
+        pairs.clone(),
+        picked.clone(),
+    ];
+    evaluate::<T>(&roots).unwrap();
+    assert_chunks_on(&sum, &device, &[2, 4]);
+    assert_eq!(read_f32(&sum), vec![11., 22., 33., 44., 55., 66.]);
+    assert_chunks_on(&shifted, &device, &[2, 4]);
+    assert_eq!(read_f32(&shifted), vec![2., 3., 4., 5., 6., 7.]);
+    assert_chunks_on(&other_first, &device, &[3, 3]);
+    assert_eq!(read_f32(&other_first), vec![11., 21., 31., 41., 51., 61.]);
+    assert_chunks_on(&pairs, &device, &[2, 4]);
+    assert_eq!(
+        read_f32(&pairs),
+        vec![1., 10., 2., 20., 3., 30., 4., 40., 5., 50., 6., 60.]
+    );
+    assert_eq!(read_f32(&picked), vec![1., 2., 30., 4., 5., 6.]);
+    // The first chunked input is shorter than the output: its last chunk takes the rest,
+    // and its rows past its length read 0.
+    let short = f32_chunks(&[1., 2., 3., 4.], 1, &[2, 2]);
+    let longer = ir::binary(Add, &short, &plain).unwrap();
+    evaluate::<T>(std::slice::from_ref(&longer)).unwrap();
+    assert_chunks_on(&longer, &device, &[2, 4]);
+    assert_eq!(read_f32(&longer), vec![2., 3., 4., 5., 1., 1.]);
+    // Empty chunks stay.
+    let gaps = f32_chunks(&[4., 9., 16.], 1, &[0, 2, 0, 1]);
+    let roots = ir::unary(Sqrt, &gaps).unwrap();
+    evaluate::<T>(std::slice::from_ref(&roots)).unwrap();
+    assert_chunks_on(&roots, &device, &[0, 2, 0, 1]);
+    assert_eq!(read_f32(&roots), vec![2., 3., 4.]);
+}
+
+pub fn chunk_tasks_share_one_fused_kernel<T: Target>() {
+    let device = T::fresh();
+    let xs: Vec<f32> = (0..3000).map(|i| i as f32).collect();
+    let x = f32_chunks(&xs, 3, &[400, 0, 600]);
+    let r = ir::binary(Add, &ir::unary(Sqrt, &x).unwrap(), &lit(&[1.])).unwrap();
+    let text = engine::explain(&device, &r).unwrap();
+    assert!(text.contains("runs as 3 chunk tasks"), "{text}");
+    let before = stats(&device);
+    evaluate_blocking(&device, std::slice::from_ref(&r)).unwrap();
+    let after = stats(&device);
+    // One fused pass per chunk with rows (a GPU backend compiles its kernel once).
+    assert!(
+        after.kernels - before.kernels >= 2,
+        "{before:?} -> {after:?}"
+    );
+    assert!(
+        after.pipelines - before.pipelines <= 1,
+        "{before:?} -> {after:?}"
+    );
+    assert_chunks_on(&r, &device, &[400, 0, 600]);
+    let expected: Vec<f32> = xs.iter().map(|v| v.sqrt() + 1.0).collect();
+    assert_close(
+        &read_f32(&r),
+        &expected.iter().map(|&v| v as f64).collect::<Vec<_>>(),
+        1e-6,
+    );
+}
+
+pub fn extent_over_chunks_follows_its_rules<T: Target>() {
+    let device = T::device();
+    let i = |values: &[i32], chunks: &[u32]| chunked(ColumnData::I32(values.to_vec()), 1, chunks);
+    // The defects: an integer fold starting from NaN (stored as 0), and an empty batch.
+    let up = ir::extent(&i(&[5, 6, 7, 8], &[2, 2])).unwrap();
+    let down = ir::extent(&i(&[-5, -6, -7, -8], &[2, 2])).unwrap();
+    let gap = ir::extent(&i(&[3, -1, 9, 4], &[2, 0, 2])).unwrap();
+    let nan = ir::extent(&f32_chunks(&[f32::NAN, 2., f32::NAN, -1.], 1, &[1, 1, 2])).unwrap();
+    // A graph using the whole extent, not a chunk's.
+    let shifted = ir::binary(Add, &up, &lit(&[1.])).unwrap();
+    evaluate::<T>(&[
+        up.clone(),
+        down.clone(),
+        gap.clone(),
+        nan.clone(),
+        shifted.clone(),
+    ])
+    .unwrap();
+    assert_chunks_on(&up, &device, &[1]);
+    assert_eq!(read_i32(&up), vec![5, 8]);
+    assert_eq!(read_i32(&down), vec![-8, -5]);
+    assert_eq!(read_i32(&gap), vec![-1, 9]);
+    assert_eq!(read_f32(&nan), vec![-1., 2.]);
+    assert_eq!(read_f32(&shifted), vec![6., 9.]);
+    let empty = ir::extent(&i(&[], &[0, 0])).unwrap();
+    assert_eq!(code(evaluate::<T>(&[empty])), ErrorCode::EmptyInput);
+}
+
+pub fn views_share_whole_chunks_and_copy_parts<T: Target>() {
+    let device = T::fresh();
+    let values: Vec<i32> = (0..10).collect();
+    let x = chunked(ColumnData::I32(values.clone()), 1, &[3, 3, 4]);
+    pollster::block_on(engine::put_on(&device, &x, false)).unwrap();
+    let whole = ir::slice(&x, 3.0, 6.0).unwrap();
+    let twice = ir::concat(&[x.clone(), x.clone()]).unwrap();
+    let before = stats(&device);
+    evaluate_blocking(&device, &[whole.clone(), twice.clone()]).unwrap();
+    assert_eq!(
+        stats(&device).kernels,
+        before.kernels,
+        "whole chunks are shared"
+    );
+    assert_chunks_on(&whole, &device, &[3]);
+    assert_eq!(read_i32(&whole), vec![3, 4, 5]);
+    assert_chunks_on(&twice, &device, &[3, 3, 4, 3, 3, 4]);
+    assert_eq!(read_i32(&twice), [values.clone(), values.clone()].concat());
+
+    let parts = ir::slice(&x, 2.0, 7.0).unwrap();
+    let regrouped = ir::rechunk(&x, vec![5, 5].into()).unwrap();
+    let clamped = ir::slice(&x, -4.0, 1e9).unwrap();
+    let nothing = ir::slice(&x, 8.0, 2.0).unwrap();
+    let before = stats(&device);
+    evaluate_blocking(&device, std::slice::from_ref(&parts)).unwrap();
+    assert_eq!(
+        stats(&device).kernels - before.kernels,
+        2,
+        "one copy per partial chunk"
+    );
+    evaluate_blocking(
+        &device,
+        &[regrouped.clone(), clamped.clone(), nothing.clone()],
+    )
+    .unwrap();
+    assert_chunks_on(&parts, &device, &[1, 3, 1]);
+    assert_eq!(read_i32(&parts), vec![2, 3, 4, 5, 6]);
+    assert_chunks_on(&regrouped, &device, &[5, 5]);
+    assert_eq!(read_i32(&regrouped), values);
+    assert_eq!(&*clamped.chunks, &[3, 3, 4]);
+    assert_eq!(read_i32(&clamped), values);
+    assert_eq!(read_i32(&nothing), Vec::<i32>::new());
+    // Views compose with elementwise work and keep their chunks.
+    let r = ir::binary(Multiply, &regrouped, &parts).unwrap();
+    evaluate_blocking(&device, std::slice::from_ref(&r)).unwrap();
+    assert_chunks_on(&r, &device, &[5, 5]);
+    assert_eq!(read_i32(&r), vec![0, 3, 8, 15, 24, 0, 0, 0, 0, 0]);
+
+    assert_eq!(
+        code(ir::rechunk(&x, vec![4, 4].into())),
+        ErrorCode::InvalidArgument
+    );
+    assert_eq!(
+        code(ir::concat(&[x.clone(), f32s(&[1.], 1)])),
+        ErrorCode::TypeMismatch
+    );
+    assert_eq!(
+        code(ir::concat(&[x.clone(), i32s(&[1, 2], 2)])),
+        ErrorCode::InvalidArgument
+    );
+    assert_eq!(
+        code(ir::slice(&x, f64::NAN, 2.0)),
+        ErrorCode::InvalidArgument
+    );
+    // A view borrows its input's storage: it ends with it.
+    x.destroy();
+    assert_eq!(
+        code(gputable::evaluator::read_value(&whole, None, None)),
+        ErrorCode::Destroyed
+    );
+    assert!(r.home().is_some(), "a computed output is its own");
+}
+
+pub fn gather_reads_chunked_ids_and_sources<T: Target>() {
+    let device = T::device();
+    let source = chunked(ColumnData::U32((0..12).collect()), 2, &[2, 0, 4]);
+    let ids = chunked(ColumnData::I32(vec![5, 0, -1, 3, 9]), 1, &[2, 3]);
+    let r = ir::gather(&ids, &source).unwrap();
+    evaluate::<T>(std::slice::from_ref(&r)).unwrap();
+    assert_chunks_on(&r, &device, &[2, 3]);
+    assert_eq!(read_u32(&r), vec![10, 11, 0, 1, 0, 0, 6, 7, 0, 0]);
+}
+
+pub fn chunked_sources_validate_their_chunks<T: Target>() {
+    let data = || ColumnData::F32(vec![1., 2., 3.]);
+    assert_eq!(
+        code(ir::source_chunked(data(), 1, vec![1, 1].into())),
+        ErrorCode::InvalidArgument
+    );
+    assert_eq!(
+        code(ir::source_chunked(data(), 1, Vec::<u32>::new().into())),
+        ErrorCode::InvalidArgument
+    );
+    assert_eq!(&*ir::regular_chunks(2.0, 5).unwrap(), &[2, 2, 1]);
+    assert_eq!(&*ir::regular_chunks(2.0, 0).unwrap(), &[0]);
+    assert_eq!(code(ir::regular_chunks(0.0, 5)), ErrorCode::InvalidArgument);
+    assert_eq!(code(ir::regular_chunks(1.5, 5)), ErrorCode::InvalidArgument);
+    assert_eq!(
+        &*ir::explicit_chunks(&[2.0, 0.0, 3.0], 5).unwrap(),
+        &[2, 0, 3]
+    );
+    assert_eq!(
+        code(ir::explicit_chunks(&[2.0, 2.0], 5)),
+        ErrorCode::InvalidArgument
+    );
+    assert_eq!(
+        code(ir::explicit_chunks(&[-1.0, 6.0], 5)),
+        ErrorCode::InvalidArgument
+    );
+    // A chunked source reads back whole, and its chunks are its own.
+    let x = ir::source_chunked(data(), 1, vec![2, 1].into()).unwrap();
+    evaluate::<T>(std::slice::from_ref(&x)).unwrap();
+    assert_eq!(read_f32(&x), vec![1., 2., 3.]);
+    assert_eq!(x.home().unwrap().chunks.len(), 2);
+}
