@@ -339,6 +339,15 @@ export function extent(x) {
   return wrap(() => wasm.extent(handleOf(x)));
 }
 
+/**
+ * Every lane converted to `type`: float to integer truncates toward zero (NaN and values out
+ * of range give 0), integers wrap. @example cast(x, 'uint8')
+ */
+export function cast(x, type) {
+  checkType(type);
+  return wrap(() => wasm.cast(handleOf(x), type));
+}
+
 /** Rows of each input in order, chunks concatenated; one type and row size. */
 export function concat(...inputs) {
   if (inputs.length === 0) fail('INVALID_ARGUMENT', 'concat needs at least one input');

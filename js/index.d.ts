@@ -410,6 +410,8 @@ export function interleave(...inputs: ArithmeticArgument[]): GPUTableEvaluator;
 export function gather(ids: EvaluatorInput, source: ArithmeticArgument): GPUTableEvaluator;
 /** Per channel `[min, max]` over all rows, NaN ignored; length = x.size, size 2. Empty input: `EMPTY_INPUT`. */
 export function extent(x: ArithmeticArgument): GPUTableEvaluator;
+/** Every lane converted to `type`: float to integer truncates toward zero (NaN and out of range give 0), integers wrap. */
+export function cast<T extends DataType>(x: ArithmeticArgument, type: T): GPUTableEvaluator<T>;
 /** Rows of each input in order, chunks concatenated; the inputs share one type and row size. */
 export function concat<T extends DataType>(...inputs: (GPUTableEvaluator<T> | GPUVector<T>)[]): GPUTableEvaluator<T>;
 /** Rows `[start, end)` of `x`, clamped; reads only the chunks it touches. */

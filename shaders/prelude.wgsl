@@ -42,3 +42,17 @@ fn gt_sqrt(x: f32) -> f32 {
     let negative = bitcast<u32>(x) > 0x80000000u;
     return select(sqrt(x), bitcast<f32>(0x7fc00000u | param(2u)), negative);
 }
+
+// `cast` of a float to an integer type whose integers are [lo, end): truncated toward zero;
+// NaN (found by its bits) and values outside the range are 0, as on the CPU.
+fn gt_cast_i32(x: f32, lo: f32, end: f32) -> i32 {
+    let t = trunc(x);
+    let nan = (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;
+    return select(0i, i32(t), !nan && t >= lo && t < end);
+}
+
+fn gt_cast_u32(x: f32, lo: f32, end: f32) -> u32 {
+    let t = trunc(x);
+    let nan = (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;
+    return select(0u, u32(t), !nan && t >= lo && t < end);
+}

@@ -76,6 +76,18 @@ impl DType {
         }
     }
 
+    /// The integers an integer type holds, as `(lowest, highest + 1)`: both exact in f32.
+    pub fn int_bounds(self) -> (f64, f64) {
+        match self {
+            DType::U8 => (0.0, 256.0),
+            DType::I8 => (-128.0, 128.0),
+            DType::U16 => (0.0, 65536.0),
+            DType::I16 => (-32768.0, 32768.0),
+            DType::U32 => (0.0, 4294967296.0),
+            DType::I32 | DType::F32 => (-2147483648.0, 2147483648.0),
+        }
+    }
+
     pub fn is_float(self) -> bool {
         self == DType::F32
     }

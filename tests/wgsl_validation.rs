@@ -7,7 +7,7 @@ use common::*;
 use std::rc::Rc;
 
 use gputable::column::{Column, ColumnData};
-use gputable::dtype::Class;
+use gputable::dtype::{Class, DType};
 use gputable::ir::{self, BinaryOp::*, NodeRef, UnaryOp::*};
 use gputable::plan::{plan, Fusion, Region};
 use gputable::value::Value;
@@ -123,6 +123,11 @@ fn generated_kernels_are_valid_wgsl() {
         ir::binary(Add, &ir::gather(&ids, &wide).unwrap(), &lit(&[1.])).unwrap(),
         ir::binary(Multiply, &u8s(&[3; 40], 20), &u8s(&[200; 40], 20)).unwrap(),
         ir::dot(&wide_sum, &wide).unwrap(),
+        ir::cast(&x, DType::U8).unwrap(),
+        ir::cast(&x, DType::I32).unwrap(),
+        ir::cast(&i32s(&[1, 2], 1), DType::F32).unwrap(),
+        ir::cast(&u32s(&[1, 2], 1), DType::I16).unwrap(),
+        ir::cast(&wide_sum, DType::U32).unwrap(),
     ];
     for (i, root) in graphs.iter().enumerate() {
         for region in plan(std::slice::from_ref(root), Fusion::On)

@@ -387,6 +387,22 @@ fn leaf_slice<T: Lane>(data: &ColumnData, start: usize, len: usize) -> &[T] {
     with_column_data!(data, v => &cast::<_, T>(v)[start..start + len])
 }
 
+/// `cast`'s conversion of one lane: a float into an integer type truncates, and NaN or a
+/// value outside `bounds` (the type's `(lowest, highest + 1)`) is 0; the rest converts as
+/// `as` does (integers wrap, and narrowing after wraps to 8 or 16 bits).
+#[inline(always)]
+fn cast_lane<S: Lane, T: Lane>(v: S, (lo, end): (f64, f64)) -> T {
+    if S::CLASS != Class::F || T::CLASS == Class::F {
+        return T::from_elem(v);
+    }
+    let t = v.to_f64().trunc();
+    match (t >= lo && t < end, lo < 0.0) {
+        (false, _) => T::default(),
+        (true, true) => T::from_elem(t as i32),
+        (true, false) => T::from_elem(t as u32),
+    }
+}
+
 /// Computes one block of `node` (compute class `T`) into `dst` (`n * size` elements).
 fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> {
     let size = node.meta.size;
@@ -510,6 +526,16 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
                 row[0] = T::from_elem(segment as u32);
                 row[1] = T::from_elem((vertex - starts[segment]) as u32);
             }
+        }
+        Op::Cast(to) => {
+            let input = &node.inputs[0];
+            let bounds = to.int_bounds();
+            dispatch_class!(input.meta.dtype.class(), S => {
+                let x = b.prepare::<S>(input, size, 0)?;
+                for (o, v) in dst.iter_mut().zip(b.view::<S>(x, lanes)) {
+                    *o = cast_lane::<S, T>(*v, bounds);
+                }
+            });
         }
         Op::Rows(ranges) => {
             let (r0, r1) = (b.r0 as usize, b.r0 as usize + n);

@@ -122,6 +122,8 @@ pub enum Op {
     Extent,
     /// Rows of each input in order, chunks concatenated (a view: no kernel of its own).
     Concat,
+    /// Every lane converted to the node's type (api.md's `cast` rules).
+    Cast(DType),
     /// Rows `start..start + length` of the input (a view of the chunks it touches).
     Slice {
         start: u32,
@@ -150,6 +152,7 @@ impl Op {
             Op::Gather => "gather",
             Op::SegmentedMap => "segmentedMap",
             Op::Extent => "extent",
+            Op::Cast(_) => "cast",
             Op::Concat => "concat",
             Op::Slice { .. } => "slice",
             Op::Rechunk => "rechunk",

@@ -84,6 +84,12 @@ pub fn binary(op: BinaryOp, a: &NodeRef, b: &NodeRef) -> Result<NodeRef> {
     elementwise(Op::Binary(op), vec![a.clone(), b.clone()], dtype, size)
 }
 
+/// Every lane of `x` as `dtype`: float to integer truncates toward zero, NaN and values out
+/// of the type's range give 0; integers wrap; to float32 rounds to nearest.
+pub fn cast(x: &NodeRef, dtype: DType) -> Result<NodeRef> {
+    elementwise(Op::Cast(dtype), vec![x.clone()], dtype, x.meta.size)
+}
+
 pub fn unary(op: UnaryOp, x: &NodeRef) -> Result<NodeRef> {
     let dtype = if op == UnaryOp::Abs {
         x.meta.dtype

@@ -343,6 +343,11 @@ pub fn extent(x: &Evaluator) -> JsResult<Evaluator> {
 }
 
 #[wasm_bindgen]
+pub fn cast(x: &Evaluator, dtype: &str) -> JsResult<Evaluator> {
+    wrap(DType::parse(dtype).and_then(|dtype| ir::cast(&x.node, dtype)))
+}
+
+#[wasm_bindgen]
 pub fn concat(inputs: &EvaluatorList) -> JsResult<Evaluator> {
     wrap(ir::concat(&inputs.nodes))
 }

@@ -42,6 +42,23 @@ pub(crate) fn lanewise_expr(g: &Gen, node: &NodeRef, at: &str) -> Option<String>
                 (UnaryOp::Log, _) => format!("gt_log({a})"),
             }
         }
+        Op::Cast(to) => {
+            let from = inputs[0].meta.dtype.class();
+            let a = g.lane(&inputs[0], at, from);
+            match (from, class) {
+                (Class::F, Class::I | Class::U) => {
+                    let (lo, end) = to.int_bounds();
+                    let ty = wgsl_type(class);
+                    // NaN (by its bits: compilers may assume none) and values outside the
+                    // type give 0; the rest truncate.
+                    format!("gt_cast_{ty}({a}, {lo:.1}, {end:.1})",)
+                }
+                (Class::I | Class::U, Class::F) => format!("f32({a})"),
+                (Class::I, Class::U) => format!("bitcast<u32>({a})"),
+                (Class::U, Class::I) => format!("bitcast<i32>({a})"),
+                _ => a,
+            }
+        }
         Op::Select => {
             let cond_class = inputs[0].meta.dtype.class();
             let c = g.lane(&inputs[0], at, cond_class);
@@ -128,7 +145,7 @@ pub(crate) fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Resul
         return Err(internal("a per-row node reads a node computed per lane"));
     }
     match &node.op {
-        Op::Binary(_) | Op::Unary(_) | Op::Select => {
+        Op::Binary(_) | Op::Unary(_) | Op::Select | Op::Cast(_) => {
             let expr = lanewise_expr(g, node, "l")
                 .ok_or_else(|| internal("a lane-wise op has no lane expression"))?;
             each(body, expr);

@@ -29,8 +29,10 @@ pub(crate) fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Resul
         false => Ok(()),
     };
     let value = match &node.op {
-        Op::Binary(_) | Op::Unary(_) | Op::Select => lanewise_expr(g, node, "lane")
-            .ok_or_else(|| internal("a lane-wise op has no lane expression"))?,
+        Op::Binary(_) | Op::Unary(_) | Op::Select | Op::Cast(_) => {
+            lanewise_expr(g, node, "lane")
+                .ok_or_else(|| internal("a lane-wise op has no lane expression"))?
+        }
         Op::Gather => {
             let source = gather_setup(g, node, body)?;
             format!("select({z}, fetch_{source}(r{id}, lane), ok{id})")

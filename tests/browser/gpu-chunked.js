@@ -66,6 +66,12 @@ export async function chunkedChecks(gt, device) {
         await expectOn(device, gt.rechunk(x, [5, 5]), [5, 5], [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]) ??
         await expectOn(device, gt.gather(E.fromArray([9, 0, 4], {type: 'uint32'}), x), [3], [9, 0, 4]);
     },
+    async 'cast truncates, zeroes NaN and out-of-range values, wraps integers'() {
+      const x = E.fromArray(new Float32Array([1.9, -1.9, 255.5, 256, NaN, Infinity, -0.5]), {chunks: [3, 4]});
+      return await expectOn(device, gt.cast(gt.add(x, 0), 'uint8'), [3, 4], [1, 0, 255, 0, 0, 0, 0]) ??
+        await expectOn(device, gt.cast(gt.add(x, 0), 'sint8'), [3, 4], [1, -1, 0, 0, 0, 0, 0]) ??
+        await expectOn(device, gt.cast(E.fromArray(new Int32Array([-1, 300, -129])), 'uint8'), [3], [255, 44, 127]);
+    },
     async 'extent of batches of every integer type, with an empty batch'() {
       const problems = [];
       for (const Typed of [Int8Array, Uint16Array, Int32Array, Uint32Array, Float32Array]) {

@@ -254,7 +254,7 @@ pub fn random_op_chunked(
         if a.meta.constant { 1 } else { a.meta.length },
         chunked,
     );
-    let result = match rng.below(16) {
+    let result = match rng.below(17) {
         0..=2 => ir::binary(
             BINARY[rng.below(if transcendental { 5 } else { 4 }) as usize],
             &a,
@@ -282,6 +282,7 @@ pub fn random_op_chunked(
         13 if a.meta.dtype == b.meta.dtype && a.meta.size == b.meta.size => ir::concat(&[a, b]),
         13 => return None,
         14 => ir::rechunk(&a, chunks.into()),
+        15 => ir::cast(&a, DType::ALL[rng.below(7) as usize]),
         _ => ir::extent(&a),
     };
     match result {

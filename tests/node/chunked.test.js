@@ -128,3 +128,15 @@ test('blockwise builds output chunk k from the input chunks keys(k)', async () =
   throwsCode(() => gt.blockwise((k, [a]) => a, [x], {chunks: [2], keys: () => [[9]]}), 'INVALID_ARGUMENT');
   throwsCode(() => gt.blockwise((k, [a]) => a, [x], {chunks: [2], keys: () => [0]}), 'INVALID_ARGUMENT');
 });
+
+test('cast converts lanes by the rules of api.md', async () => {
+  const x = E.fromArray(new Float32Array([1.9, -1.9, 255.5, 256, NaN, Infinity, -0.5]), {chunks: [3, 4]});
+  const bytes = gt.cast(x, 'uint8');
+  assert.equal(bytes.type, 'uint8');
+  assert.deepEqual(bytes.chunks, [3, 4]);
+  assert.deepEqual([...await bytes.readValue()], [1, 0, 255, 0, 0, 0, 0]);
+  assert.deepEqual([...await gt.cast(x, 'sint8').readValue()], [1, -1, 0, 0, 0, 0, 0]);
+  assert.deepEqual([...await gt.cast(E.fromArray(new Int32Array([-1, 300])), 'uint8').readValue()], [255, 44]);
+  assert.deepEqual([...await gt.cast(E.fromArray(new Uint32Array([4294967295])), 'sint32').readValue()], [-1]);
+  throwsCode(() => gt.cast(x, 'float64'), 'INVALID_ARGUMENT');
+});

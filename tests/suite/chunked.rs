@@ -5,6 +5,7 @@
 use super::*;
 use gputable::engine;
 use gputable::memory::Stats;
+use gputable::DType;
 
 fn stats<D: Backend>(device: &D) -> Stats {
     device.core().counters.stats()
@@ -244,4 +245,84 @@ pub fn chunked_sources_validate_their_chunks<T: Target>() {
     evaluate::<T>(std::slice::from_ref(&x)).unwrap();
     assert_eq!(read_f32(&x), vec![1., 2., 3.]);
     assert_eq!(x.home().unwrap().chunks.len(), 2);
+}
+
+/// `cast` by api.md's rules, worked out in f64: float to integer truncates, NaN and values
+/// outside the type are 0; integers wrap to the type's width; to float32 rounds.
+fn cast_reference(v: f64, from_float: bool, to: DType) -> f64 {
+    if to == DType::F32 {
+        return v as f32 as f64;
+    }
+    let (lo, end) = to.int_bounds();
+    if from_float {
+        let t = v.trunc();
+        return if v.is_nan() || t < lo || t >= end {
+            0.0
+        } else {
+            t
+        };
+    }
+    let width = 2f64.powi(to.bits() as i32);
+    let wrapped = v.rem_euclid(width);
+    if lo < 0.0 && wrapped >= width / 2.0 {
+        wrapped - width
+    } else {
+        wrapped
+    }
+}
+
+pub fn cast_converts_by_the_rules<T: Target>() {
+    let device = T::device();
+    let floats = [
+        1.9,
+        -1.9,
+        255.5,
+        256.0,
+        -0.5,
+        -1.0,
+        f32::NAN,
+        f32::INFINITY,
+        -129.0,
+        3e9,
+        -2147483648.0,
+        2147483648.0,
+        65535.9,
+        -32768.7,
+        127.99,
+    ];
+    let ints = [-1, 300, -129, i32::MIN, 65536, 127, -32769];
+    let uints = [u32::MAX, 128, 40000, 70000];
+    let sources = [
+        (
+            chunked(ColumnData::F32(floats.to_vec()), 1, &[5, 0, 10]),
+            true,
+        ),
+        (i32s(&ints, 1), false),
+        (u32s(&uints, 1), false),
+        (u8s(&[0, 200, 255], 1), false),
+        (i8s(&[-128, -1, 5], 1), false),
+    ];
+    for (source, from_float) in &sources {
+        let input = read(source);
+        for to in DType::ALL {
+            // Fused behind another op, as casts usually are.
+            let widened = ir::binary(Add, source, &konst(ColumnData::U8(vec![0]))).unwrap();
+            let root = ir::cast(&widened, to).unwrap();
+            assert_eq!(root.meta.dtype, to);
+            evaluate::<T>(std::slice::from_ref(&root)).unwrap();
+            assert_chunks_on(&root, &device, &source.chunks);
+            let got = read(&root);
+            for i in 0..input.len() {
+                let v = read(&widened).get_f64(i);
+                let want = cast_reference(v, *from_float, to);
+                let have = got.get_f64(i);
+                assert!(
+                    have == want || (have.is_nan() && want.is_nan()),
+                    "cast of {v} ({:?}) to {}: {have}, want {want}",
+                    source.meta.dtype,
+                    to.name()
+                );
+            }
+        }
+    }
 }

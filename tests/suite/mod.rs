@@ -605,6 +605,7 @@ macro_rules! suite {
             views_share_whole_chunks_and_copy_parts,
             gather_reads_chunked_ids_and_sources,
             chunked_sources_validate_their_chunks,
+            cast_converts_by_the_rules,
         );
     };
 }
