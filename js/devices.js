@@ -1,7 +1,7 @@
 // Devices and backends. A device wraps the wasm device of its backend: evaluation, counters,
 // memory and the caching allocator are the Rust engine's, whatever the device.
 import * as wasm from './wasm/gputable.js';
-import {fail, guardAsync} from './errors.js';
+import {fail, guard, guardAsync} from './errors.js';
 import {options} from './types.js';
 
 // Devices by the id the engine gives them, so an output can name its device.
@@ -57,6 +57,10 @@ export class Device {
   /** Table storage alive on this device (CPU: also tables loaded without a device). */
   get liveAllocations() {
     return [...liveStorage].filter(b => b.device === this || (b.device === null && this.type === 'cpu')).length;
+  }
+  /** The device bytes one evaluation may hold at once (`createDevice({allowedMem})`), or undefined. */
+  get allowedMem() {
+    return this._handle.allowedMem;
   }
   /** WebGPU: the browser's `GPUDevice` the outputs' buffers live on. */
   get gpuDevice() {
@@ -173,10 +177,20 @@ export const backendRegistry = Object.freeze({
 /**
  * A device of `type` ('cpu' by default, 'webgpu', 'webgl', or 'best' for the first of
  * those that works). Rejects with `BACKEND_UNAVAILABLE`, never falls back silently.
+ * `allowedMem` bounds the device bytes one evaluation may hold at once.
  */
 export async function createDevice(settings) {
-  const {type = 'cpu'} = options(settings, 'createDevice');
+  const {type = 'cpu', allowedMem} = options(settings, 'createDevice');
   if (typeof type !== 'string') fail('INVALID_ARGUMENT', `device type must be a string, got ${typeof type}`);
+  if (allowedMem !== undefined && (typeof allowedMem !== 'number' || !Number.isInteger(allowedMem) || allowedMem < 1)) {
+    fail('INVALID_ARGUMENT', `allowedMem must be a whole number of bytes of at least 1, got ${allowedMem}`);
+  }
+  const device = await createAny(type);
+  if (allowedMem !== undefined) guard(() => { device._handle.allowedMem = allowedMem; });
+  return device;
+}
+
+async function createAny(type) {
   if (type === 'best') {
     for (const candidate of ['webgpu', 'webgl', 'cpu']) {
       if (!backends.has(candidate)) continue;

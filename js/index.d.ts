@@ -105,6 +105,11 @@ export class Device {
   /** WebGPU and WebGL2: the adapter's name, where the browser tells it. */
   readonly adapterName?: string;
   readonly limits: DeviceLimits;
+  /**
+   * The device bytes one evaluation may hold at once (`createDevice({allowedMem})`), or
+   * undefined: a chunk task projected over it is `LIMIT_EXCEEDED`; within it, chunks stream.
+   */
+  readonly allowedMem: number | undefined;
   readonly destroyed: boolean;
   readonly stats: DeviceStats;
   readonly memory: DeviceMemory;
@@ -149,7 +154,7 @@ export const backendRegistry: {
  * says which in `device.type`. Rejects with `BACKEND_UNAVAILABLE`, never falls back silently.
  * @example const device = await createDevice({type: 'cpu'});
  */
-export function createDevice(options?: {type?: DeviceType | 'best'} | null): Promise<Device>;
+export function createDevice(options?: {type?: DeviceType | 'best'; allowedMem?: number} | null): Promise<Device>;
 
 /** Loads the wasm module. Required once in browsers; a no-op in Node. */
 export function init(input?: string | URL | Request | Response | BufferSource | WebAssembly.Module): Promise<void>;

@@ -72,6 +72,11 @@ impl Backend for CpuDevice {
         PlanLimits::unbounded()
     }
 
+    fn value_bytes(&self, dtype: DType, size: u32, rows: u32) -> u64 {
+        let bytes = rows as u64 * size as u64 * dtype.byte_width() as u64;
+        crate::memory::size_class(bytes, u64::MAX)
+    }
+
     fn reads_in_place(&self, value: &Value) -> bool {
         value.host_column().is_some()
     }

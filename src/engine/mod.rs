@@ -3,6 +3,7 @@
 //! through the device's `Backend`, frees each intermediate after its last use, and leaves
 //! the roots' outputs on the device until someone reads them.
 
+pub mod budget;
 mod lost;
 mod queue;
 
@@ -10,9 +11,10 @@ use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 use crate::column::{Column, ColumnData};
+use crate::dtype::DType;
 use crate::error::{ErrorCode, GpuTableError, Result};
 use crate::ir::{self, assembly_ranges, validate_segments, Node, NodeRef, Op};
-use crate::memory::{Counters, Home, Homes};
+use crate::memory::{size_class, Counters, Home, Homes};
 use crate::plan::{plan_with, Access, Fusion, Plan, PlanLimits, PlanOptions, Region};
 use crate::value::{DeviceId, Output, RowSink, Storage, Value};
 pub use lost::LostFlag;
@@ -27,6 +29,8 @@ pub struct DeviceCore {
     /// Evaluations and reads on this device take turns.
     pub queue: Turnstile,
     pub lost: LostFlag,
+    /// `allowedMem`: the device bytes one evaluation may hold at once, if bounded.
+    pub allowed_mem: std::cell::Cell<Option<u64>>,
 }
 
 impl DeviceCore {
@@ -37,6 +41,7 @@ impl DeviceCore {
             homes: Homes::default(),
             queue: Turnstile::default(),
             lost,
+            allowed_mem: std::cell::Cell::new(None),
         }
     }
 }
@@ -51,6 +56,11 @@ pub trait Backend {
     /// `cpu`, or the GPU API and adapter, for `explain()`.
     fn name(&self) -> String;
     fn plan_limits(&self) -> PlanLimits;
+    /// Device bytes a value of `rows` rows takes, as the device's pool allocates them.
+    fn value_bytes(&self, dtype: DType, size: u32, rows: u32) -> u64 {
+        let _ = dtype;
+        size_class(rows as u64 * size as u64 * 4, u64::MAX)
+    }
     /// Whether kernels of this device read `value` where it is (no copy needed).
     fn reads_in_place(&self, value: &Value) -> bool;
     /// Whether the kernels take this leaf's values from host memory as parameters (small
@@ -135,6 +145,13 @@ pub async fn evaluate_with<B: Backend>(
         },
     )?;
     check_before_running(&plan)?;
+    let budget = core.allowed_mem.get();
+    let root_ids: HashSet<u64> = pending.iter().map(|r| r.id).collect();
+    let resident = |leaf: &NodeRef| resident_on(device, leaf);
+    let projection = budget::project(device, &plan, &root_ids, &resident, budget);
+    if let Some(budget) = budget {
+        projection.check(&plan, budget)?;
+    }
     // Inputs that live on another GPU device come back to the host first, outside this
     // device's turn: waiting for that device while holding ours could deadlock.
     let mut fetched = HashMap::new();
@@ -152,6 +169,8 @@ pub async fn evaluate_with<B: Backend>(
         device,
         batch: &mut batch,
         limits: &limits,
+        streaming: budget.is_some(),
+        streamed: projection.streamed,
     };
     let result = run.plan(&plan, &pending, fetched).await;
     let finished = device.finish(batch).await;
@@ -163,6 +182,14 @@ pub async fn evaluate_with<B: Backend>(
         root.add_output(outputs[&root.id].clone());
     }
     Ok(())
+}
+
+/// Whether a plan input takes no new storage on `device`: on it already (read there, or
+/// copied there before), or a literal its kernels take as parameters.
+fn resident_on<B: Backend>(device: &B, leaf: &NodeRef) -> bool {
+    device.takes_from_host(leaf)
+        || leaf.output_on(device.core().id).is_some()
+        || leaf_home(leaf).is_ok_and(|home| reads_in_place(device, &home))
 }
 
 /// Whether every chunk of `output` is where `device`'s kernels read it.
@@ -198,6 +225,10 @@ struct Run<'a, B: Backend> {
     device: &'a B,
     batch: &'a mut B::Batch,
     limits: &'a PlanLimits,
+    /// Under a memory budget: host inputs are copied a task's part at a time, not whole.
+    streaming: bool,
+    /// Roots whose chunks are read back to the host as they are computed.
+    streamed: HashSet<u64>,
 }
 
 impl<B: Backend> Run<'_, B> {
@@ -242,6 +273,19 @@ impl<B: Backend> Run<'_, B> {
         let home = leaf_home(leaf)?;
         if reads_in_place(device, &home) {
             return Ok(home);
+        }
+        if self.streaming {
+            // Each task copies the rows it reads (see `assemble`).
+            return Ok(match fetched {
+                Some(columns) => Output::new(
+                    crate::value::HOST,
+                    columns
+                        .into_iter()
+                        .map(|c| Rc::new(Value::host(c)))
+                        .collect(),
+                ),
+                None => home,
+            });
         }
         let mut chunks = Vec::with_capacity(home.chunks.len());
         match fetched {
@@ -291,6 +335,10 @@ impl<B: Backend> Run<'_, B> {
                 let output = values
                     .get(&leaf.id)
                     .ok_or_else(|| internal(format!("t{} has no value", leaf.id)))?;
+                if leaf.meta.constant && self.device.takes_from_host(leaf) {
+                    leaves.push(output.chunks[0].clone());
+                    continue;
+                }
                 let pieces = match () {
                     _ if leaf.meta.constant => output.pieces(0, 1),
                     _ if random.contains(&leaf.id) || region.is_reduction() => {
@@ -301,12 +349,17 @@ impl<B: Backend> Run<'_, B> {
                 leaves.push(self.assemble(pieces, leaf).await?);
             }
             check_segments(&task, &leaves, self.device, self.batch).await?;
+            let value = self.device.run_region(self.batch, &task, &leaves).await?;
+            drop(leaves);
             chunks.push(Rc::new(
-                self.device.run_region(self.batch, &task, &leaves).await?,
+                match self.streamed.contains(&region.root.id) && !split {
+                    true => self.read_back(&value).await?,
+                    false => value,
+                },
             ));
             first += rows as u64;
         }
-        let output = Output::new(self.device.core().id, chunks);
+        let output = Output::new(self.home_of(&region.root), chunks);
         if !split {
             return Ok(output);
         }
@@ -314,9 +367,32 @@ impl<B: Backend> Run<'_, B> {
         let mut parts = Vec::with_capacity(region.root.chunks.len());
         for c in 0..region.root.chunks.len() {
             let pieces = output.pieces(offsets[c], offsets[c + 1]);
-            parts.push(self.assemble(pieces, &region.root).await?);
+            let part = self.assemble(pieces, &region.root).await?;
+            parts.push(match self.streamed.contains(&region.root.id) {
+                true => Rc::new(self.read_back(&part).await?),
+                false => part,
+            });
         }
-        Ok(Output::new(self.device.core().id, parts))
+        Ok(Output::new(self.home_of(&region.root), parts))
+    }
+
+    /// Where `root`'s output lives: this device, or the host for an output streamed there.
+    fn home_of(&self, root: &Node) -> DeviceId {
+        match self.streamed.contains(&root.id) {
+            true => crate::value::HOST,
+            false => self.device.core().id,
+        }
+    }
+
+    /// A host copy of `value`, read once the device has done the work recorded so far.
+    async fn read_back(&mut self, value: &Value) -> Result<Value> {
+        self.device.flush(self.batch).await?;
+        let mut column = Column::empty(value.dtype, value.size)?;
+        column.reserve_rows(value.rows)?;
+        self.device
+            .read_rows(value, 0, value.rows, &mut |_, data| column.append(data))
+            .await?;
+        Ok(Value::host(column))
     }
 
     /// A view op's chunks from its inputs' stored rows.
@@ -332,18 +408,13 @@ impl<B: Backend> Run<'_, B> {
                     .ok_or_else(|| internal("an assembled input has no value"))?;
                 pieces.extend(output.pieces(lo, hi));
             }
-            // Literals a device takes from host memory are stored when a view passes them on.
-            for piece in pieces.iter_mut() {
-                if !self.device.reads_in_place(&piece.0) {
-                    let column = piece.0.host_column().ok_or_else(|| {
-                        internal("a piece is neither on this device nor in host memory")
-                    })?;
-                    piece.0 = Rc::new(self.device.upload(self.batch, column)?);
-                }
-            }
-            chunks.push(self.assemble(pieces, node).await?);
+            let chunk = self.assemble(pieces, node).await?;
+            chunks.push(match self.streamed.contains(&node.id) {
+                true => Rc::new(self.read_back(&chunk).await?),
+                false => chunk,
+            });
         }
-        Ok(Output::new(self.device.core().id, chunks))
+        Ok(Output::new(self.home_of(node), chunks))
     }
 
     /// One value of the rows `pieces` hold, in order: a whole stored chunk as it is, else a
@@ -353,6 +424,26 @@ impl<B: Backend> Run<'_, B> {
         mut pieces: Vec<(Rc<Value>, u32, u32)>,
         like: &Node,
     ) -> Result<Rc<Value>> {
+        // Rows in host memory (literals a view passes on, inputs streamed under a budget)
+        // are copied here: only the part a task reads. Work recorded so far is submitted
+        // first: a queued copy lands before the next submit's kernels, and the storage it
+        // reuses may be an input of kernels recorded before.
+        if pieces.iter().any(|p| !self.device.reads_in_place(&p.0)) {
+            self.device.flush(self.batch).await?;
+        }
+        for piece in pieces.iter_mut() {
+            if !self.device.reads_in_place(&piece.0) {
+                let column = piece.0.host_column().ok_or_else(|| {
+                    internal("a piece is neither on this device nor in host memory")
+                })?;
+                let part = Column::new(column.slice_rows(piece.1, piece.2)?, column.size)?;
+                *piece = (
+                    Rc::new(self.device.upload(self.batch, &part)?),
+                    0,
+                    piece.2 - piece.1,
+                );
+            }
+        }
         loop {
             match pieces.as_slice() {
                 [] => {
@@ -535,6 +626,30 @@ pub fn explain<B: Backend>(device: &B, root: &NodeRef) -> Result<String> {
     )?;
     let mut text = plan.describe(&device.name());
     text.push_str(&device.describe_passes(&plan)?);
+    let budget = device.core().allowed_mem.get();
+    let roots = HashSet::from([root.id]);
+    let resident = |leaf: &NodeRef| resident_on(device, leaf);
+    let projection = budget::project(device, &plan, &roots, &resident, budget);
+    for (index, tasks) in projection.tasks.iter().enumerate() {
+        let most = tasks.iter().max().copied().unwrap_or(0);
+        text.push_str(&format!(
+            "pass {}: projected device memory {most} bytes per chunk task\n",
+            index + 1
+        ));
+    }
+    match budget {
+        Some(budget) => {
+            let verdict = match projection.check(&plan, budget) {
+                Ok(()) => "fits".to_string(),
+                Err(e) => format!("refused: {}", e.message),
+            };
+            text.push_str(&format!("allowedMem {budget} bytes: {verdict}\n"));
+            if !projection.streamed.is_empty() {
+                text.push_str("the output is larger than half of allowedMem: its chunks are read back to the host as they are computed\n");
+            }
+        }
+        None => text.push_str("no allowedMem: tasks are not bounded\n"),
+    }
     Ok(text)
 }
 
@@ -551,6 +666,17 @@ pub async fn put_on<B: Backend>(device: &B, node: &NodeRef, only: bool) -> Resul
             node.replace_outputs(home);
         }
         return Ok(());
+    }
+    if let Some(budget) = device.core().allowed_mem.get() {
+        let bytes: u64 = home
+            .chunks
+            .iter()
+            .map(|c| device.value_bytes(c.dtype, c.size, c.rows))
+            .sum();
+        if bytes.saturating_mul(2) > budget {
+            // Larger than half of allowedMem: it stays on the host, streamed when read.
+            return Ok(());
+        }
     }
     let fetched = match home.in_host_memory() {
         true => None,

@@ -295,6 +295,19 @@ impl Backend for GlDevice {
         }
     }
 
+    fn value_bytes(&self, dtype: crate::dtype::DType, size: u32, rows: u32) -> u64 {
+        let layout = self.layout;
+        let format = texture_format(dtype.class(), plane_channels(size));
+        let width = self.texture_width(format, planes(size), layout.rows_in_tile(rows, 0));
+        let row_bytes = width as u64 * device::texel_bytes(format) as u64;
+        (0..layout.tiles(rows).max(1))
+            .map(|tile| {
+                let height = layout.rows_in_tile(rows, tile).div_ceil(width).max(1) as u64;
+                crate::memory::size_class(height * row_bytes, u64::MAX) * planes(size) as u64
+            })
+            .sum()
+    }
+
     fn reads_in_place(&self, value: &Value) -> bool {
         value.device == self.core.id
     }

@@ -113,6 +113,26 @@ impl Device {
         limits.into()
     }
 
+    /// `allowedMem`: the device bytes one evaluation may hold at once (`undefined`: no bound).
+    #[wasm_bindgen(getter, js_name = allowedMem)]
+    pub fn allowed_mem(&self) -> Option<f64> {
+        with_device!(&self.inner, d => d.core().allowed_mem.get()).map(|b| b as f64)
+    }
+    #[wasm_bindgen(setter, js_name = allowedMem)]
+    pub fn set_allowed_mem(&self, bytes: Option<f64>) -> JsResult<()> {
+        let bytes = match bytes {
+            None => None,
+            Some(b) if b.is_finite() && b >= 1.0 && b.fract() == 0.0 => Some(b as u64),
+            Some(b) => {
+                return Err(invalid(format!(
+                    "allowedMem must be a whole number of bytes of at least 1, got {b}"
+                )))
+            }
+        };
+        with_device!(&self.inner, d => d.core().allowed_mem.set(bytes));
+        Ok(())
+    }
+
     /// Evaluates the roots in one plan; resolves once their outputs are on the device.
     pub fn evaluate(&self, roots: &EvaluatorList) -> js_sys::Promise {
         let (device, roots) = (self.inner.clone(), roots.nodes.clone());

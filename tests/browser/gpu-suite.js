@@ -1,7 +1,7 @@
 // Runs in headless Chromium: every operation on a GPU device (`?backend=webgpu|webgl`)
 // against the CPU device. Results land in window.__results for tests/browser/gpu.test.js.
 import * as gt from '../../dist/web/index.js';
-import {chunkedChecks} from './gpu-chunked.js';
+import {budgetCheck, chunkedChecks} from './gpu-chunked.js';
 import {destroyDuringEvaluation, engineChecks} from './gpu-engine.js';
 
 const backend = new URLSearchParams(location.search).get('backend') ?? 'webgpu';
@@ -183,6 +183,7 @@ async function run() {
   const roundTripDevice = await gt.createDevice({type: backend});
   const arrowRoundTrip = await arrowRoundTripOn(roundTripDevice).catch(error => `${error.code ?? error.name}: ${error.message}`);
   roundTripDevice.destroy();
+  const budget = await budgetCheck(gt, backend).catch(error => `${error.code ?? error.name}: ${error.message}`);
   const plan = gt.sqrt(gt.add(f32([1, 2]), 1)).explain(device);
   let emptyExtent = null;
   try {
@@ -198,7 +199,7 @@ async function run() {
     afterDestroy = error.code;
   }
   const worker = backend === 'webgl' ? await inWorker() : null;
-  return {adapter: device.adapterName, limits: device.limits, results, plan, emptyExtent, afterDestroy, destroyedWhileEvaluating, randomChecked, randomRefused, worker, arrowRoundTrip};
+  return {adapter: device.adapterName, limits: device.limits, results, plan, emptyExtent, afterDestroy, destroyedWhileEvaluating, randomChecked, randomRefused, worker, arrowRoundTrip, budget};
 }
 
 // apache-arrow -> tableToIPC -> GPUTable.fromArrowIPC -> ops on the device -> toArrowIPC ->

@@ -140,3 +140,29 @@ test('cast converts lanes by the rules of api.md', async () => {
   assert.deepEqual([...await gt.cast(E.fromArray(new Uint32Array([4294967295])), 'sint32').readValue()], [-1]);
   throwsCode(() => gt.cast(x, 'float64'), 'INVALID_ARGUMENT');
 });
+
+test('allowedMem refuses a task over it before anything runs, and streams chunks within it', async () => {
+  await assert.rejects(gt.createDevice({allowedMem: -5}), error => error.code === 'INVALID_ARGUMENT');
+  await assert.rejects(gt.createDevice({allowedMem: 1.5}), error => error.code === 'INVALID_ARGUMENT');
+  const rows = 32_768;
+  const values = Float32Array.from({length: rows * 8}, (_, i) => i);
+  const build = () => gt.add(gt.sqrt(E.fromArray(values, {chunks: rows})), 1);
+  const tight = await gt.createDevice({allowedMem: 100_000});
+  assert.equal(tight.allowedMem, 100_000);
+  const kernels = tight.stats.kernels;
+  await assert.rejects(build().evaluate(tight),
+    error => error.code === 'LIMIT_EXCEEDED' && /needs \d+ bytes.*allowedMem is 100000/.test(error.message));
+  assert.equal(tight.stats.kernels, kernels, 'refused before any kernel ran');
+  assert.match(build().explain(tight), /refused/);
+  // Three chunks' worth and the parameters: eight chunks stream through.
+  const allowed = 3 * rows * 4 + 65_536;
+  const device = await gt.createDevice({allowedMem: allowed});
+  device.resetPeak();
+  const streamed = build();
+  assert.match(streamed.explain(device), new RegExp(`allowedMem ${allowed} bytes: fits`));
+  await streamed.evaluate(device);
+  assert.ok(device.memory.peakBytes <= allowed, `peak ${device.memory.peakBytes} over ${allowed}`);
+  const unbounded = build();
+  assert.deepEqual(await streamed.readValue(), await unbounded.readValue());
+  assert.deepEqual(streamed.chunks, Array(8).fill(rows));
+});

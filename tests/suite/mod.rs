@@ -5,6 +5,7 @@
 //! Tolerances: exact for integers and `+ - *` on float32, 1e-6 relative for `/` and `sqrt`,
 //! 1e-5 relative for transcendental functions.
 
+mod budget;
 mod chunked;
 mod engine;
 mod regressions;
@@ -18,6 +19,7 @@ use gputable::ir::{self, all_nodes, BinaryOp::*, NodeRef, UnaryOp::*};
 use gputable::plan::WIDE_ROW_LANES;
 use gputable::ErrorCode;
 
+pub use budget::*;
 pub use chunked::*;
 pub use engine::*;
 pub use regressions::*;
@@ -606,6 +608,8 @@ macro_rules! suite {
             gather_reads_chunked_ids_and_sources,
             chunked_sources_validate_their_chunks,
             cast_converts_by_the_rules,
+            // budget.rs: allowedMem
+            a_memory_budget_refuses_or_streams,
         );
     };
 }

@@ -1,0 +1,218 @@
+//! The memory budget (`createDevice({allowedMem})`): before any kernel runs, every chunk
+//! task's device memory is projected (its input parts, the copies that assemble them, its
+//! output, and what earlier passes of the plan still hold), and a task over the budget is
+//! refused. Within the budget, inputs from the host stream through the device a task at a
+//! time, and a root output larger than half the budget is read back chunk by chunk and stays
+//! on the host.
+
+use std::collections::{HashMap, HashSet};
+
+use super::Backend;
+use crate::error::{ErrorCode, GpuTableError, Result};
+use crate::ir::{assembly_ranges, Node, NodeRef};
+use crate::plan::{Plan, Region};
+
+/// Parameter blocks and reduction partial states a task may add to its values.
+pub const TASK_OVERHEAD_BYTES: u64 = 64 << 10;
+
+/// Projected device bytes of a plan's tasks.
+pub struct Projection {
+    /// Per region, per chunk task: the bytes it holds while it runs (earlier results
+    /// included).
+    pub tasks: Vec<Vec<u64>>,
+    /// Roots whose outputs stream back to the host.
+    pub streamed: HashSet<u64>,
+}
+
+impl Projection {
+    /// The most any task holds.
+    pub fn peak(&self) -> u64 {
+        self.tasks.iter().flatten().copied().max().unwrap_or(0)
+    }
+
+    /// `LIMIT_EXCEEDED` naming the first task over `budget` and both numbers.
+    pub fn check(&self, plan: &Plan, budget: u64) -> Result<()> {
+        for (index, (region, tasks)) in plan.regions.iter().zip(&self.tasks).enumerate() {
+            if let Some((k, &bytes)) = tasks.iter().enumerate().find(|(_, &b)| b > budget) {
+                return Err(GpuTableError::new(
+                    ErrorCode::LimitExceeded,
+                    format!(
+                        "chunk task {k} of pass {} (t{}) needs {bytes} bytes of device memory; allowedMem is {budget}",
+                        index + 1,
+                        region.root.id
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Device bytes of `rows` rows of `node`'s type and row size on `device`.
+fn bytes_of<B: Backend>(device: &B, node: &Node, rows: u64) -> u64 {
+    device.value_bytes(
+        node.meta.dtype,
+        node.meta.size,
+        rows.min(u32::MAX as u64) as u32,
+    )
+}
+
+/// Rows `node` stores (a constant's one row).
+fn stored(node: &Node) -> u64 {
+    if node.meta.constant {
+        1
+    } else {
+        node.meta.length as u64
+    }
+}
+
+/// Device bytes of `node`'s whole output: each chunk is stored on its own.
+fn output_bytes<B: Backend>(device: &B, node: &Node) -> u64 {
+    match node.meta.constant {
+        true => bytes_of(device, node, 1),
+        false => node
+            .chunks
+            .iter()
+            .map(|&rows| bytes_of(device, node, rows as u64))
+            .sum(),
+    }
+}
+
+/// Device bytes of the parts of `node`'s chunks in rows `start..end`, each stored alone.
+fn range_bytes<B: Backend>(device: &B, node: &Node, start: u64, end: u64) -> u64 {
+    let offsets = node.chunk_offsets();
+    offsets
+        .windows(2)
+        .map(|w| (w[0].max(start), w[1].min(end)))
+        .filter(|(lo, hi)| lo < hi)
+        .map(|(lo, hi)| bytes_of(device, node, hi - lo))
+        .sum()
+}
+
+/// Whether rows `start..end` of `node` are exactly one of its chunks (no copy needed).
+fn whole_chunk(node: &Node, start: u64, end: u64) -> bool {
+    let offsets = node.chunk_offsets();
+    offsets.windows(2).any(|w| w[0] == start && w[1] == end) || (start == end)
+}
+
+/// The projected bytes of every task of `plan` on `device`. `resident` says which plan inputs
+/// are on the device already (they are the caller's, not the evaluation's); `budget` decides
+/// which roots stream to the host.
+pub fn project<B: Backend>(
+    device: &B,
+    plan: &Plan,
+    roots: &HashSet<u64>,
+    resident: &dyn Fn(&NodeRef) -> bool,
+    budget: Option<u64>,
+) -> Projection {
+    let streamed: HashSet<u64> = match budget {
+        Some(budget) => plan
+            .regions
+            .iter()
+            .filter(|r| roots.contains(&r.root.id))
+            .filter(|r| output_bytes(device, &r.root).saturating_mul(2) > budget)
+            .map(|r| r.root.id)
+            .collect(),
+        None => HashSet::new(),
+    };
+    let computed: HashMap<u64, usize> = plan
+        .regions
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (r.root.id, i))
+        .collect();
+    // When each computed output is last read, so what earlier passes hold at each pass.
+    let mut last_read: HashMap<u64, usize> = HashMap::new();
+    for (index, region) in plan.regions.iter().enumerate() {
+        for leaf in &region.leaves {
+            if computed.contains_key(&leaf.id) {
+                last_read.insert(leaf.id, index);
+            }
+        }
+    }
+    let mut tasks = Vec::with_capacity(plan.regions.len());
+    for (index, region) in plan.regions.iter().enumerate() {
+        let held: u64 = plan.regions[..index]
+            .iter()
+            .filter(|r| {
+                !streamed.contains(&r.root.id)
+                    && (roots.contains(&r.root.id) || last_read.get(&r.root.id) >= Some(&index))
+            })
+            .map(|r| output_bytes(device, &r.root))
+            .sum();
+        let is_input = |leaf: &NodeRef| !computed.contains_key(&leaf.id) && !resident(leaf);
+        let own = task_bytes(
+            device,
+            region,
+            &is_input,
+            streamed.contains(&region.root.id),
+        );
+        tasks.push(own.into_iter().map(|b| b.saturating_add(held)).collect());
+    }
+    Projection { tasks, streamed }
+}
+
+/// Bytes each task of `region` adds: input parts brought from the host (`from_host`), the
+/// copies assembling parts of several chunks, the output chunk (twice when it is read back).
+fn task_bytes<B: Backend>(
+    device: &B,
+    region: &Region,
+    from_host: &dyn Fn(&NodeRef) -> bool,
+    streamed: bool,
+) -> Vec<u64> {
+    let root = &region.root;
+    let offsets = root.chunk_offsets();
+    if root.op.is_assembly() {
+        return (0..root.chunks.len())
+            .map(|c| {
+                let ranges = assembly_ranges(root, offsets[c], offsets[c + 1]);
+                let shared = ranges.len() == 1 && {
+                    let (i, a, b) = ranges[0];
+                    whole_chunk(&root.inputs[i], a, b)
+                };
+                let uploads: u64 = ranges
+                    .iter()
+                    .filter(|(i, _, _)| from_host(&root.inputs[*i]))
+                    .map(|&(i, a, b)| range_bytes(device, &root.inputs[i], a, b))
+                    .sum();
+                let output = bytes_of(device, root, offsets[c + 1] - offsets[c]);
+                let copy = if shared && uploads == 0 { 0 } else { output };
+                uploads + copy * if streamed { 2 } else { 1 }
+            })
+            .collect();
+    }
+    let random = region.random_access_inputs();
+    let mut tasks = Vec::new();
+    let mut first = 0u64;
+    for rows in region.task_chunks() {
+        let rows = rows as u64;
+        let mut bytes = TASK_OVERHEAD_BYTES;
+        for leaf in &region.leaves {
+            let (start, end) = match () {
+                _ if leaf.meta.constant => (0, 1),
+                _ if random.contains(&leaf.id) || region.is_reduction() => (0, stored(leaf)),
+                _ => (first.min(stored(leaf)), (first + rows).min(stored(leaf))),
+            };
+            let copied = !whole_chunk(leaf, start, end);
+            if from_host(leaf) {
+                bytes += range_bytes(device, leaf, start, end);
+            }
+            if copied {
+                bytes += bytes_of(device, leaf, end - start);
+            }
+        }
+        let output = bytes_of(
+            device,
+            root,
+            if region.is_reduction() {
+                stored(root)
+            } else {
+                rows
+            },
+        );
+        bytes += output * if streamed { 2 } else { 1 };
+        tasks.push(bytes);
+        first += rows;
+    }
+    tasks
+}

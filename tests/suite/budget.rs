@@ -1,0 +1,71 @@
+//! The memory budget (api.md "Chunked evaluation": `allowedMem`): a task projected over it is
+//! refused before any kernel runs; within it, chunks stream through the device and the peak
+//! stays within it.
+
+use super::*;
+use gputable::engine::{self, budget::TASK_OVERHEAD_BYTES};
+use gputable::DType;
+
+pub fn a_memory_budget_refuses_or_streams<T: Target>() {
+    let device = T::fresh();
+    let (chunk_rows, chunks) = (32_768u32, 8usize);
+    let xs: Vec<f32> = (0..chunk_rows as usize * chunks)
+        .map(|i| i as f32)
+        .collect();
+    let source = || chunked(ColumnData::F32(xs.clone()), 1, &vec![chunk_rows; chunks]);
+    let graph = |x: &NodeRef| ir::binary(Add, &ir::unary(Sqrt, x).unwrap(), &lit(&[1.])).unwrap();
+    let chunk_bytes = device.value_bytes(DType::F32, 1, chunk_rows);
+    // A task holds its input part, its output chunk and the output's read-back copy.
+    let allowed = 3 * chunk_bytes + TASK_OVERHEAD_BYTES;
+
+    // Too small for one task: refused before anything runs, naming both numbers.
+    device.core().allowed_mem.set(Some(chunk_bytes));
+    let refused = graph(&source());
+    let kernels = device.core().counters.stats().kernels;
+    let error = evaluate_blocking(&device, std::slice::from_ref(&refused)).unwrap_err();
+    assert_eq!(error.code, ErrorCode::LimitExceeded, "{error}");
+    assert!(
+        error
+            .message
+            .contains(&format!("allowedMem is {chunk_bytes}")),
+        "{error}"
+    );
+    assert_eq!(
+        device.core().counters.stats().kernels,
+        kernels,
+        "nothing ran"
+    );
+    let text = engine::explain(&device, &refused).unwrap();
+    assert!(text.contains("refused"), "{text}");
+
+    // Within the budget: eight chunks stream through, and the output stays on the host.
+    device.core().allowed_mem.set(Some(allowed));
+    let streamed = graph(&source());
+    let text = engine::explain(&device, &streamed).unwrap();
+    assert!(
+        text.contains(&format!("allowedMem {allowed} bytes: fits")),
+        "{text}"
+    );
+    device.core().counters.reset_peak();
+    evaluate_blocking(&device, std::slice::from_ref(&streamed)).unwrap();
+    let peak = device.core().counters.memory().peak_bytes;
+    assert!(peak <= allowed, "peak {peak} over allowedMem {allowed}");
+    let home = streamed.home().unwrap();
+    assert!(
+        home.in_host_memory(),
+        "an output past half the budget stays on the host"
+    );
+    assert_eq!(home.chunks.len(), chunks);
+    assert!(device.core().counters.stats().kernels >= kernels + chunks as u64);
+
+    // The same work unbounded, for the values.
+    device.core().allowed_mem.set(None);
+    let unbounded = graph(&source());
+    evaluate_blocking(&device, std::slice::from_ref(&unbounded)).unwrap();
+    assert_eq!(read_f32(&streamed), read_f32(&unbounded));
+    assert_eq!(
+        unbounded.home().unwrap().device,
+        device.core().id,
+        "unbounded, the output stays on the device"
+    );
+}
