@@ -261,7 +261,7 @@ function onDevice(handle, device) {
 function outputVector(evaluator, device) {
   const {type, size} = evaluator;
   const handle = evaluator._handle;
-  const counts = evaluator.isConstant ? [1] : evaluator.chunks;
+  const counts = Array.from(handle.storedChunks(device.id));
   let rowOffset = 0;
   const data = counts.map((length, chunk) => {
     const buffer = new DynamicBuffer({handle, chunk, rowOffset, type, size, length, tracked: false, device});

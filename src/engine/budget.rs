@@ -140,7 +140,11 @@ pub fn project<B: Backend>(
             })
             .map(|r| output_bytes(device, &r.root))
             .sum();
-        let is_input = |leaf: &NodeRef| !computed.contains_key(&leaf.id) && !resident(leaf);
+        // Brought to the device a task's part at a time: inputs not on it, and outputs of
+        // earlier passes that were streamed to the host.
+        let is_input = |leaf: &NodeRef| {
+            (!computed.contains_key(&leaf.id) && !resident(leaf)) || streamed.contains(&leaf.id)
+        };
         let own = task_bytes(
             device,
             region,
@@ -176,17 +180,33 @@ fn task_bytes<B: Backend>(
                     .map(|&(i, a, b)| range_bytes(device, &root.inputs[i], a, b))
                     .sum();
                 let output = bytes_of(device, root, offsets[c + 1] - offsets[c]);
-                let copy = if shared && uploads == 0 { 0 } else { output };
-                uploads + copy * if streamed { 2 } else { 1 }
+                // A whole stored chunk is shared (or its upload is the chunk): no copy.
+                let copy = if shared { 0 } else { output };
+                let read_back = if streamed { output } else { 0 };
+                uploads + copy + read_back
+            })
+            .scan(0u64, |done, bytes| {
+                // Chunks made before stay on the device until the pass ends.
+                let held = *done;
+                if !streamed {
+                    *done += bytes;
+                }
+                Some(held + bytes)
             })
             .collect();
     }
     let random = region.random_access_inputs();
+    let mut chunks = region.task_chunks();
+    let split = chunks.len() > 1 && region.reads_a_leaf_both_ways();
+    if split {
+        chunks = vec![region.rows];
+    }
     let mut tasks = Vec::new();
     let mut first = 0u64;
-    for rows in region.task_chunks() {
+    let mut done = 0u64;
+    for rows in chunks {
         let rows = rows as u64;
-        let mut bytes = TASK_OVERHEAD_BYTES;
+        let mut bytes = TASK_OVERHEAD_BYTES + done;
         for leaf in &region.leaves {
             let (start, end) = match () {
                 _ if leaf.meta.constant => (0, 1),
@@ -211,6 +231,14 @@ fn task_bytes<B: Backend>(
             },
         );
         bytes += output * if streamed { 2 } else { 1 };
+        if split {
+            // The whole output, and its chunks copied out of it.
+            bytes += output;
+        }
+        if !streamed {
+            // This chunk stays on the device while the pass makes the next ones.
+            done += output;
+        }
         tasks.push(bytes);
         first += rows;
     }

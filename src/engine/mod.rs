@@ -61,6 +61,11 @@ pub trait Backend {
         let _ = dtype;
         size_class(rows as u64 * size as u64 * 4, u64::MAX)
     }
+    /// The most bytes one kernel binding holds, where values are bound whole (WebGPU's
+    /// storage buffers); larger chunks are computed a part at a time.
+    fn max_binding_bytes(&self) -> Option<u64> {
+        None
+    }
     /// Whether kernels of this device read `value` where it is (no copy needed).
     fn reads_in_place(&self, value: &Value) -> bool;
     /// Whether the kernels take this leaf's values from host memory as parameters (small
@@ -274,7 +279,12 @@ impl<B: Backend> Run<'_, B> {
         if reads_in_place(device, &home) {
             return Ok(home);
         }
-        if self.streaming {
+        let too_big = device.max_binding_bytes().is_some_and(|limit| {
+            home.chunks
+                .iter()
+                .any(|c| c.rows as u64 * c.size as u64 * 4 > limit)
+        });
+        if self.streaming || too_big {
             // Each task copies the rows it reads (see `assemble`).
             return Ok(match fetched {
                 Some(columns) => Output::new(
@@ -314,17 +324,12 @@ impl<B: Backend> Run<'_, B> {
     async fn region(&mut self, region: &Region, values: &HashMap<u64, Output>) -> Result<Output> {
         let random = region.random_access_inputs();
         let mut tasks = region.task_chunks();
-        // A leaf read whole (a gather source) and at the row (the ids) binds one value: the
-        // region runs as one task, and its output is split into its chunks after.
-        let read_both_ways = region.nodes.iter().any(|n| {
-            n.inputs
-                .iter()
-                .enumerate()
-                .any(|(k, input)| n.op.reads_input_at_row(k) && random.contains(&input.id))
-        });
-        let split = tasks.len() > 1 && read_both_ways;
+        let split = tasks.len() > 1 && region.reads_a_leaf_both_ways();
         if split {
             tasks = vec![region.rows];
+        }
+        if !region.is_reduction() && !split {
+            tasks = self.within_bindings(region, &random, tasks);
         }
         let mut chunks = Vec::new();
         let mut first = 0u64;
@@ -374,6 +379,34 @@ impl<B: Backend> Run<'_, B> {
             });
         }
         Ok(Output::new(self.home_of(&region.root), parts))
+    }
+
+    /// `tasks` with every chunk too large for one binding of this device cut into parts
+    /// that fit (stored as separate chunks of the output).
+    fn within_bindings(&self, region: &Region, random: &HashSet<u64>, tasks: Vec<u32>) -> Vec<u32> {
+        let Some(limit) = self.device.max_binding_bytes() else {
+            return tasks;
+        };
+        let widest = region
+            .leaves
+            .iter()
+            .filter(|l| !l.meta.constant && !random.contains(&l.id))
+            .map(|l| l.meta.size)
+            .chain([region.root.meta.size])
+            .max()
+            .unwrap_or(1);
+        let most = (limit / (widest as u64 * 4)).clamp(1, u32::MAX as u64) as u32;
+        let mut parts = Vec::with_capacity(tasks.len());
+        for rows in tasks {
+            let mut left = rows;
+            parts.push(left.min(most));
+            left -= left.min(most);
+            while left > 0 {
+                parts.push(left.min(most));
+                left -= left.min(most);
+            }
+        }
+        parts
     }
 
     /// Where `root`'s output lives: this device, or the host for an output streamed there.
@@ -465,6 +498,19 @@ impl<B: Backend> Run<'_, B> {
                 inputs.push(input);
             }
             let rest = pieces.split_off(inputs.len());
+            let (first, from, to) = &pieces[0];
+            if inputs.len() == 1 && !rest.is_empty() && *from == 0 && *to == first.rows {
+                // Two whole pieces already exceed one kernel's bindings: no copy can join them.
+                return Err(GpuTableError::new(
+                    ErrorCode::LimitExceeded,
+                    format!(
+                        "a chunk made of parts of {} stored chunks needs more than {} {} in one kernel",
+                        rest.len() + 1,
+                        self.limits.max_bindings,
+                        self.limits.binding_limit_name
+                    ),
+                ));
+            }
             let ranges = pieces.iter().map(|&(_, a, b)| (a, b)).collect();
             let values: Vec<Rc<Value>> = pieces.into_iter().map(|(v, _, _)| v).collect();
             let node = ir::rows(inputs.clone(), ranges)?;

@@ -144,17 +144,21 @@ impl GpuDevice {
         self.pool.set_cap(bytes);
     }
 
+    /// The most bytes one binding holds, and the limit that says so.
+    pub fn binding_limit(&self) -> (u64, &'static str) {
+        if self.limits.max_storage_buffer_binding_size < self.limits.max_buffer_size {
+            (
+                self.limits.max_storage_buffer_binding_size,
+                "maxStorageBufferBindingSize",
+            )
+        } else {
+            (self.limits.max_buffer_size, "maxBufferSize")
+        }
+    }
+
     /// Fails with `LIMIT_EXCEEDED`, naming the limit, if `bytes` cannot be one binding.
     pub fn check_binding(&self, bytes: u64, what: &str) -> Result<()> {
-        let (limit, name) =
-            if self.limits.max_storage_buffer_binding_size < self.limits.max_buffer_size {
-                (
-                    self.limits.max_storage_buffer_binding_size,
-                    "maxStorageBufferBindingSize",
-                )
-            } else {
-                (self.limits.max_buffer_size, "maxBufferSize")
-            };
+        let (limit, name) = self.binding_limit();
         if bytes > limit {
             return Err(GpuTableError::new(
                 ErrorCode::LimitExceeded,

@@ -312,6 +312,10 @@ impl Backend for GpuDevice {
         }
     }
 
+    fn max_binding_bytes(&self) -> Option<u64> {
+        Some(self.binding_limit().0)
+    }
+
     fn reads_in_place(&self, value: &Value) -> bool {
         value.device == self.core.id
     }

@@ -333,17 +333,24 @@ impl Node {
                 format!("evaluator #{} was destroyed", self.id),
             ));
         }
-        // A view borrows its inputs' storage: it ends with them (and lets go of its share).
+        // A view borrows its inputs' storage (through views of views): it ends with them,
+        // and lets go of its share.
         if self.op.is_assembly() {
-            if let Some(input) = self.inputs.iter().find(|i| i.is_destroyed()) {
-                self.release_output();
-                return Err(GpuTableError::new(
-                    ErrorCode::Destroyed,
-                    format!(
-                        "evaluator #{} is a view of #{}, which was destroyed",
-                        self.id, input.id
-                    ),
-                ));
+            let mut pending: Vec<&NodeRef> = self.inputs.iter().collect();
+            while let Some(input) = pending.pop() {
+                if input.is_destroyed() {
+                    self.release_output();
+                    return Err(GpuTableError::new(
+                        ErrorCode::Destroyed,
+                        format!(
+                            "evaluator #{} is a view of #{}, which was destroyed",
+                            self.id, input.id
+                        ),
+                    ));
+                }
+                if input.op.is_assembly() {
+                    pending.extend(input.inputs.iter());
+                }
             }
         }
         Ok(())

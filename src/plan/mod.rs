@@ -76,6 +76,18 @@ impl Region {
             .collect()
     }
 
+    /// Whether a leaf is read both whole (a gather source) and at the row (the ids): one
+    /// value binds it, so the pass runs as one task and its chunks are copied out after.
+    pub fn reads_a_leaf_both_ways(&self) -> bool {
+        let random = self.random_access_inputs();
+        self.nodes.iter().any(|n| {
+            n.inputs
+                .iter()
+                .enumerate()
+                .any(|(k, input)| n.op.reads_input_at_row(k) && random.contains(&input.id))
+        })
+    }
+
     /// This pass over `rows` rows: one chunk task.
     pub fn task(&self, rows: u32) -> Region {
         Region {

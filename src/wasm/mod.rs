@@ -179,6 +179,16 @@ impl Evaluator {
         self.node.host_output().is_some()
     }
 
+    /// Row counts of the chunks the output is stored in on device `id` (a chunk too large
+    /// for one binding is stored in parts); the logical chunks where it is not there.
+    #[wasm_bindgen(js_name = storedChunks)]
+    pub fn stored_chunks(&self, id: u32) -> Vec<u32> {
+        match self.node.output_on(id).or_else(|| self.node.home()) {
+            Some(output) => output.chunks.iter().map(|c| c.rows).collect(),
+            None => self.node.chunks.to_vec(),
+        }
+    }
+
     /// Whether the output is on device `id` (computed there or copied there).
     #[wasm_bindgen(js_name = isOn)]
     pub fn is_on(&self, id: u32) -> bool {

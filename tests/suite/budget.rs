@@ -69,3 +69,20 @@ pub fn a_memory_budget_refuses_or_streams<T: Target>() {
         "unbounded, the output stays on the device"
     );
 }
+
+/// A pass's earlier chunks stay on the device while it makes the next: each task's
+/// projection counts them.
+pub fn the_projection_counts_a_pass_s_earlier_chunks<T: Target>() {
+    let device = T::fresh();
+    let x = chunked(ColumnData::F32(vec![1.; 4096]), 1, &[1024; 4]);
+    let r = ir::unary(Sqrt, &x).unwrap();
+    let plan = gputable::plan::plan(std::slice::from_ref(&r), gputable::plan::Fusion::On).unwrap();
+    let roots = std::collections::HashSet::from([r.id]);
+    let projection = engine::budget::project(&device, &plan, &roots, &|_| false, None);
+    let tasks = &projection.tasks[0];
+    assert_eq!(tasks.len(), 4);
+    let chunk = device.value_bytes(DType::F32, 1, 1024);
+    for pair in tasks.windows(2) {
+        assert_eq!(pair[1] - pair[0], chunk, "{tasks:?}");
+    }
+}

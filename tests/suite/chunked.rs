@@ -195,8 +195,15 @@ pub fn views_share_whole_chunks_and_copy_parts<T: Target>() {
         code(ir::slice(&x, f64::NAN, 2.0)),
         ErrorCode::InvalidArgument
     );
-    // A view borrows its input's storage: it ends with it.
+    // A view borrows its input's storage, through views of views: it ends with it.
+    let nested = ir::slice(&ir::slice(&x, 0.0, 8.0).unwrap(), 2.0, 4.0).unwrap();
+    evaluate_blocking(&device, std::slice::from_ref(&nested)).unwrap();
+    assert_eq!(read_i32(&nested), vec![2, 3]);
     x.destroy();
+    assert_eq!(
+        code(gputable::evaluator::read_value(&nested, None, None)),
+        ErrorCode::Destroyed
+    );
     assert_eq!(
         code(gputable::evaluator::read_value(&whole, None, None)),
         ErrorCode::Destroyed
@@ -323,6 +330,22 @@ pub fn cast_converts_by_the_rules<T: Target>() {
                     to.name()
                 );
             }
+        }
+    }
+}
+
+/// Joining parts of wide rows binds every tile of every part: where two parts exceed one
+/// kernel's bindings (WebGL2's sampled textures), it is LIMIT_EXCEEDED, never an endless
+/// loop of copies.
+pub fn joining_wide_parts_ends<T: Target>() {
+    let values: Vec<f32> = (0..36 * 10).map(|i| i as f32).collect();
+    let x = chunked(ColumnData::F32(values.clone()), 36, &[5, 5]);
+    let joined = ir::rechunk(&x, vec![10].into()).unwrap();
+    match evaluate::<T>(std::slice::from_ref(&joined)) {
+        Ok(()) => assert_eq!(read_f32(&joined), values),
+        Err(error) => {
+            assert!(!T::WIDE_ROWS, "{error}");
+            assert_eq!(error.code, ErrorCode::LimitExceeded, "{error}");
         }
     }
 }

@@ -610,6 +610,8 @@ macro_rules! suite {
             cast_converts_by_the_rules,
             // budget.rs: allowedMem
             a_memory_budget_refuses_or_streams,
+            the_projection_counts_a_pass_s_earlier_chunks,
+            joining_wide_parts_ends,
         );
     };
 }
