@@ -45,6 +45,18 @@ export async function chunkedChecks(gt, device) {
       table.destroy();
       return problem;
     },
+    async 'each output chunk is a GPUData of its own; on WebGPU its own resident GPUBuffer'() {
+      const x = E.fromArray(new Float32Array([1, 2, 3, 4, 5]), {chunks: [2, 0, 3]});
+      const vector = await gt.multiply(x, 2).evaluate(device);
+      if (vector.data.length !== 3 || vector.chunks.join() !== '2,0,3') return `chunks [${vector.chunks}]`;
+      const parts = [];
+      for (const chunk of vector.data) parts.push([...await chunk.buffer.readRows(0, chunk.length)]);
+      if (parts.map(p => p.join(' ')).join('|') !== '2 4||6 8 10') return `chunk values ${JSON.stringify(parts)}`;
+      if (device.type !== 'webgpu') return null;
+      const buffers = vector.data.map(d => d.buffer.gpuBuffer);
+      if (buffers.some(b => !b)) return 'a chunk has no GPUBuffer';
+      return new Set(buffers).size === 3 ? null : 'chunks share a GPUBuffer';
+    },
     async 'chunk tasks of a fused graph compile one pipeline'() {
       const x = E.fromArray(Float32Array.from({length: 3000}, (_, i) => i), {chunks: [1000, 0, 2000]});
       await x.evaluate(device);
