@@ -1,0 +1,361 @@
+//! One evaluation's run of a plan on a device: plan inputs read in place or copied once
+//! (a task's part at a time under a memory budget), a task per chunk of each pass, chunks
+//! assembled from parts of stored ones, results read back to the host when they are
+//! streamed, and each intermediate freed after its last reader.
+
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
+
+use super::{internal, leaf_home, reads_in_place, Backend};
+use crate::column::Column;
+use crate::error::{ErrorCode, GpuTableError, Result};
+use crate::ir::{self, assembly_ranges, validate_segments, Node, NodeRef, Op};
+use crate::plan::{Access, Plan, PlanLimits, Region};
+use crate::value::{DeviceId, Output, Value};
+
+/// One evaluation's run of a plan on a device.
+pub(super) struct Run<'a, B: Backend> {
+    pub device: &'a B,
+    pub batch: &'a mut B::Batch,
+    pub limits: &'a PlanLimits,
+    /// Under a memory budget: host inputs are copied a task's part at a time, not whole.
+    pub streaming: bool,
+    /// Roots whose chunks are read back to the host as they are computed.
+    pub streamed: HashSet<u64>,
+}
+
+impl<B: Backend> Run<'_, B> {
+    pub async fn plan(
+        &mut self,
+        plan: &Plan,
+        pending: &[NodeRef],
+        mut fetched: HashMap<u64, Vec<Column>>,
+    ) -> Result<HashMap<u64, Output>> {
+        let mut values: HashMap<u64, Output> = HashMap::new();
+        for leaf in plan.leaves() {
+            let value = self.leaf(&leaf, fetched.remove(&leaf.id))?;
+            values.insert(leaf.id, value);
+        }
+        let keep: HashSet<u64> = pending.iter().map(|r| r.id).collect();
+        let freed_after = last_uses(plan, &keep);
+        for (index, region) in plan.regions.iter().enumerate() {
+            let output = match region.root.op.is_assembly() {
+                true => self.assembly(region, &values).await?,
+                false => self.region(region, &values).await?,
+            };
+            values.insert(region.root.id, output);
+            // An intermediate is freed (back to the pool) after its last reader.
+            for id in &freed_after[index] {
+                values.remove(id);
+            }
+        }
+        Ok(values)
+    }
+
+    /// A plan input on this device: read in place, or copied here once (later evaluations
+    /// on this device read the copy).
+    fn leaf(&mut self, leaf: &NodeRef, fetched: Option<Vec<Column>>) -> Result<Output> {
+        let device = self.device;
+        let host = match device.takes_from_host(leaf) {
+            true => leaf.host_output(),
+            false => None,
+        };
+        if let Some(output) = host.or_else(|| leaf.output_on(device.core().id)) {
+            return Ok(output);
+        }
+        let home = leaf_home(leaf)?;
+        if reads_in_place(device, &home) {
+            return Ok(home);
+        }
+        let too_big = device.max_binding_bytes().is_some_and(|limit| {
+            home.chunks
+                .iter()
+                .any(|c| c.rows as u64 * c.size as u64 * 4 > limit)
+        });
+        if self.streaming || too_big {
+            // Each task copies the rows it reads (see `assemble`).
+            return Ok(match fetched {
+                Some(columns) => Output::new(
+                    crate::value::HOST,
+                    columns
+                        .into_iter()
+                        .map(|c| Rc::new(Value::host(c)))
+                        .collect(),
+                ),
+                None => home,
+            });
+        }
+        let mut chunks = Vec::with_capacity(home.chunks.len());
+        match fetched {
+            Some(columns) => {
+                for column in &columns {
+                    chunks.push(Rc::new(device.upload(self.batch, column)?));
+                }
+            }
+            None => {
+                for chunk in home.chunks.iter() {
+                    let column = chunk
+                        .host_column()
+                        .ok_or_else(|| internal(format!("t{} was not fetched", leaf.id)))?;
+                    chunks.push(Rc::new(device.upload(self.batch, column)?));
+                }
+            }
+        }
+        let copy = Output::new(device.core().id, chunks);
+        if !leaf.is_destroyed() {
+            leaf.add_output(copy.clone());
+        }
+        Ok(copy)
+    }
+
+    /// A kernel region, one task per chunk of its output.
+    async fn region(&mut self, region: &Region, values: &HashMap<u64, Output>) -> Result<Output> {
+        let random = region.random_access_inputs();
+        let mut tasks = region.task_chunks();
+        let split = tasks.len() > 1 && region.reads_a_leaf_both_ways();
+        if split {
+            tasks = vec![region.rows];
+        }
+        if !region.is_reduction() && !split {
+            tasks = self.within_bindings(region, &random, tasks);
+        }
+        let mut chunks = Vec::new();
+        let mut first = 0u64;
+        for rows in tasks {
+            let task = region.task(rows);
+            let mut leaves = Vec::with_capacity(task.leaves.len());
+            for leaf in &task.leaves {
+                let output = values
+                    .get(&leaf.id)
+                    .ok_or_else(|| internal(format!("t{} has no value", leaf.id)))?;
+                if leaf.meta.constant && self.device.takes_from_host(leaf) {
+                    leaves.push(output.chunks[0].clone());
+                    continue;
+                }
+                let pieces = match () {
+                    _ if leaf.meta.constant => output.pieces(0, 1),
+                    _ if random.contains(&leaf.id) || region.is_reduction() => {
+                        output.pieces(0, output.rows())
+                    }
+                    _ => output.pieces(first, first + rows as u64),
+                };
+                leaves.push(self.assemble(pieces, leaf).await?);
+            }
+            check_segments(&task, &leaves, self.device, self.batch).await?;
+            let value = self.device.run_region(self.batch, &task, &leaves).await?;
+            drop(leaves);
+            chunks.push(Rc::new(
+                match self.streamed.contains(&region.root.id) && !split {
+                    true => self.read_back(&value).await?,
+                    false => value,
+                },
+            ));
+            first += rows as u64;
+        }
+        let output = Output::new(self.home_of(&region.root), chunks);
+        if !split {
+            return Ok(output);
+        }
+        let offsets = region.root.chunk_offsets();
+        let mut parts = Vec::with_capacity(region.root.chunks.len());
+        for c in 0..region.root.chunks.len() {
+            let pieces = output.pieces(offsets[c], offsets[c + 1]);
+            let part = self.assemble(pieces, &region.root).await?;
+            parts.push(match self.streamed.contains(&region.root.id) {
+                true => Rc::new(self.read_back(&part).await?),
+                false => part,
+            });
+        }
+        Ok(Output::new(self.home_of(&region.root), parts))
+    }
+
+    /// `tasks` with every chunk too large for one binding of this device cut into parts
+    /// that fit (stored as separate chunks of the output).
+    fn within_bindings(&self, region: &Region, random: &HashSet<u64>, tasks: Vec<u32>) -> Vec<u32> {
+        let Some(limit) = self.device.max_binding_bytes() else {
+            return tasks;
+        };
+        let widest = region
+            .leaves
+            .iter()
+            .filter(|l| !l.meta.constant && !random.contains(&l.id))
+            .map(|l| l.meta.size)
+            .chain([region.root.meta.size])
+            .max()
+            .unwrap_or(1);
+        let most = (limit / (widest as u64 * 4)).clamp(1, u32::MAX as u64) as u32;
+        let mut parts = Vec::with_capacity(tasks.len());
+        for rows in tasks {
+            let mut left = rows;
+            parts.push(left.min(most));
+            left -= left.min(most);
+            while left > 0 {
+                parts.push(left.min(most));
+                left -= left.min(most);
+            }
+        }
+        parts
+    }
+
+    /// Where `root`'s output lives: this device, or the host for an output streamed there.
+    fn home_of(&self, root: &Node) -> DeviceId {
+        match self.streamed.contains(&root.id) {
+            true => crate::value::HOST,
+            false => self.device.core().id,
+        }
+    }
+
+    /// A host copy of `value`, read once the device has done the work recorded so far.
+    async fn read_back(&mut self, value: &Value) -> Result<Value> {
+        self.device.flush(self.batch).await?;
+        let mut column = Column::empty(value.dtype, value.size)?;
+        column.reserve_rows(value.rows)?;
+        self.device
+            .read_rows(value, 0, value.rows, &mut |_, data| column.append(data))
+            .await?;
+        Ok(Value::host(column))
+    }
+
+    /// A view op's chunks from its inputs' stored rows.
+    async fn assembly(&mut self, region: &Region, values: &HashMap<u64, Output>) -> Result<Output> {
+        let node = &region.root;
+        let offsets = node.chunk_offsets();
+        let mut chunks = Vec::with_capacity(node.chunks.len());
+        for c in 0..node.chunks.len() {
+            let mut pieces = Vec::new();
+            for (input, lo, hi) in assembly_ranges(node, offsets[c], offsets[c + 1]) {
+                let output = values
+                    .get(&node.inputs[input].id)
+                    .ok_or_else(|| internal("an assembled input has no value"))?;
+                pieces.extend(output.pieces(lo, hi));
+            }
+            let chunk = self.assemble(pieces, node).await?;
+            chunks.push(match self.streamed.contains(&node.id) {
+                true => Rc::new(self.read_back(&chunk).await?),
+                false => chunk,
+            });
+        }
+        Ok(Output::new(self.home_of(node), chunks))
+    }
+
+    /// One value of the rows `pieces` hold, in order: a whole stored chunk as it is, else a
+    /// copy (in as few kernels as the device's bindings allow).
+    async fn assemble(
+        &mut self,
+        mut pieces: Vec<(Rc<Value>, u32, u32)>,
+        like: &Node,
+    ) -> Result<Rc<Value>> {
+        // Rows in host memory (literals a view passes on, inputs streamed under a budget)
+        // are copied here: only the part a task reads. Work recorded so far is submitted
+        // first: a queued copy lands before the next submit's kernels, and the storage it
+        // reuses may be an input of kernels recorded before.
+        if pieces.iter().any(|p| !self.device.reads_in_place(&p.0)) {
+            self.device.flush(self.batch).await?;
+        }
+        for piece in pieces.iter_mut() {
+            if !self.device.reads_in_place(&piece.0) {
+                let column = piece.0.host_column().ok_or_else(|| {
+                    internal("a piece is neither on this device nor in host memory")
+                })?;
+                let part = Column::new(column.slice_rows(piece.1, piece.2)?, column.size)?;
+                *piece = (
+                    Rc::new(self.device.upload(self.batch, &part)?),
+                    0,
+                    piece.2 - piece.1,
+                );
+            }
+        }
+        loop {
+            match pieces.as_slice() {
+                [] => {
+                    let empty = Column::empty(like.meta.dtype, like.meta.size)?;
+                    return Ok(Rc::new(self.device.upload(self.batch, &empty)?));
+                }
+                [(value, 0, end)] if *end == value.rows => return Ok(value.clone()),
+                _ => {}
+            }
+            // The longest prefix of pieces one copy kernel may bind.
+            let mut inputs = Vec::new();
+            let mut cost = 0;
+            for (value, _, _) in &pieces {
+                let input = ir::resident(value.clone());
+                cost += (self.limits.binding_cost)(&input, Access::Random);
+                if cost > self.limits.max_bindings && !inputs.is_empty() {
+                    break;
+                }
+                inputs.push(input);
+            }
+            let rest = pieces.split_off(inputs.len());
+            let (first, from, to) = &pieces[0];
+            if inputs.len() == 1 && !rest.is_empty() && *from == 0 && *to == first.rows {
+                // Two whole pieces already exceed one kernel's bindings: no copy can join them.
+                return Err(GpuTableError::new(
+                    ErrorCode::LimitExceeded,
+                    format!(
+                        "a chunk made of parts of {} stored chunks needs more than {} {} in one kernel",
+                        rest.len() + 1,
+                        self.limits.max_bindings,
+                        self.limits.binding_limit_name
+                    ),
+                ));
+            }
+            let ranges = pieces.iter().map(|&(_, a, b)| (a, b)).collect();
+            let values: Vec<Rc<Value>> = pieces.into_iter().map(|(v, _, _)| v).collect();
+            let node = ir::rows(inputs.clone(), ranges)?;
+            let region = Region::new(node.clone(), vec![node.clone()], inputs);
+            let copy = Rc::new(self.device.run_region(self.batch, &region, &values).await?);
+            let rows = copy.rows;
+            pieces = std::iter::once((copy, 0, rows)).chain(rest).collect();
+        }
+    }
+}
+
+/// Per region, the computed values no later region (and no root) reads.
+fn last_uses(plan: &Plan, keep: &HashSet<u64>) -> Vec<Vec<u64>> {
+    let computed: HashSet<u64> = plan.regions.iter().map(|r| r.root.id).collect();
+    let mut last: HashMap<u64, usize> = HashMap::new();
+    for (index, region) in plan.regions.iter().enumerate() {
+        for leaf in &region.leaves {
+            if computed.contains(&leaf.id) {
+                last.insert(leaf.id, index);
+            }
+        }
+    }
+    let mut freed = vec![Vec::new(); plan.regions.len()];
+    for (id, index) in last {
+        if !keep.contains(&id) {
+            freed[index].push(id);
+        }
+    }
+    freed
+}
+
+/// `segmentedMap` needs valid segment starts; computed ones are read back to check them.
+async fn check_segments<B: Backend>(
+    task: &Region,
+    leaves: &[Rc<Value>],
+    device: &B,
+    batch: &mut B::Batch,
+) -> Result<()> {
+    for node in task.nodes.iter().filter(|n| n.op == Op::SegmentedMap) {
+        let segments = &node.inputs[0];
+        let index = task
+            .leaves
+            .iter()
+            .position(|l| l.id == segments.id)
+            .ok_or_else(|| internal("segment starts are not resident"))?;
+        let value = &leaves[index];
+        match value.host_column() {
+            Some(column) => validate_segments(column, node.meta.length)?,
+            None => {
+                device.flush(batch).await?;
+                let mut column = Column::empty(value.dtype, value.size)?;
+                device
+                    .read_rows(value, 0, value.rows, &mut |_, data| column.append(data))
+                    .await?;
+                validate_segments(&column, node.meta.length)?;
+            }
+        }
+    }
+    Ok(())
+}
