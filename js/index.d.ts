@@ -292,7 +292,12 @@ export interface ArrowIPCOptions {
   float64?: 'words' | 'float32';
   /** Int64/Uint64 columns need a conversion; without one they are TYPE_MISMATCH. */
   int64?: 'float32' | 'int32';
+  /** For a streamed read: called with each record batch as it arrives (awaited). */
+  onBatch?: (batch: GPURecordBatch, table: GPUTable) => void | Promise<void>;
 }
+
+/** Bytes that arrive a piece at a time: `(await fetch(url)).body`, or any async iterable of pieces. */
+export type ByteStream = ReadableStream<Uint8Array> | AsyncIterable<Uint8Array | ArrayBuffer>;
 
 /**
  * A table: a schema and preserved record batches it owns until they are detached. Arrow IPC
@@ -301,7 +306,8 @@ export interface ArrowIPCOptions {
 export class GPUTable {
   constructor(options?: {schema?: GPUSchema | null; batches?: GPURecordBatch[]; device?: Device | null});
   /** Reads a table onto `options.device`; a GPU device keeps the columns there only. */
-  static fromArrowIPC(bytes: Uint8Array | ArrayBuffer, options?: ArrowIPCOptions | null): Promise<GPUTable>;
+  /** Bytes, or a stream of them decoded record batch by record batch as they arrive. */
+  static fromArrowIPC(bytes: Uint8Array | ArrayBuffer | ByteStream, options?: ArrowIPCOptions | null): Promise<GPUTable>;
   /** `fromArrowIPC` for the CPU (a GPU device needs `await fromArrowIPC`). */
   static fromArrowIPCSync(bytes: Uint8Array | ArrayBuffer, options?: ArrowIPCOptions | null): GPUTable;
   readonly schema: GPUSchema;

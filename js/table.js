@@ -152,6 +152,47 @@ function onGpu(device) {
   return device !== null && device.type !== 'cpu';
 }
 
+/** The GPUSchema of a wasm read's fields. */
+function schemaOf(fields) {
+  return new GPUSchema(fields.map(f => new GPUField({
+    name: f.name, type: f.type, size: f.size, nullable: f.nullable,
+    metadata: {arrowType: f.arrowType, kind: f.kind}
+  })));
+}
+
+/** A GPURecordBatch owning one wasm read batch's columns (`{data, validity?}` each). */
+function batchOf(columns, schema, device) {
+  return new GPURecordBatch(columns.map(({data, validity}, i) => {
+    const f = schema.fields[i];
+    const valid = validity ? ownedVector(`${f.name}.validity`, 'uint8', validity.size, validity, validity.length, null, device) : null;
+    return ownedVector(f.name, f.type, f.size, data, data.length, valid, device);
+  }), schema);
+}
+
+/** Whether `source` hands out bytes a piece at a time (a ReadableStream, an async iterable). */
+function isByteStream(source) {
+  return source !== null && typeof source === 'object' && !ArrayBuffer.isView(source) && !(source instanceof ArrayBuffer) &&
+    (typeof source.getReader === 'function' || typeof source[Symbol.asyncIterator] === 'function');
+}
+
+/** The pieces of a ReadableStream or an async iterable of bytes. */
+async function* byteChunks(source) {
+  if (typeof source.getReader !== 'function') {
+    yield* source;
+    return;
+  }
+  const reader = source.getReader();
+  try {
+    for (;;) {
+      const {done, value} = await reader.read();
+      if (done) return;
+      yield value;
+    }
+  } finally {
+    reader.releaseLock();
+  }
+}
+
 function bytesOf(bytes) {
   if (bytes instanceof ArrayBuffer) return new Uint8Array(bytes);
   if (ArrayBuffer.isView(bytes)) return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -173,13 +214,17 @@ export class GPUTable {
 
   /**
    * Reads an Arrow IPC stream or file: one GPURecordBatch per source batch, each column one
-   * GPUData, on `device` (a GPU device keeps the columns there only). Options: `columns`
-   * (names to keep, in order), `float64: 'words' | 'float32'`, `int64: 'float32' | 'int32'`
-   * (Int64 columns are TYPE_MISMATCH without it).
+   * GPUData, on `device` (a GPU device keeps the columns there only). `bytes` may also be a
+   * ReadableStream or async iterable of byte pieces (`(await fetch(url)).body`): batches are
+   * decoded as they arrive and handed to `onBatch(batch, table)`. Options: `columns` (names
+   * to keep, in order), `float64: 'words' | 'float32'`, `int64: 'float32' | 'int32'` (Int64
+   * columns are TYPE_MISMATCH without it), `onBatch`.
    */
   static async fromArrowIPC(bytes, settings) {
-    const {device = null, columns, float64, int64} = options(settings, 'fromArrowIPC');
+    const {device = null, columns, float64, int64, onBatch} = options(settings, 'fromArrowIPC');
     const target = device === null ? null : resolveDevice(device);
+    if (onBatch !== undefined && typeof onBatch !== 'function') fail('INVALID_ARGUMENT', 'onBatch must be a function');
+    if (isByteStream(bytes)) return GPUTable._readStream(bytes, {columns, float64, int64}, target, onBatch);
     const table = GPUTable._read(bytes, {columns, float64, int64}, target);
     try {
       await putOnDevice(table.batches, target);
@@ -201,19 +246,46 @@ export class GPUTable {
   static _read(bytes, read, device) {
     const view = bytesOf(bytes);
     const result = guard(() => wasm.readIpc(view, read));
-    const fields = result.fields.map(f => new GPUField({
-      name: f.name, type: f.type, size: f.size, nullable: f.nullable,
-      metadata: {arrowType: f.arrowType, kind: f.kind}
-    }));
-    const schema = new GPUSchema(fields);
-    const batches = result.batches.map(columns => new GPURecordBatch(columns.map(({data, validity}, i) => {
-      const f = fields[i];
-      const valid = validity ? ownedVector(`${f.name}.validity`, 'uint8', validity.size, validity, validity.length, null, device) : null;
-      return ownedVector(f.name, f.type, f.size, data, data.length, valid, device);
-    }), schema));
+    const schema = schemaOf(result.fields);
     const table = new GPUTable({schema, batches: [], device});
-    for (const batch of batches) table.addBatch(batch);
+    for (const columns of result.batches) table.addBatch(batchOf(columns, schema, device));
     return table;
+  }
+
+  /**
+   * Reads IPC bytes as they arrive: each record batch is decoded (and moved to `device`) as
+   * soon as its message is whole, and handed to `onBatch(batch, table)` if given.
+   */
+  static async _readStream(source, read, device, onBatch) {
+    const reader = guard(() => new wasm.IpcStreamReader(read));
+    const table = new GPUTable({device});
+    const add = async ({fields, batches}) => {
+      const schema = schemaOf(fields);
+      for (const columns of batches) {
+        const batch = batchOf(columns, schema, device);
+        try {
+          await putOnDevice([batch], device);
+        } catch (error) {
+          batch.destroy();
+          throw error;
+        }
+        table.addBatch(batch);
+        if (onBatch) await onBatch(batch, table);
+      }
+      return schema;
+    };
+    try {
+      for await (const chunk of byteChunks(source)) await add(guard(() => reader.push(bytesOf(chunk))));
+      // A file with its schema only in its footer arrives whole, at the end.
+      const schema = await add(guard(() => reader.finish()));
+      if (table.batches.length === 0) table.schema = schema;
+      return table;
+    } catch (error) {
+      table.destroy();
+      throw error;
+    } finally {
+      reader.free();
+    }
   }
 
   get numRows() {

@@ -16,7 +16,7 @@ use arrow_array::{
 use arrow_schema::{Field, Schema};
 use gputable::column::ColumnData;
 use gputable::ipc::{
-    read_ipc, write_ipc, Float64As, Int64As, ReadOptions, SourceKind, WriteColumn,
+    read_ipc, write_ipc, Float64As, Int64As, ReadOptions, SourceKind, StreamReader, WriteColumn,
 };
 use gputable::ErrorCode;
 
@@ -430,4 +430,84 @@ fn malformed_ipc_is_invalid_ipc_never_a_panic() {
     let second = 8 + meta; // the schema message has no body; the batch message follows
     huge[second + 4..second + 8].copy_from_slice(&0x7fff_fff0u32.to_le_bytes());
     assert_eq!(never_panics(&huge), Some(ErrorCode::InvalidIpc));
+}
+
+/// Feeds `bytes` to a stream reader in pieces of `piece` bytes: its batches and fields.
+fn streamed(
+    bytes: &[u8],
+    piece: usize,
+    options: ReadOptions,
+) -> gputable::Result<(Vec<Vec<gputable::ipc::IpcColumn>>, Vec<String>)> {
+    let mut reader = StreamReader::new(options);
+    let mut batches = Vec::new();
+    for part in bytes.chunks(piece.max(1)) {
+        batches.extend(reader.push(part)?);
+    }
+    let (fields, rest) = reader.finish()?;
+    batches.extend(rest);
+    Ok((batches, fields.into_iter().map(|f| f.name).collect()))
+}
+
+#[test]
+fn a_stream_or_file_read_in_pieces_gives_the_batches_of_a_whole_read() {
+    let batches = vec![batch(1), batch(2), batch(3)];
+    let dictionary: DictionaryArray<Int32Type> = vec!["a", "b", "a"].into_iter().collect();
+    for bytes in [
+        stream_of(&batches),
+        file_of(&batches),
+        single("cat", Arc::new(dictionary)),
+    ] {
+        let whole = read_ipc(&bytes, &ReadOptions::default()).unwrap();
+        let names: Vec<String> = whole.fields.iter().map(|f| f.name.clone()).collect();
+        for piece in [1, 7, 64, 1000, bytes.len()] {
+            let (parts, fields) = streamed(&bytes, piece, ReadOptions::default())
+                .unwrap_or_else(|e| panic!("pieces of {piece} of {} bytes: {e}", bytes.len()));
+            assert_eq!(fields, names, "pieces of {piece}");
+            assert_eq!(parts.len(), whole.batches.len(), "pieces of {piece}");
+            for (a, b) in parts.iter().zip(&whole.batches) {
+                for (x, y) in a.iter().zip(b) {
+                    // Debug text: NaN equals NaN there.
+                    assert_eq!(format!("{:?}", x.data), format!("{:?}", y.data));
+                    assert_eq!(format!("{:?}", x.validity), format!("{:?}", y.validity));
+                }
+            }
+        }
+    }
+    // A schema and no batches: the fields, no batch.
+    let empty = {
+        let schema = batch(1).schema();
+        let mut writer = arrow_ipc::writer::StreamWriter::try_new(Vec::new(), &schema).unwrap();
+        writer.finish().unwrap();
+        writer.into_inner().unwrap()
+    };
+    let (parts, fields) = streamed(&empty, 5, ReadOptions::default()).unwrap();
+    assert!(parts.is_empty());
+    assert!(!fields.is_empty());
+    // Cut short anywhere: as a whole read of the same bytes (an end between messages is a
+    // shorter stream; inside one, INVALID_IPC), never a panic.
+    let bytes = stream_of(&batches);
+    for end in (0..bytes.len()).step_by(13) {
+        let whole = read_ipc(&bytes[..end], &ReadOptions::default());
+        match (streamed(&bytes[..end], 11, ReadOptions::default()), whole) {
+            (Ok((parts, _)), Ok(table)) => assert_eq!(parts.len(), table.batches.len()),
+            (Err(error), Err(_)) => assert_eq!(error.code, ErrorCode::InvalidIpc, "cut at {end}"),
+            (streamed, whole) => panic!(
+                "cut at {end}: streamed {:?}, whole {:?}",
+                streamed.map(|p| p.0.len()),
+                whole.map(|t| t.batches.len())
+            ),
+        }
+    }
+    // Corrupted, in pieces: an error or batches, never a panic.
+    let mut rng = Rng(0x0571_7ea3);
+    for _ in 0..1000 {
+        let mut broken = bytes.clone();
+        let at = rng.below(broken.len() as u64) as usize;
+        broken[at] ^= 1 << rng.below(8);
+        let piece = 1 + rng.below(300) as usize;
+        let outcome = std::panic::catch_unwind(|| streamed(&broken, piece, ReadOptions::default()));
+        assert!(outcome.is_ok(), "a panic with byte {at} flipped");
+    }
+    let error = streamed(b"not arrow at all", 4, ReadOptions::default()).unwrap_err();
+    assert_eq!(error.code, ErrorCode::InvalidIpc);
 }

@@ -9,7 +9,7 @@ use wasm_bindgen::prelude::*;
 use super::{to_js, wrap, EvaluatorList, JsResult};
 use crate::column::Column;
 use crate::error::GpuTableError;
-use crate::ipc::{self, Float64As, Int64As, ReadOptions, SourceKind};
+use crate::ipc::{self, FieldInfo, Float64As, Int64As, IpcColumn, ReadOptions, SourceKind};
 use crate::ir::{self, NodeRef};
 use crate::value::Value;
 
@@ -37,10 +37,8 @@ fn set(target: &JsValue, key: &str, value: impl Into<JsValue>) {
     let _ = js_sys::Reflect::set(target, &key.into(), &value.into());
 }
 
-/// Reads an Arrow IPC stream or file: `{fields: [{name, type, size, kind, arrowType,
-/// nullable}], batches: [[{data: Evaluator, validity?: Evaluator}, ...], ...]}`.
-#[wasm_bindgen(js_name = readIpc)]
-pub fn read_ipc(bytes: &[u8], options: JsValue) -> JsResult<JsValue> {
+/// The read options of `fromArrowIPC` (`columns`, `float64`, `int64`).
+fn read_options(options: JsValue) -> JsResult<ReadOptions> {
     let options: IpcOptions = if options.is_undefined() || options.is_null() {
         IpcOptions::default()
     } else {
@@ -66,17 +64,18 @@ pub fn read_ipc(bytes: &[u8], options: JsValue) -> JsResult<JsValue> {
             ))))
         }
     };
-    let table = ipc::read_ipc(
-        bytes,
-        &ReadOptions {
-            columns: options.columns,
-            float64,
-            int64,
-        },
-    )
-    .map_err(to_js)?;
-    let fields = js_sys::Array::new();
-    for field in &table.fields {
+    Ok(ReadOptions {
+        columns: options.columns,
+        float64,
+        int64,
+    })
+}
+
+/// `{fields: [{name, type, size, kind, arrowType, nullable}], batches: [[{data: Evaluator,
+/// validity?: Evaluator}, ...], ...]}`.
+fn read_result(fields: &[FieldInfo], batches: Vec<Vec<IpcColumn>>) -> JsResult<JsValue> {
+    let fields_js = js_sys::Array::new();
+    for field in fields {
         let f = js_sys::Object::new();
         set(&f, "name", field.name.as_str());
         set(&f, "type", field.dtype.name());
@@ -84,10 +83,10 @@ pub fn read_ipc(bytes: &[u8], options: JsValue) -> JsResult<JsValue> {
         set(&f, "kind", kind_name(field.kind));
         set(&f, "arrowType", field.arrow_type.as_str());
         set(&f, "nullable", field.nullable);
-        fields.push(&f);
+        fields_js.push(&f);
     }
-    let batches = js_sys::Array::new();
-    for batch in table.batches {
+    let batches_js = js_sys::Array::new();
+    for batch in batches {
         let columns = js_sys::Array::new();
         for column in batch {
             let c = js_sys::Object::new();
@@ -103,12 +102,48 @@ pub fn read_ipc(bytes: &[u8], options: JsValue) -> JsResult<JsValue> {
             }
             columns.push(&c);
         }
-        batches.push(&columns);
+        batches_js.push(&columns);
     }
     let out = js_sys::Object::new();
-    set(&out, "fields", fields);
-    set(&out, "batches", batches);
+    set(&out, "fields", fields_js);
+    set(&out, "batches", batches_js);
     Ok(out.into())
+}
+
+/// Reads an Arrow IPC stream or file (see `read_result` for what it gives).
+#[wasm_bindgen(js_name = readIpc)]
+pub fn read_ipc(bytes: &[u8], options: JsValue) -> JsResult<JsValue> {
+    let table = ipc::read_ipc(bytes, &read_options(options)?).map_err(to_js)?;
+    read_result(&table.fields, table.batches)
+}
+
+/// Arrow IPC a piece at a time: `push(bytes)` gives the batches those bytes complete (with
+/// the fields once known), `finish()` checks the input ended whole and gives the fields (and
+/// the batches of a file that had to be held whole).
+#[wasm_bindgen]
+pub struct IpcStreamReader {
+    reader: ipc::StreamReader,
+}
+
+#[wasm_bindgen]
+impl IpcStreamReader {
+    #[wasm_bindgen(constructor)]
+    pub fn new(options: JsValue) -> JsResult<IpcStreamReader> {
+        Ok(IpcStreamReader {
+            reader: ipc::StreamReader::new(read_options(options)?),
+        })
+    }
+
+    pub fn push(&mut self, bytes: &[u8]) -> JsResult<JsValue> {
+        let batches = self.reader.push(bytes).map_err(to_js)?;
+        let fields = self.reader.fields().unwrap_or_default().to_vec();
+        read_result(&fields, batches)
+    }
+
+    pub fn finish(&mut self) -> JsResult<JsValue> {
+        let (fields, batches) = self.reader.finish().map_err(to_js)?;
+        read_result(&fields, batches)
+    }
 }
 
 /// Collects evaluated columns, batch by batch, into an Arrow IPC stream.

@@ -84,6 +84,25 @@ export async function chunkedChecks(gt, device) {
         await expectOn(device, gt.cast(gt.add(x, 0), 'sint8'), [3, 4], [1, -1, 0, 0, 0, 0, 0]) ??
         await expectOn(device, gt.cast(E.fromArray(new Int32Array([-1, 300, -129])), 'uint8'), [3], [255, 44, 127]);
     },
+    async 'a fetched Arrow file streams onto the device batch by batch'() {
+      const url = new URL('../../www/data/trips.arrow', import.meta.url);
+      const bytes = new Uint8Array(await (await fetch(url)).arrayBuffer());
+      const whole = await gt.GPUTable.fromArrowIPC(bytes, {device});
+      const arrived = [];
+      const streamed = await gt.GPUTable.fromArrowIPC((await fetch(url)).body, {device, onBatch: batch => arrived.push(batch.numRows)});
+      try {
+        if (streamed.numRows !== whole.numRows || arrived.length !== whole.batches.length) {
+          return `${streamed.numRows} rows in ${arrived.length} batches, not ${whole.numRows} in ${whole.batches.length}`;
+        }
+        const fare = streamed.getVector('fare');
+        if (fare.device !== device) return 'the streamed table is not on the device';
+        const [a, b] = [await gt.extent(fare).readValue(), await gt.extent(whole.getVector('fare')).readValue()];
+        return a.join() === b.join() ? null : `fare extent [${a}] vs [${b}]`;
+      } finally {
+        whole.destroy();
+        streamed.destroy();
+      }
+    },
     async 'extent of batches of every integer type, with an empty batch'() {
       const problems = [];
       for (const Typed of [Int8Array, Uint16Array, Int32Array, Uint32Array, Float32Array]) {

@@ -166,3 +166,35 @@ test('allowedMem refuses a task over it before anything runs, and streams chunks
   assert.deepEqual(await streamed.readValue(), await unbounded.readValue());
   assert.deepEqual(streamed.chunks, Array(8).fill(rows));
 });
+
+test('fromArrowIPC reads a stream of byte pieces batch by batch', async () => {
+  const whole = arrow.tableFromArrays({x: Float32Array.from({length: 3000}, (_, i) => i), n: Int32Array.from({length: 3000}, (_, i) => -i)});
+  const source = new arrow.Table([...whole.slice(0, 1000).batches, ...whole.slice(1000, 1000).batches, ...whole.slice(1000).batches]);
+  for (const bytes of [arrow.tableToIPC(source, 'stream'), arrow.tableToIPC(source, 'file')]) {
+    // Pieces of 97 bytes, as an async generator and as a ReadableStream.
+    async function* pieces() {
+      for (let at = 0; at < bytes.length; at += 97) yield bytes.slice(at, at + 97);
+    }
+    const readable = new ReadableStream({
+      start(controller) {
+        for (let at = 0; at < bytes.length; at += 1000) controller.enqueue(bytes.slice(at, at + 1000));
+        controller.close();
+      }
+    });
+    for (const stream of [pieces(), readable]) {
+      const seen = [];
+      const table = await gt.GPUTable.fromArrowIPC(stream, {onBatch: (batch, t) => seen.push([batch.numRows, t.numRows])});
+      assert.deepEqual(seen, [[1000, 1000], [0, 1000], [2000, 3000]], 'each batch as it arrives');
+      assert.deepEqual(table.getVector('x').chunks, [1000, 0, 2000]);
+      assert.deepEqual([...await gt.extent(table.getVector('n')).readValue()], [-2999, 0]);
+      table.destroy();
+    }
+  }
+  // Cut short inside a message: INVALID_IPC, and nothing is left behind.
+  const bytes = arrow.tableToIPC(source, 'stream');
+  async function* cut() {
+    yield bytes.slice(0, bytes.length - 100);
+  }
+  await assert.rejects(gt.GPUTable.fromArrowIPC(cut()), error => error.code === 'INVALID_IPC');
+  await assert.rejects(gt.GPUTable.fromArrowIPC(new ReadableStream({start: c => c.close()})), error => error.code === 'INVALID_IPC');
+});

@@ -21,6 +21,9 @@ use arrow_array::{
 use arrow_buffer::{NullBuffer, ScalarBuffer};
 use arrow_schema::{ArrowError, DataType, Field, Schema};
 
+mod stream;
+pub use stream::StreamReader;
+
 use crate::column::{try_collect, Column, ColumnData};
 use crate::dtype::DType;
 use crate::error::{ErrorCode, GpuTableError, Result};
