@@ -157,28 +157,27 @@ macro_rules! with_elem_type {
     };
 }
 
-/// An empty vector with room for `len` elements, reporting allocation failure instead of
-/// aborting (which in wasm would kill the instance).
-fn reserve<T: Elem>(len: usize) -> Result<Vec<T>> {
+/// An empty vector with room for `len` elements, or `OUT_OF_MEMORY` naming `what` where
+/// the allocation fails (an abort would kill the wasm instance).
+pub fn try_vec<T>(len: usize, what: &str) -> Result<Vec<T>> {
     let mut v = Vec::new();
     v.try_reserve_exact(len).map_err(|_| {
         GpuTableError::new(
             ErrorCode::OutOfMemory,
-            format!("could not allocate {len} {} values", T::DTYPE.name()),
+            format!("could not allocate {len} values for {what}"),
         )
     })?;
     Ok(v)
 }
 
+/// `try_vec` for `len` column values of `T`.
+fn reserve<T: Elem>(len: usize) -> Result<Vec<T>> {
+    try_vec(len, T::DTYPE.name())
+}
+
 /// The `len` items of `iter` in a vector allocated fallibly: `OUT_OF_MEMORY`, never an abort.
 pub fn try_collect<T>(len: usize, iter: impl Iterator<Item = T>) -> Result<Vec<T>> {
-    let mut out = Vec::new();
-    out.try_reserve_exact(len).map_err(|_| {
-        GpuTableError::new(
-            ErrorCode::OutOfMemory,
-            format!("could not allocate {len} values"),
-        )
-    })?;
+    let mut out = try_vec(len, "a list")?;
     out.extend(iter);
     Ok(out)
 }

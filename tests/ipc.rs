@@ -473,6 +473,15 @@ fn a_stream_or_file_read_in_pieces_gives_the_batches_of_a_whole_read() {
             }
         }
     }
+    // An arrow-rs file has its schema after the magic: its batches arrive before the end.
+    let mut reader = StreamReader::new(ReadOptions::default());
+    let bytes = file_of(&batches);
+    let early: usize = bytes
+        .chunks(64)
+        .map(|part| reader.push(part).unwrap().len())
+        .sum();
+    assert_eq!(early, batches.len());
+    assert!(reader.finish().unwrap().1.is_empty());
     // A schema and no batches: the fields, no batch.
     let empty = {
         let schema = batch(1).schema();

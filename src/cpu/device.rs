@@ -9,7 +9,7 @@ use crate::engine::{Backend, DeviceCore, LostFlag};
 use crate::error::Result;
 use crate::ir::NodeRef;
 use crate::memory::{Home, Pool};
-use crate::plan::{Fusion, Plan, PlanLimits, Region};
+use crate::plan::{Fusion, PlanLimits, Region};
 use crate::value::{RowSink, Value};
 
 pub struct CpuInner {
@@ -126,10 +126,6 @@ impl Backend for CpuDevice {
             start as u64 * value.size as u64,
             column.slice_rows(start, end)?,
         )
-    }
-
-    fn describe_passes(&self, _: &Plan) -> Result<String> {
-        Ok(String::new())
     }
 
     fn trim(&self, cache: Option<&str>) {

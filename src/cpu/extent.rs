@@ -2,9 +2,9 @@
 
 use super::append_block;
 use super::lane::{Buf, Lane};
-use crate::column::ColumnData;
+use crate::column::{try_vec, ColumnData};
 use crate::dtype::Class;
-use crate::error::{ErrorCode, GpuTableError, Result};
+use crate::error::Result;
 
 /// Per-lane min/max fold for `extent`, over blocks of row-major values.
 pub(super) struct ExtentAcc {
@@ -58,10 +58,7 @@ impl ExtentAcc {
     pub(super) fn store(self, out: &mut ColumnData) -> Result<()> {
         let lanes = self.lanes;
         fn reduce<T: Lane>(min: &[T], max: &[T], lanes: usize) -> Result<Vec<T>> {
-            let mut result = Vec::new();
-            result.try_reserve_exact(lanes * 2).map_err(|_| {
-                GpuTableError::new(ErrorCode::OutOfMemory, "no memory for an extent")
-            })?;
+            let mut result = try_vec(lanes * 2, "an extent")?;
             for lane in 0..lanes {
                 let lo = min
                     .iter()

@@ -1,8 +1,8 @@
 //! The three 32-bit compute domains and their arithmetic, as the GPU backends define it.
 
-use crate::column::{ColumnData, Elem};
+use crate::column::{try_collect, ColumnData, Elem};
 use crate::dtype::{Class, DType};
-use crate::error::{ErrorCode, GpuTableError, Result};
+use crate::error::Result;
 
 /// Block buffers, one compute domain each.
 pub enum Buf {
@@ -22,15 +22,7 @@ impl Buf {
     /// `Buf::new` that reports an allocation failure instead of aborting the instance.
     pub fn try_new(class: Class, len: usize) -> Result<Buf> {
         fn filled<T: Clone + Default>(len: usize) -> Result<Vec<T>> {
-            let mut v = Vec::new();
-            v.try_reserve_exact(len).map_err(|_| {
-                GpuTableError::new(
-                    ErrorCode::OutOfMemory,
-                    format!("could not allocate a block of {len} values"),
-                )
-            })?;
-            v.resize(len, T::default());
-            Ok(v)
+            try_collect(len, std::iter::repeat_n(T::default(), len))
         }
         Ok(match class {
             Class::F => Buf::F(filled(len)?),

@@ -197,7 +197,7 @@ fn task_bytes<B: Backend>(
     }
     let random = region.random_access_inputs();
     let mut chunks = region.task_chunks();
-    let split = chunks.len() > 1 && region.reads_a_leaf_both_ways();
+    let split = chunks.len() > 1 && region.reads_a_leaf_both_ways(&random);
     if split {
         chunks = vec![region.rows];
     }

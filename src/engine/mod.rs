@@ -17,7 +17,7 @@ use crate::dtype::DType;
 use crate::error::{ErrorCode, GpuTableError, Result};
 use crate::ir::NodeRef;
 use crate::memory::{size_class, Counters, Home, Homes};
-use crate::plan::{plan_with, Fusion, Plan, PlanLimits, PlanOptions, Region};
+use crate::plan::{plan_with, Fusion, Plan, PlanLimits, PlanOptions, Region, ASSEMBLY_PASS};
 use crate::value::{DeviceId, Output, RowSink, Storage, Value};
 pub use lost::LostFlag;
 pub use queue::{Turn, Turnstile};
@@ -63,9 +63,9 @@ pub trait Backend {
         let _ = dtype;
         size_class(rows as u64 * size as u64 * 4, u64::MAX)
     }
-    /// The most bytes one kernel binding holds, where values are bound whole (WebGPU's
-    /// storage buffers); larger chunks are computed a part at a time.
-    fn max_binding_bytes(&self) -> Option<u64> {
+    /// The most rows of `size` lanes one kernel binding holds, where values are bound whole
+    /// (WebGPU's storage buffers); larger chunks are computed a part at a time.
+    fn max_binding_rows(&self, _size: u32) -> Option<u32> {
         None
     }
     /// Whether kernels of this device read `value` where it is (no copy needed).
@@ -98,8 +98,15 @@ pub trait Backend {
         end: u32,
         sink: &mut RowSink<'_>,
     ) -> Result<()>;
-    /// The kernels each pass of `plan` runs on this device, a line per pass and a total.
-    fn describe_passes(&self, plan: &Plan) -> Result<String>;
+    /// What this device calls one kernel run and several (`("dispatch", "dispatches")`) for
+    /// `explain()`'s kernel lines; `None`: no kernels of its own to show (the CPU).
+    fn kernel_words(&self) -> Option<(&'static str, &'static str)> {
+        None
+    }
+    /// The kernels one chunk task of `region` runs: how many, and a line saying what they do.
+    fn describe_task(&self, _region: &Region) -> Result<(u64, String)> {
+        Ok((0, String::new()))
+    }
     /// Frees the pool and every cache (`None`), or one cache.
     fn trim(&self, cache: Option<&str>);
     /// The most bytes the shared pool keeps (storage past it is freed on release).
@@ -153,12 +160,17 @@ pub async fn evaluate_with<B: Backend>(
     )?;
     check_before_running(&plan)?;
     let budget = core.allowed_mem.get();
-    let root_ids: HashSet<u64> = pending.iter().map(|r| r.id).collect();
-    let resident = |leaf: &NodeRef| resident_on(device, leaf);
-    let projection = budget::project(device, &plan, &root_ids, &resident, budget);
-    if let Some(budget) = budget {
-        projection.check(&plan, budget)?;
-    }
+    // Only a budget needs the projection: which task would exceed it, which roots stream.
+    let streamed = match budget {
+        Some(budget) => {
+            let root_ids: HashSet<u64> = pending.iter().map(|r| r.id).collect();
+            let resident = |leaf: &NodeRef| resident_on(device, leaf);
+            let projection = budget::project(device, &plan, &root_ids, &resident, Some(budget));
+            projection.check(&plan, budget)?;
+            projection.streamed
+        }
+        None => HashSet::new(),
+    };
     // Inputs that live on another GPU device come back to the host first, outside this
     // device's turn: waiting for that device while holding ours could deadlock.
     let mut fetched = HashMap::new();
@@ -177,7 +189,7 @@ pub async fn evaluate_with<B: Backend>(
         batch: &mut batch,
         limits: &limits,
         streaming: budget.is_some(),
-        streamed: projection.streamed,
+        streamed,
     };
     let result = run.plan(&plan, &pending, fetched).await;
     let finished = device.finish(batch).await;
@@ -326,7 +338,7 @@ pub fn explain<B: Backend>(device: &B, root: &NodeRef) -> Result<String> {
         },
     )?;
     let mut text = plan.describe(&device.name());
-    text.push_str(&device.describe_passes(&plan)?);
+    text.push_str(&describe_passes(device, &plan)?);
     let budget = device.core().allowed_mem.get();
     let roots = HashSet::from([root.id]);
     let resident = |leaf: &NodeRef| resident_on(device, leaf);
@@ -351,6 +363,34 @@ pub fn explain<B: Backend>(device: &B, root: &NodeRef) -> Result<String> {
         }
         None => text.push_str("no allowedMem: tasks are not bounded\n"),
     }
+    Ok(text)
+}
+
+/// The kernels each pass of `plan` runs on `device`, a line per pass and a total. Chunk
+/// tasks run the same kernels: a pass is described once and counted per task.
+fn describe_passes<B: Backend>(device: &B, plan: &Plan) -> Result<String> {
+    let Some((one, many)) = device.kernel_words() else {
+        return Ok(String::new());
+    };
+    let mut text = String::new();
+    let mut total = 0;
+    for (index, region) in plan.regions.iter().enumerate() {
+        if region.root.op.is_assembly() {
+            text.push_str(&format!("pass {}: {ASSEMBLY_PASS}\n", index + 1));
+            continue;
+        }
+        let tasks = region.task_chunks();
+        let largest = region.task(tasks.iter().copied().max().unwrap_or(0));
+        let (kernels, line) = device.describe_task(&largest)?;
+        total += kernels * tasks.len() as u64;
+        let line = match tasks.len() {
+            1 => line,
+            n => format!("each of {n} chunk tasks: {line}"),
+        };
+        text.push_str(&format!("pass {}: {line}\n", index + 1));
+    }
+    let word = if total == 1 { one } else { many };
+    text.push_str(&format!("{total} {word} in all\n"));
     Ok(text)
 }
 

@@ -67,10 +67,10 @@ impl<B: Backend> Run<'_, B> {
         if reads_in_place(device, &home) {
             return Ok(home);
         }
-        let too_big = device.max_binding_bytes().is_some_and(|limit| {
-            home.chunks
-                .iter()
-                .any(|c| c.rows as u64 * c.size as u64 * 4 > limit)
+        let too_big = home.chunks.iter().any(|c| {
+            device
+                .max_binding_rows(c.size)
+                .is_some_and(|most| c.rows > most)
         });
         if self.streaming || too_big {
             // Each task copies the rows it reads (see `assemble`).
@@ -112,7 +112,7 @@ impl<B: Backend> Run<'_, B> {
     async fn region(&mut self, region: &Region, values: &HashMap<u64, Output>) -> Result<Output> {
         let random = region.random_access_inputs();
         let mut tasks = region.task_chunks();
-        let split = tasks.len() > 1 && region.reads_a_leaf_both_ways();
+        let split = tasks.len() > 1 && region.reads_a_leaf_both_ways(&random);
         if split {
             tasks = vec![region.rows];
         }
@@ -172,9 +172,6 @@ impl<B: Backend> Run<'_, B> {
     /// `tasks` with every chunk too large for one binding of this device cut into parts
     /// that fit (stored as separate chunks of the output).
     fn within_bindings(&self, region: &Region, random: &HashSet<u64>, tasks: Vec<u32>) -> Vec<u32> {
-        let Some(limit) = self.device.max_binding_bytes() else {
-            return tasks;
-        };
         let widest = region
             .leaves
             .iter()
@@ -183,15 +180,15 @@ impl<B: Backend> Run<'_, B> {
             .chain([region.root.meta.size])
             .max()
             .unwrap_or(1);
-        let most = (limit / (widest as u64 * 4)).clamp(1, u32::MAX as u64) as u32;
+        let Some(most) = self.device.max_binding_rows(widest) else {
+            return tasks;
+        };
+        let most = most.max(1);
         let mut parts = Vec::with_capacity(tasks.len());
         for rows in tasks {
-            let mut left = rows;
-            parts.push(left.min(most));
-            left -= left.min(most);
-            while left > 0 {
-                parts.push(left.min(most));
-                left -= left.min(most);
+            // An empty chunk is still one (empty) task.
+            for k in 0..rows.div_ceil(most).max(1) {
+                parts.push((rows - k * most).min(most));
             }
         }
         parts

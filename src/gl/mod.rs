@@ -10,12 +10,12 @@ mod reduce;
 
 use std::rc::Rc;
 
-use crate::column::Column;
+use crate::column::{try_vec, Column};
 use crate::engine::{device_name, internal, Backend, DeviceCore, READ_PIECE_BYTES};
 use crate::error::{ErrorCode, GpuTableError, Result};
 use crate::gpu::{decode, device_words, oneshot, scopes, scopes::ErrorScopes};
 use crate::memory::Home;
-use crate::plan::{Access, Plan, PlanLimits, Region, ASSEMBLY_PASS, MAX_REGION_NODES};
+use crate::plan::{Access, PlanLimits, Region, MAX_REGION_NODES};
 use crate::value::{RowSink, Storage, Value};
 use crate::wgsl::fragment::{self, PARAM_TILE_BASE, REDUCE_FOLD};
 use crate::wgsl::reduce::ReduceOp;
@@ -341,12 +341,7 @@ impl Backend for GlDevice {
             for plane in 0..planes(column.size) as usize {
                 let texture =
                     self.take_texture_of(format, width as u32, height as u32, &batch.home)?;
-                let mut texels = Vec::new();
-                texels
-                    .try_reserve_exact(width * height * channels * 4)
-                    .map_err(|_| {
-                        GpuTableError::new(ErrorCode::OutOfMemory, "no memory to stage an upload")
-                    })?;
+                let mut texels = try_vec(width * height * channels * 4, "staging an upload")?;
                 if channels == 1 {
                     texels.extend_from_slice(&words[base * 4..(base + tile_rows) * 4]);
                 } else {
@@ -489,10 +484,7 @@ impl Backend for GlDevice {
                 GpuTableError::new(ErrorCode::DeviceLost, format!("readback failed: {e}"))
             })?;
             let count = (last - first) as usize;
-            let mut words = Vec::new();
-            words.try_reserve_exact(count * size * 4).map_err(|_| {
-                GpuTableError::new(ErrorCode::OutOfMemory, "no memory for a readback")
-            })?;
+            let mut words = try_vec(count * size * 4, "a readback")?;
             {
                 let view = slice
                     .get_mapped_range()
@@ -519,57 +511,39 @@ impl Backend for GlDevice {
         Ok(())
     }
 
-    fn describe_passes(&self, plan: &Plan) -> Result<String> {
+    fn describe_task(&self, region: &Region) -> Result<(u64, String)> {
         let layout = self.layout;
-        let mut text = String::new();
-        let mut total = 0;
-        for (index, region) in plan.regions.iter().enumerate() {
-            if region.root.op.is_assembly() {
-                text.push_str(&format!("pass {}: {ASSEMBLY_PASS}\n", index + 1));
-                continue;
-            }
-            // Chunk tasks run the same draws: described once, counted per task.
-            let tasks = region.task_chunks();
-            let region = &region.task(tasks.iter().copied().max().unwrap_or(0));
-            let rows = region.rows;
-            let tiles = layout.tiles(rows);
-            let (draws, line) = if region.is_reduction() {
-                let lanes = region.root.inputs[0].meta.size;
-                let folds = reduce_fold_passes(layout, rows);
-                let per_plane = tiles + folds + 1;
-                (
-                    planes(lanes) * per_plane,
-                    format!(
-                        "{} draws: per 4 lanes, {tiles} draw(s) folding {REDUCE_FOLD} rows per fragment into partial states, {folds} folding {REDUCE_FOLD} texels per fragment, 1 writing the result",
-                        planes(lanes) * per_plane
-                    ),
-                )
-            } else if rows == 0 {
-                (0, "no draw (0 rows)".to_string())
-            } else {
-                let groups = self.plane_groups(region.root.meta.size).len() as u32;
-                let width = layout.width();
-                let height = layout.rows_in_tile(rows, 0).div_ceil(width);
-                (
-                    tiles * groups,
-                    format!(
-                        "{} draw(s): {tiles} tile(s) of up to {width}x{height} fragments, one per row, {groups} draw(s) per tile",
-                        tiles * groups
-                    ),
-                )
-            };
-            total += draws * tasks.len() as u32;
-            let line = match tasks.len() {
-                1 => line,
-                n => format!("each of {n} chunk tasks: {line}"),
-            };
-            text.push_str(&format!("pass {}: {line}\n", index + 1));
-        }
-        text.push_str(&format!(
-            "{total} draw{} in all\n",
-            if total == 1 { "" } else { "s" }
-        ));
-        Ok(text)
+        let rows = region.rows;
+        let tiles = layout.tiles(rows);
+        let (draws, line) = if region.is_reduction() {
+            let lanes = region.root.inputs[0].meta.size;
+            let folds = reduce_fold_passes(layout, rows);
+            let draws = planes(lanes) * (tiles + folds + 1);
+            (
+                draws,
+                format!(
+                    "{draws} draws: per 4 lanes, {tiles} draw(s) folding {REDUCE_FOLD} rows per fragment into partial states, {folds} folding {REDUCE_FOLD} texels per fragment, 1 writing the result"
+                ),
+            )
+        } else if rows == 0 {
+            (0, "no draw (0 rows)".to_string())
+        } else {
+            let groups = self.plane_groups(region.root.meta.size).len() as u32;
+            let width = layout.width();
+            let height = layout.rows_in_tile(rows, 0).div_ceil(width);
+            (
+                tiles * groups,
+                format!(
+                    "{} draw(s): {tiles} tile(s) of up to {width}x{height} fragments, one per row, {groups} draw(s) per tile",
+                    tiles * groups
+                ),
+            )
+        };
+        Ok((draws as u64, line))
+    }
+
+    fn kernel_words(&self) -> Option<(&'static str, &'static str)> {
+        Some(("draw", "draws"))
     }
 
     fn trim(&self, cache: Option<&str>) {

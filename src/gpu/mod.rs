@@ -12,13 +12,13 @@ use std::borrow::Cow;
 use std::num::NonZeroU64;
 use std::rc::Rc;
 
-use crate::column::{Column, ColumnData, Elem};
+use crate::column::{try_vec, Column, ColumnData, Elem};
 use crate::dtype::DType;
 use crate::engine::{device_name, internal, Backend, DeviceCore, READ_PIECE_BYTES};
 use crate::error::{ErrorCode, GpuTableError, Result};
 use crate::ir::NodeRef;
 use crate::memory::Home;
-use crate::plan::{Plan, PlanLimits, Region, ASSEMBLY_PASS, MAX_REGION_NODES};
+use crate::plan::{PlanLimits, Region, MAX_REGION_NODES};
 use crate::value::{RowSink, Storage, Value};
 use crate::wgsl::compute::{self, is_narrow, REDUCE_GROUPS, REDUCE_WORKGROUP, WORKGROUP_SIZE};
 use crate::wgsl::reduce::ReduceOp;
@@ -99,17 +99,10 @@ fn elementwise_invocations(root: &NodeRef, rows: u32) -> Result<u32> {
     })
 }
 
-fn out_of_memory(what: &str) -> GpuTableError {
-    GpuTableError::new(ErrorCode::OutOfMemory, format!("no memory for {what}"))
-}
-
 /// A column as device words (little-endian 32-bit values, 8/16-bit types widened).
 pub(crate) fn device_words(column: &Column) -> Result<Cow<'_, [u8]>> {
     fn widen<T: Elem>(values: &[T], to_word: impl Fn(T) -> u32) -> Result<Cow<'_, [u8]>> {
-        let mut bytes = Vec::new();
-        bytes
-            .try_reserve_exact(values.len() * 4)
-            .map_err(|_| out_of_memory("widening an upload"))?;
+        let mut bytes = try_vec(values.len() * 4, "widening an upload")?;
         bytes.extend(values.iter().flat_map(|v| to_word(*v).to_le_bytes()));
         Ok(Cow::Owned(bytes))
     }
@@ -140,9 +133,7 @@ pub(crate) fn device_words(column: &Column) -> Result<Cow<'_, [u8]>> {
 /// Device words (little-endian u32) as host values of `dtype`, narrowing 8/16-bit types.
 pub(crate) fn decode(bytes: &[u8], dtype: DType) -> Result<ColumnData> {
     fn each<T>(bytes: &[u8], f: impl Fn(u32) -> T) -> Result<Vec<T>> {
-        let mut out = Vec::new();
-        out.try_reserve_exact(bytes.len() / 4)
-            .map_err(|_| out_of_memory("a readback"))?;
+        let mut out = try_vec(bytes.len() / 4, "a readback")?;
         out.extend(
             bytes
                 .chunks_exact(4)
@@ -312,8 +303,10 @@ impl Backend for GpuDevice {
         }
     }
 
-    fn max_binding_bytes(&self) -> Option<u64> {
-        Some(self.binding_limit().0)
+    fn max_binding_rows(&self, size: u32) -> Option<u32> {
+        // Every value is a 32-bit word on the device.
+        let rows = self.binding_limit().0 / (size.max(1) as u64 * 4);
+        Some(rows.min(u32::MAX as u64) as u32)
     }
 
     fn reads_in_place(&self, value: &Value) -> bool {
@@ -495,56 +488,40 @@ impl Backend for GpuDevice {
         Ok(())
     }
 
-    fn describe_passes(&self, plan: &Plan) -> Result<String> {
-        let mut text = String::new();
-        let mut dispatches = 0;
-        for (index, region) in plan.regions.iter().enumerate() {
-            if region.root.op.is_assembly() {
-                text.push_str(&format!("pass {}: {ASSEMBLY_PASS}\n", index + 1));
-                continue;
-            }
-            // Chunk tasks run the same kernels: described once, counted per task.
-            let tasks = region.task_chunks();
-            let region = &region.task(tasks.iter().copied().max().unwrap_or(0));
-            let before = dispatches;
-            let rows = region.rows;
-            let line = if region.is_reduction() {
-                let lanes = region.root.inputs[0].meta.size;
-                let groups = self.reduction_groups(rows, lanes);
-                dispatches += 2;
-                if is_narrow(lanes) {
-                    format!(
-                        "2 dispatches: {groups} workgroups of {REDUCE_WORKGROUP} fold partial states, then one invocation per lane combines them"
-                    )
-                } else {
-                    format!(
-                        "2 dispatches: {groups} row groups per lane fold partial states, then one invocation per lane combines them"
-                    )
-                }
-            } else if rows == 0 {
-                "no dispatch (0 rows)".to_string()
-            } else {
-                let invocations = elementwise_invocations(&region.root, rows)?;
-                let ((x, y), _) = self.grid(invocations, WORKGROUP_SIZE)?;
-                dispatches += 1;
-                let each = match compute::computes_per_lane(region.root.meta.size) {
-                    true => "lane of each row",
-                    false => "row",
-                };
+    fn describe_task(&self, region: &Region) -> Result<(u64, String)> {
+        let rows = region.rows;
+        let described = if region.is_reduction() {
+            let lanes = region.root.inputs[0].meta.size;
+            let groups = self.reduction_groups(rows, lanes);
+            let folding = match is_narrow(lanes) {
+                true => format!("{groups} workgroups of {REDUCE_WORKGROUP} fold partial states"),
+                false => format!("{groups} row groups per lane fold partial states"),
+            };
+            (
+                2,
+                format!("2 dispatches: {folding}, then one invocation per lane combines them"),
+            )
+        } else if rows == 0 {
+            (0, "no dispatch (0 rows)".to_string())
+        } else {
+            let invocations = elementwise_invocations(&region.root, rows)?;
+            let ((x, y), _) = self.grid(invocations, WORKGROUP_SIZE)?;
+            let each = match compute::computes_per_lane(region.root.meta.size) {
+                true => "lane of each row",
+                false => "row",
+            };
+            (
+                1,
                 format!(
                     "1 dispatch of {x}x{y} workgroups of {WORKGROUP_SIZE} (one invocation per {each})"
-                )
-            };
-            dispatches += (dispatches - before) * (tasks.len() - 1);
-            let line = match tasks.len() {
-                1 => line,
-                n => format!("each of {n} chunk tasks: {line}"),
-            };
-            text.push_str(&format!("pass {}: {line}\n", index + 1));
-        }
-        let plural = if dispatches == 1 { "" } else { "es" };
-        text.push_str(&format!("{dispatches} dispatch{plural} in all\n"));
-        Ok(text)
+                ),
+            )
+        };
+        Ok(described)
+    }
+
+    fn kernel_words(&self) -> Option<(&'static str, &'static str)> {
+        Some(("dispatch", "dispatches"))
     }
 
     fn trim(&self, cache: Option<&str>) {

@@ -7,7 +7,8 @@
 
 use arrow_ipc::MessageHeader;
 
-use super::{framing, invalid_ipc, read_ipc, FieldInfo, IpcColumn, ReadOptions, FILE_MAGIC};
+use super::{invalid_ipc, read_ipc, FieldInfo, IpcColumn, ReadOptions, FILE_MAGIC};
+use crate::column::try_vec;
 use crate::error::{ErrorCode, GpuTableError, Result};
 
 /// The end-of-stream marker: a continuation and a zero length.
@@ -77,20 +78,23 @@ impl StreamReader {
         }
         let mut batches = Vec::new();
         while let Some((length, metadata)) = self.next_message()? {
-            if self.whole_file {
-                break;
-            }
-            let message: Vec<u8> = self.pending.drain(..length).collect();
-            framing::check_stream(&message)?;
-            if self.decode(&message, metadata)? {
-                let mut stream = Vec::with_capacity(self.prefix.len() + message.len() + 8);
+            let mut pending = std::mem::take(&mut self.pending);
+            let message = &pending[..length];
+            if self.decode(message, metadata)? {
+                let mut stream = try_vec(self.prefix.len() + message.len() + END.len(), "a batch")?;
                 stream.extend_from_slice(&self.prefix);
-                stream.extend_from_slice(&message);
+                stream.extend_from_slice(message);
                 stream.extend_from_slice(&END);
                 let table = read_ipc(&stream, &self.options)?;
                 self.fields = Some(table.fields);
                 batches.extend(table.batches);
             }
+            if self.whole_file {
+                // The rest is in `file_bytes`, read when the input ends.
+                break;
+            }
+            pending.drain(..length);
+            self.pending = pending;
         }
         Ok(batches)
     }
@@ -183,7 +187,6 @@ impl StreamReader {
             _ if self.prefix.is_empty() && self.file => {
                 // A file with its schema only in the footer: read whole when it ends.
                 self.whole_file = true;
-                self.pending = Vec::new();
                 Ok(false)
             }
             MessageHeader::DictionaryBatch => {

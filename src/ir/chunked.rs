@@ -6,7 +6,7 @@
 use std::rc::Rc;
 
 use super::{Chunks, Meta, Node, NodeRef, Op};
-use crate::column::{element_count, Column, ColumnData};
+use crate::column::{element_count, try_vec, Column, ColumnData};
 use crate::error::{ErrorCode, GpuTableError, Result};
 use crate::value::{Output, Value};
 
@@ -49,6 +49,20 @@ fn whole_count(name: &str, value: f64) -> Result<u32> {
     })
 }
 
+/// Chunks one column may have: each is stored (and run) on its own, so a list sized by a
+/// careless argument (`chunks: 1` over 10^8 rows) must be refused, not allocated.
+pub const MAX_CHUNKS: usize = 1 << 20;
+
+fn check_chunk_count(count: usize) -> Result<()> {
+    if count > MAX_CHUNKS {
+        return Err(GpuTableError::new(
+            ErrorCode::LimitExceeded,
+            format!("{count} chunks exceed the {MAX_CHUNKS} one column may have"),
+        ));
+    }
+    Ok(())
+}
+
 /// `chunks: n`: chunks of `n` rows over `length` rows, the last shorter.
 pub fn regular_chunks(rows_per_chunk: f64, length: u32) -> Result<Chunks> {
     let every = whole_count("chunks", rows_per_chunk)?;
@@ -59,10 +73,8 @@ pub fn regular_chunks(rows_per_chunk: f64, length: u32) -> Result<Chunks> {
         return Ok(single_chunk(0));
     }
     let count = length.div_ceil(every) as usize;
-    let mut chunks = Vec::new();
-    chunks
-        .try_reserve_exact(count)
-        .map_err(|_| GpuTableError::new(ErrorCode::OutOfMemory, "no memory for the chunk list"))?;
+    check_chunk_count(count)?;
+    let mut chunks = try_vec(count, "the chunk list")?;
     let mut left = length;
     while left > 0 {
         chunks.push(every.min(left));
@@ -78,6 +90,7 @@ pub fn explicit_chunks(counts: &[f64], length: u32) -> Result<Chunks> {
             "chunks needs at least one row count",
         ));
     }
+    check_chunk_count(counts.len())?;
     let chunks: Vec<u32> = counts
         .iter()
         .map(|&c| whole_count("a chunk's row count", c))
@@ -186,6 +199,7 @@ pub fn concat(inputs: &[NodeRef]) -> Result<NodeRef> {
         )
     })?;
     element_count(length as u64, first.meta.size, first.meta.dtype)?;
+    check_chunk_count(inputs.iter().map(|n| stored_chunks(n).len()).sum())?;
     let chunks: Vec<u32> = inputs
         .iter()
         .flat_map(|n| stored_chunks(n).to_vec())

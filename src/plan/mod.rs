@@ -78,8 +78,8 @@ impl Region {
 
     /// Whether a leaf is read both whole (a gather source) and at the row (the ids): one
     /// value binds it, so the pass runs as one task and its chunks are copied out after.
-    pub fn reads_a_leaf_both_ways(&self) -> bool {
-        let random = self.random_access_inputs();
+    /// `random`: the pass's `random_access_inputs`.
+    pub fn reads_a_leaf_both_ways(&self, random: &HashSet<u64>) -> bool {
         self.nodes.iter().any(|n| {
             n.inputs
                 .iter()

@@ -11,7 +11,7 @@ use wasm_bindgen::prelude::*;
 
 use crate::column::{element_count, ColumnData};
 use crate::dtype::DType;
-use crate::error::{ErrorCode, GpuTableError};
+use crate::error::GpuTableError;
 use crate::evaluator;
 use crate::ir::{self, BinaryOp, NodeRef, UnaryOp};
 use crate::value::Storage;
@@ -89,13 +89,7 @@ fn copy_typed(dtype: DType, array: &JsValue) -> crate::Result<ColumnData> {
             })?;
             let len = typed.length() as usize;
             element_count(len as u64, 1, dtype)?;
-            let mut values = Vec::new();
-            values.try_reserve_exact(len).map_err(|_| {
-                GpuTableError::new(
-                    ErrorCode::OutOfMemory,
-                    format!("no memory for {len} {} values", dtype.name()),
-                )
-            })?;
+            let mut values = crate::column::try_vec(len, dtype.name())?;
             typed.copy_to_uninit(&mut values.spare_capacity_mut()[..len]);
             // SAFETY: copy_to_uninit initialized the first `len` elements.
             unsafe { values.set_len(len) };

@@ -247,6 +247,11 @@ pub fn chunked_sources_validate_their_chunks<T: Target>() {
         code(ir::explicit_chunks(&[-1.0, 6.0], 5)),
         ErrorCode::InvalidArgument
     );
+    // A chunk list sized by a careless argument is refused, not allocated.
+    assert_eq!(
+        code(ir::regular_chunks(1.0, u32::MAX)),
+        ErrorCode::LimitExceeded
+    );
     // A chunked source reads back whole, and its chunks are its own.
     let x = ir::source_chunked(data(), 1, vec![2, 1].into()).unwrap();
     evaluate::<T>(std::slice::from_ref(&x)).unwrap();
