@@ -334,10 +334,32 @@ export function gather(ids, source) {
   return wrap(() => wasm.gather(handleOf(ids), handleOf(source)));
 }
 
-/** Per channel `[min, max]` over all rows (NaN ignored): length = x.size, size 2. */
-export function extent(x) {
-  return wrap(() => wasm.extent(handleOf(x)));
+/**
+ * A reduction over every row, skipping a vector's null slots: a partial per chunk, then
+ * combines of at most `splitEvery` partials, then the final row.
+ */
+function reduction(kind, x, settings) {
+  const {splitEvery = 4} = options(settings, kind);
+  if (typeof splitEvery !== 'number') fail('INVALID_ARGUMENT', `${kind} splitEvery must be a number`);
+  const validity = x instanceof GPUVector && x.validity ? [handleOf(x.validity)] : [];
+  const input = handleOf(x);
+  return wrap(() => withHandles(validity, list => wasm.reduce(kind, input, list, splitEvery)));
 }
+
+/** Per channel `[min, max]` over all rows (NaN ignored): length = x.size, size 2. */
+export const extent = (x, settings) => reduction('extent', x, settings);
+/** Per lane sum over all rows: float32, sint32 or uint32 (integers wrap); one constant row. */
+export const sum = (x, settings) => reduction('sum', x, settings);
+/** Per lane least value (NaN ignored), in the input's type; one constant row. */
+export const min = (x, settings) => reduction('min', x, settings);
+/** Per lane greatest value (NaN ignored), in the input's type; one constant row. */
+export const max = (x, settings) => reduction('max', x, settings);
+/** Per lane mean, float32; one constant row. */
+export const mean = (x, settings) => reduction('mean', x, settings);
+/** Per lane row of the first least value (NaN ignored; -1 if none), sint32; one constant row. */
+export const argmin = (x, settings) => reduction('argmin', x, settings);
+/** Per lane row of the first greatest value (NaN ignored; -1 if none), sint32; one constant row. */
+export const argmax = (x, settings) => reduction('argmax', x, settings);
 
 /**
  * Every lane converted to `type`: float to integer truncates toward zero (NaN and values out

@@ -419,8 +419,25 @@ export function log(x: ArithmeticArgument): GPUTableEvaluator;
 export function interleave(...inputs: ArithmeticArgument[]): GPUTableEvaluator;
 /** Rows of `source` at `ids` (one integer per row); out-of-range or negative ids give zero rows. */
 export function gather(ids: EvaluatorInput, source: ArithmeticArgument): GPUTableEvaluator;
-/** Per channel `[min, max]` over all rows, NaN ignored; length = x.size, size 2. Empty input: `EMPTY_INPUT`. */
-export function extent(x: ArithmeticArgument): GPUTableEvaluator;
+/** Options of the reductions. */
+export interface ReductionOptions {
+  /** The most chunk partials one combine takes (at least 2). Default 4. */
+  splitEvery?: number;
+}
+/** Per channel `[min, max]` over all rows, NaN and null slots ignored; length = x.size, size 2. Empty input: `EMPTY_INPUT`. */
+export function extent(x: ArithmeticArgument, options?: ReductionOptions): GPUTableEvaluator;
+/** Per lane sum over all rows (null slots skipped): float32 for float input, sint32 for signed, uint32 for unsigned (integers wrap); one constant row of x.size. No rows: 0. */
+export function sum(x: ArithmeticArgument, options?: ReductionOptions): GPUTableEvaluator;
+/** Per lane least value, NaN and null slots ignored (a lane with only NaN gives NaN), in x's type; one constant row. Empty input: `EMPTY_INPUT`. */
+export function min(x: ArithmeticArgument, options?: ReductionOptions): GPUTableEvaluator;
+/** Per lane greatest value, NaN and null slots ignored (a lane with only NaN gives NaN), in x's type; one constant row. Empty input: `EMPTY_INPUT`. */
+export function max(x: ArithmeticArgument, options?: ReductionOptions): GPUTableEvaluator;
+/** Per lane mean (null slots skipped), float32; one constant row. Empty input: `EMPTY_INPUT`. */
+export function mean(x: ArithmeticArgument, options?: ReductionOptions): GPUTableEvaluator<'float32'>;
+/** Per lane row index of the first least value, NaN and null slots ignored (-1 if none), sint32; one constant row. Empty input: `EMPTY_INPUT`. */
+export function argmin(x: ArithmeticArgument, options?: ReductionOptions): GPUTableEvaluator<'sint32'>;
+/** Per lane row index of the first greatest value, NaN and null slots ignored (-1 if none), sint32; one constant row. Empty input: `EMPTY_INPUT`. */
+export function argmax(x: ArithmeticArgument, options?: ReductionOptions): GPUTableEvaluator<'sint32'>;
 /** Every lane converted to `type`: float to integer truncates toward zero (NaN and out of range give 0), integers wrap. */
 export function cast<T extends DataType>(x: ArithmeticArgument, type: T): GPUTableEvaluator<T>;
 /** Rows of each input in order, chunks concatenated; the inputs share one type and row size. */

@@ -1,15 +1,17 @@
-// Reductions on WebGPU: per-lane states folded over rows in two passes. src/wgsl/compute.rs
-// fills the markers between hashes: the State struct and its functions (src/wgsl/reduce.rs),
-// the lanes of the input row, the outputs per lane, the fused elementwise prologue that
-// computes `vin` for `row` (narrow rows), or the load of lane `lane` at `row` (wide rows).
+// Reductions on WebGPU: per-lane states folded over rows, then combined in rounds.
+// src/wgsl/compute.rs fills the markers between hashes: the State struct and its functions
+// (src/wgsl/reduce.rs), the lanes of the input row, the outputs per lane, the fused
+// elementwise prologue that computes `vin` for `row` (narrow rows) or the load of lane
+// `lane` at `row` (wide rows), and whether that lane of that row counts (its validity).
 // Sections are split on their marker comments; each kernel takes the shared part and one.
-// Parameters: 0 rows, 1 row groups of the first pass, 2 zero.
+// Parameter 2 is always zero (see `state_functions`).
 
 #STATE#
 
 // SECTION rows
 // First pass for narrow rows: each workgroup folds a grid-strided share of the rows,
 // computing the fused prologue per row, then tree-combines its 256 states per lane.
+// Parameters: 0 rows, 1 workgroups, 3 the first row's index in the reduced column.
 var<workgroup> shared_state: array<State, 256>;
 
 @compute @workgroup_size(256)
@@ -19,7 +21,9 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
     let step = param(1u) * 256u;
     for (var row = wid.x * 256u + lid.x; row < param(0u); row += step) {
 #PROLOGUE#
-        for (var l = 0u; l < #LANES#u; l++) { st[l] = state_add(st[l], vin[l]); }
+        for (var l = 0u; l < #LANES#u; l++) {
+            if (#VALID#) { st[l] = state_add(st[l], vin[l], i32(row + param(3u))); }
+        }
     }
     for (var l = 0u; l < #LANES#u; l++) {
         shared_state[lid.x] = st[l];
@@ -39,6 +43,7 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
 // SECTION lanes
 // First pass for wide rows (a materialized input): invocation (lane, group) folds rows
 // group, group + groups, ... of one lane, so a state per invocation stays small.
+// Parameters: 0 rows, 1 row groups, 3 the first row's index in the reduced column.
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let lane = gid.x;
@@ -47,23 +52,39 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     var st = state_identity();
     for (var row = gid.y; row < param(0u); row += param(1u)) {
-        st = state_add(st, #LOAD#);
+        if (#VALID#) { st = state_add(st, #LOAD#, i32(row + param(3u))); }
     }
     partials[gid.y * #LANES#u + lane] = st;
 }
+// SECTION combine
+// A combine round: state j of each lane folds input states j * every .. (in order) and is
+// stored as state `base + j` of the output. Parameters: 0 input states per lane, 1 every,
+// 3 invocations per dispatch row, 4 base.
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let index = gid.x + gid.y * param(3u);
+    let j = index / #LANES#u;
+    let lane = index % #LANES#u;
+    if (j * param(1u) >= param(0u)) {
+        return;
+    }
+    var st = state_identity();
+    let end = min(j * param(1u) + param(1u), param(0u));
+    for (var p = j * param(1u); p < end; p++) {
+        st = state_combine(st, states_in[p * #LANES#u + lane]);
+    }
+    states_out[(param(4u) + j) * #LANES#u + lane] = st;
+}
 // SECTION final
-// Second pass: each invocation combines one lane's partial states and writes its outputs.
+// The output: each invocation finalizes one lane's state. Parameter 3: invocations per
+// dispatch row.
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let lane = gid.x + gid.y * param(3u);
     if (lane >= #LANES#u) {
         return;
     }
-    var st = state_identity();
-    for (var g = 0u; g < param(1u); g++) {
-        st = state_combine(st, partials[g * #LANES#u + lane]);
-    }
     for (var k = 0u; k < #OUTS#u; k++) {
-        out[lane * #OUTS#u + k] = state_output(st, k);
+        out[lane * #OUTS#u + k] = state_output(states_in[lane], k);
     }
 }

@@ -63,7 +63,8 @@ fn more_than_65535_workgroups_split_across_dimensions() {
 fn a_plan_of_several_regions_runs_every_dispatch() {
     let d = WebGpu::fresh();
     let x = f32s(&floats(4000), 1);
-    // A reduction (two dispatches), then a gather from it fused with an add (one).
+    // A reduction (row groups, their combine into the chunk's partial, the output row),
+    // then a gather from it fused with an add (one).
     let build = || {
         let e = ir::extent(&ir::binary(Multiply, &x, &x).unwrap()).unwrap();
         ir::binary(
@@ -76,7 +77,7 @@ fn a_plan_of_several_regions_runs_every_dispatch() {
     let expected = suite::oracle(&[build()]).unwrap();
     let r = build();
     evaluate_blocking(&d, std::slice::from_ref(&r)).unwrap();
-    assert_eq!(d.core().counters.stats().kernels, 3);
+    assert_eq!(d.core().counters.stats().kernels, 4);
     assert!(same(&read(&r), &expected[0]));
 }
 
@@ -101,6 +102,10 @@ fn explain_lists_kernels_and_dispatches() {
     let reduced = explain(&d, &ir::extent(&fused).unwrap()).unwrap();
     assert!(
         reduced.contains("2 dispatches: 20 workgroups of 256"),
+        "{reduced}"
+    );
+    assert!(
+        reduced.contains("a partial per chunk; one partial: the final row straight from it"),
         "{reduced}"
     );
     let wide = ir::unary(Abs, &f32s(&floats(120_000), 12_000)).unwrap();
@@ -150,6 +155,17 @@ fn a_column_larger_than_one_binding_is_computed_in_parts() {
     evaluate_blocking(&d, std::slice::from_ref(&next)).unwrap();
     let doubled: Vec<f32> = expected.iter().map(|v| v * 2.0).collect();
     assert_eq!(read_f32(&next), doubled);
+    // A reduction of it folds each part into a partial of its own; so does one whose
+    // fused prologue reads the column.
+    let kind = gputable::ir::ReduceKind::Sum;
+    let total = ir::reduce(kind, &big, None, 2).unwrap();
+    let fused = ir::reduce(kind, &ir::unary(Abs, &f32s(&xs, 1)).unwrap(), None, 2).unwrap();
+    evaluate_blocking(&d, &[total.clone(), fused.clone()]).unwrap();
+    assert_eq!(read_f32(&total), vec![expected.iter().sum::<f32>()]);
+    assert_eq!(
+        read_f32(&fused),
+        vec![xs.iter().map(|v| v.abs()).sum::<f32>()]
+    );
     // A gather source is read whole: one binding, still bounded.
     let gathered = ir::gather(&i32s(&[0, 299], 1), &f32s(&xs, 1)).unwrap();
     let error = evaluate_blocking(&d, &[gathered]).unwrap_err();

@@ -9,12 +9,12 @@ use std::rc::Rc;
 use gputable::column::{Column, ColumnData};
 use gputable::dtype::{Class, DType};
 use gputable::ir::{self, BinaryOp::*, NodeRef, UnaryOp::*};
+use gputable::ir::{ReduceKind, Reduction};
 use gputable::plan::{plan, Fusion, Region};
 use gputable::value::Value;
-use gputable::wgsl::compute::{elementwise_kernel, reduce_final_source, reduce_partials_kernel};
-use gputable::wgsl::fragment;
-use gputable::wgsl::reduce::ReduceOp;
+use gputable::wgsl::compute::{elementwise_kernel, reduce_partials_kernel, reduce_tail_source};
 use gputable::wgsl::TextureLayout;
+use gputable::wgsl::{fragment, fragment_reduce};
 
 /// The region's leaves' values: their host data (every leaf here is a source).
 fn leaves(region: &Region) -> Vec<Rc<Value>> {
@@ -105,6 +105,9 @@ fn generated_kernels_are_valid_wgsl() {
         ir::extent(&x).unwrap(),
         ir::extent(&ir::binary(Multiply, &x, &lit(&[2.])).unwrap()).unwrap(),
         ir::extent(&i8s(&[1, 2], 2)).unwrap(),
+        ir::reduce(ReduceKind::ArgMax, &x, None, 3).unwrap(),
+        ir::reduce(ReduceKind::Mean, &i8s(&[1, 2], 2), Some(&u8s(&[1], 1)), 2).unwrap(),
+        ir::reduce(ReduceKind::Sum, &wide, Some(&u8s(&[1; 40], 20)), 4).unwrap(),
         // Rows wider than WIDE_ROW_LANES: a lane per invocation on WebGPU.
         ir::unary(Sqrt, &ir::binary(Add, &wide, &lit(&[1.])).unwrap()).unwrap(),
         ir::interleave(&[
@@ -135,9 +138,9 @@ fn generated_kernels_are_valid_wgsl() {
             .regions
         {
             let values = leaves(&region);
-            let reduction = ReduceOp::of(&region.root);
+            let reduction = Reduction::of(&region.root).map(|r| r.kind);
             let kernel = match reduction {
-                Some(op) => reduce_partials_kernel(&region, &values, op, 100, 4).unwrap(),
+                Some(kind) => reduce_partials_kernel(&region, &values, kind, 100, 4, 7).unwrap(),
                 None => elementwise_kernel(&region, &values, 100, 6400).unwrap(),
             };
             validate(&kernel.source, &format!("kernel {i}"));
@@ -147,8 +150,9 @@ fn generated_kernels_are_valid_wgsl() {
                 tile_shift: 12,
             };
             let kernel = match reduction {
-                Some(op) => {
-                    fragment::reduce_partials_kernel(&region, &values, op, layout, 0).unwrap()
+                Some(kind) => {
+                    fragment_reduce::reduce_partials_kernel(&region, &values, kind, layout, 0)
+                        .unwrap()
                 }
                 None => fragment::elementwise_kernel(&region, &values, layout, 100, 0..1).unwrap(),
             };
@@ -181,23 +185,46 @@ fn generated_kernels_are_valid_wgsl() {
         tile_shift: 26,
     };
     for class in [Class::F, Class::I, Class::U] {
-        let op = ReduceOp::Extent;
-        validate(
-            &fragment::reduce_fold_source(op, class, layout),
-            &format!("fragment reduction fold {class:?}"),
-        );
-        validate(
-            &fragment::reduce_final_source(op, class, layout),
-            &format!("fragment reduction final {class:?}"),
-        );
-        validate(
-            &fragment::reduce_plane_partials_source(op, class, layout),
-            &format!("fragment reduction of a stored plane {class:?}"),
-        );
-        validate(
-            &reduce_final_source(op, class, 3).unwrap(),
-            &format!("reduction final pass {class:?}"),
-        );
+        for kind in ReduceKind::ALL {
+            let what = format!("{} of {class:?}", kind.name());
+            let out =
+                kind.output_type(DType::ALL.into_iter().find(|t| t.class() == class).unwrap());
+            validate(
+                &fragment_reduce::reduce_fold_source(kind, class),
+                &format!("fragment fold of {what}"),
+            );
+            validate(
+                &fragment_reduce::reduce_combine_source(kind, class),
+                &format!("fragment combine of {what}"),
+            );
+            validate(
+                &fragment_reduce::reduce_plane_partials_source(kind, class),
+                &format!("fragment reduction of a stored plane, {what}"),
+            );
+            if kind == ReduceKind::Extent {
+                validate(
+                    &fragment_reduce::reduce_output_rows_source(kind, class, layout),
+                    &format!("fragment output rows of {what}"),
+                );
+            }
+            for channels in [1, 4] {
+                validate(
+                    &fragment_reduce::reduce_output_plane_source(
+                        kind,
+                        class,
+                        out.class(),
+                        channels,
+                    ),
+                    &format!("fragment output plane of {what}"),
+                );
+            }
+            for section in ["combine", "final"] {
+                validate(
+                    &reduce_tail_source(section, kind, class, 3, out.class()).unwrap(),
+                    &format!("{section} pass of {what}"),
+                );
+            }
+        }
     }
     // A reduction over rows wider than the narrow path folds lane by lane.
     let wide = f32s(&[0.; 40], 20);
@@ -205,7 +232,8 @@ fn generated_kernels_are_valid_wgsl() {
     let region = &plan(std::slice::from_ref(&root), Fusion::On)
         .unwrap()
         .regions[0];
-    let kernel = reduce_partials_kernel(region, &leaves(region), ReduceOp::Extent, 2, 1).unwrap();
+    let kernel =
+        reduce_partials_kernel(region, &leaves(region), ReduceKind::Extent, 2, 1, 0).unwrap();
     validate(&kernel.source, "wide reduction");
 }
 

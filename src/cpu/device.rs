@@ -3,11 +3,12 @@
 
 use std::rc::Rc;
 
+use super::CpuStates;
 use crate::column::{Column, ColumnData};
 use crate::dtype::DType;
 use crate::engine::{Backend, DeviceCore, LostFlag};
 use crate::error::Result;
-use crate::ir::NodeRef;
+use crate::ir::{Node, NodeRef, Reduction};
 use crate::memory::{Home, Pool};
 use crate::plan::{Fusion, PlanLimits, Region};
 use crate::value::{RowSink, Value};
@@ -104,6 +105,62 @@ impl Backend for CpuDevice {
         Ok(Value::from_host_lease(self.0.core.id, lease))
     }
 
+    type States = super::CpuStates;
+
+    fn reduction_states(&self, _: &mut Home, root: &Node, parts: u32) -> Result<CpuStates> {
+        CpuStates::new(root.inputs[0].meta.size, parts)
+    }
+
+    async fn reduce_chunk(
+        &self,
+        _: &mut Home,
+        task: &Region,
+        leaves: &[Rc<Value>],
+        first_row: u64,
+        states: &mut CpuStates,
+        part: u32,
+    ) -> Result<()> {
+        let words = super::reduce_region(task, leaves, first_row)?;
+        self.0.core.counters.add_kernels(1);
+        super::reduce::store_part(states, part, &words)
+    }
+
+    async fn combine_states(
+        &self,
+        _: &mut Home,
+        root: &Node,
+        states: CpuStates,
+        parts: u32,
+        every: u32,
+    ) -> Result<CpuStates> {
+        let kind = reduction_kind(root)?;
+        self.0.core.counters.add_kernels(1);
+        super::reduce::combine(
+            kind,
+            root.inputs[0].meta.dtype.class(),
+            &states,
+            parts,
+            every,
+        )
+    }
+
+    async fn finish_reduction(
+        &self,
+        home: &mut Home,
+        region: &Region,
+        states: CpuStates,
+    ) -> Result<Value> {
+        let root = &region.root;
+        let column =
+            super::reduce::finish(reduction_kind(root)?, root.inputs[0].meta.dtype, &states)?;
+        self.0.core.counters.add_kernels(1);
+        self.upload(home, &column)
+    }
+
+    fn reduction_tail_kernels(&self, _: &Node) -> (u64, u64) {
+        (1, 1)
+    }
+
     async fn flush(&self, _: &mut Home) -> Result<()> {
         Ok(())
     }
@@ -140,6 +197,12 @@ impl Backend for CpuDevice {
         self.0.pool.trim(None);
         self.0.core.lost.set_destroyed("cpu");
     }
+}
+
+fn reduction_kind(root: &Node) -> Result<crate::ir::ReduceKind> {
+    Reduction::of(root)
+        .map(|r| r.kind)
+        .ok_or_else(|| crate::engine::internal("not a reduction"))
 }
 
 /// Evaluates `roots` on the shared CPU device, now (CPU work never waits).

@@ -31,6 +31,13 @@ impl Buf {
         })
     }
 
+    /// A buffer of `values` (few: a reduction's lanes).
+    pub fn collect<T: Lane>(values: impl IntoIterator<Item = T>) -> Result<Buf> {
+        let mut buf = Buf::try_new(T::CLASS, 0)?;
+        T::of_mut(&mut buf).extend(values);
+        Ok(buf)
+    }
+
     pub fn class(&self) -> Class {
         match self {
             Buf::F(_) => Class::F,

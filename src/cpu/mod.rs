@@ -14,7 +14,7 @@ use std::rc::Rc;
 use crate::column::{element_count, try_collect, with_column_data, Column, ColumnData, Elem};
 use crate::dtype::{Class, DType};
 use crate::error::{ErrorCode, GpuTableError, Result};
-use crate::ir::{validate_segments, NodeRef, Op};
+use crate::ir::{validate_segments, NodeRef, Op, Reduction};
 use crate::plan::Region;
 use crate::value::{HostLease, Value};
 pub use device::{evaluate, CpuDevice};
@@ -51,14 +51,15 @@ macro_rules! with_buf {
     };
 }
 
-mod extent;
 mod kernels;
+pub(crate) mod reduce;
 
-use extent::ExtentAcc;
 use kernels::{
     binary, equal_rows, f32_slice, gather_rows, place_columns, row_dot, sqrt_in_place, u32_slice,
     unary, UNROLL,
 };
+pub use reduce::CpuStates;
+use reduce::Words;
 
 /// Elements per block buffer: a region's few buffers stay in L1 (measured best on the
 /// bench workloads; 2048 already thrashes a 32 KiB L1).
@@ -87,20 +88,48 @@ struct Block {
     segment_starts: HashMap<u64, Vec<i64>>,
 }
 
-/// Runs one region over its leaves' host values into storage from `allocate(type, values)`
-/// (empty, with room for them).
+/// Runs one elementwise region over its leaves' host values into storage from
+/// `allocate(type, values)` (empty, with room for them).
 fn run_region(
     region: &Region,
     leaves: &[Rc<Value>],
     allocate: impl FnOnce(DType, usize) -> Result<HostLease>,
 ) -> Result<HostLease> {
     let root = &region.root;
-    let rows = region.rows;
     let out_len = element_count(region.output_rows() as u64, root.meta.size, root.meta.dtype)?;
     let mut lease = allocate(root.meta.dtype, out_len)?;
     // Filled by appending finished blocks in row order: no zero-fill pass over the output.
-    let out = &mut lease.get_mut().data;
+    run_blocks(region, leaves, Sink::Output(&mut lease.get_mut().data))?;
+    let column = lease.get_mut();
+    column.size = root.meta.size;
+    column.rows = (column.data.len() / root.meta.size as usize) as u32;
+    Ok(lease)
+}
 
+/// One chunk task of a reduction region: its lane states (its rows start at `first_row`).
+fn reduce_region(region: &Region, leaves: &[Rc<Value>], first_row: u64) -> Result<Vec<Words>> {
+    let root = &region.root;
+    let kind = Reduction::of(root)
+        .ok_or_else(|| internal("a reduction task without a reduction"))?
+        .kind;
+    let mut fold = reduce::chunk_fold(kind, &root.inputs[0], root.inputs.get(1))?;
+    run_blocks(region, leaves, Sink::Reduce(&mut *fold, first_row as i64))?;
+    fold.finish()
+}
+
+/// Where a region's computed rows go.
+enum Sink<'a> {
+    /// Appended to the output.
+    Output(&'a mut ColumnData),
+    /// Folded into a reduction's states (rows numbered from the given first row).
+    Reduce(&'a mut dyn reduce::ChunkFold, i64),
+}
+
+/// Computes a region block by block into `sink`.
+fn run_blocks(region: &Region, leaves: &[Rc<Value>], mut sink: Sink) -> Result<()> {
+    let root = &region.root;
+    let rows = region.rows;
+    let reduction = region.is_reduction();
     let widest = region
         .nodes
         .iter()
@@ -135,11 +164,15 @@ fn run_region(
         block.leaf_ids.push(leaf.id);
         block.leaves.push(value.clone());
     }
-    let computed: Vec<&NodeRef> = region.nodes.iter().filter(|n| n.op != Op::Extent).collect();
+    let computed: Vec<&NodeRef> = region
+        .nodes
+        .iter()
+        .filter(|n| n.id != root.id || !reduction)
+        .collect();
     for node in &computed {
         block.slot_ids.push(node.id);
         // A 32-bit root writes straight into the output and needs no buffer.
-        let direct = node.id == root.id && root.op != Op::Extent && node.meta.dtype.bits() == 32;
+        let direct = node.id == root.id && node.meta.dtype.bits() == 32;
         let len = if direct || rows == 0 {
             0
         } else {
@@ -157,22 +190,6 @@ fn run_region(
         }
     }
 
-    let mut extent = match root.op {
-        Op::Extent => {
-            if rows == 0 {
-                return Err(GpuTableError::new(
-                    ErrorCode::EmptyInput,
-                    "extent of an empty input",
-                ));
-            }
-            Some(ExtentAcc::new(
-                root.inputs[0].meta.dtype.class(),
-                root.inputs[0].meta.size as usize,
-            )?)
-        }
-        _ => None,
-    };
-
     let mut r0 = 0u32;
     while r0 < rows {
         let n = block_rows.min((rows - r0) as usize);
@@ -180,7 +197,9 @@ fn run_region(
         block.n = n;
         for (slot, node) in computed.iter().enumerate() {
             let len = n * node.meta.size as usize;
-            if node.id == root.id && extent.is_none() && node.meta.dtype.bits() == 32 {
+            if let (true, true, Sink::Output(out)) =
+                (node.id == root.id, node.meta.dtype.bits() == 32, &mut sink)
+            {
                 dispatch_class!(node.meta.dtype.class(), T => {
                     compute_into_output::<T>(node, &mut block, out, len)?;
                 });
@@ -190,27 +209,17 @@ fn run_region(
             dispatch_class!(node.meta.dtype.class(), T => {
                 compute::<T>(node, &mut block, &mut T::of_mut(&mut dst)[..len])?;
             });
-            if node.id == root.id && extent.is_none() {
+            if let (true, Sink::Output(out)) = (node.id == root.id, &mut sink) {
                 append_block(&dst, out, len);
             }
             block.slots[slot] = dst;
         }
-        if let Some(acc) = extent.as_mut() {
-            let input = &root.inputs[0];
-            dispatch_class!(input.meta.dtype.class(), T => {
-                let view = block.prepare::<T>(input, input.meta.size, 0)?;
-                acc.fold::<T>(block.view::<T>(view, input.meta.size as usize));
-            });
+        if let Sink::Reduce(fold, first_row) = &mut sink {
+            fold.fold(&mut block, *first_row + r0 as i64)?;
         }
         r0 += n as u32;
     }
-    if let Some(acc) = extent {
-        acc.store(out)?;
-    }
-    let column = lease.get_mut();
-    column.size = root.meta.size;
-    column.rows = (column.data.len() / root.meta.size as usize) as u32;
-    Ok(lease)
+    Ok(())
 }
 
 fn internal(message: impl Into<String>) -> GpuTableError {
@@ -556,7 +565,7 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
                 base += len;
             }
         }
-        Op::Source | Op::Extent | Op::Concat | Op::Slice { .. } | Op::Rechunk => {
+        Op::Source | Op::Reduce(_) | Op::Concat | Op::Slice { .. } | Op::Rechunk => {
             return Err(internal(format!(
                 "{} is not computed per block",
                 node.op.name()

@@ -89,6 +89,15 @@ fn range_bytes<B: Backend>(device: &B, node: &Node, start: u64, end: u64) -> u64
         .sum()
 }
 
+/// Bytes of one partial's states of the reduction `root`: a state of 32-bit words per lane.
+fn state_bytes(root: &Node) -> u64 {
+    let input = &root.inputs[0];
+    let words = crate::ir::Reduction::of(root)
+        .map(|r| r.kind.state_words(input.meta.dtype.class()).len())
+        .unwrap_or(2);
+    input.meta.size as u64 * words as u64 * 4
+}
+
 /// Whether rows `start..end` of `node` are exactly one of its chunks (no copy needed).
 fn whole_chunk(node: &Node, start: u64, end: u64) -> bool {
     let offsets = node.chunk_offsets();
@@ -210,7 +219,7 @@ fn task_bytes<B: Backend>(
         for leaf in &region.leaves {
             let (start, end) = match () {
                 _ if leaf.meta.constant => (0, 1),
-                _ if random.contains(&leaf.id) || region.is_reduction() => (0, stored(leaf)),
+                _ if random.contains(&leaf.id) => (0, stored(leaf)),
                 _ => (first.min(stored(leaf)), (first + rows).min(stored(leaf))),
             };
             let copied = !whole_chunk(leaf, start, end);
@@ -221,15 +230,17 @@ fn task_bytes<B: Backend>(
                 bytes += bytes_of(device, leaf, end - start);
             }
         }
-        let output = bytes_of(
-            device,
-            root,
-            if region.is_reduction() {
-                stored(root)
-            } else {
-                rows
-            },
-        );
+        if region.is_reduction() {
+            // Every chunk's partial states (twice: a combine round reads one set, writes
+            // the next), this task's scratch states, and the final row.
+            let states = region.task_chunks().len() as u64 * state_bytes(&region.root);
+            bytes += 2 * states + device.reduction_scratch_bytes(&region.root, rows as u32);
+            bytes += bytes_of(device, root, stored(root)) * if streamed { 2 } else { 1 };
+            tasks.push(bytes);
+            first += rows;
+            continue;
+        }
+        let output = bytes_of(device, root, rows);
         bytes += output * if streamed { 2 } else { 1 };
         if split {
             // The whole output, and its chunks copied out of it.

@@ -15,7 +15,7 @@ use std::rc::Rc;
 use crate::column::{Column, ColumnData};
 use crate::dtype::DType;
 use crate::error::{ErrorCode, GpuTableError, Result};
-use crate::ir::NodeRef;
+use crate::ir::{combine_rounds, NodeRef};
 use crate::memory::{size_class, Counters, Home, Homes};
 use crate::plan::{plan_with, Fusion, Plan, PlanLimits, PlanOptions, Region, ASSEMBLY_PASS};
 use crate::value::{DeviceId, Output, RowSink, Storage, Value};
@@ -86,6 +86,51 @@ pub trait Backend {
         region: &Region,
         leaves: &[Rc<Value>],
     ) -> Result<Value>;
+    /// Partial states of a reduction, per part and lane, in the device's own storage.
+    type States;
+    /// Storage for `parts` partial states of the reduction `root`.
+    fn reduction_states(
+        &self,
+        batch: &mut Self::Batch,
+        root: &crate::ir::Node,
+        parts: u32,
+    ) -> Result<Self::States>;
+    /// Folds one chunk task of a reduction region (whose rows start at row `first_row` of
+    /// the reduced column) into part `part` of `states`.
+    async fn reduce_chunk(
+        &self,
+        batch: &mut Self::Batch,
+        task: &Region,
+        leaves: &[Rc<Value>],
+        first_row: u64,
+        states: &mut Self::States,
+        part: u32,
+    ) -> Result<()>;
+    /// One combine round: `parts` partials combined in order, `every` at a time.
+    async fn combine_states(
+        &self,
+        batch: &mut Self::Batch,
+        root: &crate::ir::Node,
+        states: Self::States,
+        parts: u32,
+        every: u32,
+    ) -> Result<Self::States>;
+    /// The reduction's output from the one partial left.
+    async fn finish_reduction(
+        &self,
+        batch: &mut Self::Batch,
+        region: &Region,
+        states: Self::States,
+    ) -> Result<Value>;
+    /// Device bytes one chunk task of the reduction `root` over `rows` rows holds besides
+    /// its inputs and the partial states of each chunk (partials of row groups).
+    fn reduction_scratch_bytes(&self, _root: &crate::ir::Node, _rows: u32) -> u64 {
+        0
+    }
+    /// Kernels of one combine round and of the final pass of the reduction `root`.
+    fn reduction_tail_kernels(&self, _root: &crate::ir::Node) -> (u64, u64) {
+        (0, 0)
+    }
     /// Runs everything recorded so far (before a read in the middle of a plan).
     async fn flush(&self, batch: &mut Self::Batch) -> Result<()>;
     /// Runs what is left and reports any error the device raised during the batch.
@@ -219,7 +264,9 @@ fn reads_in_place<B: Backend>(device: &B, output: &Output) -> bool {
 /// Errors the contract says come before any kernel runs.
 fn check_before_running(plan: &Plan) -> Result<()> {
     for region in &plan.regions {
-        if region.is_reduction() && region.rows == 0 {
+        let sum = crate::ir::Reduction::of(&region.root)
+            .is_some_and(|r| r.kind == crate::ir::ReduceKind::Sum);
+        if region.is_reduction() && !sum && region.rows == 0 {
             return Err(GpuTableError::new(
                 ErrorCode::EmptyInput,
                 format!("{} of an empty input", region.root.op.name()),
@@ -387,6 +434,11 @@ fn describe_passes<B: Backend>(device: &B, plan: &Plan) -> Result<String> {
             1 => line,
             n => format!("each of {n} chunk tasks: {line}"),
         };
+        if let Some(reduction) = crate::ir::Reduction::of(&region.root) {
+            let rounds = combine_rounds(tasks.len() as u32, reduction.split_every);
+            let (per_round, last) = device.reduction_tail_kernels(&region.root);
+            total += per_round * rounds.len() as u64 + last;
+        }
         text.push_str(&format!("pass {}: {line}\n", index + 1));
     }
     let word = if total == 1 { one } else { many };

@@ -9,7 +9,9 @@ use std::rc::Rc;
 use super::{internal, leaf_home, reads_in_place, Backend};
 use crate::column::Column;
 use crate::error::{ErrorCode, GpuTableError, Result};
-use crate::ir::{self, assembly_ranges, validate_segments, Node, NodeRef, Op};
+use crate::ir::{
+    self, assembly_ranges, combine_rounds, validate_segments, Node, NodeRef, Op, Reduction,
+};
 use crate::plan::{Access, Plan, PlanLimits, Region};
 use crate::value::{DeviceId, Output, Value};
 
@@ -39,9 +41,10 @@ impl<B: Backend> Run<'_, B> {
         let keep: HashSet<u64> = pending.iter().map(|r| r.id).collect();
         let freed_after = last_uses(plan, &keep);
         for (index, region) in plan.regions.iter().enumerate() {
-            let output = match region.root.op.is_assembly() {
-                true => self.assembly(region, &values).await?,
-                false => self.region(region, &values).await?,
+            let output = match () {
+                _ if region.root.op.is_assembly() => self.assembly(region, &values).await?,
+                _ if region.is_reduction() => self.reduction(region, &values).await?,
+                _ => self.region(region, &values).await?,
             };
             values.insert(region.root.id, output);
             // An intermediate is freed (back to the pool) after its last reader.
@@ -116,32 +119,14 @@ impl<B: Backend> Run<'_, B> {
         if split {
             tasks = vec![region.rows];
         }
-        if !region.is_reduction() && !split {
+        if !split {
             tasks = self.within_bindings(region, &random, tasks);
         }
         let mut chunks = Vec::new();
         let mut first = 0u64;
         for rows in tasks {
             let task = region.task(rows);
-            let mut leaves = Vec::with_capacity(task.leaves.len());
-            for leaf in &task.leaves {
-                let output = values
-                    .get(&leaf.id)
-                    .ok_or_else(|| internal(format!("t{} has no value", leaf.id)))?;
-                if leaf.meta.constant && self.device.takes_from_host(leaf) {
-                    leaves.push(output.chunks[0].clone());
-                    continue;
-                }
-                let pieces = match () {
-                    _ if leaf.meta.constant => output.pieces(0, 1),
-                    _ if random.contains(&leaf.id) || region.is_reduction() => {
-                        output.pieces(0, output.rows())
-                    }
-                    _ => output.pieces(first, first + rows as u64),
-                };
-                leaves.push(self.assemble(pieces, leaf).await?);
-            }
-            check_segments(&task, &leaves, self.device, self.batch).await?;
+            let leaves = self.task_leaves(&task, values, &random, first).await?;
             let value = self.device.run_region(self.batch, &task, &leaves).await?;
             drop(leaves);
             chunks.push(Rc::new(
@@ -167,6 +152,83 @@ impl<B: Backend> Run<'_, B> {
             });
         }
         Ok(Output::new(self.home_of(&region.root), parts))
+    }
+
+    /// A reduction: a partial per chunk task, combine rounds of at most `splitEvery`
+    /// partials, then the final row.
+    async fn reduction(
+        &mut self,
+        region: &Region,
+        values: &HashMap<u64, Output>,
+    ) -> Result<Output> {
+        let root = &region.root;
+        let reduction =
+            Reduction::of(root).ok_or_else(|| internal("a reduction pass without a reduction"))?;
+        let random = region.random_access_inputs();
+        let mut tasks = region.task_chunks();
+        if tasks.len() > 1 && region.reads_a_leaf_both_ways(&random) {
+            tasks = vec![region.rows];
+        } else {
+            tasks = self.within_bindings(region, &random, tasks);
+        }
+        let parts = u32::try_from(tasks.len())
+            .map_err(|_| internal("more chunk tasks than a u32 counts"))?;
+        let mut states = self.device.reduction_states(self.batch, root, parts)?;
+        let mut first = 0u64;
+        for (part, rows) in tasks.into_iter().enumerate() {
+            let task = region.task(rows);
+            let leaves = self.task_leaves(&task, values, &random, first).await?;
+            self.device
+                .reduce_chunk(self.batch, &task, &leaves, first, &mut states, part as u32)
+                .await?;
+            first += rows as u64;
+        }
+        let mut parts = parts;
+        for next in combine_rounds(parts, reduction.split_every) {
+            states = self
+                .device
+                .combine_states(self.batch, root, states, parts, reduction.split_every)
+                .await?;
+            parts = next;
+        }
+        let value = self
+            .device
+            .finish_reduction(self.batch, region, states)
+            .await?;
+        let value = match self.streamed.contains(&root.id) {
+            true => self.read_back(&value).await?,
+            false => value,
+        };
+        Ok(Output::new(self.home_of(root), vec![Rc::new(value)]))
+    }
+
+    /// The values a chunk task over rows `first..` reads, in the order of its leaves: row
+    /// inputs' parts for those rows, random-access inputs whole.
+    async fn task_leaves(
+        &mut self,
+        task: &Region,
+        values: &HashMap<u64, Output>,
+        random: &HashSet<u64>,
+        first: u64,
+    ) -> Result<Vec<Rc<Value>>> {
+        let mut leaves = Vec::with_capacity(task.leaves.len());
+        for leaf in &task.leaves {
+            let output = values
+                .get(&leaf.id)
+                .ok_or_else(|| internal(format!("t{} has no value", leaf.id)))?;
+            if leaf.meta.constant && self.device.takes_from_host(leaf) {
+                leaves.push(output.chunks[0].clone());
+                continue;
+            }
+            let pieces = match () {
+                _ if leaf.meta.constant => output.pieces(0, 1),
+                _ if random.contains(&leaf.id) => output.pieces(0, output.rows()),
+                _ => output.pieces(first, first + task.rows as u64),
+            };
+            leaves.push(self.assemble(pieces, leaf).await?);
+        }
+        check_segments(task, &leaves, self.device, self.batch).await?;
+        Ok(leaves)
     }
 
     /// `tasks` with every chunk too large for one binding of this device cut into parts

@@ -17,11 +17,9 @@ use crate::gpu::{decode, device_words, oneshot, scopes, scopes::ErrorScopes};
 use crate::memory::Home;
 use crate::plan::{Access, PlanLimits, Region, MAX_REGION_NODES};
 use crate::value::{RowSink, Storage, Value};
-use crate::wgsl::fragment::{self, PARAM_TILE_BASE, REDUCE_FOLD};
-use crate::wgsl::reduce::ReduceOp;
+use crate::wgsl::fragment::{self, PARAM_TILE_BASE};
 use crate::wgsl::{is_literal, plane_channels, planes, Kernel, TextureBinding};
 pub use device::{texture_format, GlDevice, GlLimits, TextureLease};
-use reduce::reduce_fold_passes;
 
 /// A value on the device: per tile, one texture per plane (see `TextureLayout`).
 pub struct GlValue {
@@ -394,10 +392,68 @@ impl Backend for GlDevice {
         region: &Region,
         leaves: &[Rc<Value>],
     ) -> Result<Value> {
-        match ReduceOp::of(&region.root) {
-            Some(op) => self.reduce(batch, region, leaves, op).await,
-            None => self.elementwise(batch, region, leaves).await,
-        }
+        self.elementwise(batch, region, leaves).await
+    }
+
+    type States = reduce::GlStates;
+
+    fn reduction_states(
+        &self,
+        batch: &mut GlBatch,
+        root: &crate::ir::Node,
+        parts: u32,
+    ) -> Result<reduce::GlStates> {
+        self.states(batch, root, parts * planes(root.inputs[0].meta.size))
+    }
+
+    async fn reduce_chunk(
+        &self,
+        batch: &mut GlBatch,
+        task: &Region,
+        leaves: &[Rc<Value>],
+        first_row: u64,
+        states: &mut reduce::GlStates,
+        part: u32,
+    ) -> Result<()> {
+        self.reduce_task(batch, task, leaves, first_row, states, part)
+            .await
+    }
+
+    async fn combine_states(
+        &self,
+        batch: &mut GlBatch,
+        root: &crate::ir::Node,
+        states: reduce::GlStates,
+        parts: u32,
+        every: u32,
+    ) -> Result<reduce::GlStates> {
+        self.combine(batch, root, states, parts, every).await
+    }
+
+    async fn finish_reduction(
+        &self,
+        batch: &mut GlBatch,
+        region: &Region,
+        states: reduce::GlStates,
+    ) -> Result<Value> {
+        self.finish_reduce(batch, region, states).await
+    }
+
+    fn reduction_scratch_bytes(&self, root: &crate::ir::Node, rows: u32) -> u64 {
+        self.reduction_scratch(root, rows)
+    }
+
+    fn reduction_tail_kernels(&self, root: &crate::ir::Node) -> (u64, u64) {
+        let extent =
+            crate::ir::Reduction::of(root).is_some_and(|r| r.kind == crate::ir::ReduceKind::Extent);
+        (
+            1,
+            if extent {
+                1
+            } else {
+                planes(root.inputs[0].meta.size) as u64
+            },
+        )
     }
 
     async fn flush(&self, _: &mut GlBatch) -> Result<()> {
@@ -516,15 +572,8 @@ impl Backend for GlDevice {
         let rows = region.rows;
         let tiles = layout.tiles(rows);
         let (draws, line) = if region.is_reduction() {
-            let lanes = region.root.inputs[0].meta.size;
-            let folds = reduce_fold_passes(layout, rows);
-            let draws = planes(lanes) * (tiles + folds + 1);
-            (
-                draws,
-                format!(
-                    "{draws} draws: per 4 lanes, {tiles} draw(s) folding {REDUCE_FOLD} rows per fragment into partial states, {folds} folding {REDUCE_FOLD} texels per fragment, 1 writing the result"
-                ),
-            )
+            let (draws, line) = self.describe_reduction(region);
+            (draws as u32, line)
         } else if rows == 0 {
             (0, "no draw (0 rows)".to_string())
         } else {

@@ -1,63 +1,103 @@
-//! Reductions in draws: fragment kernels fold rows into partial-state textures, fold draws
-//! shrink them, a last draw writes the result.
+//! Reductions in draws: a chunk task's fragment kernels fold rows into partial-state
+//! textures, fold draws shrink them into the chunk's texels of the states textures, combine
+//! rounds fold parts, and a last draw per output texture writes the result.
 
 use std::rc::Rc;
 
-use super::{bound_textures, gl_value, texture_format, GlBatch, GlDevice, GlValue};
+use super::{bound_textures, gl_value, texture_format, GlBatch, GlDevice, GlValue, TextureLease};
 use crate::engine::internal;
 use crate::error::Result;
+use crate::ir::{Node, ReduceKind, Reduction};
 use crate::plan::Region;
 use crate::value::Value;
-use crate::wgsl::fragment::{self, PARAM_TILE_BASE, REDUCE_FOLD};
-use crate::wgsl::reduce::ReduceOp;
-use crate::wgsl::{is_literal, planes, Kernel, TextureLayout};
+use crate::wgsl::fragment::PARAM_TILE_BASE;
+use crate::wgsl::fragment_reduce::{
+    self as fragment, PARAM_FIRST_ROW, REDUCE_FOLD, STATE_WIDTH_SHIFT,
+};
+use crate::wgsl::{is_literal, plane_channels, planes, Kernel, TextureLayout};
+
+/// Texels per row of a partial-state texture.
+const STATE_WIDTH: u32 = 1 << STATE_WIDTH_SHIFT;
+
+/// Partial states in textures `STATE_WIDTH` wide, one per state word: texel
+/// `part * planes + plane` holds the states of lanes `4 * plane ..` of part `part`.
+pub struct GlStates {
+    words: Vec<TextureLease>,
+}
+
+impl GlStates {
+    fn targets(&self) -> Vec<&wgpu::Texture> {
+        self.words.iter().map(|t| &**t).collect()
+    }
+}
+
+fn kind_of(root: &Node) -> Result<ReduceKind> {
+    Reduction::of(root)
+        .map(|r| r.kind)
+        .ok_or_else(|| internal("not a reduction"))
+}
 
 impl GlDevice {
-    /// A reduction in draws: per plane of 4 lanes, each tile folds into a band of partial
-    /// state textures (fused prologue included), fold passes shrink them `REDUCE_FOLD`
-    /// times each, and a last draw writes the plane's lanes of the result.
-    pub(super) async fn reduce(
+    /// State textures holding `texels` texels.
+    pub(super) fn states(&self, batch: &GlBatch, root: &Node, texels: u32) -> Result<GlStates> {
+        let class = root.inputs[0].meta.dtype.class();
+        let height = texels.div_ceil(STATE_WIDTH);
+        let words = kind_of(root)?
+            .state_words(class)
+            .into_iter()
+            .map(|word| {
+                self.take_texture_of(texture_format(word, 4), STATE_WIDTH, height, &batch.home)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(GlStates { words })
+    }
+
+    /// A chunk task: per plane of 4 lanes, each tile folds into a band of partial-state
+    /// textures (fused prologue included), fold draws shrink them `REDUCE_FOLD` times each,
+    /// and the last writes texel `part * planes + plane` of `states`.
+    pub(super) async fn reduce_task(
         &self,
         batch: &GlBatch,
-        region: &Region,
+        task: &Region,
         leaves: &[Rc<Value>],
-        op: ReduceOp,
-    ) -> Result<Value> {
-        let rows = region.rows;
+        first_row: u64,
+        states: &GlStates,
+        part: u32,
+    ) -> Result<()> {
+        let rows = task.rows;
         let layout = self.layout;
-        let width = layout.width();
-        let input = &region.root.inputs[0];
+        let width = STATE_WIDTH;
+        let root = &task.root;
+        let kind = kind_of(root)?;
+        let input = &root.inputs[0];
         let class = input.meta.dtype.class();
         let lanes = input.meta.size;
-        let partial_format = texture_format(class, 4);
         let (bands, partial_height) = reduce_bands(layout, rows);
-        // One texel per output row (a lane's outputs in its channels).
-        let output =
-            self.take_texture(texture_format(class, 4), lanes.div_ceil(width), &batch.home)?;
-        let fold = fragment::reduce_fold_source(op, class, layout);
-        let last = fragment::reduce_final_source(op, class, layout);
-        // A materialized input is read a plane at a time, whatever its width and texture
-        // shape; a fused prologue is computed per row.
-        let stored = match region.nodes.len() {
-            1 if !is_literal(input) => Some((
+        let fold = fragment::reduce_fold_source(kind, class);
+        let first_row = u32::try_from(first_row).unwrap_or(u32::MAX);
+        // A materialized input alone is read a plane at a time, whatever its width and
+        // texture shape; a fused prologue (or validity) is computed per row.
+        let stored = match (task.nodes.len(), task.leaves.len()) {
+            (1, 1) if !is_literal(input) => Some((
                 gl_value(&leaves[0])?,
-                fragment::reduce_plane_partials_source(op, class, layout),
+                fragment::reduce_plane_partials_source(kind, class),
             )),
             _ => None,
         };
-        for plane in 0..planes(lanes) {
-            let mut a = self.take_texture(partial_format, partial_height, &batch.home)?;
-            let mut b = self.take_texture(partial_format, partial_height, &batch.home)?;
+        let plane_count = planes(lanes);
+        for plane in 0..plane_count {
+            let mut partials = self.states(batch, root, partial_height * width)?;
             let first_pass = match &stored {
                 Some((value, source)) => FirstPass::Stored { value, source },
                 None => FirstPass::Fused(fragment::reduce_partials_kernel(
-                    region, leaves, op, layout, plane,
+                    task, leaves, kind, layout, plane,
                 )?),
             };
             for (tile, &(y0, height)) in bands.iter().enumerate() {
                 let tile = tile as u32;
                 let tile_rows = layout.rows_in_tile(rows, tile);
                 let scissor = Some((0, y0, width, height));
+                let targets = partials.targets();
                 match &first_pass {
                     FirstPass::Stored { value, source } => {
                         let texture = value
@@ -65,8 +105,15 @@ impl GlDevice {
                             .get(tile as usize)
                             .and_then(|planes| planes.get(plane as usize))
                             .ok_or_else(|| internal("a reduced input lacks a tile"))?;
-                        let params = [tile_rows, texture.width().trailing_zeros(), 0, y0];
-                        self.draw(batch, source, &params, &[texture], &[&a, &b], scissor)
+                        let tile_first = first_row.wrapping_add(tile * layout.tile_rows());
+                        let params = [
+                            tile_rows,
+                            texture.width().trailing_zeros(),
+                            0,
+                            y0,
+                            tile_first,
+                        ];
+                        self.draw(batch, source, &params, &[texture], &targets, scissor)
                             .await?;
                     }
                     FirstPass::Fused(kernel) => {
@@ -75,36 +122,146 @@ impl GlDevice {
                         params[PARAM_TILE_BASE] = tile * layout.tile_rows();
                         params[3] = y0;
                         params[4] = tile_rows;
-                        let inputs = bound_textures(kernel, region, leaves, tile)?;
-                        self.draw(batch, &kernel.source, &params, &inputs, &[&a, &b], scissor)
+                        params[PARAM_FIRST_ROW] = first_row;
+                        let inputs = bound_textures(kernel, task, leaves, tile)?;
+                        self.draw(batch, &kernel.source, &params, &inputs, &targets, scissor)
                             .await?;
                     }
                 }
             }
-            let mut texels = partial_height * width;
+            // An empty chunk has no band: its partial is the identity (a fold of no texels).
+            let mut texels = if rows == 0 { 0 } else { partial_height * width };
             while texels > REDUCE_FOLD {
                 let folded = texels.div_ceil(REDUCE_FOLD);
                 let height = folded.div_ceil(width);
-                let next_a = self.take_texture(partial_format, height, &batch.home)?;
-                let next_b = self.take_texture(partial_format, height, &batch.home)?;
+                let next = self.states(batch, root, folded)?;
                 let scissor = Some((0, 0, width, height));
                 self.draw(
                     batch,
                     &fold,
-                    &[texels],
-                    &[&a, &b],
-                    &[&next_a, &next_b],
+                    &[texels, 0],
+                    &partials.targets(),
+                    &next.targets(),
                     scissor,
                 )
                 .await?;
-                (a, b, texels) = (next_a, next_b, folded);
+                (partials, texels) = (next, folded);
             }
-            let first = plane * 4;
-            let scissor = Some((first % width, first / width, (lanes - first).min(4), 1));
-            self.draw(batch, &last, &[texels], &[&a, &b], &[&output], scissor)
-                .await?;
+            let at = part * plane_count + plane;
+            let scissor = Some((at % width, at / width, 1, 1));
+            self.draw(
+                batch,
+                &fold,
+                &[texels, at],
+                &partials.targets(),
+                &states.targets(),
+                scissor,
+            )
+            .await?;
         }
-        Ok(self.value(region, vec![vec![output]]))
+        Ok(())
+    }
+
+    /// One combine round over `parts` parts, `every` at a time.
+    pub(super) async fn combine(
+        &self,
+        batch: &GlBatch,
+        root: &Node,
+        states: GlStates,
+        parts: u32,
+        every: u32,
+    ) -> Result<GlStates> {
+        let input = &root.inputs[0];
+        let plane_count = planes(input.meta.size);
+        let texels = parts.div_ceil(every) * plane_count;
+        let next = self.states(batch, root, texels)?;
+        let source = fragment::reduce_combine_source(kind_of(root)?, input.meta.dtype.class());
+        let width = STATE_WIDTH;
+        let scissor = Some((0, 0, width, texels.div_ceil(width)));
+        self.draw(
+            batch,
+            &source,
+            &[parts, every, 0, plane_count],
+            &states.targets(),
+            &next.targets(),
+            scissor,
+        )
+        .await?;
+        Ok(next)
+    }
+
+    /// The output from the one partial left: `extent`'s texel per lane, or a texture per
+    /// plane of the one output row.
+    pub(super) async fn finish_reduce(
+        &self,
+        batch: &GlBatch,
+        region: &Region,
+        states: GlStates,
+    ) -> Result<Value> {
+        let root = &region.root;
+        let kind = kind_of(root)?;
+        let input = &root.inputs[0];
+        let (class, lanes) = (input.meta.dtype.class(), input.meta.size);
+        let layout = self.layout;
+        let width = layout.width();
+        if kind == ReduceKind::Extent {
+            let output =
+                self.take_texture(texture_format(class, 4), lanes.div_ceil(width), &batch.home)?;
+            let source = fragment::reduce_output_rows_source(kind, class, layout);
+            let scissor = Some((0, 0, width, lanes.div_ceil(width)));
+            self.draw(batch, &source, &[0], &states.targets(), &[&output], scissor)
+                .await?;
+            return Ok(self.value(region, vec![vec![output]]));
+        }
+        let out_class = root.meta.dtype.class();
+        let channels = plane_channels(lanes);
+        let source = fragment::reduce_output_plane_source(kind, class, out_class, channels);
+        let mut textures = Vec::new();
+        for plane in 0..planes(lanes) {
+            let output = self.take_texture(texture_format(out_class, channels), 1, &batch.home)?;
+            self.draw(
+                batch,
+                &source,
+                &[plane],
+                &states.targets(),
+                &[&output],
+                Some((0, 0, 1, 1)),
+            )
+            .await?;
+            textures.push(output);
+        }
+        Ok(self.value(region, vec![textures]))
+    }
+
+    /// Device bytes of a chunk task's partial-state textures: the first pass's and the
+    /// first fold's, one texture per state word (planes reuse them through the pool).
+    pub(super) fn reduction_scratch(&self, root: &Node, rows: u32) -> u64 {
+        let class = root.inputs[0].meta.dtype.class();
+        let words = Reduction::of(root).map_or(2, |r| r.kind.state_words(class).len()) as u64;
+        let height = reduce_bands(self.layout, rows).1;
+        let texture = |height: u32| {
+            crate::memory::size_class(height as u64 * STATE_WIDTH as u64 * 16, u64::MAX)
+        };
+        let folded = (height * STATE_WIDTH)
+            .div_ceil(REDUCE_FOLD)
+            .div_ceil(STATE_WIDTH);
+        words * (texture(height) + texture(folded))
+    }
+
+    /// Draws of one chunk task, and a line saying what they do.
+    pub(super) fn describe_reduction(&self, region: &Region) -> (u64, String) {
+        let layout = self.layout;
+        let rows = region.rows;
+        let tiles = layout.tiles(rows);
+        let lanes = region.root.inputs[0].meta.size;
+        let folds = reduce_fold_passes(layout, rows);
+        let draws = planes(lanes) * (tiles + folds + 1);
+        (
+            draws as u64,
+            format!(
+                "{draws} draws: per 4 lanes, {tiles} draw(s) folding {REDUCE_FOLD} rows per fragment into partial states, {folds} folding {REDUCE_FOLD} texels per fragment, 1 writing the chunk's partial"
+            ),
+        )
     }
 }
 
@@ -123,7 +280,7 @@ fn reduce_bands(layout: TextureLayout, rows: u32) -> (Vec<(u32, u32)>, u32) {
     let mut y = 0;
     for tile in 0..layout.tiles(rows) {
         let fragments = layout.rows_in_tile(rows, tile).div_ceil(REDUCE_FOLD);
-        let height = fragments.div_ceil(layout.width()).max(1);
+        let height = fragments.div_ceil(STATE_WIDTH).max(1);
         bands.push((y, height));
         y += height;
     }
@@ -131,8 +288,8 @@ fn reduce_bands(layout: TextureLayout, rows: u32) -> (Vec<(u32, u32)>, u32) {
 }
 
 /// Fold passes after the first reduction pass.
-pub(super) fn reduce_fold_passes(layout: TextureLayout, rows: u32) -> u32 {
-    let mut texels = reduce_bands(layout, rows).1 * layout.width();
+fn reduce_fold_passes(layout: TextureLayout, rows: u32) -> u32 {
+    let mut texels = reduce_bands(layout, rows).1 * STATE_WIDTH;
     let mut passes = 0;
     while texels > REDUCE_FOLD {
         texels = texels.div_ceil(REDUCE_FOLD);

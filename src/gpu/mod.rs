@@ -6,6 +6,7 @@
 
 mod device;
 pub(crate) mod oneshot;
+mod reduce;
 pub(crate) mod scopes;
 
 use std::borrow::Cow;
@@ -20,8 +21,7 @@ use crate::ir::NodeRef;
 use crate::memory::Home;
 use crate::plan::{PlanLimits, Region, MAX_REGION_NODES};
 use crate::value::{RowSink, Storage, Value};
-use crate::wgsl::compute::{self, is_narrow, REDUCE_GROUPS, REDUCE_WORKGROUP, WORKGROUP_SIZE};
-use crate::wgsl::reduce::ReduceOp;
+use crate::wgsl::compute::{self, WORKGROUP_SIZE};
 use crate::wgsl::{is_literal, Kernel};
 pub use device::{BufferLease, GpuDevice, GpuLimits};
 
@@ -192,62 +192,6 @@ impl GpuDevice {
         self.check_binding(bytes, &format!("the output of t{}", node.id))?;
         Ok((self.take_buffer(bytes, STORAGE, &batch.home)?, bytes))
     }
-
-    /// Rows of the first reduction pass per group, and the groups, for `rows` rows.
-    fn reduction_groups(&self, rows: u32, lanes: u32) -> u32 {
-        if is_narrow(lanes) {
-            rows.div_ceil(REDUCE_WORKGROUP).clamp(1, REDUCE_GROUPS)
-        } else {
-            // Partial states stay within a few MB however wide the rows are.
-            let most = ((1u32 << 20) / lanes).max(1);
-            rows.div_ceil(64).clamp(1, REDUCE_GROUPS).min(most)
-        }
-    }
-
-    async fn reduce(
-        &self,
-        batch: &mut GpuBatch,
-        region: &Region,
-        leaves: &[Rc<Value>],
-        op: ReduceOp,
-    ) -> Result<Value> {
-        let root = &region.root;
-        let input = &root.inputs[0];
-        let (rows, lanes) = (region.rows, input.meta.size);
-        let groups = self.reduction_groups(rows, lanes);
-        let partial_bytes = groups as u64 * lanes as u64 * op.state_words() as u64 * 4;
-        self.check_binding(partial_bytes, "the partial states of a reduction")?;
-        let partials = self.take_buffer(partial_bytes, STORAGE, &batch.home)?;
-        let kernel = compute::reduce_partials_kernel(region, leaves, op, rows, groups)?;
-        let grid = if is_narrow(lanes) {
-            (groups, 1)
-        } else {
-            let x = lanes.div_ceil(WORKGROUP_SIZE);
-            if x > self.limits.max_compute_workgroups_per_dimension {
-                return Err(GpuTableError::new(
-                    ErrorCode::LimitExceeded,
-                    format!("rows of {lanes} lanes need more than maxComputeWorkgroupsPerDimension workgroups"),
-                ));
-            }
-            (x, groups)
-        };
-        let target = (partials.buffer.clone(), partial_bytes);
-        self.record(batch, kernel, target, leaves, grid).await?;
-        let (output, bytes) = self.output(batch, region)?;
-        let source = compute::reduce_final_source(op, input.meta.dtype.class(), lanes)?;
-        let (grid, stride) = self.grid(lanes, WORKGROUP_SIZE)?;
-        batch.dispatches.push(Dispatch {
-            pipeline: self.pipeline(&source).await?,
-            params: vec![rows, groups, 0, stride],
-            buffers: vec![
-                (output.buffer.clone(), bytes),
-                (partials.buffer.clone(), partial_bytes),
-            ],
-            grid,
-        });
-        batch.keep.push(partials);
-        Ok(self.value(region, output))
-    }
 }
 
 impl GpuDevice {
@@ -356,9 +300,6 @@ impl Backend for GpuDevice {
         leaves: &[Rc<Value>],
     ) -> Result<Value> {
         let root = &region.root;
-        if let Some(op) = ReduceOp::of(root) {
-            return self.reduce(batch, region, leaves, op).await;
-        }
         let (output, bytes) = self.output(batch, region)?;
         let rows = region.rows;
         if rows > 0 {
@@ -368,6 +309,61 @@ impl Backend for GpuDevice {
             self.record(batch, kernel, target, leaves, grid).await?;
         }
         Ok(self.value(region, output))
+    }
+
+    type States = reduce::GpuStates;
+
+    fn reduction_states(
+        &self,
+        batch: &mut GpuBatch,
+        root: &crate::ir::Node,
+        parts: u32,
+    ) -> Result<reduce::GpuStates> {
+        self.states(batch, root, parts)
+    }
+
+    async fn reduce_chunk(
+        &self,
+        batch: &mut GpuBatch,
+        task: &Region,
+        leaves: &[Rc<Value>],
+        first_row: u64,
+        states: &mut reduce::GpuStates,
+        part: u32,
+    ) -> Result<()> {
+        self.reduce_task(batch, task, leaves, first_row, states, part)
+            .await
+    }
+
+    async fn combine_states(
+        &self,
+        batch: &mut GpuBatch,
+        root: &crate::ir::Node,
+        states: reduce::GpuStates,
+        parts: u32,
+        every: u32,
+    ) -> Result<reduce::GpuStates> {
+        self.combine(batch, root, states, parts, every).await
+    }
+
+    async fn finish_reduction(
+        &self,
+        batch: &mut GpuBatch,
+        region: &Region,
+        states: reduce::GpuStates,
+    ) -> Result<Value> {
+        self.finish_reduce(batch, region, states).await
+    }
+
+    fn reduction_scratch_bytes(&self, root: &crate::ir::Node, rows: u32) -> u64 {
+        let lanes = root.inputs[0].meta.size;
+        // The first pass's row-group states and the first combine round's.
+        let groups = self.reduction_groups(rows, lanes) as u64;
+        (groups + groups.div_ceil(256)) * lanes as u64 * 8
+    }
+
+    fn reduction_tail_kernels(&self, _: &crate::ir::Node) -> (u64, u64) {
+        (1, 1)
     }
 
     async fn flush(&self, batch: &mut GpuBatch) -> Result<()> {
@@ -491,16 +487,7 @@ impl Backend for GpuDevice {
     fn describe_task(&self, region: &Region) -> Result<(u64, String)> {
         let rows = region.rows;
         let described = if region.is_reduction() {
-            let lanes = region.root.inputs[0].meta.size;
-            let groups = self.reduction_groups(rows, lanes);
-            let folding = match is_narrow(lanes) {
-                true => format!("{groups} workgroups of {REDUCE_WORKGROUP} fold partial states"),
-                false => format!("{groups} row groups per lane fold partial states"),
-            };
-            (
-                2,
-                format!("2 dispatches: {folding}, then one invocation per lane combines them"),
-            )
+            self.describe_reduction(region)
         } else if rows == 0 {
             (0, "no dispatch (0 rows)".to_string())
         } else {

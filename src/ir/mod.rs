@@ -2,7 +2,7 @@
 //!
 //! Each node knows its output type, row size, row count and constness up front (the
 //! deduction rules of `api.md`), so backends can plan and fuse without running anything.
-//! Every op except `extent` is row-local: output row `r` depends only on row `r` of its
+//! Every op except a reduction is row-local: output row `r` depends only on row `r` of its
 //! inputs (plus random access into a materialized `gather` source or segment list), which is
 //! what lets one graph run per chunk of rows and lets chains of ops fuse into one pass.
 
@@ -16,8 +16,10 @@ use crate::value::{DeviceId, Output};
 
 mod chunked;
 mod ops;
+mod reduce;
 pub use chunked::*;
 pub use ops::*;
+pub use reduce::*;
 
 pub type NodeRef = Rc<Node>;
 
@@ -119,7 +121,8 @@ pub enum Op {
     Gather,
     /// inputs: segment starts; the node's length is the vertex count
     SegmentedMap,
-    Extent,
+    /// inputs: the reduced column, and optionally its validity (uint8, 0: skipped)
+    Reduce(Reduction),
     /// Rows of each input in order, chunks concatenated (a view: no kernel of its own).
     Concat,
     /// Every lane converted to the node's type (api.md's `cast` rules).
@@ -151,7 +154,7 @@ impl Op {
             Op::Sequence { .. } => "sequence",
             Op::Gather => "gather",
             Op::SegmentedMap => "segmentedMap",
-            Op::Extent => "extent",
+            Op::Reduce(r) => r.kind.name(),
             Op::Cast(_) => "cast",
             Op::Concat => "concat",
             Op::Slice { .. } => "slice",

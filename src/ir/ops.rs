@@ -366,24 +366,6 @@ pub fn validate_segments(column: &Column, vertex_count: u32) -> Result<()> {
     Ok(())
 }
 
-pub fn extent(x: &NodeRef) -> Result<NodeRef> {
-    x.check_alive()?;
-    let meta = Meta {
-        dtype: x.meta.dtype,
-        size: 2,
-        length: x.meta.size,
-        constant: false,
-    };
-    element_count(meta.length as u64, meta.size, meta.dtype)?;
-    Ok(Node::new(
-        Op::Extent,
-        vec![x.clone()],
-        meta,
-        single_chunk(meta.length),
-        None,
-    ))
-}
-
 /// `add subtract multiply divide` over any number of arguments, folded left to right.
 pub fn fold_binary(op: BinaryOp, args: &[NodeRef]) -> Result<NodeRef> {
     let (first, rest) = args.split_first().ok_or_else(|| {

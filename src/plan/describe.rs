@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::fmt::Write;
 
 use super::{Plan, Region};
-use crate::ir::{NodeRef, Op};
+use crate::ir::{combine_rounds, describe_rounds, NodeRef, Op, Reduction};
 
 impl Plan {
     /// A readable description of the passes, shared by every backend's `explain()`: each
@@ -24,8 +24,8 @@ impl Plan {
                 (op, _) if op.is_assembly() => {
                     "assembled: whole stored chunks shared, parts copied".to_string()
                 }
-                (Op::Extent, 1) => "reduction".to_string(),
-                (Op::Extent, n) => format!("reduction with a fused prologue of {} ops", n - 1),
+                (Op::Reduce(_), 1) => "reduction".to_string(),
+                (Op::Reduce(_), n) => format!("reduction with a fused prologue of {} ops", n - 1),
                 (_, 1) => "single op".to_string(),
                 (_, n) => format!("fused elementwise, {n} ops"),
             };
@@ -39,6 +39,15 @@ impl Plan {
             let tasks = region.task_chunks().len();
             if tasks > 1 && !root.op.is_assembly() {
                 let _ = writeln!(out, "    runs as {tasks} chunk tasks");
+            }
+            if let Some(reduction) = Reduction::of(root) {
+                let parts = tasks as u32;
+                let rounds = combine_rounds(parts, reduction.split_every);
+                let _ = writeln!(
+                    out,
+                    "    a partial per chunk; {}",
+                    describe_rounds(parts, &rounds, reduction.split_every)
+                );
             }
             let uses = use_counts(region);
             let mut text: HashMap<u64, String> =

@@ -29,7 +29,7 @@ pub struct Region {
 impl Region {
     pub fn new(root: NodeRef, nodes: Vec<NodeRef>, leaves: Vec<NodeRef>) -> Region {
         let rows = match root.op {
-            Op::Extent => root.inputs[0].meta.length,
+            Op::Reduce(_) => root.inputs[0].meta.length,
             _ => root.meta.length,
         };
         Region {
@@ -41,7 +41,7 @@ impl Region {
     }
 
     pub fn is_reduction(&self) -> bool {
-        self.root.op == Op::Extent
+        matches!(self.root.op, Op::Reduce(_))
     }
 
     /// Rows of the output: a reduction's row per lane, else one per row computed.
@@ -52,12 +52,13 @@ impl Region {
         }
     }
 
-    /// The chunks the pass runs as separate tasks: the root's (a reduction runs as one task
-    /// over its input's rows).
+    /// The chunks the pass runs as separate tasks: the root's, or for a reduction its
+    /// input's (a partial per chunk).
     pub fn task_chunks(&self) -> Vec<u32> {
-        match self.is_reduction() || self.root.meta.constant {
-            true => vec![self.rows],
-            false => self.root.chunks.to_vec(),
+        match () {
+            _ if self.is_reduction() => self.root.inputs[0].chunks.to_vec(),
+            _ if self.root.meta.constant => vec![self.rows],
+            _ => self.root.chunks.to_vec(),
         }
     }
 
@@ -213,7 +214,7 @@ pub fn plan_with(roots: &[NodeRef], options: &PlanOptions) -> Result<Plan> {
         if graph.leaf[index] {
             continue;
         }
-        let reduction = node.op == Op::Extent;
+        let reduction = matches!(node.op, Op::Reduce(_));
         if options.fusion == Fusion::Off || reduction || node.op.is_assembly() {
             graph.materialized.insert(node.id);
         }
@@ -221,7 +222,8 @@ pub fn plan_with(roots: &[NodeRef], options: &PlanOptions) -> Result<Plan> {
             // Random-access inputs, constants feeding rows, the inputs of wide reductions,
             // wide rows read across lanes and inputs chunked otherwise than their consumer
             // are computed once, on their own.
-            let wide_reduction = reduction && input.meta.size > NARROW_REDUCTION_LANES;
+            // A reduction's validity flags are read as they are stored.
+            let wide_reduction = reduction && (k > 0 || input.meta.size > NARROW_REDUCTION_LANES);
             let wide_across = node.op.reads_across_lanes() && input.meta.size > WIDE_ROW_LANES;
             let other_chunks = !reduction && !same_chunks(input, node);
             if !node.op.reads_input_at_row(k)
@@ -364,7 +366,9 @@ impl<'a> Graph<'a> {
                 let too_many_nodes = total > limits.max_region_nodes;
                 // A reduction reading a materialized input reads nothing else.
                 let reduced = match node.op {
-                    Op::Extent => Some(self.index[&node.inputs[0].id]).filter(|&j| !self.fused(j)),
+                    Op::Reduce(_) => {
+                        Some(self.index[&node.inputs[0].id]).filter(|&j| !self.fused(j))
+                    }
                     _ => None,
                 };
                 let bindings = cost(&reads, &random, reduced);

@@ -341,9 +341,27 @@ pub fn segmented_map(segments: &Evaluator, vertex_count: f64) -> JsResult<Evalua
     wrap(ir::segmented_map(&segments.node, vertex_count))
 }
 
+/// `sum min max mean argmin argmax extent` of `x` (`kind`), skipping rows whose flag in
+/// `validity` (an empty list, or one uint8 vector) is 0.
 #[wasm_bindgen]
-pub fn extent(x: &Evaluator) -> JsResult<Evaluator> {
-    wrap(ir::extent(&x.node))
+pub fn reduce(
+    kind: &str,
+    x: &Evaluator,
+    validity: &EvaluatorList,
+    split_every: f64,
+) -> JsResult<Evaluator> {
+    let split_every = match split_every {
+        n if n.fract() == 0.0 && (2.0..=u32::MAX as f64).contains(&n) => n as u32,
+        n => {
+            return Err(to_js(GpuTableError::invalid(format!(
+                "splitEvery must be an integer of at least 2, got {n}"
+            ))))
+        }
+    };
+    wrap(
+        ir::ReduceKind::parse(kind)
+            .and_then(|kind| ir::reduce(kind, &x.node, validity.nodes.first(), split_every)),
+    )
 }
 
 #[wasm_bindgen]

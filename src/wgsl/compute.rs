@@ -4,12 +4,14 @@
 use std::fmt::Write;
 use std::rc::Rc;
 
-use super::reduce::{state_functions, ReduceOp};
+use super::reduce::state_functions;
 use super::PRELUDE;
 use super::{
     finish, internal, start, start_with, wgsl_type, Kernel, Storage, PARAM_ROWS, PARAM_ROW_STRIDE,
 };
+use crate::dtype::Class;
 use crate::error::Result;
+use crate::ir::ReduceKind;
 use crate::plan::{Region, NARROW_REDUCTION_LANES, WIDE_ROW_LANES};
 use crate::value::Value;
 
@@ -84,22 +86,31 @@ pub fn is_narrow(lanes: u32) -> bool {
     lanes <= NARROW_REDUCTION_LANES
 }
 
-/// The first pass of a reduction region: partial states, `groups` per lane (`[group][lane]`).
+/// The first pass of a reduction region over `rows` rows (the first being row `first_row`
+/// of the reduced column): partial states, `groups` per lane (`[group][lane]`).
 pub fn reduce_partials_kernel(
     region: &Region,
     leaves: &[Rc<Value>],
-    op: ReduceOp,
+    kind: ReduceKind,
     rows: u32,
     groups: u32,
+    first_row: u32,
 ) -> Result<Kernel> {
-    let input = &region.root.inputs[0];
+    let root = &region.root;
+    let input = &root.inputs[0];
     let class = input.meta.dtype.class();
     let lanes = input.meta.size;
-    let (mut g, body) = start(region, leaves, vec![rows, groups, 0], Storage::Buffers)?;
+    let params = vec![rows, groups, 0, first_row];
+    let (mut g, body) = start(region, leaves, params, Storage::Buffers)?;
     let _ = writeln!(
         g.out,
         "@group(0) @binding(1) var<storage, read_write> partials: array<State>;"
     );
+    let lane_var = if is_narrow(lanes) { "l" } else { "lane" };
+    let valid = match root.inputs.get(1) {
+        Some(validity) => format!("{} != 0u", g.lane(validity, lane_var, Class::U)),
+        None => "true".to_string(),
+    };
     let template = if is_narrow(lanes) {
         let ty = wgsl_type(class);
         let value = match g.local.get(&input.id) {
@@ -116,24 +127,35 @@ pub fn reduce_partials_kernel(
         reduce_section("lanes")?.replace("#LOAD#", &load)
     };
     let source = template
-        .replace("#STATE#", &state_functions(op, class))
+        .replace("#VALID#", &valid)
+        .replace("#STATE#", &state_functions(kind, class))
         .replace("#LANES#", &lanes.to_string())
-        .replace("#OUTS#", &op.outputs().to_string());
+        .replace("#OUTS#", &kind.outputs().to_string());
     let _ = writeln!(g.out, "{source}");
     Ok(finish(g))
 }
 
-/// The second pass: lane `l`'s `groups` partial states combined and finalized into outputs
-/// `l * outs ..`. Parameters: 0 rows, 1 groups, 2 zero, 3 invocations per dispatch row.
-pub fn reduce_final_source(op: ReduceOp, class: crate::dtype::Class, lanes: u32) -> Result<String> {
-    let template = reduce_section("final")?
-        .replace("#STATE#", &state_functions(op, class))
+/// A standalone reduction kernel (`combine` or `final`) for `lanes` lanes of inputs of
+/// `class`: states read from binding 2, written to binding 1 (`out` of `out_type`, or
+/// `states_out`).
+pub fn reduce_tail_source(
+    section: &str,
+    kind: ReduceKind,
+    class: Class,
+    lanes: u32,
+    out_type: Class,
+) -> Result<String> {
+    let template = reduce_section(section)?
+        .replace("#STATE#", &state_functions(kind, class))
         .replace("#LANES#", &lanes.to_string())
-        .replace("#OUTS#", &op.outputs().to_string());
+        .replace("#OUTS#", &kind.outputs().to_string());
+    let target = match section {
+        "final" => format!("out: array<{}>", wgsl_type(out_type)),
+        _ => "states_out: array<State>".to_string(),
+    };
     Ok(format!(
-        "{}\n@group(0) @binding(1) var<storage, read_write> out: array<{}>;\n\
-         @group(0) @binding(2) var<storage, read> partials: array<State>;\n{template}",
-        PRELUDE.replace("PARAM_VEC4S", "1"),
-        wgsl_type(class)
+        "{}\n@group(0) @binding(1) var<storage, read_write> {target};\n\
+         @group(0) @binding(2) var<storage, read> states_in: array<State>;\n{template}",
+        PRELUDE.replace("PARAM_VEC4S", "2"),
     ))
 }

@@ -10,6 +10,7 @@
 
 pub mod compute;
 pub mod fragment;
+pub mod fragment_reduce;
 mod nodes;
 pub mod reduce;
 mod wide;
@@ -409,12 +410,16 @@ pub(crate) fn start_with(
         g.wide = region
             .nodes
             .iter()
-            .filter(|n| n.meta.size > WIDE_ROW_LANES && n.op != Op::Extent)
+            .filter(|n| n.meta.size > WIDE_ROW_LANES && !matches!(n.op, Op::Reduce(_)))
             .map(|n| n.id)
             .collect();
     }
     let mut body = String::new();
-    for node in region.nodes.iter().filter(|n| n.op != Op::Extent) {
+    for node in region
+        .nodes
+        .iter()
+        .filter(|n| !matches!(n.op, Op::Reduce(_)))
+    {
         if g.wide.contains(&node.id) {
             wide::node_code(&mut g, node, &mut body)?;
         } else {

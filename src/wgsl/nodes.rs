@@ -237,7 +237,7 @@ pub(crate) fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Resul
                 branch = "else if";
             }
         }
-        Op::Extent | Op::Source | Op::Concat | Op::Slice { .. } | Op::Rechunk => {
+        Op::Reduce(_) | Op::Source | Op::Concat | Op::Slice { .. } | Op::Rechunk => {
             return Err(internal(&format!(
                 "{} is not computed per row",
                 node.op.name()

@@ -3,6 +3,7 @@
 // have been computed on the device, with the chunks it should have.
 
 import {runChecks} from './gpu-engine.js';
+import {REDUCTIONS, firstDifference, reduceReference, reductionSample} from './reduce-reference.js';
 
 /**
  * Evaluates `evaluator` on `device` and checks where it lives, its chunks and values (within
@@ -14,10 +15,7 @@ async function expectOn(device, evaluator, chunks, values, tolerance = 0) {
   if (vector.device !== device) return 'the output is not on the device';
   if (device.stats.kernels <= kernels) return 'no kernel ran on the device';
   if (vector.chunks.join() !== chunks.join()) return `chunks [${vector.chunks}] instead of [${chunks}]`;
-  const got = await evaluator.readValue();
-  if (got.length !== values.length) return `${got.length} values instead of ${values.length}`;
-  const wrong = values.findIndex((v, i) => Math.abs(got[i] - v) > tolerance * Math.max(Math.abs(v), 1));
-  return wrong < 0 ? null : `value ${wrong}: ${got[wrong]} instead of ${values[wrong]}`;
+  return firstDifference(await evaluator.readValue(), values, tolerance);
 }
 
 export async function chunkedChecks(gt, device) {
@@ -102,6 +100,57 @@ export async function chunkedChecks(gt, device) {
         whole.destroy();
         streamed.destroy();
       }
+    },
+    async 'every reduction of every type over uneven chunks, NaN and ties, splitEvery 2, 3 and 4'() {
+      const problems = [];
+      for (const Typed of [Uint8Array, Int8Array, Uint16Array, Int16Array, Uint32Array, Int32Array, Float32Array]) {
+        const values = reductionSample(Typed, 3 * 26);
+        const x = E.fromArray(values, {size: 3, chunks: [5, 0, 17, 1, 3]});
+        for (const kind of REDUCTIONS) {
+          const want = reduceReference(kind, x.type, values, 3);
+          for (const splitEvery of [2, 3, 4]) {
+            const rows = kind === 'extent' ? 3 : 1;
+            const problem = await expectOn(device, gt[kind](x, {splitEvery}), [rows], want, kind === 'mean' ? 1e-6 : 0);
+            if (problem) problems.push(`${kind} of ${x.type}, splitEvery ${splitEvery}: ${problem}`);
+          }
+        }
+      }
+      return problems.length ? problems.slice(0, 5).join('; ') : null;
+    },
+    async 'reductions skip null slots and an empty input is EMPTY_INPUT (sum: 0)'() {
+      const {vectorFromArray, Int32, Table} = window.Arrow;
+      const whole = new Table({x: vectorFromArray([4, null, -2, 7, null, 7], new Int32())});
+      const table = await gt.GPUTable.fromArrowIPC(tableToIPC(new Table([...whole.slice(0, 2).batches, ...whole.slice(2).batches])), {device});
+      try {
+        const x = table.getVector('x');
+        for (const kind of REDUCTIONS) {
+          const want = reduceReference(kind, 'sint32', [4, 0, -2, 7, 0, 7], 1, r => r !== 1 && r !== 4);
+          const problem = await expectOn(device, gt[kind](x), [1], want, 1e-6);
+          if (problem) return `${kind} with nulls: ${problem}`;
+        }
+      } finally {
+        table.destroy();
+      }
+      const empty = E.fromArray(new Float32Array(0), {chunks: [0, 0]});
+      const zero = await expectOn(device, gt.sum(empty), [1], [0]);
+      if (zero) return `sum of no rows: ${zero}`;
+      try {
+        await gt.argmax(empty).evaluate(device);
+        return 'argmax of no rows did not fail';
+      } catch (error) {
+        return error.code === 'EMPTY_INPUT' ? null : `argmax of no rows: ${error.code}`;
+      }
+    },
+    async 'a float sum of a million rows stays accurate, in one chunk and in 64'() {
+      const values = new Float32Array(1 << 20).fill(0.1);
+      const exact = Math.fround(0.1) * values.length;
+      for (const chunks of [values.length, values.length / 64]) {
+        const x = E.fromArray(values, {chunks});
+        const problem = await expectOn(device, gt.sum(x), [1], [exact], 1e-5) ??
+          await expectOn(device, gt.argmax(gt.add(x, E.fromArray(new Float32Array(values.length).fill(0).fill(1, 777_777, 777_778)))), [1], [777_777]);
+        if (problem) return `${x.chunks.length} chunk(s): ${problem}`;
+      }
+      return null;
     },
     async 'extent of batches of every integer type, with an empty batch'() {
       const problems = [];

@@ -86,3 +86,41 @@ pub fn the_projection_counts_a_pass_s_earlier_chunks<T: Target>() {
         assert_eq!(pair[1] - pair[0], chunk, "{tasks:?}");
     }
 }
+
+/// A reduction of a column larger than the budget streams it a chunk at a time: each task
+/// holds one chunk's part and the small partial states, and the peak stays within it.
+pub fn a_reduction_streams_a_column_larger_than_the_budget<T: Target>() {
+    let device = T::fresh();
+    let (chunk_rows, chunks) = (32_768u32, 8usize);
+    let xs: Vec<f32> = (0..chunk_rows as usize * chunks)
+        .map(|i| (i % 8) as f32)
+        .collect();
+    let source = || chunked(ColumnData::F32(xs.clone()), 1, &vec![chunk_rows; chunks]);
+    let graph = |x: &NodeRef| {
+        let kind = gputable::ir::ReduceKind::Sum;
+        ir::reduce(
+            kind,
+            &ir::binary(Multiply, x, &lit(&[2.])).unwrap(),
+            None,
+            4,
+        )
+        .unwrap()
+    };
+    let chunk_bytes = device.value_bytes(DType::F32, 1, chunk_rows);
+    let allowed = 2 * chunk_bytes + TASK_OVERHEAD_BYTES;
+    device.core().allowed_mem.set(Some(allowed));
+    let streamed = graph(&source());
+    let text = engine::explain(&device, &streamed).unwrap();
+    assert!(text.contains("fits"), "{text}");
+    device.core().counters.reset_peak();
+    evaluate_blocking(&device, std::slice::from_ref(&streamed)).unwrap();
+    let peak = device.core().counters.memory().peak_bytes;
+    assert!(peak <= allowed, "peak {peak} over allowedMem {allowed}");
+    assert!(
+        chunk_bytes as usize * chunks > 3 * allowed as usize,
+        "the column is over three times the budget"
+    );
+    let expected: f64 = xs.iter().map(|&v| 2.0 * v as f64).sum();
+    assert_eq!(read_f32(&streamed), vec![expected as f32]);
+    assert_eq!(streamed.home().unwrap().device, device.core().id);
+}

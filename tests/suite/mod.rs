@@ -8,6 +8,7 @@
 mod budget;
 mod chunked;
 mod engine;
+mod reduce;
 mod regressions;
 
 use super::common::*;
@@ -22,6 +23,7 @@ use gputable::ErrorCode;
 pub use budget::*;
 pub use chunked::*;
 pub use engine::*;
+pub use reduce::*;
 pub use regressions::*;
 
 /// A device type under test.
@@ -608,8 +610,16 @@ macro_rules! suite {
             gather_reads_chunked_ids_and_sources,
             chunked_sources_validate_their_chunks,
             cast_converts_by_the_rules,
+            // reduce.rs: reductions over chunks
+            every_reduction_of_every_type_matches_the_reference,
+            reductions_keep_their_rules_at_the_edges,
+            reductions_skip_null_slots,
+            long_float_sums_stay_accurate,
+            wide_rows_reduce_per_lane_over_chunks,
+            explain_shows_the_tree_of_combine_rounds,
             // budget.rs: allowedMem
             a_memory_budget_refuses_or_streams,
+            a_reduction_streams_a_column_larger_than_the_budget,
             the_projection_counts_a_pass_s_earlier_chunks,
             joining_wide_parts_ends,
         );

@@ -1,0 +1,492 @@
+//! Reductions on the CPU, with the state rules of the GPU kernels (`wgsl::reduce`): rows
+//! fold into per-lane states a block at a time, and block states combine in a binary-counter
+//! tree (pairwise order, so a float sum does not drift with the row count). A chunk's
+//! partial is stored as the GPU backends store theirs: up to two 32-bit words per lane.
+
+use super::lane::{Buf, Lane};
+use super::{append_block, internal, Block};
+use crate::column::{try_vec, Column};
+use crate::dtype::{Class, DType};
+use crate::error::Result;
+use crate::ir::{NodeRef, ReduceKind};
+
+/// One lane's state as the device stores it.
+pub type Words = [u32; 2];
+
+/// Partial states on the CPU: `parts` rows of `lanes` states.
+pub struct CpuStates {
+    lanes: usize,
+    words: Vec<Words>,
+}
+
+impl CpuStates {
+    pub fn new(lanes: u32, parts: u32) -> Result<CpuStates> {
+        let len = lanes as usize * parts as usize;
+        let mut words = try_vec(len, "reduction partials")?;
+        words.resize(len, [0, 0]);
+        Ok(CpuStates {
+            lanes: lanes as usize,
+            words,
+        })
+    }
+}
+
+/// A 32-bit lane value as a state word.
+trait Word: Copy {
+    fn to_word(self) -> u32;
+    fn from_word(word: u32) -> Self;
+}
+
+impl Word for f32 {
+    fn to_word(self) -> u32 {
+        self.to_bits()
+    }
+    fn from_word(word: u32) -> Self {
+        f32::from_bits(word)
+    }
+}
+
+impl Word for i32 {
+    fn to_word(self) -> u32 {
+        self as u32
+    }
+    fn from_word(word: u32) -> Self {
+        word as i32
+    }
+}
+
+impl Word for u32 {
+    fn to_word(self) -> u32 {
+        self
+    }
+    fn from_word(word: u32) -> Self {
+        word
+    }
+}
+
+/// What one reduction does with values of `T`: its state, fold step and combine.
+trait Rule<T: Lane + Word> {
+    type S: Copy;
+    /// Whether `add` reads the row (the arg-reductions).
+    const NEEDS_ROW: bool;
+    fn identity() -> Self::S;
+    fn add(s: Self::S, v: T, row: i32) -> Self::S;
+    /// `x` holds rows before `y`'s.
+    fn combine(x: Self::S, y: Self::S) -> Self::S;
+    fn pack(s: Self::S) -> Words;
+    fn unpack(w: Words) -> Self::S;
+}
+
+fn is_nan<T: Lane>(v: T) -> bool {
+    v.partial_cmp(&v).is_none()
+}
+
+struct Sum;
+impl<T: Lane + Word> Rule<T> for Sum {
+    type S = T;
+    const NEEDS_ROW: bool = false;
+    #[inline(always)]
+    fn identity() -> T {
+        T::default()
+    }
+    #[inline(always)]
+    fn add(s: T, v: T, _: i32) -> T {
+        s.add(v)
+    }
+    #[inline(always)]
+    fn combine(x: T, y: T) -> T {
+        x.add(y)
+    }
+    fn pack(s: T) -> Words {
+        [s.to_word(), 0]
+    }
+    fn unpack(w: Words) -> T {
+        T::from_word(w[0])
+    }
+}
+
+/// `[min, max]`, NaN ignored (`min`, `max` and `extent` share it).
+struct MinMax;
+impl<T: Lane + Word> Rule<T> for MinMax {
+    type S = (T, T);
+    const NEEDS_ROW: bool = false;
+    #[inline(always)]
+    fn identity() -> (T, T) {
+        (T::MIN_IDENTITY, T::MAX_IDENTITY)
+    }
+    #[inline(always)]
+    fn add(s: (T, T), v: T, _: i32) -> (T, T) {
+        (s.0.fold_min(v), s.1.fold_max(v))
+    }
+    #[inline(always)]
+    fn combine(x: (T, T), y: (T, T)) -> (T, T) {
+        (x.0.fold_min(y.0), x.1.fold_max(y.1))
+    }
+    fn pack(s: (T, T)) -> Words {
+        [s.0.to_word(), s.1.to_word()]
+    }
+    fn unpack(w: Words) -> (T, T) {
+        (T::from_word(w[0]), T::from_word(w[1]))
+    }
+}
+
+/// A float sum and a count.
+struct Mean;
+impl<T: Lane + Word> Rule<T> for Mean {
+    type S = (f32, u32);
+    const NEEDS_ROW: bool = false;
+    #[inline(always)]
+    fn identity() -> (f32, u32) {
+        (0.0, 0)
+    }
+    #[inline(always)]
+    fn add(s: (f32, u32), v: T, _: i32) -> (f32, u32) {
+        (s.0 + v.to_f32(), s.1.wrapping_add(1))
+    }
+    #[inline(always)]
+    fn combine(x: (f32, u32), y: (f32, u32)) -> (f32, u32) {
+        (x.0 + y.0, x.1.wrapping_add(y.1))
+    }
+    fn pack(s: (f32, u32)) -> Words {
+        [s.0.to_bits(), s.1]
+    }
+    fn unpack(w: Words) -> (f32, u32) {
+        (f32::from_bits(w[0]), w[1])
+    }
+}
+
+/// The first row holding the least (`MAX == false`) or greatest value, NaN ignored; -1: none.
+struct Arg<const MAX: bool>;
+impl<T: Lane + Word, const MAX: bool> Rule<T> for Arg<MAX> {
+    type S = (T, i32);
+    const NEEDS_ROW: bool = true;
+    #[inline(always)]
+    fn identity() -> (T, i32) {
+        (T::default(), -1)
+    }
+    #[inline(always)]
+    fn add(s: (T, i32), v: T, row: i32) -> (T, i32) {
+        let better = if MAX { v > s.0 } else { v < s.0 };
+        if !is_nan(v) && (s.1 < 0 || better) {
+            (v, row)
+        } else {
+            s
+        }
+    }
+    #[inline(always)]
+    fn combine(x: (T, i32), y: (T, i32)) -> (T, i32) {
+        if y.1 < 0 {
+            return x;
+        }
+        if x.1 < 0 {
+            return y;
+        }
+        let better = if MAX { y.0 > x.0 } else { y.0 < x.0 };
+        if better || (y.0 == x.0 && y.1 < x.1) {
+            y
+        } else {
+            x
+        }
+    }
+    fn pack(s: (T, i32)) -> Words {
+        [s.0.to_word(), s.1 as u32]
+    }
+    fn unpack(w: Words) -> (T, i32) {
+        (T::from_word(w[0]), w[1] as i32)
+    }
+}
+
+/// Rows folded per step of the block loop: a state per lane per step keeps the loop free of
+/// a dependency chain (and vectorizable for sums).
+const UNROLL: usize = 16;
+
+/// A chunk's fold: per-lane block states merged in a binary-counter tree.
+pub(super) trait ChunkFold {
+    /// Folds the `block.n` rows of the current block, the first being row `first_row`.
+    fn fold(&mut self, block: &mut Block, first_row: i64) -> Result<()>;
+    /// The chunk's states, one per lane.
+    fn finish(self: Box<Self>) -> Result<Vec<Words>>;
+}
+
+struct Folder<T: Lane + Word, R: Rule<T>> {
+    input: NodeRef,
+    validity: Option<NodeRef>,
+    lanes: usize,
+    /// Block states not yet merged, with their tree level (oldest first).
+    stack: Vec<(u32, Vec<R::S>)>,
+    /// Per step lane states of the block loop.
+    steps: Vec<R::S>,
+}
+
+impl<T: Lane + Word, R: Rule<T>> Folder<T, R> {
+    fn new(input: &NodeRef, validity: Option<&NodeRef>) -> Result<Self> {
+        let lanes = input.meta.size as usize;
+        // Wide rows fold one row per step: 16 rows of 10,000 lanes would be a large buffer.
+        let unroll = if lanes <= 64 { UNROLL } else { 1 };
+        let mut steps = try_vec(lanes * unroll, "reduction states")?;
+        steps.resize(lanes * unroll, R::identity());
+        Ok(Folder {
+            input: input.clone(),
+            validity: validity.cloned(),
+            lanes,
+            stack: Vec::new(),
+            steps,
+        })
+    }
+
+    /// Pushes one block's lane states, merging equal levels (older on the left).
+    fn push(&mut self, mut states: Vec<R::S>) {
+        let mut level = 0;
+        while let Some((top, _)) = self.stack.last() {
+            if *top != level {
+                break;
+            }
+            let (_, older) = self.stack.pop().expect("checked above");
+            for (newer, old) in states.iter_mut().zip(older) {
+                *newer = R::combine(old, *newer);
+            }
+            level += 1;
+        }
+        self.stack.push((level, states));
+    }
+
+    fn fold_values(&mut self, values: &[T], first_row: i64) -> Result<Vec<R::S>> {
+        let lanes = self.lanes;
+        let width = self.steps.len();
+        let steps = &mut self.steps;
+        steps.fill(R::identity());
+        let rows_per_step = width / lanes;
+        let mut chunks = values.chunks_exact(width);
+        // Rows past i32 only reach reductions that never read them (arg-reductions are
+        // limited to i32 rows): wrapping keeps the loop free of overflow checks.
+        let mut row = first_row as i32;
+        for chunk in &mut chunks {
+            if R::NEEDS_ROW {
+                for (i, (s, v)) in steps.iter_mut().zip(chunk).enumerate() {
+                    *s = R::add(*s, *v, row.wrapping_add((i / lanes) as i32));
+                }
+            } else {
+                for (s, v) in steps.iter_mut().zip(chunk) {
+                    *s = R::add(*s, *v, 0);
+                }
+            }
+            row = row.wrapping_add(rows_per_step as i32);
+        }
+        let mut states = try_vec(lanes, "reduction states")?;
+        states.extend(steps[..lanes].iter().copied());
+        // Step k holds rows k, k + steps, ...: combined in step order, ties still go to the
+        // lower row (the arg-reductions compare rows on equal values).
+        for step in steps[lanes..].chunks_exact(lanes) {
+            for (s, t) in states.iter_mut().zip(step) {
+                *s = R::combine(*s, *t);
+            }
+        }
+        for (i, v) in chunks.remainder().iter().enumerate() {
+            let lane = i % lanes;
+            states[lane] = R::add(states[lane], *v, row.wrapping_add((i / lanes) as i32));
+        }
+        Ok(states)
+    }
+
+    fn fold_valid(
+        &self,
+        values: &[T],
+        flags: &[u32],
+        per_lane: bool,
+        first_row: i64,
+    ) -> Result<Vec<R::S>> {
+        let lanes = self.lanes;
+        let mut states = try_vec(lanes, "reduction states")?;
+        states.resize(lanes, R::identity());
+        for (r, row) in values.chunks_exact(lanes).enumerate() {
+            let at = first_row.wrapping_add(r as i64) as i32;
+            for (lane, (s, v)) in states.iter_mut().zip(row).enumerate() {
+                let flag = if per_lane {
+                    flags[r * lanes + lane]
+                } else {
+                    flags[r]
+                };
+                if flag != 0 {
+                    *s = R::add(*s, *v, at);
+                }
+            }
+        }
+        Ok(states)
+    }
+}
+
+impl<T: Lane + Word, R: Rule<T> + 'static> ChunkFold for Folder<T, R> {
+    fn fold(&mut self, block: &mut Block, first_row: i64) -> Result<()> {
+        let lanes = self.lanes as u32;
+        let input = self.input.clone();
+        let view = block.prepare::<T>(&input, lanes, 0)?;
+        let states = match self.validity.clone() {
+            None => self.fold_values(block.view::<T>(view, lanes as usize), first_row)?,
+            Some(validity) => {
+                let flags = block.prepare::<u32>(&validity, validity.meta.size, 1)?;
+                let per_lane = validity.meta.size > 1;
+                let flags = block.view::<u32>(flags, validity.meta.size as usize);
+                self.fold_valid(
+                    block.view::<T>(view, lanes as usize),
+                    flags,
+                    per_lane,
+                    first_row,
+                )?
+            }
+        };
+        self.push(states);
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>) -> Result<Vec<Words>> {
+        let mut levels = self.stack.into_iter();
+        let mut states = match levels.next() {
+            Some((_, first)) => first,
+            None => {
+                let mut empty = try_vec(self.lanes, "reduction states")?;
+                empty.resize(self.lanes, R::identity());
+                empty
+            }
+        };
+        for (_, newer) in levels {
+            for (s, n) in states.iter_mut().zip(newer) {
+                *s = R::combine(*s, n);
+            }
+        }
+        let mut words = try_vec(states.len(), "reduction states")?;
+        words.extend(states.into_iter().map(R::pack));
+        Ok(words)
+    }
+}
+
+/// Runs `$body` with `$r` bound to the rule of `$kind`.
+macro_rules! dispatch_rule {
+    ($kind:expr, $r:ident => $body:block) => {
+        match $kind {
+            ReduceKind::Sum => {
+                type $r = Sum;
+                $body
+            }
+            ReduceKind::Min | ReduceKind::Max | ReduceKind::Extent => {
+                type $r = MinMax;
+                $body
+            }
+            ReduceKind::Mean => {
+                type $r = Mean;
+                $body
+            }
+            ReduceKind::ArgMin => {
+                type $r = Arg<false>;
+                $body
+            }
+            ReduceKind::ArgMax => {
+                type $r = Arg<true>;
+                $body
+            }
+        }
+    };
+}
+
+/// The fold of one chunk of `input` (skipping rows or lanes whose `validity` flag is 0).
+pub(super) fn chunk_fold(
+    kind: ReduceKind,
+    input: &NodeRef,
+    validity: Option<&NodeRef>,
+) -> Result<Box<dyn ChunkFold>> {
+    dispatch_class!(input.meta.dtype.class(), T => {
+        dispatch_rule!(kind, R => {
+            Ok(Box::new(Folder::<T, R>::new(input, validity)?) as Box<dyn ChunkFold>)
+        })
+    })
+}
+
+/// Stores a chunk's lane states as part `part`.
+pub(super) fn store_part(states: &mut CpuStates, part: u32, words: &[Words]) -> Result<()> {
+    let start = part as usize * states.lanes;
+    states
+        .words
+        .get_mut(start..start + states.lanes)
+        .ok_or_else(|| internal("a partial past the reduction's parts"))?
+        .copy_from_slice(words);
+    Ok(())
+}
+
+/// One combine round: partials `j * every ..` folded into partial `j`, in order.
+pub(super) fn combine(
+    kind: ReduceKind,
+    class: Class,
+    states: &CpuStates,
+    parts: u32,
+    every: u32,
+) -> Result<CpuStates> {
+    fn round<T: Lane + Word, R: Rule<T>>(
+        states: &CpuStates,
+        parts: usize,
+        every: usize,
+    ) -> Result<CpuStates> {
+        let lanes = states.lanes;
+        let out_parts = parts.div_ceil(every);
+        let mut out = CpuStates::new(lanes as u32, out_parts as u32)?;
+        for j in 0..out_parts {
+            for lane in 0..lanes {
+                let mut s = R::identity();
+                for p in j * every..((j + 1) * every).min(parts) {
+                    s = R::combine(s, R::unpack(states.words[p * lanes + lane]));
+                }
+                out.words[j * lanes + lane] = R::pack(s);
+            }
+        }
+        Ok(out)
+    }
+    dispatch_class!(class, T => {
+        dispatch_rule!(kind, R => { round::<T, R>(states, parts as usize, every as usize) })
+    })
+}
+
+/// The reduction's output (`dtype` values, `outputs` per lane) from the one partial left.
+pub(super) fn finish(kind: ReduceKind, input: DType, states: &CpuStates) -> Result<Column> {
+    let lanes = states.lanes;
+    let words = &states.words[..lanes];
+    let out_type = kind.output_type(input);
+    fn lane_values<T: Lane + Word>(kind: ReduceKind, words: &[Words]) -> Result<Buf> {
+        let none = T::from_elem(f32::NAN);
+        Ok(match kind {
+            ReduceKind::Sum => Buf::collect(words.iter().map(|w| T::from_word(w[0])))?,
+            ReduceKind::Min | ReduceKind::Max | ReduceKind::Extent => {
+                let mut out = try_vec(words.len() * kind.outputs() as usize, "a reduction")?;
+                for w in words {
+                    let (lo, hi) = <MinMax as Rule<T>>::unpack(*w);
+                    // A lane with no value but NaN (or null) was never updated.
+                    let (lo, hi) = if lo > hi { (none, none) } else { (lo, hi) };
+                    match kind {
+                        ReduceKind::Min => out.push(lo),
+                        ReduceKind::Max => out.push(hi),
+                        _ => out.extend([lo, hi]),
+                    }
+                }
+                Buf::collect(out)?
+            }
+            ReduceKind::Mean => Buf::collect(words.iter().map(|w| {
+                let (sum, count) = <Mean as Rule<T>>::unpack(*w);
+                if count == 0 {
+                    f32::NAN
+                } else {
+                    sum / count as f32
+                }
+            }))?,
+            ReduceKind::ArgMin | ReduceKind::ArgMax => {
+                Buf::collect(words.iter().map(|w| w[1] as i32))?
+            }
+        })
+    }
+    let values = dispatch_class!(input.class(), T => { lane_values::<T>(kind, words)? });
+    let len = lanes * kind.outputs() as usize;
+    let size = match kind {
+        ReduceKind::Extent => 2,
+        _ => lanes as u32,
+    };
+    let mut column = Column::empty(out_type, size)?;
+    append_block(&values, &mut column.data, len);
+    column.rows = (len / column.size as usize) as u32;
+    Ok(column)
+}

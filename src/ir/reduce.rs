@@ -1,0 +1,215 @@
+//! Reductions over all rows (`sum min max mean argmin argmax extent`): what each computes,
+//! its output type, the per-lane state every backend folds rows into, and the tree of
+//! combine rounds over chunk partials (api.md's `splitEvery`).
+
+use super::chunked::single_chunk;
+use super::{Meta, Node, NodeRef, Op};
+use crate::column::element_count;
+use crate::dtype::{Class, DType};
+use crate::error::{ErrorCode, GpuTableError, Result};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReduceKind {
+    Sum,
+    Min,
+    Max,
+    Mean,
+    ArgMin,
+    ArgMax,
+    /// `[min, max]` per lane, as rows of 2.
+    Extent,
+}
+
+/// A reduction op: what it computes, and how many partials each combine takes at most.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Reduction {
+    pub kind: ReduceKind,
+    pub split_every: u32,
+}
+
+/// api.md's default `splitEvery`.
+pub const DEFAULT_SPLIT_EVERY: u32 = 4;
+
+impl ReduceKind {
+    pub const ALL: [ReduceKind; 7] = [
+        ReduceKind::Sum,
+        ReduceKind::Min,
+        ReduceKind::Max,
+        ReduceKind::Mean,
+        ReduceKind::ArgMin,
+        ReduceKind::ArgMax,
+        ReduceKind::Extent,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ReduceKind::Sum => "sum",
+            ReduceKind::Min => "min",
+            ReduceKind::Max => "max",
+            ReduceKind::Mean => "mean",
+            ReduceKind::ArgMin => "argmin",
+            ReduceKind::ArgMax => "argmax",
+            ReduceKind::Extent => "extent",
+        }
+    }
+
+    pub fn parse(name: &str) -> Result<ReduceKind> {
+        ReduceKind::ALL
+            .into_iter()
+            .find(|k| k.name() == name)
+            .ok_or_else(|| {
+                GpuTableError::invalid(format!(
+                    "unknown reduction '{name}'; expected sum min max mean argmin argmax extent"
+                ))
+            })
+    }
+
+    /// Output values per input lane.
+    pub fn outputs(self) -> u32 {
+        match self {
+            ReduceKind::Extent => 2,
+            _ => 1,
+        }
+    }
+
+    /// api.md: `sum` float32, sint32 or uint32 by the input's class; `min max extent` keep
+    /// the type; `mean` float32; the arg-reductions sint32 row indices.
+    pub fn output_type(self, input: DType) -> DType {
+        match self {
+            ReduceKind::Sum => match input.class() {
+                Class::F => DType::F32,
+                Class::I => DType::I32,
+                Class::U => DType::U32,
+            },
+            ReduceKind::Min | ReduceKind::Max | ReduceKind::Extent => input,
+            ReduceKind::Mean => DType::F32,
+            ReduceKind::ArgMin | ReduceKind::ArgMax => DType::I32,
+        }
+    }
+
+    /// The classes of the 32-bit words of one lane's state, for inputs of `class`: a sum;
+    /// a running `[min, max]`; a float sum and a count; a value and its row (-1: none).
+    pub fn state_words(self, class: Class) -> Vec<Class> {
+        match self {
+            ReduceKind::Sum => vec![class],
+            ReduceKind::Min | ReduceKind::Max | ReduceKind::Extent => vec![class, class],
+            ReduceKind::Mean => vec![Class::F, Class::U],
+            ReduceKind::ArgMin | ReduceKind::ArgMax => vec![class, Class::I],
+        }
+    }
+}
+
+impl Reduction {
+    /// The reduction a node computes, if it is one.
+    pub fn of(node: &Node) -> Option<Reduction> {
+        match node.op {
+            Op::Reduce(reduction) => Some(reduction),
+            _ => None,
+        }
+    }
+}
+
+/// `kind` over every row of `x`, skipping rows (or lanes) whose `validity` flag is 0.
+/// `validity`: uint8, one flag per row or per lane, as long as `x`.
+pub fn reduce(
+    kind: ReduceKind,
+    x: &NodeRef,
+    validity: Option<&NodeRef>,
+    split_every: u32,
+) -> Result<NodeRef> {
+    x.check_alive()?;
+    if split_every < 2 {
+        return Err(GpuTableError::invalid(format!(
+            "splitEvery must be an integer of at least 2, got {split_every}"
+        )));
+    }
+    if matches!(kind, ReduceKind::ArgMin | ReduceKind::ArgMax) && x.meta.length > i32::MAX as u32 {
+        return Err(GpuTableError::new(
+            ErrorCode::LimitExceeded,
+            format!(
+                "{} returns sint32 row indices; {} rows do not fit",
+                kind.name(),
+                x.meta.length
+            ),
+        ));
+    }
+    let mut inputs = vec![x.clone()];
+    if let Some(validity) = validity {
+        validity.check_alive()?;
+        let lanes_ok = validity.meta.size == 1 || validity.meta.size == x.meta.size;
+        if validity.meta.dtype != DType::U8
+            || !lanes_ok
+            || validity.meta.length != x.meta.length
+            || validity.meta.constant != x.meta.constant
+        {
+            return Err(GpuTableError::invalid(format!(
+                "validity must be uint8 with 1 or {} flags per row and {} rows, got {} x {} with {} rows",
+                x.meta.size,
+                x.meta.length,
+                validity.meta.dtype.name(),
+                validity.meta.size,
+                validity.meta.length
+            )));
+        }
+        inputs.push(validity.clone());
+    }
+    let dtype = kind.output_type(x.meta.dtype);
+    let meta = match kind {
+        ReduceKind::Extent => Meta {
+            dtype,
+            size: 2,
+            length: x.meta.size,
+            constant: false,
+        },
+        // One constant row: it broadcasts like a literal where other columns use it.
+        _ => Meta {
+            dtype,
+            size: x.meta.size,
+            length: 1,
+            constant: true,
+        },
+    };
+    element_count(meta.length as u64, meta.size, meta.dtype)?;
+    Ok(Node::new(
+        Op::Reduce(Reduction { kind, split_every }),
+        inputs,
+        meta,
+        single_chunk(meta.length),
+        None,
+    ))
+}
+
+/// The partials left after each combine round when `parts` partials are combined in groups
+/// of at most `every` until one is left (`[]` for one partial).
+pub fn combine_rounds(parts: u32, every: u32) -> Vec<u32> {
+    let mut rounds = Vec::new();
+    let mut left = parts.max(1);
+    while left > 1 {
+        left = left.div_ceil(every.max(2));
+        rounds.push(left);
+    }
+    rounds
+}
+
+/// `explain()`'s words for the tree over `parts` partials (`rounds`: `combine_rounds`).
+pub fn describe_rounds(parts: u32, rounds: &[u32], every: u32) -> String {
+    match rounds.len() {
+        0 => "one partial: the final row straight from it".to_string(),
+        n => {
+            let counts: Vec<String> = std::iter::once(parts)
+                .chain(rounds.iter().copied())
+                .map(|c| c.to_string())
+                .collect();
+            format!(
+                "tree of {n} combine round{} of at most {every} partials ({}), then the final row",
+                if n == 1 { "" } else { "s" },
+                counts.join(" -> ")
+            )
+        }
+    }
+}
+
+/// `extent(x)` with api.md's default `splitEvery`.
+pub fn extent(x: &NodeRef) -> Result<NodeRef> {
+    reduce(ReduceKind::Extent, x, None, DEFAULT_SPLIT_EVERY)
+}

@@ -1,0 +1,94 @@
+// api.md's reductions through the built package on the CPU device: every type against a
+// plain reference, splitEvery, NaN, ties, null slots of a table's column, empty input, and
+// the constant row a reduction gives.
+import {test} from 'node:test';
+import assert from 'node:assert/strict';
+import * as arrow from 'apache-arrow';
+import * as gt from 'gputable';
+import {REDUCTIONS, firstDifference, reduceReference, reductionSample} from '../browser/reduce-reference.js';
+
+const E = gt.GPUTableEvaluator;
+
+async function rejectsWith(promiseOrFn, code) {
+  await assert.rejects(async () => (typeof promiseOrFn === 'function' ? promiseOrFn() : promiseOrFn),
+    error => error.name === 'GpuTableError' && error.code === code, `expected ${code}`);
+}
+
+const TYPES = [Uint8Array, Int8Array, Uint16Array, Int16Array, Uint32Array, Int32Array, Float32Array];
+
+test('every reduction of every type matches the reference, for splitEvery 2, 3 and 4', async () => {
+  for (const Typed of TYPES) {
+    const values = reductionSample(Typed, 3 * 26);
+    const x = E.fromArray(values, {size: 3, chunks: [5, 0, 17, 1, 3]});
+    for (const kind of REDUCTIONS) {
+      const want = reduceReference(kind, x.type, values, 3);
+      for (const splitEvery of [2, 3, 4]) {
+        const r = gt[kind](x, {splitEvery});
+        const got = await r.readValue();
+        const problem = firstDifference(got, want, kind === 'mean' ? 1e-6 : 0);
+        assert.equal(problem, null, `${kind} of ${x.type}, splitEvery ${splitEvery}: ${problem}`);
+        if (kind === 'extent') {
+          assert.deepEqual([r.length, r.size], [3, 2]);
+        } else {
+          assert.deepEqual([r.length, r.size, r.isConstant], [1, 3, true], kind);
+        }
+      }
+    }
+  }
+});
+
+test('reduction types, ties, NaN lanes, wrapping and broadcasting', async () => {
+  assert.equal(gt.sum(E.fromArray(new Int8Array([1]))).type, 'sint32');
+  assert.equal(gt.sum(E.fromArray(new Uint16Array([1]))).type, 'uint32');
+  assert.equal(gt.sum(E.fromArray([1.5])).type, 'float32');
+  assert.equal(gt.min(E.fromArray(new Uint8Array([1]))).type, 'uint8');
+  assert.equal(gt.mean(E.fromArray(new Int32Array([1]))).type, 'float32');
+  assert.equal(gt.argmax(E.fromArray(new Uint8Array([1]))).type, 'sint32');
+  const ties = E.fromArray([1, 5, 0, 5, 5, 0, 0], {chunks: [2, 1, 1, 3]});
+  assert.deepEqual([...await gt.argmax(ties, {splitEvery: 2}).readValue()], [1]);
+  assert.deepEqual([...await gt.argmin(ties, {splitEvery: 3}).readValue()], [2]);
+  const nan = E.fromArray([NaN, 1, NaN, 2], {size: 2, chunks: [1, 1]});
+  assert.deepEqual([...await gt.min(nan).readValue()], [NaN, 1]);
+  assert.deepEqual([...await gt.argmax(nan).readValue()], [-1, 1]);
+  assert.deepEqual([...await gt.sum(nan).readValue()], [NaN, 3]);
+  assert.deepEqual([...await gt.sum(E.fromArray(new Int32Array([2 ** 31 - 1, 1, 5]), {chunks: [1, 2]})).readValue()], [-(2 ** 31) + 5]);
+  const x = E.fromArray([1, 2, 3, 6], {chunks: [3, 1]});
+  const centered = gt.subtract(x, gt.mean(x));
+  assert.deepEqual([...await centered.readValue()], [-2, -1, 0, 3]);
+  assert.deepEqual(centered.chunks, [3, 1]);
+});
+
+test('no rows: sum is 0, the others EMPTY_INPUT; splitEvery is checked', async () => {
+  const empty = E.fromArray(new Int16Array(0), {size: 2, chunks: [0, 0]});
+  assert.deepEqual([...await gt.sum(empty).readValue()], [0, 0]);
+  for (const kind of REDUCTIONS.filter(k => k !== 'sum')) {
+    await rejectsWith(gt[kind](empty).evaluate(), 'EMPTY_INPUT');
+  }
+  for (const splitEvery of [1, 2.5, 'four']) {
+    await rejectsWith(() => gt.sum(E.fromArray([1]), {splitEvery}), 'INVALID_ARGUMENT');
+  }
+});
+
+test('null slots of a table column are skipped by every reduction', async () => {
+  const column = arrow.vectorFromArray([4, null, -2, 7, null, 7], new arrow.Int32());
+  const whole = new arrow.Table({x: column});
+  const batches = [...whole.slice(0, 2).batches, ...whole.slice(2).batches];
+  const table = gt.GPUTable.fromArrowIPCSync(arrow.tableToIPC(new arrow.Table(batches)));
+  const x = table.getVector('x');
+  assert.ok(x.validity, 'the column has validity');
+  const values = [4, 0, -2, 7, 0, 7];
+  const valid = r => r !== 1 && r !== 4;
+  for (const kind of REDUCTIONS) {
+    const want = reduceReference(kind, 'sint32', values, 1, valid);
+    const problem = firstDifference(await gt[kind](x).readValue(), want, 1e-6);
+    assert.equal(problem, null, `${kind}: ${problem}`);
+  }
+  table.destroy();
+});
+
+test('explain shows a partial per chunk and the tree of combine rounds', () => {
+  const x = E.fromArray(new Float32Array(64), {chunks: 4});
+  const text = gt.sum(x, {splitEvery: 4}).explain();
+  assert.match(text, /runs as 16 chunk tasks/);
+  assert.match(text, /tree of 2 combine rounds of at most 4 partials \(16 -> 4 -> 1\)/);
+});
