@@ -1,11 +1,15 @@
 // In a browser: W1, W2, W4, W5 and a chain of three steps on a gputable GPU device
 // (`?backend=webgpu|webgl`) and on the matching tfjs backend (@tensorflow/tfjs-backend-webgpu
-// or -webgl), on the same adapter. Results land in window.__bench.
+// or -webgl), on the same adapter; then sum and argmax of `reduceRows` rows in 1 and 64
+// chunks beside tfjs and JS loops, and a column 8 x larger than allowedMem streamed through
+// the device. Results land in window.__bench.
 import * as gt from '../dist/web/index.js';
 import * as tf from '@tensorflow/tfjs-core';
+import {streamingRun} from './streaming.js';
 
 const query = new URLSearchParams(location.search);
 const rows = Number(query.get('rows') ?? 1e6);
+const reduceRows = Number(query.get('reduceRows') ?? 1e7);
 const backend = query.get('backend') ?? 'webgpu';
 await import(`/node_modules/@tensorflow/tfjs-backend-${backend}/dist/tf-backend-${backend}.fesm.js`);
 
@@ -17,6 +21,11 @@ function random(n, seed) {
     out[i] = ((s >>> 0) / 4294967296) * 200 - 100;
   }
   return out;
+}
+
+/** explain()'s count of kernels: `3 dispatches in all`. */
+function kernelLine(plan) {
+  return plan.split('\n').find(line => line.endsWith(' in all')) ?? '?';
 }
 
 async function median(run, reps = 7) {
@@ -73,7 +82,7 @@ async function main() {
   ];
   const results = [];
   for (const [id, name, build, peer, peerOps] of workloads) {
-    const passes = build().explain(device).trim().split('\n').pop();
+    const passes = kernelLine(build().explain(device));
     const gputableMs = await median(async () => {
       const r = build();
       await r.evaluate(device);
@@ -120,7 +129,60 @@ async function main() {
     await c.data();
     for (const t of [a, b, c]) t.dispose();
   });
-  return {rows, backend, adapter: device.adapterName, results, chain: {ms: chainMs, tfMs: tfChainMs, moved}};
+  for (const t of Object.values(theirs)) t.dispose();
+  for (const e of Object.values(ours)) e.destroy();
+  const reductions = await reductionRuns(device);
+  const streaming = await streamingRun(gt, backend, reduceRows, median);
+  return {rows, backend, adapter: device.adapterName, results, chain: {ms: chainMs, tfMs: tfChainMs, moved}, reduceRows, reductions, streaming};
+}
+
+/** sum and argmax of one column in 1 and 64 chunks, beside tfjs and JS loops. */
+async function reductionRuns(device) {
+  const values = random(reduceRows, 9);
+  const E = gt.GPUTableEvaluator;
+  const one = E.fromArray(values);
+  const many = E.fromArray(values, {chunks: Math.ceil(reduceRows / 64)});
+  await one.evaluate(device);
+  await many.evaluate(device);
+  const column = tf.tensor1d(values);
+  const loops = {
+    sum: () => {
+      let sum = 0;
+      for (let i = 0; i < values.length; i++) sum += values[i];
+      return sum;
+    },
+    argmax: () => {
+      let [best, most] = [-1, -Infinity];
+      for (let i = 0; i < values.length; i++) {
+        if (values[i] > most) [best, most] = [i, values[i]];
+      }
+      return best;
+    }
+  };
+  const peers = {sum: x => tf.sum(x), argmax: x => tf.argMax(x)};
+  const out = [];
+  for (const kind of ['sum', 'argmax']) {
+    const tfMs = await median(async () => {
+      const r = tf.tidy(() => peers[kind](column));
+      await r.data();
+      r.dispose();
+    });
+    const jsMs = await median(async () => loops[kind]());
+    for (const [chunks, x] of [[1, one], [64, many]]) {
+      const ms = await median(async () => {
+        const r = gt[kind](x);
+        await r.evaluate(device);
+        await r.readValue();
+        r.destroy();
+      });
+      const passes = kernelLine(gt[kind](x).explain(device));
+      out.push({name: `${kind}(x), ${chunks} chunk${chunks > 1 ? 's' : ''}`, ms, tfMs, jsMs, passes});
+    }
+  }
+  one.destroy();
+  many.destroy();
+  column.dispose();
+  return out;
 }
 
 window.__bench = await main().catch(error => ({error: `${error.code ?? error.name}: ${error.message}`}));

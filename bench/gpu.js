@@ -2,6 +2,7 @@
 // adapter where the browser has one): gputable on WebGPU vs @tensorflow/tfjs-backend-webgpu,
 // then gputable on WebGL2 vs @tensorflow/tfjs-backend-webgl. `node bench/gpu.js webgl` runs one.
 import {launchChromium, serveCheckout} from '../scripts/browser.js';
+import {streamingReport} from './streaming.js';
 
 const rows = process.env.BENCH_GPU_ROWS ?? '1000000';
 const backends = process.argv.length > 2 ? process.argv.slice(2) : ['webgpu', 'webgl'];
@@ -33,6 +34,16 @@ try {
     const {ms, tfMs, moved} = report.chain;
     console.log(`| chain: a = x*2+1, b = sqrt(abs(a)), c = b*y, each evaluated, then read c | ${ms.toFixed(1)} | ${tfMs.toFixed(1)} | ${ratio(ms, tfMs)} | | | | 6 |`);
     console.log(`\nbytes moved per chain: ${moved.up.toLocaleString('en-US')} up, ${moved.down.toLocaleString('en-US')} down (the ${(report.rows * 4).toLocaleString('en-US')} bytes of c, read once; nothing between steps)`);
+    console.log(`\n## ${label} reductions of ${report.reduceRows.toLocaleString('en-US')} float32 rows\n`);
+    console.log('median ms; gputable evaluate() + readValue() of the result (the column stays on the device), tfjs the op + data(), JS one loop\n');
+    console.log(`| workload | gputable ms | tfjs-backend-${backend} 4.22 ms | JS loop ms | vs best peer | gputable ${passes} |`);
+    console.log('|---|---|---|---|---|---|');
+    for (const r of report.reductions) {
+      console.log(`| ${r.name} | ${r.ms.toFixed(1)} | ${r.tfMs.toFixed(1)} | ${r.jsMs.toFixed(1)} | ${ratio(r.ms, Math.min(r.tfMs, r.jsMs))} | ${r.passes.replace(' in all', '')} |`);
+    }
+    console.log(`\n## ${label}: a column 8 x larger than allowedMem streamed through the device\n`);
+    console.log('median ms of fromArray (64 chunks) + sqrt(x*x + 1) + readValue(); the same work on a device with no budget\n');
+    console.log(streamingReport(backend, report.streaming));
     console.log();
   }
 } finally {

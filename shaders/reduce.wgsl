@@ -10,9 +10,10 @@
 
 // SECTION rows
 // First pass for narrow rows: each workgroup folds a grid-strided share of the rows,
-// computing the fused prologue per row, then tree-combines its 256 states per lane.
+// computing the fused prologue per row, then combines its 256 states per lane in two steps
+// of 16 (two barriers, whatever the lanes: software GPUs run barriers slowly).
 // Parameters: 0 rows, 1 workgroups, 3 the first row's index in the reduced column.
-var<workgroup> shared_state: array<State, 256>;
+var<workgroup> shared_state: array<State, #SHARED#>;
 
 @compute @workgroup_size(256)
 fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
@@ -25,19 +26,26 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
             if (#VALID#) { st[l] = state_add(st[l], vin[l], i32(row + param(3u))); }
         }
     }
-    for (var l = 0u; l < #LANES#u; l++) {
-        shared_state[lid.x] = st[l];
-        for (var stride = 128u; stride > 0u; stride = stride >> 1u) {
-            workgroupBarrier();
-            if (lid.x < stride) {
-                shared_state[lid.x] = state_combine(shared_state[lid.x], shared_state[lid.x + stride]);
-            }
+    for (var l = 0u; l < #LANES#u; l++) { shared_state[lid.x * #LANES#u + l] = st[l]; }
+    workgroupBarrier();
+    // Invocation (group, lane) combines states group * 16 .. + 16 of its lane.
+    let group = lid.x / #LANES#u;
+    let lane = lid.x % #LANES#u;
+    var combined = state_identity();
+    if (group < 16u) {
+        for (var k = 0u; k < 16u; k++) {
+            combined = state_combine(combined, shared_state[(group * 16u + k) * #LANES#u + lane]);
         }
-        workgroupBarrier();
-        if (lid.x == 0u) {
-            partials[wid.x * #LANES#u + l] = shared_state[0];
+    }
+    workgroupBarrier();
+    if (group < 16u) { shared_state[group * #LANES#u + lane] = combined; }
+    workgroupBarrier();
+    if (lid.x < #LANES#u) {
+        var total = state_identity();
+        for (var g = 0u; g < 16u; g++) {
+            total = state_combine(total, shared_state[g * #LANES#u + lid.x]);
         }
-        workgroupBarrier();
+        partials[wid.x * #LANES#u + lid.x] = total;
     }
 }
 // SECTION lanes

@@ -75,6 +75,11 @@ trait Rule<T: Lane + Word> {
     fn combine(x: Self::S, y: Self::S) -> Self::S;
     fn pack(s: Self::S) -> Words;
     fn unpack(w: Words) -> Self::S;
+    /// Folds a block of rows of `lanes` lanes into `states` (one per lane) by a faster path
+    /// than `add` row by row, where the rule has one; false: not handled.
+    fn fold_block(_states: &mut [Self::S], _values: &[T], _lanes: usize, _first_row: i32) -> bool {
+        false
+    }
 }
 
 fn is_nan<T: Lane>(v: T) -> bool {
@@ -194,6 +199,46 @@ impl<T: Lane + Word, const MAX: bool> Rule<T> for Arg<MAX> {
     fn unpack(w: Words) -> (T, i32) {
         (T::from_word(w[0]), w[1] as i32)
     }
+    /// One lane: the block's extreme number in a branch-free (vectorizable) pass, then a scan
+    /// for its first row only when it beats the state (on ties the state's earlier row stays).
+    fn fold_block(states: &mut [(T, i32)], values: &[T], lanes: usize, first_row: i32) -> bool {
+        if lanes != 1 {
+            return false;
+        }
+        let identity = if MAX {
+            T::MAX_IDENTITY
+        } else {
+            T::MIN_IDENTITY
+        };
+        let mut extremes = [identity; UNROLL];
+        let mut steps = values.chunks_exact(UNROLL);
+        for step in &mut steps {
+            for (e, v) in extremes.iter_mut().zip(step) {
+                *e = if MAX { e.fold_max(*v) } else { e.fold_min(*v) };
+            }
+        }
+        let fold = |a: T, b: T| if MAX { a.fold_max(b) } else { a.fold_min(b) };
+        let extreme = steps
+            .remainder()
+            .iter()
+            .fold(extremes.into_iter().fold(identity, fold), |a, b| {
+                fold(a, *b)
+            });
+        let (value, row) = states[0];
+        let better = row < 0
+            || if MAX {
+                extreme > value
+            } else {
+                extreme < value
+            };
+        if better {
+            // None when the block holds only NaN (the identity is then no value of it).
+            if let Some(i) = values.iter().position(|&v| v == extreme) {
+                states[0] = (extreme, first_row.wrapping_add(i as i32));
+            }
+        }
+        true
+    }
 }
 
 /// Rows folded per step of the block loop: a state per lane per step keeps the loop free of
@@ -252,6 +297,11 @@ impl<T: Lane + Word, R: Rule<T>> Folder<T, R> {
 
     fn fold_values(&mut self, values: &[T], first_row: i64) -> Result<Vec<R::S>> {
         let lanes = self.lanes;
+        let mut fast = try_vec(lanes, "reduction states")?;
+        fast.resize(lanes, R::identity());
+        if R::fold_block(&mut fast, values, lanes, first_row as i32) {
+            return Ok(fast);
+        }
         let width = self.steps.len();
         let steps = &mut self.steps;
         steps.fill(R::identity());
@@ -262,8 +312,12 @@ impl<T: Lane + Word, R: Rule<T>> Folder<T, R> {
         let mut row = first_row as i32;
         for chunk in &mut chunks {
             if R::NEEDS_ROW {
-                for (i, (s, v)) in steps.iter_mut().zip(chunk).enumerate() {
-                    *s = R::add(*s, *v, row.wrapping_add((i / lanes) as i32));
+                let rows = steps.chunks_exact_mut(lanes).zip(chunk.chunks_exact(lanes));
+                for (k, (states, row_values)) in rows.enumerate() {
+                    let at = row.wrapping_add(k as i32);
+                    for (s, v) in states.iter_mut().zip(row_values) {
+                        *s = R::add(*s, *v, at);
+                    }
                 }
             } else {
                 for (s, v) in steps.iter_mut().zip(chunk) {

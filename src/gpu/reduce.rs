@@ -18,6 +18,9 @@ pub struct GpuStates {
     bytes: u64,
 }
 
+/// Rows each invocation of the narrow first pass folds, at least (up to 256 workgroups).
+const ROWS_PER_INVOCATION: u32 = 32;
+
 /// Row groups a combine round folds into one (within a chunk task).
 const GROUPS_PER_COMBINE: u32 = 256;
 
@@ -48,7 +51,10 @@ impl GpuDevice {
     /// Row groups of a chunk task's first pass over `rows` rows of `lanes` lanes.
     pub(super) fn reduction_groups(&self, rows: u32, lanes: u32) -> u32 {
         if is_narrow(lanes) {
-            rows.div_ceil(REDUCE_WORKGROUP).clamp(1, REDUCE_GROUPS)
+            // Each invocation folds at least ROWS_PER_INVOCATION rows in order: a small
+            // chunk needs few workgroups (and barriers), a large one all of them.
+            rows.div_ceil(REDUCE_WORKGROUP * ROWS_PER_INVOCATION)
+                .clamp(1, REDUCE_GROUPS)
         } else {
             // A lane's invocations fold at most 64 rows each in order (a float sum stays
             // accurate), within the dispatch grid and a few MB of states.
@@ -228,7 +234,7 @@ impl GpuDevice {
             rounds += 1;
         }
         let folding = match is_narrow(lanes) {
-            true => format!("{groups} workgroups of {REDUCE_WORKGROUP} fold partial states"),
+            true => format!("{groups} workgroup(s) of {REDUCE_WORKGROUP} fold partial states"),
             false => format!("{groups} row groups per lane fold partial states"),
         };
         (

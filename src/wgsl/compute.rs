@@ -120,7 +120,9 @@ pub fn reduce_partials_kernel(
         let prologue = format!(
             "{body}    var vin: array<{ty}, {lanes}>;\n    for (var l = 0u; l < {lanes}u; l++) {{ vin[l] = {value}; }}\n"
         );
-        reduce_section("rows")?.replace("#PROLOGUE#", &prologue)
+        reduce_section("rows")?
+            .replace("#PROLOGUE#", &prologue)
+            .replace("#SHARED#", &(REDUCE_WORKGROUP * lanes).to_string())
     } else {
         // Wide rows read a materialized input (the planner makes sure of it).
         let load = g.lane(input, "lane", class);
