@@ -5,7 +5,7 @@
 import * as wasm from './wasm/gputable.js';
 import {fail, guard, guardAsync} from './errors.js';
 import {formatOf, options} from './types.js';
-import {resolveDevice} from './devices.js';
+import {resolveDevice, withHandles} from './devices.js';
 import {DynamicBuffer, GPUData, GPUVector} from './vectors.js';
 import {writeIpc} from './ipc.js';
 
@@ -341,12 +341,14 @@ export class GPUTable {
 
   /**
    * Repacks consecutive batches into batches of at least `minBatchSize` rows (all into one by
-   * default), and destroys the superseded storage the table owned. Returns the table, or a
-   * promise of it for a table on a GPU device.
+   * default), joined on the table's device (nothing is read back), and destroys the
+   * superseded storage the table owned. Returns the table, or a promise of it for a table on
+   * a GPU device.
    */
   packBatches(settings) {
     this._check();
     const {minBatchSize = Infinity} = options(settings, 'packBatches');
+    if (typeof minBatchSize !== 'number' || !(minBatchSize >= 0)) fail('INVALID_ARGUMENT', 'minBatchSize must be a number of rows');
     const groups = [];
     let group = [];
     let rows = 0;
@@ -360,31 +362,31 @@ export class GPUTable {
       }
     }
     if (group.length) groups.push(group);
-    if (!onGpu(this.device)) {
-      this._repack(groups.map(g => (g.length === 1 ? g[0] : this._concat(g, v => v.readValueSync()))));
-      return this;
-    }
-    return (async () => {
-      const packed = [];
-      for (const g of groups) {
-        if (g.length === 1) {
-          packed.push(g[0]);
-          continue;
-        }
-        const values = new Map();
-        for (const batch of g) {
-          for (const vector of batch._vectors) {
-            values.set(vector, await vector.readValue());
-            if (vector.validity) values.set(vector.validity, await vector.validity.readValue());
+    const sizes = groups.map(g => g.length);
+    const device = resolveDevice(this.device);
+    // Per column, the packed data (and validity) of every group, as wasm evaluators.
+    const pack = handles => withHandles(handles, list => onGpu(this.device)
+      ? guardAsync(() => device._handle.packColumn(list, sizes))
+      : guard(() => device._handle.packColumnSync(list, sizes)));
+    const columns = this.schema.fields.map((field, i) => {
+      const vectors = this.batches.map(b => b._vectors[i]);
+      const validity = vectors.every(v => v.validity) ? pack(vectors.map(v => v.validity.data[0].buffer.handle())) : null;
+      return {data: pack(vectors.map(v => v.data[0].buffer.handle())), validity};
+    });
+    const finish = packed => {
+      this._repack(groups.map((g, k) => (g.length === 1 ? g[0] : this._batchOf(packed, k))));
+      for (const {data, validity} of packed) {
+        groups.forEach((g, k) => {
+          if (g.length === 1) {
+            data[k].free();
+            validity?.[k].free();
           }
-        }
-        const batch = this._concat(g, v => values.get(v));
-        await putOnDevice([batch], this.device);
-        packed.push(batch);
+        });
       }
-      this._repack(packed);
       return this;
-    })();
+    };
+    if (!onGpu(this.device)) return finish(columns);
+    return (async () => finish(await Promise.all(columns.map(async ({data, validity}) => ({data: await data, validity: await validity})))))();
   }
 
   /** Keeps `packed` and destroys the superseded batches the table owned. */
@@ -395,19 +397,13 @@ export class GPUTable {
     this.batches = packed;
   }
 
-  /** One batch of `batches`' rows in order; `read` gives a batch vector's values. */
-  _concat(batches, read) {
-    const vectors = this.schema.fields.map(f => {
-      const parts = batches.map(b => b.getVector(f.name));
-      const values = concatValues(parts.map(read));
-      const handle = guard(() => wasm.Evaluator.fromTyped(values, {type: f.type, size: f.size, constant: false}));
-      let validity = null;
-      if (parts.every(p => p.validity)) {
-        const flags = concatValues(parts.map(p => read(p.validity)));
-        const size = parts[0].validity.size;
-        validity = ownedVector(`${f.name}.validity`, 'uint8', size, guard(() => wasm.Evaluator.fromTyped(flags, {type: 'uint8', size, constant: false})), flags.length / size, null, this.device);
-      }
-      return ownedVector(f.name, f.type, f.size, handle, values.length / f.size, validity, this.device);
+  /** The batch of group `k` of packed columns (`{data, validity}` evaluators per column). */
+  _batchOf(packed, k) {
+    const vectors = this.schema.fields.map((f, i) => {
+      const {data, validity} = packed[i];
+      const rows = data[k].length;
+      const valid = validity ? ownedVector(`${f.name}.validity`, 'uint8', validity[k].size, validity[k], rows, null, this.device) : null;
+      return ownedVector(f.name, f.type, f.size, data[k], rows, valid, this.device);
     });
     return new GPURecordBatch(vectors, this.schema);
   }
@@ -507,21 +503,6 @@ function byName(vectors) {
   const out = [...vectors];
   for (const v of vectors) {
     if (v.name && !(v.name in out)) Object.defineProperty(out, v.name, {value: v, enumerable: false});
-  }
-  return out;
-}
-
-function concatValues(parts) {
-  let out;
-  try {
-    out = new parts[0].constructor(parts.reduce((n, p) => n + p.length, 0));
-  } catch (error) {
-    fail('OUT_OF_MEMORY', `could not allocate the packed batch: ${error.message}`);
-  }
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
   }
   return out;
 }

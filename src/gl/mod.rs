@@ -339,6 +339,11 @@ impl Backend for GlDevice {
             for plane in 0..planes(column.size) as usize {
                 let texture =
                     self.take_texture_of(format, width as u32, height as u32, &batch.home)?;
+                if rows == 0 {
+                    // An empty value binds a texture whose texels nothing reads.
+                    textures.push(texture);
+                    continue;
+                }
                 let mut texels = try_vec(width * height * channels * 4, "staging an upload")?;
                 if channels == 1 {
                     texels.extend_from_slice(&words[base * 4..(base + tile_rows) * 4]);

@@ -136,17 +136,24 @@ pub fn source_chunked(data: ColumnData, size: u32, chunks: Chunks) -> Result<Nod
     Ok(Node::new(Op::Source, vec![], meta, chunks, Some(output)))
 }
 
-/// A source holding `value` where it is: the executor's handle on one stored chunk.
-pub fn resident(value: Rc<Value>) -> NodeRef {
+/// A source over `output`'s stored values, as one logical chunk (of several stored parts
+/// where a chunk was computed a binding at a time).
+pub fn resident_parts(output: Output) -> NodeRef {
+    let first = &output.chunks[0];
     let meta = Meta {
-        dtype: value.dtype,
-        size: value.size,
-        length: value.rows,
+        dtype: first.dtype,
+        size: first.size,
+        length: output.rows() as u32,
         constant: false,
     };
-    let chunks = single_chunk(value.rows);
-    let output = Output::new(value.device, vec![value]);
+    let chunks = single_chunk(meta.length);
     Node::new(Op::Source, vec![], meta, chunks, Some(output))
+}
+
+/// A source holding `value` where it is: the executor's handle on one stored chunk.
+pub fn resident(value: Rc<Value>) -> NodeRef {
+    let device = value.device;
+    resident_parts(Output::new(device, vec![value]))
 }
 
 /// Rows a node stores: a constant's one row, or its length.

@@ -9,7 +9,9 @@ use crate::engine::{self, Backend};
 use crate::evaluator;
 use crate::gl::GlDevice;
 use crate::gpu::GpuDevice;
+use crate::ir::NodeRef;
 use crate::memory::Home;
+use crate::table;
 
 #[derive(Clone)]
 enum AnyDevice {
@@ -183,6 +185,40 @@ impl Device {
         })
     }
 
+    /// A table column stored in `parts` (one evaluator per batch) with each run of `groups`
+    /// consecutive parts joined into one batch on this device (a part alone stays as it is):
+    /// resolves to an array of one evaluator per group.
+    #[wasm_bindgen(js_name = packColumn)]
+    pub fn pack_column(&self, parts: &EvaluatorList, groups: Vec<u32>) -> js_sys::Promise {
+        let (device, parts) = (self.inner.clone(), parts.nodes.clone());
+        let groups: Vec<usize> = groups.into_iter().map(|g| g as usize).collect();
+        wasm_bindgen_futures::future_to_promise(async move {
+            let packed = with_device!(&device, d => table::pack_column(d, &parts, &groups).await)
+                .map_err(to_js)?;
+            Ok(evaluators(packed).into())
+        })
+    }
+
+    /// `packColumn` on the CPU device, now.
+    #[wasm_bindgen(js_name = packColumnSync)]
+    pub fn pack_column_sync(
+        &self,
+        parts: &EvaluatorList,
+        groups: Vec<u32>,
+    ) -> JsResult<js_sys::Array> {
+        let AnyDevice::Cpu(device) = &self.inner else {
+            return Err(invalid(format!(
+                "packColumnSync() is for the CPU device; use await packColumn() on {}",
+                self.kind()
+            )));
+        };
+        let groups: Vec<usize> = groups.into_iter().map(|g| g as usize).collect();
+        let packed = engine::now(table::pack_column(device, &parts.nodes, &groups))
+            .and_then(|r| r)
+            .map_err(to_js)?;
+        Ok(evaluators(packed))
+    }
+
     /// `{uploadBytes, readbackBytes, kernels, pipelines, allocations}`, cumulative.
     #[wasm_bindgen(getter)]
     pub fn stats(&self) -> JsValue {
@@ -295,4 +331,12 @@ pub fn create_webgl_device() -> js_sys::Promise {
         }
         .into())
     })
+}
+
+/// A JS array of evaluators over `nodes`.
+fn evaluators(nodes: Vec<NodeRef>) -> js_sys::Array {
+    nodes
+        .into_iter()
+        .map(|node| JsValue::from(Evaluator::of(node)))
+        .collect()
 }

@@ -41,6 +41,12 @@ pub struct Evaluator {
     node: NodeRef,
 }
 
+impl Evaluator {
+    pub(crate) fn of(node: NodeRef) -> Evaluator {
+        Evaluator { node }
+    }
+}
+
 fn wrap(node: crate::Result<NodeRef>) -> JsResult<Evaluator> {
     node.map(|node| Evaluator { node }).map_err(to_js)
 }

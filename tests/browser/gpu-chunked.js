@@ -152,6 +152,22 @@ export async function chunkedChecks(gt, device) {
       }
       return null;
     },
+    async 'packBatches joins batches on the device: nothing read back or uploaded'() {
+      const table = await batched([2, 4, 1]);
+      try {
+        const [read, up, kernels] = [device.stats.readbackBytes, device.stats.uploadBytes, device.stats.kernels];
+        await table.packBatches({minBatchSize: 6});
+        if (device.stats.readbackBytes !== read || device.stats.uploadBytes !== up) return 'packing moved data through the host';
+        if (device.stats.kernels <= kernels) return 'no copy kernel ran';
+        if (table.batches.map(b => b.numRows).join() !== '6,1') return `batches of ${table.batches.map(b => b.numRows)}`;
+        const x = table.getVector('x');
+        if (x.device !== device || table.batches[0].getVector('x').data[0].buffer.device !== device) return 'the packed batch is not on the device';
+        const values = [...await x.readValue()];
+        return values.join() === '1,2,3,4,5,6,7' ? null : `values [${values}]`;
+      } finally {
+        table.destroy();
+      }
+    },
     async 'extent of batches of every integer type, with an empty batch'() {
       const problems = [];
       for (const Typed of [Int8Array, Uint16Array, Int32Array, Uint32Array, Float32Array]) {

@@ -354,3 +354,39 @@ pub fn joining_wide_parts_ends<T: Target>() {
         }
     }
 }
+
+/// Packing record batches (`GPUTable.packBatches`) joins a column's batches on the device
+/// that holds them: nothing is read back, a batch alone in its group is shared.
+pub fn packing_batches_joins_them_on_the_device<T: Target>() {
+    let device = T::fresh();
+    let parts: Vec<NodeRef> = [&[1, 2][..], &[3, 4, 5], &[], &[6]]
+        .iter()
+        .map(|values| i32s(values, 1))
+        .collect();
+    for part in &parts {
+        pollster::block_on(engine::put_on(&device, part, true)).unwrap();
+    }
+    let before = stats(&device);
+    let packed =
+        pollster::block_on(gputable::table::pack_column(&device, &parts, &[2, 1, 1])).unwrap();
+    let after = stats(&device);
+    assert_eq!(
+        after.readback_bytes, before.readback_bytes,
+        "nothing read back"
+    );
+    assert_eq!(after.upload_bytes, before.upload_bytes, "nothing uploaded");
+    assert_eq!(packed.len(), 3);
+    for node in &packed {
+        assert_eq!(node.home().unwrap().device, device.core().id, "{node:?}");
+    }
+    let alone = &packed[2].home().unwrap().chunks[0];
+    assert!(
+        std::rc::Rc::ptr_eq(alone, &parts[3].home().unwrap().chunks[0]),
+        "a batch alone in its group is shared"
+    );
+    assert_eq!(read_i32(&packed[0]), vec![1, 2, 3, 4, 5]);
+    assert_eq!(read_i32(&packed[1]), Vec::<i32>::new());
+    assert_eq!(read_i32(&packed[2]), vec![6]);
+    let bad = pollster::block_on(gputable::table::pack_column(&device, &parts, &[2, 1]));
+    assert_eq!(code(bad), ErrorCode::InvalidArgument);
+}

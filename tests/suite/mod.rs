@@ -610,6 +610,7 @@ macro_rules! suite {
             gather_reads_chunked_ids_and_sources,
             chunked_sources_validate_their_chunks,
             cast_converts_by_the_rules,
+            packing_batches_joins_them_on_the_device,
             // reduce.rs: reductions over chunks
             every_reduction_of_every_type_matches_the_reference,
             reductions_keep_their_rules_at_the_edges,
