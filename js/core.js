@@ -341,8 +341,10 @@ export function gather(ids, source) {
 function reduction(kind, x, settings) {
   const {splitEvery = 4} = options(settings, kind);
   if (typeof splitEvery !== 'number') fail('INVALID_ARGUMENT', `${kind} splitEvery must be a number`);
-  const validity = x instanceof GPUVector && x.validity ? [handleOf(x.validity)] : [];
+  // Null slots are known where `x` is a vector with validity; a graph over it (add(vector,
+  // 1)) carries no validity of its own.
   const input = handleOf(x);
+  const validity = x instanceof GPUVector && x.validity ? [handleOf(x.validity)] : [];
   return wrap(() => withHandles(validity, list => wasm.reduce(kind, input, list, splitEvery)));
 }
 

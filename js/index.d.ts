@@ -424,13 +424,16 @@ export interface ReductionOptions {
   /** The most chunk partials one combine takes (at least 2). Default 4. */
   splitEvery?: number;
 }
-/** Per channel `[min, max]` over all rows, NaN and null slots ignored; length = x.size, size 2. Empty input: `EMPTY_INPUT`. */
+/** Per channel `[min, max]` over all rows, NaN and null slots ignored; length = x.size, size 2. Empty input: `EMPTY_INPUT`. Null slots are those of a `GPUVector`'s `validity` (a graph over a vector has none). */
+export function extent<T extends DataType>(x: GPUTableEvaluator<T> | GPUVector<T>, options?: ReductionOptions): GPUTableEvaluator<T>;
 export function extent(x: ArithmeticArgument, options?: ReductionOptions): GPUTableEvaluator;
 /** Per lane sum over all rows (null slots skipped): float32 for float input, sint32 for signed, uint32 for unsigned (integers wrap); one constant row of x.size. No rows: 0. */
-export function sum(x: ArithmeticArgument, options?: ReductionOptions): GPUTableEvaluator;
+export function sum(x: ArithmeticArgument, options?: ReductionOptions): GPUTableEvaluator<'float32' | 'sint32' | 'uint32'>;
 /** Per lane least value, NaN and null slots ignored (a lane with only NaN gives NaN), in x's type; one constant row. Empty input: `EMPTY_INPUT`. */
+export function min<T extends DataType>(x: GPUTableEvaluator<T> | GPUVector<T>, options?: ReductionOptions): GPUTableEvaluator<T>;
 export function min(x: ArithmeticArgument, options?: ReductionOptions): GPUTableEvaluator;
 /** Per lane greatest value, NaN and null slots ignored (a lane with only NaN gives NaN), in x's type; one constant row. Empty input: `EMPTY_INPUT`. */
+export function max<T extends DataType>(x: GPUTableEvaluator<T> | GPUVector<T>, options?: ReductionOptions): GPUTableEvaluator<T>;
 export function max(x: ArithmeticArgument, options?: ReductionOptions): GPUTableEvaluator;
 /** Per lane mean (null slots skipped), float32; one constant row. Empty input: `EMPTY_INPUT`. */
 export function mean(x: ArithmeticArgument, options?: ReductionOptions): GPUTableEvaluator<'float32'>;

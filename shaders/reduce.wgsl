@@ -11,7 +11,7 @@
 // SECTION rows
 // First pass for narrow rows: each workgroup folds a grid-strided share of the rows,
 // computing the fused prologue per row, then combines its 256 states per lane in two steps
-// of 16 (two barriers, whatever the lanes: software GPUs run barriers slowly).
+// of 16 (three barriers, whatever the lanes: software GPUs run barriers slowly).
 // Parameters: 0 rows, 1 workgroups, 3 the first row's index in the reduced column.
 var<workgroup> shared_state: array<State, #SHARED#>;
 

@@ -138,10 +138,10 @@ fn explain_lists_passes_and_draws() {
     assert!(text.contains("projected device memory"), "{text}");
     let reduced = explain(&d, &ir::extent(&fused).unwrap()).unwrap();
     assert!(
-        reduced.contains("2 draws: per 4 lanes, 1 draw(s) folding 256 rows"),
+        reduced.contains("3 draws: per 4 lanes, 1 draw(s) folding 64 rows"),
         "{reduced}"
     );
-    assert!(reduced.contains("3 draws in all"), "{reduced}");
+    assert!(reduced.contains("4 draws in all"), "{reduced}");
 }
 
 #[test]

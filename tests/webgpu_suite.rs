@@ -82,6 +82,21 @@ fn a_plan_of_several_regions_runs_every_dispatch() {
 }
 
 #[test]
+fn a_long_float_sum_folds_at_most_64_rows_per_invocation() {
+    // 2^24 rows: 1,024 workgroups of 256, 64 rows each, then combine rounds (a sum folded
+    // by fewer invocations would run longer in order and drift).
+    let x = f32s(&vec![0.1; 1 << 24], 1);
+    let sum = ir::reduce(gputable::ir::ReduceKind::Sum, &x, None, 4).unwrap();
+    let text = explain(&WebGpu::device(), &sum).unwrap();
+    assert!(text.contains("1024 workgroup(s) of 256"), "{text}");
+    assert!(text.contains("then 3 combining them"), "{text}");
+    evaluate_blocking(&WebGpu::device(), std::slice::from_ref(&sum)).unwrap();
+    let exact = 0.1f32 as f64 * (1 << 24) as f64;
+    let got = read_f32(&sum)[0] as f64;
+    assert!((got - exact).abs() <= exact * 1e-6, "{got} vs {exact}");
+}
+
+#[test]
 fn explain_lists_kernels_and_dispatches() {
     let x = f32s(&floats(5000), 1);
     let fused = ir::unary(

@@ -7,7 +7,7 @@ use super::lane::{Buf, Lane};
 use super::{append_block, internal, Block};
 use crate::column::{try_vec, Column};
 use crate::dtype::{Class, DType};
-use crate::error::Result;
+use crate::error::{ErrorCode, GpuTableError, Result};
 use crate::ir::{NodeRef, ReduceKind};
 
 /// One lane's state as the device stores it.
@@ -21,7 +21,14 @@ pub struct CpuStates {
 
 impl CpuStates {
     pub fn new(lanes: u32, parts: u32) -> Result<CpuStates> {
-        let len = lanes as usize * parts as usize;
+        let len = (lanes as usize)
+            .checked_mul(parts as usize)
+            .ok_or_else(|| {
+                GpuTableError::new(
+                    ErrorCode::LimitExceeded,
+                    format!("{parts} partial states of {lanes} lanes exceed this build's memory"),
+                )
+            })?;
         let mut words = try_vec(len, "reduction partials")?;
         words.resize(len, [0, 0]);
         Ok(CpuStates {

@@ -89,15 +89,6 @@ fn range_bytes<B: Backend>(device: &B, node: &Node, start: u64, end: u64) -> u64
         .sum()
 }
 
-/// Bytes of one partial's states of the reduction `root`: a state of 32-bit words per lane.
-fn state_bytes(root: &Node) -> u64 {
-    let input = &root.inputs[0];
-    let words = crate::ir::Reduction::of(root)
-        .map(|r| r.kind.state_words(input.meta.dtype.class()).len())
-        .unwrap_or(2);
-    input.meta.size as u64 * words as u64 * 4
-}
-
 /// Whether rows `start..end` of `node` are exactly one of its chunks (no copy needed).
 fn whole_chunk(node: &Node, start: u64, end: u64) -> bool {
     let offsets = node.chunk_offsets();
@@ -233,7 +224,8 @@ fn task_bytes<B: Backend>(
         if region.is_reduction() {
             // Every chunk's partial states (twice: a combine round reads one set, writes
             // the next), this task's scratch states, and the final row.
-            let states = region.task_chunks().len() as u64 * state_bytes(&region.root);
+            let parts = region.task_chunks().len() as u32;
+            let states = device.reduction_state_bytes(&region.root, parts);
             bytes += 2 * states + device.reduction_scratch_bytes(&region.root, rows as u32);
             bytes += bytes_of(device, root, stored(root)) * if streamed { 2 } else { 1 };
             tasks.push(bytes);

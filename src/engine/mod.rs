@@ -122,6 +122,15 @@ pub trait Backend {
         region: &Region,
         states: Self::States,
     ) -> Result<Value>;
+    /// Device bytes of `parts` partial states of the reduction `root`, as the device
+    /// stores them.
+    fn reduction_state_bytes(&self, root: &crate::ir::Node, parts: u32) -> u64 {
+        let input = &root.inputs[0];
+        let words = crate::ir::Reduction::of(root)
+            .map_or(2, |r| r.kind.state_words(input.meta.dtype.class()).len())
+            as u64;
+        size_class(parts as u64 * input.meta.size as u64 * words * 4, u64::MAX)
+    }
     /// Device bytes one chunk task of the reduction `root` over `rows` rows holds besides
     /// its inputs and the partial states of each chunk (partials of row groups).
     fn reduction_scratch_bytes(&self, _root: &crate::ir::Node, _rows: u32) -> u64 {

@@ -408,7 +408,7 @@ impl Backend for GlDevice {
         root: &crate::ir::Node,
         parts: u32,
     ) -> Result<reduce::GlStates> {
-        self.states(batch, root, parts * planes(root.inputs[0].meta.size))
+        self.states_for(batch, root, parts)
     }
 
     async fn reduce_chunk(
@@ -442,6 +442,10 @@ impl Backend for GlDevice {
         states: reduce::GlStates,
     ) -> Result<Value> {
         self.finish_reduce(batch, region, states).await
+    }
+
+    fn reduction_state_bytes(&self, root: &crate::ir::Node, parts: u32) -> u64 {
+        self.reduction_states_bytes(root, parts)
     }
 
     fn reduction_scratch_bytes(&self, root: &crate::ir::Node, rows: u32) -> u64 {

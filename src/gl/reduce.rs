@@ -6,13 +6,13 @@ use std::rc::Rc;
 
 use super::{bound_textures, gl_value, texture_format, GlBatch, GlDevice, GlValue, TextureLease};
 use crate::engine::internal;
-use crate::error::Result;
+use crate::error::{ErrorCode, GpuTableError, Result};
 use crate::ir::{Node, ReduceKind, Reduction};
 use crate::plan::Region;
 use crate::value::Value;
 use crate::wgsl::fragment::PARAM_TILE_BASE;
 use crate::wgsl::fragment_reduce::{
-    self as fragment, PARAM_FIRST_ROW, REDUCE_FOLD, STATE_WIDTH_SHIFT,
+    self as fragment, FOLD_TEXELS, PARAM_FIRST_ROW, REDUCE_FOLD, STATE_WIDTH_SHIFT,
 };
 use crate::wgsl::{is_literal, plane_channels, planes, Kernel, TextureLayout};
 
@@ -39,6 +39,22 @@ fn kind_of(root: &Node) -> Result<ReduceKind> {
 
 impl GlDevice {
     /// State textures holding `texels` texels.
+    /// State textures for `parts` parts (each a texel per plane of 4 lanes).
+    pub(super) fn states_for(&self, batch: &GlBatch, root: &Node, parts: u32) -> Result<GlStates> {
+        let texels = parts
+            .checked_mul(planes(root.inputs[0].meta.size))
+            .ok_or_else(|| {
+                GpuTableError::new(
+                    ErrorCode::LimitExceeded,
+                    format!(
+                        "{parts} partial states of {} lanes exceed 2^32 texels",
+                        root.inputs[0].meta.size
+                    ),
+                )
+            })?;
+        self.states(batch, root, texels)
+    }
+
     pub(super) fn states(&self, batch: &GlBatch, root: &Node, texels: u32) -> Result<GlStates> {
         let class = root.inputs[0].meta.dtype.class();
         let height = texels.div_ceil(STATE_WIDTH);
@@ -53,7 +69,7 @@ impl GlDevice {
     }
 
     /// A chunk task: per plane of 4 lanes, each tile folds into a band of partial-state
-    /// textures (fused prologue included), fold draws shrink them `REDUCE_FOLD` times each,
+    /// textures (fused prologue included), fold draws shrink them `FOLD_TEXELS` times each,
     /// and the last writes texel `part * planes + plane` of `states`.
     pub(super) async fn reduce_task(
         &self,
@@ -129,10 +145,10 @@ impl GlDevice {
                     }
                 }
             }
-            // An empty chunk has no band: its partial is the identity (a fold of no texels).
+            // An empty chunk's band holds identities; its partial is a fold of no texels.
             let mut texels = if rows == 0 { 0 } else { partial_height * width };
-            while texels > REDUCE_FOLD {
-                let folded = texels.div_ceil(REDUCE_FOLD);
+            while texels > FOLD_TEXELS {
+                let folded = texels.div_ceil(FOLD_TEXELS);
                 let height = folded.div_ceil(width);
                 let next = self.states(batch, root, folded)?;
                 let scissor = Some((0, 0, width, height));
@@ -173,8 +189,8 @@ impl GlDevice {
     ) -> Result<GlStates> {
         let input = &root.inputs[0];
         let plane_count = planes(input.meta.size);
+        let next = self.states_for(batch, root, parts.div_ceil(every))?;
         let texels = parts.div_ceil(every) * plane_count;
-        let next = self.states(batch, root, texels)?;
         let source = fragment::reduce_combine_source(kind_of(root)?, input.meta.dtype.class());
         let width = STATE_WIDTH;
         let scissor = Some((0, 0, width, texels.div_ceil(width)));
@@ -233,6 +249,21 @@ impl GlDevice {
         Ok(self.value(region, vec![textures]))
     }
 
+    /// Device bytes of `parts` partial states in state textures.
+    pub(super) fn reduction_states_bytes(&self, root: &Node, parts: u32) -> u64 {
+        let input = &root.inputs[0];
+        let words = Reduction::of(root)
+            .map_or(2, |r| r.kind.state_words(input.meta.dtype.class()).len())
+            as u64;
+        let texels = parts as u64 * planes(input.meta.size) as u64;
+        let row_bytes = STATE_WIDTH as u64 * 16;
+        words
+            * crate::memory::size_class(
+                texels.div_ceil(STATE_WIDTH as u64).max(1) * row_bytes,
+                u64::MAX,
+            )
+    }
+
     /// Device bytes of a chunk task's partial-state textures: the first pass's and the
     /// first fold's, one texture per state word (planes reuse them through the pool).
     pub(super) fn reduction_scratch(&self, root: &Node, rows: u32) -> u64 {
@@ -243,7 +274,7 @@ impl GlDevice {
             crate::memory::size_class(height as u64 * STATE_WIDTH as u64 * 16, u64::MAX)
         };
         let folded = (height * STATE_WIDTH)
-            .div_ceil(REDUCE_FOLD)
+            .div_ceil(FOLD_TEXELS)
             .div_ceil(STATE_WIDTH);
         words * (texture(height) + texture(folded))
     }
@@ -259,7 +290,7 @@ impl GlDevice {
         (
             draws as u64,
             format!(
-                "{draws} draws: per 4 lanes, {tiles} draw(s) folding {REDUCE_FOLD} rows per fragment into partial states, {folds} folding {REDUCE_FOLD} texels per fragment, 1 writing the chunk's partial"
+                "{draws} draws: per 4 lanes, {tiles} draw(s) folding {REDUCE_FOLD} rows per fragment into partial states, {folds} folding {FOLD_TEXELS} texels per fragment, 1 writing the chunk's partial"
             ),
         )
     }
@@ -291,8 +322,8 @@ fn reduce_bands(layout: TextureLayout, rows: u32) -> (Vec<(u32, u32)>, u32) {
 fn reduce_fold_passes(layout: TextureLayout, rows: u32) -> u32 {
     let mut texels = reduce_bands(layout, rows).1 * STATE_WIDTH;
     let mut passes = 0;
-    while texels > REDUCE_FOLD {
-        texels = texels.div_ceil(REDUCE_FOLD);
+    while texels > FOLD_TEXELS {
+        texels = texels.div_ceil(FOLD_TEXELS);
         passes += 1;
     }
     passes

@@ -359,7 +359,7 @@ impl Backend for GpuDevice {
         let lanes = root.inputs[0].meta.size;
         // The first pass's row-group states and the first combine round's.
         let groups = self.reduction_groups(rows, lanes) as u64;
-        (groups + groups.div_ceil(256)) * lanes as u64 * 8
+        (groups + groups.div_ceil(16)) * lanes as u64 * 8
     }
 
     fn reduction_tail_kernels(&self, _: &crate::ir::Node) -> (u64, u64) {

@@ -10,19 +10,27 @@ use crate::error::{ErrorCode, GpuTableError, Result};
 use crate::ir::{Node, ReduceKind, Reduction};
 use crate::plan::Region;
 use crate::value::Value;
-use crate::wgsl::compute::{self, is_narrow, REDUCE_GROUPS, REDUCE_WORKGROUP, WORKGROUP_SIZE};
+use crate::wgsl::compute::{self, is_narrow, REDUCE_WORKGROUP, WORKGROUP_SIZE};
 
-/// Partial states on the device: `parts` x lanes states in one buffer.
+/// Partial states on the device: `parts` x lanes states in one buffer, and the scratch
+/// buffers chunk tasks fold row groups in (reused by every task of the reduction, so the
+/// scratch a reduction holds is one task's, whatever its chunks).
 pub struct GpuStates {
     lease: BufferLease,
     bytes: u64,
+    scratch: [Option<(BufferLease, u64)>; 2],
 }
 
-/// Rows each invocation of the narrow first pass folds, at least (up to 256 workgroups).
-const ROWS_PER_INVOCATION: u32 = 32;
+/// A buffer and the bytes a dispatch binds of it.
+type Bound = (wgpu::Buffer, u64);
 
-/// Row groups a combine round folds into one (within a chunk task).
-const GROUPS_PER_COMBINE: u32 = 256;
+/// Rows each invocation of the first pass folds in order, at most (while the dispatch grid
+/// allows): a float sum's running error stays that of a few dozen additions.
+const ROWS_PER_INVOCATION: u32 = 64;
+
+/// Row-group states a combine round folds into one (within a chunk task): a tree of 16-way
+/// folds keeps a long float sum as accurate as its first pass.
+const GROUPS_PER_COMBINE: u32 = 16;
 
 /// One combine round: `parts` states per lane folded `every` at a time into states
 /// `base ..` of the output.
@@ -47,22 +55,25 @@ fn state_bytes(root: &Node) -> Result<u64> {
     Ok(kind_of(root)?.state_words(input.meta.dtype.class()).len() as u64 * 4)
 }
 
+/// Keeps `states`' buffers until the recorded dispatches using them have run.
+fn keep_all(batch: &mut GpuBatch, states: GpuStates) {
+    batch.keep.push(states.lease);
+    batch
+        .keep
+        .extend(states.scratch.into_iter().flatten().map(|(lease, _)| lease));
+}
+
 impl GpuDevice {
-    /// Row groups of a chunk task's first pass over `rows` rows of `lanes` lanes.
+    /// Row groups of a chunk task's first pass over `rows` rows of `lanes` lanes: enough
+    /// that no invocation folds more than `ROWS_PER_INVOCATION` rows, within one dimension
+    /// of the dispatch grid.
     pub(super) fn reduction_groups(&self, rows: u32, lanes: u32) -> u32 {
-        if is_narrow(lanes) {
-            // Each invocation folds at least ROWS_PER_INVOCATION rows in order: a small
-            // chunk needs few workgroups (and barriers), a large one all of them.
-            rows.div_ceil(REDUCE_WORKGROUP * ROWS_PER_INVOCATION)
-                .clamp(1, REDUCE_GROUPS)
-        } else {
-            // A lane's invocations fold at most 64 rows each in order (a float sum stays
-            // accurate), within the dispatch grid and a few MB of states.
-            let most = ((1u32 << 20) / lanes)
-                .min(self.limits.max_compute_workgroups_per_dimension)
-                .max(1);
-            rows.div_ceil(64).clamp(1, most)
+        let most = self.limits.max_compute_workgroups_per_dimension.max(1);
+        match is_narrow(lanes) {
+            true => rows.div_ceil(REDUCE_WORKGROUP * ROWS_PER_INVOCATION),
+            false => rows.div_ceil(ROWS_PER_INVOCATION),
         }
+        .clamp(1, most)
     }
 
     pub(super) fn states(&self, batch: &GpuBatch, root: &Node, parts: u32) -> Result<GpuStates> {
@@ -71,7 +82,34 @@ impl GpuDevice {
         Ok(GpuStates {
             lease: self.take_buffer(bytes.max(4), STORAGE, &batch.home)?,
             bytes: bytes.max(4),
+            scratch: [None, None],
         })
+    }
+
+    /// Scratch buffer `k` of `states` with room for `parts` states: the one an earlier task
+    /// used where it is large enough.
+    fn scratch(
+        &self,
+        batch: &mut GpuBatch,
+        root: &Node,
+        states: &mut GpuStates,
+        k: usize,
+        parts: u32,
+    ) -> Result<Bound> {
+        let bytes = (parts as u64 * root.inputs[0].meta.size as u64 * state_bytes(root)?).max(4);
+        if let Some((lease, size)) = &states.scratch[k] {
+            if *size >= bytes {
+                return Ok((lease.buffer.clone(), bytes));
+            }
+        }
+        self.check_binding(bytes, "the partial states of a reduction")?;
+        let lease = self.take_buffer(bytes, STORAGE, &batch.home)?;
+        let buffer = lease.buffer.clone();
+        // A smaller buffer an earlier task recorded dispatches with lives until they ran.
+        if let Some((old, _)) = states.scratch[k].replace((lease, bytes)) {
+            batch.keep.push(old);
+        }
+        Ok((buffer, bytes))
     }
 
     /// Records one combine round: states `j * every ..` of `from` folded into state
@@ -80,8 +118,8 @@ impl GpuDevice {
         &self,
         batch: &mut GpuBatch,
         root: &Node,
-        from: &GpuStates,
-        to: &GpuStates,
+        from: Bound,
+        to: Bound,
         round: Round,
     ) -> Result<()> {
         let Round { parts, every, base } = round;
@@ -101,10 +139,7 @@ impl GpuDevice {
         batch.dispatches.push(Dispatch {
             pipeline: self.pipeline(&source).await?,
             params,
-            buffers: vec![
-                (to.lease.buffer.clone(), to.bytes),
-                (from.lease.buffer.clone(), from.bytes),
-            ],
+            buffers: vec![to, from],
             grid,
         });
         Ok(())
@@ -117,14 +152,14 @@ impl GpuDevice {
         task: &Region,
         leaves: &[Rc<Value>],
         first_row: u64,
-        states: &GpuStates,
+        states: &mut GpuStates,
         part: u32,
     ) -> Result<()> {
         let root = &task.root;
         let lanes = root.inputs[0].meta.size;
         let rows = task.rows;
         let groups = self.reduction_groups(rows, lanes);
-        let partials = self.states(batch, root, groups)?;
+        let partials = self.scratch(batch, root, states, 0, groups)?;
         let first_row = u32::try_from(first_row).unwrap_or(u32::MAX);
         let kernel =
             compute::reduce_partials_kernel(task, leaves, kind_of(root)?, rows, groups, first_row)?;
@@ -140,34 +175,32 @@ impl GpuDevice {
             }
             (x, groups)
         };
-        let target = (partials.lease.buffer.clone(), partials.bytes);
-        self.record(batch, kernel, target, leaves, grid).await?;
-        let mut current = partials;
+        self.record(batch, kernel, partials.clone(), leaves, grid)
+            .await?;
+        // Rounds of GROUPS_PER_COMBINE ping-pong between the two scratch buffers.
+        let (mut current, mut k) = (partials, 0);
         let mut parts = groups;
         while parts > GROUPS_PER_COMBINE {
             let next = parts.div_ceil(GROUPS_PER_COMBINE);
-            let smaller = self.states(batch, root, next)?;
+            k = 1 - k;
+            let smaller = self.scratch(batch, root, states, k, next)?;
             let round = Round {
                 parts,
                 every: GROUPS_PER_COMBINE,
                 base: 0,
             };
-            self.combine_round(batch, root, &current, &smaller, round)
+            self.combine_round(batch, root, current, smaller.clone(), round)
                 .await?;
-            batch
-                .keep
-                .push(std::mem::replace(&mut current, smaller).lease);
-            parts = next;
+            (current, parts) = (smaller, next);
         }
         let round = Round {
             parts,
             every: parts,
             base: part,
         };
-        self.combine_round(batch, root, &current, states, round)
-            .await?;
-        batch.keep.push(current.lease);
-        Ok(())
+        let target = (states.lease.buffer.clone(), states.bytes);
+        self.combine_round(batch, root, current, target, round)
+            .await
     }
 
     pub(super) async fn combine(
@@ -184,9 +217,12 @@ impl GpuDevice {
             every,
             base: 0,
         };
-        self.combine_round(batch, root, &states, &next, round)
-            .await?;
-        batch.keep.push(states.lease);
+        let (from, to) = (
+            (states.lease.buffer.clone(), states.bytes),
+            (next.lease.buffer.clone(), next.bytes),
+        );
+        self.combine_round(batch, root, from, to, round).await?;
+        keep_all(batch, states);
         Ok(next)
     }
 
@@ -219,7 +255,7 @@ impl GpuDevice {
             ],
             grid,
         });
-        batch.keep.push(states.lease);
+        keep_all(batch, states);
         Ok(self.value(region, output))
     }
 

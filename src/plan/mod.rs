@@ -364,9 +364,10 @@ impl<'a> Graph<'a> {
                     }
                 }
                 let too_many_nodes = total > limits.max_region_nodes;
-                // A reduction reading a materialized input reads nothing else.
+                // A reduction of a materialized input alone (no validity flags) may read it
+                // a part of its lanes at a time.
                 let reduced = match node.op {
-                    Op::Reduce(_) => {
+                    Op::Reduce(_) if node.inputs.len() == 1 => {
                         Some(self.index[&node.inputs[0].id]).filter(|&j| !self.fused(j))
                     }
                     _ => None,

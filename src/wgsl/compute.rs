@@ -17,9 +17,8 @@ use crate::value::Value;
 
 pub const WORKGROUP_SIZE: u32 = 64;
 
-/// Workgroup size of the narrow first reduction pass, and the most workgroups it uses.
+/// Workgroup size of the narrow first reduction pass.
 pub const REDUCE_WORKGROUP: u32 = 256;
-pub const REDUCE_GROUPS: u32 = 256;
 
 const REDUCE: &str = include_str!("../../shaders/reduce.wgsl");
 

@@ -15,8 +15,11 @@ use crate::ir::ReduceKind;
 use crate::plan::Region;
 use crate::value::Value;
 
-/// Rows one fragment folds in the first reduction pass, and texels in each later one.
-pub const REDUCE_FOLD: u32 = 256;
+/// Rows one fragment folds in the first reduction pass.
+pub const REDUCE_FOLD: u32 = 64;
+/// Partial states one fragment of a later fold pass combines: a tree of 16-way folds keeps a
+/// long float sum as accurate as its first pass.
+pub const FOLD_TEXELS: u32 = 16;
 
 /// Partial-state textures are `1 << STATE_WIDTH_SHIFT` texels wide, whatever the layout of
 /// the columns: a chunk's partials need a few texels per 256 rows, not rows of the layout's
@@ -27,14 +30,10 @@ const STATE_MASK: u32 = (1 << STATE_WIDTH_SHIFT) - 1;
 /// The first reduction pass's parameter holding the index of the task's first row.
 pub const PARAM_FIRST_ROW: usize = 5;
 
-/// The word classes of a state of `kind` over inputs of `class`.
-fn words(kind: ReduceKind, class: Class) -> Vec<Class> {
-    kind.state_words(class)
-}
-
 /// `struct Out`: one render target per state word, 4 lanes each.
 fn state_targets(kind: ReduceKind, class: Class) -> String {
-    let fields: String = words(kind, class)
+    let fields: String = kind
+        .state_words(class)
         .iter()
         .zip(STATE_FIELDS)
         .enumerate()
@@ -45,7 +44,8 @@ fn state_targets(kind: ReduceKind, class: Class) -> String {
 
 /// `Out` of the four lane states `st[0..4]`.
 fn store_states(kind: ReduceKind, class: Class) -> String {
-    let fields: Vec<String> = words(kind, class)
+    let fields: Vec<String> = kind
+        .state_words(class)
         .iter()
         .zip(STATE_FIELDS)
         .map(|(&w, name)| {
@@ -60,7 +60,7 @@ fn store_states(kind: ReduceKind, class: Class) -> String {
 
 /// Bindings `first..` of the states textures, one per word, named `<field>_in`.
 fn state_inputs(kind: ReduceKind, class: Class, first: u32) -> String {
-    words(kind, class)
+    kind.state_words(class)
         .iter()
         .zip(STATE_FIELDS)
         .enumerate()
@@ -76,7 +76,7 @@ fn state_inputs(kind: ReduceKind, class: Class, first: u32) -> String {
 
 /// Statements loading the 4 lane states of texel `xy` into `loaded` (`array<State, 4>`).
 fn load_states(kind: ReduceKind, class: Class) -> String {
-    let names: Vec<&str> = STATE_FIELDS[..words(kind, class).len()].to_vec();
+    let names: Vec<&str> = STATE_FIELDS[..kind.state_words(class).len()].to_vec();
     let loads: String = names
         .iter()
         .map(|n| format!("let {n} = textureLoad({n}_in, xy, 0);\n        "))
@@ -178,7 +178,7 @@ pub fn reduce_plane_partials_source(kind: ReduceKind, class: Class) -> String {
 }
 
 /// Later passes of a chunk task: the fragment `g` texels after parameter 1 combines texels
-/// `g * REDUCE_FOLD ..` of the partial-state textures (parameter 0: texels in them), so the
+/// `g * FOLD_TEXELS ..` of the partial-state textures (parameter 0: texels in them), so the
 /// last one can write texel `part * planes + plane` of the states textures.
 pub fn reduce_fold_source(kind: ReduceKind, class: Class) -> String {
     let (shift, mask) = (STATE_WIDTH_SHIFT, STATE_MASK);
@@ -186,8 +186,8 @@ pub fn reduce_fold_source(kind: ReduceKind, class: Class) -> String {
         "{prelude}\n{state}\n{FULLSCREEN}\n{inputs}{targets}\n\
          @fragment\nfn main(@builtin(position) pos: vec4<f32>) -> Out {{\n    \
          let g = (u32(pos.y) << {shift}u) + u32(pos.x) - param(1u);\n    {IDENTITIES}\n    \
-         let end = min(g * {REDUCE_FOLD}u + {REDUCE_FOLD}u, param(0u));\n    \
-         for (var i = g * {REDUCE_FOLD}u; i < end; i++) {{\n        \
+         let end = min(g * {FOLD_TEXELS}u + {FOLD_TEXELS}u, param(0u));\n    \
+         for (var i = g * {FOLD_TEXELS}u; i < end; i++) {{\n        \
          let xy = vec2<i32>(i32(i & {mask}u), i32(i >> {shift}u));\n        {load}        \
          for (var c = 0; c < 4; c++) {{ st[c] = state_combine(st[c], loaded[c]); }}\n    }}\n    \
          return {out};\n}}\n",
