@@ -177,17 +177,14 @@ pub fn reduce_plane_partials_source(kind: ReduceKind, class: Class) -> String {
     )
 }
 
-/// Later passes of a chunk task: the fragment `g` texels after parameter 1 combines texels
-/// `g * FOLD_TEXELS ..` of the partial-state textures (parameter 0: texels in them), so the
-/// last one can write texel `part * planes + plane` of the states textures.
-pub fn reduce_fold_source(kind: ReduceKind, class: Class) -> String {
+/// A fragment kernel that combines, in order, the states of the texels `index` names for
+/// `k` in `first..end`, after `setup` (which computes `first` and `end`).
+fn combining_source(kind: ReduceKind, class: Class, setup: &str, index: &str) -> String {
     let (shift, mask) = (STATE_WIDTH_SHIFT, STATE_MASK);
     format!(
         "{prelude}\n{state}\n{FULLSCREEN}\n{inputs}{targets}\n\
-         @fragment\nfn main(@builtin(position) pos: vec4<f32>) -> Out {{\n    \
-         let g = (u32(pos.y) << {shift}u) + u32(pos.x) - param(1u);\n    {IDENTITIES}\n    \
-         let end = min(g * {FOLD_TEXELS}u + {FOLD_TEXELS}u, param(0u));\n    \
-         for (var i = g * {FOLD_TEXELS}u; i < end; i++) {{\n        \
+         @fragment\nfn main(@builtin(position) pos: vec4<f32>) -> Out {{\n    {setup}\n    {IDENTITIES}\n    \
+         for (var k = first; k < end; k++) {{\n        let i = {index};\n        \
          let xy = vec2<i32>(i32(i & {mask}u), i32(i >> {shift}u));\n        {load}        \
          for (var c = 0; c < 4; c++) {{ st[c] = state_combine(st[c], loaded[c]); }}\n    }}\n    \
          return {out};\n}}\n",
@@ -200,29 +197,27 @@ pub fn reduce_fold_source(kind: ReduceKind, class: Class) -> String {
     )
 }
 
+/// Later passes of a chunk task: the fragment `g` texels after parameter 1 combines texels
+/// `g * FOLD_TEXELS ..` of the partial-state textures (parameter 0: texels in them), so the
+/// last one can write texel `part * planes + plane` of the states textures.
+pub fn reduce_fold_source(kind: ReduceKind, class: Class) -> String {
+    let setup = format!(
+        "let g = (u32(pos.y) << {STATE_WIDTH_SHIFT}u) + u32(pos.x) - param(1u);\n    \
+         let first = g * {FOLD_TEXELS}u;\n    let end = min(first + {FOLD_TEXELS}u, param(0u));"
+    );
+    combining_source(kind, class, &setup, "k")
+}
+
 /// A combine round: output texel `j * planes + plane` folds input texels
 /// `p * planes + plane` for `p` in `j * every ..` (in order). Parameters: 0 input parts,
 /// 1 every, 3 planes.
 pub fn reduce_combine_source(kind: ReduceKind, class: Class) -> String {
-    let (shift, mask) = (STATE_WIDTH_SHIFT, STATE_MASK);
-    format!(
-        "{prelude}\n{state}\n{FULLSCREEN}\n{inputs}{targets}\n\
-         @fragment\nfn main(@builtin(position) pos: vec4<f32>) -> Out {{\n    \
-         let t = (u32(pos.y) << {shift}u) + u32(pos.x);\n    \
-         let j = t / param(3u);\n    let plane = t % param(3u);\n    {IDENTITIES}\n    \
-         let end = min(j * param(1u) + param(1u), param(0u));\n    \
-         for (var p = j * param(1u); p < end; p++) {{\n        \
-         let i = p * param(3u) + plane;\n        \
-         let xy = vec2<i32>(i32(i & {mask}u), i32(i >> {shift}u));\n        {load}        \
-         for (var c = 0; c < 4; c++) {{ st[c] = state_combine(st[c], loaded[c]); }}\n    }}\n    \
-         return {out};\n}}\n",
-        prelude = PRELUDE.replace("PARAM_VEC4S", "1"),
-        state = state_functions(kind, class),
-        inputs = state_inputs(kind, class, 1),
-        targets = state_targets(kind, class),
-        load = load_states(kind, class),
-        out = store_states(kind, class),
-    )
+    let setup = format!(
+        "let t = (u32(pos.y) << {STATE_WIDTH_SHIFT}u) + u32(pos.x);\n    \
+         let j = t / param(3u);\n    let plane = t % param(3u);\n    \
+         let first = j * param(1u);\n    let end = min(first + param(1u), param(0u));"
+    );
+    combining_source(kind, class, &setup, "k * param(3u) + plane")
 }
 
 /// The output of a reduction with one value per lane (one row of `lanes` lanes): the
