@@ -175,6 +175,16 @@ fn a_column_larger_than_one_binding_is_computed_in_parts() {
     let kind = gputable::ir::ReduceKind::Sum;
     let total = ir::reduce(kind, &big, None, 2).unwrap();
     let fused = ir::reduce(kind, &ir::unary(Abs, &f32s(&xs, 1)).unwrap(), None, 2).unwrap();
+    let text = explain(&d, &total).unwrap();
+    assert!(
+        text.contains("each of 2 chunk tasks (chunks cut at this device's binding size)"),
+        "{text}"
+    );
+    let kernels = d.core().counters.stats().kernels;
+    evaluate_blocking(&d, std::slice::from_ref(&total)).unwrap();
+    let counted = text.lines().find(|l| l.ends_with(" in all")).unwrap();
+    let ran = d.core().counters.stats().kernels - kernels;
+    assert_eq!(counted, format!("{ran} dispatches in all"), "{text}");
     evaluate_blocking(&d, &[total.clone(), fused.clone()]).unwrap();
     assert_eq!(read_f32(&total), vec![expected.iter().sum::<f32>()]);
     assert_eq!(

@@ -435,13 +435,17 @@ fn describe_passes<B: Backend>(device: &B, plan: &Plan) -> Result<String> {
             text.push_str(&format!("pass {}: {ASSEMBLY_PASS}\n", index + 1));
             continue;
         }
-        let tasks = region.task_chunks();
+        let (tasks, _) = run::planned_tasks(device, region, &region.random_access_inputs());
         let largest = region.task(tasks.iter().copied().max().unwrap_or(0));
         let (kernels, line) = device.describe_task(&largest)?;
         total += kernels * tasks.len() as u64;
+        let split = match tasks.len() > region.task_chunks().len() {
+            true => " (chunks cut at this device's binding size)",
+            false => "",
+        };
         let line = match tasks.len() {
             1 => line,
-            n => format!("each of {n} chunk tasks: {line}"),
+            n => format!("each of {n} chunk tasks{split}: {line}"),
         };
         if let Some(reduction) = crate::ir::Reduction::of(&region.root) {
             let rounds = combine_rounds(tasks.len() as u32, reduction.split_every);

@@ -114,14 +114,7 @@ impl<B: Backend> Run<'_, B> {
     /// A kernel region, one task per chunk of its output.
     async fn region(&mut self, region: &Region, values: &HashMap<u64, Output>) -> Result<Output> {
         let random = region.random_access_inputs();
-        let mut tasks = region.task_chunks();
-        let split = tasks.len() > 1 && region.reads_a_leaf_both_ways(&random);
-        if split {
-            tasks = vec![region.rows];
-        }
-        if !split {
-            tasks = self.within_bindings(region, &random, tasks);
-        }
+        let (tasks, split) = planned_tasks(self.device, region, &random);
         let mut chunks = Vec::new();
         let mut first = 0u64;
         for rows in tasks {
@@ -165,12 +158,7 @@ impl<B: Backend> Run<'_, B> {
         let reduction =
             Reduction::of(root).ok_or_else(|| internal("a reduction pass without a reduction"))?;
         let random = region.random_access_inputs();
-        let mut tasks = region.task_chunks();
-        if tasks.len() > 1 && region.reads_a_leaf_both_ways(&random) {
-            tasks = vec![region.rows];
-        } else {
-            tasks = self.within_bindings(region, &random, tasks);
-        }
+        let (tasks, _) = planned_tasks(self.device, region, &random);
         let parts = u32::try_from(tasks.len())
             .map_err(|_| internal("more chunk tasks than a u32 counts"))?;
         let mut states = self.device.reduction_states(self.batch, root, parts)?;
@@ -229,31 +217,6 @@ impl<B: Backend> Run<'_, B> {
         }
         check_segments(task, &leaves, self.device, self.batch).await?;
         Ok(leaves)
-    }
-
-    /// `tasks` with every chunk too large for one binding of this device cut into parts
-    /// that fit (stored as separate chunks of the output).
-    fn within_bindings(&self, region: &Region, random: &HashSet<u64>, tasks: Vec<u32>) -> Vec<u32> {
-        let widest = region
-            .leaves
-            .iter()
-            .filter(|l| !l.meta.constant && !random.contains(&l.id))
-            .map(|l| l.meta.size)
-            .chain([region.root.meta.size])
-            .max()
-            .unwrap_or(1);
-        let Some(most) = self.device.max_binding_rows(widest) else {
-            return tasks;
-        };
-        let most = most.max(1);
-        let mut parts = Vec::with_capacity(tasks.len());
-        for rows in tasks {
-            // An empty chunk is still one (empty) task.
-            for k in 0..rows.div_ceil(most).max(1) {
-                parts.push((rows - k * most).min(most));
-            }
-        }
-        parts
     }
 
     /// Where `root`'s output lives: this device, or the host for an output streamed there.
@@ -367,6 +330,41 @@ impl<B: Backend> Run<'_, B> {
             pieces = std::iter::once((copy, 0, rows)).chain(rest).collect();
         }
     }
+}
+
+/// The rows of each task a pass runs on `device`, and whether it runs as one task whose
+/// output is cut into its chunks after (a leaf read both whole and at the row). Chunks too
+/// large for one binding of the device are cut into parts that fit (stored as separate
+/// chunks of the output; a reduction folds each into a partial of its own).
+pub(super) fn planned_tasks<B: Backend>(
+    device: &B,
+    region: &Region,
+    random: &HashSet<u64>,
+) -> (Vec<u32>, bool) {
+    let tasks = region.task_chunks();
+    if tasks.len() > 1 && region.reads_a_leaf_both_ways(random) {
+        return (vec![region.rows], true);
+    }
+    let widest = region
+        .leaves
+        .iter()
+        .filter(|l| !l.meta.constant && !random.contains(&l.id))
+        .map(|l| l.meta.size)
+        .chain([region.root.meta.size])
+        .max()
+        .unwrap_or(1);
+    let Some(most) = device.max_binding_rows(widest) else {
+        return (tasks, false);
+    };
+    let most = most.max(1);
+    let mut parts = Vec::with_capacity(tasks.len());
+    for rows in tasks {
+        // An empty chunk is still one (empty) task.
+        for k in 0..rows.div_ceil(most).max(1) {
+            parts.push((rows - k * most).min(most));
+        }
+    }
+    (parts, false)
 }
 
 /// Per region, the computed values no later region (and no root) reads.
