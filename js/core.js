@@ -98,6 +98,8 @@ export class GPUTableEvaluator {
       evaluator._borrowed = true;
       return evaluator;
     }
+    // A column of no batches: no rows of its type.
+    if (vector.data.length === 0) return source(typed(vector.type, 0), vector.type, vector.size, false);
     // The chunks in order: a view that reads each chunk where it is stored.
     return new GPUTableEvaluator(guard(() => withHandles(vector.data.map(d => d.buffer.handle()), list => wasm.concat(list))));
   }

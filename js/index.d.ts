@@ -288,7 +288,7 @@ export interface ArrowIPCOptions {
   device?: Device | null;
   /** Columns to read, in this order (all by default). */
   columns?: string[];
-  /** Float64 columns as uint32 word pairs for `fround` (default) or converted to float32. */
+  /** Float64 columns converted to float32 (default), or as uint32 word pairs for `fround`. */
   float64?: 'words' | 'float32';
   /** Int64/Uint64 columns need a conversion; without one they are TYPE_MISMATCH. */
   int64?: 'float32' | 'int32';

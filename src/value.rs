@@ -31,6 +31,9 @@ pub enum Storage {
     Host(HostLease),
     WebGpu(crate::gpu::GpuValue),
     WebGl(crate::gl::GlValue),
+    /// Stored values of one device read as one, in row order: a random-access input bound
+    /// part by part (each part within one binding), never stored on a node.
+    Parts(Vec<Rc<Value>>),
 }
 
 pub struct Value {
@@ -48,6 +51,7 @@ impl std::fmt::Debug for Value {
             Storage::Host(_) => "host",
             Storage::WebGpu(_) => "webgpu",
             Storage::WebGl(_) => "webgl",
+            Storage::Parts(_) => "parts",
         };
         write!(
             f,
@@ -76,6 +80,19 @@ impl Value {
         }
     }
 
+    /// `parts` (values of one device, in row order) read as one value.
+    pub fn parts(parts: Vec<Rc<Value>>) -> Value {
+        let first = &parts[0];
+        let (device, dtype, size) = (first.device, first.dtype, first.size);
+        Value {
+            device,
+            dtype,
+            size,
+            rows: parts.iter().map(|p| p.rows).sum(),
+            storage: Storage::Parts(parts),
+        }
+    }
+
     /// The host column, when this value lives in host memory (readable by any CPU device).
     pub fn host_column(&self) -> Option<&Column> {
         match &self.storage {
@@ -95,19 +112,29 @@ impl Value {
 pub struct Output {
     pub device: DeviceId,
     pub chunks: Rc<[Rc<Value>]>,
+    /// The first row of each chunk, and the end.
+    offsets: Rc<[u64]>,
 }
 
 impl Output {
     pub fn new(device: DeviceId, chunks: Vec<Rc<Value>>) -> Output {
+        let mut offsets = Vec::with_capacity(chunks.len() + 1);
+        let mut at = 0u64;
+        offsets.push(0);
+        for chunk in &chunks {
+            at += chunk.rows as u64;
+            offsets.push(at);
+        }
         Output {
             device,
             chunks: chunks.into(),
+            offsets: offsets.into(),
         }
     }
 
     /// Rows over every chunk.
     pub fn rows(&self) -> u64 {
-        self.chunks.iter().map(|c| c.rows as u64).sum()
+        self.offsets[self.offsets.len() - 1]
     }
 
     /// Whether every chunk is in host memory (readable by any CPU device in place).
@@ -118,14 +145,17 @@ impl Output {
     /// The chunks holding rows `start..end`, each with its rows in that range.
     pub fn pieces(&self, start: u64, end: u64) -> Vec<(Rc<Value>, u32, u32)> {
         let mut pieces = Vec::new();
-        let mut first = 0u64;
-        for chunk in self.chunks.iter() {
-            let rows = chunk.rows as u64;
-            let (lo, hi) = (first.max(start), (first + rows).min(end));
+        // The first chunk ending after `start` (a binary search: tasks look up their rows
+        // chunk by chunk, so a scan would make a run quadratic in the chunks).
+        let from = self.offsets[1..].partition_point(|&e| e <= start);
+        for (chunk, &first) in self.chunks[from..].iter().zip(&self.offsets[from..]) {
+            if first >= end {
+                break;
+            }
+            let (lo, hi) = (first.max(start), (first + chunk.rows as u64).min(end));
             if lo < hi {
                 pieces.push((chunk.clone(), (lo - first) as u32, (hi - first) as u32));
             }
-            first += rows;
         }
         pieces
     }

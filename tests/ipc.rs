@@ -129,7 +129,12 @@ fn read_back(bytes: &[u8]) -> Vec<RecordBatch> {
 
 /// Reads `bytes`, writes every column back, and returns arrow-rs's reading of that.
 fn round_trip(bytes: &[u8]) -> Vec<RecordBatch> {
-    let table = read_ipc(bytes, &ReadOptions::default()).unwrap();
+    // Word pairs keep Float64 exact (the default converts it to float32).
+    let words = ReadOptions {
+        float64: Float64As::Words,
+        ..ReadOptions::default()
+    };
+    let table = read_ipc(bytes, &words).unwrap();
     let columns: Vec<WriteColumn> = table
         .fields
         .iter()
@@ -170,6 +175,16 @@ fn every_supported_type_round_trips_with_batches_kept() {
         let positions = &table.fields[8];
         assert_eq!((positions.dtype.name(), positions.size), ("float32", 3));
         let f64 = &table.fields[10];
+        assert_eq!(
+            (f64.dtype.name(), f64.size, f64.kind),
+            ("float32", 1, SourceKind::Plain),
+            "Float64 loads as float32 by default"
+        );
+        let words = ReadOptions {
+            float64: Float64As::Words,
+            ..ReadOptions::default()
+        };
+        let f64 = &read_ipc(&bytes, &words).unwrap().fields[10];
         assert_eq!(
             (f64.dtype.name(), f64.size, f64.kind),
             ("uint32", 2, SourceKind::Float64Words)

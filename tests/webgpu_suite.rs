@@ -11,7 +11,6 @@ use gputable::column::ColumnData;
 use gputable::engine::{evaluate_blocking, explain, Backend};
 use gputable::gpu::GpuDevice;
 use gputable::ir::{self, BinaryOp::*, UnaryOp::*};
-use gputable::ErrorCode;
 
 fn new_device() -> GpuDevice {
     GpuDevice::new_blocking()
@@ -191,13 +190,34 @@ fn a_column_larger_than_one_binding_is_computed_in_parts() {
         read_f32(&fused),
         vec![xs.iter().map(|v| v.abs()).sum::<f32>()]
     );
-    // A gather source is read whole: one binding, still bounded.
-    let gathered = ir::gather(&i32s(&[0, 299], 1), &f32s(&xs, 1)).unwrap();
-    let error = evaluate_blocking(&d, &[gathered]).unwrap_err();
-    assert_eq!(error.code, ErrorCode::LimitExceeded);
-    assert!(
-        error.message.contains("maxStorageBufferBindingSize"),
-        "{}",
-        error.message
+    // A gather source too large for one binding is bound a binding's worth of rows at a
+    // time: its parts are uploaded on their own, and the kernel picks the part by row.
+    let gathered = ir::gather(&i32s(&[0, 299, 256, 255, -1], 1), &f32s(&xs, 1)).unwrap();
+    evaluate_blocking(&d, std::slice::from_ref(&gathered)).unwrap();
+    assert_eq!(
+        read_f32(&gathered),
+        vec![xs[0], xs[299], xs[256], xs[255], 0.0]
+    );
+}
+
+#[test]
+fn a_chunked_gather_source_is_bound_chunk_by_chunk() {
+    let d = WebGpu::fresh();
+    let values: Vec<f32> = (0..30).map(|v| v as f32).collect();
+    let source = chunked(ColumnData::F32(values), 1, &[10, 0, 15, 5]);
+    pollster::block_on(gputable::engine::put_on(&d, &source, false)).unwrap();
+    let ids = u32s(&[29, 0, 12, 25, 9, 100, 10, 24], 1);
+    pollster::block_on(gputable::engine::put_on(&d, &ids, false)).unwrap();
+    let gathered = ir::gather(&ids, &source).unwrap();
+    let kernels = d.core().counters.stats().kernels;
+    evaluate_blocking(&d, std::slice::from_ref(&gathered)).unwrap();
+    assert_eq!(
+        d.core().counters.stats().kernels - kernels,
+        1,
+        "the gather alone: no copy joins the source's chunks"
+    );
+    assert_eq!(
+        read_f32(&gathered),
+        vec![29., 0., 12., 25., 9., 0., 10., 24.]
     );
 }

@@ -159,6 +159,27 @@ fn generated_kernels_are_valid_wgsl() {
             validate(&kernel.source, &format!("fragment kernel {i}"));
         }
     }
+    // A gather source bound as two parts (a chunked or binding-split source).
+    let source = f32s(&[1., 2., 3., 4., 5., 6.], 2);
+    let root = ir::gather(&u32s(&[2, 0], 1), &source).unwrap();
+    let region = &plan(std::slice::from_ref(&root), Fusion::On)
+        .unwrap()
+        .regions[0];
+    let at = region
+        .leaves
+        .iter()
+        .position(|l| l.id == source.id)
+        .unwrap();
+    let part = |v: &[f32]| {
+        Rc::new(Value::host(
+            Column::new(ColumnData::F32(v.to_vec()), 2).unwrap(),
+        ))
+    };
+    let mut values = leaves(region);
+    values[at] = Rc::new(Value::parts(vec![part(&[1., 2.]), part(&[3., 4., 5., 6.])]));
+    let kernel = elementwise_kernel(region, &values, 2, 64).unwrap();
+    assert!(kernel.buffers.contains(&(at, 0)) && kernel.buffers.contains(&(at, 1)));
+    validate(&kernel.source, "a gather from a source bound as parts");
     // The executor's copies of rows spanning stored chunks, narrow and wide rows.
     for (values, size) in [
         (ColumnData::F32(vec![0.; 12]), 3),

@@ -81,8 +81,10 @@ fn output_bytes<B: Backend>(device: &B, node: &Node) -> u64 {
 /// Device bytes of the parts of `node`'s chunks in rows `start..end`, each stored alone.
 fn range_bytes<B: Backend>(device: &B, node: &Node, start: u64, end: u64) -> u64 {
     let offsets = node.chunk_offsets();
-    offsets
+    let from = offsets[1..].partition_point(|&e| e <= start);
+    offsets[from..]
         .windows(2)
+        .take_while(|w| w[0] < end)
         .map(|w| (w[0].max(start), w[1].min(end)))
         .filter(|(lo, hi)| lo < hi)
         .map(|(lo, hi)| bytes_of(device, node, hi - lo))
@@ -92,7 +94,11 @@ fn range_bytes<B: Backend>(device: &B, node: &Node, start: u64, end: u64) -> u64
 /// Whether rows `start..end` of `node` are exactly one of its chunks (no copy needed).
 fn whole_chunk(node: &Node, start: u64, end: u64) -> bool {
     let offsets = node.chunk_offsets();
-    offsets.windows(2).any(|w| w[0] == start && w[1] == end) || (start == end)
+    let at = offsets.partition_point(|&o| o < start);
+    // A chunk starts at `start`, and the next offset past it (empty chunks skipped) is `end`.
+    start == end
+        || (offsets.get(at) == Some(&start)
+            && offsets[at..].iter().find(|&&o| o > start) == Some(&end))
 }
 
 /// The projected bytes of every task of `plan` on `device`. `resident` says which plan inputs
@@ -130,6 +136,13 @@ pub fn project<B: Backend>(
             }
         }
     }
+    // Residency looks at every stored chunk: asked once per leaf, not once per task.
+    let on_device: HashMap<u64, bool> = plan
+        .regions
+        .iter()
+        .flat_map(|r| r.leaves.iter())
+        .map(|leaf| (leaf.id, resident(leaf)))
+        .collect();
     let mut tasks = Vec::with_capacity(plan.regions.len());
     for (index, region) in plan.regions.iter().enumerate() {
         let held: u64 = plan.regions[..index]
@@ -143,7 +156,8 @@ pub fn project<B: Backend>(
         // Brought to the device a task's part at a time: inputs not on it, and outputs of
         // earlier passes that were streamed to the host.
         let is_input = |leaf: &NodeRef| {
-            (!computed.contains_key(&leaf.id) && !resident(leaf)) || streamed.contains(&leaf.id)
+            (!computed.contains_key(&leaf.id) && !on_device[&leaf.id])
+                || streamed.contains(&leaf.id)
         };
         let own = task_bytes(
             device,
@@ -197,6 +211,7 @@ fn task_bytes<B: Backend>(
     }
     let random = region.random_access_inputs();
     let mut chunks = region.task_chunks();
+    let task_count = chunks.len() as u32;
     let split = chunks.len() > 1 && region.reads_a_leaf_both_ways(&random);
     if split {
         chunks = vec![region.rows];
@@ -224,7 +239,7 @@ fn task_bytes<B: Backend>(
         if region.is_reduction() {
             // Every chunk's partial states (twice: a combine round reads one set, writes
             // the next), this task's scratch states, and the final row.
-            let parts = region.task_chunks().len() as u32;
+            let parts = task_count;
             let states = device.reduction_state_bytes(&region.root, parts);
             bytes += 2 * states + device.reduction_scratch_bytes(&region.root, rows as u32);
             bytes += bytes_of(device, root, stored(root)) * if streamed { 2 } else { 1 };

@@ -68,6 +68,11 @@ pub trait Backend {
     fn max_binding_rows(&self, _size: u32) -> Option<u32> {
         None
     }
+    /// Whether kernels may bind a random-access input as several parts (`Storage::Parts`),
+    /// each within one binding.
+    fn binds_parts(&self) -> bool {
+        false
+    }
     /// Whether kernels of this device read `value` where it is (no copy needed).
     fn reads_in_place(&self, value: &Value) -> bool;
     /// Whether the kernels take this leaf's values from host memory as parameters (small
@@ -339,6 +344,7 @@ pub async fn read_value(value: &Value, start: u32, end: u32, sink: &mut RowSink<
         }
         Storage::WebGpu(gpu) => read_in_turn(gpu.device(), value, start, end, sink).await,
         Storage::WebGl(gl) => read_in_turn(gl.device(), value, start, end, sink).await,
+        Storage::Parts(_) => Err(internal("a bound set of parts is never read")),
     }
 }
 

@@ -200,6 +200,13 @@ impl<B: Backend> Run<'_, B> {
         first: u64,
     ) -> Result<Vec<Rc<Value>>> {
         let mut leaves = Vec::with_capacity(task.leaves.len());
+        let bound = task
+            .leaves
+            .iter()
+            .filter(|l| !(l.meta.constant && self.device.takes_from_host(l)))
+            .count();
+        // Bindings left for binding random-access inputs as several parts.
+        let mut spare = self.limits.max_bindings.saturating_sub(bound);
         for leaf in &task.leaves {
             let output = values
                 .get(&leaf.id)
@@ -210,13 +217,65 @@ impl<B: Backend> Run<'_, B> {
             }
             let pieces = match () {
                 _ if leaf.meta.constant => output.pieces(0, 1),
-                _ if random.contains(&leaf.id) => output.pieces(0, output.rows()),
+                _ if random.contains(&leaf.id) => {
+                    let pieces = output.pieces(0, output.rows());
+                    match self.as_parts(task, leaf, &pieces, &mut spare).await? {
+                        Some(parts) => {
+                            leaves.push(parts);
+                            continue;
+                        }
+                        None => pieces,
+                    }
+                }
                 _ => output.pieces(first, first + task.rows as u64),
             };
             leaves.push(self.assemble(pieces, leaf).await?);
         }
         check_segments(task, &leaves, self.device, self.batch).await?;
         Ok(leaves)
+    }
+
+    /// A gather source stored in several chunks (or too large for one binding) bound part by
+    /// part, each part a stored chunk or a binding's worth of rows uploaded on its own: no
+    /// copy joining them. `None` where the device binds inputs whole or the parts would need
+    /// more than the `spare` bindings (the caller assembles one value then).
+    async fn as_parts(
+        &mut self,
+        task: &Region,
+        leaf: &NodeRef,
+        pieces: &[(Rc<Value>, u32, u32)],
+        spare: &mut usize,
+    ) -> Result<Option<Rc<Value>>> {
+        let segments = task
+            .nodes
+            .iter()
+            .any(|n| n.op == Op::SegmentedMap && n.inputs[0].id == leaf.id);
+        if !self.device.binds_parts() || segments {
+            return Ok(None);
+        }
+        let most = self
+            .device
+            .max_binding_rows(leaf.meta.size)
+            .unwrap_or(u32::MAX)
+            .max(1);
+        let mut cut = Vec::new();
+        for (value, from, to) in pieces {
+            let mut at = *from;
+            while at < *to {
+                let end = to.min(&at.saturating_add(most)).to_owned();
+                cut.push((value.clone(), at, end));
+                at = end;
+            }
+        }
+        if cut.len() < 2 || cut.len() - 1 > *spare {
+            return Ok(None);
+        }
+        *spare -= cut.len() - 1;
+        let mut parts = Vec::with_capacity(cut.len());
+        for piece in cut {
+            parts.push(self.assemble(vec![piece], leaf).await?);
+        }
+        Ok(Some(Rc::new(Value::parts(parts))))
     }
 
     /// Where `root`'s output lives: this device, or the host for an output streamed there.

@@ -205,8 +205,12 @@ impl GpuDevice {
         grid: (u32, u32),
     ) -> Result<()> {
         let mut buffers = vec![target];
-        for &k in &kernel.buffers {
-            match leaves.get(k).map(|v| (&v.storage, v.elements())) {
+        for &(k, part) in &kernel.buffers {
+            let value = match leaves.get(k).map(|v| &v.storage) {
+                Some(Storage::Parts(parts)) => parts.get(part),
+                _ => leaves.get(k).filter(|_| part == 0),
+            };
+            match value.map(|v| (&v.storage, v.elements())) {
                 Some((Storage::WebGpu(value), elements)) => {
                     buffers.push((value.buffer().clone(), elements * 4))
                 }
@@ -251,6 +255,10 @@ impl Backend for GpuDevice {
         // Every value is a 32-bit word on the device.
         let rows = self.binding_limit().0 / (size.max(1) as u64 * 4);
         Some(rows.min(u32::MAX as u64) as u32)
+    }
+
+    fn binds_parts(&self) -> bool {
+        true
     }
 
     fn reads_in_place(&self, value: &Value) -> bool {

@@ -32,8 +32,9 @@ use crate::error::{ErrorCode, GpuTableError, Result};
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Float64As {
     /// uint32 word pairs (low, high), size doubled: exact, ready for `fround`.
-    #[default]
     Words,
+    /// Converted to float32 (api.md's default: plain JS numbers arrive as Float64).
+    #[default]
     Float32,
 }
 

@@ -157,7 +157,7 @@ pub fn resident(value: Rc<Value>) -> NodeRef {
 }
 
 /// Rows a node stores: a constant's one row, or its length.
-fn stored_rows(node: &Node) -> u32 {
+pub(crate) fn stored_rows(node: &Node) -> u32 {
     if node.meta.constant {
         1
     } else {
@@ -295,15 +295,19 @@ pub fn rechunk(x: &NodeRef, chunks: Chunks) -> Result<NodeRef> {
 pub fn assembly_ranges(node: &Node, start: u64, end: u64) -> Vec<(usize, u64, u64)> {
     match node.op {
         Op::Concat => {
+            let offsets = node.input_offsets();
+            // The first input ending after `start`, then on while inputs start before `end`.
+            let from = offsets[1..].partition_point(|&e| e <= start);
             let mut ranges = Vec::new();
-            let mut first = 0u64;
-            for (i, input) in node.inputs.iter().enumerate() {
-                let rows = stored_rows(input) as u64;
-                let (lo, hi) = (first.max(start), (first + rows).min(end));
+            for i in from..node.inputs.len() {
+                let first = offsets[i];
+                if first >= end {
+                    break;
+                }
+                let (lo, hi) = (first.max(start), offsets[i + 1].min(end));
                 if lo < hi {
                     ranges.push((i, lo - first, hi - first));
                 }
-                first += rows;
             }
             ranges
         }

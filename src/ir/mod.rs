@@ -214,6 +214,10 @@ pub struct Node {
     pub meta: Meta,
     /// Sums to `meta.length`; a reduction's output and a constant are one chunk.
     pub chunks: Chunks,
+    /// `chunk_offsets`, made once: executors and projections look rows up per chunk task.
+    offsets: std::cell::OnceCell<Rc<[u64]>>,
+    /// For `concat`: the first row of each input, and the end.
+    input_offsets: std::cell::OnceCell<Rc<[u64]>>,
     state: RefCell<NodeState>,
 }
 
@@ -251,6 +255,8 @@ impl Node {
             inputs,
             meta,
             chunks,
+            offsets: std::cell::OnceCell::new(),
+            input_offsets: std::cell::OnceCell::new(),
             state: RefCell::new(NodeState {
                 outputs: output.into_iter().collect(),
                 destroyed: false,
@@ -307,8 +313,25 @@ impl Node {
     }
 
     /// Row offset of each chunk, and the end: `chunks.len() + 1` entries.
-    pub fn chunk_offsets(&self) -> Vec<u64> {
-        chunk_offsets(&self.chunks)
+    pub fn chunk_offsets(&self) -> Rc<[u64]> {
+        self.offsets
+            .get_or_init(|| chunk_offsets(&self.chunks).into())
+            .clone()
+    }
+
+    /// The first row of each input in this node's rows (stored rows: a constant's one), and
+    /// the end.
+    pub fn input_offsets(&self) -> Rc<[u64]> {
+        self.input_offsets
+            .get_or_init(|| {
+                let rows: Vec<u32> = self
+                    .inputs
+                    .iter()
+                    .map(|i| chunked::stored_rows(i))
+                    .collect();
+                chunk_offsets(&rows).into()
+            })
+            .clone()
     }
 
     /// Releases the output and makes the node unusable.

@@ -46,8 +46,8 @@ fn read_options(options: JsValue) -> JsResult<ReadOptions> {
             .map_err(|e| to_js(GpuTableError::invalid(format!("bad IPC options: {e}"))))?
     };
     let float64 = match options.float64.as_deref() {
-        None | Some("words") => Float64As::Words,
-        Some("float32") => Float64As::Float32,
+        Some("words") => Float64As::Words,
+        None | Some("float32") => Float64As::Float32,
         Some(other) => {
             return Err(to_js(GpuTableError::invalid(format!(
                 "float64 must be 'words' or 'float32', got '{other}'"

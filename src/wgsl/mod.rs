@@ -41,8 +41,9 @@ const FROUND: &str = include_str!("../../shaders/fround.wgsl");
 pub struct Kernel {
     pub source: String,
     pub params: Vec<u32>,
-    /// Leaf indices bound as storage buffers, in binding order (from binding 2).
-    pub buffers: Vec<usize>,
+    /// `(leaf index, part)` bound as storage buffers, in binding order (from binding 2): part
+    /// 0 of a leaf stored whole, part p of a leaf bound as parts.
+    pub buffers: Vec<(usize, usize)>,
     pub textures: Vec<TextureBinding>,
 }
 
@@ -153,7 +154,7 @@ pub(crate) struct Gen {
     pub(crate) leaf_slot: HashMap<u64, (usize, usize)>,
     /// Rows the kernel computes: nodes and leaves at least this long need no bound check.
     rows: u32,
-    buffers: Vec<usize>,
+    buffers: Vec<(usize, usize)>,
     textures: Vec<TextureBinding>,
     /// Nodes computed one lane per invocation (see `wide`): scalars, not arrays.
     pub(crate) wide: HashSet<u64>,
@@ -228,22 +229,45 @@ impl Gen {
         );
     }
 
-    /// A leaf in a storage buffer (bound at the next binding).
-    fn buffer_leaf(&mut self, node: &NodeRef, leaf: usize, length_slot: usize) {
-        let binding = self.buffers.len() + 2;
-        self.buffers.push(leaf);
+    /// A leaf in storage buffers (bound at the next bindings): one, or one per part of rows
+    /// `parts` (each part's first row a parameter, so other splits reuse the pipeline).
+    fn buffer_leaf(&mut self, node: &NodeRef, leaf: usize, length_slot: usize, parts: &[u32]) {
         let ty = wgsl_type(node.meta.dtype.class());
         let size = node.meta.size;
-        let _ = writeln!(
-            self.out,
-            "@group(0) @binding({binding}) var<storage, read> in_{leaf}: array<{ty}>;"
-        );
-        self.loaders(
-            node,
-            leaf,
-            length_slot,
-            &format!("return in_{leaf}[r * {size}u + lane];"),
-        );
+        if parts.len() == 1 {
+            let binding = self.buffers.len() + 2;
+            self.buffers.push((leaf, 0));
+            let _ = writeln!(
+                self.out,
+                "@group(0) @binding({binding}) var<storage, read> in_{leaf}: array<{ty}>;"
+            );
+            let read = format!("return in_{leaf}[r * {size}u + lane];");
+            self.loaders(node, leaf, length_slot, &read);
+            return;
+        }
+        let mut read = String::new();
+        let mut first_row = 0u32;
+        for (p, rows) in parts.iter().enumerate() {
+            let binding = self.buffers.len() + 2;
+            self.buffers.push((leaf, p));
+            let name = format!("in_{leaf}_{p}");
+            let _ = writeln!(
+                self.out,
+                "@group(0) @binding({binding}) var<storage, read> {name}: array<{ty}>;"
+            );
+            let slot = self.param(first_row);
+            let index = format!("(r - param({slot}u)) * {size}u + lane");
+            let _ = match p + 1 == parts.len() {
+                true => write!(read, "return {name}[{index}];"),
+                false => write!(
+                    read,
+                    "if (r < param({}u)) {{ return {name}[{index}]; }}\n    ",
+                    slot + 1
+                ),
+            };
+            first_row += rows;
+        }
+        self.loaders(node, leaf, length_slot, &read);
     }
 
     /// A literal leaf: its lanes are parameters from slot `first`.
@@ -394,7 +418,13 @@ pub(crate) fn start_with(
             continue;
         }
         match storage {
-            Storage::Buffers => g.buffer_leaf(leaf, k, slot),
+            Storage::Buffers => {
+                let parts: Vec<u32> = match &value.storage {
+                    crate::value::Storage::Parts(parts) => parts.iter().map(|p| p.rows).collect(),
+                    _ => vec![value.rows],
+                };
+                g.buffer_leaf(leaf, k, slot, &parts)
+            }
             Storage::Textures(layout) => {
                 g.texture_leaf(leaf, k, slot, random.contains(&leaf.id), layout)
             }

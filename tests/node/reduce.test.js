@@ -92,3 +92,25 @@ test('explain shows a partial per chunk and the tree of combine rounds', () => {
   assert.match(text, /runs as 16 chunk tasks/);
   assert.match(text, /tree of 2 combine rounds of at most 4 partials \(16 -> 4 -> 1\)/);
 });
+
+test('a table column with no batches has no rows: sum 0, the others EMPTY_INPUT', async () => {
+  const schema = new arrow.Schema([new arrow.Field('x', new arrow.Float32(), true)]);
+  const table = gt.GPUTable.fromArrowIPCSync(arrow.tableToIPC(new arrow.Table(schema)));
+  const x = table.getVector('x');
+  assert.equal(table.batches.length, 0);
+  assert.deepEqual([...await gt.sum(x).readValue()], [0]);
+  assert.deepEqual([...await gt.add(x, 1).readValue()], []);
+  await rejectsWith(gt.argmax(x).evaluate(), 'EMPTY_INPUT');
+  table.destroy();
+});
+
+test('a column of 20,000 one-row chunks reduces, maps and explains (chunk lookups are not scans)', async () => {
+  const x = E.fromArray(new Float32Array(20_000).fill(2), {chunks: 1});
+  assert.equal(x.chunks.length, 20_000);
+  assert.deepEqual([...await gt.sum(x).readValue()], [40_000]);
+  const y = await gt.add(x, 1).evaluate();
+  assert.equal(y.chunks.length, 20_000);
+  assert.deepEqual([...await y.readValue(19_998, 20_000)], [3, 3]);
+  assert.match(gt.sum(x).explain(), /runs as 20000 chunk tasks/);
+  x.destroy();
+});

@@ -37,7 +37,8 @@ function sourceTable() {
 test('Arrow IPC from apache-arrow: batches, types and nulls are kept', () => {
   const source = sourceTable();
   for (const format of ['stream', 'file']) {
-    const table = GPUTable.fromArrowIPCSync(arrow.tableToIPC(source, format));
+    // Word pairs keep Float64 exact for the round trip below.
+    const table = GPUTable.fromArrowIPCSync(arrow.tableToIPC(source, format), {float64: 'words'});
     assert.equal(table.batches.length, 2, 'one GPURecordBatch per source batch');
     assert.equal(table.numRows, 12);
     assert.equal(table.numCols, 8);
@@ -49,7 +50,11 @@ test('Arrow IPC from apache-arrow: batches, types and nulls are kept', () => {
     assert.equal(positions.format, 'float32x3');
     assert.equal(positions.data.length, 2);
     assert.deepEqual([...positions.readValueSync(0, 2)], [1, -0, 0, 2, -1, 0.5]);
-    assert.equal(table.schema.field('when').format, 'uint32x2', 'Float64 as word pairs');
+    assert.equal(table.schema.field('when').format, 'uint32x2', "Float64 as word pairs with float64: 'words'");
+    const plain = GPUTable.fromArrowIPCSync(arrow.tableToIPC(source, format));
+    assert.equal(plain.schema.field('when').format, 'float32', 'Float64 as float32 by default');
+    assert.equal(plain.getVector('when').readValueSync(0, 1)[0], Math.fround(source.getChild('when').get(0)));
+    plain.destroy();
     assert.equal(table.schema.field('flag').type, 'uint8');
     assert.deepEqual([...table.getVector('name').readValueSync(0, 4)], [0, 1, 2, 0], 'dictionary indices');
     const score = table.getVector('score');
@@ -68,7 +73,7 @@ test('Arrow IPC from apache-arrow: batches, types and nulls are kept', () => {
 });
 
 test('ops on table vectors run per batch and keep the batches', async () => {
-  const table = GPUTable.fromArrowIPCSync(arrow.tableToIPC(sourceTable()));
+  const table = GPUTable.fromArrowIPCSync(arrow.tableToIPC(sourceTable()), {float64: 'words'});
   const x = table.getVector('x');
   const r = gt.add(gt.multiply(x, 2), 1);
   const out = await r.evaluate();
