@@ -67,6 +67,8 @@ test('no rows: sum is 0, the others EMPTY_INPUT; splitEvery is checked', async (
   for (const splitEvery of [1, 2.5, 'four']) {
     await rejectsWith(() => gt.sum(E.fromArray([1]), {splitEvery}), 'INVALID_ARGUMENT');
   }
+  await rejectsWith(() => gt.sum(E.fromArray([1]), {splitevery: 2}), 'INVALID_ARGUMENT');
+  await rejectsWith(() => gt.mean(E.fromArray([1]), {axis: 0}), 'INVALID_ARGUMENT');
 });
 
 test('null slots of a table column are skipped by every reduction', async () => {
