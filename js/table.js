@@ -362,6 +362,8 @@ export class GPUTable {
       }
     }
     if (group.length) groups.push(group);
+    // No batches: nothing to join (a column of no parts has no concat).
+    if (groups.length === 0) return onGpu(this.device) ? Promise.resolve(this) : this;
     const sizes = groups.map(g => g.length);
     const device = resolveDevice(this.device);
     // Per column, the packed data (and validity) of every group, as wasm evaluators.

@@ -133,7 +133,7 @@ impl Backend for CpuDevice {
         parts: u32,
         every: u32,
     ) -> Result<CpuStates> {
-        let kind = reduction_kind(root)?;
+        let kind = Reduction::kind_of(root)?;
         self.0.core.counters.add_kernels(1);
         super::reduce::combine(
             kind,
@@ -151,8 +151,11 @@ impl Backend for CpuDevice {
         states: CpuStates,
     ) -> Result<Value> {
         let root = &region.root;
-        let column =
-            super::reduce::finish(reduction_kind(root)?, root.inputs[0].meta.dtype, &states)?;
+        let column = super::reduce::finish(
+            Reduction::kind_of(root)?,
+            root.inputs[0].meta.dtype,
+            &states,
+        )?;
         self.0.core.counters.add_kernels(1);
         self.upload(home, &column)
     }
@@ -197,12 +200,6 @@ impl Backend for CpuDevice {
         self.0.pool.trim(None);
         self.0.core.lost.set_destroyed("cpu");
     }
-}
-
-fn reduction_kind(root: &Node) -> Result<crate::ir::ReduceKind> {
-    Reduction::of(root)
-        .map(|r| r.kind)
-        .ok_or_else(|| crate::engine::internal("not a reduction"))
 }
 
 /// Evaluates `roots` on the shared CPU device, now (CPU work never waits).

@@ -109,9 +109,7 @@ fn run_region(
 /// One chunk task of a reduction region: its lane states (its rows start at `first_row`).
 fn reduce_region(region: &Region, leaves: &[Rc<Value>], first_row: u64) -> Result<Vec<Words>> {
     let root = &region.root;
-    let kind = Reduction::of(root)
-        .ok_or_else(|| internal("a reduction task without a reduction"))?
-        .kind;
+    let kind = Reduction::kind_of(root)?;
     let mut fold = reduce::chunk_fold(kind, &root.inputs[0], root.inputs.get(1))?;
     run_blocks(region, leaves, Sink::Reduce(&mut *fold, first_row as i64))?;
     fold.finish()

@@ -304,10 +304,11 @@ impl<T: Lane + Word, R: Rule<T>> Folder<T, R> {
 
     fn fold_values(&mut self, values: &[T], first_row: i64) -> Result<Vec<R::S>> {
         let lanes = self.lanes;
-        let mut fast = try_vec(lanes, "reduction states")?;
-        fast.resize(lanes, R::identity());
-        if R::fold_block(&mut fast, values, lanes, first_row as i32) {
-            return Ok(fast);
+        // The block's lane states (one allocation per block: the tree keeps them).
+        let mut states = try_vec(lanes, "reduction states")?;
+        states.resize(lanes, R::identity());
+        if R::fold_block(&mut states, values, lanes, first_row as i32) {
+            return Ok(states);
         }
         let width = self.steps.len();
         let steps = &mut self.steps;
@@ -333,8 +334,7 @@ impl<T: Lane + Word, R: Rule<T>> Folder<T, R> {
             }
             row = row.wrapping_add(rows_per_step as i32);
         }
-        let mut states = try_vec(lanes, "reduction states")?;
-        states.extend(steps[..lanes].iter().copied());
+        states.copy_from_slice(&steps[..lanes]);
         // Step k holds rows k, k + steps, ...: combined in step order, ties still go to the
         // lower row (the arg-reductions compare rows on equal values).
         for step in steps[lanes..].chunks_exact(lanes) {

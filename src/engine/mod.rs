@@ -130,11 +130,11 @@ pub trait Backend {
     /// Device bytes of `parts` partial states of the reduction `root`, as the device
     /// stores them.
     fn reduction_state_bytes(&self, root: &crate::ir::Node, parts: u32) -> u64 {
-        let input = &root.inputs[0];
-        let words = crate::ir::Reduction::of(root)
-            .map_or(2, |r| r.kind.state_words(input.meta.dtype.class()).len())
-            as u64;
-        size_class(parts as u64 * input.meta.size as u64 * words * 4, u64::MAX)
+        let words = crate::ir::Reduction::state_words_of(root) as u64;
+        size_class(
+            parts as u64 * root.inputs[0].meta.size as u64 * words * 4,
+            u64::MAX,
+        )
     }
     /// Device bytes one chunk task of the reduction `root` over `rows` rows holds besides
     /// its inputs and the partial states of each chunk (partials of row groups).

@@ -262,7 +262,7 @@ impl<B: Backend> Run<'_, B> {
         for (value, from, to) in pieces {
             let mut at = *from;
             while at < *to {
-                let end = to.min(&at.saturating_add(most)).to_owned();
+                let end = (*to).min(at.saturating_add(most));
                 cut.push((value.clone(), at, end));
                 at = end;
             }

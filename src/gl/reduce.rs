@@ -31,12 +31,6 @@ impl GlStates {
     }
 }
 
-fn kind_of(root: &Node) -> Result<ReduceKind> {
-    Reduction::of(root)
-        .map(|r| r.kind)
-        .ok_or_else(|| internal("not a reduction"))
-}
-
 impl GlDevice {
     /// State textures holding `texels` texels.
     /// State textures for `parts` parts (each a texel per plane of 4 lanes).
@@ -58,7 +52,7 @@ impl GlDevice {
     pub(super) fn states(&self, batch: &GlBatch, root: &Node, texels: u32) -> Result<GlStates> {
         let class = root.inputs[0].meta.dtype.class();
         let height = texels.div_ceil(STATE_WIDTH);
-        let words = kind_of(root)?
+        let words = Reduction::kind_of(root)?
             .state_words(class)
             .into_iter()
             .map(|word| {
@@ -84,7 +78,7 @@ impl GlDevice {
         let layout = self.layout;
         let width = STATE_WIDTH;
         let root = &task.root;
-        let kind = kind_of(root)?;
+        let kind = Reduction::kind_of(root)?;
         let input = &root.inputs[0];
         let class = input.meta.dtype.class();
         let lanes = input.meta.size;
@@ -191,7 +185,8 @@ impl GlDevice {
         let plane_count = planes(input.meta.size);
         let next = self.states_for(batch, root, parts.div_ceil(every))?;
         let texels = parts.div_ceil(every) * plane_count;
-        let source = fragment::reduce_combine_source(kind_of(root)?, input.meta.dtype.class());
+        let source =
+            fragment::reduce_combine_source(Reduction::kind_of(root)?, input.meta.dtype.class());
         let width = STATE_WIDTH;
         let scissor = Some((0, 0, width, texels.div_ceil(width)));
         self.draw(
@@ -215,7 +210,7 @@ impl GlDevice {
         states: GlStates,
     ) -> Result<Value> {
         let root = &region.root;
-        let kind = kind_of(root)?;
+        let kind = Reduction::kind_of(root)?;
         let input = &root.inputs[0];
         let (class, lanes) = (input.meta.dtype.class(), input.meta.size);
         let layout = self.layout;
@@ -252,9 +247,7 @@ impl GlDevice {
     /// Device bytes of `parts` partial states in state textures.
     pub(super) fn reduction_states_bytes(&self, root: &Node, parts: u32) -> u64 {
         let input = &root.inputs[0];
-        let words = Reduction::of(root)
-            .map_or(2, |r| r.kind.state_words(input.meta.dtype.class()).len())
-            as u64;
+        let words = Reduction::state_words_of(root) as u64;
         let texels = parts as u64 * planes(input.meta.size) as u64;
         let row_bytes = STATE_WIDTH as u64 * 16;
         words
@@ -267,8 +260,7 @@ impl GlDevice {
     /// Device bytes of a chunk task's partial-state textures: the first pass's and the
     /// first fold's, one texture per state word (planes reuse them through the pool).
     pub(super) fn reduction_scratch(&self, root: &Node, rows: u32) -> u64 {
-        let class = root.inputs[0].meta.dtype.class();
-        let words = Reduction::of(root).map_or(2, |r| r.kind.state_words(class).len()) as u64;
+        let words = Reduction::state_words_of(root) as u64;
         let height = reduce_bands(self.layout, rows).1;
         let texture = |height: u32| {
             crate::memory::size_class(height as u64 * STATE_WIDTH as u64 * 16, u64::MAX)

@@ -5,9 +5,8 @@
 use std::rc::Rc;
 
 use super::{BufferLease, Dispatch, GpuBatch, GpuDevice, STORAGE};
-use crate::engine::internal;
 use crate::error::{ErrorCode, GpuTableError, Result};
-use crate::ir::{Node, ReduceKind, Reduction};
+use crate::ir::{combine_rounds, Node, Reduction};
 use crate::plan::Region;
 use crate::value::Value;
 use crate::wgsl::compute::{self, is_narrow, REDUCE_WORKGROUP, WORKGROUP_SIZE};
@@ -43,16 +42,9 @@ struct Round {
 /// Parameters of the standalone kernels: two vec4 blocks.
 const TAIL_PARAMS: usize = 8;
 
-pub(super) fn kind_of(root: &Node) -> Result<ReduceKind> {
-    Reduction::of(root)
-        .map(|r| r.kind)
-        .ok_or_else(|| internal("not a reduction"))
-}
-
 /// Bytes of one state of `root`'s reduction.
-fn state_bytes(root: &Node) -> Result<u64> {
-    let input = &root.inputs[0];
-    Ok(kind_of(root)?.state_words(input.meta.dtype.class()).len() as u64 * 4)
+fn state_bytes(root: &Node) -> u64 {
+    Reduction::state_words_of(root) as u64 * 4
 }
 
 /// Keeps `states`' buffers until the recorded dispatches using them have run.
@@ -77,7 +69,7 @@ impl GpuDevice {
     }
 
     pub(super) fn states(&self, batch: &GpuBatch, root: &Node, parts: u32) -> Result<GpuStates> {
-        let bytes = parts as u64 * root.inputs[0].meta.size as u64 * state_bytes(root)?;
+        let bytes = parts as u64 * root.inputs[0].meta.size as u64 * state_bytes(root);
         self.check_binding(bytes, "the partial states of a reduction")?;
         Ok(GpuStates {
             lease: self.take_buffer(bytes.max(4), STORAGE, &batch.home)?,
@@ -96,7 +88,7 @@ impl GpuDevice {
         k: usize,
         parts: u32,
     ) -> Result<Bound> {
-        let bytes = (parts as u64 * root.inputs[0].meta.size as u64 * state_bytes(root)?).max(4);
+        let bytes = (parts as u64 * root.inputs[0].meta.size as u64 * state_bytes(root)).max(4);
         if let Some((lease, size)) = &states.scratch[k] {
             if *size >= bytes {
                 return Ok((lease.buffer.clone(), bytes));
@@ -126,7 +118,8 @@ impl GpuDevice {
         let input = &root.inputs[0];
         let lanes = input.meta.size;
         let class = input.meta.dtype.class();
-        let source = compute::reduce_tail_source("combine", kind_of(root)?, class, lanes, class)?;
+        let source =
+            compute::reduce_tail_source("combine", Reduction::kind_of(root)?, class, lanes, class)?;
         let invocations = parts.div_ceil(every).checked_mul(lanes).ok_or_else(|| {
             GpuTableError::new(
                 ErrorCode::LimitExceeded,
@@ -161,8 +154,14 @@ impl GpuDevice {
         let groups = self.reduction_groups(rows, lanes);
         let partials = self.scratch(batch, root, states, 0, groups)?;
         let first_row = u32::try_from(first_row).unwrap_or(u32::MAX);
-        let kernel =
-            compute::reduce_partials_kernel(task, leaves, kind_of(root)?, rows, groups, first_row)?;
+        let kernel = compute::reduce_partials_kernel(
+            task,
+            leaves,
+            Reduction::kind_of(root)?,
+            rows,
+            groups,
+            first_row,
+        )?;
         let grid = if is_narrow(lanes) {
             (groups, 1)
         } else {
@@ -238,7 +237,7 @@ impl GpuDevice {
         let (output, bytes) = self.output(batch, region)?;
         let source = compute::reduce_tail_source(
             "final",
-            kind_of(root)?,
+            Reduction::kind_of(root)?,
             input.meta.dtype.class(),
             lanes,
             root.meta.dtype.class(),
@@ -263,12 +262,8 @@ impl GpuDevice {
     pub(super) fn describe_reduction(&self, region: &Region) -> (u64, String) {
         let lanes = region.root.inputs[0].meta.size;
         let groups = self.reduction_groups(region.rows, lanes);
-        let mut rounds = 1;
-        let mut parts = groups;
-        while parts > GROUPS_PER_COMBINE {
-            parts = parts.div_ceil(GROUPS_PER_COMBINE);
-            rounds += 1;
-        }
+        // The rounds of `reduce_task`: 16-way ones, the last writing the chunk's partial.
+        let rounds = combine_rounds(groups, GROUPS_PER_COMBINE).len().max(1) as u64;
         let folding = match is_narrow(lanes) {
             true => format!("{groups} workgroup(s) of {REDUCE_WORKGROUP} fold partial states"),
             false => format!("{groups} row groups per lane fold partial states"),

@@ -107,6 +107,20 @@ impl Reduction {
             _ => None,
         }
     }
+
+    /// What the reduction `node` computes (an internal error for any other node: backends
+    /// are handed reduction roots only).
+    pub fn kind_of(node: &Node) -> Result<ReduceKind> {
+        Reduction::of(node)
+            .map(|r| r.kind)
+            .ok_or_else(|| GpuTableError::new(ErrorCode::Internal, "not a reduction"))
+    }
+
+    /// 32-bit words of one lane's state of the reduction `node`.
+    pub fn state_words_of(node: &Node) -> usize {
+        let class = node.inputs[0].meta.dtype.class();
+        Reduction::of(node).map_or(2, |r| r.kind.state_words(class).len())
+    }
 }
 
 /// `kind` over every row of `x`, skipping rows (or lanes) whose `validity` flag is 0.

@@ -103,6 +103,7 @@ test('a table column with no batches has no rows: sum 0, the others EMPTY_INPUT'
   assert.deepEqual([...await gt.sum(x).readValue()], [0]);
   assert.deepEqual([...await gt.add(x, 1).readValue()], []);
   await rejectsWith(gt.argmax(x).evaluate(), 'EMPTY_INPUT');
+  assert.equal(table.packBatches(), table, 'nothing to pack');
   table.destroy();
 });
 
