@@ -4,7 +4,7 @@ import * as wasm from './wasm/gputable.js';
 import {GpuTableError, fail, guard, guardAsync} from './errors.js';
 import {TYPED_ARRAYS, checkSize, checkType, isNumberArray, liveView, options, typeOfArray} from './types.js';
 import {defaultDevice, deviceOf, resolveDevice, withHandles, withHandlesAsync} from './devices.js';
-import {DynamicBuffer, GPUData, GPUVector} from './vectors.js';
+import {DynamicBuffer, GPUData, GPUVector, viewOf} from './vectors.js';
 import {writeIpc} from './ipc.js';
 
 export {GpuTableError, DynamicBuffer, GPUData, GPUVector};
@@ -93,15 +93,10 @@ export class GPUTableEvaluator {
     if (!(vector instanceof GPUVector)) fail('INVALID_ARGUMENT', 'fromVector needs a GPUVector');
     vector._check();
     if (vector._evaluator) return vector._evaluator;
-    if (vector.data.length === 1) {
-      const evaluator = new GPUTableEvaluator(vector.data[0].buffer.handle());
-      evaluator._borrowed = true;
-      return evaluator;
-    }
-    // A column of no batches: no rows of its type.
-    if (vector.data.length === 0) return source(typed(vector.type, 0), vector.type, vector.size, false);
-    // The chunks in order: a view that reads each chunk where it is stored.
-    return new GPUTableEvaluator(guard(() => withHandles(vector.data.map(d => d.buffer.handle()), list => wasm.concat(list))));
+    // One chunk is the chunk's own storage; several are read through a view of them.
+    const evaluator = new GPUTableEvaluator(guard(() => vector._m.evaluator()));
+    evaluator._borrowed = vector._m.chunks.length === 1;
+    return evaluator;
   }
 
   get type() {
@@ -261,16 +256,9 @@ function onDevice(handle, device) {
 
 /** The output vector of an evaluated evaluator on `device`: a GPUData borrowing each chunk. */
 function outputVector(evaluator, device) {
-  const {type, size} = evaluator;
-  const handle = evaluator._handle;
-  const counts = Array.from(handle.storedChunks(device.id));
-  let rowOffset = 0;
-  const data = counts.map((length, chunk) => {
-    const buffer = new DynamicBuffer({handle, chunk, rowOffset, type, size, length, tracked: false, device});
-    rowOffset += length;
-    return new GPUData({buffer, type, valueLength: size, ownsBuffer: false});
-  });
-  return new GPUVector({type, size, data, evaluator, device});
+  const vector = viewOf(GPUVector, wasm.VectorModel.ofOutput(evaluator._handle, device.id));
+  vector._evaluator = evaluator;
+  return vector;
 }
 
 function handleOf(arg) {

@@ -12,18 +12,9 @@ export function deviceOf(id) {
   return id === undefined ? null : devicesById.get(id)?.deref() ?? null;
 }
 
-// Table storage still alive, per device (null: no device), for leak checks.
-const liveStorage = new Set();
-
-/** @internal */
-export function trackStorage(buffer, alive) {
-  if (alive) liveStorage.add(buffer);
-  else liveStorage.delete(buffer);
-}
-
-/** Storage a table owns that is still alive (every device of this module instance). */
+/** Table storage alive (every device of this module instance), for leak checks. */
 export function liveAllocations() {
-  return liveStorage.size;
+  return wasm.liveBuffers(undefined, false);
 }
 
 /**
@@ -56,7 +47,7 @@ export class Device {
   }
   /** Table storage alive on this device (CPU: also tables loaded without a device). */
   get liveAllocations() {
-    return [...liveStorage].filter(b => b.device === this || (b.device === null && this.type === 'cpu')).length;
+    return wasm.liveBuffers(this.id, this.type === 'cpu');
   }
   /** The device bytes one evaluation may hold at once (`createDevice({allowedMem})`), or undefined. */
   get allowedMem() {

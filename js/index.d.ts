@@ -171,6 +171,8 @@ export function formatOf(type: DataType, size: number): string;
  * loaded it (a table on a GPU device keeps no host copy); `destroy()` frees it at once.
  */
 export class DynamicBuffer {
+  /** @internal Made by vectors and tables, never constructed. */
+  private constructor();
   /** The device holding the storage (null: host memory of no device). */
   readonly device: Device | null;
   /**
@@ -192,6 +194,9 @@ export class DynamicBuffer {
 
 /** One chunk of a vector: a buffer it owns or borrows, and the row layout. */
 export class GPUData {
+  /** @internal Made by vectors and tables, never constructed. */
+  private constructor();
+  readonly destroyed: boolean;
   readonly buffer: DynamicBuffer;
   readonly type: DataType;
   readonly format: string;
@@ -213,6 +218,8 @@ export class GPUData {
 export type Chunking = number | number[];
 
 export class GPUVector<T extends DataType = DataType> {
+  /** @internal Made by `evaluate`, `appendable` and tables, never constructed. */
+  private constructor();
   readonly name: string;
   readonly type: T;
   readonly format: string;
@@ -275,6 +282,7 @@ export class GPURecordBatch {
   readonly schema: GPUSchema;
   readonly numRows: number;
   readonly numCols: number;
+  readonly destroyed: boolean;
   readonly gpuVectors: GPUVector[] & Record<string, GPUVector>;
   readonly bufferLayout: BufferLayout[];
   /** On a WebGPU device also the resident `gpuBuffer` (32-bit values: `gpuFormat`, `gpuByteStride`). */
@@ -314,6 +322,7 @@ export class GPUTable {
   readonly batches: GPURecordBatch[];
   readonly numRows: number;
   readonly numCols: number;
+  readonly destroyed: boolean;
   /** Per column, one logical vector over every batch (borrowing the chunks). */
   readonly gpuVectors: GPUVector[] & Record<string, GPUVector>;
   readonly bufferLayout: BufferLayout[];

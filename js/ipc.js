@@ -17,8 +17,12 @@ export function writeIpc(columns) {
     writer.free();
     throw error;
   }
-  const host = columns.every(([, , data, validity]) => [...data, ...validity].every(h => h.inHostMemory));
-  if (host) {
+  return finishIpc(writer);
+}
+
+/** The bytes of a filled wasm `IpcWriter` (a promise where a column is on a GPU); frees it. */
+export function finishIpc(writer) {
+  if (writer.inHostMemory) {
     try {
       return guard(() => writer.finishSync());
     } finally {

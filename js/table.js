@@ -1,13 +1,14 @@
-// The GPU table model (reference: gpu-table-structure.txt): GPUTable owns GPURecordBatches,
-// a batch owns its batch-local GPUVectors, a vector owns or borrows GPUData chunks, and only
-// GPUData owns storage (a DynamicBuffer). Arrow IPC in and out goes through the wasm module.
-// A table on a GPU device keeps its storage there only.
+// Typed views of the Rust table model (reference: gpu-table-structure.txt): GPUTable owns
+// GPURecordBatches, a batch owns its batch-local GPUVectors, a vector owns or borrows GPUData
+// chunks, and only GPUData owns storage (a DynamicBuffer). Ownership, validity alignment,
+// detach, select, packing and Arrow IPC in and out are the model's (src/table/). A table on
+// a GPU device keeps its storage there only.
 import * as wasm from './wasm/gputable.js';
 import {fail, guard, guardAsync} from './errors.js';
 import {formatOf, options} from './types.js';
-import {resolveDevice, withHandles} from './devices.js';
-import {DynamicBuffer, GPUData, GPUVector} from './vectors.js';
-import {writeIpc} from './ipc.js';
+import {resolveDevice} from './devices.js';
+import {GPUVector, MODEL, remember, viewOf} from './vectors.js';
+import {finishIpc} from './ipc.js';
 
 /** A column of a schema: name, element type and values per row (`format` like `float32x3`). */
 export class GPUField {
@@ -71,102 +72,85 @@ function describeVectors(vectors) {
   return {bufferLayout, attributes, bindings};
 }
 
+/** The model's fields (`[{name, type, size, nullable, metadata}]`) as a GPUSchema. */
+function schemaOf(fields) {
+  return new GPUSchema(Array.from(fields, f => new GPUField(f)));
+}
+
+/** A GPUSchema (or a list of fields) as the model's fields. */
+function fieldsOf(schema) {
+  const fields = schema instanceof GPUSchema ? schema.fields : schema;
+  if (!Array.isArray(fields)) fail('INVALID_ARGUMENT', 'a schema needs a GPUSchema or an array of fields');
+  return fields.map(({name, type, size = 1, nullable = false, metadata = {}}) => ({name, type, size, nullable, metadata}));
+}
+
 /** One preserved batch: a row range of every selected column, one chunk per vector. */
 export class GPURecordBatch {
   /** `vectors`: single-chunk vectors of equal length; the batch takes ownership. */
   constructor(vectors, schema = null) {
-    if (!Array.isArray(vectors) || vectors.some(v => !(v instanceof GPUVector) || v.data.length !== 1)) {
-      fail('INVALID_ARGUMENT', 'a GPURecordBatch needs single-chunk GPUVectors');
+    if (vectors?.[MODEL]) {
+      this._m = vectors[MODEL];
+    } else {
+      if (!Array.isArray(vectors) || vectors.some(v => !(v instanceof GPUVector))) {
+        fail('INVALID_ARGUMENT', 'a GPURecordBatch needs single-chunk GPUVectors');
+      }
+      const list = new wasm.VectorList();
+      try {
+        for (const vector of vectors) list.push(vector._m);
+        const fields = schema === null ? null : fieldsOf(schema);
+        this._m = guard(() => new wasm.BatchModel(list, fields));
+      } finally {
+        list.free();
+      }
     }
-    const lengths = new Set(vectors.map(v => v.length));
-    if (lengths.size > 1) fail('INVALID_ARGUMENT', `the vectors of a batch need equal lengths, got ${[...lengths].join(', ')}`);
-    this._vectors = vectors;
-    this.schema = schema ?? new GPUSchema(vectors.map(v => new GPUField({name: v.name, type: v.type, size: v.size, nullable: v.validity !== null})));
-    this.destroyed = false;
+    remember(this);
+  }
+  get schema() {
+    return schemaOf(this._m.fields());
+  }
+  get destroyed() {
+    return this._m.destroyed;
   }
   /** The batch's vectors in column order, also reachable by name (`gpuVectors.x`). */
   get gpuVectors() {
-    this._check();
-    return byName(this._vectors);
+    return byName(this._vectors());
   }
   get numRows() {
-    this._check();
-    return this._vectors[0]?.length ?? 0;
+    return guard(() => this._m.numRows());
   }
   get numCols() {
-    return this._vectors.length;
+    return this._m.fields().length;
   }
   getVector(name) {
-    this._check();
-    return this._vectors.find(v => v.name === name) ?? fail('INVALID_ARGUMENT', `no column '${name}'`);
+    return viewOf(GPUVector, guard(() => this._m.vector(String(name))));
   }
   get bufferLayout() {
-    this._check();
-    return describeVectors(this._vectors).bufferLayout;
+    return describeVectors(this._vectors()).bufferLayout;
   }
   get attributes() {
-    this._check();
-    return describeVectors(this._vectors).attributes;
+    return describeVectors(this._vectors()).attributes;
   }
   get bindings() {
-    this._check();
-    return describeVectors(this._vectors).bindings;
+    return describeVectors(this._vectors()).bindings;
   }
   /** Destroys the batch-local vectors (and the storage they own). */
   destroy() {
-    if (this.destroyed) return;
-    for (const vector of this._vectors) vector.destroy();
-    this.destroyed = true;
+    this._m.destroy();
   }
-  _check() {
-    if (this.destroyed) fail('DESTROYED', 'this record batch was destroyed or detached');
+  _vectors() {
+    return Array.from(guard(() => this._m.vectors()), v => viewOf(GPUVector, v));
   }
 }
 
-function sameSchema(a, b) {
-  return a.fields.length === b.fields.length &&
-    a.fields.every((f, i) => f.name === b.fields[i].name && f.type === b.fields[i].type && f.size === b.fields[i].size);
-}
-
-/** A vector of one owned chunk over the wasm value `handle`, on `device`. */
-function ownedVector(name, type, size, handle, length, validity = null, device = null) {
-  const buffer = new DynamicBuffer({handle, type, size, length, device});
-  return new GPUVector({name, type, size, data: [new GPUData({buffer, type, valueLength: size, ownsBuffer: true})], validity});
-}
-
-/** Every chunk's wasm handle of a batch (data and validity). */
-function handlesOf(batch) {
-  return batch._vectors.flatMap(v => [...v.data, ...(v.validity?.data ?? [])]).map(d => d.buffer.handle());
-}
-
-/** Puts every chunk of `batches` on a GPU `device`, keeping no other copy. */
+/** Puts every batch's storage on a GPU `device`, keeping no other copy. */
 async function putOnDevice(batches, device) {
-  if (!device || device.type === 'cpu') return;
-  for (const batch of batches) {
-    for (const handle of handlesOf(batch)) await guardAsync(() => device._handle.putHere(handle, true));
-  }
+  if (!onGpu(device)) return;
+  for (const batch of batches) await guardAsync(() => device._handle.putBatchHere(batch._m));
 }
 
 /** Whether a table's storage lives on a GPU device (reads and writes wait for it). */
 function onGpu(device) {
   return device !== null && device.type !== 'cpu';
-}
-
-/** The GPUSchema of a wasm read's fields. */
-function schemaOf(fields) {
-  return new GPUSchema(fields.map(f => new GPUField({
-    name: f.name, type: f.type, size: f.size, nullable: f.nullable,
-    metadata: {arrowType: f.arrowType, kind: f.kind}
-  })));
-}
-
-/** A GPURecordBatch owning one wasm read batch's columns (`{data, validity?}` each). */
-function batchOf(columns, schema, device) {
-  return new GPURecordBatch(columns.map(({data, validity}, i) => {
-    const f = schema.fields[i];
-    const valid = validity ? ownedVector(`${f.name}.validity`, 'uint8', validity.size, validity, validity.length, null, device) : null;
-    return ownedVector(f.name, f.type, f.size, data, data.length, valid, device);
-  }), schema);
 }
 
 /** Whether `source` hands out bytes a piece at a time (a ReadableStream, an async iterable). */
@@ -204,12 +188,16 @@ function bytesOf(bytes) {
  * until they are detached; `destroy()` frees what it owns.
  */
 export class GPUTable {
-  constructor({schema = null, batches = [], device = null, owns = true} = {}) {
-    this.schema = schema ?? new GPUSchema([]);
-    this.batches = batches;
+  constructor(settings = {}) {
+    const {schema = null, batches = [], device = null} = settings ?? {};
     this.device = device;
-    this.destroyed = false;
-    this._owns = owns;
+    if (settings?.[MODEL]) {
+      this._m = settings[MODEL];
+      return;
+    }
+    if (!Array.isArray(batches)) fail('INVALID_ARGUMENT', 'batches must be an array of GPURecordBatch');
+    this._m = guard(() => new wasm.TableModel(schema === null ? null : fieldsOf(schema), device?.id));
+    for (const batch of batches) this.addBatch(batch);
   }
 
   /**
@@ -244,12 +232,8 @@ export class GPUTable {
   }
 
   static _read(bytes, read, device) {
-    const view = bytesOf(bytes);
-    const result = guard(() => wasm.readIpc(view, read));
-    const schema = schemaOf(result.fields);
-    const table = new GPUTable({schema, batches: [], device});
-    for (const columns of result.batches) table.addBatch(batchOf(columns, schema, device));
-    return table;
+    const model = guard(() => wasm.readIpc(bytesOf(bytes), read, device?.id));
+    return new GPUTable({[MODEL]: model, device});
   }
 
   /**
@@ -257,12 +241,11 @@ export class GPUTable {
    * soon as its message is whole, and handed to `onBatch(batch, table)` if given.
    */
   static async _readStream(source, read, device, onBatch) {
-    const reader = guard(() => new wasm.IpcStreamReader(read));
+    const reader = guard(() => new wasm.IpcStreamReader(read, device?.id));
     const table = new GPUTable({device});
     const add = async ({fields, batches}) => {
-      const schema = schemaOf(fields);
-      for (const columns of batches) {
-        const batch = batchOf(columns, schema, device);
+      for (const model of batches) {
+        const batch = viewOf(GPURecordBatch, model);
         try {
           await putOnDevice([batch], device);
         } catch (error) {
@@ -272,13 +255,13 @@ export class GPUTable {
         table.addBatch(batch);
         if (onBatch) await onBatch(batch, table);
       }
-      return schema;
+      return fields;
     };
     try {
       for await (const chunk of byteChunks(source)) await add(guard(() => reader.push(bytesOf(chunk))));
       // A file with its schema only in its footer arrives whole, at the end.
-      const schema = await add(guard(() => reader.finish()));
-      if (table.batches.length === 0) table.schema = schema;
+      const fields = await add(guard(() => reader.finish()));
+      guard(() => table._m.adoptFields(fields));
       return table;
     } catch (error) {
       table.destroy();
@@ -288,30 +271,35 @@ export class GPUTable {
     }
   }
 
+  get schema() {
+    if (this._schemaVersion !== this._m.version) {
+      this._schema = schemaOf(this._m.fields());
+      this._schemaVersion = this._m.version;
+    }
+    return this._schema;
+  }
+  get destroyed() {
+    return this._m.destroyed;
+  }
+  get batches() {
+    return Array.from(guard(() => this._m.batches()), b => viewOf(GPURecordBatch, b));
+  }
   get numRows() {
-    this._check();
-    return this.batches.reduce((rows, b) => rows + b.numRows, 0);
+    return guard(() => this._m.numRows());
   }
   get numCols() {
-    this._check();
+    guard(() => this._m.check());
     return this.schema.fields.length;
   }
 
   /** Table-level vectors: per column, the batches' chunks (borrowed) as one logical vector. */
   get gpuVectors() {
-    this._check();
+    guard(() => this._m.check());
     return byName(this.schema.fields.map(f => this.getVector(f.name)));
   }
 
   getVector(name) {
-    this._check();
-    const field = this.schema.field(name) ?? fail('INVALID_ARGUMENT', `no column '${name}' in this table`);
-    const parts = this.batches.map(b => b.getVector(name));
-    const borrow = chunk => new GPUData({buffer: chunk.buffer, type: chunk.type, valueLength: chunk.valueLength, ownsBuffer: false});
-    const validity = parts.length > 0 && parts.every(p => p.validity)
-      ? new GPUVector({name: `${name}.validity`, type: 'uint8', size: parts[0].validity.size, data: parts.map(p => borrow(p.validity.data[0]))})
-      : null;
-    return new GPUVector({name, type: field.type, size: field.size, data: parts.map(p => borrow(p.data[0])), validity, device: this.device});
+    return viewOf(GPUVector, guard(() => this._m.column(String(name))));
   }
 
   /** The last batch's descriptions: bind one batch at a time for rendering. */
@@ -330,13 +318,7 @@ export class GPUTable {
    * or a promise of them for a table on a GPU device.
    */
   toArrowIPC() {
-    this._check();
-    return writeIpc(this.schema.fields.map(field => {
-      const vectors = this.batches.map(b => b.getVector(field.name));
-      // Validity is in every batch of a column or in none (see addBatch).
-      const validity = vectors.filter(v => v.validity).map(v => v.validity.data[0].buffer.handle());
-      return [field.name, field.metadata.kind ?? 'plain', vectors.map(v => v.data[0].buffer.handle()), validity];
-    }));
+    return finishIpc(guard(() => this._m.ipcWriter()));
   }
 
   /**
@@ -346,90 +328,23 @@ export class GPUTable {
    * a GPU device.
    */
   packBatches(settings) {
-    this._check();
     const {minBatchSize = Infinity} = options(settings, 'packBatches');
-    if (typeof minBatchSize !== 'number' || !(minBatchSize >= 0)) fail('INVALID_ARGUMENT', 'minBatchSize must be a number of rows');
-    const groups = [];
-    let group = [];
-    let rows = 0;
-    for (const batch of this.batches) {
-      group.push(batch);
-      rows += batch.numRows;
-      if (rows >= minBatchSize) {
-        groups.push(group);
-        group = [];
-        rows = 0;
-      }
-    }
-    if (group.length) groups.push(group);
-    // No batches: nothing to join (a column of no parts has no concat).
-    if (groups.length === 0) return onGpu(this.device) ? Promise.resolve(this) : this;
-    const sizes = groups.map(g => g.length);
+    if (typeof minBatchSize !== 'number') fail('INVALID_ARGUMENT', 'minBatchSize must be a number of rows');
     const device = resolveDevice(this.device);
-    // Per column, the packed data (and validity) of every group, as wasm evaluators.
-    const pack = handles => withHandles(handles, list => onGpu(this.device)
-      ? guardAsync(() => device._handle.packColumn(list, sizes))
-      : guard(() => device._handle.packColumnSync(list, sizes)));
-    const columns = this.schema.fields.map((field, i) => {
-      const vectors = this.batches.map(b => b._vectors[i]);
-      const validity = vectors.every(v => v.validity) ? pack(vectors.map(v => v.validity.data[0].buffer.handle())) : null;
-      return {data: pack(vectors.map(v => v.data[0].buffer.handle())), validity};
-    });
-    const finish = packed => {
-      this._repack(groups.map((g, k) => (g.length === 1 ? g[0] : this._batchOf(packed, k))));
-      for (const {data, validity} of packed) {
-        groups.forEach((g, k) => {
-          if (g.length === 1) {
-            data[k].free();
-            validity?.[k].free();
-          }
-        });
-      }
-      return this;
-    };
-    if (!onGpu(this.device)) return finish(columns);
-    return (async () => finish(await Promise.all(columns.map(async ({data, validity}) => ({data: await data, validity: await validity})))))();
-  }
-
-  /** Keeps `packed` and destroys the superseded batches the table owned. */
-  _repack(packed) {
-    for (const batch of this.batches) {
-      if (!packed.includes(batch) && this._owns) batch.destroy();
-    }
-    this.batches = packed;
-  }
-
-  /** The batch of group `k` of packed columns (`{data, validity}` evaluators per column). */
-  _batchOf(packed, k) {
-    const vectors = this.schema.fields.map((f, i) => {
-      const {data, validity} = packed[i];
-      const rows = data[k].length;
-      const valid = validity ? ownedVector(`${f.name}.validity`, 'uint8', validity[k].size, validity[k], rows, null, this.device) : null;
-      return ownedVector(f.name, f.type, f.size, data[k], rows, valid, this.device);
-    });
-    return new GPURecordBatch(vectors, this.schema);
+    if (onGpu(this.device)) return guardAsync(() => device._handle.packBatches(this._m, minBatchSize)).then(() => this);
+    guard(() => device._handle.packBatchesSync(this._m, minBatchSize));
+    return this;
   }
 
   /** Removes column `name` from the table and hands its storage (every batch) to the caller. */
   detachVector(name) {
-    this._check();
-    const index = this.schema.fields.findIndex(f => f.name === name);
-    if (index < 0) fail('INVALID_ARGUMENT', `no column '${name}' in this table`);
-    const field = this.schema.fields[index];
-    const parts = this.batches.map(b => b._vectors.splice(index, 1)[0]);
-    this.schema = new GPUSchema(this.schema.fields.filter((_, i) => i !== index), this.schema.metadata);
-    for (const batch of this.batches) batch.schema = this.schema;
-    const validity = parts.every(p => p.validity)
-      ? new GPUVector({name: `${name}.validity`, type: 'uint8', size: parts[0].validity.size, data: parts.map(p => p.validity.data[0])})
-      : null;
-    for (const part of parts) part.destroyed = true; // the returned vector owns their chunks now
-    return new GPUVector({name, type: field.type, size: field.size, data: parts.map(p => p.data[0]), validity});
+    return viewOf(GPUVector, guard(() => this._m.detachVector(String(name))));
   }
 
   /** Removes batches `first..last` and hands them (and their storage) to the caller. */
-  detachBatches(first = 0, last = this.batches.length) {
-    this._check();
-    return this.batches.splice(first, last - first);
+  detachBatches(first = 0, last = Number.MAX_SAFE_INTEGER) {
+    if (typeof first !== 'number' || typeof last !== 'number') fail('INVALID_ARGUMENT', 'detachBatches takes batch indices');
+    return Array.from(guard(() => this._m.detachBatches(first, last)), b => viewOf(GPURecordBatch, b));
   }
 
   /**
@@ -437,66 +352,29 @@ export class GPUTable {
    * in some batches gets validity in every batch (all valid where a batch had none).
    */
   addBatch(batch) {
-    this._check();
     if (!(batch instanceof GPURecordBatch)) fail('INVALID_ARGUMENT', 'addBatch needs a GPURecordBatch');
-    batch._check();
-    if (this.schema.fields.length === 0 && this.batches.length === 0) this.schema = batch.schema;
-    if (!sameSchema(this.schema, batch.schema)) fail('TYPE_MISMATCH', 'the batch schema differs from the table schema');
-    this.batches.push(batch);
-    this._alignValidity();
+    guard(() => this._m.addBatch(batch._m));
     return this;
-  }
-
-  /** Gives every batch validity for the columns where any batch has it. */
-  _alignValidity() {
-    this.schema.fields.forEach((field, i) => {
-      const vectors = this.batches.map(b => b._vectors[i]);
-      const withValidity = vectors.find(v => v.validity);
-      if (!withValidity) return;
-      const size = withValidity.validity.size;
-      for (const vector of vectors) {
-        if (vector.validity) continue;
-        const flags = new Uint8Array(vector.length * size).fill(1);
-        const handle = guard(() => wasm.Evaluator.fromTyped(flags, {type: 'uint8', size, constant: false}));
-        vector.validity = ownedVector(`${field.name}.validity`, 'uint8', size, handle, vector.length, null, vector.data[0].buffer.device);
-      }
-      this.schema.fields[i] = field.nullable ? field : new GPUField({...field, nullable: true});
-    });
   }
 
   /** A table of some columns, borrowing this table's storage (destroying it frees nothing). */
   select(...names) {
-    this._check();
-    const fields = names.map(n => this.schema.field(n) ?? fail('INVALID_ARGUMENT', `no column '${n}' in this table`));
-    const schema = new GPUSchema(fields, this.schema.metadata);
-    const borrowVector = v => new GPUVector({
-      name: v.name, type: v.type, size: v.size,
-      data: v.data.map(d => new GPUData({buffer: d.buffer, type: d.type, valueLength: d.valueLength, ownsBuffer: false})),
-      validity: v.validity ? borrowVector(v.validity) : null
-    });
-    const batches = this.batches.map(b => new GPURecordBatch(names.map(n => borrowVector(b.getVector(n))), schema));
-    return new GPUTable({schema, batches, device: this.device, owns: false});
+    if (names.some(n => typeof n !== 'string')) fail('INVALID_ARGUMENT', 'select takes column names');
+    return new GPUTable({[MODEL]: guard(() => this._m.select(names)), device: this.device});
   }
 
   /** Clears the last batch's appendable vectors, keeping their capacity. */
   resetLastBatch() {
-    for (const vector of this._lastBatch()._vectors) vector.resetLastBatch();
+    guard(() => this._m.resetLastBatch());
   }
 
   /** Destroys the batches the table owns (borrowed storage stays); later use is `DESTROYED`. */
   destroy() {
-    if (this.destroyed) return;
-    for (const batch of this.batches) batch.destroy();
-    this.batches = [];
-    this.destroyed = true;
+    this._m.destroy();
   }
 
   _lastBatch() {
-    this._check();
-    return this.batches[this.batches.length - 1] ?? fail('EMPTY_INPUT', 'this table has no batches');
-  }
-  _check() {
-    if (this.destroyed) fail('DESTROYED', 'this table was destroyed');
+    return viewOf(GPURecordBatch, guard(() => this._m.lastBatch()));
   }
 }
 

@@ -3,13 +3,13 @@
 
 use wasm_bindgen::prelude::*;
 
+use super::table::{BatchModel, TableModel};
 use super::{invalid, to_js, Evaluator, EvaluatorList, JsResult};
 use crate::cpu::CpuDevice;
 use crate::engine::{self, Backend};
 use crate::evaluator;
 use crate::gl::GlDevice;
 use crate::gpu::GpuDevice;
-use crate::ir::NodeRef;
 use crate::memory::Home;
 use crate::table;
 
@@ -185,38 +185,43 @@ impl Device {
         })
     }
 
-    /// A table column stored in `parts` (one evaluator per batch) with each run of `groups`
-    /// consecutive parts joined into one batch on this device (a part alone stays as it is):
-    /// resolves to an array of one evaluator per group.
-    #[wasm_bindgen(js_name = packColumn)]
-    pub fn pack_column(&self, parts: &EvaluatorList, groups: Vec<u32>) -> js_sys::Promise {
-        let (device, parts) = (self.inner.clone(), parts.nodes.clone());
-        let groups: Vec<usize> = groups.into_iter().map(|g| g as usize).collect();
+    /// Puts every stored value of `batch` on this device, keeping no other copy (a table's
+    /// batch, at load).
+    #[wasm_bindgen(js_name = putBatchHere)]
+    pub fn put_batch_here(&self, batch: &BatchModel) -> js_sys::Promise {
+        let (device, nodes) = (self.inner.clone(), batch.stored_nodes());
         wasm_bindgen_futures::future_to_promise(async move {
-            let packed = with_device!(&device, d => table::pack_column(d, &parts, &groups).await)
-                .map_err(to_js)?;
-            Ok(evaluators(packed).into())
+            for node in nodes.map_err(to_js)? {
+                with_device!(&device, d => engine::put_on(d, &node, true).await).map_err(to_js)?;
+            }
+            Ok(JsValue::UNDEFINED)
         })
     }
 
-    /// `packColumn` on the CPU device, now.
-    #[wasm_bindgen(js_name = packColumnSync)]
-    pub fn pack_column_sync(
-        &self,
-        parts: &EvaluatorList,
-        groups: Vec<u32>,
-    ) -> JsResult<js_sys::Array> {
+    /// Joins `table`'s batches into batches of at least `minRows` rows on this device (a
+    /// batch alone in its group stays) and destroys the superseded ones it owned.
+    #[wasm_bindgen(js_name = packBatches)]
+    pub fn pack_batches(&self, table: &TableModel, min_rows: f64) -> js_sys::Promise {
+        let (device, table) = (self.inner.clone(), table.shared());
+        wasm_bindgen_futures::future_to_promise(async move {
+            with_device!(&device, d => table::pack_batches(d, &table, min_rows).await)
+                .map_err(to_js)?;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
+    /// `packBatches` on the CPU device, now.
+    #[wasm_bindgen(js_name = packBatchesSync)]
+    pub fn pack_batches_sync(&self, table: &TableModel, min_rows: f64) -> JsResult<()> {
         let AnyDevice::Cpu(device) = &self.inner else {
             return Err(invalid(format!(
-                "packColumnSync() is for the CPU device; use await packColumn() on {}",
+                "packBatchesSync() is for the CPU device; use await packBatches() on {}",
                 self.kind()
             )));
         };
-        let groups: Vec<usize> = groups.into_iter().map(|g| g as usize).collect();
-        let packed = engine::now(table::pack_column(device, &parts.nodes, &groups))
+        engine::now(table::pack_batches(device, &table.shared(), min_rows))
             .and_then(|r| r)
-            .map_err(to_js)?;
-        Ok(evaluators(packed))
+            .map_err(to_js)
     }
 
     /// `{uploadBytes, readbackBytes, kernels, pipelines, allocations}`, cumulative.
@@ -331,12 +336,4 @@ pub fn create_webgl_device() -> js_sys::Promise {
         }
         .into())
     })
-}
-
-/// A JS array of evaluators over `nodes`.
-fn evaluators(nodes: Vec<NodeRef>) -> js_sys::Array {
-    nodes
-        .into_iter()
-        .map(|node| JsValue::from(Evaluator::of(node)))
-        .collect()
 }

@@ -6,11 +6,13 @@ use std::rc::Rc;
 use serde::Deserialize;
 use wasm_bindgen::prelude::*;
 
-use super::{to_js, wrap, EvaluatorList, JsResult};
+use super::table::{fields_to_js, BatchModel, TableModel};
+use super::{to_js, EvaluatorList, JsResult};
 use crate::column::Column;
 use crate::error::GpuTableError;
 use crate::ipc::{self, FieldInfo, Float64As, Int64As, IpcColumn, ReadOptions, SourceKind};
-use crate::ir::{self, NodeRef};
+use crate::ir::NodeRef;
+use crate::table::{Batch, Field, Table};
 use crate::value::Value;
 
 #[derive(Deserialize, Default)]
@@ -21,15 +23,6 @@ struct IpcOptions {
     float64: Option<String>,
     /// 'float32' or 'int32'; absent: Int64 columns are TYPE_MISMATCH.
     int64: Option<String>,
-}
-
-fn kind_name(kind: SourceKind) -> &'static str {
-    match kind {
-        SourceKind::Plain => "plain",
-        SourceKind::Float64Words => "float64",
-        SourceKind::Bool => "bool",
-        SourceKind::DictionaryIndices => "dictionary",
-    }
 }
 
 fn set(target: &JsValue, key: &str, value: impl Into<JsValue>) {
@@ -71,82 +64,67 @@ fn read_options(options: JsValue) -> JsResult<ReadOptions> {
     })
 }
 
-/// `{fields: [{name, type, size, kind, arrowType, nullable}], batches: [[{data: Evaluator,
-/// validity?: Evaluator}, ...], ...]}`.
-fn read_result(fields: &[FieldInfo], batches: Vec<Vec<IpcColumn>>) -> JsResult<JsValue> {
-    let fields_js = js_sys::Array::new();
-    for field in fields {
-        let f = js_sys::Object::new();
-        set(&f, "name", field.name.as_str());
-        set(&f, "type", field.dtype.name());
-        set(&f, "size", field.size);
-        set(&f, "kind", kind_name(field.kind));
-        set(&f, "arrowType", field.arrow_type.as_str());
-        set(&f, "nullable", field.nullable);
-        fields_js.push(&f);
-    }
+/// `{fields: [{name, type, size, nullable, metadata: {arrowType, kind}}], batches:
+/// [BatchModel]}`: the batches of an IPC read, their storage counted on `device`.
+fn read_result(
+    fields: &[FieldInfo],
+    batches: Vec<Vec<IpcColumn>>,
+    device: Option<u32>,
+) -> JsResult<JsValue> {
+    let fields: Vec<Field> = fields.iter().map(Field::of_ipc).collect();
     let batches_js = js_sys::Array::new();
-    for batch in batches {
-        let columns = js_sys::Array::new();
-        for column in batch {
-            let c = js_sys::Object::new();
-            let size = column.data.size;
-            set(&c, "data", wrap(ir::source(column.data.data, size, false))?);
-            if let Some(validity) = column.validity {
-                let size = validity.size;
-                set(
-                    &c,
-                    "validity",
-                    wrap(ir::source(validity.data, size, false))?,
-                );
-            }
-            columns.push(&c);
-        }
-        batches_js.push(&columns);
+    for columns in batches {
+        let batch = Batch::of_ipc(&fields, columns, device).map_err(to_js)?;
+        batches_js.push(&BatchModel::of(batch).into());
     }
     let out = js_sys::Object::new();
-    set(&out, "fields", fields_js);
+    set(&out, "fields", fields_to_js(&fields));
     set(&out, "batches", batches_js);
     Ok(out.into())
 }
 
-/// Reads an Arrow IPC stream or file (see `read_result` for what it gives).
+/// Reads an Arrow IPC stream or file into a table on device `deviceId` (none: no device),
+/// one record batch per source batch.
 #[wasm_bindgen(js_name = readIpc)]
-pub fn read_ipc(bytes: &[u8], options: JsValue) -> JsResult<JsValue> {
-    let table = ipc::read_ipc(bytes, &read_options(options)?).map_err(to_js)?;
-    read_result(&table.fields, table.batches)
+pub fn read_ipc(bytes: &[u8], options: JsValue, device_id: Option<u32>) -> JsResult<TableModel> {
+    let read = ipc::read_ipc(bytes, &read_options(options)?).map_err(to_js)?;
+    let mut table = Table::new(Vec::new(), device_id);
+    table.add_ipc(&read.fields, read.batches).map_err(to_js)?;
+    Ok(TableModel::of(table))
 }
 
 /// Arrow IPC a piece at a time: `push(bytes)` gives the batches those bytes complete (with
 /// the fields once known), `finish()` checks the input ended whole and gives the fields (and
-/// the batches of a file that had to be held whole).
+/// the batches of a file that had to be held whole); see `read_result`.
 #[wasm_bindgen]
 pub struct IpcStreamReader {
     reader: ipc::StreamReader,
+    device: Option<u32>,
 }
 
 #[wasm_bindgen]
 impl IpcStreamReader {
     #[wasm_bindgen(constructor)]
-    pub fn new(options: JsValue) -> JsResult<IpcStreamReader> {
+    pub fn new(options: JsValue, device_id: Option<u32>) -> JsResult<IpcStreamReader> {
         Ok(IpcStreamReader {
             reader: ipc::StreamReader::new(read_options(options)?),
+            device: device_id,
         })
     }
 
     pub fn push(&mut self, bytes: &[u8]) -> JsResult<JsValue> {
         let batches = self.reader.push(bytes).map_err(to_js)?;
         let fields = self.reader.fields().unwrap_or_default().to_vec();
-        read_result(&fields, batches)
+        read_result(&fields, batches, self.device)
     }
 
     pub fn finish(&mut self) -> JsResult<JsValue> {
         let (fields, batches) = self.reader.finish().map_err(to_js)?;
-        read_result(&fields, batches)
+        read_result(&fields, batches, self.device)
     }
 }
 
-/// Collects evaluated columns, batch by batch, into an Arrow IPC stream.
+/// Collects columns, batch by batch, into an Arrow IPC stream.
 #[wasm_bindgen]
 #[derive(Default)]
 pub struct IpcWriter {
@@ -170,30 +148,19 @@ impl IpcWriter {
         data: &EvaluatorList,
         validity: &EvaluatorList,
     ) -> JsResult<()> {
-        let kind = match kind {
-            "plain" | "dictionary" => SourceKind::Plain,
-            "float64" => SourceKind::Float64Words,
-            "bool" => SourceKind::Bool,
-            other => {
-                return Err(to_js(GpuTableError::invalid(format!(
-                    "unknown column kind '{other}'"
-                ))))
-            }
-        };
-        if !validity.nodes.is_empty() && validity.nodes.len() != data.nodes.len() {
-            return Err(to_js(GpuTableError::invalid(
-                "validity needs one vector per batch",
-            )));
-        }
-        self.columns.push((
-            name.to_string(),
-            kind,
-            data.nodes.clone(),
-            validity.nodes.clone(),
-        ));
-        Ok(())
+        self.add_nodes(name, kind, data.nodes.clone(), validity.nodes.clone())
     }
 
+    /// Whether every column is in host memory or still to be made (on the CPU): the bytes
+    /// can be had now, with `finishSync`.
+    #[wasm_bindgen(getter, js_name = inHostMemory)]
+    pub fn in_host_memory(&self) -> bool {
+        self.columns.iter().all(|(_, _, data, validity)| {
+            data.iter()
+                .chain(validity)
+                .all(|n| n.host_output().is_some() || !n.is_evaluated())
+        })
+    }
     /// The IPC stream bytes; every column must be evaluated. Columns on a GPU device are read
     /// back first.
     pub fn finish(&self) -> js_sys::Promise {
@@ -246,19 +213,50 @@ impl IpcWriter {
     }
 }
 
+impl IpcWriter {
+    /// `addColumn` of nodes.
+    pub(super) fn add_nodes(
+        &mut self,
+        name: &str,
+        kind: &str,
+        data: Vec<NodeRef>,
+        validity: Vec<NodeRef>,
+    ) -> JsResult<()> {
+        let kind = match kind {
+            "plain" | "dictionary" => SourceKind::Plain,
+            "float64" => SourceKind::Float64Words,
+            "bool" => SourceKind::Bool,
+            other => {
+                return Err(to_js(GpuTableError::invalid(format!(
+                    "unknown column kind '{other}'"
+                ))))
+            }
+        };
+        if !validity.is_empty() && validity.len() != data.len() {
+            return Err(to_js(GpuTableError::invalid(
+                "validity needs one vector per batch",
+            )));
+        }
+        self.columns.push((name.to_string(), kind, data, validity));
+        Ok(())
+    }
+}
+
 type ColumnSpec = (String, SourceKind, Vec<NodeRef>, Vec<NodeRef>);
 type HeldColumns = Vec<(Vec<Rc<Value>>, Vec<Rc<Value>>)>;
 
 /// A node's output chunks in host memory: the host copy where there is one, else read back
-/// (one record batch each).
+/// (one record batch each); a node never evaluated (a table's all-valid flags) is made on
+/// the CPU.
 async fn host_copy(node: &NodeRef) -> crate::Result<Vec<Rc<Value>>> {
     node.check_alive()?;
     if let Some(output) = node.host_output() {
         return Ok(output.chunks.to_vec());
     }
-    let output = node.home().ok_or_else(|| {
-        GpuTableError::invalid(format!("t{} is not evaluated; evaluate it first", node.id))
-    })?;
+    let output = crate::evaluator::output(node).await?;
+    if output.in_host_memory() {
+        return Ok(output.chunks.to_vec());
+    }
     let columns = crate::engine::read_whole_output(&output).await?;
     Ok(columns
         .into_iter()

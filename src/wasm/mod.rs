@@ -5,6 +5,7 @@
 mod device;
 mod ipc;
 mod read;
+mod table;
 
 use serde::Deserialize;
 use wasm_bindgen::prelude::*;

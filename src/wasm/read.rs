@@ -9,7 +9,9 @@ use super::{to_js, JsResult};
 use crate::column::ColumnData;
 use crate::dtype::DType;
 use crate::error::{ErrorCode, GpuTableError};
-use crate::value::Output;
+use std::rc::Rc;
+
+use crate::value::{Output, Value};
 
 fn constructor_name(dtype: DType) -> &'static str {
     match dtype {
@@ -75,12 +77,23 @@ pub async fn into_typed_array(
     start: u32,
     end: u32,
 ) -> JsResult<JsValue> {
+    let pieces = output.pieces(start as u64, end as u64);
+    pieces_into_typed_array(pieces, dtype, size).await
+}
+
+/// The rows `lo..hi` of each stored value in `pieces`, in order, as one new typed array.
+pub async fn pieces_into_typed_array(
+    pieces: Vec<(Rc<Value>, u32, u32)>,
+    dtype: DType,
+    size: u32,
+) -> JsResult<JsValue> {
     let size = size as u64;
-    let array = new_typed_array(dtype, (end - start) as u64 * size)?;
-    // Where each chunk's rows go in the array: its first row's place, less the row offset
-    // within the chunk the read reports.
+    let rows: u64 = pieces.iter().map(|(_, lo, hi)| (hi - lo) as u64).sum();
+    let array = new_typed_array(dtype, rows * size)?;
+    // Where each piece's rows go in the array: its first row's place, less the row offset
+    // within the value the read reports.
     let mut at = 0u64;
-    for (value, lo, hi) in output.pieces(start as u64, end as u64) {
+    for (value, lo, hi) in pieces {
         let base = lo as u64 * size;
         crate::engine::read_value(&value, lo, hi, &mut |first, data| {
             set_piece(&array, &data, at + first - base)

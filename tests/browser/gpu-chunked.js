@@ -48,7 +48,11 @@ export async function chunkedChecks(gt, device) {
       const vector = await gt.multiply(x, 2).evaluate(device);
       if (vector.data.length !== 3 || vector.chunks.join() !== '2,0,3') return `chunks [${vector.chunks}]`;
       const parts = [];
-      for (const chunk of vector.data) parts.push([...await chunk.buffer.readRows(0, chunk.length)]);
+      let first = 0;
+      for (const chunk of vector.data) {
+        parts.push([...await vector.readValue(first, first + chunk.length)]);
+        first += chunk.length;
+      }
       if (parts.map(p => p.join(' ')).join('|') !== '2 4||6 8 10') return `chunk values ${JSON.stringify(parts)}`;
       if (device.type !== 'webgpu') return null;
       const buffers = vector.data.map(d => d.buffer.gpuBuffer);

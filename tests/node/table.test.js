@@ -182,3 +182,38 @@ test('thousands of tables created, packed, detached and destroyed leak no storag
   assert.equal(gt.liveAllocations(), start);
   assert.equal(device.liveAllocations, start);
 });
+
+test('one view per model object: batches, vectors and buffers keep their identity', () => {
+  const table = GPUTable.fromArrowIPCSync(arrow.tableToIPC(sourceTable()), {columns: ['x', 'score']});
+  const [first, second] = table.batches;
+  assert.equal(table.batches[0], first, 'the same batch object each time');
+  assert.equal(first.getVector('x'), first.gpuVectors.x, 'the same vector object each time');
+  assert.equal(first.getVector('x').data[0].buffer, first.getVector('x').data[0].buffer);
+  const [detached] = table.detachBatches(1, 2);
+  assert.equal(detached, second, 'a detached batch is the batch the table held');
+  assert.equal(table.batches.length, 1);
+  table.addBatch(detached);
+  throwsCode(() => table.addBatch(detached), 'INVALID_ARGUMENT');
+  throwsCode(() => new gt.GPUData({}), 'INVALID_ARGUMENT');
+  table.destroy();
+  assert.equal(first.destroyed, true);
+  throwsCode(() => first.numRows, 'DESTROYED');
+  throwsCode(() => table.batches, 'DESTROYED');
+});
+
+test('addBatch gives every batch validity where one has nulls, and the table writes it', () => {
+  const plain = new gt.GPURecordBatch([gt.GPUVector.appendable({name: 'v'}).append([1, 2])]);
+  assert.equal(plain.schema.fields[0].nullable, false);
+  const withNulls = GPUTable.fromArrowIPCSync(arrow.tableToIPC(arrow.makeTable({v: arrow.vectorFromArray([3, null, 5], new arrow.Float32())})));
+  const [nullable] = withNulls.detachBatches();
+  withNulls.destroy();
+  const table = new GPUTable().addBatch(plain).addBatch(nullable);
+  assert.equal(table.schema.fields[0].nullable, true);
+  assert.equal(plain.schema.fields[0].nullable, true, 'the batch schema follows');
+  const column = table.getVector('v');
+  assert.deepEqual([...column.validity.readValueSync()], [1, 1, 1, 0, 1], 'all valid where a batch had none');
+  assert.equal(gt.sum(column).readValueSync()[0], 11, 'the null slot is skipped');
+  const back = arrow.tableFromIPC(table.toArrowIPC());
+  assert.deepEqual(back.getChild('v').toJSON(), [1, 2, 3, null, 5]);
+  table.destroy();
+});

@@ -10,6 +10,7 @@ mod chunked;
 mod engine;
 mod reduce;
 mod regressions;
+mod table;
 
 use super::common::*;
 
@@ -25,6 +26,7 @@ pub use chunked::*;
 pub use engine::*;
 pub use reduce::*;
 pub use regressions::*;
+pub use table::*;
 
 /// A device type under test.
 pub trait Target {
@@ -611,6 +613,11 @@ macro_rules! suite {
             chunked_sources_validate_their_chunks,
             cast_converts_by_the_rules,
             packing_batches_joins_them_on_the_device,
+            // table.rs: the table model
+            tables_own_align_validity_and_pack_on_the_device,
+            all_valid_flags_are_made_on_the_device,
+            table_misuse_is_a_typed_error,
+            appendable_vectors_grow_and_reset,
             // reduce.rs: reductions over chunks
             every_reduction_of_every_type_matches_the_reference,
             reductions_keep_their_rules_at_the_edges,

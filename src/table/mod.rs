@@ -1,0 +1,575 @@
+//! The table model (gpu-table-structure.txt): a `Table` owns record batches, a `Batch` owns
+//! its batch-local vectors, a `Vector` owns or borrows `Data` chunks, and only a `Buffer`
+//! owns storage. Handles are shared (`Rc<RefCell<_>>`) because a table, a batch detached
+//! from it and a caller's vector can name one object; ownership decides who frees
+//! storage, not who holds a handle. The JS classes are typed views of these.
+
+mod buffer;
+mod pack;
+mod vector;
+
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+pub use buffer::{live_buffers, live_buffers_on, Buffer, BufferRef};
+pub use pack::{chunk_nodes, pack_batches, pack_column, pack_groups, packed, PackedColumns};
+pub use vector::{Data, DataRef, Vector, VectorRef};
+
+use crate::dtype::DType;
+use crate::error::{ErrorCode, GpuTableError, Result};
+use crate::ipc::{FieldInfo, IpcColumn, SourceKind};
+use crate::ir::{self, NodeRef};
+use crate::value::DeviceId;
+
+thread_local! {
+    static NEXT_ID: Cell<u32> = const { Cell::new(1) };
+}
+
+/// A process-unique id, so the JS side keeps one view per model object.
+fn next_id() -> u32 {
+    NEXT_ID.with(|n| {
+        let id = n.get();
+        n.set(id.wrapping_add(1).max(1));
+        id
+    })
+}
+
+/// A column of a schema; `metadata` carries the IPC source's `arrowType` and `kind`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Field {
+    pub name: String,
+    pub dtype: DType,
+    pub size: u32,
+    pub nullable: bool,
+    pub metadata: BTreeMap<String, String>,
+}
+
+impl Field {
+    pub fn of_vector(vector: &Vector) -> Field {
+        Field {
+            name: vector.name.clone(),
+            dtype: vector.dtype,
+            size: vector.size,
+            nullable: vector.validity.is_some(),
+            metadata: BTreeMap::new(),
+        }
+    }
+
+    pub fn of_ipc(info: &FieldInfo) -> Field {
+        let kind = match info.kind {
+            SourceKind::Plain => "plain",
+            SourceKind::Float64Words => "float64",
+            SourceKind::Bool => "bool",
+            SourceKind::DictionaryIndices => "dictionary",
+        };
+        Field {
+            name: info.name.clone(),
+            dtype: info.dtype,
+            size: info.size,
+            nullable: info.nullable,
+            metadata: BTreeMap::from([
+                ("arrowType".to_string(), info.arrow_type.clone()),
+                ("kind".to_string(), kind.to_string()),
+            ]),
+        }
+    }
+
+    /// The IPC kind to write the column as.
+    pub fn kind(&self) -> &str {
+        self.metadata.get("kind").map_or("plain", String::as_str)
+    }
+
+    fn same_column(&self, other: &Field) -> bool {
+        self.name == other.name && self.dtype == other.dtype && self.size == other.size
+    }
+}
+
+fn destroyed(what: &str) -> GpuTableError {
+    GpuTableError::new(ErrorCode::Destroyed, format!("this {what} was destroyed"))
+}
+
+fn no_column(name: &str) -> GpuTableError {
+    GpuTableError::invalid(format!("no column '{name}' in this table"))
+}
+
+pub type BatchRef = Rc<RefCell<Batch>>;
+
+/// One preserved batch: a row range of every column, one chunk per vector.
+#[derive(Debug)]
+pub struct Batch {
+    pub id: u32,
+    pub fields: Vec<Field>,
+    pub vectors: Vec<VectorRef>,
+    pub destroyed: bool,
+}
+
+impl Batch {
+    /// Takes `vectors` (one chunk each, equal lengths); `fields` default to theirs.
+    pub fn new(vectors: Vec<VectorRef>, fields: Option<Vec<Field>>) -> Result<Batch> {
+        let mut rows = None;
+        for vector in &vectors {
+            let v = vector.borrow();
+            v.check()?;
+            if v.data.len() != 1 {
+                return Err(GpuTableError::invalid(format!(
+                    "a record batch needs single-chunk vectors; '{}' has {} chunks",
+                    v.name,
+                    v.data.len()
+                )));
+            }
+            match rows {
+                Some(r) if r != v.length() => {
+                    return Err(GpuTableError::invalid(format!(
+                        "the vectors of a batch need equal lengths, got {r} and {}",
+                        v.length()
+                    )))
+                }
+                _ => rows = Some(v.length()),
+            }
+        }
+        let fields = match fields {
+            Some(fields) if fields.len() != vectors.len() => {
+                return Err(GpuTableError::invalid(format!(
+                    "a schema of {} fields for {} vectors",
+                    fields.len(),
+                    vectors.len()
+                )))
+            }
+            Some(fields) => fields,
+            None => vectors
+                .iter()
+                .map(|v| Field::of_vector(&v.borrow()))
+                .collect(),
+        };
+        Ok(Batch {
+            id: next_id(),
+            fields,
+            vectors,
+            destroyed: false,
+        })
+    }
+
+    pub fn shared(self) -> BatchRef {
+        Rc::new(RefCell::new(self))
+    }
+
+    pub fn check(&self) -> Result<()> {
+        match self.destroyed {
+            true => Err(GpuTableError::new(
+                ErrorCode::Destroyed,
+                "this record batch was destroyed or detached",
+            )),
+            false => Ok(()),
+        }
+    }
+
+    pub fn num_rows(&self) -> u64 {
+        self.vectors.first().map_or(0, |v| v.borrow().length())
+    }
+
+    pub fn vector(&self, name: &str) -> Result<VectorRef> {
+        self.check()?;
+        let index = self.fields.iter().position(|f| f.name == name);
+        index
+            .map(|i| self.vectors[i].clone())
+            .ok_or_else(|| GpuTableError::invalid(format!("no column '{name}'")))
+    }
+
+    /// Every node holding this batch's storage (data and validity).
+    pub fn nodes(&self) -> Result<Vec<NodeRef>> {
+        let mut nodes = Vec::new();
+        for vector in &self.vectors {
+            let v = vector.borrow();
+            nodes.push(v.node()?);
+            if let Some(validity) = &v.validity {
+                nodes.push(validity.borrow().node()?);
+            }
+        }
+        Ok(nodes)
+    }
+
+    /// Destroys the batch-local vectors (and the storage they own).
+    pub fn destroy(&mut self) {
+        if self.destroyed {
+            return;
+        }
+        for vector in &self.vectors {
+            vector.borrow_mut().destroy();
+        }
+        self.destroyed = true;
+    }
+
+    /// The batch of IPC columns `columns` described by `fields`, its storage on `device`.
+    pub fn of_ipc(
+        fields: &[Field],
+        columns: Vec<IpcColumn>,
+        device: Option<DeviceId>,
+    ) -> Result<Batch> {
+        let mut vectors = Vec::with_capacity(columns.len());
+        for (field, column) in fields.iter().zip(columns) {
+            let validity = match column.validity {
+                Some(flags) => {
+                    let node = ir::source(flags.data, flags.size, false)?;
+                    Some(Vector::owning(
+                        &format!("{}.validity", field.name),
+                        node,
+                        device,
+                    ))
+                }
+                None => None,
+            };
+            let node = ir::source(column.data.data, column.data.size, false)?;
+            vectors.push(
+                Vector::owning(&field.name, node, device)
+                    .with_validity(validity)
+                    .shared(),
+            );
+        }
+        Batch::new(vectors, Some(fields.to_vec()))
+    }
+}
+
+pub type TableRef = Rc<RefCell<Table>>;
+
+/// A column to write as IPC: name, kind, each batch's data and validity nodes.
+pub type IpcColumnNodes = (String, String, Vec<NodeRef>, Vec<NodeRef>);
+
+/// A table on a device: a schema and the record batches it owns until they are detached.
+#[derive(Debug)]
+pub struct Table {
+    pub fields: Vec<Field>,
+    pub batches: Vec<BatchRef>,
+    pub device: Option<DeviceId>,
+    /// A selection borrows: destroying it frees nothing.
+    owns: bool,
+    destroyed: bool,
+    /// Counts schema changes, so views know when to describe it again.
+    pub version: u32,
+}
+
+impl Table {
+    pub fn new(fields: Vec<Field>, device: Option<DeviceId>) -> Table {
+        Table {
+            fields,
+            batches: Vec::new(),
+            device,
+            owns: true,
+            destroyed: false,
+            version: 0,
+        }
+    }
+
+    pub fn shared(self) -> TableRef {
+        Rc::new(RefCell::new(self))
+    }
+
+    /// The batches of an IPC read, each column one chunk, appended in order.
+    pub fn add_ipc(
+        &mut self,
+        fields: &[FieldInfo],
+        batches: Vec<Vec<IpcColumn>>,
+    ) -> Result<Vec<BatchRef>> {
+        let fields: Vec<Field> = fields.iter().map(Field::of_ipc).collect();
+        if self.batches.is_empty() && self.fields.is_empty() {
+            self.fields = fields.clone();
+            self.version += 1;
+        }
+        let mut added = Vec::with_capacity(batches.len());
+        for columns in batches {
+            let batch = Batch::of_ipc(&fields, columns, self.device)?.shared();
+            self.add_batch(batch.clone())?;
+            added.push(batch);
+        }
+        Ok(added)
+    }
+
+    pub fn check(&self) -> Result<()> {
+        match self.destroyed {
+            true => Err(destroyed("table")),
+            false => Ok(()),
+        }
+    }
+
+    pub fn num_rows(&self) -> Result<u64> {
+        self.check()?;
+        Ok(self.batches.iter().map(|b| b.borrow().num_rows()).sum())
+    }
+
+    fn index_of(&self, name: &str) -> Result<usize> {
+        self.check()?;
+        self.fields
+            .iter()
+            .position(|f| f.name == name)
+            .ok_or_else(|| no_column(name))
+    }
+
+    /// Per column, one logical vector over every batch's chunk (borrowed).
+    pub fn column(&self, name: &str) -> Result<Vector> {
+        let index = self.index_of(name)?;
+        let field = &self.fields[index];
+        let parts: Vec<VectorRef> = self
+            .batches
+            .iter()
+            .map(|b| b.borrow().vectors[index].clone())
+            .collect();
+        let borrow = |v: &VectorRef| Data::new(v.borrow().data[0].borrow().buffer.clone(), false);
+        let validity = match parts
+            .iter()
+            .map(|p| p.borrow().validity.clone())
+            .collect::<Option<Vec<_>>>()
+        {
+            Some(flags) if !flags.is_empty() => {
+                let size = flags[0].borrow().size;
+                let data = flags.iter().map(borrow).collect();
+                Some(Vector::new(
+                    &format!("{name}.validity"),
+                    DType::U8,
+                    size,
+                    data,
+                ))
+            }
+            _ => None,
+        };
+        let data = parts.iter().map(borrow).collect();
+        Ok(Vector::new(name, field.dtype, field.size, data)
+            .with_validity(validity)
+            .with_device(self.device))
+    }
+
+    /// Appends a batch with this table's schema and takes ownership of it. A column with
+    /// nulls in some batches gets validity in every batch (all valid where a batch had none).
+    pub fn add_batch(&mut self, batch: BatchRef) -> Result<()> {
+        self.check()?;
+        batch.borrow().check()?;
+        if self.batches.iter().any(|b| Rc::ptr_eq(b, &batch)) {
+            return Err(GpuTableError::invalid("this batch is already in the table"));
+        }
+        {
+            let b = batch.borrow();
+            if self.fields.is_empty() && self.batches.is_empty() {
+                self.fields = b.fields.clone();
+                self.version += 1;
+            }
+            let same = self.fields.len() == b.fields.len()
+                && self
+                    .fields
+                    .iter()
+                    .zip(&b.fields)
+                    .all(|(f, g)| f.same_column(g));
+            if !same {
+                return Err(GpuTableError::type_mismatch(
+                    "the batch schema differs from the table schema",
+                ));
+            }
+        }
+        self.batches.push(batch);
+        self.align_validity()
+    }
+
+    /// Gives every batch validity for the columns where any batch has it.
+    fn align_validity(&mut self) -> Result<()> {
+        for index in 0..self.fields.len() {
+            let vectors: Vec<VectorRef> = self
+                .batches
+                .iter()
+                .map(|b| b.borrow().vectors[index].clone())
+                .collect();
+            let Some(size) = vectors
+                .iter()
+                .find_map(|v| v.borrow().validity.as_ref().map(|f| f.borrow().size))
+            else {
+                continue;
+            };
+            for vector in &vectors {
+                let mut v = vector.borrow_mut();
+                if v.validity.is_none() {
+                    let rows = u32::try_from(v.length())
+                        .map_err(|_| crate::engine::internal("a batch over 2^32 rows"))?;
+                    let flags =
+                        Vector::all_valid(&format!("{}.validity", v.name), rows, size, v.device())?;
+                    v.validity = Some(flags.shared());
+                }
+            }
+            if !self.fields[index].nullable {
+                self.fields[index].nullable = true;
+                self.version += 1;
+            }
+            for batch in &self.batches {
+                batch.borrow_mut().fields[index].nullable = true;
+            }
+        }
+        Ok(())
+    }
+
+    /// Removes column `name` and hands its storage (every batch's chunk) to the caller.
+    pub fn detach_vector(&mut self, name: &str) -> Result<Vector> {
+        let index = self.index_of(name)?;
+        let field = self.fields.remove(index);
+        self.version += 1;
+        let mut parts = Vec::with_capacity(self.batches.len());
+        for batch in &self.batches {
+            let mut b = batch.borrow_mut();
+            b.fields.remove(index);
+            parts.push(b.vectors.remove(index));
+        }
+        // The returned vector owns the parts' chunks now; the parts are done.
+        let chunks = |pick: &dyn Fn(&Vector) -> Option<DataRef>| {
+            parts
+                .iter()
+                .map(|p| pick(&p.borrow()))
+                .collect::<Option<Vec<_>>>()
+        };
+        let data = chunks(&|p| p.data.first().cloned()).unwrap_or_default();
+        let validity = chunks(&|p| {
+            p.validity
+                .as_ref()
+                .and_then(|v| v.borrow().data.first().cloned())
+        });
+        let size = parts
+            .first()
+            .and_then(|p| p.borrow().validity.as_ref().map(|v| v.borrow().size));
+        let validity = match (validity, size) {
+            (Some(flags), Some(size)) => Some(Vector::new(
+                &format!("{name}.validity"),
+                DType::U8,
+                size,
+                flags,
+            )),
+            _ => None,
+        };
+        for part in &parts {
+            part.borrow_mut().destroyed = true;
+        }
+        Ok(Vector::new(name, field.dtype, field.size, data).with_validity(validity))
+    }
+
+    /// Removes batches `first..last` (clamped) and hands them to the caller.
+    pub fn detach_batches(&mut self, first: usize, last: usize) -> Result<Vec<BatchRef>> {
+        self.check()?;
+        let last = last.min(self.batches.len());
+        let first = first.min(last);
+        Ok(self.batches.drain(first..last).collect())
+    }
+
+    /// A table of some columns borrowing this table's storage.
+    pub fn select(&self, names: &[String]) -> Result<Table> {
+        self.check()?;
+        let indices = names
+            .iter()
+            .map(|n| self.index_of(n))
+            .collect::<Result<Vec<_>>>()?;
+        let fields: Vec<Field> = indices.iter().map(|&i| self.fields[i].clone()).collect();
+        let mut batches = Vec::with_capacity(self.batches.len());
+        for batch in &self.batches {
+            let b = batch.borrow();
+            let vectors = indices
+                .iter()
+                .map(|&i| b.vectors[i].borrow().borrowed().shared())
+                .collect();
+            batches.push(Batch::new(vectors, Some(fields.clone()))?.shared());
+        }
+        Ok(Table {
+            fields,
+            batches,
+            device: self.device,
+            owns: false,
+            destroyed: false,
+            version: 0,
+        })
+    }
+
+    pub fn last_batch(&self) -> Result<BatchRef> {
+        self.check()?;
+        self.batches
+            .last()
+            .cloned()
+            .ok_or_else(|| GpuTableError::new(ErrorCode::EmptyInput, "this table has no batches"))
+    }
+
+    /// Clears the last batch's appendable vectors, keeping their capacity.
+    pub fn reset_last_batch(&self) -> Result<()> {
+        let batch = self.last_batch()?;
+        let b = batch.borrow();
+        b.check()?;
+        b.vectors.iter().try_for_each(|v| v.borrow().reset_last())
+    }
+
+    /// Swaps the batches to the packed ones (a batch alone in its group stays) and destroys
+    /// the superseded batches the table owned.
+    fn repack(
+        &mut self,
+        before: &[BatchRef],
+        groups: &[usize],
+        packed: PackedColumns,
+    ) -> Result<()> {
+        self.check()?;
+        if !pack::same_batches(before, &self.batches) || packed.len() != self.fields.len() {
+            return Err(GpuTableError::invalid(
+                "the table changed while its batches were packed",
+            ));
+        }
+        let mut batches = Vec::with_capacity(groups.len());
+        let mut first = 0;
+        for (k, &size) in groups.iter().enumerate() {
+            if size == 1 {
+                batches.push(self.batches[first].clone());
+            } else {
+                let mut vectors = Vec::with_capacity(self.fields.len());
+                for (field, (data, validity)) in self.fields.iter().zip(&packed) {
+                    let validity = validity.as_ref().map(|flags| {
+                        Vector::owning(
+                            &format!("{}.validity", field.name),
+                            flags[k].clone(),
+                            self.device,
+                        )
+                    });
+                    let vector = Vector::owning(&field.name, data[k].clone(), self.device);
+                    vectors.push(vector.with_validity(validity).shared());
+                }
+                batches.push(Batch::new(vectors, Some(self.fields.clone()))?.shared());
+            }
+            first += size;
+        }
+        let old = std::mem::replace(&mut self.batches, batches);
+        for batch in old {
+            if self.owns && !self.batches.iter().any(|b| Rc::ptr_eq(b, &batch)) {
+                batch.borrow_mut().destroy();
+            }
+        }
+        Ok(())
+    }
+
+    /// Per column: its name, IPC kind, each batch's data node and each batch's validity
+    /// node (validity is in every batch of a column or in none).
+    pub fn ipc_columns(&self) -> Result<Vec<IpcColumnNodes>> {
+        self.check()?;
+        let mut columns = Vec::with_capacity(self.fields.len());
+        for (index, field) in self.fields.iter().enumerate() {
+            let (mut data, mut validity) = (Vec::new(), Vec::new());
+            for batch in &self.batches {
+                let vector = batch.borrow().vectors[index].clone();
+                let v = vector.borrow();
+                data.push(v.node()?);
+                if let Some(flags) = &v.validity {
+                    validity.push(flags.borrow().node()?);
+                }
+            }
+            columns.push((field.name.clone(), field.kind().to_string(), data, validity));
+        }
+        Ok(columns)
+    }
+
+    /// Destroys the batches the table owns (borrowed storage stays); later use is `DESTROYED`.
+    pub fn destroy(&mut self) {
+        if self.destroyed {
+            return;
+        }
+        for batch in self.batches.drain(..) {
+            if self.owns {
+                batch.borrow_mut().destroy();
+            }
+        }
+        self.destroyed = true;
+    }
+}

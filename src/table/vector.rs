@@ -1,0 +1,256 @@
+//! `Data` (one chunk: a buffer it owns or borrows) and `Vector` (one logical column over
+//! chunks, with optional validity). Destroying frees only what is owned.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use crate::column::{Column, ColumnData};
+use crate::dtype::DType;
+use crate::error::{ErrorCode, GpuTableError, Result};
+use crate::ir::{self, BinaryOp, NodeRef};
+use crate::value::DeviceId;
+
+use super::buffer::{Buffer, BufferRef};
+use super::next_id;
+
+pub type DataRef = Rc<RefCell<Data>>;
+pub type VectorRef = Rc<RefCell<Vector>>;
+
+#[derive(Debug)]
+pub struct Data {
+    pub id: u32,
+    pub buffer: BufferRef,
+    pub owns_buffer: bool,
+    pub destroyed: bool,
+}
+
+impl Data {
+    pub fn new(buffer: BufferRef, owns_buffer: bool) -> DataRef {
+        Rc::new(RefCell::new(Data {
+            id: next_id(),
+            buffer,
+            owns_buffer,
+            destroyed: false,
+        }))
+    }
+
+    pub fn length(&self) -> u32 {
+        self.buffer.borrow().length
+    }
+
+    /// Frees the buffer if this chunk owns it; a borrowed buffer is left alone.
+    pub fn destroy(&mut self) {
+        if self.owns_buffer && !self.destroyed {
+            self.buffer.borrow_mut().destroy();
+        }
+        self.destroyed = true;
+    }
+}
+
+#[derive(Debug)]
+pub struct Vector {
+    pub id: u32,
+    pub name: String,
+    pub dtype: DType,
+    pub size: u32,
+    pub data: Vec<DataRef>,
+    /// uint8 flags (1 valid, 0 null), chunked like `data`, or None.
+    pub validity: Option<VectorRef>,
+    pub destroyed: bool,
+    /// Set where the vector is an output or a table column; else its first buffer's.
+    device: Option<DeviceId>,
+}
+
+impl Vector {
+    pub fn new(name: &str, dtype: DType, size: u32, data: Vec<DataRef>) -> Vector {
+        Vector {
+            id: next_id(),
+            name: name.to_string(),
+            dtype,
+            size,
+            data,
+            validity: None,
+            destroyed: false,
+            device: None,
+        }
+    }
+
+    pub fn shared(self) -> VectorRef {
+        Rc::new(RefCell::new(self))
+    }
+
+    /// One chunk that owns storage over `node` (counted as live on `device`).
+    pub fn owning(name: &str, node: NodeRef, device: Option<DeviceId>) -> Vector {
+        let meta = node.meta;
+        let data = Data::new(Buffer::over_node(node, device), true);
+        Vector::new(name, meta.dtype, meta.size, vec![data])
+    }
+
+    /// An empty vector that grows by `append`.
+    pub fn appendable(name: &str, dtype: DType, size: u32, capacity: u32) -> Result<Vector> {
+        if size == 0 {
+            return Err(GpuTableError::invalid("size must be at least 1"));
+        }
+        let data = Data::new(Buffer::appendable(dtype, size, capacity)?, true);
+        Ok(Vector::new(name, dtype, size, vec![data]))
+    }
+
+    /// The output of evaluated `node` on `device`: one borrowed chunk per stored chunk.
+    pub fn of_output(node: &NodeRef, device: DeviceId) -> Vector {
+        let stored: Vec<u32> = match node.output_on(device).or_else(|| node.home()) {
+            Some(output) => output.chunks.iter().map(|c| c.rows).collect(),
+            None => node.chunks.to_vec(),
+        };
+        let mut row_offset = 0;
+        let data = stored
+            .iter()
+            .enumerate()
+            .map(|(chunk, &rows)| {
+                let buffer =
+                    Buffer::output_chunk(node.clone(), chunk as u32, row_offset, rows, device);
+                row_offset += rows;
+                Data::new(buffer, false)
+            })
+            .collect();
+        let mut vector = Vector::new("", node.meta.dtype, node.meta.size, data);
+        vector.device = Some(device);
+        vector
+    }
+
+    /// Flags of 1 for `rows` rows of `size` lanes, made where they are used (no host copy
+    /// for a table on a GPU device).
+    pub fn all_valid(name: &str, rows: u32, size: u32, device: Option<DeviceId>) -> Result<Vector> {
+        let zero = ir::source(ColumnData::I32(vec![0]), 1, true)?;
+        let ids = ir::cast(
+            &ir::binary(
+                BinaryOp::Multiply,
+                &ir::sequence(rows as f64, 0.0, 1.0)?,
+                &zero,
+            )?,
+            DType::U32,
+        )?;
+        let ones = ir::source(ColumnData::U8(vec![1; size as usize]), size, false)?;
+        Ok(Vector::owning(name, ir::gather(&ids, &ones)?, device))
+    }
+
+    pub fn with_validity(mut self, validity: Option<Vector>) -> Vector {
+        self.validity = validity.map(Vector::shared);
+        self
+    }
+
+    pub fn with_device(mut self, device: Option<DeviceId>) -> Vector {
+        self.device = device;
+        self
+    }
+
+    /// A vector over the same chunks that owns none of them (validity borrowed too).
+    pub fn borrowed(&self) -> Vector {
+        let data = self
+            .data
+            .iter()
+            .map(|d| Data::new(d.borrow().buffer.clone(), false))
+            .collect();
+        let mut vector = Vector::new(&self.name, self.dtype, self.size, data);
+        vector.validity = self
+            .validity
+            .as_ref()
+            .map(|v| v.borrow().borrowed().shared());
+        vector.device = self.device;
+        vector
+    }
+
+    pub fn check(&self) -> Result<()> {
+        match self.destroyed {
+            true => Err(GpuTableError::new(
+                ErrorCode::Destroyed,
+                format!("vector '{}' was destroyed or detached", self.name),
+            )),
+            false => Ok(()),
+        }
+    }
+
+    pub fn length(&self) -> u64 {
+        self.data.iter().map(|d| d.borrow().length() as u64).sum()
+    }
+
+    pub fn chunks(&self) -> Vec<u32> {
+        self.data.iter().map(|d| d.borrow().length()).collect()
+    }
+
+    pub fn device(&self) -> Option<DeviceId> {
+        self.device.or_else(|| {
+            self.data
+                .first()
+                .and_then(|d| d.borrow().buffer.borrow().device)
+        })
+    }
+
+    /// The vector as one node: its chunk, or a view reading each chunk where it is stored.
+    pub fn node(&self) -> Result<NodeRef> {
+        self.check()?;
+        let nodes = self
+            .data
+            .iter()
+            .map(|d| d.borrow().buffer.borrow_mut().node())
+            .collect::<Result<Vec<_>>>()?;
+        match nodes.len() {
+            0 => ir::source(Column::empty(self.dtype, self.size)?.data, self.size, false),
+            1 => Ok(nodes[0].clone()),
+            _ => ir::concat(&nodes),
+        }
+    }
+
+    /// Rows `start..end` (clamped) as pieces: the node storing each chunk and the rows of it.
+    pub fn pieces(&self, start: u64, end: u64) -> Result<Vec<(NodeRef, u32, u32)>> {
+        self.check()?;
+        let mut pieces = Vec::new();
+        let mut first = 0u64;
+        for data in &self.data {
+            let length = data.borrow().length() as u64;
+            let (from, to) = (
+                start.max(first) - first,
+                end.min(first + length).saturating_sub(first),
+            );
+            if from < to {
+                let (node, offset, _) = data.borrow().buffer.borrow_mut().stored()?;
+                pieces.push((node, offset + from as u32, offset + to as u32));
+            }
+            first += length;
+        }
+        Ok(pieces)
+    }
+
+    /// Appends packed rows to the last chunk (appendable vectors only).
+    pub fn append(&self, rows: ColumnData) -> Result<()> {
+        self.check()?;
+        self.last_buffer()?.borrow_mut().append(rows)
+    }
+
+    /// Clears the last chunk's rows, keeping its capacity.
+    pub fn reset_last(&self) -> Result<()> {
+        self.check()?;
+        self.last_buffer()?.borrow_mut().reset()
+    }
+
+    fn last_buffer(&self) -> Result<BufferRef> {
+        let last = self.data.last().ok_or_else(|| {
+            GpuTableError::new(ErrorCode::EmptyInput, "this vector has no chunks")
+        })?;
+        let buffer = last.borrow().buffer.clone();
+        Ok(buffer)
+    }
+
+    /// Frees the chunks (and validity) this vector owns; later use is `DESTROYED`.
+    pub fn destroy(&mut self) {
+        if self.destroyed {
+            return;
+        }
+        for data in &self.data {
+            data.borrow_mut().destroy();
+        }
+        if let Some(validity) = &self.validity {
+            validity.borrow_mut().destroy();
+        }
+        self.destroyed = true;
+    }
+}

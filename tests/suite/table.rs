@@ -1,0 +1,284 @@
+//! The table model (src/table/) on each device: ownership (a table owns its batches, a
+//! selection borrows, detaching hands storage over), validity alignment with all-valid
+//! flags made on the device, packing on the device, appendable vectors, and the errors of
+//! misuse. Live storage is counted by `table::live_buffers_on`.
+
+use super::*;
+use gputable::engine;
+use gputable::table::{self, Batch, BatchRef, Table, TableRef, Vector};
+use gputable::DType;
+
+/// A batch of columns `x` (int32) and, with `nulls`, `y` with validity flags `nulls`, else
+/// `y` with none; its storage on `device`.
+fn batch<D: Backend>(device: &D, x: &[i32], nulls: Option<&[u8]>) -> BatchRef {
+    let id = Some(device.core().id);
+    let y: Vec<f32> = x.iter().map(|v| *v as f32 * 0.5).collect();
+    let validity = nulls.map(|flags| Vector::owning("y.validity", u8s(flags, 1), id));
+    let vectors = vec![
+        Vector::owning("x", i32s(x, 1), id).shared(),
+        Vector::owning("y", f32s(&y, 1), id)
+            .with_validity(validity)
+            .shared(),
+    ];
+    let batch = Batch::new(vectors, None).unwrap();
+    for node in batch.nodes().unwrap() {
+        pollster::block_on(engine::put_on(device, &node, true)).unwrap();
+    }
+    batch.shared()
+}
+
+fn read_column_f32(table: &TableRef, name: &str) -> Vec<f32> {
+    read_f32(&table.borrow().column(name).unwrap().node().unwrap())
+}
+
+fn validity_of(table: &TableRef, name: &str) -> Vec<u8> {
+    let column = table.borrow().column(name).unwrap();
+    let flags = column.validity.expect("the column has validity");
+    let node = flags.borrow().node().unwrap();
+    match read(&node) {
+        ColumnData::U8(v) => v,
+        other => panic!("validity of {other:?}"),
+    }
+}
+
+pub fn tables_own_align_validity_and_pack_on_the_device<T: Target>() {
+    let device = T::fresh();
+    let id = device.core().id;
+    let table = Table::new(Vec::new(), Some(id)).shared();
+    table
+        .borrow_mut()
+        .add_batch(batch(&device, &[1, 2], None))
+        .unwrap();
+    table
+        .borrow_mut()
+        .add_batch(batch(&device, &[3, 4, 5], Some(&[1, 0, 1])))
+        .unwrap();
+    table
+        .borrow_mut()
+        .add_batch(batch(&device, &[6], None))
+        .unwrap();
+    assert_eq!(
+        table::live_buffers_on(id, false),
+        9,
+        "6 columns, one validity vector and two made when the batches were added"
+    );
+    assert!(
+        table.borrow().fields[1].nullable,
+        "a column with nulls in any batch is nullable"
+    );
+    assert!(!table.borrow().fields[0].nullable);
+
+    // Every batch of `y` has validity now (all valid where a batch had none).
+    assert_eq!(validity_of(&table, "y"), vec![1, 1, 1, 0, 1, 1]);
+
+    // A sum skips the null slot whatever batch holds it.
+    let column = table.borrow().column("y").unwrap();
+    let flags = column.validity.as_ref().unwrap().borrow().node().unwrap();
+    let total = ir::reduce(
+        ir::ReduceKind::Sum,
+        &column.node().unwrap(),
+        Some(&flags),
+        4,
+    )
+    .unwrap();
+    evaluate_blocking(&device, std::slice::from_ref(&total)).unwrap();
+    assert_eq!(read_f32(&total), vec![0.5 + 1.0 + 1.5 + 2.5 + 3.0]);
+
+    // A selection borrows: destroying it frees nothing.
+    let selection = table.borrow().select(&["y".to_string()]).unwrap().shared();
+    assert_eq!(
+        read_column_f32(&selection, "y"),
+        vec![0.5, 1.0, 1.5, 2.0, 2.5, 3.0]
+    );
+    selection.borrow_mut().destroy();
+    assert_eq!(table::live_buffers_on(id, false), 9);
+    assert_eq!(
+        read_column_f32(&table, "y"),
+        vec![0.5, 1.0, 1.5, 2.0, 2.5, 3.0]
+    );
+
+    // Packing joins on the device (nothing read back) and frees the superseded storage.
+    let before = device.core().counters.stats();
+    pollster::block_on(table::pack_batches(&device, &table, 4.0)).unwrap();
+    let after = device.core().counters.stats();
+    assert_eq!(
+        after.readback_bytes, before.readback_bytes,
+        "nothing read back"
+    );
+    let rows: Vec<u64> = table
+        .borrow()
+        .batches
+        .iter()
+        .map(|b| b.borrow().num_rows())
+        .collect();
+    assert_eq!(
+        rows,
+        vec![5, 1],
+        "batches of at least 4 rows, the last one shorter"
+    );
+    assert_eq!(
+        table::live_buffers_on(id, false),
+        6,
+        "the packed batch's two columns and flags, and the last batch kept"
+    );
+    assert_eq!(validity_of(&table, "y"), vec![1, 1, 1, 0, 1, 1]);
+    assert_eq!(
+        read_i32(&table.borrow().column("x").unwrap().node().unwrap()),
+        vec![1, 2, 3, 4, 5, 6]
+    );
+
+    // Detaching hands the storage over: the vector outlives the table.
+    let detached = table.borrow_mut().detach_vector("x").unwrap();
+    assert_eq!(table.borrow().fields.len(), 1);
+    let [first] = &table.borrow_mut().detach_batches(0, 1).unwrap()[..] else {
+        panic!("one batch detached")
+    };
+    table.borrow_mut().destroy();
+    assert_eq!(code(table.borrow().num_rows()), ErrorCode::Destroyed);
+    assert_eq!(read_i32(&detached.node().unwrap()), vec![1, 2, 3, 4, 5, 6]);
+    assert_eq!(
+        first.borrow().num_rows(),
+        5,
+        "a detached batch outlives the table"
+    );
+    let mut detached = detached;
+    detached.destroy();
+    first.borrow_mut().destroy();
+    assert_eq!(code(detached.node()), ErrorCode::Destroyed);
+    assert_eq!(table::live_buffers_on(id, false), 0, "every buffer freed");
+}
+
+pub fn all_valid_flags_are_made_on_the_device<T: Target>() {
+    let device = T::fresh();
+    let id = device.core().id;
+    let rows = 1 << 20;
+    let table = Table::new(Vec::new(), Some(id)).shared();
+    let many: Vec<i32> = (0..rows).collect();
+    table
+        .borrow_mut()
+        .add_batch(batch(&device, &[1, 2], Some(&[0, 1])))
+        .unwrap();
+    table
+        .borrow_mut()
+        .add_batch(batch(&device, &many, None))
+        .unwrap();
+    // Reading the made flags runs on the device and uploads no flag per row.
+    let before = device.core().counters.stats();
+    let column = table.borrow().column("y").unwrap();
+    let flags = column.validity.as_ref().unwrap().borrow().node().unwrap();
+    let valid = ir::reduce(ir::ReduceKind::Sum, &flags, None, 4).unwrap();
+    evaluate_blocking(&device, std::slice::from_ref(&valid)).unwrap();
+    let uploaded = device.core().counters.stats().upload_bytes - before.upload_bytes;
+    assert!(
+        uploaded < rows as u64,
+        "uploaded {uploaded} bytes for {rows} flags"
+    );
+    assert_eq!(read_u32(&valid), vec![rows as u32 + 1]);
+    let made = table.borrow().batches[1].borrow().vectors[1]
+        .borrow()
+        .validity
+        .clone();
+    let made = made.unwrap().borrow().node().unwrap();
+    assert!(
+        !made.is_evaluated(),
+        "the flags were read fused, never stored"
+    );
+    evaluate_blocking(&device, std::slice::from_ref(&made)).unwrap();
+    assert_eq!(
+        made.home().unwrap().device,
+        id,
+        "made on the table's device"
+    );
+    table.borrow_mut().destroy();
+}
+
+pub fn table_misuse_is_a_typed_error<T: Target>() {
+    let device = T::fresh();
+    let id = Some(device.core().id);
+    let table = Table::new(Vec::new(), id).shared();
+    table
+        .borrow_mut()
+        .add_batch(batch(&device, &[1, 2], None))
+        .unwrap();
+    let twice = table.borrow().batches[0].clone();
+    assert_eq!(
+        code(table.borrow_mut().add_batch(twice)),
+        ErrorCode::InvalidArgument
+    );
+    let other = Batch::new(
+        vec![Vector::owning("x", f32s(&[1.0], 1), id).shared()],
+        None,
+    )
+    .unwrap();
+    assert_eq!(
+        code(table.borrow_mut().add_batch(other.shared())),
+        ErrorCode::TypeMismatch
+    );
+    let uneven = vec![
+        Vector::owning("a", i32s(&[1, 2], 1), id).shared(),
+        Vector::owning("b", i32s(&[1], 1), id).shared(),
+    ];
+    assert_eq!(code(Batch::new(uneven, None)), ErrorCode::InvalidArgument);
+    table
+        .borrow_mut()
+        .add_batch(batch(&device, &[3], None))
+        .unwrap();
+    let two_chunks = table.borrow().column("x").unwrap();
+    assert_eq!(
+        code(Batch::new(vec![two_chunks.shared()], None)),
+        ErrorCode::InvalidArgument
+    );
+    assert_eq!(
+        code(table.borrow().column("nope")),
+        ErrorCode::InvalidArgument
+    );
+    assert_eq!(
+        code(pollster::block_on(table::pack_batches(
+            &device,
+            &table,
+            f64::NAN
+        ))),
+        ErrorCode::InvalidArgument
+    );
+    let empty = Table::new(Vec::new(), id).shared();
+    pollster::block_on(table::pack_batches(&device, &empty, f64::INFINITY)).unwrap();
+    assert_eq!(code(empty.borrow().last_batch()), ErrorCode::EmptyInput);
+    table.borrow_mut().destroy();
+    assert_eq!(code(table.borrow().column("x")), ErrorCode::Destroyed);
+}
+
+pub fn appendable_vectors_grow_and_reset<T: Target>() {
+    let vector = Vector::appendable("p", DType::F32, 2, 2).unwrap();
+    let buffer = vector.data[0].borrow().buffer.clone();
+    vector
+        .append(ColumnData::F32(vec![1.0, 2.0, 3.0, 4.0]))
+        .unwrap();
+    let first = vector.node().unwrap();
+    vector.append(ColumnData::F32(vec![5.0, 6.0])).unwrap();
+    assert_eq!(buffer.borrow().capacity(), 4, "capacity doubled");
+    assert_eq!(buffer.borrow().generation, 1);
+    assert!(
+        first.is_destroyed(),
+        "a node of the old rows is destroyed when they change"
+    );
+    let doubled = ir::binary(Multiply, &vector.node().unwrap(), &lit(&[2.0])).unwrap();
+    evaluate::<T>(std::slice::from_ref(&doubled)).unwrap();
+    assert_eq!(read_f32(&doubled), vec![2.0, 4.0, 6.0, 8.0, 10.0, 12.0]);
+    assert_eq!(
+        code(vector.append(ColumnData::F32(vec![1.0]))),
+        ErrorCode::InvalidArgument
+    );
+    assert_eq!(
+        code(vector.append(ColumnData::I32(vec![1, 2]))),
+        ErrorCode::TypeMismatch
+    );
+    vector.reset_last().unwrap();
+    assert_eq!(vector.length(), 0);
+    assert_eq!(buffer.borrow().capacity(), 4, "reset keeps the capacity");
+    let mut vector = vector;
+    vector.destroy();
+    assert_eq!(
+        code(vector.append(ColumnData::F32(vec![1.0, 2.0]))),
+        ErrorCode::Destroyed
+    );
+}
