@@ -39,6 +39,8 @@ pub trait Elem: Copy + Default + PartialEq + Send + Sync + 'static {
     fn to_f64(self) -> f64;
     fn from_le(bytes: &[u8]) -> Self;
     fn wrap_data(v: Vec<Self>) -> ColumnData;
+    /// The values of `data` if they are of this type.
+    fn slice_of(data: &ColumnData) -> Option<&[Self]>;
 }
 
 macro_rules! impl_int_elem {
@@ -68,6 +70,12 @@ macro_rules! impl_int_elem {
             }
             fn wrap_data(v: Vec<Self>) -> ColumnData {
                 ColumnData::$variant(v)
+            }
+            fn slice_of(data: &ColumnData) -> Option<&[Self]> {
+                match data {
+                    ColumnData::$variant(v) => Some(v),
+                    _ => None,
+                }
             }
         }
     };
@@ -102,6 +110,12 @@ impl Elem for f32 {
     }
     fn wrap_data(v: Vec<Self>) -> ColumnData {
         ColumnData::F32(v)
+    }
+    fn slice_of(data: &ColumnData) -> Option<&[Self]> {
+        match data {
+            ColumnData::F32(v) => Some(v),
+            _ => None,
+        }
     }
 }
 

@@ -78,6 +78,12 @@ impl Backend for CpuDevice {
         crate::memory::size_class(bytes, u64::MAX)
     }
 
+    /// A gather source stored in chunks is read chunk by chunk (no joined copy); a leaf
+    /// also read at the row is one block of host memory.
+    fn binds_parts(&self, read_at_row: bool) -> bool {
+        !read_at_row
+    }
+
     fn reads_in_place(&self, value: &Value) -> bool {
         value.host_column().is_some()
     }

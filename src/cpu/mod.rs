@@ -16,7 +16,7 @@ use crate::dtype::{Class, DType};
 use crate::error::{ErrorCode, GpuTableError, Result};
 use crate::ir::{validate_segments, NodeRef, Op, Reduction};
 use crate::plan::Region;
-use crate::value::{HostLease, Value};
+use crate::value::{HostLease, Storage, Value};
 pub use device::{evaluate, CpuDevice};
 pub use lane::{Buf, Lane};
 
@@ -115,6 +115,55 @@ fn reduce_region(region: &Region, leaves: &[Rc<Value>], first_row: u64) -> Resul
     fold.finish()
 }
 
+/// Whether the kernels can read `value`: host memory, or parts that each are.
+fn in_host_memory(value: &Value) -> bool {
+    match &value.storage {
+        Storage::Parts(parts) => parts.iter().all(|p| p.host_column().is_some()),
+        _ => value.host_column().is_some(),
+    }
+}
+
+fn host(value: &Value) -> Result<&Column> {
+    value
+        .host_column()
+        .ok_or_else(|| internal("a gather source is not in host memory"))
+}
+
+/// `gather_rows` from a source stored in `parts` (rows in order, all of the type of
+/// `first`, the first part's values): each id finds its part by binary search.
+fn gather_parts<I: Lane, S: Elem, T: Lane>(
+    ids: &[I],
+    _first: &[S],
+    parts: &[&Column],
+    lanes: usize,
+    dst: &mut [T],
+) -> Result<()> {
+    let values = parts
+        .iter()
+        .map(|p| S::slice_of(&p.data).ok_or_else(|| internal("gather parts of different types")))
+        .collect::<Result<Vec<_>>>()?;
+    let mut ends = Vec::with_capacity(parts.len());
+    let mut rows = 0usize;
+    for part in parts {
+        rows += part.rows as usize;
+        ends.push(rows);
+    }
+    for (row, id) in dst.chunks_exact_mut(lanes).zip(ids) {
+        match id.as_row(rows) {
+            Some(r) => {
+                let p = ends.partition_point(|&end| end <= r);
+                let local = r - (ends[p] - parts[p].rows as usize);
+                let from = &values[p][local * lanes..local * lanes + lanes];
+                for (o, v) in row.iter_mut().zip(from) {
+                    *o = T::from_elem(*v);
+                }
+            }
+            None => row.fill(T::default()),
+        }
+    }
+    Ok(())
+}
+
 /// Where a region's computed rows go.
 enum Sink<'a> {
     /// Appended to the output.
@@ -153,7 +202,7 @@ fn run_blocks(region: &Region, leaves: &[Rc<Value>], mut sink: Sink) -> Result<(
         segment_starts: HashMap::new(),
     };
     for (leaf, value) in region.leaves.iter().zip(leaves) {
-        if value.host_column().is_none() {
+        if !in_host_memory(value) {
             return Err(internal(format!(
                 "input t{} is not in host memory",
                 leaf.id
@@ -508,14 +557,23 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
         Op::Gather => {
             let ids = &node.inputs[0];
             let source = b.leaves[b.leaf_index(&node.inputs[1])?].clone();
-            let source = source
-                .host_column()
-                .ok_or_else(|| internal("gather source in host memory"))?;
-            let rows = source.rows as usize;
+            // A chunked source is read chunk by chunk where it is stored (no joined copy).
+            let parts = match &source.storage {
+                Storage::Parts(parts) => {
+                    parts.iter().map(|p| host(p)).collect::<Result<Vec<_>>>()?
+                }
+                _ => vec![host(&source)?],
+            };
             dispatch_class!(ids.meta.dtype.class(), I => {
                 let v = b.prepare::<I>(ids, 1, 0)?;
                 let ids = b.view::<I>(v, 1);
-                with_column_data!(&source.data, s => gather_rows(ids, s, rows, lanes, dst));
+                match &parts[..] {
+                    [whole] => {
+                        let rows = whole.rows as usize;
+                        with_column_data!(&whole.data, s => gather_rows(ids, s, rows, lanes, dst));
+                    }
+                    _ => with_column_data!(&parts[0].data, first => gather_parts(ids, first, &parts, lanes, dst)?),
+                }
             });
         }
         Op::SegmentedMap => {

@@ -69,8 +69,8 @@ pub trait Backend {
         None
     }
     /// Whether kernels may bind a random-access input as several parts (`Storage::Parts`),
-    /// each within one binding.
-    fn binds_parts(&self) -> bool {
+    /// each within one binding; `read_at_row`: the task also reads it at the output row.
+    fn binds_parts(&self, _read_at_row: bool) -> bool {
         false
     }
     /// Whether kernels of this device read `value` where it is (no copy needed).

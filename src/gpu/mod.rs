@@ -257,7 +257,7 @@ impl Backend for GpuDevice {
         Some(rows.min(u32::MAX as u64) as u32)
     }
 
-    fn binds_parts(&self) -> bool {
+    fn binds_parts(&self, _read_at_row: bool) -> bool {
         true
     }
 
