@@ -106,7 +106,11 @@ export class GPURecordBatch {
     remember(this);
   }
   get schema() {
-    return schemaOf(this._m.fields());
+    if (this._schemaVersion !== this._m.version) {
+      this._schema = schemaOf(this._m.fields());
+      this._schemaVersion = this._m.version;
+    }
+    return this._schema;
   }
   get destroyed() {
     return this._m.destroyed;
@@ -244,16 +248,17 @@ export class GPUTable {
     const reader = guard(() => new wasm.IpcStreamReader(read, device?.id));
     const table = new GPUTable({device});
     const add = async ({fields, batches}) => {
-      for (const model of batches) {
-        const batch = viewOf(GPURecordBatch, model);
-        try {
+      const pending = Array.from(batches, model => viewOf(GPURecordBatch, model));
+      try {
+        while (pending.length) {
+          const batch = pending[0];
           await putOnDevice([batch], device);
-        } catch (error) {
-          batch.destroy();
-          throw error;
+          table.addBatch(pending.shift());
+          if (onBatch) await onBatch(batch, table);
         }
-        table.addBatch(batch);
-        if (onBatch) await onBatch(batch, table);
+      } finally {
+        // A failure leaves the batches not yet in the table to free here.
+        for (const batch of pending) batch.destroy();
       }
       return fields;
     };
@@ -329,7 +334,8 @@ export class GPUTable {
    */
   packBatches(settings) {
     const {minBatchSize = Infinity} = options(settings, 'packBatches');
-    if (typeof minBatchSize !== 'number') fail('INVALID_ARGUMENT', 'minBatchSize must be a number of rows');
+    if (typeof minBatchSize !== 'number' || !(minBatchSize >= 0)) fail('INVALID_ARGUMENT', 'minBatchSize must be a number of rows');
+    guard(() => this._m.check());
     const device = resolveDevice(this.device);
     if (onGpu(this.device)) return guardAsync(() => device._handle.packBatches(this._m, minBatchSize)).then(() => this);
     guard(() => device._handle.packBatchesSync(this._m, minBatchSize));

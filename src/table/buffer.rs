@@ -277,15 +277,16 @@ impl Buffer {
         Ok(())
     }
 
-    /// Forgets the rows in use and keeps the capacity.
+    /// Forgets the rows in use and keeps the capacity (appendable storage only; other
+    /// storage is left as it is).
     pub fn reset(&mut self) -> Result<()> {
         if let Backing::Appendable { values, node, .. } = self.backing()? {
             with_column_data!(values, v => v.clear());
             if let Some(old) = node.take() {
                 old.destroy();
             }
+            self.length = 0;
         }
-        self.length = 0;
         Ok(())
     }
 

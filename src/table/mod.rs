@@ -102,6 +102,10 @@ pub struct Batch {
     pub fields: Vec<Field>,
     pub vectors: Vec<VectorRef>,
     pub destroyed: bool,
+    /// Whether a table holds it (one table at a time: detach it to move it).
+    in_table: bool,
+    /// Counts schema changes, so views know when to describe it again.
+    pub version: u32,
 }
 
 impl Batch {
@@ -136,7 +140,22 @@ impl Batch {
                     vectors.len()
                 )))
             }
-            Some(fields) => fields,
+            Some(fields) => {
+                for (field, vector) in fields.iter().zip(&vectors) {
+                    let v = vector.borrow();
+                    if field.dtype != v.dtype || field.size != v.size {
+                        return Err(GpuTableError::type_mismatch(format!(
+                            "field '{}' is {} x{}, its vector {} x{}",
+                            field.name,
+                            field.dtype.name(),
+                            field.size,
+                            v.dtype.name(),
+                            v.size
+                        )));
+                    }
+                }
+                fields
+            }
             None => vectors
                 .iter()
                 .map(|v| Field::of_vector(&v.borrow()))
@@ -147,6 +166,8 @@ impl Batch {
             fields,
             vectors,
             destroyed: false,
+            in_table: false,
+            version: 0,
         })
     }
 
@@ -174,6 +195,15 @@ impl Batch {
         index
             .map(|i| self.vectors[i].clone())
             .ok_or_else(|| GpuTableError::invalid(format!("no column '{name}'")))
+    }
+
+    /// Column `index` of a table's schema (a live batch of that table has every column).
+    fn column_at(&self, index: usize) -> Result<VectorRef> {
+        self.check()?;
+        self.vectors
+            .get(index)
+            .cloned()
+            .ok_or_else(|| crate::engine::internal("a batch lacks a column of its table"))
     }
 
     /// Every node holding this batch's storage (data and validity).
@@ -206,27 +236,31 @@ impl Batch {
         columns: Vec<IpcColumn>,
         device: Option<DeviceId>,
     ) -> Result<Batch> {
-        let mut vectors = Vec::with_capacity(columns.len());
-        for (field, column) in fields.iter().zip(columns) {
+        let mut vectors: Vec<VectorRef> = Vec::with_capacity(columns.len());
+        let mut add = |field: &Field, column: IpcColumn| -> Result<()> {
             let validity = match column.validity {
-                Some(flags) => {
-                    let node = ir::source(flags.data, flags.size, false)?;
-                    Some(Vector::owning(
-                        &format!("{}.validity", field.name),
-                        node,
-                        device,
-                    ))
-                }
+                Some(flags) => Some(ir::source(flags.data, flags.size, false)?),
                 None => None,
             };
-            let node = ir::source(column.data.data, column.data.size, false)?;
-            vectors.push(
-                Vector::owning(&field.name, node, device)
-                    .with_validity(validity)
-                    .shared(),
-            );
+            let data = ir::source(column.data.data, column.data.size, false)?;
+            let validity = validity
+                .map(|node| Vector::owning(&format!("{}.validity", field.name), node, device));
+            let vector = Vector::owning(&field.name, data, device).with_validity(validity);
+            vectors.push(vector.shared());
+            Ok(())
+        };
+        let added = fields
+            .iter()
+            .zip(columns)
+            .try_for_each(|(field, column)| add(field, column));
+        let batch = added.and_then(|()| Batch::new(vectors.clone(), Some(fields.to_vec())));
+        if batch.is_err() {
+            // Storage made before the failure is counted live until destroyed.
+            for vector in &vectors {
+                vector.borrow_mut().destroy();
+            }
         }
-        Batch::new(vectors, Some(fields.to_vec()))
+        batch
     }
 }
 
@@ -241,8 +275,6 @@ pub struct Table {
     pub fields: Vec<Field>,
     pub batches: Vec<BatchRef>,
     pub device: Option<DeviceId>,
-    /// A selection borrows: destroying it frees nothing.
-    owns: bool,
     destroyed: bool,
     /// Counts schema changes, so views know when to describe it again.
     pub version: u32,
@@ -254,7 +286,6 @@ impl Table {
             fields,
             batches: Vec::new(),
             device,
-            owns: true,
             destroyed: false,
             version: 0,
         }
@@ -278,7 +309,10 @@ impl Table {
         let mut added = Vec::with_capacity(batches.len());
         for columns in batches {
             let batch = Batch::of_ipc(&fields, columns, self.device)?.shared();
-            self.add_batch(batch.clone())?;
+            if let Err(error) = self.add_batch(batch.clone()) {
+                batch.borrow_mut().destroy();
+                return Err(error);
+            }
             added.push(batch);
         }
         Ok(added)
@@ -293,7 +327,19 @@ impl Table {
 
     pub fn num_rows(&self) -> Result<u64> {
         self.check()?;
-        Ok(self.batches.iter().map(|b| b.borrow().num_rows()).sum())
+        self.batches.iter().try_fold(0, |rows, batch| {
+            let b = batch.borrow();
+            b.check()?;
+            Ok(rows + b.num_rows())
+        })
+    }
+
+    /// Column `index` of every batch, in order.
+    fn parts(&self, index: usize) -> Result<Vec<VectorRef>> {
+        self.batches
+            .iter()
+            .map(|b| b.borrow().column_at(index))
+            .collect()
     }
 
     fn index_of(&self, name: &str) -> Result<usize> {
@@ -308,12 +354,16 @@ impl Table {
     pub fn column(&self, name: &str) -> Result<Vector> {
         let index = self.index_of(name)?;
         let field = &self.fields[index];
-        let parts: Vec<VectorRef> = self
-            .batches
-            .iter()
-            .map(|b| b.borrow().vectors[index].clone())
-            .collect();
-        let borrow = |v: &VectorRef| Data::new(v.borrow().data[0].borrow().buffer.clone(), false);
+        let parts = self.parts(index)?;
+        let borrow = |v: &VectorRef| {
+            let v = v.borrow();
+            let chunk = v
+                .data
+                .first()
+                .ok_or_else(|| crate::engine::internal("a batch vector without a chunk"))?;
+            let buffer = chunk.borrow().buffer.clone();
+            Ok(Data::new(buffer, false))
+        };
         let validity = match parts
             .iter()
             .map(|p| p.borrow().validity.clone())
@@ -321,7 +371,7 @@ impl Table {
         {
             Some(flags) if !flags.is_empty() => {
                 let size = flags[0].borrow().size;
-                let data = flags.iter().map(borrow).collect();
+                let data = flags.iter().map(borrow).collect::<Result<_>>()?;
                 Some(Vector::new(
                     &format!("{name}.validity"),
                     DType::U8,
@@ -331,7 +381,7 @@ impl Table {
             }
             _ => None,
         };
-        let data = parts.iter().map(borrow).collect();
+        let data = parts.iter().map(borrow).collect::<Result<_>>()?;
         Ok(Vector::new(name, field.dtype, field.size, data)
             .with_validity(validity)
             .with_device(self.device))
@@ -342,8 +392,10 @@ impl Table {
     pub fn add_batch(&mut self, batch: BatchRef) -> Result<()> {
         self.check()?;
         batch.borrow().check()?;
-        if self.batches.iter().any(|b| Rc::ptr_eq(b, &batch)) {
-            return Err(GpuTableError::invalid("this batch is already in the table"));
+        if batch.borrow().in_table {
+            return Err(GpuTableError::invalid(
+                "this batch belongs to a table: detach it (detachBatches) before adding it to another",
+            ));
         }
         {
             let b = batch.borrow();
@@ -363,18 +415,19 @@ impl Table {
                 ));
             }
         }
-        self.batches.push(batch);
-        self.align_validity()
+        self.batches.push(batch.clone());
+        if let Err(error) = self.align_validity() {
+            self.batches.pop();
+            return Err(error);
+        }
+        batch.borrow_mut().in_table = true;
+        Ok(())
     }
 
     /// Gives every batch validity for the columns where any batch has it.
     fn align_validity(&mut self) -> Result<()> {
         for index in 0..self.fields.len() {
-            let vectors: Vec<VectorRef> = self
-                .batches
-                .iter()
-                .map(|b| b.borrow().vectors[index].clone())
-                .collect();
+            let vectors = self.parts(index)?;
             let Some(size) = vectors
                 .iter()
                 .find_map(|v| v.borrow().validity.as_ref().map(|f| f.borrow().size))
@@ -389,6 +442,7 @@ impl Table {
                     let flags =
                         Vector::all_valid(&format!("{}.validity", v.name), rows, size, v.device())?;
                     v.validity = Some(flags.shared());
+                    v.validity_made = true;
                 }
             }
             if !self.fields[index].nullable {
@@ -396,7 +450,11 @@ impl Table {
                 self.version += 1;
             }
             for batch in &self.batches {
-                batch.borrow_mut().fields[index].nullable = true;
+                let mut b = batch.borrow_mut();
+                if let Some(field) = b.fields.get_mut(index).filter(|f| !f.nullable) {
+                    field.nullable = true;
+                    b.version += 1;
+                }
             }
         }
         Ok(())
@@ -405,13 +463,14 @@ impl Table {
     /// Removes column `name` and hands its storage (every batch's chunk) to the caller.
     pub fn detach_vector(&mut self, name: &str) -> Result<Vector> {
         let index = self.index_of(name)?;
+        let parts = self.parts(index)?;
         let field = self.fields.remove(index);
         self.version += 1;
-        let mut parts = Vec::with_capacity(self.batches.len());
         for batch in &self.batches {
             let mut b = batch.borrow_mut();
             b.fields.remove(index);
-            parts.push(b.vectors.remove(index));
+            b.vectors.remove(index);
+            b.version += 1;
         }
         // The returned vector owns the parts' chunks now; the parts are done.
         let chunks = |pick: &dyn Fn(&Vector) -> Option<DataRef>| {
@@ -444,12 +503,24 @@ impl Table {
         Ok(Vector::new(name, field.dtype, field.size, data).with_validity(validity))
     }
 
-    /// Removes batches `first..last` (clamped) and hands them to the caller.
-    pub fn detach_batches(&mut self, first: usize, last: usize) -> Result<Vec<BatchRef>> {
+    /// Removes batches `first..last` and hands them to the caller, with `Array.splice`'s
+    /// rules: a negative `first` counts from the end; `last - first` batches at most.
+    pub fn detach_batches(&mut self, first: f64, last: f64) -> Result<Vec<BatchRef>> {
         self.check()?;
-        let last = last.min(self.batches.len());
-        let first = first.min(last);
-        Ok(self.batches.drain(first..last).collect())
+        if first.is_nan() || last.is_nan() {
+            return Err(GpuTableError::invalid("detachBatches takes batch indices"));
+        }
+        let count = self.batches.len() as f64;
+        let start = match first.trunc() {
+            f if f < 0.0 => (count + f).max(0.0),
+            f => f.min(count),
+        };
+        let end = (start + (last.trunc() - first.trunc()).max(0.0)).min(count);
+        let detached: Vec<BatchRef> = self.batches.drain(start as usize..end as usize).collect();
+        for batch in &detached {
+            batch.borrow_mut().in_table = false;
+        }
+        Ok(detached)
     }
 
     /// A table of some columns borrowing this table's storage.
@@ -465,15 +536,16 @@ impl Table {
             let b = batch.borrow();
             let vectors = indices
                 .iter()
-                .map(|&i| b.vectors[i].borrow().borrowed().shared())
-                .collect();
-            batches.push(Batch::new(vectors, Some(fields.clone()))?.shared());
+                .map(|&i| Ok(b.column_at(i)?.borrow().borrowed().shared()))
+                .collect::<Result<_>>()?;
+            let mut selected = Batch::new(vectors, Some(fields.clone()))?;
+            selected.in_table = true;
+            batches.push(selected.shared());
         }
         Ok(Table {
             fields,
             batches,
             device: self.device,
-            owns: false,
             destroyed: false,
             version: 0,
         })
@@ -492,7 +564,9 @@ impl Table {
         let batch = self.last_batch()?;
         let b = batch.borrow();
         b.check()?;
-        b.vectors.iter().try_for_each(|v| v.borrow().reset_last())
+        b.vectors
+            .iter()
+            .try_for_each(|v| v.borrow_mut().reset_last())
     }
 
     /// Swaps the batches to the packed ones (a batch alone in its group stays) and destroys
@@ -527,13 +601,15 @@ impl Table {
                     let vector = Vector::owning(&field.name, data[k].clone(), self.device);
                     vectors.push(vector.with_validity(validity).shared());
                 }
-                batches.push(Batch::new(vectors, Some(self.fields.clone()))?.shared());
+                let mut joined = Batch::new(vectors, Some(self.fields.clone()))?;
+                joined.in_table = true;
+                batches.push(joined.shared());
             }
             first += size;
         }
         let old = std::mem::replace(&mut self.batches, batches);
         for batch in old {
-            if self.owns && !self.batches.iter().any(|b| Rc::ptr_eq(b, &batch)) {
+            if !self.batches.iter().any(|b| Rc::ptr_eq(b, &batch)) {
                 batch.borrow_mut().destroy();
             }
         }
@@ -547,8 +623,7 @@ impl Table {
         let mut columns = Vec::with_capacity(self.fields.len());
         for (index, field) in self.fields.iter().enumerate() {
             let (mut data, mut validity) = (Vec::new(), Vec::new());
-            for batch in &self.batches {
-                let vector = batch.borrow().vectors[index].clone();
+            for vector in self.parts(index)? {
                 let v = vector.borrow();
                 data.push(v.node()?);
                 if let Some(flags) = &v.validity {
@@ -560,15 +635,14 @@ impl Table {
         Ok(columns)
     }
 
-    /// Destroys the batches the table owns (borrowed storage stays); later use is `DESTROYED`.
+    /// Destroys the batches the table holds (a selection's borrow storage and free none);
+    /// later use is `DESTROYED`.
     pub fn destroy(&mut self) {
         if self.destroyed {
             return;
         }
         for batch in self.batches.drain(..) {
-            if self.owns {
-                batch.borrow_mut().destroy();
-            }
+            batch.borrow_mut().destroy();
         }
         self.destroyed = true;
     }

@@ -56,6 +56,8 @@ pub struct Vector {
     pub data: Vec<DataRef>,
     /// uint8 flags (1 valid, 0 null), chunked like `data`, or None.
     pub validity: Option<VectorRef>,
+    /// Whether `validity` is all-valid flags a table made: they follow appends and resets.
+    pub validity_made: bool,
     pub destroyed: bool,
     /// Set where the vector is an output or a table column; else its first buffer's.
     device: Option<DeviceId>,
@@ -70,6 +72,7 @@ impl Vector {
             size,
             data,
             validity: None,
+            validity_made: false,
             destroyed: false,
             device: None,
         }
@@ -155,6 +158,7 @@ impl Vector {
             .validity
             .as_ref()
             .map(|v| v.borrow().borrowed().shared());
+        vector.validity_made = self.validity_made;
         vector.device = self.device;
         vector
     }
@@ -221,15 +225,37 @@ impl Vector {
     }
 
     /// Appends packed rows to the last chunk (appendable vectors only).
-    pub fn append(&self, rows: ColumnData) -> Result<()> {
+    pub fn append(&mut self, rows: ColumnData) -> Result<()> {
         self.check()?;
-        self.last_buffer()?.borrow_mut().append(rows)
+        self.last_buffer()?.borrow_mut().append(rows)?;
+        self.remake_validity()
     }
 
-    /// Clears the last chunk's rows, keeping its capacity.
-    pub fn reset_last(&self) -> Result<()> {
+    /// Clears the last chunk's rows, keeping its capacity (appendable vectors only; others
+    /// are left as they are).
+    pub fn reset_last(&mut self) -> Result<()> {
         self.check()?;
-        self.last_buffer()?.borrow_mut().reset()
+        self.last_buffer()?.borrow_mut().reset()?;
+        self.remake_validity()
+    }
+
+    /// All-valid flags a table made, remade for the rows the vector has now.
+    fn remake_validity(&mut self) -> Result<()> {
+        let Some(old) = self.validity.clone().filter(|_| self.validity_made) else {
+            return Ok(());
+        };
+        let rows = u32::try_from(self.length())
+            .map_err(|_| GpuTableError::new(ErrorCode::LimitExceeded, "a vector over 2^32 rows"))?;
+        let size = old.borrow().size;
+        let flags = Vector::all_valid(
+            &format!("{}.validity", self.name),
+            rows,
+            size,
+            self.device(),
+        )?;
+        old.borrow_mut().destroy();
+        self.validity = Some(flags.shared());
+        Ok(())
     }
 
     fn last_buffer(&self) -> Result<BufferRef> {

@@ -72,9 +72,19 @@ fn read_result(
     device: Option<u32>,
 ) -> JsResult<JsValue> {
     let fields: Vec<Field> = fields.iter().map(Field::of_ipc).collect();
-    let batches_js = js_sys::Array::new();
+    let mut made = Vec::with_capacity(batches.len());
     for columns in batches {
-        let batch = Batch::of_ipc(&fields, columns, device).map_err(to_js)?;
+        match Batch::of_ipc(&fields, columns, device) {
+            Ok(batch) => made.push(batch),
+            Err(error) => {
+                // The batches made before the failure never reach JS: free them here.
+                made.iter_mut().for_each(Batch::destroy);
+                return Err(to_js(error));
+            }
+        }
+    }
+    let batches_js = js_sys::Array::new();
+    for batch in made {
         batches_js.push(&BatchModel::of(batch).into());
     }
     let out = js_sys::Object::new();
@@ -89,7 +99,10 @@ fn read_result(
 pub fn read_ipc(bytes: &[u8], options: JsValue, device_id: Option<u32>) -> JsResult<TableModel> {
     let read = ipc::read_ipc(bytes, &read_options(options)?).map_err(to_js)?;
     let mut table = Table::new(Vec::new(), device_id);
-    table.add_ipc(&read.fields, read.batches).map_err(to_js)?;
+    if let Err(error) = table.add_ipc(&read.fields, read.batches) {
+        table.destroy();
+        return Err(to_js(error));
+    }
     Ok(TableModel::of(table))
 }
 
@@ -197,12 +210,12 @@ impl IpcWriter {
                     .iter()
                     .map(|node| {
                         crate::engine::now(host_copy(node))
-                            .and_then(|r| r)
                             .map_err(|_| {
                                 GpuTableError::invalid(
                                 "a column lives on a GPU device: write it with await toArrowIPC()",
                             )
                             })
+                            .and_then(|r| r)
                     })
                     .collect::<crate::Result<Vec<_>>>()
                     .map(|chunks| chunks.into_iter().flatten().collect::<Vec<_>>())

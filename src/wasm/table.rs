@@ -118,7 +118,9 @@ impl TableModel {
         self.table.borrow().check().map_err(to_js)
     }
     pub fn fields(&self) -> js_sys::Array {
-        fields_to_js(&self.table.borrow().fields)
+        // Copied first: building JS objects can run user code that uses the table.
+        let fields = self.table.borrow().fields.clone();
+        fields_to_js(&fields)
     }
     /// Sets the schema of a table that has no columns yet (a streamed file's footer).
     #[wasm_bindgen(js_name = adoptFields)]
@@ -162,16 +164,10 @@ impl TableModel {
     }
     #[wasm_bindgen(js_name = detachBatches)]
     pub fn detach_batches(&self, first: f64, last: f64) -> JsResult<js_sys::Array> {
-        let index = |n: f64, what: &str| match n {
-            n if n.is_nan() => Err(invalid(format!(
-                "detachBatches {what} must be a number, got NaN"
-            ))),
-            n => Ok(n.max(0.0).min(usize::MAX as f64) as usize),
-        };
         let batches = self
             .table
             .borrow_mut()
-            .detach_batches(index(first, "first")?, index(last, "last")?)
+            .detach_batches(first, last)
             .map_err(to_js)?;
         Ok(batches_to_js(batches))
     }
@@ -259,7 +255,12 @@ impl BatchModel {
         self.batch.borrow().check().map_err(to_js)
     }
     pub fn fields(&self) -> js_sys::Array {
-        fields_to_js(&self.batch.borrow().fields)
+        let fields = self.batch.borrow().fields.clone();
+        fields_to_js(&fields)
+    }
+    #[wasm_bindgen(getter)]
+    pub fn version(&self) -> u32 {
+        self.batch.borrow().version
     }
     #[wasm_bindgen(js_name = numRows)]
     pub fn num_rows(&self) -> JsResult<f64> {
@@ -407,13 +408,14 @@ impl VectorModel {
     }
     /// Appends a typed array of the vector's type (whole rows).
     pub fn append(&self, rows: JsValue) -> JsResult<()> {
-        let vector = self.vector.borrow();
-        let rows = copy_typed(vector.dtype, &rows).map_err(to_js)?;
-        vector.append(rows).map_err(to_js)
+        // Copied before borrowing: reading a typed array can run user code.
+        let dtype = self.vector.borrow().dtype;
+        let rows = copy_typed(dtype, &rows).map_err(to_js)?;
+        self.vector.borrow_mut().append(rows).map_err(to_js)
     }
     #[wasm_bindgen(js_name = resetLastBatch)]
     pub fn reset_last_batch(&self) -> JsResult<()> {
-        self.vector.borrow().reset_last().map_err(to_js)
+        self.vector.borrow_mut().reset_last().map_err(to_js)
     }
     #[wasm_bindgen(js_name = readValue)]
     pub fn read_value(&self, start: Option<f64>, end: Option<f64>) -> js_sys::Promise {

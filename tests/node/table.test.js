@@ -217,3 +217,36 @@ test('addBatch gives every batch validity where one has nulls, and the table wri
   assert.deepEqual(back.getChild('v').toJSON(), [1, 2, 3, null, 5]);
   table.destroy();
 });
+
+test('ownership edge cases: one table per batch, schemas that lie, splice indices, made flags follow appends', async () => {
+  const ipc = arrow.tableToIPC(sourceTable());
+  const first = GPUTable.fromArrowIPCSync(ipc, {columns: ['x', 'score']});
+  throwsCode(() => new GPUTable({batches: first.batches}), 'INVALID_ARGUMENT');
+  const [last] = first.detachBatches(-1);
+  assert.equal(last.numRows, 7, 'a negative index counts from the end, as splice does');
+  assert.equal(first.batches.length, 1);
+  const second = new GPUTable({batches: [last]});
+  assert.equal(second.numRows, 7);
+  throwsCode(() => first.packBatches({minBatchSize: -1}), 'INVALID_ARGUMENT');
+  // resetLastBatch leaves storage that is not appendable alone.
+  first.resetLastBatch();
+  assert.equal(first.numRows, 5);
+  throwsCode(() => new gt.GPURecordBatch([gt.GPUVector.appendable({name: 'p', size: 4})], [{name: 'p', type: 'uint8', size: 1}]), 'TYPE_MISMATCH');
+  // Flags a table made for an appendable vector follow its appends.
+  const points = gt.GPUVector.appendable({name: 'score'}).append([1, 2]);
+  const grown = new GPUTable().addBatch(new gt.GPURecordBatch([gt.GPUVector.appendable({name: 'x'}).append([0, 0]), points]));
+  const [nulls] = first.detachBatches();
+  grown.addBatch(nulls);
+  points.append([3]);
+  assert.equal(points.validity.length, 3);
+  assert.deepEqual([...grown.getVector('score').validity.readValueSync(0, 5)], [1, 1, 1, 1, 0]);
+  // A table over an output whose evaluator was destroyed says DESTROYED when written.
+  const evaluator = E.fromArray(new Float32Array([1, 2]));
+  const borrowed = new GPUTable().addBatch(new gt.GPURecordBatch([evaluator.evaluateSync()]));
+  evaluator.destroy();
+  throwsCode(() => borrowed.toArrowIPC(), 'DESTROYED');
+  borrowed.destroy();
+  first.destroy();
+  second.destroy();
+  grown.destroy();
+});

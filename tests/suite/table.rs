@@ -130,7 +130,7 @@ pub fn tables_own_align_validity_and_pack_on_the_device<T: Target>() {
     // Detaching hands the storage over: the vector outlives the table.
     let detached = table.borrow_mut().detach_vector("x").unwrap();
     assert_eq!(table.borrow().fields.len(), 1);
-    let [first] = &table.borrow_mut().detach_batches(0, 1).unwrap()[..] else {
+    let [first] = &table.borrow_mut().detach_batches(0.0, 1.0).unwrap()[..] else {
         panic!("one batch detached")
     };
     table.borrow_mut().destroy();
@@ -228,6 +228,50 @@ pub fn table_misuse_is_a_typed_error<T: Target>() {
         code(Batch::new(vec![two_chunks.shared()], None)),
         ErrorCode::InvalidArgument
     );
+    // A batch belongs to one table at a time; detached, it can move.
+    let elsewhere = Table::new(Vec::new(), id).shared();
+    let held = table.borrow().batches[0].clone();
+    assert_eq!(
+        code(elsewhere.borrow_mut().add_batch(held.clone())),
+        ErrorCode::InvalidArgument
+    );
+    let moved = table.borrow_mut().detach_batches(0.0, 1.0).unwrap();
+    elsewhere.borrow_mut().add_batch(moved[0].clone()).unwrap();
+    table
+        .borrow_mut()
+        .add_batch(batch(&device, &[1, 2], None))
+        .unwrap();
+    // A schema that does not describe its vectors is refused.
+    let field = gputable::table::Field {
+        name: "x".into(),
+        dtype: DType::U8,
+        size: 1,
+        nullable: false,
+        metadata: Default::default(),
+    };
+    let mislabelled = Vector::owning("x", f32s(&[1.0, 2.0], 2), id).shared();
+    assert_eq!(
+        code(Batch::new(vec![mislabelled], Some(vec![field]))),
+        ErrorCode::TypeMismatch
+    );
+    // A selection frees what it was given (its own borrows free nothing).
+    let before = table::live_buffers_on(device.core().id, false);
+    let selection = elsewhere
+        .borrow()
+        .select(&["x".to_string(), "y".to_string()])
+        .unwrap()
+        .shared();
+    selection
+        .borrow_mut()
+        .add_batch(batch(&device, &[7], None))
+        .unwrap();
+    selection.borrow_mut().destroy();
+    assert_eq!(table::live_buffers_on(device.core().id, false), before);
+    assert_eq!(
+        read_i32(&elsewhere.borrow().column("x").unwrap().node().unwrap()),
+        vec![1, 2]
+    );
+    elsewhere.borrow_mut().destroy();
     assert_eq!(
         code(table.borrow().column("nope")),
         ErrorCode::InvalidArgument
@@ -248,7 +292,7 @@ pub fn table_misuse_is_a_typed_error<T: Target>() {
 }
 
 pub fn appendable_vectors_grow_and_reset<T: Target>() {
-    let vector = Vector::appendable("p", DType::F32, 2, 2).unwrap();
+    let mut vector = Vector::appendable("p", DType::F32, 2, 2).unwrap();
     let buffer = vector.data[0].borrow().buffer.clone();
     vector
         .append(ColumnData::F32(vec![1.0, 2.0, 3.0, 4.0]))
@@ -275,7 +319,6 @@ pub fn appendable_vectors_grow_and_reset<T: Target>() {
     vector.reset_last().unwrap();
     assert_eq!(vector.length(), 0);
     assert_eq!(buffer.borrow().capacity(), 4, "reset keeps the capacity");
-    let mut vector = vector;
     vector.destroy();
     assert_eq!(
         code(vector.append(ColumnData::F32(vec![1.0, 2.0]))),
