@@ -77,6 +77,15 @@ function schemaOf(fields) {
   return new GPUSchema(Array.from(fields, f => new GPUField(f)));
 }
 
+/** The schema of a table or batch view, described again only when its model's changed. */
+function cachedSchema(view) {
+  if (view._schemaVersion !== view._m.version) {
+    view._schema = schemaOf(view._m.fields());
+    view._schemaVersion = view._m.version;
+  }
+  return view._schema;
+}
+
 /** A GPUSchema (or a list of fields) as the model's fields. */
 function fieldsOf(schema) {
   const fields = schema instanceof GPUSchema ? schema.fields : schema;
@@ -106,11 +115,7 @@ export class GPURecordBatch {
     remember(this);
   }
   get schema() {
-    if (this._schemaVersion !== this._m.version) {
-      this._schema = schemaOf(this._m.fields());
-      this._schemaVersion = this._m.version;
-    }
-    return this._schema;
+    return cachedSchema(this);
   }
   get destroyed() {
     return this._m.destroyed;
@@ -277,11 +282,7 @@ export class GPUTable {
   }
 
   get schema() {
-    if (this._schemaVersion !== this._m.version) {
-      this._schema = schemaOf(this._m.fields());
-      this._schemaVersion = this._m.version;
-    }
-    return this._schema;
+    return cachedSchema(this);
   }
   get destroyed() {
     return this._m.destroyed;

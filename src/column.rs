@@ -263,6 +263,20 @@ impl ColumnData {
         })
     }
 
+    /// Appends `other`'s values (of the same type; the caller checked it and reserved room).
+    pub fn extend_from(&mut self, other: ColumnData) {
+        match (self, other) {
+            (ColumnData::U8(a), ColumnData::U8(b)) => a.extend(b),
+            (ColumnData::I8(a), ColumnData::I8(b)) => a.extend(b),
+            (ColumnData::U16(a), ColumnData::U16(b)) => a.extend(b),
+            (ColumnData::I16(a), ColumnData::I16(b)) => a.extend(b),
+            (ColumnData::U32(a), ColumnData::U32(b)) => a.extend(b),
+            (ColumnData::I32(a), ColumnData::I32(b)) => a.extend(b),
+            (ColumnData::F32(a), ColumnData::F32(b)) => a.extend(b),
+            _ => unreachable!("callers check the types"),
+        }
+    }
+
     /// Element `i` as f64 (exact for every stored type).
     pub fn get_f64(&self, i: usize) -> f64 {
         with_column_data!(self, v => v[i].to_f64())
@@ -334,16 +348,7 @@ impl Column {
         }
         let rows = (data.len() / self.size as usize) as u32;
         self.reserve_rows(rows)?;
-        match (&mut self.data, data) {
-            (ColumnData::U8(a), ColumnData::U8(b)) => a.extend(b),
-            (ColumnData::I8(a), ColumnData::I8(b)) => a.extend(b),
-            (ColumnData::U16(a), ColumnData::U16(b)) => a.extend(b),
-            (ColumnData::I16(a), ColumnData::I16(b)) => a.extend(b),
-            (ColumnData::U32(a), ColumnData::U32(b)) => a.extend(b),
-            (ColumnData::I32(a), ColumnData::I32(b)) => a.extend(b),
-            (ColumnData::F32(a), ColumnData::F32(b)) => a.extend(b),
-            _ => unreachable!("types were checked above"),
-        }
+        self.data.extend_from(data);
         self.rows += rows;
         Ok(())
     }

@@ -259,16 +259,7 @@ impl Buffer {
             *capacity = grown;
             grew = true;
         }
-        match (values, rows) {
-            (ColumnData::U8(a), ColumnData::U8(b)) => a.extend(b),
-            (ColumnData::I8(a), ColumnData::I8(b)) => a.extend(b),
-            (ColumnData::U16(a), ColumnData::U16(b)) => a.extend(b),
-            (ColumnData::I16(a), ColumnData::I16(b)) => a.extend(b),
-            (ColumnData::U32(a), ColumnData::U32(b)) => a.extend(b),
-            (ColumnData::I32(a), ColumnData::I32(b)) => a.extend(b),
-            (ColumnData::F32(a), ColumnData::F32(b)) => a.extend(b),
-            _ => unreachable!("types were checked above"),
-        }
+        values.extend_from(rows);
         if let Some(old) = node.take() {
             old.destroy();
         }
