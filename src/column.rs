@@ -139,37 +139,39 @@ impl_from_f64!(u8, i8, u16, i16, u32, i32, f32);
 macro_rules! with_elem_type {
     ($dtype:expr, $t:ident => $body:expr) => {
         match $dtype {
-            DType::U8 => {
+            $crate::dtype::DType::U8 => {
                 type $t = u8;
                 $body
             }
-            DType::I8 => {
+            $crate::dtype::DType::I8 => {
                 type $t = i8;
                 $body
             }
-            DType::U16 => {
+            $crate::dtype::DType::U16 => {
                 type $t = u16;
                 $body
             }
-            DType::I16 => {
+            $crate::dtype::DType::I16 => {
                 type $t = i16;
                 $body
             }
-            DType::U32 => {
+            $crate::dtype::DType::U32 => {
                 type $t = u32;
                 $body
             }
-            DType::I32 => {
+            $crate::dtype::DType::I32 => {
                 type $t = i32;
                 $body
             }
-            DType::F32 => {
+            $crate::dtype::DType::F32 => {
                 type $t = f32;
                 $body
             }
         }
     };
 }
+
+pub(crate) use with_elem_type;
 
 /// An empty vector with room for `len` elements, or `OUT_OF_MEMORY` naming `what` where
 /// the allocation fails (an abort would kill the wasm instance).

@@ -221,3 +221,21 @@ fn a_chunked_gather_source_is_bound_chunk_by_chunk() {
         vec![29., 0., 12., 25., 9., 0., 10., 24.]
     );
 }
+
+/// Ops computing from the row index number rows from the whole pass, not from their task:
+/// a sequence and a scan cut into tasks at the binding size give the values of one task.
+#[test]
+fn row_numbered_ops_continue_across_tasks_cut_at_the_binding_size() {
+    let mut d = new_device();
+    d.cap_binding_size(1024).unwrap();
+    let sequence = ir::sequence(600.0, 5.0, 3.0).unwrap();
+    evaluate_blocking(&d, std::slice::from_ref(&sequence)).unwrap();
+    let stored: Vec<u32> = sequence.home().unwrap().chunks.iter().map(|c| c.rows).collect();
+    assert_eq!(stored, vec![256, 256, 88], "three tasks");
+    let expected: Vec<i32> = (0..600).map(|i| 5 + 3 * i).collect();
+    assert_eq!(read_i32(&sequence), expected);
+    let ones = u32s(&[1; 600], 1);
+    let scan = gputable::ir::exclusive_scan(&ones).unwrap();
+    evaluate_blocking(&d, std::slice::from_ref(&scan)).unwrap();
+    assert_eq!(read_u32(&scan), (0..600).collect::<Vec<u32>>());
+}

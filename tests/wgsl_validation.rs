@@ -131,6 +131,10 @@ fn generated_kernels_are_valid_wgsl() {
         ir::cast(&i32s(&[1, 2], 1), DType::F32).unwrap(),
         ir::cast(&u32s(&[1, 2], 1), DType::I16).unwrap(),
         ir::cast(&wide_sum, DType::U32).unwrap(),
+        // Scans: every level of GroupSum and the ScanApply, narrow and wide rows.
+        ir::exclusive_scan(&floats_of(300)).unwrap(),
+        ir::exclusive_scan(&i8s(&[1, -2, 3, 4], 2)).unwrap(),
+        ir::exclusive_scan(&ir::binary(Add, &wide, &lit(&[1.])).unwrap()).unwrap(),
     ];
     for (i, root) in graphs.iter().enumerate() {
         for region in plan(std::slice::from_ref(root), Fusion::On)
@@ -256,6 +260,10 @@ fn generated_kernels_are_valid_wgsl() {
     let kernel =
         reduce_partials_kernel(region, &leaves(region), ReduceKind::Extent, 2, 1, 0).unwrap();
     validate(&kernel.source, "wide reduction");
+}
+
+fn floats_of(rows: usize) -> NodeRef {
+    f32s(&(0..rows).map(|v| v as f32).collect::<Vec<_>>(), 1)
 }
 
 fn i16(values: &[i16]) -> NodeRef {

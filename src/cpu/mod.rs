@@ -7,11 +7,14 @@
 mod device;
 mod lane;
 mod math;
+mod rows;
 
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use crate::column::{element_count, try_collect, with_column_data, Column, ColumnData, Elem};
+use crate::column::{
+    element_count, try_collect, with_column_data, with_elem_type, Column, ColumnData, Elem,
+};
 use crate::dtype::{Class, DType};
 use crate::error::{ErrorCode, GpuTableError, Result};
 use crate::ir::{validate_segments, NodeRef, Op, Reduction};
@@ -60,6 +63,7 @@ use kernels::{
 };
 pub use reduce::CpuStates;
 use reduce::Words;
+use rows::StoredRows;
 
 /// Elements per block buffer: a region's few buffers stay in L1 (measured best on the
 /// bench workloads; 2048 already thrashes a 32 KiB L1).
@@ -86,6 +90,8 @@ struct Block {
     consts: Vec<((u64, usize, Class), Buf)>,
     tmps: Vec<Buf>,
     segment_starts: HashMap<u64, Vec<i64>>,
+    /// The task's first row in the whole pass (ops computing from the row index add it).
+    first_row: u64,
 }
 
 /// Runs one elementwise region over its leaves' host values into storage from
@@ -121,47 +127,6 @@ fn in_host_memory(value: &Value) -> bool {
         Storage::Parts(parts) => parts.iter().all(|p| p.host_column().is_some()),
         _ => value.host_column().is_some(),
     }
-}
-
-fn host(value: &Value) -> Result<&Column> {
-    value
-        .host_column()
-        .ok_or_else(|| internal("a gather source is not in host memory"))
-}
-
-/// `gather_rows` from a source stored in `parts` (rows in order, all of the type of
-/// `first`, the first part's values): each id finds its part by binary search.
-fn gather_parts<I: Lane, S: Elem, T: Lane>(
-    ids: &[I],
-    _first: &[S],
-    parts: &[&Column],
-    lanes: usize,
-    dst: &mut [T],
-) -> Result<()> {
-    let values = parts
-        .iter()
-        .map(|p| S::slice_of(&p.data).ok_or_else(|| internal("gather parts of different types")))
-        .collect::<Result<Vec<_>>>()?;
-    let mut ends = Vec::with_capacity(parts.len());
-    let mut rows = 0usize;
-    for part in parts {
-        rows += part.rows as usize;
-        ends.push(rows);
-    }
-    for (row, id) in dst.chunks_exact_mut(lanes).zip(ids) {
-        match id.as_row(rows) {
-            Some(r) => {
-                let p = ends.partition_point(|&end| end <= r);
-                let local = r - (ends[p] - parts[p].rows as usize);
-                let from = &values[p][local * lanes..local * lanes + lanes];
-                for (o, v) in row.iter_mut().zip(from) {
-                    *o = T::from_elem(*v);
-                }
-            }
-            None => row.fill(T::default()),
-        }
-    }
-    Ok(())
 }
 
 /// Where a region's computed rows go.
@@ -200,6 +165,7 @@ fn run_blocks(region: &Region, leaves: &[Rc<Value>], mut sink: Sink) -> Result<(
         consts: Vec::new(),
         tmps: Vec::new(),
         segment_starts: HashMap::new(),
+        first_row: region.first_row,
     };
     for (leaf, value) in region.leaves.iter().zip(leaves) {
         if !in_host_memory(value) {
@@ -397,6 +363,11 @@ impl Block {
             .expect("leaves are checked to be in host memory")
     }
 
+    /// The block's first row, counted from the whole pass's first row.
+    fn pass_row(&self) -> usize {
+        (self.first_row + self.r0 as u64) as usize
+    }
+
     fn leaf_index(&self, node: &NodeRef) -> Result<usize> {
         self.leaf_ids
             .iter()
@@ -549,7 +520,8 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
             }
         }
         Op::Sequence { start, step } => {
-            let first = start.wrapping_add((b.r0 as i64).wrapping_mul(*step));
+            let row = (b.first_row + b.r0 as u64) as i64;
+            let first = start.wrapping_add(row.wrapping_mul(*step));
             for (i, o) in dst.iter_mut().enumerate() {
                 *o = T::from_elem(first.wrapping_add((i as i64).wrapping_mul(*step)) as i32);
             }
@@ -557,23 +529,40 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
         Op::Gather => {
             let ids = &node.inputs[0];
             let source = b.leaves[b.leaf_index(&node.inputs[1])?].clone();
-            // A chunked source is read chunk by chunk where it is stored (no joined copy).
-            let parts = match &source.storage {
-                Storage::Parts(parts) => {
-                    parts.iter().map(|p| host(p)).collect::<Result<Vec<_>>>()?
-                }
-                _ => vec![host(&source)?],
-            };
             dispatch_class!(ids.meta.dtype.class(), I => {
                 let v = b.prepare::<I>(ids, 1, 0)?;
                 let ids = b.view::<I>(v, 1);
-                match &parts[..] {
-                    [whole] => {
+                match &source.storage {
+                    // A chunked source is read chunk by chunk where it is stored.
+                    Storage::Parts(_) => with_elem_type!(source.dtype, S => {
+                        rows::gather_stored(ids, &StoredRows::<S>::new(&source)?, lanes, dst)
+                    }),
+                    _ => {
+                        let whole = source.host_column().ok_or_else(|| internal("a gather source is not in host memory"))?;
                         let rows = whole.rows as usize;
                         with_column_data!(&whole.data, s => gather_rows(ids, s, rows, lanes, dst));
                     }
-                    _ => with_column_data!(&parts[0].data, first => gather_parts(ids, first, &parts, lanes, dst)?),
                 }
+            });
+        }
+        Op::GroupSum => {
+            let x = b.leaves[b.leaf_index(&node.inputs[0])?].clone();
+            with_elem_type!(x.dtype, S => {
+                rows::group_sums(&StoredRows::<S>::new(&x)?, b.pass_row(), lanes, dst)
+            });
+        }
+        Op::ScanApply => {
+            let x = b.leaves[b.leaf_index(&node.inputs[0])?].clone();
+            let levels = node.inputs[1..]
+                .iter()
+                .map(|level| Ok(b.leaves[b.leaf_index(level)?].clone()))
+                .collect::<Result<Vec<_>>>()?;
+            let levels = levels
+                .iter()
+                .map(|level| StoredRows::<T>::new(level))
+                .collect::<Result<Vec<_>>>()?;
+            with_elem_type!(x.dtype, S => {
+                rows::scan_rows(&StoredRows::<S>::new(&x)?, &levels, b.pass_row(), lanes, dst)
             });
         }
         Op::SegmentedMap => {

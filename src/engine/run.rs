@@ -118,7 +118,7 @@ impl<B: Backend> Run<'_, B> {
         let mut chunks = Vec::new();
         let mut first = 0u64;
         for rows in tasks {
-            let task = region.task(rows);
+            let task = region.task_at(first, rows);
             let leaves = self.task_leaves(&task, values, &random, first).await?;
             let value = self.device.run_region(self.batch, &task, &leaves).await?;
             drop(leaves);
@@ -164,7 +164,7 @@ impl<B: Backend> Run<'_, B> {
         let mut states = self.device.reduction_states(self.batch, root, parts)?;
         let mut first = 0u64;
         for (part, rows) in tasks.into_iter().enumerate() {
-            let task = region.task(rows);
+            let task = region.task_at(first, rows);
             let leaves = self.task_leaves(&task, values, &random, first).await?;
             self.device
                 .reduce_chunk(self.batch, &task, &leaves, first, &mut states, part as u32)

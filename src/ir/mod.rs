@@ -17,9 +17,11 @@ use crate::value::{DeviceId, Output};
 mod chunked;
 mod ops;
 mod reduce;
+mod scan;
 pub use chunked::*;
 pub use ops::*;
 pub use reduce::*;
+pub use scan::*;
 
 pub type NodeRef = Rc<Node>;
 
@@ -123,6 +125,10 @@ pub enum Op {
     SegmentedMap,
     /// inputs: the reduced column, and optionally its validity (uint8, 0: skipped)
     Reduce(Reduction),
+    /// Sums of `SCAN_FAN_IN` consecutive input rows (scan.rs); the input read whole.
+    GroupSum,
+    /// inputs: a scanned column and its `GroupSum` levels, all read whole (scan.rs).
+    ScanApply,
     /// Rows of each input in order, chunks concatenated (a view: no kernel of its own).
     Concat,
     /// Every lane converted to the node's type (api.md's `cast` rules).
@@ -155,6 +161,8 @@ impl Op {
             Op::Gather => "gather",
             Op::SegmentedMap => "segmentedMap",
             Op::Reduce(r) => r.kind.name(),
+            Op::GroupSum => "groupSum",
+            Op::ScanApply => "exclusiveScan",
             Op::Cast(_) => "cast",
             Op::Concat => "concat",
             Op::Slice { .. } => "slice",
@@ -168,7 +176,7 @@ impl Op {
     pub fn reads_input_at_row(&self, index: usize) -> bool {
         !(matches!((self, index), (Op::Gather, 1) | (Op::SegmentedMap, 0))
             || self.is_assembly()
-            || matches!(self, Op::Rows(_)))
+            || matches!(self, Op::Rows(_) | Op::GroupSum | Op::ScanApply))
     }
 
     /// Ops whose output chunks are made of their inputs' stored rows (shared where a chunk

@@ -24,6 +24,9 @@ pub struct Region {
     /// Rows the pass iterates over: a reduction walks its input's rows; one chunk task of a
     /// chunked region, that chunk's rows.
     pub rows: u32,
+    /// The first of those rows in the whole pass (kernels number rows within their task;
+    /// ops that compute from the row index, such as `sequence`, add this).
+    pub first_row: u64,
 }
 
 impl Region {
@@ -37,6 +40,7 @@ impl Region {
             nodes,
             leaves,
             rows,
+            first_row: 0,
         }
     }
 
@@ -89,14 +93,27 @@ impl Region {
         })
     }
 
-    /// This pass over `rows` rows: one chunk task.
+    /// This pass over `rows` rows: one chunk task (whose first row is the pass's first).
     pub fn task(&self, rows: u32) -> Region {
+        self.task_at(0, rows)
+    }
+
+    /// This pass over rows `first_row..first_row + rows`: one chunk task.
+    pub fn task_at(&self, first_row: u64, rows: u32) -> Region {
         Region {
             root: self.root.clone(),
             nodes: self.nodes.clone(),
             leaves: self.leaves.clone(),
             rows,
+            first_row,
         }
+    }
+
+    /// Whether a node computes from the row index (its task's first row is a parameter).
+    pub fn numbers_rows(&self) -> bool {
+        self.nodes
+            .iter()
+            .any(|n| matches!(n.op, Op::Sequence { .. } | Op::GroupSum | Op::ScanApply))
     }
 }
 

@@ -161,9 +161,19 @@ pub(crate) struct Gen {
     /// Rows each leaf's value stores (a chunk task's part of a column may be shorter than
     /// the column, and a constant stores one).
     leaf_rows: HashMap<u64, u32>,
+    /// The `param` slot of the task's first row, for ops that compute from the row index.
+    first_row_slot: Option<usize>,
 }
 
 impl Gen {
+    /// The row being computed, counted from the whole pass's first row (WGSL u32).
+    pub(crate) fn pass_row(&self) -> String {
+        match self.first_row_slot {
+            Some(slot) => format!("(row + param({slot}u))"),
+            None => "row".to_string(),
+        }
+    }
+
     /// Rows leaf `node`'s value stores.
     fn stored_rows(&self, node: &Node) -> u32 {
         self.leaf_rows
@@ -390,7 +400,13 @@ pub(crate) fn start_with(
         textures: Vec::new(),
         wide: HashSet::new(),
         leaf_rows: HashMap::new(),
+        first_row_slot: None,
     };
+    if region.numbers_rows() {
+        let first = u32::try_from(region.first_row)
+            .map_err(|_| internal("a task starting past row 2^32"))?;
+        g.first_row_slot = Some(g.param(first));
+    }
     let _ = writeln!(g.out, "{PRELUDE}");
     let transcendental = |n: &NodeRef| match n.op {
         Op::Unary(op) => !matches!(op, UnaryOp::Sqrt | UnaryOp::Abs),

@@ -6,7 +6,7 @@ use std::fmt::Write;
 use super::{internal, wgsl_type, zero, Gen};
 use crate::dtype::{Class, DType};
 use crate::error::Result;
-use crate::ir::{BinaryOp, NodeRef, Op, UnaryOp};
+use crate::ir::{BinaryOp, NodeRef, Op, UnaryOp, SCAN_FAN_IN};
 
 /// Lane `at` (a WGSL u32 expression) of a node computing each lane from the same lane of
 /// its inputs (binary, unary, select); `None` for other ops.
@@ -68,6 +68,43 @@ pub(crate) fn lanewise_expr(g: &Gen, node: &NodeRef, at: &str) -> Option<String>
         }
         _ => return None,
     })
+}
+
+/// Statements declaring `s{id}`, lane `lane` of a scan's `GroupSum` row (the sum of its
+/// `SCAN_FAN_IN` input rows) or `ScanApply` row (at each level, the rows of its group
+/// before it); every input is a leaf read whole.
+pub(crate) fn scan_sum(g: &Gen, node: &NodeRef, lane: &str) -> Result<String> {
+    let id = g.local[&node.id];
+    let z = zero(node.meta.dtype.class());
+    let fan_in = SCAN_FAN_IN;
+    let leaf = |input: &NodeRef| {
+        g.leaf_slot
+            .get(&input.id)
+            .copied()
+            .ok_or_else(|| internal("a scan input is not bound whole"))
+    };
+    let row = g.pass_row();
+    let mut code = format!("        var s{id} = {z};\n");
+    if node.op == Op::GroupSum {
+        let (x, rows) = leaf(&node.inputs[0])?;
+        let _ = writeln!(
+            code,
+            "        for (var t = 0u; t < {fan_in}u; t++) {{ let r = {row} * {fan_in}u + t; \
+             if (r < param({rows}u)) {{ s{id} = s{id} + fetch_{x}(r, {lane}); }} }}"
+        );
+        return Ok(code);
+    }
+    let _ = writeln!(code, "        var at{id} = {row};");
+    for input in &node.inputs {
+        let (level, _) = leaf(input)?;
+        let _ = writeln!(
+            code,
+            "        {{ let d = at{id} % {fan_in}u; let first = at{id} - d; \
+             for (var t = 0u; t < d; t++) {{ s{id} = s{id} + fetch_{level}(first + t, {lane}); }} \
+             at{id} = at{id} / {fan_in}u; }}"
+        );
+    }
+    Ok(code)
 }
 
 /// Declares `ok{id}`, whether a gather node's id is a row of its source, and `r{id}`, the
@@ -195,7 +232,8 @@ pub(crate) fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Resul
         Op::Sequence { start, step } => {
             // Two's complement wrap: the i32 result is exact modulo 2^32.
             let (s, t) = (g.param(*start as i32 as u32), g.param(*step as i32 as u32));
-            let _ = writeln!(body, "    v{id}[0] = bitcast<i32>(param({s}u)) + bitcast<i32>(row) * bitcast<i32>(param({t}u));");
+            let row = g.pass_row();
+            let _ = writeln!(body, "    v{id}[0] = bitcast<i32>(param({s}u)) + bitcast<i32>({row}) * bitcast<i32>(param({t}u));");
         }
         Op::Gather => {
             let source = gather_setup(g, node, body)?;
@@ -216,6 +254,13 @@ pub(crate) fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Resul
                 "    var lo{id} = 0u;\n    var hi{id} = param({len_slot}u);\n    while (hi{id} - lo{id} > 1u) {{\n        \
                  let mid = (lo{id} + hi{id}) / 2u;\n        if (u32(fetch_{segments}(mid, 0u)) <= row) {{ lo{id} = mid; }} else {{ hi{id} = mid; }}\n    }}\n    \
                  v{id}[0] = lo{id};\n    v{id}[1] = row - u32(fetch_{segments}(lo{id}, 0u));"
+            );
+        }
+        Op::GroupSum | Op::ScanApply => {
+            let sum = scan_sum(g, node, "l")?;
+            let _ = writeln!(
+                body,
+                "    for (var l = 0u; l < {size}u; l++) {{\n{sum}        v{id}[l] = s{id};\n    }}"
             );
         }
         Op::Fround => {

@@ -5,7 +5,9 @@
 
 use std::fmt::Write;
 
-use super::nodes::{gather_setup, lanewise_expr, narrowed, row_pieces, shorter_length_slot};
+use super::nodes::{
+    gather_setup, lanewise_expr, narrowed, row_pieces, scan_sum, shorter_length_slot,
+};
 use super::{internal, wgsl_type, zero, Gen};
 use crate::dtype::Class;
 use crate::error::Result;
@@ -36,6 +38,10 @@ pub(crate) fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Resul
         Op::Gather => {
             let source = gather_setup(g, node, body)?;
             format!("select({z}, fetch_{source}(r{id}, lane), ok{id})")
+        }
+        Op::GroupSum | Op::ScanApply => {
+            body.push_str(&scan_sum(g, node, "lane")?);
+            format!("s{id}")
         }
         Op::Interleave => {
             whole_inputs(g)?;

@@ -10,6 +10,7 @@ mod chunked;
 mod engine;
 mod reduce;
 mod regressions;
+mod scan;
 mod table;
 
 use super::common::*;
@@ -26,6 +27,7 @@ pub use chunked::*;
 pub use engine::*;
 pub use reduce::*;
 pub use regressions::*;
+pub use scan::*;
 pub use table::*;
 
 /// A device type under test.
@@ -613,6 +615,9 @@ macro_rules! suite {
             chunked_sources_validate_their_chunks,
             cast_converts_by_the_rules,
             packing_batches_joins_them_on_the_device,
+            // scan.rs: the exclusive scan
+            exclusive_scans_match_a_plain_reference,
+            exclusive_scans_of_chunked_and_fused_columns,
             // table.rs: the table model
             tables_own_align_validity_and_pack_on_the_device,
             all_valid_flags_are_made_on_the_device,

@@ -1,0 +1,135 @@
+//! Random-access inputs by row: a leaf stored whole, or in parts (a chunked gather source
+//! read where each chunk is stored), and the per-row ops that read them: `gather` from
+//! parts, and the scan's `GroupSum` and `ScanApply`.
+
+use super::internal;
+use super::lane::Lane;
+use crate::column::{Column, Elem};
+use crate::error::Result;
+use crate::ir::{scan_digits, SCAN_FAN_IN};
+use crate::value::{Storage, Value};
+
+/// The rows of a stored value of element type `S`, `lanes` values each.
+pub(super) struct StoredRows<'a, S> {
+    parts: Vec<&'a [S]>,
+    /// The row after each part.
+    ends: Vec<usize>,
+    lanes: usize,
+}
+
+fn host(value: &Value) -> Result<&Column> {
+    value
+        .host_column()
+        .ok_or_else(|| internal("a random-access input is not in host memory"))
+}
+
+impl<'a, S: Elem> StoredRows<'a, S> {
+    pub fn new(value: &'a Value) -> Result<StoredRows<'a, S>> {
+        let columns = match &value.storage {
+            Storage::Parts(parts) => parts.iter().map(|p| host(p)).collect::<Result<Vec<_>>>()?,
+            _ => vec![host(value)?],
+        };
+        let mut parts = Vec::with_capacity(columns.len());
+        let mut ends = Vec::with_capacity(columns.len());
+        let mut rows = 0;
+        for column in columns {
+            parts.push(
+                S::slice_of(&column.data).ok_or_else(|| internal("stored rows of another type"))?,
+            );
+            rows += column.rows as usize;
+            ends.push(rows);
+        }
+        Ok(StoredRows {
+            parts,
+            ends,
+            lanes: value.size as usize,
+        })
+    }
+
+    pub fn rows(&self) -> usize {
+        self.ends.last().copied().unwrap_or(0)
+    }
+
+    /// Row `r` (< `rows()`): its part found by binary search.
+    #[inline]
+    pub fn row(&self, r: usize) -> &'a [S] {
+        let (p, first) = match self.parts.len() {
+            1 => (0, 0),
+            _ => {
+                let p = self.ends.partition_point(|&end| end <= r);
+                (p, self.ends.get(p.wrapping_sub(1)).copied().unwrap_or(0))
+            }
+        };
+        let at = (r - first) * self.lanes;
+        &self.parts[p][at..at + self.lanes]
+    }
+}
+
+/// `gather` of rows `ids` from `source` into rows of `lanes` (0 where an id is no row).
+pub(super) fn gather_stored<I: Lane, S: Elem, T: Lane>(
+    ids: &[I],
+    source: &StoredRows<S>,
+    lanes: usize,
+    dst: &mut [T],
+) {
+    let rows = source.rows();
+    for (row, id) in dst.chunks_exact_mut(lanes).zip(ids) {
+        match id.as_row(rows) {
+            Some(r) => {
+                for (o, v) in row.iter_mut().zip(source.row(r)) {
+                    *o = T::from_elem(*v);
+                }
+            }
+            None => row.fill(T::default()),
+        }
+    }
+}
+
+/// Rows `first..` of `GroupSum` of `x`: each the sum of `SCAN_FAN_IN` consecutive rows.
+pub(super) fn group_sums<S: Elem, T: Lane>(
+    x: &StoredRows<S>,
+    first: usize,
+    lanes: usize,
+    dst: &mut [T],
+) {
+    let fan_in = SCAN_FAN_IN as usize;
+    let rows = x.rows();
+    for (j, out) in dst.chunks_exact_mut(lanes).enumerate() {
+        out.fill(T::default());
+        let start = (first + j) * fan_in;
+        for r in start..(start + fan_in).min(rows) {
+            for (o, v) in out.iter_mut().zip(x.row(r)) {
+                *o = o.add(T::from_elem(*v));
+            }
+        }
+    }
+}
+
+/// Rows `first..` of `ScanApply`: row `r` adds, at each level (the scanned column `x`,
+/// then its group sums `levels`), the rows of its group before it.
+pub(super) fn scan_rows<S: Elem, T: Lane>(
+    x: &StoredRows<S>,
+    levels: &[StoredRows<T>],
+    first: usize,
+    lanes: usize,
+    dst: &mut [T],
+) {
+    for (i, out) in dst.chunks_exact_mut(lanes).enumerate() {
+        out.fill(T::default());
+        let mut digits = scan_digits((first + i) as u64, levels.len() + 1);
+        if let Some((start, digit)) = digits.next() {
+            for r in start as usize..start as usize + digit as usize {
+                for (o, v) in out.iter_mut().zip(x.row(r)) {
+                    *o = o.add(T::from_elem(*v));
+                }
+            }
+        }
+        for (level, (start, digit)) in levels.iter().zip(digits) {
+            for r in start as usize..start as usize + digit as usize {
+                for (o, v) in out.iter_mut().zip(level.row(r)) {
+                    *o = o.add(*v);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,74 @@
+//! Exclusive scans (prefix sums per lane), composed of two per-row ops that every backend
+//! runs as ordinary kernels: `GroupSum` folds `SCAN_FAN_IN` consecutive rows into one,
+//! level after level until one row is left, and `ScanApply` adds, for each row, the rows
+//! before it in its group at every level (at most `SCAN_FAN_IN - 1` reads per level).
+//! Float sums come out in tree order, not as one long running sum.
+
+use super::{single_chunk, Meta, Node, NodeRef, Op, ReduceKind};
+use crate::column::element_count;
+use crate::error::{GpuTableError, Result};
+
+/// Rows folded into one at each level of a scan.
+pub const SCAN_FAN_IN: u32 = 16;
+
+/// Row `j` is the sum of rows `j * SCAN_FAN_IN ..` (at most `SCAN_FAN_IN` of them) of `x`,
+/// lane by lane, in `sum`'s type.
+pub fn group_sum(x: &NodeRef) -> Result<NodeRef> {
+    x.check_alive()?;
+    let meta = Meta {
+        dtype: ReduceKind::Sum.output_type(x.meta.dtype),
+        size: x.meta.size,
+        length: x.meta.length.div_ceil(SCAN_FAN_IN),
+        constant: false,
+    };
+    Ok(Node::new(
+        Op::GroupSum,
+        vec![x.clone()],
+        meta,
+        single_chunk(meta.length),
+        None,
+    ))
+}
+
+/// Row `r` is the sum of rows `0..r` of `x`, lane by lane, in `sum`'s type (integers wrap;
+/// row 0 is 0). Chunked like `x`.
+pub fn exclusive_scan(x: &NodeRef) -> Result<NodeRef> {
+    x.check_alive()?;
+    if x.meta.constant {
+        return Err(GpuTableError::invalid(
+            "a scan needs a column, not a constant",
+        ));
+    }
+    let dtype = ReduceKind::Sum.output_type(x.meta.dtype);
+    element_count(x.meta.length as u64, x.meta.size, dtype)?;
+    let mut levels = vec![x.clone()];
+    while levels[levels.len() - 1].meta.length > 1 {
+        let folded = group_sum(&levels[levels.len() - 1])?;
+        levels.push(folded);
+    }
+    let meta = Meta {
+        dtype,
+        size: x.meta.size,
+        length: x.meta.length,
+        constant: false,
+    };
+    Ok(Node::new(
+        Op::ScanApply,
+        levels,
+        meta,
+        x.chunks.clone(),
+        None,
+    ))
+}
+
+/// The groups before row `row` at each level of a scan: per level, the first row of the
+/// group and how many rows of it precede (`row`'s digits in base `SCAN_FAN_IN`).
+pub fn scan_digits(row: u64, levels: usize) -> impl Iterator<Item = (u64, u32)> {
+    let fan_in = SCAN_FAN_IN as u64;
+    (0..levels).scan(row, move |at, _| {
+        let digit = *at % fan_in;
+        let first = *at - digit;
+        *at /= fan_in;
+        Some((first, digit as u32))
+    })
+}

@@ -1,0 +1,123 @@
+//! The exclusive scan (ir/scan.rs), a primitive of the sparse work: every type, row widths
+//! 1 and 3, lengths around each level's fan-in, chunked columns and a fused prologue and
+//! epilogue, against a plain reference written here (integers exactly, with wrapping;
+//! float sums within 1e-6 of the largest prefix).
+
+use super::*;
+use gputable::ir::{exclusive_scan, SCAN_FAN_IN};
+use gputable::DType;
+
+/// Prefix sums of rows of `size` lanes: f64 for floats, wrapping u32 words for integers.
+fn reference(values: &[f64], size: usize, float: bool) -> Vec<f64> {
+    let mut out = Vec::with_capacity(values.len());
+    let mut acc = vec![0f64; size];
+    let mut wrapped = vec![0u32; size];
+    for row in values.chunks(size) {
+        for l in 0..size {
+            if float {
+                out.push(acc[l]);
+                acc[l] += row[l];
+            } else {
+                out.push(wrapped[l] as f64);
+                wrapped[l] = wrapped[l].wrapping_add(row[l] as i64 as u32);
+            }
+        }
+    }
+    out
+}
+
+fn check_scan<T: Target>(x: NodeRef, values: &[f64]) {
+    let size = x.meta.size as usize;
+    let float = x.meta.dtype == DType::F32;
+    let scan = exclusive_scan(&x).unwrap();
+    evaluate::<T>(std::slice::from_ref(&scan)).unwrap();
+    assert_eq!(scan.home().unwrap().device, T::device().core().id);
+    assert_eq!(&*scan.chunks, &*x.chunks, "chunked like its input");
+    let expected = reference(values, size, float);
+    let actual: Vec<f64> = match read(&scan) {
+        ColumnData::F32(v) => v.iter().map(|&v| v as f64).collect(),
+        ColumnData::U32(v) => v.iter().map(|&v| v as f64).collect(),
+        ColumnData::I32(v) => v.iter().map(|&v| v as u32 as f64).collect(),
+        other => panic!("a scan of {other:?}"),
+    };
+    assert_eq!(actual.len(), expected.len());
+    let scale = expected.iter().fold(1f64, |m, v| m.max(v.abs()));
+    for (i, (a, e)) in actual.iter().zip(&expected).enumerate() {
+        let ok = match float {
+            true => (a - e).abs() <= 1e-6 * scale,
+            false => a == e,
+        };
+        assert!(
+            ok,
+            "{:?} x{size}, {} rows: row {} lane {}: {a} vs {e}",
+            x.meta.dtype,
+            values.len() / size,
+            i / size,
+            i % size
+        );
+    }
+}
+
+pub fn exclusive_scans_match_a_plain_reference<T: Target>() {
+    let fan = SCAN_FAN_IN;
+    let mut rng = Rng(7);
+    for rows in [
+        0,
+        1,
+        2,
+        fan - 1,
+        fan,
+        fan + 1,
+        fan * fan,
+        fan * fan + 3,
+        5000,
+    ] {
+        for size in [1u32, 3] {
+            let n = rows as usize * size as usize;
+            let floats: Vec<f32> = (0..n).map(|_| rng.f32()).collect();
+            check_scan::<T>(
+                f32s(&floats, size),
+                &floats.iter().map(|&v| v as f64).collect::<Vec<_>>(),
+            );
+            let ints: Vec<i32> = (0..n).map(|i| (i as i32 * 7919) % 2001 - 1000).collect();
+            check_scan::<T>(
+                i32s(&ints, size),
+                &ints.iter().map(|&v| v as f64).collect::<Vec<_>>(),
+            );
+            let bytes: Vec<u8> = (0..n).map(|i| (i * 37 % 256) as u8).collect();
+            check_scan::<T>(
+                u8s(&bytes, size),
+                &bytes.iter().map(|&v| v as f64).collect::<Vec<_>>(),
+            );
+        }
+    }
+    // uint32 sums wrap.
+    let big = vec![u32::MAX - 1, 5, u32::MAX, 7];
+    check_scan::<T>(
+        u32s(&big, 1),
+        &big.iter().map(|&v| v as f64).collect::<Vec<_>>(),
+    );
+    let small: Vec<i8> = (0..300).map(|i| (i % 256) as i8).collect();
+    check_scan::<T>(
+        i8s(&small, 1),
+        &small.iter().map(|&v| v as f64).collect::<Vec<_>>(),
+    );
+}
+
+pub fn exclusive_scans_of_chunked_and_fused_columns<T: Target>() {
+    // Chunked: each chunk's rows continue the sum of the chunks before it.
+    let values: Vec<u32> = (0..1000).map(|i| i % 13).collect();
+    let x = chunked(ColumnData::U32(values.clone()), 1, &[300, 0, 17, 683]);
+    check_scan::<T>(x, &values.iter().map(|&v| v as f64).collect::<Vec<_>>());
+    // A fused prologue is computed once, then read whole; an epilogue fuses after.
+    let ones: Vec<f32> = vec![1.0; 777];
+    let doubled = ir::binary(Multiply, &f32s(&ones, 1), &lit(&[2.0])).unwrap();
+    let offsets = ir::binary(Add, &exclusive_scan(&doubled).unwrap(), &lit(&[1.0])).unwrap();
+    evaluate::<T>(std::slice::from_ref(&offsets)).unwrap();
+    let expected: Vec<f32> = (0..777).map(|i| (2 * i + 1) as f32).collect();
+    assert_eq!(read_f32(&offsets), expected);
+    assert_eq!(
+        code(exclusive_scan(&lit(&[1.0]))),
+        ErrorCode::InvalidArgument
+    );
+}
