@@ -7,6 +7,7 @@
 pub mod column;
 pub mod cpu;
 pub mod dtype;
+pub mod dynamic;
 pub mod engine;
 pub mod error;
 pub mod evaluator;

@@ -230,7 +230,13 @@ fn row_numbered_ops_continue_across_tasks_cut_at_the_binding_size() {
     d.cap_binding_size(1024).unwrap();
     let sequence = ir::sequence(600.0, 5.0, 3.0).unwrap();
     evaluate_blocking(&d, std::slice::from_ref(&sequence)).unwrap();
-    let stored: Vec<u32> = sequence.home().unwrap().chunks.iter().map(|c| c.rows).collect();
+    let stored: Vec<u32> = sequence
+        .home()
+        .unwrap()
+        .chunks
+        .iter()
+        .map(|c| c.rows)
+        .collect();
     assert_eq!(stored, vec![256, 256, 88], "three tasks");
     let expected: Vec<i32> = (0..600).map(|i| 5 + 3 * i).collect();
     assert_eq!(read_i32(&sequence), expected);

@@ -545,6 +545,17 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
                 }
             });
         }
+        Op::SearchSorted { upper } => {
+            let (sorted, queries) = (&node.inputs[0], &node.inputs[1]);
+            let sorted = b.leaves[b.leaf_index(sorted)?].clone();
+            dispatch_class!(queries.meta.dtype.class(), Q => {
+                let v = b.prepare::<Q>(queries, 1, 0)?;
+                let queries = b.view::<Q>(v, 1);
+                with_elem_type!(sorted.dtype, S => {
+                    rows::search_sorted(&StoredRows::<S>::new(&sorted)?, queries, *upper, dst)
+                });
+            });
+        }
         Op::GroupSum => {
             let x = b.leaves[b.leaf_index(&node.inputs[0])?].clone();
             with_elem_type!(x.dtype, S => {

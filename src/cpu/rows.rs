@@ -133,3 +133,25 @@ pub(super) fn scan_rows<S: Elem, T: Lane>(
         }
     }
 }
+
+/// For each query, how many rows of `sorted` are below it (`upper`: at most it).
+pub(super) fn search_sorted<S: Elem, Q: Lane, T: Lane>(
+    sorted: &StoredRows<S>,
+    queries: &[Q],
+    upper: bool,
+    dst: &mut [T],
+) {
+    for (out, q) in dst.iter_mut().zip(queries) {
+        let q = q.to_f64();
+        let (mut lo, mut hi) = (0, sorted.rows());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let v = sorted.row(mid)[0].to_f64();
+            match if upper { v <= q } else { v < q } {
+                true => lo = mid + 1,
+                false => hi = mid,
+            }
+        }
+        *out = T::from_elem(lo as u32);
+    }
+}

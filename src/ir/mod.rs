@@ -129,6 +129,10 @@ pub enum Op {
     GroupSum,
     /// inputs: a scanned column and its `GroupSum` levels, all read whole (scan.rs).
     ScanApply,
+    /// inputs: a sorted column (read whole), queries (scan.rs).
+    SearchSorted {
+        upper: bool,
+    },
     /// Rows of each input in order, chunks concatenated (a view: no kernel of its own).
     Concat,
     /// Every lane converted to the node's type (api.md's `cast` rules).
@@ -163,6 +167,7 @@ impl Op {
             Op::Reduce(r) => r.kind.name(),
             Op::GroupSum => "groupSum",
             Op::ScanApply => "exclusiveScan",
+            Op::SearchSorted { .. } => "searchSorted",
             Op::Cast(_) => "cast",
             Op::Concat => "concat",
             Op::Slice { .. } => "slice",
@@ -174,8 +179,10 @@ impl Op {
     /// Whether input `index` is read at the output row (fusable) rather than by random access
     /// into a whole materialized column.
     pub fn reads_input_at_row(&self, index: usize) -> bool {
-        !(matches!((self, index), (Op::Gather, 1) | (Op::SegmentedMap, 0))
-            || self.is_assembly()
+        !(matches!(
+            (self, index),
+            (Op::Gather, 1) | (Op::SegmentedMap, 0) | (Op::SearchSorted { .. }, 0)
+        ) || self.is_assembly()
             || matches!(self, Op::Rows(_) | Op::GroupSum | Op::ScanApply))
     }
 

@@ -72,3 +72,41 @@ pub fn scan_digits(row: u64, levels: usize) -> impl Iterator<Item = (u64, u32)> 
         Some((first, digit as u32))
     })
 }
+
+/// For each row of `queries`, the number of rows of `sorted` (non-decreasing, size 1) that
+/// are below it (`upper`: at most it): NumPy's `searchsorted` with side 'left' ('right'),
+/// as uint32. Both of one class (unsigned, signed or float); `sorted` is read whole.
+pub fn search_sorted(sorted: &NodeRef, queries: &NodeRef, upper: bool) -> Result<NodeRef> {
+    sorted.check_alive()?;
+    queries.check_alive()?;
+    if sorted.meta.size != 1 || queries.meta.size != 1 {
+        return Err(GpuTableError::invalid(format!(
+            "searchSorted needs rows of size 1, got {} and {}",
+            sorted.meta.size, queries.meta.size
+        )));
+    }
+    if sorted.meta.dtype.class() != queries.meta.dtype.class() {
+        return Err(GpuTableError::type_mismatch(format!(
+            "searchSorted compares values of one class, got {} and {}",
+            sorted.meta.dtype.name(),
+            queries.meta.dtype.name()
+        )));
+    }
+    let meta = Meta {
+        dtype: crate::dtype::DType::U32,
+        size: 1,
+        length: queries.meta.length,
+        constant: queries.meta.constant,
+    };
+    let chunks = match queries.meta.constant {
+        true => single_chunk(1),
+        false => queries.chunks.clone(),
+    };
+    Ok(Node::new(
+        Op::SearchSorted { upper },
+        vec![sorted.clone(), queries.clone()],
+        meta,
+        chunks,
+        None,
+    ))
+}

@@ -256,6 +256,22 @@ pub(crate) fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Resul
                  v{id}[0] = lo{id};\n    v{id}[1] = row - u32(fetch_{segments}(lo{id}, 0u));"
             );
         }
+        Op::SearchSorted { upper } => {
+            let &(sorted, rows) = g
+                .leaf_slot
+                .get(&inputs[0].id)
+                .ok_or_else(|| internal("a sorted column is not bound whole"))?;
+            let q_class = inputs[1].meta.dtype.class();
+            let q = g.lane(&inputs[1], "0u", q_class);
+            let below = if *upper { "<=" } else { "<" };
+            let _ = writeln!(
+                body,
+                "    let q{id} = {q};\n    var lo{id} = 0u;\n    var hi{id} = param({rows}u);\n    \
+                 while (lo{id} < hi{id}) {{\n        let mid = lo{id} + (hi{id} - lo{id}) / 2u;\n        \
+                 if (fetch_{sorted}(mid, 0u) {below} q{id}) {{ lo{id} = mid + 1u; }} else {{ hi{id} = mid; }}\n    }}\n    \
+                 v{id}[0] = lo{id};"
+            );
+        }
         Op::GroupSum | Op::ScanApply => {
             let sum = scan_sum(g, node, "l")?;
             let _ = writeln!(

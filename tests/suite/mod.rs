@@ -618,6 +618,8 @@ macro_rules! suite {
             // scan.rs: the exclusive scan
             exclusive_scans_match_a_plain_reference,
             exclusive_scans_of_chunked_and_fused_columns,
+            search_sorted_finds_left_and_right_sides,
+            compaction_reads_back_only_the_count,
             // table.rs: the table model
             tables_own_align_validity_and_pack_on_the_device,
             all_valid_flags_are_made_on_the_device,

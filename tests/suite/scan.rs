@@ -121,3 +121,101 @@ pub fn exclusive_scans_of_chunked_and_fused_columns<T: Target>() {
         ErrorCode::InvalidArgument
     );
 }
+
+pub fn search_sorted_finds_left_and_right_sides<T: Target>() {
+    let sorted = i32s(&[-5, 0, 0, 0, 3, 9, 9, 12], 1);
+    let queries = chunked(
+        ColumnData::I32(vec![-9, -5, 0, 1, 9, 12, 13]),
+        1,
+        &[3, 0, 4],
+    );
+    let left = ir::search_sorted(&sorted, &queries, false).unwrap();
+    let right = ir::search_sorted(&sorted, &queries, true).unwrap();
+    evaluate::<T>(&[left.clone(), right.clone()]).unwrap();
+    assert_eq!(left.home().unwrap().device, T::device().core().id);
+    assert_eq!(&*left.chunks, &[3, 0, 4]);
+    assert_eq!(read_u32(&left), vec![0, 0, 1, 4, 5, 7, 8]);
+    assert_eq!(read_u32(&right), vec![0, 1, 4, 4, 7, 8, 8]);
+    // Floats, a computed sorted column, and every row of a long one.
+    let n = 3000u32;
+    let steps = f32s(&(0..n).map(|i| (i / 3) as f32 * 0.5).collect::<Vec<_>>(), 1);
+    let doubled = ir::binary(Multiply, &steps, &lit(&[2.0])).unwrap();
+    let probes = f32s(&(0..n).map(|i| i as f32 * 0.75).collect::<Vec<_>>(), 1);
+    let found = ir::search_sorted(&doubled, &probes, true).unwrap();
+    evaluate::<T>(std::slice::from_ref(&found)).unwrap();
+    let expected: Vec<u32> = (0..n)
+        .map(|i| {
+            (0..n)
+                .filter(|&k| (k / 3) as f32 <= i as f32 * 0.75)
+                .count() as u32
+        })
+        .collect();
+    assert_eq!(read_u32(&found), expected);
+    assert_eq!(
+        code(ir::search_sorted(&sorted, &f32s(&[1.0], 1), true)),
+        ErrorCode::TypeMismatch
+    );
+    assert_eq!(
+        code(ir::search_sorted(&i32s(&[1, 2], 2), &queries, true)),
+        ErrorCode::InvalidArgument
+    );
+}
+
+pub fn compaction_reads_back_only_the_count<T: Target>() {
+    let device = T::fresh();
+    let rows = 100_000usize;
+    let mut rng = Rng(11);
+    let flags: Vec<u8> = (0..rows)
+        .map(|_| (rng.below(3) == 0) as u8 * (1 + rng.below(2) as u8))
+        .collect();
+    let values: Vec<f32> = (0..rows * 2).map(|i| i as f32).collect();
+    let flags_node = u8s(&flags, 1);
+    let values_node = chunked(ColumnData::F32(values.clone()), 2, &[37_000, 63_000]);
+    for node in [&flags_node, &values_node] {
+        pollster::block_on(gputable::engine::put_on(&device, node, true)).unwrap();
+    }
+    let before = device.core().counters.stats();
+    let kept = pollster::block_on(gputable::dynamic::compact(
+        &device,
+        &flags_node,
+        &values_node,
+    ))
+    .unwrap();
+    evaluate_blocking(&device, std::slice::from_ref(&kept)).unwrap();
+    let after = device.core().counters.stats();
+    // The count's row (WebGL2 reads a whole texel row of it: 64 KiB), never the 400 KB of
+    // flags or the 800 KB of values.
+    let read_back = after.readback_bytes - before.readback_bytes;
+    assert!(read_back <= 65_536, "read back {read_back} bytes");
+    // Uploads are the small constants of the kernels' graphs, never the entries.
+    assert!(after.upload_bytes - before.upload_bytes < 64);
+    assert_eq!(kept.home().unwrap().device, device.core().id);
+    let expected: Vec<f32> = (0..rows)
+        .filter(|&i| flags[i] != 0)
+        .flat_map(|i| [values[2 * i], values[2 * i + 1]])
+        .collect();
+    assert_eq!(read_f32(&kept), expected);
+    // No row kept, and no rows at all.
+    let none = pollster::block_on(gputable::dynamic::compact(
+        &device,
+        &u8s(&[0, 0], 1),
+        &i32s(&[1, 2], 1),
+    ))
+    .unwrap();
+    evaluate_blocking(&device, std::slice::from_ref(&none)).unwrap();
+    assert_eq!(read_i32(&none), Vec::<i32>::new());
+    let empty = pollster::block_on(gputable::dynamic::compact(
+        &device,
+        &u8s(&[], 1),
+        &i32s(&[], 1),
+    ))
+    .unwrap();
+    evaluate_blocking(&device, std::slice::from_ref(&empty)).unwrap();
+    assert_eq!(read_i32(&empty), Vec::<i32>::new());
+    let mismatched = pollster::block_on(gputable::dynamic::compact(
+        &device,
+        &u8s(&[1], 1),
+        &i32s(&[1, 2], 1),
+    ));
+    assert_eq!(code(mismatched), ErrorCode::InvalidArgument);
+}
