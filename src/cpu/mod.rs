@@ -556,6 +556,13 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
                 });
             });
         }
+        Op::MergeSource { width } => {
+            let keys = b.leaves[b.leaf_index(&node.inputs[0])?].clone();
+            let first = b.pass_row();
+            with_elem_type!(keys.dtype, S => {
+                rows::merge_sources(&StoredRows::<S>::new(&keys)?, first, *width, dst)
+            });
+        }
         Op::GroupSum => {
             let x = b.leaves[b.leaf_index(&node.inputs[0])?].clone();
             with_elem_type!(x.dtype, S => {

@@ -6,7 +6,7 @@ use super::internal;
 use super::lane::Lane;
 use crate::column::{Column, Elem};
 use crate::error::Result;
-use crate::ir::{scan_digits, SCAN_FAN_IN};
+use crate::ir::{merge_source_row, scan_digits, SCAN_FAN_IN};
 use crate::value::{Storage, Value};
 
 /// The rows of a stored value of element type `S`, `lanes` values each.
@@ -153,5 +153,20 @@ pub(super) fn search_sorted<S: Elem, Q: Lane, T: Lane>(
             }
         }
         *out = T::from_elem(lo as u32);
+    }
+}
+
+/// Rows `first..` of `MergeSource` over `keys` sorted in runs of `width`.
+pub(super) fn merge_sources<S: Elem, T: Lane>(
+    keys: &StoredRows<S>,
+    first: usize,
+    width: u32,
+    dst: &mut [T],
+) {
+    let rows = keys.rows() as u64;
+    let key = |i: u64| keys.row(i as usize)[0].to_f64();
+    for (k, out) in dst.iter_mut().enumerate() {
+        let source = merge_source_row((first + k) as u64, rows, width as u64, key);
+        *out = T::from_elem(source as u32);
     }
 }

@@ -18,10 +18,12 @@ mod chunked;
 mod ops;
 mod reduce;
 mod scan;
+mod sort;
 pub use chunked::*;
 pub use ops::*;
 pub use reduce::*;
 pub use scan::*;
+pub use sort::*;
 
 pub type NodeRef = Rc<Node>;
 
@@ -133,6 +135,10 @@ pub enum Op {
     SearchSorted {
         upper: bool,
     },
+    /// input: keys sorted in runs of `width` rows, read whole (sort.rs).
+    MergeSource {
+        width: u32,
+    },
     /// Rows of each input in order, chunks concatenated (a view: no kernel of its own).
     Concat,
     /// Every lane converted to the node's type (api.md's `cast` rules).
@@ -168,6 +174,7 @@ impl Op {
             Op::GroupSum => "groupSum",
             Op::ScanApply => "exclusiveScan",
             Op::SearchSorted { .. } => "searchSorted",
+            Op::MergeSource { .. } => "mergeSource",
             Op::Cast(_) => "cast",
             Op::Concat => "concat",
             Op::Slice { .. } => "slice",
@@ -183,7 +190,10 @@ impl Op {
             (self, index),
             (Op::Gather, 1) | (Op::SegmentedMap, 0) | (Op::SearchSorted { .. }, 0)
         ) || self.is_assembly()
-            || matches!(self, Op::Rows(_) | Op::GroupSum | Op::ScanApply))
+            || matches!(
+                self,
+                Op::Rows(_) | Op::GroupSum | Op::ScanApply | Op::MergeSource { .. }
+            ))
     }
 
     /// Ops whose output chunks are made of their inputs' stored rows (shared where a chunk

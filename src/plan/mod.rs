@@ -111,9 +111,12 @@ impl Region {
 
     /// Whether a node computes from the row index (its task's first row is a parameter).
     pub fn numbers_rows(&self) -> bool {
-        self.nodes
-            .iter()
-            .any(|n| matches!(n.op, Op::Sequence { .. } | Op::GroupSum | Op::ScanApply))
+        self.nodes.iter().any(|n| {
+            matches!(
+                n.op,
+                Op::Sequence { .. } | Op::GroupSum | Op::ScanApply | Op::MergeSource { .. }
+            )
+        })
     }
 }
 

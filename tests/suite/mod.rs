@@ -620,6 +620,8 @@ macro_rules! suite {
             exclusive_scans_of_chunked_and_fused_columns,
             search_sorted_finds_left_and_right_sides,
             compaction_reads_back_only_the_count,
+            stable_sort_permutations_match_a_reference,
+            primitives_at_scale_match_the_cpu,
             // table.rs: the table model
             tables_own_align_validity_and_pack_on_the_device,
             all_valid_flags_are_made_on_the_device,

@@ -219,3 +219,55 @@ pub fn compaction_reads_back_only_the_count<T: Target>() {
     ));
     assert_eq!(code(mismatched), ErrorCode::InvalidArgument);
 }
+
+pub fn stable_sort_permutations_match_a_reference<T: Target>() {
+    let mut rng = Rng(5);
+    for rows in [0usize, 1, 2, 3, 17, 1000, 4099] {
+        let keys: Vec<i32> = (0..rows).map(|_| rng.below(50) as i32 - 25).collect();
+        let mut expected: Vec<u32> = (0..rows as u32).collect();
+        expected.sort_by_key(|&i| keys[i as usize]);
+        let node = match rows {
+            1000 => chunked(ColumnData::I32(keys.clone()), 1, &[300, 700]),
+            _ => i32s(&keys, 1),
+        };
+        let (perm, sorted) = ir::sort_permutation(&node).unwrap();
+        evaluate::<T>(&[perm.clone(), sorted.clone()]).unwrap();
+        if rows > 1 {
+            assert_eq!(perm.home().unwrap().device, T::device().core().id);
+        }
+        assert_eq!(
+            read_u32(&perm),
+            expected,
+            "{rows} keys: ties keep their order"
+        );
+        let in_order: Vec<i32> = expected.iter().map(|&i| keys[i as usize]).collect();
+        assert_eq!(read_i32(&sorted), in_order);
+    }
+    let unsigned = u32s(&[u32::MAX, 0, 7, u32::MAX - 1, 7], 1);
+    let (perm, _) = ir::sort_permutation(&unsigned).unwrap();
+    evaluate::<T>(std::slice::from_ref(&perm)).unwrap();
+    assert_eq!(read_u32(&perm), vec![1, 2, 4, 3, 0]);
+    assert_eq!(
+        code(ir::sort_permutation(&f32s(&[1.0], 1))),
+        ErrorCode::TypeMismatch
+    );
+}
+
+/// The primitives on a million-row scale, against the CPU device (the oracle).
+pub fn primitives_at_scale_match_the_cpu<T: Target>() {
+    let rows = 1usize << 20;
+    let mut rng = Rng(3);
+    let keys: Vec<u32> = (0..rows).map(|_| rng.below(1 << 16) as u32).collect();
+    let node = u32s(&keys, 1);
+    let scan = ir::exclusive_scan(&node).unwrap();
+    let sorted_rows = rows;
+    let (perm, _) = ir::sort_permutation(&u32s(&keys[..sorted_rows], 1)).unwrap();
+    let probes = ir::search_sorted(&scan, &u32s(&keys[..4096], 1), true).unwrap();
+    let roots = [scan, perm, probes];
+    let expected = oracle(&roots).unwrap();
+    evaluate::<T>(&roots).unwrap();
+    for (root, expected) in roots.iter().zip(&expected) {
+        assert_eq!(root.home().unwrap().device, T::device().core().id);
+        assert!(same(&read(root), expected), "{root:?} differs from the CPU");
+    }
+}
