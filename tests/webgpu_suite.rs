@@ -244,4 +244,11 @@ fn row_numbered_ops_continue_across_tasks_cut_at_the_binding_size() {
     let scan = gputable::ir::exclusive_scan(&ones).unwrap();
     evaluate_blocking(&d, std::slice::from_ref(&scan)).unwrap();
     assert_eq!(read_u32(&scan), (0..600).collect::<Vec<u32>>());
+    // So do a sort's merge passes and a segmented sum over 600 segments.
+    let keys: Vec<u32> = (0..600).map(|i| (i * 7919) % 600).collect();
+    let (_, sorted) = gputable::ir::sort_permutation(&u32s(&keys, 1)).unwrap();
+    let offsets = u32s(&(0..=600).collect::<Vec<u32>>(), 1);
+    let per_row = gputable::ir::segment_sum(&sorted, &offsets).unwrap();
+    evaluate_blocking(&d, std::slice::from_ref(&per_row)).unwrap();
+    assert_eq!(read_u32(&per_row), (0..600).collect::<Vec<u32>>());
 }

@@ -563,6 +563,15 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
                 rows::merge_sources(&StoredRows::<S>::new(&keys)?, first, *width, dst)
             });
         }
+        Op::SegmentSum => {
+            let values = b.leaves[b.leaf_index(&node.inputs[0])?].clone();
+            let offsets = b.leaves[b.leaf_index(&node.inputs[1])?].clone();
+            let offsets = StoredRows::<u32>::new(&offsets)?;
+            let first = b.pass_row();
+            with_elem_type!(values.dtype, S => {
+                rows::segment_sums(&StoredRows::<S>::new(&values)?, &offsets, first, lanes, dst)
+            });
+        }
         Op::GroupSum => {
             let x = b.leaves[b.leaf_index(&node.inputs[0])?].clone();
             with_elem_type!(x.dtype, S => {

@@ -170,3 +170,27 @@ pub(super) fn merge_sources<S: Elem, T: Lane>(
         *out = T::from_elem(source as u32);
     }
 }
+
+/// Rows `first..` of `SegmentSum`: segment `s` sums rows `offsets[s]..offsets[s + 1]`.
+pub(super) fn segment_sums<S: Elem, T: Lane>(
+    values: &StoredRows<S>,
+    offsets: &StoredRows<u32>,
+    first: usize,
+    lanes: usize,
+    dst: &mut [T],
+) {
+    let rows = values.rows();
+    for (s, out) in dst.chunks_exact_mut(lanes).enumerate() {
+        out.fill(T::default());
+        let segment = first + s;
+        let (lo, hi) = (
+            offsets.row(segment)[0] as usize,
+            offsets.row(segment + 1)[0] as usize,
+        );
+        for r in lo..hi.min(rows) {
+            for (o, v) in out.iter_mut().zip(values.row(r)) {
+                *o = o.add(T::from_elem(*v));
+            }
+        }
+    }
+}

@@ -135,6 +135,8 @@ pub enum Op {
     SearchSorted {
         upper: bool,
     },
+    /// inputs: values, segment offsets, both read whole (scan.rs).
+    SegmentSum,
     /// input: keys sorted in runs of `width` rows, read whole (sort.rs).
     MergeSource {
         width: u32,
@@ -175,6 +177,7 @@ impl Op {
             Op::ScanApply => "exclusiveScan",
             Op::SearchSorted { .. } => "searchSorted",
             Op::MergeSource { .. } => "mergeSource",
+            Op::SegmentSum => "segmentSum",
             Op::Cast(_) => "cast",
             Op::Concat => "concat",
             Op::Slice { .. } => "slice",
@@ -192,8 +195,25 @@ impl Op {
         ) || self.is_assembly()
             || matches!(
                 self,
-                Op::Rows(_) | Op::GroupSum | Op::ScanApply | Op::MergeSource { .. }
+                Op::Rows(_)
+                    | Op::GroupSum
+                    | Op::ScanApply
+                    | Op::MergeSource { .. }
+                    | Op::SegmentSum
             ))
+    }
+
+    /// Whether the op computes from its output row's index (kernels add their task's first
+    /// row to the row they compute).
+    pub fn numbers_rows(&self) -> bool {
+        matches!(
+            self,
+            Op::Sequence { .. }
+                | Op::GroupSum
+                | Op::ScanApply
+                | Op::MergeSource { .. }
+                | Op::SegmentSum
+        )
     }
 
     /// Ops whose output chunks are made of their inputs' stored rows (shared where a chunk

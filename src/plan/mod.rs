@@ -111,12 +111,7 @@ impl Region {
 
     /// Whether a node computes from the row index (its task's first row is a parameter).
     pub fn numbers_rows(&self) -> bool {
-        self.nodes.iter().any(|n| {
-            matches!(
-                n.op,
-                Op::Sequence { .. } | Op::GroupSum | Op::ScanApply | Op::MergeSource { .. }
-            )
-        })
+        self.nodes.iter().any(|n| n.op.numbers_rows())
     }
 }
 

@@ -85,6 +85,16 @@ pub(crate) fn scan_sum(g: &Gen, node: &NodeRef, lane: &str) -> Result<String> {
     };
     let row = g.pass_row();
     let mut code = format!("        var s{id} = {z};\n");
+    if node.op == Op::SegmentSum {
+        let (values, rows) = leaf(&node.inputs[0])?;
+        let (offsets, _) = leaf(&node.inputs[1])?;
+        let _ = writeln!(
+            code,
+            "        let hi{id} = min(u32(fetch_{offsets}({row} + 1u, 0u)), param({rows}u));\n        \
+             for (var r = u32(fetch_{offsets}({row}, 0u)); r < hi{id}; r++) {{ s{id} = s{id} + fetch_{values}(r, {lane}); }}"
+        );
+        return Ok(code);
+    }
     if node.op == Op::GroupSum {
         let (x, rows) = leaf(&node.inputs[0])?;
         let _ = writeln!(
@@ -291,6 +301,13 @@ pub(crate) fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Resul
                  let j{id} = d{id} - lo{id};\n    var from_a{id} = lo{id} < la{id};\n    \
                  if (from_a{id} && j{id} < lb{id}) {{ from_a{id} = fetch_{keys}(first{id} + lo{id}, 0u) <= fetch_{keys}(b{id} + j{id}, 0u); }}\n    \
                  v{id}[0] = select(b{id} + j{id}, first{id} + lo{id}, from_a{id});"
+            );
+        }
+        Op::SegmentSum => {
+            let sum = scan_sum(g, node, "l")?;
+            let _ = writeln!(
+                body,
+                "    for (var l = 0u; l < {size}u; l++) {{\n{sum}        v{id}[l] = s{id};\n    }}"
             );
         }
         Op::GroupSum | Op::ScanApply => {

@@ -39,7 +39,7 @@ pub(crate) fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Resul
             let source = gather_setup(g, node, body)?;
             format!("select({z}, fetch_{source}(r{id}, lane), ok{id})")
         }
-        Op::GroupSum | Op::ScanApply => {
+        Op::GroupSum | Op::ScanApply | Op::SegmentSum => {
             body.push_str(&scan_sum(g, node, "lane")?);
             format!("s{id}")
         }

@@ -622,6 +622,7 @@ macro_rules! suite {
             compaction_reads_back_only_the_count,
             stable_sort_permutations_match_a_reference,
             primitives_at_scale_match_the_cpu,
+            segment_sums_add_each_range,
             // table.rs: the table model
             tables_own_align_validity_and_pack_on_the_device,
             all_valid_flags_are_made_on_the_device,

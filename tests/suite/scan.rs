@@ -271,3 +271,53 @@ pub fn primitives_at_scale_match_the_cpu<T: Target>() {
         assert!(same(&read(root), expected), "{root:?} differs from the CPU");
     }
 }
+
+pub fn segment_sums_add_each_range<T: Target>() {
+    let values = f32s(&[1., 10., 2., 20., 3., 30., 4., 40., 5., 50.], 2);
+    let offsets = u32s(&[0, 2, 2, 5, 5], 1);
+    let sums = ir::segment_sum(&values, &offsets).unwrap();
+    evaluate::<T>(std::slice::from_ref(&sums)).unwrap();
+    assert_eq!(sums.home().unwrap().device, T::device().core().id);
+    assert_eq!(read_f32(&sums), vec![3., 30., 0., 0., 12., 120., 0., 0.]);
+    // Integers wrap; offsets past the rows are clipped; computed offsets (a fused
+    // producer is materialized first).
+    let ints = i8s(&[100, 100, 100, -1], 1);
+    let computed = ir::cast(
+        &ir::binary(
+            Multiply,
+            &u32s(&[0, 1, 2], 1),
+            &konst(ColumnData::U32(vec![3])),
+        )
+        .unwrap(),
+        DType::U32,
+    )
+    .unwrap();
+    let wrapped = ir::segment_sum(&ints, &computed).unwrap();
+    evaluate::<T>(std::slice::from_ref(&wrapped)).unwrap();
+    assert_eq!(read_i32(&wrapped), vec![300, -1]);
+    // At scale: segments from a sorted column of row ids, as CSR row pointers.
+    let rows = 200_000usize;
+    let mut rng = Rng(9);
+    let mut ids: Vec<u32> = (0..rows).map(|_| rng.below(5000) as u32).collect();
+    ids.sort();
+    let row_ptr = ir::search_sorted(
+        &u32s(&ids, 1),
+        &ir::cast(&ir::sequence(5001.0, 0.0, 1.0).unwrap(), DType::U32).unwrap(),
+        false,
+    )
+    .unwrap();
+    let weights: Vec<u32> = (0..rows as u32).collect();
+    let per_row = ir::segment_sum(&u32s(&weights, 1), &row_ptr).unwrap();
+    let expected = oracle(std::slice::from_ref(&per_row)).unwrap();
+    evaluate::<T>(std::slice::from_ref(&per_row)).unwrap();
+    assert!(same(&read(&per_row), &expected[0]));
+    let mut by_hand = vec![0u32; 5000];
+    for (i, &id) in ids.iter().enumerate() {
+        by_hand[id as usize] = by_hand[id as usize].wrapping_add(i as u32);
+    }
+    assert_eq!(read_u32(&per_row), by_hand);
+    assert_eq!(
+        code(ir::segment_sum(&values, &i32s(&[0, 1], 1))),
+        ErrorCode::InvalidArgument
+    );
+}
