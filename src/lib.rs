@@ -17,6 +17,7 @@ pub mod ipc;
 pub mod ir;
 pub mod memory;
 pub mod plan;
+pub mod sparse;
 pub mod table;
 pub mod value;
 #[cfg(target_arch = "wasm32")]

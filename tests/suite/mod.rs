@@ -11,6 +11,7 @@ mod engine;
 mod reduce;
 mod regressions;
 mod scan;
+mod sparse;
 mod table;
 
 use super::common::*;
@@ -28,6 +29,7 @@ pub use engine::*;
 pub use reduce::*;
 pub use regressions::*;
 pub use scan::*;
+pub use sparse::*;
 pub use table::*;
 
 /// A device type under test.
@@ -623,6 +625,11 @@ macro_rules! suite {
             stable_sort_permutations_match_a_reference,
             primitives_at_scale_match_the_cpu,
             segment_sums_add_each_range,
+            // sparse.rs: sparse matrices
+            coo_with_duplicates_becomes_canonical_csr,
+            spmv_and_spmm_match_the_dense_product,
+            sparse_constructors_validate_their_components,
+            random_coo_to_csr_and_spmv_match_the_reference,
             // table.rs: the table model
             tables_own_align_validity_and_pack_on_the_device,
             all_valid_flags_are_made_on_the_device,

@@ -1,0 +1,349 @@
+//! Sparse matrices on the device (sparse-arrays-interface.txt, api.md "Sparse arrays"): CSR,
+//! CSC and COO components are device values, and every conversion and product is a graph
+//! of the IR's primitives (sort, scan, searchSorted, compaction, segmented sums), so it runs
+//! on every backend with no host round trip of the entries. Operations whose entry count
+//! depends on the data read back that one count; validation reads back a few scalars.
+
+use crate::column::ColumnData;
+use crate::dtype::{Class, DType};
+use crate::engine::{self, Backend};
+use crate::error::{GpuTableError, Result};
+use crate::ir::{self, BinaryOp, NodeRef, ReduceKind, DEFAULT_SPLIT_EVERY};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Csr,
+    Csc,
+    Coo,
+}
+
+/// A sparse matrix of `shape` (rows, columns). `major` holds the pointers of CSR (rows) or
+/// CSC (columns), or COO's row indices; `minor` the column (CSR, COO) or row (CSC)
+/// indices; `values` one value per stored entry. Indices are uint32.
+#[derive(Clone, Debug)]
+pub struct SparseMatrix {
+    pub format: Format,
+    pub shape: (u32, u32),
+    pub major: NodeRef,
+    pub minor: NodeRef,
+    pub values: NodeRef,
+}
+
+fn u32_constant(value: u32) -> Result<NodeRef> {
+    ir::source(ColumnData::U32(vec![value]), 1, true)
+}
+
+fn u32_rows(count: u32) -> Result<NodeRef> {
+    ir::cast(&ir::sequence(count as f64, 0.0, 1.0)?, DType::U32)
+}
+
+/// `node` as uint32 indices: integers of size 1 (negative ones wrap past every bound).
+fn as_indices(node: &NodeRef, what: &str) -> Result<NodeRef> {
+    node.check_alive()?;
+    if node.meta.size != 1 || node.meta.dtype.class() == Class::F || node.meta.constant {
+        return Err(GpuTableError::invalid(format!(
+            "{what} must be a column of integers of size 1, got {} x{}",
+            node.meta.dtype.name(),
+            node.meta.size
+        )));
+    }
+    match node.meta.dtype {
+        DType::U32 => Ok(node.clone()),
+        _ => ir::cast(node, DType::U32),
+    }
+}
+
+/// Row 0 of each of `nodes` (uint32 scalars), evaluated on `device` and read back.
+async fn read_scalars<B: Backend>(device: &B, nodes: &[NodeRef]) -> Result<Vec<u32>> {
+    engine::evaluate(device, nodes).await?;
+    let mut out = Vec::with_capacity(nodes.len());
+    for node in nodes {
+        let output = node
+            .output_on(device.core().id)
+            .ok_or_else(|| engine::internal("a checked scalar was not evaluated"))?;
+        match engine::read_rows(&output, 0, 1).await? {
+            ColumnData::U32(v) if v.len() == 1 => out.push(v[0]),
+            _ => return Err(engine::internal("a checked scalar is not one uint32")),
+        }
+    }
+    Ok(out)
+}
+
+fn invalid(message: String) -> GpuTableError {
+    GpuTableError::invalid(message)
+}
+
+fn max_of(node: &NodeRef) -> Result<NodeRef> {
+    ir::reduce(ReduceKind::Max, node, None, DEFAULT_SPLIT_EVERY)
+}
+
+impl SparseMatrix {
+    pub fn nnz(&self) -> u32 {
+        self.values.meta.length
+    }
+
+    /// CSR (`Csr`) or CSC (`Csc`) from components, validated on `device`: `pointers` has
+    /// one row per major line plus one, starts at 0, never decreases and ends at the entry
+    /// count; every index is below the minor dimension; the components' lengths agree.
+    pub async fn compressed<B: Backend>(
+        device: &B,
+        format: Format,
+        pointers: &NodeRef,
+        indices: &NodeRef,
+        values: &NodeRef,
+        shape: (u32, u32),
+    ) -> Result<SparseMatrix> {
+        let (major_dim, minor_dim, names) = match format {
+            Format::Csr => (shape.0, shape.1, ("rowPtr", "colVal")),
+            Format::Csc => (shape.1, shape.0, ("colPtr", "rowVal")),
+            Format::Coo => return Err(engine::internal("compressed() of COO")),
+        };
+        let pointers = as_indices(pointers, names.0)?;
+        let indices = as_indices(indices, names.1)?;
+        values.check_alive()?;
+        let nnz = values.meta.length;
+        if values.meta.size != 1 || values.meta.constant {
+            return Err(invalid(format!(
+                "nzVal must be a column of size 1, got size {}",
+                values.meta.size
+            )));
+        }
+        if indices.meta.length != nnz {
+            return Err(invalid(format!(
+                "{} has {} entries, nzVal {nnz}",
+                names.1, indices.meta.length
+            )));
+        }
+        if pointers.meta.length as u64 != major_dim as u64 + 1 {
+            return Err(invalid(format!(
+                "{} needs {} rows (one per line plus one), got {}",
+                names.0,
+                major_dim as u64 + 1,
+                pointers.meta.length
+            )));
+        }
+        if nnz >= 1 << 31 {
+            return Err(GpuTableError::new(
+                crate::ErrorCode::LimitExceeded,
+                "a sparse matrix holds fewer than 2^31 entries",
+            ));
+        }
+        let mut checks = vec![
+            ir::slice(&pointers, 0.0, 1.0)?,
+            ir::slice(&pointers, major_dim as f64, major_dim as f64 + 1.0)?,
+            max_of(&pointers)?,
+        ];
+        if major_dim > 0 {
+            let later = ir::slice(&pointers, 1.0, major_dim as f64 + 1.0)?;
+            let earlier = ir::slice(&pointers, 0.0, major_dim as f64)?;
+            // A decrease wraps past every value the pointers may hold (at most nnz < 2^31).
+            checks.push(max_of(&ir::binary(BinaryOp::Subtract, &later, &earlier)?)?);
+        }
+        if nnz > 0 {
+            checks.push(max_of(&indices)?);
+        }
+        let got = read_scalars(device, &checks).await?;
+        let (first, last, largest) = (got[0], got[1], got[2]);
+        if first != 0 || last != nnz || largest > nnz || (major_dim > 0 && got[3] > nnz) {
+            return Err(invalid(format!(
+                "{} must start at 0, never decrease and end at nnz = {nnz} (starts at {first}, ends at {last})",
+                names.0
+            )));
+        }
+        if nnz > 0 && got[got.len() - 1] >= minor_dim {
+            return Err(invalid(format!(
+                "{} holds index {} outside the {minor_dim} {}",
+                names.1,
+                got[got.len() - 1],
+                if format == Format::Csr {
+                    "columns"
+                } else {
+                    "rows"
+                }
+            )));
+        }
+        Ok(SparseMatrix {
+            format,
+            shape,
+            major: pointers,
+            minor: indices,
+            values: values.clone(),
+        })
+    }
+
+    /// COO from components (duplicates allowed, in any order), validated on `device`.
+    pub async fn coo<B: Backend>(
+        device: &B,
+        rows: &NodeRef,
+        cols: &NodeRef,
+        values: &NodeRef,
+        shape: (u32, u32),
+    ) -> Result<SparseMatrix> {
+        let rows = as_indices(rows, "rowInd")?;
+        let cols = as_indices(cols, "colInd")?;
+        values.check_alive()?;
+        let nnz = values.meta.length;
+        if values.meta.size != 1 || values.meta.constant {
+            return Err(invalid(format!(
+                "nzVal must be a column of size 1, got size {}",
+                values.meta.size
+            )));
+        }
+        if rows.meta.length != nnz || cols.meta.length != nnz {
+            return Err(invalid(format!(
+                "rowInd, colInd and nzVal need equal lengths, got {}, {} and {nnz}",
+                rows.meta.length, cols.meta.length
+            )));
+        }
+        if nnz > 0 {
+            let got = read_scalars(device, &[max_of(&rows)?, max_of(&cols)?]).await?;
+            if got[0] >= shape.0 || got[1] >= shape.1 {
+                return Err(invalid(format!(
+                    "an entry at ({}, {}) lies outside the shape {} x {}",
+                    got[0], got[1], shape.0, shape.1
+                )));
+            }
+        }
+        Ok(SparseMatrix {
+            format: Format::Coo,
+            shape,
+            major: rows,
+            minor: cols,
+            values: values.clone(),
+        })
+    }
+
+    /// The transpose: CSR becomes CSC of the transpose (and back) without moving data.
+    pub fn transpose(&self) -> SparseMatrix {
+        let format = match self.format {
+            Format::Csr => Format::Csc,
+            Format::Csc => Format::Csr,
+            Format::Coo => Format::Coo,
+        };
+        let (major, minor) = match self.format {
+            Format::Coo => (self.minor.clone(), self.major.clone()),
+            _ => (self.major.clone(), self.minor.clone()),
+        };
+        SparseMatrix {
+            format,
+            shape: (self.shape.1, self.shape.0),
+            major,
+            minor,
+            values: self.values.clone(),
+        }
+    }
+
+    /// Each stored entry's (row, column, value), in storage order (lazy).
+    fn entries(&self) -> Result<(NodeRef, NodeRef, NodeRef)> {
+        let expand = |pointers: &NodeRef| -> Result<NodeRef> {
+            let after = ir::search_sorted(pointers, &u32_rows(self.nnz())?, true)?;
+            ir::binary(BinaryOp::Subtract, &after, &u32_constant(1)?)
+        };
+        Ok(match self.format {
+            Format::Coo => (self.major.clone(), self.minor.clone(), self.values.clone()),
+            Format::Csr => (
+                expand(&self.major)?,
+                self.minor.clone(),
+                self.values.clone(),
+            ),
+            Format::Csc => (
+                self.minor.clone(),
+                expand(&self.major)?,
+                self.values.clone(),
+            ),
+        })
+    }
+
+    /// Row-major COO (row, then column; duplicates and stored zeros kept), as a lazy graph.
+    pub fn to_coo(&self) -> Result<SparseMatrix> {
+        let (rows, cols, values) = self.entries()?;
+        let (rows, cols, values) = sort_row_major(&rows, &cols, &values)?;
+        Ok(SparseMatrix {
+            format: Format::Coo,
+            shape: self.shape,
+            major: rows,
+            minor: cols,
+            values,
+        })
+    }
+
+    /// Canonical CSR (columns sorted within each row, duplicates summed, stored zeros kept),
+    /// built on `device`: the one count read back is the number of distinct entries.
+    pub async fn to_csr<B: Backend>(&self, device: &B) -> Result<SparseMatrix> {
+        let (rows, cols, values) = self.entries()?;
+        let (rows, cols, values) = sort_row_major(&rows, &cols, &values)?;
+        let nnz = values.meta.length;
+        let k = u32_rows(nnz)?;
+        // A run of equal (row, col) starts where the pair differs from the one before it
+        // (row 0 always starts one: 1 - k / k is 1 there, integer division by 0 being 0).
+        let pairs = ir::interleave(&[rows.clone(), cols.clone()])?;
+        let before = ir::gather(
+            &ir::binary(BinaryOp::Subtract, &k, &u32_constant(1)?)?,
+            &pairs,
+        )?;
+        let differs = ir::binary(
+            BinaryOp::Subtract,
+            &u32_constant(1)?,
+            &ir::equal_all(&pairs, &before)?,
+        )?;
+        let first = ir::binary(
+            BinaryOp::Subtract,
+            &u32_constant(1)?,
+            &ir::binary(BinaryOp::Divide, &k, &k)?,
+        )?;
+        let starts_run = ir::binary(BinaryOp::Add, &differs, &first)?;
+        let starts = crate::dynamic::compact(device, &starts_run, &k).await?;
+        let offsets = ir::concat(&[
+            starts.clone(),
+            ir::source(ColumnData::U32(vec![nnz]), 1, false)?,
+        ])?;
+        let summed = ir::segment_sum(&values, &offsets)?;
+        let unique_rows = ir::gather(&starts, &rows)?;
+        let unique_cols = ir::gather(&starts, &cols)?;
+        let row_ptr = ir::search_sorted(&unique_rows, &u32_rows(self.shape.0 + 1)?, false)?;
+        Ok(SparseMatrix {
+            format: Format::Csr,
+            shape: self.shape,
+            major: row_ptr,
+            minor: unique_cols,
+            values: summed,
+        })
+    }
+
+    /// `A x` for CSR `A`: `x` has one row per column of `A` (size 1: SpMV; size k: SpMM);
+    /// the result one row per row of `A`, of the same size (lazy).
+    pub fn multiply(&self, x: &NodeRef) -> Result<NodeRef> {
+        if self.format != Format::Csr {
+            return Err(engine::internal("multiply() needs the CSR form"));
+        }
+        if x.meta.length != self.shape.1 {
+            return Err(invalid(format!(
+                "x needs {} rows (one per column), got {}",
+                self.shape.1, x.meta.length
+            )));
+        }
+        let products = ir::binary(
+            BinaryOp::Multiply,
+            &self.values,
+            &ir::gather(&self.minor, x)?,
+        )?;
+        ir::segment_sum(&products, &self.major)
+    }
+}
+
+/// Entries sorted by row, then column, stably (two stable sorts: by column, then by row).
+fn sort_row_major(
+    rows: &NodeRef,
+    cols: &NodeRef,
+    values: &NodeRef,
+) -> Result<(NodeRef, NodeRef, NodeRef)> {
+    let (by_col, _) = ir::sort_permutation(cols)?;
+    let rows_by_col = ir::gather(&by_col, rows)?;
+    let (by_row, sorted_rows) = ir::sort_permutation(&rows_by_col)?;
+    let order = ir::gather(&by_row, &by_col)?;
+    Ok((
+        sorted_rows,
+        ir::gather(&order, cols)?,
+        ir::gather(&order, values)?,
+    ))
+}

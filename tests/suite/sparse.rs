@@ -1,0 +1,256 @@
+//! Sparse matrices (src/sparse/) on each device against a dense reference worked out here:
+//! validation, COO with duplicates and stored zeros to canonical CSR, row-major COO, the
+//! free transpose, SpMV and SpMM, and a random matrix of 100,000 entries.
+
+use super::*;
+use gputable::sparse::{Format, SparseMatrix};
+
+fn block<F: std::future::Future>(f: F) -> F::Output {
+    pollster::block_on(f)
+}
+
+/// Dense m x n of COO entries (duplicates summed).
+fn dense(shape: (u32, u32), rows: &[u32], cols: &[u32], values: &[f32]) -> Vec<f64> {
+    let mut out = vec![0f64; (shape.0 * shape.1) as usize];
+    for ((&r, &c), &v) in rows.iter().zip(cols).zip(values) {
+        out[(r * shape.1 + c) as usize] += v as f64;
+    }
+    out
+}
+
+fn evaluated<T: Target>(nodes: &[&NodeRef]) {
+    let roots: Vec<NodeRef> = nodes.iter().map(|n| (*n).clone()).collect();
+    evaluate::<T>(&roots).unwrap();
+    for root in &roots {
+        if root.meta.length > 0 {
+            assert_eq!(
+                root.home().unwrap().device,
+                T::device().core().id,
+                "{root:?}"
+            );
+        }
+    }
+}
+
+pub fn coo_with_duplicates_becomes_canonical_csr<T: Target>() {
+    let device = T::device();
+    // 4 x 5: unsorted, a duplicate (1, 3) twice, a stored zero at (3, 0), empty row 2 and
+    // empty columns 2 and 4.
+    let rows = [3u32, 1, 0, 1, 3, 1, 0];
+    let cols = [0u32, 3, 1, 0, 3, 3, 0];
+    let values = [0.0f32, 2.0, 1.5, -1.0, 4.0, 0.5, 7.0];
+    let a = block(SparseMatrix::coo(
+        &device,
+        &u32s(&rows, 1),
+        &u32s(&cols, 1),
+        &f32s(&values, 1),
+        (4, 5),
+    ))
+    .unwrap();
+    let before = device.core().counters.stats();
+    let csr = block(a.to_csr(&device)).unwrap();
+    evaluated::<T>(&[&csr.major, &csr.minor, &csr.values]);
+    assert!(
+        device.core().counters.stats().readback_bytes - before.readback_bytes <= 65_536,
+        "only the count comes back"
+    );
+    assert_eq!(csr.format, Format::Csr);
+    assert_eq!(read_u32(&csr.major), vec![0, 2, 4, 4, 6]);
+    assert_eq!(read_u32(&csr.minor), vec![0, 1, 0, 3, 0, 3]);
+    assert_eq!(
+        read_f32(&csr.values),
+        vec![7.0, 1.5, -1.0, 2.5, 0.0, 4.0],
+        "duplicates summed, the stored zero kept"
+    );
+    // Row-major COO keeps duplicates; the transpose is CSC of the same arrays.
+    let coo = a.to_coo().unwrap();
+    evaluated::<T>(&[&coo.major, &coo.minor, &coo.values]);
+    assert_eq!(read_u32(&coo.major), vec![0, 0, 1, 1, 1, 3, 3]);
+    assert_eq!(read_u32(&coo.minor), vec![0, 1, 0, 3, 3, 0, 3]);
+    assert_eq!(
+        read_f32(&coo.values),
+        vec![7.0, 1.5, -1.0, 2.0, 0.5, 0.0, 4.0],
+        "ties keep their order"
+    );
+    let t = csr.transpose();
+    assert_eq!((t.format, t.shape), (Format::Csc, (5, 4)));
+    assert!(std::rc::Rc::ptr_eq(&t.values, &csr.values), "no data moved");
+    let back = block(t.transpose().to_csr(&device)).unwrap();
+    evaluated::<T>(&[&back.values]);
+    assert_eq!(read_f32(&back.values), read_f32(&csr.values));
+    // A CSC matrix to CSR: the transpose's entries re-sorted by row.
+    let tt = block(t.to_csr(&device)).unwrap();
+    evaluated::<T>(&[&tt.major, &tt.minor]);
+    assert_eq!(read_u32(&tt.major), vec![0, 3, 4, 4, 6, 6]);
+    assert_eq!(read_u32(&tt.minor), vec![0, 1, 3, 0, 1, 3]);
+}
+
+pub fn spmv_and_spmm_match_the_dense_product<T: Target>() {
+    let device = T::device();
+    let a = block(SparseMatrix::compressed(
+        &device,
+        Format::Csr,
+        &u32s(&[0, 2, 2, 5], 1),
+        &i32s(&[0, 2, 1, 0, 2], 1),
+        &f32s(&[1.0, 2.0, 3.0, 4.0, 5.0], 1),
+        (3, 3),
+    ))
+    .unwrap();
+    let y = a.multiply(&f32s(&[1.0, 10.0, 100.0], 1)).unwrap();
+    let z = a
+        .multiply(&f32s(&[1.0, -1.0, 10.0, -10.0, 100.0, -100.0], 2))
+        .unwrap();
+    evaluated::<T>(&[&y, &z]);
+    assert_eq!(read_f32(&y), vec![201.0, 0.0, 534.0]);
+    assert_eq!(read_f32(&z), vec![201.0, -201.0, 0.0, 0.0, 534.0, -534.0]);
+    assert_eq!(
+        code(a.multiply(&f32s(&[1.0, 2.0], 1))),
+        ErrorCode::InvalidArgument
+    );
+}
+
+pub fn sparse_constructors_validate_their_components<T: Target>() {
+    let device = T::device();
+    let values = f32s(&[1.0, 2.0, 3.0], 1);
+    let csr = |ptr: &[u32], idx: &[u32]| {
+        code(block(SparseMatrix::compressed(
+            &device,
+            Format::Csr,
+            &u32s(ptr, 1),
+            &u32s(idx, 1),
+            &values,
+            (2, 3),
+        )))
+    };
+    assert_eq!(
+        csr(&[1, 2, 3], &[0, 1, 2]),
+        ErrorCode::InvalidArgument,
+        "starts at 1"
+    );
+    assert_eq!(
+        csr(&[0, 2, 2], &[0, 1, 2]),
+        ErrorCode::InvalidArgument,
+        "ends before nnz"
+    );
+    assert_eq!(
+        csr(&[0, 3, 1, 3], &[0, 1, 2]),
+        ErrorCode::InvalidArgument,
+        "too many pointers"
+    );
+    assert_eq!(
+        csr(&[0, 3], &[0, 1, 2]),
+        ErrorCode::InvalidArgument,
+        "too few pointers"
+    );
+    assert_eq!(
+        csr(&[0, 2, 3], &[0, 1, 3]),
+        ErrorCode::InvalidArgument,
+        "a column past the shape"
+    );
+    let decreasing = code(block(SparseMatrix::compressed(
+        &device,
+        Format::Csr,
+        &u32s(&[0, 3, 2, 3], 1),
+        &u32s(&[0, 1, 2], 1),
+        &values,
+        (3, 3),
+    )));
+    assert_eq!(decreasing, ErrorCode::InvalidArgument, "pointers decrease");
+    let negative = code(block(SparseMatrix::coo(
+        &device,
+        &i32s(&[0, -1, 1], 1),
+        &u32s(&[0, 1, 2], 1),
+        &values,
+        (2, 3),
+    )));
+    assert_eq!(negative, ErrorCode::InvalidArgument, "a negative row");
+    let short = code(block(SparseMatrix::coo(
+        &device,
+        &u32s(&[0, 1], 1),
+        &u32s(&[0, 1, 2], 1),
+        &values,
+        (2, 3),
+    )));
+    assert_eq!(short, ErrorCode::InvalidArgument, "lengths differ");
+    let float_ids = code(block(SparseMatrix::coo(
+        &device,
+        &f32s(&[0., 1., 1.], 1),
+        &u32s(&[0, 1, 2], 1),
+        &values,
+        (2, 3),
+    )));
+    assert_eq!(float_ids, ErrorCode::InvalidArgument, "float indices");
+    block(SparseMatrix::compressed(
+        &device,
+        Format::Csr,
+        &u32s(&[0, 2, 3], 1),
+        &u32s(&[0, 1, 2], 1),
+        &values,
+        (2, 3),
+    ))
+    .unwrap();
+    // No entries, no rows.
+    let empty = block(SparseMatrix::coo(
+        &device,
+        &u32s(&[], 1),
+        &u32s(&[], 1),
+        &f32s(&[], 1),
+        (0, 4),
+    ))
+    .unwrap();
+    let csr = block(empty.to_csr(&device)).unwrap();
+    evaluate::<T>(&[csr.major.clone(), csr.values.clone()]).unwrap();
+    assert_eq!(read_u32(&csr.major), vec![0]);
+    assert_eq!(read_f32(&csr.values), Vec::<f32>::new());
+}
+
+pub fn random_coo_to_csr_and_spmv_match_the_reference<T: Target>() {
+    let device = T::device();
+    let (shape, entries) = ((700u32, 900u32), 100_000usize);
+    let mut rng = Rng(21);
+    let rows: Vec<u32> = (0..entries)
+        .map(|_| rng.below(shape.0 as u64) as u32)
+        .collect();
+    let cols: Vec<u32> = (0..entries)
+        .map(|_| rng.below(shape.1 as u64) as u32)
+        .collect();
+    let values: Vec<f32> = (0..entries).map(|_| rng.below(9) as f32 - 4.0).collect();
+    let a = block(SparseMatrix::coo(
+        &device,
+        &u32s(&rows, 1),
+        &u32s(&cols, 1),
+        &f32s(&values, 1),
+        shape,
+    ))
+    .unwrap();
+    let csr = block(a.to_csr(&device)).unwrap();
+    let x: Vec<f32> = (0..shape.1).map(|j| (j % 7) as f32).collect();
+    let y = csr.multiply(&f32s(&x, 1)).unwrap();
+    evaluated::<T>(&[&csr.major, &csr.minor, &csr.values, &y]);
+    let reference = dense(shape, &rows, &cols, &values);
+    let (ptr, idx, val) = (
+        read_u32(&csr.major),
+        read_u32(&csr.minor),
+        read_f32(&csr.values),
+    );
+    let mut rebuilt = vec![0f64; reference.len()];
+    for r in 0..shape.0 as usize {
+        let run = &idx[ptr[r] as usize..ptr[r + 1] as usize];
+        assert!(
+            run.windows(2).all(|w| w[0] < w[1]),
+            "row {r}: columns sorted and distinct"
+        );
+        for k in ptr[r] as usize..ptr[r + 1] as usize {
+            rebuilt[r * shape.1 as usize + idx[k] as usize] = val[k] as f64;
+        }
+    }
+    assert_eq!(rebuilt, reference);
+    let expected: Vec<f32> = (0..shape.0 as usize)
+        .map(|r| {
+            (0..shape.1 as usize)
+                .map(|c| reference[r * shape.1 as usize + c] * x[c] as f64)
+                .sum::<f64>() as f32
+        })
+        .collect();
+    assert_eq!(read_f32(&y), expected, "small integers: exact in any order");
+}
