@@ -140,6 +140,8 @@ fn generated_kernels_are_valid_wgsl() {
         ir::sort_permutation(&u32s(&[3, 1, 2, 0, 5], 1)).unwrap().0,
         ir::segment_sum(&f32s(&[1., 2., 3., 4.], 2), &u32s(&[0, 1, 2], 1)).unwrap(),
         ir::segment_sum(&wide, &u32s(&[0, 2], 1)).unwrap(),
+        ir::reshape(&u32s(&[0; 12], 3), 4).unwrap(),
+        ir::reshape(&u32s(&[0; 40], 1), 20).unwrap(),
     ];
     for (i, root) in graphs.iter().enumerate() {
         for region in plan(std::slice::from_ref(root), Fusion::On)

@@ -572,6 +572,13 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
                 rows::segment_sums(&StoredRows::<S>::new(&values)?, &offsets, first, lanes, dst)
             });
         }
+        Op::Reshape => {
+            let x = b.leaves[b.leaf_index(&node.inputs[0])?].clone();
+            let first = b.pass_row();
+            with_elem_type!(x.dtype, S => {
+                rows::reshape(&StoredRows::<S>::new(&x)?, first, lanes, dst)
+            });
+        }
         Op::GroupSum => {
             let x = b.leaves[b.leaf_index(&node.inputs[0])?].clone();
             with_elem_type!(x.dtype, S => {

@@ -194,3 +194,17 @@ pub(super) fn segment_sums<S: Elem, T: Lane>(
         }
     }
 }
+
+/// Rows `first..` of `Reshape`: output element `e` (row-major) is input element `e`.
+pub(super) fn reshape<S: Elem, T: Lane>(
+    x: &StoredRows<S>,
+    first: usize,
+    lanes: usize,
+    dst: &mut [T],
+) {
+    let width = x.lanes;
+    for (i, out) in dst.iter_mut().enumerate() {
+        let e = first * lanes + i;
+        *out = T::from_elem(x.row(e / width)[e % width]);
+    }
+}

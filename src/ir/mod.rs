@@ -137,6 +137,8 @@ pub enum Op {
     },
     /// inputs: values, segment offsets, both read whole (scan.rs).
     SegmentSum,
+    /// The input's values in rows of the node's size, read whole (scan.rs).
+    Reshape,
     /// input: keys sorted in runs of `width` rows, read whole (sort.rs).
     MergeSource {
         width: u32,
@@ -178,6 +180,7 @@ impl Op {
             Op::SearchSorted { .. } => "searchSorted",
             Op::MergeSource { .. } => "mergeSource",
             Op::SegmentSum => "segmentSum",
+            Op::Reshape => "reshape",
             Op::Cast(_) => "cast",
             Op::Concat => "concat",
             Op::Slice { .. } => "slice",
@@ -200,6 +203,7 @@ impl Op {
                     | Op::ScanApply
                     | Op::MergeSource { .. }
                     | Op::SegmentSum
+                    | Op::Reshape
             ))
     }
 

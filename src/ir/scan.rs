@@ -140,3 +140,34 @@ pub fn segment_sum(values: &NodeRef, offsets: &NodeRef) -> Result<NodeRef> {
         None,
     ))
 }
+
+/// The same values in rows of `size` lanes (row-major order kept): `rows x s` values as
+/// `rows * s / size` rows of `size`. The input is read whole.
+pub fn reshape(x: &NodeRef, size: u32) -> Result<NodeRef> {
+    x.check_alive()?;
+    let elements = x.meta.length as u64 * x.meta.size as u64;
+    if size == 0 || elements % size as u64 != 0 || x.meta.constant {
+        return Err(GpuTableError::invalid(format!(
+            "{} values cannot be rows of size {size}",
+            elements
+        )));
+    }
+    let length = u32::try_from(elements / size as u64)
+        .map_err(|_| GpuTableError::invalid("a reshape past 2^32 rows"))?;
+    if x.meta.size == size {
+        return Ok(x.clone());
+    }
+    let meta = Meta {
+        dtype: x.meta.dtype,
+        size,
+        length,
+        constant: false,
+    };
+    Ok(Node::new(
+        Op::Reshape,
+        vec![x.clone()],
+        meta,
+        single_chunk(length),
+        None,
+    ))
+}

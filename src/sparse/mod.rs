@@ -310,6 +310,42 @@ impl SparseMatrix {
         })
     }
 
+    /// The dense matrix: `m` rows of `n` values (duplicates summed, of the values' type),
+    /// as a lazy graph: entries sorted by their row-major place, each cell the segmented
+    /// sum of the entries at its place (found by searchSorted).
+    pub fn to_dense(&self) -> Result<NodeRef> {
+        let (m, n) = self.shape;
+        let cells = m as u64 * n as u64;
+        if cells >= u32::MAX as u64 {
+            return Err(GpuTableError::new(
+                crate::ErrorCode::LimitExceeded,
+                format!("a dense {m} x {n} matrix has 2^32 cells or more"),
+            ));
+        }
+        let (rows, cols, values) = self.entries()?;
+        let width = u32_constant(n)?;
+        let places = ir::binary(
+            BinaryOp::Add,
+            &ir::binary(BinaryOp::Multiply, &rows, &width)?,
+            &cols,
+        )?;
+        let (order, sorted) = ir::sort_permutation(&places)?;
+        let bounds = ir::search_sorted(&sorted, &u32_rows(cells as u32 + 1)?, false)?;
+        let sums = ir::segment_sum(&ir::gather(&order, &values)?, &bounds)?;
+        let sums = match sums.meta.dtype == values.meta.dtype {
+            true => sums,
+            false => ir::cast(&sums, values.meta.dtype)?,
+        };
+        match n {
+            0 => ir::source(
+                crate::column::Column::empty(values.meta.dtype, 1)?.data,
+                1,
+                false,
+            ),
+            _ => ir::reshape(&sums, n),
+        }
+    }
+
     /// `A x` for CSR `A`: `x` has one row per column of `A` (size 1: SpMV; size k: SpMM);
     /// the result one row per row of `A`, of the same size (lazy).
     pub fn multiply(&self, x: &NodeRef) -> Result<NodeRef> {

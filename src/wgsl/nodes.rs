@@ -70,6 +70,17 @@ pub(crate) fn lanewise_expr(g: &Gen, node: &NodeRef, at: &str) -> Option<String>
     })
 }
 
+/// Lane `lane` of a `Reshape` row: the input's element of the same row-major place.
+pub(crate) fn reshape_lane(g: &Gen, node: &NodeRef, lane: &str) -> Result<String> {
+    let &(x, _) = g
+        .leaf_slot
+        .get(&node.inputs[0].id)
+        .ok_or_else(|| internal("a reshaped input is not bound whole"))?;
+    let (size, width) = (node.meta.size, node.inputs[0].meta.size);
+    let e = format!("({} * {size}u + {lane})", g.pass_row());
+    Ok(format!("fetch_{x}({e} / {width}u, {e} % {width}u)"))
+}
+
 /// Statements declaring `s{id}`, lane `lane` of a scan's `GroupSum` row (the sum of its
 /// `SCAN_FAN_IN` input rows) or `ScanApply` row (at each level, the rows of its group
 /// before it); every input is a leaf read whole.
@@ -301,6 +312,13 @@ pub(crate) fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Resul
                  let j{id} = d{id} - lo{id};\n    var from_a{id} = lo{id} < la{id};\n    \
                  if (from_a{id} && j{id} < lb{id}) {{ from_a{id} = fetch_{keys}(first{id} + lo{id}, 0u) <= fetch_{keys}(b{id} + j{id}, 0u); }}\n    \
                  v{id}[0] = select(b{id} + j{id}, first{id} + lo{id}, from_a{id});"
+            );
+        }
+        Op::Reshape => {
+            let value = reshape_lane(g, node, "l")?;
+            let _ = writeln!(
+                body,
+                "    for (var l = 0u; l < {size}u; l++) {{ v{id}[l] = {value}; }}"
             );
         }
         Op::SegmentSum => {

@@ -6,7 +6,7 @@
 use std::fmt::Write;
 
 use super::nodes::{
-    gather_setup, lanewise_expr, narrowed, row_pieces, scan_sum, shorter_length_slot,
+    gather_setup, lanewise_expr, narrowed, reshape_lane, row_pieces, scan_sum, shorter_length_slot,
 };
 use super::{internal, wgsl_type, zero, Gen};
 use crate::dtype::Class;
@@ -39,6 +39,7 @@ pub(crate) fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Resul
             let source = gather_setup(g, node, body)?;
             format!("select({z}, fetch_{source}(r{id}, lane), ok{id})")
         }
+        Op::Reshape => reshape_lane(g, node, "lane")?,
         Op::GroupSum | Op::ScanApply | Op::SegmentSum => {
             body.push_str(&scan_sum(g, node, "lane")?);
             format!("s{id}")

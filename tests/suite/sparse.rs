@@ -4,6 +4,7 @@
 
 use super::*;
 use gputable::sparse::{Format, SparseMatrix};
+use gputable::DType;
 
 fn block<F: std::future::Future>(f: F) -> F::Output {
     pollster::block_on(f)
@@ -253,4 +254,68 @@ pub fn random_coo_to_csr_and_spmv_match_the_reference<T: Target>() {
         })
         .collect();
     assert_eq!(read_f32(&y), expected, "small integers: exact in any order");
+}
+
+pub fn to_dense_sums_duplicates_in_every_format<T: Target>() {
+    let device = T::device();
+    let rows = [3u32, 1, 0, 1, 3, 1, 0];
+    let cols = [0u32, 3, 1, 0, 3, 3, 0];
+    let values = [0.0f32, 2.0, 1.5, -1.0, 4.0, 0.5, 7.0];
+    let shape = (4, 5);
+    let a = block(SparseMatrix::coo(
+        &device,
+        &u32s(&rows, 1),
+        &u32s(&cols, 1),
+        &f32s(&values, 1),
+        shape,
+    ))
+    .unwrap();
+    let expected: Vec<f32> = dense(shape, &rows, &cols, &values)
+        .iter()
+        .map(|&v| v as f32)
+        .collect();
+    let csr = block(a.to_csr(&device)).unwrap();
+    for (what, matrix) in [
+        ("coo", &a),
+        ("csr", &csr),
+        ("csr transposed twice", &csr.transpose().transpose()),
+    ] {
+        let d = matrix.to_dense().unwrap();
+        evaluated::<T>(&[&d]);
+        assert_eq!((d.meta.length, d.meta.size), (4, 5), "{what}");
+        assert_eq!(read_f32(&d), expected, "{what}");
+    }
+    // The transpose's dense form is the transpose; integer values keep their type.
+    let t = csr.transpose().to_dense().unwrap();
+    evaluated::<T>(&[&t]);
+    let transposed: Vec<f32> = (0..5)
+        .flat_map(|c| (0..4).map(move |r| (r, c)))
+        .map(|(r, c)| expected[r * 5 + c])
+        .collect();
+    assert_eq!(read_f32(&t), transposed);
+    let ints = block(SparseMatrix::coo(
+        &device,
+        &u32s(&[0, 0], 1),
+        &u32s(&[1, 1], 1),
+        &u8s(&[200, 100], 1),
+        (1, 2),
+    ))
+    .unwrap();
+    let d = ints.to_dense().unwrap();
+    evaluated::<T>(&[&d]);
+    assert_eq!(d.meta.dtype, DType::U8);
+    assert_eq!(read(&d), ColumnData::U8(vec![0, 44]), "uint8 sums wrap");
+    // A reshape alone: row-major order kept, any widths.
+    let x = u32s(&(0..12).collect::<Vec<_>>(), 3);
+    let r = ir::reshape(&x, 4).unwrap();
+    let back = ir::reshape(
+        &ir::binary(Add, &r, &konst(ColumnData::U32(vec![1]))).unwrap(),
+        2,
+    )
+    .unwrap();
+    evaluated::<T>(&[&r, &back]);
+    assert_eq!(read_u32(&r), (0..12).collect::<Vec<u32>>());
+    assert_eq!((back.meta.length, back.meta.size), (6, 2));
+    assert_eq!(read_u32(&back), (1..13).collect::<Vec<u32>>());
+    assert_eq!(code(ir::reshape(&x, 5)), ErrorCode::InvalidArgument);
 }
