@@ -346,24 +346,64 @@ impl SparseMatrix {
         }
     }
 
-    /// `A x` for CSR `A`: `x` has one row per column of `A` (size 1: SpMV; size k: SpMM);
-    /// the result one row per row of `A`, of the same size (lazy).
+    /// `A x` (lazy): `x` has one row per column of `A` (size 1: SpMV; size k: SpMM); the
+    /// result one row per row of `A`, of the same size. CSR sums each row's entries where
+    /// they are; other formats first sort their entries by row (duplicates just add).
     pub fn multiply(&self, x: &NodeRef) -> Result<NodeRef> {
-        if self.format != Format::Csr {
-            return Err(engine::internal("multiply() needs the CSR form"));
-        }
-        if x.meta.length != self.shape.1 {
+        x.check_alive()?;
+        if x.meta.length != self.shape.1 || x.meta.constant {
             return Err(invalid(format!(
                 "x needs {} rows (one per column), got {}",
                 self.shape.1, x.meta.length
             )));
         }
-        let products = ir::binary(
-            BinaryOp::Multiply,
-            &self.values,
-            &ir::gather(&self.minor, x)?,
-        )?;
-        ir::segment_sum(&products, &self.major)
+        let (cols, values, offsets) = match self.format {
+            Format::Csr => (self.minor.clone(), self.values.clone(), self.major.clone()),
+            _ => {
+                let (rows, cols, values) = self.entries()?;
+                let (order, sorted_rows) = ir::sort_permutation(&rows)?;
+                let offsets = ir::search_sorted(&sorted_rows, &u32_rows(self.shape.0 + 1)?, false)?;
+                (
+                    ir::gather(&order, &cols)?,
+                    ir::gather(&order, &values)?,
+                    offsets,
+                )
+            }
+        };
+        let products = ir::binary(BinaryOp::Multiply, &values, &ir::gather(&cols, x)?)?;
+        let sums = ir::segment_sum(&products, &offsets)?;
+        // The arithmetic type of values times x, as an elementwise product would have.
+        match sums.meta.dtype == products.meta.dtype {
+            true => Ok(sums),
+            false => ir::cast(&sums, products.meta.dtype),
+        }
+    }
+
+    /// `alpha * A x + beta * y` (lazy); `y` (one row per row of `A`) only where `beta` is
+    /// not 0.
+    pub fn multiply_add(
+        &self,
+        x: &NodeRef,
+        alpha: f64,
+        beta: f64,
+        y: Option<&NodeRef>,
+    ) -> Result<NodeRef> {
+        let scale = |node: &NodeRef, by: f64| -> Result<NodeRef> {
+            match by == 1.0 {
+                true => Ok(node.clone()),
+                false => ir::binary(
+                    BinaryOp::Multiply,
+                    node,
+                    &ir::source(ColumnData::F32(vec![by as f32]), 1, true)?,
+                ),
+            }
+        };
+        let product = scale(&self.multiply(x)?, alpha)?;
+        match (y, beta) {
+            (_, 0.0) => Ok(product),
+            (Some(y), _) => ir::binary(BinaryOp::Add, &product, &scale(y, beta)?),
+            (None, _) => Err(invalid("beta needs y".to_string())),
+        }
     }
 }
 

@@ -108,6 +108,27 @@ pub fn spmv_and_spmm_match_the_dense_product<T: Target>() {
         code(a.multiply(&f32s(&[1.0, 2.0], 1))),
         ErrorCode::InvalidArgument
     );
+    // Every format gives the same product, duplicates adding up; alpha, beta and y.
+    let coo = block(SparseMatrix::coo(
+        &device,
+        &u32s(&[2, 0, 2, 0, 2], 1),
+        &u32s(&[2, 0, 1, 2, 0], 1),
+        &f32s(&[5.0, 1.0, 3.0, 2.0, 4.0], 1),
+        (3, 3),
+    ))
+    .unwrap();
+    let x = f32s(&[1.0, 10.0, 100.0], 1);
+    let by_coo = coo.multiply(&x).unwrap();
+    let csc = block(coo.transpose().to_csr(&device)).unwrap().transpose();
+    assert_eq!(csc.format, Format::Csc);
+    let by_csc = csc.multiply(&x).unwrap();
+    let scaled = a
+        .multiply_add(&x, 2.0, -1.0, Some(&f32s(&[1.0, 2.0, 3.0], 1)))
+        .unwrap();
+    evaluated::<T>(&[&by_coo, &by_csc, &scaled]);
+    assert_eq!(read_f32(&by_coo), vec![201.0, 0.0, 534.0]);
+    assert_eq!(read_f32(&by_csc), vec![201.0, 0.0, 534.0]);
+    assert_eq!(read_f32(&scaled), vec![401.0, -2.0, 1065.0]);
 }
 
 pub fn sparse_constructors_validate_their_components<T: Target>() {
