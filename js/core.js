@@ -524,3 +524,4 @@ export async function cleanEvaluate(device, roots) {
 }
 
 export {GPUTable, GPURecordBatch, GPUSchema, GPUField} from './table.js';
+export {SparseMatrix} from './sparse.js';

@@ -496,3 +496,55 @@ export function equalAll(a: ArithmeticArgument, b: ArithmeticArgument): GPUTable
 
 /** Evaluates every evaluator in `roots` (nested in arrays and plain objects) in one plan and releases every intermediate. */
 export function cleanEvaluate<R>(device: Device | undefined | null, roots: R): Promise<R>;
+
+/** A sparse component: a typed array, numbers (uint32 for indices, float32 for values), an evaluator or a vector. */
+export type SparseComponent = ArrayLike<number> | GPUTableEvaluator | GPUVector;
+
+export interface SparseOptions {
+  /** The device that validates and computes (default: the CPU). */
+  device?: Device | null;
+}
+
+/**
+ * A sparse matrix (0-based uint32 indices) whose components live on a device. Constructors
+ * validate (`INVALID_ARGUMENT`): synchronously for components in host memory, else a
+ * Promise (`await` works for both). Conversions whose entry count depends on the data are
+ * Promises; `toDense()` and `multiply()` are lazy evaluators.
+ */
+export class SparseMatrix {
+  private constructor();
+  static fromCSR(fields: {rowPtr: SparseComponent; colVal: SparseComponent; nzVal: SparseComponent; shape: [number, number]}, options?: SparseOptions | null): SparseMatrix | Promise<SparseMatrix>;
+  static fromCSC(fields: {colPtr: SparseComponent; rowVal: SparseComponent; nzVal: SparseComponent; shape: [number, number]}, options?: SparseOptions | null): SparseMatrix | Promise<SparseMatrix>;
+  /** Duplicates allowed, in any order. */
+  static fromCOO(fields: {rowInd: SparseComponent; colInd: SparseComponent; nzVal: SparseComponent; shape: [number, number]}, options?: SparseOptions | null): SparseMatrix | Promise<SparseMatrix>;
+  readonly format: 'csr' | 'csc' | 'coo';
+  readonly shape: [number, number];
+  /** Stored entries, explicit zeros and duplicates included. */
+  readonly nnz: number;
+  readonly type: DataType;
+  readonly device: Device | null;
+  readonly destroyed: boolean;
+  /** CSR components (undefined in other formats). */
+  readonly rowPtr?: GPUTableEvaluator<'uint32'>;
+  readonly colVal?: GPUTableEvaluator<'uint32'>;
+  /** CSC components. */
+  readonly colPtr?: GPUTableEvaluator<'uint32'>;
+  readonly rowVal?: GPUTableEvaluator<'uint32'>;
+  /** COO components. */
+  readonly rowInd?: GPUTableEvaluator<'uint32'>;
+  readonly colInd?: GPUTableEvaluator<'uint32'>;
+  readonly nzVal: GPUTableEvaluator;
+  /** Shape [n, m]; CSR becomes CSC of the transpose without moving data. */
+  transpose(): SparseMatrix;
+  /** Row-major COO (duplicates and stored zeros kept). */
+  toCOO(): SparseMatrix;
+  /** Canonical CSR: columns sorted within rows, duplicates summed. */
+  toCSR(): Promise<SparseMatrix>;
+  toCSC(): Promise<SparseMatrix>;
+  /** `m` rows of size `n`. */
+  toDense(): GPUTableEvaluator;
+  /** `alpha * A x + beta * y`: `x` with `n` rows (size 1: SpMV; size k: SpMM). */
+  multiply(x: SparseComponent, options?: {alpha?: number; beta?: number; y?: GPUTableEvaluator | GPUVector} | null): GPUTableEvaluator;
+  /** Frees the components the matrix made; later use is `DESTROYED`. */
+  destroy(): void;
+}

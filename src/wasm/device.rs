@@ -14,7 +14,7 @@ use crate::memory::Home;
 use crate::table;
 
 #[derive(Clone)]
-enum AnyDevice {
+pub(super) enum AnyDevice {
     Cpu(CpuDevice),
     WebGpu(GpuDevice),
     WebGl(GlDevice),
@@ -31,9 +31,18 @@ macro_rules! with_device {
     };
 }
 
+pub(super) use with_device;
+
 #[wasm_bindgen]
 pub struct Device {
     inner: AnyDevice,
+}
+
+impl Device {
+    /// The backend device, for calls generic over it.
+    pub(super) fn any(&self) -> AnyDevice {
+        self.inner.clone()
+    }
 }
 
 fn set(target: &js_sys::Object, key: &str, value: impl Into<JsValue>) {

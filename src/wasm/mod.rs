@@ -5,6 +5,7 @@
 mod device;
 mod ipc;
 mod read;
+mod sparse;
 mod table;
 
 use serde::Deserialize;

@@ -2,6 +2,7 @@
 // against the CPU device. Results land in window.__results for tests/browser/gpu.test.js.
 import * as gt from '../../dist/web/index.js';
 import {budgetCheck, chunkedChecks} from './gpu-chunked.js';
+import {sparseChecks} from './gpu-sparse.js';
 import {destroyDuringEvaluation, engineChecks} from './gpu-engine.js';
 
 const backend = new URLSearchParams(location.search).get('backend') ?? 'webgpu';
@@ -178,6 +179,7 @@ async function run() {
   }
   results.push(...await engineChecks(gt, device));
   results.push(...await chunkedChecks(gt, device));
+  results.push(...await sparseChecks(gt, device));
   // A device of its own: the collector freeing earlier checks' garbage would move the
   // shared device's counters while the round trip measures them.
   const roundTripDevice = await gt.createDevice({type: backend});

@@ -1,0 +1,182 @@
+// Sparse matrices (api.md "Sparse arrays"): typed views of the Rust sparse model. The
+// components are evaluators; conversions and products are lazy graphs of the IR's
+// primitives, run on the matrix's device with no host round trip of the entries.
+import * as wasm from './wasm/gputable.js';
+import {fail, guard, guardAsync} from './errors.js';
+import {options} from './types.js';
+import {resolveDevice, withHandles} from './devices.js';
+import {GPUVector} from './vectors.js';
+import {GPUTableEvaluator} from './core.js';
+
+const FIELDS = {
+  csr: ['rowPtr', 'colVal', 'nzVal'],
+  csc: ['colPtr', 'rowVal', 'nzVal'],
+  coo: ['rowInd', 'colInd', 'nzVal']
+};
+
+/** A component as an evaluator (made here from arrays: the matrix then owns it). */
+function component(value, indices, what, made) {
+  if (value instanceof GPUTableEvaluator) return value;
+  if (value instanceof GPUVector) return GPUTableEvaluator.fromVector(value);
+  if (ArrayBuffer.isView(value) || Array.isArray(value)) {
+    const evaluator = GPUTableEvaluator.fromArray(value, Array.isArray(value) && indices ? {type: 'uint32'} : undefined);
+    made.push(evaluator);
+    return evaluator;
+  }
+  return fail('INVALID_ARGUMENT', `${what} must be a typed array, an array of numbers, an evaluator or a vector`);
+}
+
+function shapeOf(shape) {
+  if (!Array.isArray(shape) || shape.length !== 2 || !shape.every(d => Number.isInteger(d) && d >= 0)) {
+    fail('INVALID_ARGUMENT', `shape must be [rows, columns] of whole numbers, got ${JSON.stringify(shape)}`);
+  }
+  return shape;
+}
+
+/**
+ * A matrix from components, validated: at once on the CPU when they are in host memory,
+ * else on the device holding them (a Promise of the matrix then).
+ */
+function build(format, fields, settings) {
+  const {device = null} = options(settings, 'SparseMatrix');
+  const target = device === null ? null : resolveDevice(device);
+  const [m, n] = shapeOf(fields?.shape);
+  const made = [];
+  const cleanup = error => {
+    for (const evaluator of made) evaluator.destroy();
+    throw error;
+  };
+  try {
+    const parts = FIELDS[format].map((name, i) => component(fields[name], i < 2, name, made));
+    return withHandles(parts.map(p => p._live()), list => {
+      if (wasm.SparseModel.inHostMemory(list)) {
+        return new SparseMatrix(guard(() => wasm.SparseModel.fromComponentsSync(format, list, m, n)), target, made);
+      }
+      const on = resolveDevice(target);
+      return guardAsync(() => wasm.SparseModel.fromComponents(on._handle, format, list, m, n))
+        .then(model => new SparseMatrix(model, target, made), cleanup);
+    });
+  } catch (error) {
+    return cleanup(error);
+  }
+}
+
+/** A sparse matrix: CSR, CSC or COO components on a device (0-based uint32 indices). */
+export class SparseMatrix {
+  /** @internal Use the static constructors. */
+  constructor(model, device, owned) {
+    this._m = model;
+    this._device = device;
+    this._owned = owned;
+    this._fields = null;
+    this.destroyed = false;
+  }
+
+  /** CSR from `{rowPtr, colVal, nzVal, shape}`, validated (`INVALID_ARGUMENT` if not). */
+  static fromCSR(fields, settings) {
+    return build('csr', fields, settings);
+  }
+  /** CSC from `{colPtr, rowVal, nzVal, shape}`. */
+  static fromCSC(fields, settings) {
+    return build('csc', fields, settings);
+  }
+  /** COO from `{rowInd, colInd, nzVal, shape}`: duplicates allowed, in any order. */
+  static fromCOO(fields, settings) {
+    return build('coo', fields, settings);
+  }
+
+  get format() {
+    return this._live().format;
+  }
+  get shape() {
+    const model = this._live();
+    return [model.rows, model.columns];
+  }
+  /** Stored entries, explicit zeros and duplicates included. */
+  get nnz() {
+    return this._live().nnz;
+  }
+  get type() {
+    return this._components().nzVal.type;
+  }
+  get device() {
+    return this._device;
+  }
+
+  /** `A.transpose()`: CSR becomes CSC of the transpose without moving data. */
+  transpose() {
+    return new SparseMatrix(this._live().transpose(), this._device, []);
+  }
+  /** Row-major COO (duplicates and stored zeros kept). */
+  toCOO() {
+    return this._derived(guard(() => this._live().toCOO()));
+  }
+  /** Canonical CSR (columns sorted within rows, duplicates summed): a Promise. */
+  async toCSR() {
+    const model = await guardAsync(() => this._live().toCSR(resolveDevice(this._device)._handle));
+    return this._derived(model);
+  }
+  /** Canonical CSC: a Promise. */
+  async toCSC() {
+    return (await this.transpose().toCSR()).transpose();
+  }
+  /** The dense matrix: an evaluator of `m` rows of size `n` (lazy). */
+  toDense() {
+    return new GPUTableEvaluator(guard(() => this._live().toDense()));
+  }
+  /** `alpha * A x + beta * y` (lazy): `x` of `n` rows (size 1: SpMV; size k: SpMM). */
+  multiply(x, settings) {
+    const {alpha = 1, beta = 0, y} = options(settings, 'multiply');
+    for (const [name, value] of [['alpha', alpha], ['beta', beta]]) {
+      if (typeof value !== 'number' || Number.isNaN(value)) fail('INVALID_ARGUMENT', `${name} must be a number`);
+    }
+    const model = this._live();
+    const input = x instanceof GPUTableEvaluator || x instanceof GPUVector ? x : component(x, false, 'x', []);
+    const handle = input instanceof GPUVector ? GPUTableEvaluator.fromVector(input)._live() : input._live();
+    const extra = y === undefined || y === null ? [] : [(y instanceof GPUVector ? GPUTableEvaluator.fromVector(y) : y)._live()];
+    return new GPUTableEvaluator(guard(() => withHandles(extra, list => model.multiply(handle, alpha, beta, list))));
+  }
+
+  /** Frees the components this matrix made; later use is `DESTROYED`. */
+  destroy() {
+    if (this.destroyed) return;
+    for (const evaluator of this._owned) evaluator.destroy();
+    this._owned = [];
+    this._fields = null;
+    this.destroyed = true;
+  }
+
+  _live() {
+    if (this.destroyed) fail('DESTROYED', 'this sparse matrix was destroyed');
+    return this._m;
+  }
+  /** The components under their conventional names (evaluators). */
+  _components() {
+    const model = this._live();
+    if (!this._fields) {
+      const [major, minor, values] = FIELDS[model.format];
+      this._fields = {
+        [major]: new GPUTableEvaluator(model.major()),
+        [minor]: new GPUTableEvaluator(model.minor()),
+        [values]: new GPUTableEvaluator(model.values())
+      };
+    }
+    return this._fields;
+  }
+  /** A matrix made by a conversion: it owns its new components. */
+  _derived(model) {
+    const matrix = new SparseMatrix(model, this._device, []);
+    matrix._owned = Object.values(matrix._components());
+    return matrix;
+  }
+}
+
+// The components under their conventional names, for the formats that have them.
+for (const name of new Set(Object.values(FIELDS).flat())) {
+  Object.defineProperty(SparseMatrix.prototype, name, {
+    get() {
+      return this._components()[name];
+    },
+    configurable: true
+  });
+}

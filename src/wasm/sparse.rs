@@ -1,0 +1,191 @@
+//! Sparse matrices across the boundary: a `SparseModel` holds a `crate::sparse` matrix;
+//! constructors and `toCSR` validate or count on a device and resolve, or run at once on
+//! the CPU for components in host memory.
+
+use wasm_bindgen::prelude::*;
+
+use super::device::{with_device, AnyDevice, Device};
+use super::{invalid, to_js, Evaluator, EvaluatorList, JsResult};
+use crate::engine;
+use crate::ir::NodeRef;
+use crate::sparse::{Format, SparseMatrix};
+
+#[wasm_bindgen]
+pub struct SparseModel {
+    matrix: SparseMatrix,
+}
+
+fn format_of(name: &str) -> JsResult<Format> {
+    match name {
+        "csr" => Ok(Format::Csr),
+        "csc" => Ok(Format::Csc),
+        "coo" => Ok(Format::Coo),
+        other => Err(invalid(format!(
+            "format must be 'csr', 'csc' or 'coo', got '{other}'"
+        ))),
+    }
+}
+
+fn dim(value: f64, what: &str) -> JsResult<u32> {
+    match value {
+        v if v.fract() == 0.0 && (0.0..=u32::MAX as f64).contains(&v) => Ok(v as u32),
+        v => Err(invalid(format!(
+            "shape {what} must be a whole number of at most 2^32-1, got {v}"
+        ))),
+    }
+}
+
+/// The three components of `list` (pointers or row indices, indices, values).
+fn components(list: &EvaluatorList) -> JsResult<(NodeRef, NodeRef, NodeRef)> {
+    match &list.nodes[..] {
+        [a, b, c] => Ok((a.clone(), b.clone(), c.clone())),
+        _ => Err(invalid("a sparse matrix takes three components")),
+    }
+}
+
+async fn construct(
+    device: AnyDevice,
+    format: Format,
+    parts: (NodeRef, NodeRef, NodeRef),
+    shape: (u32, u32),
+) -> crate::Result<SparseMatrix> {
+    let (a, b, c) = parts;
+    with_device!(&device, d => match format {
+        Format::Coo => SparseMatrix::coo(d, &a, &b, &c, shape).await,
+        _ => SparseMatrix::compressed(d, format, &a, &b, &c, shape).await,
+    })
+}
+
+/// Whether every component's values are in host memory (validated at once on the CPU).
+fn in_host_memory(list: &EvaluatorList) -> bool {
+    list.nodes.iter().all(|n| n.host_output().is_some())
+}
+
+#[wasm_bindgen]
+impl SparseModel {
+    /// A matrix of `format` from `components` ([pointers or rows, indices, values]),
+    /// validated now on the CPU; components in host memory only.
+    #[wasm_bindgen(js_name = fromComponentsSync)]
+    pub fn from_components_sync(
+        format: &str,
+        components_list: &EvaluatorList,
+        m: f64,
+        n: f64,
+    ) -> JsResult<SparseModel> {
+        let (format, shape) = (format_of(format)?, (dim(m, "rows")?, dim(n, "columns")?));
+        if !in_host_memory(components_list) {
+            return Err(invalid(
+                "components on a GPU device are validated there: await the constructor",
+            ));
+        }
+        let device = AnyDevice::Cpu(crate::cpu::CpuDevice::shared());
+        let matrix = engine::now(construct(
+            device,
+            format,
+            components(components_list)?,
+            shape,
+        ))
+        .and_then(|r| r)
+        .map_err(to_js)?;
+        Ok(SparseModel { matrix })
+    }
+
+    /// Whether `fromComponentsSync` can take these components.
+    #[wasm_bindgen(js_name = inHostMemory)]
+    pub fn components_in_host_memory(components_list: &EvaluatorList) -> bool {
+        in_host_memory(components_list)
+    }
+
+    /// `fromComponentsSync`, validated on `device` (resolves to the matrix).
+    #[wasm_bindgen(js_name = fromComponents)]
+    pub fn from_components(
+        device: &Device,
+        format: &str,
+        components_list: &EvaluatorList,
+        m: f64,
+        n: f64,
+    ) -> js_sys::Promise {
+        let device = device.any();
+        let input = (|| {
+            Ok::<_, JsValue>((
+                format_of(format)?,
+                components(components_list)?,
+                (dim(m, "rows")?, dim(n, "columns")?),
+            ))
+        })();
+        wasm_bindgen_futures::future_to_promise(async move {
+            let (format, parts, shape) = input?;
+            let matrix = construct(device, format, parts, shape)
+                .await
+                .map_err(to_js)?;
+            Ok(SparseModel { matrix }.into())
+        })
+    }
+
+    #[wasm_bindgen(getter)]
+    pub fn format(&self) -> String {
+        match self.matrix.format {
+            Format::Csr => "csr",
+            Format::Csc => "csc",
+            Format::Coo => "coo",
+        }
+        .to_string()
+    }
+    #[wasm_bindgen(getter)]
+    pub fn rows(&self) -> u32 {
+        self.matrix.shape.0
+    }
+    #[wasm_bindgen(getter)]
+    pub fn columns(&self) -> u32 {
+        self.matrix.shape.1
+    }
+    #[wasm_bindgen(getter)]
+    pub fn nnz(&self) -> u32 {
+        self.matrix.nnz()
+    }
+    pub fn major(&self) -> Evaluator {
+        Evaluator::of(self.matrix.major.clone())
+    }
+    pub fn minor(&self) -> Evaluator {
+        Evaluator::of(self.matrix.minor.clone())
+    }
+    pub fn values(&self) -> Evaluator {
+        Evaluator::of(self.matrix.values.clone())
+    }
+    pub fn transpose(&self) -> SparseModel {
+        SparseModel {
+            matrix: self.matrix.transpose(),
+        }
+    }
+    #[wasm_bindgen(js_name = toCOO)]
+    pub fn to_coo(&self) -> JsResult<SparseModel> {
+        let matrix = self.matrix.to_coo().map_err(to_js)?;
+        Ok(SparseModel { matrix })
+    }
+    #[wasm_bindgen(js_name = toDense)]
+    pub fn to_dense(&self) -> JsResult<Evaluator> {
+        self.matrix.to_dense().map(Evaluator::of).map_err(to_js)
+    }
+    /// Canonical CSR, built on `device` (one count read back).
+    #[wasm_bindgen(js_name = toCSR)]
+    pub fn to_csr(&self, device: &Device) -> js_sys::Promise {
+        let (device, matrix) = (device.any(), self.matrix.clone());
+        wasm_bindgen_futures::future_to_promise(async move {
+            let csr = with_device!(&device, d => matrix.to_csr(d).await).map_err(to_js)?;
+            Ok(SparseModel { matrix: csr }.into())
+        })
+    }
+    /// `alpha * A x + beta * y` (lazy); `y`: an empty list, or one evaluator.
+    pub fn multiply(
+        &self,
+        x: &Evaluator,
+        alpha: f64,
+        beta: f64,
+        y: &EvaluatorList,
+    ) -> JsResult<Evaluator> {
+        self.matrix
+            .multiply_add(&x.node, alpha, beta, y.nodes.first())
+            .map(Evaluator::of)
+            .map_err(to_js)
+    }
+}

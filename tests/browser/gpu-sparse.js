@@ -1,0 +1,60 @@
+// Part of the headless-Chromium suite (gpu-suite.js): sparse matrices on one GPU device
+// (api.md "Sparse arrays"). Each check returns null or a problem; every result must have
+// been computed on the device by its kernels, and match the CPU device's.
+
+import {runChecks} from './gpu-engine.js';
+import {firstDifference} from './reduce-reference.js';
+
+/** `evaluator` evaluated on `device` by kernels there, compared with its CPU twin. */
+async function sameOnDevice(device, evaluator, cpuTwin) {
+  const kernels = device.stats.kernels;
+  const vector = await evaluator.evaluate(device);
+  if (vector.device !== device) return 'the output is not on the device';
+  if (device.stats.kernels <= kernels && evaluator.length > 0) return 'no kernel ran on the device';
+  return firstDifference(await evaluator.readValue(), await cpuTwin.readValue(), 1e-6);
+}
+
+/** A random COO matrix's components (duplicates likely), the same for both devices. */
+function randomCoo(m, n, entries, seed) {
+  let state = seed;
+  const next = bound => {
+    state = (state * 1103515245 + 12345) % 2147483648;
+    return state % bound;
+  };
+  const rowInd = new Uint32Array(entries);
+  const colInd = new Uint32Array(entries);
+  const nzVal = new Float32Array(entries);
+  for (let k = 0; k < entries; k++) {
+    rowInd[k] = next(m);
+    colInd[k] = next(n);
+    nzVal[k] = next(9) - 4;
+  }
+  return {rowInd, colInd, nzVal, shape: [m, n]};
+}
+
+export async function sparseChecks(gt, device) {
+  const {SparseMatrix, GPUTableEvaluator: E} = gt;
+  const fields = randomCoo(300, 400, 20_000, 7);
+  const checks = {
+    async 'COO with duplicates to canonical CSR and CSC on the device'() {
+      const [gpu, cpu] = [await SparseMatrix.fromCOO(fields, {device}).toCSR(), await SparseMatrix.fromCOO(fields).toCSR()];
+      const problem = await sameOnDevice(device, gpu.rowPtr, cpu.rowPtr) ??
+        await sameOnDevice(device, gpu.colVal, cpu.colVal) ??
+        await sameOnDevice(device, gpu.nzVal, cpu.nzVal);
+      const csc = await SparseMatrix.fromCOO(fields, {device}).toCSC();
+      const cpuCsc = await SparseMatrix.fromCOO(fields).toCSC();
+      return problem ?? await sameOnDevice(device, csc.rowVal, cpuCsc.rowVal);
+    },
+    async 'SpMV, SpMM and the dense form on the device'() {
+      const A = SparseMatrix.fromCOO(fields, {device});
+      const B = SparseMatrix.fromCOO(fields);
+      const x = Float32Array.from({length: 400}, (_, i) => (i % 5) - 2);
+      const x2 = Float32Array.from({length: 800}, (_, i) => (i % 7) - 3);
+      return await sameOnDevice(device, A.multiply(x), B.multiply(x)) ??
+        await sameOnDevice(device, A.multiply(E.fromArray(x2, {size: 2}), {alpha: 2, beta: 1, y: E.fromArray(new Float32Array(600).fill(1), {size: 2})}),
+          B.multiply(E.fromArray(x2, {size: 2}), {alpha: 2, beta: 1, y: E.fromArray(new Float32Array(600).fill(1), {size: 2})})) ??
+        await sameOnDevice(device, A.transpose().toDense(), B.transpose().toDense());
+    }
+  };
+  return runChecks(checks);
+}

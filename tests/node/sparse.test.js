@@ -1,0 +1,96 @@
+// Sparse matrices through the built package on the CPU device: constructors and their
+// validation, canonical CSR from COO with duplicates, dense forms, products, ownership.
+import {test} from 'node:test';
+import assert from 'node:assert/strict';
+import * as gt from '../../dist/node/index.js';
+
+const {SparseMatrix, GPUTableEvaluator: E} = gt;
+
+function throwsCode(fn, code) {
+  assert.throws(fn, error => error.name === 'GpuTableError' && error.code === code);
+}
+
+test('CSR from typed arrays: fields, dense form and products', async () => {
+  const A = SparseMatrix.fromCSR({rowPtr: [0, 2, 2, 5], colVal: [0, 2, 1, 0, 2], nzVal: new Float32Array([1, 2, 3, 4, 5]), shape: [3, 3]});
+  assert.equal(A.format, 'csr');
+  assert.deepEqual(A.shape, [3, 3]);
+  assert.equal(A.nnz, 5);
+  assert.equal(A.type, 'float32');
+  assert.deepEqual([...A.rowPtr.readValueSync()], [0, 2, 2, 5]);
+  assert.equal(A.rowInd, undefined, 'CSR has no rowInd');
+  assert.deepEqual([...await A.toDense().readValue()], [1, 0, 2, 0, 0, 0, 4, 3, 5]);
+  assert.equal(A.toDense().size, 3);
+  assert.deepEqual([...await A.multiply(new Float32Array([1, 10, 100])).readValue()], [201, 0, 534]);
+  const y = E.fromArray(new Float32Array([1, 2, 3]));
+  assert.deepEqual([...await A.multiply(E.fromArray(new Float32Array([1, 10, 100])), {alpha: 2, beta: -1, y}).readValue()], [401, -2, 1065]);
+  const spmm = A.multiply(E.fromArray(new Float32Array([1, -1, 10, -10, 100, -100]), {size: 2}));
+  assert.deepEqual([...await spmm.readValue()], [201, -201, 0, 0, 534, -534]);
+  const T = A.transpose();
+  assert.equal(T.format, 'csc');
+  assert.deepEqual(T.shape, [3, 3]);
+  assert.deepEqual([...await T.toDense().readValue()], [1, 0, 4, 0, 0, 3, 2, 0, 5]);
+  A.destroy();
+  throwsCode(() => A.nnz, 'DESTROYED');
+  throwsCode(() => A.toDense(), 'DESTROYED');
+});
+
+test('COO with duplicates: canonical CSR and CSC, row-major COO', async () => {
+  const A = SparseMatrix.fromCOO({rowInd: [3, 1, 0, 1, 3, 1, 0], colInd: [0, 3, 1, 0, 3, 3, 0], nzVal: [0, 2, 1.5, -1, 4, 0.5, 7], shape: [4, 5]});
+  const csr = await A.toCSR();
+  assert.equal(csr.format, 'csr');
+  assert.deepEqual([...await csr.rowPtr.readValue()], [0, 2, 4, 4, 6]);
+  assert.deepEqual([...await csr.colVal.readValue()], [0, 1, 0, 3, 0, 3]);
+  assert.deepEqual([...await csr.nzVal.readValue()], [7, 1.5, -1, 2.5, 0, 4], 'duplicates summed, a stored zero kept');
+  const csc = await A.toCSC();
+  assert.equal(csc.format, 'csc');
+  assert.deepEqual([...await csc.colPtr.readValue()], [0, 3, 4, 4, 6, 6]);
+  assert.deepEqual([...await csc.rowVal.readValue()], [0, 1, 3, 0, 1, 3]);
+  const coo = A.toCOO();
+  assert.deepEqual([...await coo.rowInd.readValue()], [0, 0, 1, 1, 1, 3, 3]);
+  assert.deepEqual([...await coo.colInd.readValue()], [0, 1, 0, 3, 3, 0, 3]);
+  assert.deepEqual([...await A.toDense().readValue()].slice(5, 10), [-1, 0, 0, 2.5, 0]);
+  csr.destroy();
+  csc.destroy();
+  coo.destroy();
+  A.destroy();
+});
+
+test('sparse constructors validate their components', () => {
+  const nzVal = [1, 2, 3];
+  throwsCode(() => SparseMatrix.fromCSR({rowPtr: [1, 2, 3], colVal: [0, 1, 2], nzVal, shape: [2, 3]}), 'INVALID_ARGUMENT');
+  throwsCode(() => SparseMatrix.fromCSR({rowPtr: [0, 3, 2, 3], colVal: [0, 1, 2], nzVal, shape: [3, 3]}), 'INVALID_ARGUMENT');
+  throwsCode(() => SparseMatrix.fromCSR({rowPtr: [0, 2, 3], colVal: [0, 1, 3], nzVal, shape: [2, 3]}), 'INVALID_ARGUMENT');
+  throwsCode(() => SparseMatrix.fromCOO({rowInd: new Int32Array([0, -1, 1]), colInd: [0, 1, 2], nzVal, shape: [2, 3]}), 'INVALID_ARGUMENT');
+  throwsCode(() => SparseMatrix.fromCOO({rowInd: [0, 1], colInd: [0, 1, 2], nzVal, shape: [2, 3]}), 'INVALID_ARGUMENT');
+  throwsCode(() => SparseMatrix.fromCOO({rowInd: [0], colInd: [0], nzVal: [1], shape: [2]}), 'INVALID_ARGUMENT');
+  throwsCode(() => SparseMatrix.fromCOO({rowInd: 'x', colInd: [0], nzVal: [1], shape: [2, 2]}), 'INVALID_ARGUMENT');
+  const A = SparseMatrix.fromCSR({rowPtr: [0, 2, 3], colVal: [0, 1, 2], nzVal, shape: [2, 3]});
+  throwsCode(() => A.multiply([1, 2]), 'INVALID_ARGUMENT');
+  throwsCode(() => A.multiply([1, 2, 3], {alpha: 'x'}), 'INVALID_ARGUMENT');
+  A.destroy();
+});
+
+test('a graph example: PageRank iterations on a generated graph', async () => {
+  // A ring of n pages, each also linking to page 0: column-stochastic link matrix.
+  const n = 1000;
+  const rowInd = [];
+  const colInd = [];
+  const nzVal = [];
+  for (let j = 0; j < n; j++) {
+    const links = j === 0 ? [1] : [(j + 1) % n, 0];
+    for (const i of links) {
+      rowInd.push(i);
+      colInd.push(j);
+      nzVal.push(1 / links.length);
+    }
+  }
+  const M = await SparseMatrix.fromCOO({rowInd, colInd, nzVal, shape: [n, n]}).toCSR();
+  let rank = E.fromArray(new Float32Array(n).fill(1 / n));
+  const teleport = E.fromArray(new Float32Array(n).fill(0.15 / n));
+  for (let k = 0; k < 30; k++) rank = M.multiply(rank, {alpha: 0.85, beta: 1, y: teleport});
+  const ranks = await rank.readValue();
+  const total = ranks.reduce((a, b) => a + b, 0);
+  assert.ok(Math.abs(total - 1) < 1e-3, `ranks sum to ${total}`);
+  assert.ok(ranks[0] > ranks[500] * 10, 'every page links to page 0');
+  M.destroy();
+});
