@@ -19,6 +19,9 @@ function component(value, indices, what, made) {
   if (value instanceof GPUTableEvaluator) return value;
   if (value instanceof GPUVector) return GPUTableEvaluator.fromVector(value);
   if (ArrayBuffer.isView(value) || Array.isArray(value)) {
+    if (Array.isArray(value) && indices && !value.every(v => Number.isInteger(v) && v >= 0 && v <= 0xffffffff)) {
+      fail('INVALID_ARGUMENT', `${what} must hold whole numbers from 0 to 2^32-1`);
+    }
     const evaluator = GPUTableEvaluator.fromArray(value, Array.isArray(value) && indices ? {type: 'uint32'} : undefined);
     made.push(evaluator);
     return evaluator;
@@ -61,11 +64,15 @@ function build(format, fields, settings) {
   }
 }
 
+// A matrix collected without destroy() still frees its model (and the graph it holds).
+const release = new FinalizationRegistry(model => model.free());
+
 /** A sparse matrix: CSR, CSC or COO components on a device (0-based uint32 indices). */
 export class SparseMatrix {
   /** @internal Use the static constructors. */
   constructor(model, device, owned) {
     this._m = model;
+    release.register(this, model, this);
     this._device = device;
     this._owned = owned;
     this._fields = null;
@@ -103,7 +110,10 @@ export class SparseMatrix {
     return this._device;
   }
 
-  /** `A.transpose()`: CSR becomes CSC of the transpose without moving data. */
+  /**
+   * `A.transpose()`: CSR becomes CSC of the transpose without moving data (it shares this
+   * matrix's components: destroying this one ends both).
+   */
   transpose() {
     return new SparseMatrix(this._live().transpose(), this._device, []);
   }
@@ -118,7 +128,10 @@ export class SparseMatrix {
   }
   /** Canonical CSC: a Promise. */
   async toCSC() {
-    return (await this.transpose().toCSR()).transpose();
+    const csr = await this.transpose().toCSR();
+    const csc = csr.transpose();
+    [csc._owned, csr._owned] = [csr._owned, []];
+    return csc;
   }
   /** The dense matrix: an evaluator of `m` rows of size `n` (lazy). */
   toDense() {
@@ -131,9 +144,9 @@ export class SparseMatrix {
       if (typeof value !== 'number' || Number.isNaN(value)) fail('INVALID_ARGUMENT', `${name} must be a number`);
     }
     const model = this._live();
-    const input = x instanceof GPUTableEvaluator || x instanceof GPUVector ? x : component(x, false, 'x', []);
-    const handle = input instanceof GPUVector ? GPUTableEvaluator.fromVector(input)._live() : input._live();
-    const extra = y === undefined || y === null ? [] : [(y instanceof GPUVector ? GPUTableEvaluator.fromVector(y) : y)._live()];
+    // Arrays given here are this product's own inputs (the graph holds them).
+    const handle = component(x, false, 'x', [])._live();
+    const extra = y === undefined || y === null ? [] : [component(y, false, 'y', [])._live()];
     return new GPUTableEvaluator(guard(() => withHandles(extra, list => model.multiply(handle, alpha, beta, list))));
   }
 
@@ -143,6 +156,9 @@ export class SparseMatrix {
     for (const evaluator of this._owned) evaluator.destroy();
     this._owned = [];
     this._fields = null;
+    // The model holds the graph that made the components (a conversion's intermediates).
+    release.unregister(this);
+    this._m.free();
     this.destroyed = true;
   }
 

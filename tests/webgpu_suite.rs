@@ -251,4 +251,7 @@ fn row_numbered_ops_continue_across_tasks_cut_at_the_binding_size() {
     let per_row = gputable::ir::segment_sum(&sorted, &offsets).unwrap();
     evaluate_blocking(&d, std::slice::from_ref(&per_row)).unwrap();
     assert_eq!(read_u32(&per_row), (0..600).collect::<Vec<u32>>());
+    let pairs = gputable::ir::reshape(&u32s(&(0..600).collect::<Vec<_>>(), 1), 2).unwrap();
+    evaluate_blocking(&d, std::slice::from_ref(&pairs)).unwrap();
+    assert_eq!(read_u32(&pairs), (0..600).collect::<Vec<u32>>());
 }

@@ -430,6 +430,15 @@ fn cast_lane<S: Lane, T: Lane>(v: S, (lo, end): (f64, f64)) -> T {
     }
 }
 
+/// The part of a block's `dst` holding rows of `node` itself (from pass row `first`): in a
+/// region with a longer operand the rest are zeroed afterwards, and ops reading their
+/// inputs whole by the output row must not read past them.
+fn own_rows<'a, T>(node: &NodeRef, first: usize, lanes: usize, dst: &'a mut [T]) -> &'a mut [T] {
+    let own = (node.meta.length as usize).saturating_sub(first) * lanes;
+    let end = own.min(dst.len());
+    &mut dst[..end]
+}
+
 /// Computes one block of `node` (compute class `T`) into `dst` (`n * size` elements).
 fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> {
     let size = node.meta.size;
@@ -559,6 +568,7 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
         Op::MergeSource { width } => {
             let keys = b.leaves[b.leaf_index(&node.inputs[0])?].clone();
             let first = b.pass_row();
+            let dst = own_rows(node, first, lanes, dst);
             with_elem_type!(keys.dtype, S => {
                 rows::merge_sources(&StoredRows::<S>::new(&keys)?, first, *width, dst)
             });
@@ -568,6 +578,7 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
             let offsets = b.leaves[b.leaf_index(&node.inputs[1])?].clone();
             let offsets = StoredRows::<u32>::new(&offsets)?;
             let first = b.pass_row();
+            let dst = own_rows(node, first, lanes, dst);
             with_elem_type!(values.dtype, S => {
                 rows::segment_sums(&StoredRows::<S>::new(&values)?, &offsets, first, lanes, dst)
             });
@@ -575,12 +586,14 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
         Op::Reshape => {
             let x = b.leaves[b.leaf_index(&node.inputs[0])?].clone();
             let first = b.pass_row();
+            let dst = own_rows(node, first, lanes, dst);
             with_elem_type!(x.dtype, S => {
                 rows::reshape(&StoredRows::<S>::new(&x)?, first, lanes, dst)
             });
         }
         Op::GroupSum => {
             let x = b.leaves[b.leaf_index(&node.inputs[0])?].clone();
+            let dst = own_rows(node, b.pass_row(), lanes, dst);
             with_elem_type!(x.dtype, S => {
                 rows::group_sums(&StoredRows::<S>::new(&x)?, b.pass_row(), lanes, dst)
             });
@@ -595,6 +608,7 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
                 .iter()
                 .map(|level| StoredRows::<T>::new(level))
                 .collect::<Result<Vec<_>>>()?;
+            let dst = own_rows(node, b.pass_row(), lanes, dst);
             with_elem_type!(x.dtype, S => {
                 rows::scan_rows(&StoredRows::<S>::new(&x)?, &levels, b.pass_row(), lanes, dst)
             });

@@ -217,6 +217,7 @@ impl Op {
                 | Op::ScanApply
                 | Op::MergeSource { .. }
                 | Op::SegmentSum
+                | Op::Reshape
         )
     }
 

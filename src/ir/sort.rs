@@ -41,6 +41,13 @@ pub fn sort_permutation(keys: &NodeRef) -> Result<(NodeRef, NodeRef)> {
         ));
     }
     let rows = keys.meta.length;
+    if rows > 1 << 31 {
+        // Merge passes pair runs of up to 2^31 rows; their arithmetic is 32-bit.
+        return Err(GpuTableError::new(
+            crate::ErrorCode::LimitExceeded,
+            format!("a sort of {rows} rows: at most 2^31"),
+        ));
+    }
     let mut perm = cast(&sequence(rows as f64, 0.0, 1.0)?, DType::U32)?;
     let mut sorted = keys.clone();
     let mut width = 1u32;

@@ -73,6 +73,21 @@ fn invalid(message: String) -> GpuTableError {
     GpuTableError::invalid(message)
 }
 
+/// Dimensions below 2^32 - 1 (pointer arrays have one row more) and fewer than 2^31
+/// entries (pointer checks rely on a decrease wrapping past every valid pointer).
+fn check_limits(shape: (u32, u32), values: &NodeRef) -> Result<()> {
+    if shape.0 == u32::MAX || shape.1 == u32::MAX || values.meta.length >= 1 << 31 {
+        return Err(GpuTableError::new(
+            crate::ErrorCode::LimitExceeded,
+            format!(
+                "a sparse matrix has dimensions below 2^32 - 1 and fewer than 2^31 entries, got {} x {} with {}",
+                shape.0, shape.1, values.meta.length
+            ),
+        ));
+    }
+    Ok(())
+}
+
 fn max_of(node: &NodeRef) -> Result<NodeRef> {
     ir::reduce(ReduceKind::Max, node, None, DEFAULT_SPLIT_EVERY)
 }
@@ -93,6 +108,7 @@ impl SparseMatrix {
         values: &NodeRef,
         shape: (u32, u32),
     ) -> Result<SparseMatrix> {
+        check_limits(shape, values)?;
         let (major_dim, minor_dim, names) = match format {
             Format::Csr => (shape.0, shape.1, ("rowPtr", "colVal")),
             Format::Csc => (shape.1, shape.0, ("colPtr", "rowVal")),
@@ -121,12 +137,6 @@ impl SparseMatrix {
                 major_dim as u64 + 1,
                 pointers.meta.length
             )));
-        }
-        if nnz >= 1 << 31 {
-            return Err(GpuTableError::new(
-                crate::ErrorCode::LimitExceeded,
-                "a sparse matrix holds fewer than 2^31 entries",
-            ));
         }
         let mut checks = vec![
             ir::slice(&pointers, 0.0, 1.0)?,
@@ -179,6 +189,7 @@ impl SparseMatrix {
         values: &NodeRef,
         shape: (u32, u32),
     ) -> Result<SparseMatrix> {
+        check_limits(shape, values)?;
         let rows = as_indices(rows, "rowInd")?;
         let cols = as_indices(cols, "colInd")?;
         values.check_alive()?;
@@ -298,6 +309,11 @@ impl SparseMatrix {
             ir::source(ColumnData::U32(vec![nnz]), 1, false)?,
         ])?;
         let summed = ir::segment_sum(&values, &offsets)?;
+        // Duplicates add in the values' own type (integers wrap), as toDense's cells do.
+        let summed = match summed.meta.dtype == values.meta.dtype {
+            true => summed,
+            false => ir::cast(&summed, values.meta.dtype)?,
+        };
         let unique_rows = ir::gather(&starts, &rows)?;
         let unique_cols = ir::gather(&starts, &cols)?;
         let row_ptr = ir::search_sorted(&unique_rows, &u32_rows(self.shape.0 + 1)?, false)?;
@@ -401,7 +417,20 @@ impl SparseMatrix {
         let product = scale(&self.multiply(x)?, alpha)?;
         match (y, beta) {
             (_, 0.0) => Ok(product),
-            (Some(y), _) => ir::binary(BinaryOp::Add, &product, &scale(y, beta)?),
+            (Some(y), _) => {
+                y.check_alive()?;
+                let size = product.meta.size;
+                if y.meta.length != self.shape.0
+                    || y.meta.constant
+                    || (y.meta.size != 1 && y.meta.size != size)
+                {
+                    return Err(invalid(format!(
+                        "y needs {} rows (one per row) of size 1 or {size}, got {} rows of size {}",
+                        self.shape.0, y.meta.length, y.meta.size
+                    )));
+                }
+                ir::binary(BinaryOp::Add, &product, &scale(y, beta)?)
+            }
             (None, _) => Err(invalid("beta needs y".to_string())),
         }
     }

@@ -23,6 +23,7 @@ test('CSR from typed arrays: fields, dense form and products', async () => {
   assert.deepEqual([...await A.multiply(new Float32Array([1, 10, 100])).readValue()], [201, 0, 534]);
   const y = E.fromArray(new Float32Array([1, 2, 3]));
   assert.deepEqual([...await A.multiply(E.fromArray(new Float32Array([1, 10, 100])), {alpha: 2, beta: -1, y}).readValue()], [401, -2, 1065]);
+  assert.deepEqual([...await A.multiply([1, 10, 100], {alpha: 2, beta: -1, y: [1, 2, 3]}).readValue()], [401, -2, 1065]);
   const spmm = A.multiply(E.fromArray(new Float32Array([1, -1, 10, -10, 100, -100]), {size: 2}));
   assert.deepEqual([...await spmm.readValue()], [201, -201, 0, 0, 534, -534]);
   const T = A.transpose();
@@ -64,8 +65,14 @@ test('sparse constructors validate their components', () => {
   throwsCode(() => SparseMatrix.fromCOO({rowInd: [0, 1], colInd: [0, 1, 2], nzVal, shape: [2, 3]}), 'INVALID_ARGUMENT');
   throwsCode(() => SparseMatrix.fromCOO({rowInd: [0], colInd: [0], nzVal: [1], shape: [2]}), 'INVALID_ARGUMENT');
   throwsCode(() => SparseMatrix.fromCOO({rowInd: 'x', colInd: [0], nzVal: [1], shape: [2, 2]}), 'INVALID_ARGUMENT');
+  throwsCode(() => SparseMatrix.fromCSR({rowPtr: [0, 1.5, 3], colVal: [0, 1, 2], nzVal, shape: [2, 3]}), 'INVALID_ARGUMENT');
+  throwsCode(() => SparseMatrix.fromCOO({rowInd: [0, 2 ** 32, 1], colInd: [0, 1, 2], nzVal, shape: [2, 3]}), 'INVALID_ARGUMENT');
+  throwsCode(() => SparseMatrix.fromCOO({rowInd: [0], colInd: [0], nzVal: [1], shape: [2 ** 32 - 1, 1]}), 'LIMIT_EXCEEDED');
+  throwsCode(() => SparseMatrix.fromCSR(null), 'INVALID_ARGUMENT');
   const A = SparseMatrix.fromCSR({rowPtr: [0, 2, 3], colVal: [0, 1, 2], nzVal, shape: [2, 3]});
   throwsCode(() => A.multiply([1, 2]), 'INVALID_ARGUMENT');
+  throwsCode(() => A.multiply([1, 2, 3], {beta: 1, y: [1, 2, 3]}), 'INVALID_ARGUMENT');
+  throwsCode(() => A.multiply([1, 2, 3], {beta: 1, y: 'nope'}), 'INVALID_ARGUMENT');
   throwsCode(() => A.multiply([1, 2, 3], {alpha: 'x'}), 'INVALID_ARGUMENT');
   A.destroy();
 });

@@ -129,6 +129,23 @@ pub fn spmv_and_spmm_match_the_dense_product<T: Target>() {
     assert_eq!(read_f32(&by_coo), vec![201.0, 0.0, 534.0]);
     assert_eq!(read_f32(&by_csc), vec![201.0, 0.0, 534.0]);
     assert_eq!(read_f32(&scaled), vec![401.0, -2.0, 1065.0]);
+    // A longer operand fused with a product: rows past the product read 0, never past its
+    // inputs (the CPU indexed them out of range).
+    let longer = ir::binary(Add, &by_coo, &f32s(&[1.0, 1.0, 1.0, 1.0, 1.0], 1)).unwrap();
+    let dense_longer = ir::binary(Add, &coo.to_dense().unwrap(), &f32s(&[0.5; 12], 3)).unwrap();
+    evaluated::<T>(&[&longer, &dense_longer]);
+    assert_eq!(read_f32(&longer), vec![202.0, 1.0, 535.0, 1.0, 1.0]);
+    assert_eq!(&read_f32(&dense_longer)[9..], &[0.5, 0.5, 0.5]);
+    let wrong_y = a.multiply_add(&x, 1.0, 1.0, Some(&f32s(&[1.0; 4], 1)));
+    assert_eq!(code(wrong_y), ErrorCode::InvalidArgument);
+    let huge = block(SparseMatrix::coo(
+        &device,
+        &u32s(&[0], 1),
+        &u32s(&[0], 1),
+        &f32s(&[1.0], 1),
+        (u32::MAX, 1),
+    ));
+    assert_eq!(code(huge), ErrorCode::LimitExceeded);
 }
 
 pub fn sparse_constructors_validate_their_components<T: Target>() {
@@ -325,6 +342,12 @@ pub fn to_dense_sums_duplicates_in_every_format<T: Target>() {
     let d = ints.to_dense().unwrap();
     evaluated::<T>(&[&d]);
     assert_eq!(d.meta.dtype, DType::U8);
+    let canonical = block(ints.to_csr(&device)).unwrap();
+    assert_eq!(
+        canonical.values.meta.dtype,
+        DType::U8,
+        "toCSR keeps the values' type"
+    );
     assert_eq!(read(&d), ColumnData::U8(vec![0, 44]), "uint8 sums wrap");
     // A reshape alone: row-major order kept, any widths.
     let x = u32s(&(0..12).collect::<Vec<_>>(), 3);
