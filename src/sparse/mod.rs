@@ -73,9 +73,17 @@ fn invalid(message: String) -> GpuTableError {
     GpuTableError::invalid(message)
 }
 
-/// Dimensions below 2^32 - 1 (pointer arrays have one row more) and fewer than 2^31
-/// entries (pointer checks rely on a decrease wrapping past every valid pointer).
-fn check_limits(shape: (u32, u32), values: &NodeRef) -> Result<()> {
+/// The entry count of `values` (a live column of size 1), within the limits: dimensions
+/// below 2^32 - 1 (pointer arrays have one row more) and fewer than 2^31 entries (pointer
+/// checks rely on a decrease wrapping past every valid pointer).
+fn check_limits(shape: (u32, u32), values: &NodeRef) -> Result<u32> {
+    values.check_alive()?;
+    if values.meta.size != 1 || values.meta.constant {
+        return Err(invalid(format!(
+            "nzVal must be a column of size 1, got size {}",
+            values.meta.size
+        )));
+    }
     if shape.0 == u32::MAX || shape.1 == u32::MAX || values.meta.length >= 1 << 31 {
         return Err(GpuTableError::new(
             crate::ErrorCode::LimitExceeded,
@@ -85,7 +93,7 @@ fn check_limits(shape: (u32, u32), values: &NodeRef) -> Result<()> {
             ),
         ));
     }
-    Ok(())
+    Ok(values.meta.length)
 }
 
 fn max_of(node: &NodeRef) -> Result<NodeRef> {
@@ -108,7 +116,6 @@ impl SparseMatrix {
         values: &NodeRef,
         shape: (u32, u32),
     ) -> Result<SparseMatrix> {
-        check_limits(shape, values)?;
         let (major_dim, minor_dim, names) = match format {
             Format::Csr => (shape.0, shape.1, ("rowPtr", "colVal")),
             Format::Csc => (shape.1, shape.0, ("colPtr", "rowVal")),
@@ -116,14 +123,7 @@ impl SparseMatrix {
         };
         let pointers = as_indices(pointers, names.0)?;
         let indices = as_indices(indices, names.1)?;
-        values.check_alive()?;
-        let nnz = values.meta.length;
-        if values.meta.size != 1 || values.meta.constant {
-            return Err(invalid(format!(
-                "nzVal must be a column of size 1, got size {}",
-                values.meta.size
-            )));
-        }
+        let nnz = check_limits(shape, values)?;
         if indices.meta.length != nnz {
             return Err(invalid(format!(
                 "{} has {} entries, nzVal {nnz}",
@@ -189,17 +189,9 @@ impl SparseMatrix {
         values: &NodeRef,
         shape: (u32, u32),
     ) -> Result<SparseMatrix> {
-        check_limits(shape, values)?;
         let rows = as_indices(rows, "rowInd")?;
         let cols = as_indices(cols, "colInd")?;
-        values.check_alive()?;
-        let nnz = values.meta.length;
-        if values.meta.size != 1 || values.meta.constant {
-            return Err(invalid(format!(
-                "nzVal must be a column of size 1, got size {}",
-                values.meta.size
-            )));
-        }
+        let nnz = check_limits(shape, values)?;
         if rows.meta.length != nnz || cols.meta.length != nnz {
             return Err(invalid(format!(
                 "rowInd, colInd and nzVal need equal lengths, got {}, {} and {nnz}",

@@ -19,6 +19,24 @@ fn dense(shape: (u32, u32), rows: &[u32], cols: &[u32], values: &[f32]) -> Vec<f
     out
 }
 
+/// A COO matrix of these entries on `device`.
+fn coo_of<D: Backend>(
+    device: &D,
+    rows: &[u32],
+    cols: &[u32],
+    values: &[f32],
+    shape: (u32, u32),
+) -> SparseMatrix {
+    block(SparseMatrix::coo(
+        device,
+        &u32s(rows, 1),
+        &u32s(cols, 1),
+        &f32s(values, 1),
+        shape,
+    ))
+    .unwrap()
+}
+
 fn evaluated<T: Target>(nodes: &[&NodeRef]) {
     let roots: Vec<NodeRef> = nodes.iter().map(|n| (*n).clone()).collect();
     evaluate::<T>(&roots).unwrap();
@@ -40,14 +58,7 @@ pub fn coo_with_duplicates_becomes_canonical_csr<T: Target>() {
     let rows = [3u32, 1, 0, 1, 3, 1, 0];
     let cols = [0u32, 3, 1, 0, 3, 3, 0];
     let values = [0.0f32, 2.0, 1.5, -1.0, 4.0, 0.5, 7.0];
-    let a = block(SparseMatrix::coo(
-        &device,
-        &u32s(&rows, 1),
-        &u32s(&cols, 1),
-        &f32s(&values, 1),
-        (4, 5),
-    ))
-    .unwrap();
+    let a = coo_of(&device, &rows, &cols, &values, (4, 5));
     let before = device.core().counters.stats();
     let csr = block(a.to_csr(&device)).unwrap();
     evaluated::<T>(&[&csr.major, &csr.minor, &csr.values]);
@@ -254,14 +265,7 @@ pub fn random_coo_to_csr_and_spmv_match_the_reference<T: Target>() {
         .map(|_| rng.below(shape.1 as u64) as u32)
         .collect();
     let values: Vec<f32> = (0..entries).map(|_| rng.below(9) as f32 - 4.0).collect();
-    let a = block(SparseMatrix::coo(
-        &device,
-        &u32s(&rows, 1),
-        &u32s(&cols, 1),
-        &f32s(&values, 1),
-        shape,
-    ))
-    .unwrap();
+    let a = coo_of(&device, &rows, &cols, &values, shape);
     let csr = block(a.to_csr(&device)).unwrap();
     let x: Vec<f32> = (0..shape.1).map(|j| (j % 7) as f32).collect();
     let y = csr.multiply(&f32s(&x, 1)).unwrap();
@@ -300,14 +304,7 @@ pub fn to_dense_sums_duplicates_in_every_format<T: Target>() {
     let cols = [0u32, 3, 1, 0, 3, 3, 0];
     let values = [0.0f32, 2.0, 1.5, -1.0, 4.0, 0.5, 7.0];
     let shape = (4, 5);
-    let a = block(SparseMatrix::coo(
-        &device,
-        &u32s(&rows, 1),
-        &u32s(&cols, 1),
-        &f32s(&values, 1),
-        shape,
-    ))
-    .unwrap();
+    let a = coo_of(&device, &rows, &cols, &values, shape);
     let expected: Vec<f32> = dense(shape, &rows, &cols, &values)
         .iter()
         .map(|&v| v as f32)
