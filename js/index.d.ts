@@ -517,6 +517,10 @@ export class SparseMatrix {
   static fromCSC(fields: {colPtr: SparseComponent; rowVal: SparseComponent; nzVal: SparseComponent; shape: [number, number]}, options?: SparseOptions | null): SparseMatrix | Promise<SparseMatrix>;
   /** Duplicates allowed, in any order. */
   static fromCOO(fields: {rowInd: SparseComponent; colInd: SparseComponent; nzVal: SparseComponent; shape: [number, number]}, options?: SparseOptions | null): SparseMatrix | Promise<SparseMatrix>;
+  /** The nonzeros (NaN included) of `x`: `m` rows of size `n`. */
+  static fromDense(x: SparseComponent, options?: (SparseOptions & {format?: 'csr' | 'csc' | 'coo'}) | null): Promise<SparseMatrix>;
+  /** No stored entries. */
+  static zeros(shape: [number, number], options?: (SparseOptions & {type?: DataType; format?: 'csr' | 'csc' | 'coo'}) | null): SparseMatrix | Promise<SparseMatrix>;
   readonly format: 'csr' | 'csc' | 'coo';
   readonly shape: [number, number];
   /** Stored entries, explicit zeros and duplicates included. */
@@ -543,6 +547,14 @@ export class SparseMatrix {
   toCSC(): Promise<SparseMatrix>;
   /** `m` rows of size `n`. */
   toDense(): GPUTableEvaluator;
+  /** Every stored entry in row-major order, zeros included. */
+  findnz(): {rows: GPUTableEvaluator<'uint32'>; cols: GPUTableEvaluator<'uint32'>; values: GPUTableEvaluator};
+  /** Entries with `col - row >= k`. */
+  triu(k?: number): Promise<SparseMatrix>;
+  /** Entries with `col - row <= k`. */
+  tril(k?: number): Promise<SparseMatrix>;
+  /** Entries with `|value| > tol`. */
+  droptol(tol?: number): Promise<SparseMatrix>;
   /** `alpha * A x + beta * y`: `x` with `n` rows (size 1: SpMV; size k: SpMM). */
   multiply(x: SparseComponent, options?: {alpha?: number; beta?: number; y?: GPUTableEvaluator | GPUVector} | null): GPUTableEvaluator;
   /** Frees the components the matrix made; later use is `DESTROYED`. */

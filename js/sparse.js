@@ -92,6 +92,37 @@ export class SparseMatrix {
     return build('coo', fields, settings);
   }
 
+  /** The nonzeros (NaN included) of `x`, `m` rows of size `n`: a Promise of the matrix. */
+  static async fromDense(x, settings) {
+    const {format = 'csr', device = null} = options(settings, 'fromDense');
+    const target = device === null ? null : resolveDevice(device);
+    const made = [];
+    const dense = component(x, false, 'x', made);
+    try {
+      const model = await guardAsync(() => wasm.SparseModel.fromDense(resolveDevice(target)._handle, dense._live(), format));
+      const matrix = new SparseMatrix(model, target, []);
+      matrix._owned = [...Object.values(matrix._components()), ...made];
+      return matrix;
+    } catch (error) {
+      for (const evaluator of made) evaluator.destroy();
+      throw error;
+    }
+  }
+
+  /** A structurally empty `m x n` matrix (no stored entries) of `type`, in `format`. */
+  static zeros(shape, settings) {
+    const {type = 'float32', format = 'csr', device = null} = options(settings, 'zeros');
+    const [m, n] = shapeOf(shape);
+    const Typed = {uint8: Uint8Array, sint8: Int8Array, uint16: Uint16Array, sint16: Int16Array, uint32: Uint32Array, sint32: Int32Array, float32: Float32Array}[type] ??
+      fail('INVALID_ARGUMENT', `unknown type '${type}'`);
+    const fields = {
+      csr: {rowPtr: new Uint32Array(m + 1), colVal: new Uint32Array(0)},
+      csc: {colPtr: new Uint32Array(n + 1), rowVal: new Uint32Array(0)},
+      coo: {rowInd: new Uint32Array(0), colInd: new Uint32Array(0)}
+    }[format] ?? fail('INVALID_ARGUMENT', `format must be 'csr', 'csc' or 'coo', got '${format}'`);
+    return build(format, {...fields, nzVal: new Typed(0), shape}, {device});
+  }
+
   get format() {
     return this._live().format;
   }
@@ -133,6 +164,29 @@ export class SparseMatrix {
     [csc._owned, csr._owned] = [csr._owned, []];
     return csc;
   }
+  /** `{rows, cols, values}` of every stored entry in row-major order (zeros included). */
+  findnz() {
+    const coo = this.toCOO();
+    const {rowInd: rows, colInd: cols, nzVal: values} = coo._components();
+    return {rows, cols, values};
+  }
+  /** Entries with `col - row >= k`: a Promise of the matrix, in this format. */
+  triu(k = 0) {
+    return this._kept(device => this._live().triangle(device, k, true));
+  }
+  /** Entries with `col - row <= k`. */
+  tril(k = 0) {
+    return this._kept(device => this._live().triangle(device, k, false));
+  }
+  /** Entries with `|value| > tol` (`droptol(0)` drops stored zeros). */
+  droptol(tol = 0) {
+    return this._kept(device => this._live().droptol(device, tol));
+  }
+  async _kept(run) {
+    const model = await guardAsync(() => run(resolveDevice(this._device)._handle));
+    return this._derived(model);
+  }
+
   /** The dense matrix: an evaluator of `m` rows of size `n` (lazy). */
   toDense() {
     return new GPUTableEvaluator(guard(() => this._live().toDense()));

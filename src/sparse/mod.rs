@@ -10,6 +10,8 @@ use crate::engine::{self, Backend};
 use crate::error::{GpuTableError, Result};
 use crate::ir::{self, BinaryOp, NodeRef, ReduceKind, DEFAULT_SPLIT_EVERY};
 
+mod filter;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
     Csr,
@@ -29,11 +31,11 @@ pub struct SparseMatrix {
     pub values: NodeRef,
 }
 
-fn u32_constant(value: u32) -> Result<NodeRef> {
+pub(crate) fn u32_constant(value: u32) -> Result<NodeRef> {
     ir::source(ColumnData::U32(vec![value]), 1, true)
 }
 
-fn u32_rows(count: u32) -> Result<NodeRef> {
+pub(crate) fn u32_rows(count: u32) -> Result<NodeRef> {
     ir::cast(&ir::sequence(count as f64, 0.0, 1.0)?, DType::U32)
 }
 

@@ -175,6 +175,38 @@ impl SparseModel {
             Ok(SparseModel { matrix: csr }.into())
         })
     }
+    /// The nonzeros of `dense` (rows of size n) in `format`, found on `device`.
+    #[wasm_bindgen(js_name = fromDense)]
+    pub fn from_dense(device: &Device, dense: &Evaluator, format: &str) -> js_sys::Promise {
+        let (device, dense, format) = (device.any(), dense.node.clone(), format_of(format));
+        wasm_bindgen_futures::future_to_promise(async move {
+            let format = format?;
+            let matrix =
+                with_device!(&device, d => SparseMatrix::from_dense(d, &dense, format).await)
+                    .map_err(to_js)?;
+            Ok(SparseModel { matrix }.into())
+        })
+    }
+    /// `triu(k)` (`upper`) or `tril(k)`, on `device`.
+    pub fn triangle(&self, device: &Device, k: f64, upper: bool) -> js_sys::Promise {
+        let (device, matrix) = (device.any(), self.matrix.clone());
+        wasm_bindgen_futures::future_to_promise(async move {
+            if k.fract() != 0.0 || k.is_nan() {
+                return Err(invalid(format!("k must be a whole number, got {k}")));
+            }
+            let kept = with_device!(&device, d => matrix.triangle(d, k as i64, upper).await)
+                .map_err(to_js)?;
+            Ok(SparseModel { matrix: kept }.into())
+        })
+    }
+    /// The entries with `|value| > tol`, on `device`.
+    pub fn droptol(&self, device: &Device, tol: f64) -> js_sys::Promise {
+        let (device, matrix) = (device.any(), self.matrix.clone());
+        wasm_bindgen_futures::future_to_promise(async move {
+            let kept = with_device!(&device, d => matrix.droptol(d, tol).await).map_err(to_js)?;
+            Ok(SparseModel { matrix: kept }.into())
+        })
+    }
     /// `alpha * A x + beta * y` (lazy); `y`: an empty list, or one evaluator.
     pub fn multiply(
         &self,

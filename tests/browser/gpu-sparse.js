@@ -45,6 +45,16 @@ export async function sparseChecks(gt, device) {
       const cpuCsc = await SparseMatrix.fromCOO(fields).toCSC();
       return problem ?? await sameOnDevice(device, csc.rowVal, cpuCsc.rowVal);
     },
+    async 'fromDense, triu and droptol on the device'() {
+      // 40 lanes: a WebGL2 draw samples at most 64 lanes of a row (16 textures of 4).
+      const cells = Float32Array.from({length: 120 * 40}, (_, i) => (i * 7919 % 11 === 0 ? (i % 13) - 6 : 0));
+      const [A, B] = [await SparseMatrix.fromDense(E.fromArray(cells, {size: 40}), {device}), await SparseMatrix.fromDense(E.fromArray(cells, {size: 40}))];
+      const [upper, cpuUpper] = [await A.triu(3), await B.triu(3)];
+      const [big, cpuBig] = [await A.droptol(2), await B.droptol(2)];
+      return await sameOnDevice(device, A.colVal, B.colVal) ??
+        await sameOnDevice(device, upper.colVal, cpuUpper.colVal) ??
+        await sameOnDevice(device, big.nzVal, cpuBig.nzVal);
+    },
     async 'SpMV, SpMM and the dense form on the device'() {
       const A = SparseMatrix.fromCOO(fields, {device});
       const B = SparseMatrix.fromCOO(fields);

@@ -101,3 +101,28 @@ test('a graph example: PageRank iterations on a generated graph', async () => {
   assert.ok(ranks[0] > ranks[500] * 10, 'every page links to page 0');
   M.destroy();
 });
+
+test('fromDense, zeros, findnz, triu, tril and droptol', async () => {
+  const dense = E.fromArray(new Float32Array([0, 2, 0, -1, 5, 0, 0, 0, 0, 0, 0, 3]), {size: 4});
+  const A = await SparseMatrix.fromDense(dense);
+  assert.equal(A.format, 'csr');
+  assert.equal(A.nnz, 4);
+  assert.deepEqual([...await A.rowPtr.readValue()], [0, 2, 3, 4]);
+  const {rows, cols, values} = A.findnz();
+  assert.deepEqual([...await rows.readValue()], [0, 0, 1, 2]);
+  assert.deepEqual([...await cols.readValue()], [1, 3, 0, 3]);
+  assert.deepEqual([...await values.readValue()], [2, -1, 5, 3]);
+  assert.deepEqual([...await (await A.triu(1)).colVal.readValue()], [1, 3, 3]);
+  assert.deepEqual([...await (await A.tril()).colVal.readValue()], [0]);
+  assert.equal((await A.droptol(2.5)).nnz, 2);
+  const coo = await SparseMatrix.fromDense([[1, 0], [0, 2]].flat(), {format: 'coo'});
+  assert.equal(coo.format, 'coo');
+  assert.deepEqual(coo.shape, [4, 1], 'a flat array is one column');
+  await assert.rejects(A.triu(0.5), error => error.code === 'INVALID_ARGUMENT');
+  const Z = SparseMatrix.zeros([3, 2], {type: 'uint8', format: 'csc'});
+  assert.deepEqual([Z.format, Z.nnz, Z.type], ['csc', 0, 'uint8']);
+  assert.deepEqual([...await Z.toDense().readValue()], [0, 0, 0, 0, 0, 0]);
+  throwsCode(() => SparseMatrix.zeros([3, 2], {format: 'dia'}), 'INVALID_ARGUMENT');
+  A.destroy();
+  Z.destroy();
+});

@@ -360,3 +360,81 @@ pub fn to_dense_sums_duplicates_in_every_format<T: Target>() {
     assert_eq!(read_u32(&back), (1..13).collect::<Vec<u32>>());
     assert_eq!(code(ir::reshape(&x, 5)), ErrorCode::InvalidArgument);
 }
+
+pub fn dense_nonzeros_triangles_and_droptol<T: Target>() {
+    let device = T::device();
+    // 3 x 4 with a NaN (kept: it is not 0) and a -0 (dropped: it is 0).
+    let cells = [
+        0.0f32,
+        2.0,
+        0.0,
+        -1.0,
+        5.0,
+        0.0,
+        f32::NAN,
+        0.0,
+        -0.0,
+        0.0,
+        0.0,
+        3.0,
+    ];
+    let dense = f32s(&cells, 4);
+    for format in [Format::Coo, Format::Csr, Format::Csc] {
+        let a = block(SparseMatrix::from_dense(&device, &dense, format)).unwrap();
+        assert_eq!((a.format, a.shape, a.nnz()), (format, (3, 4), 5));
+        let back = a.to_dense().unwrap();
+        evaluated::<T>(&[&back]);
+        assert!(
+            same(
+                &read(&back),
+                &ColumnData::F32(
+                    cells
+                        .iter()
+                        .map(|&v| if v == 0.0 { 0.0 } else { v })
+                        .collect()
+                )
+            ),
+            "{format:?}"
+        );
+    }
+    let csr = block(SparseMatrix::from_dense(&device, &dense, Format::Csr)).unwrap();
+    evaluated::<T>(&[&csr.major, &csr.minor]);
+    assert_eq!(read_u32(&csr.major), vec![0, 2, 4, 5]);
+    assert_eq!(read_u32(&csr.minor), vec![1, 3, 0, 2, 3]);
+    // Entries (row, col): (0,1) (0,3) (1,0) (1,2) (2,3).
+    let upper = block(csr.triangle(&device, 0, true)).unwrap();
+    let strictly_lower = block(csr.triangle(&device, -1, false)).unwrap();
+    let band = block(csr.triangle(&device, 1, false)).unwrap();
+    let big = block(csr.droptol(&device, 2.5)).unwrap();
+    evaluated::<T>(&[
+        &upper.minor,
+        &strictly_lower.minor,
+        &band.minor,
+        &big.values,
+    ]);
+    assert_eq!(read_u32(&upper.major), vec![0, 2, 3, 4]);
+    assert_eq!(read_u32(&upper.minor), vec![1, 3, 2, 3]);
+    assert_eq!(read_u32(&strictly_lower.major), vec![0, 0, 1, 1]);
+    assert_eq!(read_u32(&band.minor), vec![1, 0, 2, 3], "col - row <= 1");
+    let kept = read_f32(&big.values);
+    assert_eq!(kept.len(), 3, "|v| > 2.5 and the NaN: {kept:?}");
+    assert!(kept[0] == 5.0 && kept[1].is_nan() && kept[2] == 3.0);
+    let zeros = block(csr.droptol(&device, 100.0)).unwrap();
+    evaluated::<T>(&[&zeros.major]);
+    // Rows of 90 lanes: WebGL2 samples at most 64 lanes of a row in one draw (a typed
+    // refusal there); the others store them.
+    let wide = f32s(&(0..180).map(|i| (i % 3) as f32).collect::<Vec<_>>(), 90);
+    match (
+        block(SparseMatrix::from_dense(&device, &wide, Format::Csr)),
+        T::WIDE_ROWS,
+    ) {
+        (Ok(m), true) => assert_eq!(m.nnz(), 120),
+        (Err(e), false) => assert_eq!(e.code, ErrorCode::LimitExceeded),
+        (other, wide_rows) => panic!("wide rows {wide_rows}: {:?}", other.map(|m| m.nnz())),
+    }
+    assert_eq!(
+        (zeros.nnz(), read_u32(&zeros.major)),
+        (1, vec![0, 0, 1, 1]),
+        "the NaN stays"
+    );
+}

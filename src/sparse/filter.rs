@@ -1,0 +1,133 @@
+//! Sparse matrices made by keeping some entries: from a dense matrix (its nonzeros), and
+//! `triu`, `tril`, `droptol`. The kept entries are a stream compaction on the device (one
+//! count read back); the keep flags are arithmetic that is positive exactly where the
+//! condition holds (`d + |d|` is positive iff `d` is), so no comparison op is needed.
+
+use super::{u32_constant, u32_rows, Format, SparseMatrix};
+use crate::column::ColumnData;
+use crate::dtype::DType;
+use crate::engine::Backend;
+use crate::error::{GpuTableError, Result};
+use crate::ir::{self, BinaryOp, NodeRef, UnaryOp};
+
+/// `d + |d|`: positive where `d` is, 0 elsewhere (NaN stays NaN: kept by compaction).
+fn positive_part_twice(d: &NodeRef) -> Result<NodeRef> {
+    ir::binary(BinaryOp::Add, d, &ir::unary(UnaryOp::Abs, d)?)
+}
+
+fn i32_constant(value: i32) -> Result<NodeRef> {
+    ir::source(ColumnData::I32(vec![value]), 1, true)
+}
+
+impl SparseMatrix {
+    /// The nonzeros of `dense` (`m` rows of size `n`; NaN counts as nonzero) in `format`,
+    /// found on `device` (one count read back).
+    pub async fn from_dense<B: Backend>(
+        device: &B,
+        dense: &NodeRef,
+        format: Format,
+    ) -> Result<SparseMatrix> {
+        dense.check_alive()?;
+        if dense.meta.constant {
+            return Err(GpuTableError::invalid(
+                "fromDense needs a column of rows, not a constant",
+            ));
+        }
+        let (m, n) = (dense.meta.length, dense.meta.size);
+        let cells = ir::reshape(dense, 1)?;
+        let nonzero = ir::select(&cells, &u32_constant(1)?, &u32_constant(0)?)?;
+        let places =
+            crate::dynamic::compact(device, &nonzero, &u32_rows(cells.meta.length)?).await?;
+        let width = u32_constant(n)?;
+        let rows = ir::binary(BinaryOp::Divide, &places, &width)?;
+        let cols = ir::binary(
+            BinaryOp::Subtract,
+            &places,
+            &ir::binary(BinaryOp::Multiply, &rows, &width)?,
+        )?;
+        let values = ir::gather(&places, &cells)?;
+        let coo = SparseMatrix {
+            format: Format::Coo,
+            shape: (m, n),
+            major: rows,
+            minor: cols,
+            values,
+        };
+        match format {
+            Format::Coo => Ok(coo),
+            // Row-major places: already canonical, so the pointers come straight from the rows.
+            Format::Csr => Ok(SparseMatrix {
+                format: Format::Csr,
+                major: ir::search_sorted(&coo.major, &u32_rows(m + 1)?, false)?,
+                ..coo
+            }),
+            Format::Csc => Ok(coo.transpose().to_csr(device).await?.transpose()),
+        }
+    }
+
+    /// The entries for which `keep` (from each entry's row, column and value) is nonzero, in
+    /// this matrix's format (CSR and CSC canonical), kept on `device`.
+    async fn keep<B: Backend>(
+        &self,
+        device: &B,
+        keep: impl Fn(&NodeRef, &NodeRef, &NodeRef) -> Result<NodeRef>,
+    ) -> Result<SparseMatrix> {
+        let coo = self.to_coo()?;
+        let flags = keep(&coo.major, &coo.minor, &coo.values)?;
+        let kept = crate::dynamic::compact(device, &flags, &u32_rows(coo.nnz())?).await?;
+        let filtered = SparseMatrix {
+            format: Format::Coo,
+            shape: self.shape,
+            major: ir::gather(&kept, &coo.major)?,
+            minor: ir::gather(&kept, &coo.minor)?,
+            values: ir::gather(&kept, &coo.values)?,
+        };
+        match self.format {
+            Format::Coo => Ok(filtered),
+            Format::Csr => filtered.to_csr(device).await,
+            Format::Csc => Ok(filtered.transpose().to_csr(device).await?.transpose()),
+        }
+    }
+
+    /// Entries with `col - row >= k` (`upper`) or `col - row <= k` (`tril`).
+    pub async fn triangle<B: Backend>(
+        &self,
+        device: &B,
+        k: i64,
+        upper: bool,
+    ) -> Result<SparseMatrix> {
+        // int32 arithmetic: |col - row| and the clamped |k| below 2^30 keep d in range.
+        const LIMIT: i64 = 1 << 30;
+        if self.shape.0 as i64 >= LIMIT || self.shape.1 as i64 >= LIMIT {
+            return Err(GpuTableError::new(
+                crate::ErrorCode::LimitExceeded,
+                "triu and tril take matrices of fewer than 2^30 rows and columns",
+            ));
+        }
+        let k = k.clamp(-LIMIT, LIMIT) as i32;
+        self.keep(device, |rows, cols, _| {
+            let (rows, cols) = (ir::cast(rows, DType::I32)?, ir::cast(cols, DType::I32)?);
+            // upper: col - row - k + 1 > 0; lower: k - (col - row) + 1 > 0.
+            let diagonal = ir::binary(BinaryOp::Subtract, &cols, &rows)?;
+            let d = match upper {
+                true => ir::binary(BinaryOp::Subtract, &diagonal, &i32_constant(k - 1)?)?,
+                false => ir::binary(BinaryOp::Subtract, &i32_constant(k + 1)?, &diagonal)?,
+            };
+            positive_part_twice(&d)
+        })
+        .await
+    }
+
+    /// Entries with `|value| > tol` (NaN values are kept).
+    pub async fn droptol<B: Backend>(&self, device: &B, tol: f64) -> Result<SparseMatrix> {
+        if tol.is_nan() {
+            return Err(GpuTableError::invalid("droptol needs a number"));
+        }
+        self.keep(device, |_, _, values| {
+            let magnitude = ir::cast(&ir::unary(UnaryOp::Abs, values)?, DType::F32)?;
+            let tol = ir::source(ColumnData::F32(vec![tol as f32]), 1, true)?;
+            positive_part_twice(&ir::binary(BinaryOp::Subtract, &magnitude, &tol)?)
+        })
+        .await
+    }
+}
