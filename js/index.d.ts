@@ -555,6 +555,14 @@ export class SparseMatrix {
   tril(k?: number): Promise<SparseMatrix>;
   /** Entries with `|value| > tol`. */
   droptol(tol?: number): Promise<SparseMatrix>;
+  /** 2 (Frobenius, the default), 1 (sum of |v|), Infinity (largest |v|). */
+  norm(p?: 1 | 2 | number): Promise<number>;
+  /** 1 (largest column sum of |v|) or Infinity (largest row sum). */
+  opnorm(p: 1 | number): Promise<number>;
+  isZero(): Promise<boolean>;
+  isSymmetric(): Promise<boolean>;
+  /** Entry (i, j): 0 where nothing is stored, duplicates summed. */
+  get(i: number, j: number): Promise<number>;
   /** `alpha * A x + beta * y`: `x` with `n` rows (size 1: SpMV; size k: SpMM). */
   multiply(x: SparseComponent, options?: {alpha?: number; beta?: number; y?: GPUTableEvaluator | GPUVector} | null): GPUTableEvaluator;
   /** Frees the components the matrix made; later use is `DESTROYED`. */

@@ -182,6 +182,29 @@ export class SparseMatrix {
   droptol(tol = 0) {
     return this._kept(device => this._live().droptol(device, tol));
   }
+  /** A Promise of `norm(p)`: 2 (Frobenius), 1 (sum of |v|), Infinity (largest |v|). */
+  norm(p = 2) {
+    return this._resolve(device => this._live().norm(device, p, false));
+  }
+  /** A Promise of `opnorm(p)`: 1 (largest column sum of |v|), Infinity (largest row sum). */
+  opnorm(p) {
+    return this._resolve(device => this._live().norm(device, p, true));
+  }
+  /** A Promise of whether no stored entry is nonzero. */
+  isZero() {
+    return this._resolve(device => this._live().test(device, false));
+  }
+  /** A Promise of whether the matrix is square and equal to its transpose. */
+  isSymmetric() {
+    return this._resolve(device => this._live().test(device, true));
+  }
+  /** A Promise of entry `(i, j)` (0 where nothing is stored; duplicates summed). */
+  get(i, j) {
+    return this._resolve(device => this._live().get(device, i, j));
+  }
+  _resolve(run) {
+    return guardAsync(() => run(resolveDevice(this._device)._handle));
+  }
   async _kept(run) {
     const model = await guardAsync(() => run(resolveDevice(this._device)._handle));
     return this._derived(model);

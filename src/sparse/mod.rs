@@ -11,6 +11,7 @@ use crate::error::{GpuTableError, Result};
 use crate::ir::{self, BinaryOp, NodeRef, ReduceKind, DEFAULT_SPLIT_EVERY};
 
 mod filter;
+mod measure;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {

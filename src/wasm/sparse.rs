@@ -207,6 +207,45 @@ impl SparseModel {
             Ok(SparseModel { matrix: kept }.into())
         })
     }
+    /// `norm(p)` (`operator`: `opnorm(p)`), resolved on `device`.
+    pub fn norm(&self, device: &Device, p: f64, operator: bool) -> js_sys::Promise {
+        let (device, matrix) = (device.any(), self.matrix.clone());
+        wasm_bindgen_futures::future_to_promise(async move {
+            let value = with_device!(&device, d => match operator {
+                true => matrix.opnorm(d, p).await,
+                false => matrix.norm(d, p).await,
+            })
+            .map_err(to_js)?;
+            Ok(value.into())
+        })
+    }
+    /// `isZero()` (`symmetric`: `isSymmetric()`), resolved on `device`.
+    pub fn test(&self, device: &Device, symmetric: bool) -> js_sys::Promise {
+        let (device, matrix) = (device.any(), self.matrix.clone());
+        wasm_bindgen_futures::future_to_promise(async move {
+            let answer = with_device!(&device, d => match symmetric {
+                true => matrix.is_symmetric(d).await,
+                false => matrix.is_zero(d).await,
+            })
+            .map_err(to_js)?;
+            Ok(answer.into())
+        })
+    }
+    /// Entry `(i, j)`, resolved on `device`.
+    pub fn get(&self, device: &Device, i: f64, j: f64) -> js_sys::Promise {
+        let (device, matrix) = (device.any(), self.matrix.clone());
+        wasm_bindgen_futures::future_to_promise(async move {
+            let index = |v: f64| match v.fract() == 0.0 && (0.0..u32::MAX as f64).contains(&v) {
+                true => Ok(v as u32),
+                false => Err(invalid(format!(
+                    "get takes whole row and column numbers, got {v}"
+                ))),
+            };
+            let (i, j) = (index(i)?, index(j)?);
+            let value = with_device!(&device, d => matrix.get(d, i, j).await).map_err(to_js)?;
+            Ok(value.into())
+        })
+    }
     /// `alpha * A x + beta * y` (lazy); `y`: an empty list, or one evaluator.
     pub fn multiply(
         &self,

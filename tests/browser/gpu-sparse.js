@@ -55,6 +55,14 @@ export async function sparseChecks(gt, device) {
         await sameOnDevice(device, upper.colVal, cpuUpper.colVal) ??
         await sameOnDevice(device, big.nzVal, cpuBig.nzVal);
     },
+    async 'norms, symmetry and entries resolve on the device'() {
+      const [A, B] = [SparseMatrix.fromCOO(fields, {device}), SparseMatrix.fromCOO(fields)];
+      const kernels = device.stats.kernels;
+      const got = [await A.norm(), await A.opnorm(1), await A.isSymmetric(), await A.get(3, 5)];
+      if (device.stats.kernels <= kernels) return 'no kernel ran on the device';
+      const want = [await B.norm(), await B.opnorm(1), await B.isSymmetric(), await B.get(3, 5)];
+      return got.every((v, i) => Math.abs(v - want[i]) <= 1e-5 * Math.abs(want[i])) ? null : `device ${got}, CPU ${want}`;
+    },
     async 'SpMV, SpMM and the dense form on the device'() {
       const A = SparseMatrix.fromCOO(fields, {device});
       const B = SparseMatrix.fromCOO(fields);

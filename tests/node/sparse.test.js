@@ -126,3 +126,22 @@ test('fromDense, zeros, findnz, triu, tril and droptol', async () => {
   A.destroy();
   Z.destroy();
 });
+
+test('norms, symmetry, zero tests and entries resolve to numbers', async () => {
+  const A = SparseMatrix.fromCOO({rowInd: [0, 0, 1, 2, 2, 1], colInd: [0, 2, 1, 0, 2, 1], nzVal: [1, -2, 1, -2, 4, 2], shape: [3, 3]});
+  assert.equal(await A.norm(), Math.sqrt(34));
+  assert.equal(await A.norm(1), 12);
+  assert.equal(await A.norm(Infinity), 4);
+  assert.equal(await A.opnorm(1), 6);
+  assert.equal(await A.opnorm(Infinity), 6);
+  await assert.rejects(A.opnorm(2), error => error.code === 'INVALID_ARGUMENT');
+  assert.equal(await A.isSymmetric(), true);
+  assert.equal(await A.isZero(), false);
+  assert.equal(await A.get(1, 1), 3);
+  assert.equal(await A.get(1, 0), 0);
+  await assert.rejects(A.get(3, 0), error => error.code === 'INVALID_ARGUMENT');
+  await assert.rejects(A.get(0.5, 0), error => error.code === 'INVALID_ARGUMENT');
+  assert.equal(await SparseMatrix.zeros([2, 2]).isZero(), true);
+  A.destroy();
+  await assert.rejects(A.norm(), error => error.code === 'DESTROYED');
+});

@@ -632,6 +632,7 @@ macro_rules! suite {
             random_coo_to_csr_and_spmv_match_the_reference,
             to_dense_sums_duplicates_in_every_format,
             dense_nonzeros_triangles_and_droptol,
+            norms_symmetry_and_entries,
             // table.rs: the table model
             tables_own_align_validity_and_pack_on_the_device,
             all_valid_flags_are_made_on_the_device,

@@ -438,3 +438,64 @@ pub fn dense_nonzeros_triangles_and_droptol<T: Target>() {
         "the NaN stays"
     );
 }
+
+pub fn norms_symmetry_and_entries<T: Target>() {
+    let device = T::device();
+    // [[1, 0, -2], [0, 3, 0], [-2, 0, 4]] with (1, 1) stored as 1 + 2 (a duplicate).
+    let a = coo_of(
+        &device,
+        &[0, 0, 1, 2, 2, 1],
+        &[0, 2, 1, 0, 2, 1],
+        &[1.0, -2.0, 1.0, -2.0, 4.0, 2.0],
+        (3, 3),
+    );
+    assert_eq!(
+        block(a.norm(&device, 2.0)).unwrap(),
+        (1.0f64 + 4.0 + 9.0 + 4.0 + 16.0).sqrt()
+    );
+    assert_eq!(block(a.norm(&device, 1.0)).unwrap(), 12.0);
+    assert_eq!(block(a.norm(&device, f64::INFINITY)).unwrap(), 4.0);
+    assert_eq!(
+        block(a.opnorm(&device, 1.0)).unwrap(),
+        6.0,
+        "largest column sum"
+    );
+    assert_eq!(
+        block(a.opnorm(&device, f64::INFINITY)).unwrap(),
+        6.0,
+        "largest row sum"
+    );
+    assert_eq!(
+        code(block(a.opnorm(&device, 2.0))),
+        ErrorCode::InvalidArgument
+    );
+    assert!(block(a.is_symmetric(&device)).unwrap());
+    assert!(!block(a.is_zero(&device)).unwrap());
+    assert_eq!(
+        block(a.get(&device, 1, 1)).unwrap(),
+        3.0,
+        "duplicates summed"
+    );
+    assert_eq!(block(a.get(&device, 2, 0)).unwrap(), -2.0);
+    assert_eq!(block(a.get(&device, 1, 0)).unwrap(), 0.0, "nothing stored");
+    assert_eq!(
+        code(block(a.get(&device, 3, 0))),
+        ErrorCode::InvalidArgument
+    );
+    let with_nan = coo_of(&device, &[0, 0], &[0, 1], &[f32::NAN, 5.0], (1, 2));
+    assert_eq!(
+        block(with_nan.get(&device, 0, 1)).unwrap(),
+        5.0,
+        "another column's NaN stays out"
+    );
+    let skew = coo_of(&device, &[0, 1], &[1, 0], &[1.0, -1.0], (2, 2));
+    assert!(!block(skew.is_symmetric(&device)).unwrap());
+    let wide = coo_of(&device, &[0], &[1], &[1.0], (1, 2));
+    assert!(!block(wide.is_symmetric(&device)).unwrap());
+    let zeros = coo_of(&device, &[0, 1], &[1, 0], &[0.0, -0.0], (2, 2));
+    assert!(block(zeros.is_zero(&device)).unwrap());
+    let empty = coo_of(&device, &[], &[], &[], (2, 2));
+    assert!(block(empty.is_zero(&device)).unwrap());
+    assert!(block(empty.is_symmetric(&device)).unwrap());
+    assert_eq!(block(empty.opnorm(&device, 1.0)).unwrap(), 0.0);
+}

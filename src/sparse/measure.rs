@@ -1,0 +1,133 @@
+//! Numbers about a sparse matrix, resolved on the device with a scalar or two read back:
+//! norms, operator norms, `isZero`, `isSymmetric` and one entry. Dense semantics: the
+//! canonical form is taken first, so duplicates count as their sum.
+
+use super::{u32_rows, Format, SparseMatrix};
+use crate::column::ColumnData;
+use crate::dtype::DType;
+use crate::engine::{self, Backend};
+use crate::error::{GpuTableError, Result};
+use crate::ir::{self, BinaryOp, NodeRef, ReduceKind, UnaryOp, DEFAULT_SPLIT_EVERY};
+
+/// Row 0 of `node` (one lane), evaluated on `device` and read back as f64.
+async fn read_number<B: Backend>(device: &B, node: &NodeRef) -> Result<f64> {
+    engine::evaluate(device, std::slice::from_ref(node)).await?;
+    let output = node
+        .output_on(device.core().id)
+        .ok_or_else(|| engine::internal("a measured number was not evaluated"))?;
+    let data = engine::read_rows(&output, 0, 1).await?;
+    match data.is_empty() {
+        true => Err(engine::internal("a measured number has no row")),
+        false => Ok(data.get_f64(0)),
+    }
+}
+
+fn reduce(kind: ReduceKind, x: &NodeRef) -> Result<NodeRef> {
+    ir::reduce(kind, x, None, DEFAULT_SPLIT_EVERY)
+}
+
+/// `|v|` as float32.
+fn magnitude(values: &NodeRef) -> Result<NodeRef> {
+    ir::cast(&ir::unary(UnaryOp::Abs, values)?, DType::F32)
+}
+
+/// The largest of `x` (float32, size 1), or 0 for no rows.
+async fn largest<B: Backend>(device: &B, x: &NodeRef) -> Result<f64> {
+    match x.meta.length {
+        0 => Ok(0.0),
+        _ => read_number(device, &reduce(ReduceKind::Max, x)?).await,
+    }
+}
+
+impl SparseMatrix {
+    /// `norm(p)`: 2 (Frobenius), 1 (sum of absolute values), infinity (largest absolute value).
+    pub async fn norm<B: Backend>(&self, device: &B, p: f64) -> Result<f64> {
+        let csr = self.to_csr(device).await?;
+        let size = magnitude(&csr.values)?;
+        match p {
+            2.0 => {
+                let squares = ir::binary(BinaryOp::Multiply, &size, &size)?;
+                Ok(read_number(device, &reduce(ReduceKind::Sum, &squares)?)
+                    .await?
+                    .sqrt())
+            }
+            1.0 => read_number(device, &reduce(ReduceKind::Sum, &size)?).await,
+            p if p == f64::INFINITY => largest(device, &size).await,
+            p => Err(GpuTableError::invalid(format!(
+                "norm takes p = 1, 2 or Infinity, got {p}"
+            ))),
+        }
+    }
+
+    /// `opnorm(p)`: 1 (largest column sum of absolute values), infinity (largest row sum).
+    pub async fn opnorm<B: Backend>(&self, device: &B, p: f64) -> Result<f64> {
+        let rows = match p {
+            1.0 => self.transpose(),
+            p if p == f64::INFINITY => self.clone(),
+            p => {
+                return Err(GpuTableError::invalid(format!(
+                    "opnorm takes p = 1 or Infinity, got {p}"
+                )))
+            }
+        };
+        let csr = rows.to_csr(device).await?;
+        let sums = ir::segment_sum(&magnitude(&csr.values)?, &csr.major)?;
+        largest(device, &sums).await
+    }
+
+    /// Whether no stored entry is nonzero.
+    pub async fn is_zero<B: Backend>(&self, device: &B) -> Result<bool> {
+        Ok(largest(device, &magnitude(&self.values)?).await? == 0.0)
+    }
+
+    /// Whether the matrix is square and equal to its transpose (duplicates summed first).
+    pub async fn is_symmetric<B: Backend>(&self, device: &B) -> Result<bool> {
+        if self.shape.0 != self.shape.1 {
+            return Ok(false);
+        }
+        let (a, t) = (
+            self.to_csr(device).await?,
+            self.transpose().to_csr(device).await?,
+        );
+        if a.nnz() != t.nnz() {
+            return Ok(false);
+        }
+        if a.nnz() == 0 {
+            return Ok(true);
+        }
+        // One row per entry: its column and value (as float32) and its row's pointer, both
+        // ways round; every row must match.
+        let entry = |m: &SparseMatrix| -> Result<NodeRef> {
+            let rows = ir::search_sorted(&m.major, &u32_rows(m.nnz())?, true)?;
+            ir::interleave(&[
+                ir::cast(&rows, DType::F32)?,
+                ir::cast(&m.minor, DType::F32)?,
+                ir::cast(&m.values, DType::F32)?,
+            ])
+        };
+        let same = ir::equal_all(&entry(&a)?, &entry(&t)?)?;
+        Ok(read_number(device, &reduce(ReduceKind::Min, &same)?).await? == 1.0)
+    }
+
+    /// Entry `(i, j)` (0 where nothing is stored; duplicates summed).
+    pub async fn get<B: Backend>(&self, device: &B, i: u32, j: u32) -> Result<f64> {
+        if i >= self.shape.0 || j >= self.shape.1 {
+            return Err(GpuTableError::invalid(format!(
+                "({i}, {j}) lies outside the shape {} x {}",
+                self.shape.0, self.shape.1
+            )));
+        }
+        let csr = match self.format {
+            Format::Csr => self.clone(),
+            _ => self.to_csr(device).await?,
+        };
+        // The entries of row i with column j: a segmented sum over the row's stored entries.
+        let columns = ir::cast(&csr.minor, DType::U32)?;
+        let at_j = ir::equal_all(&columns, &ir::source(ColumnData::U32(vec![j]), 1, true)?)?;
+        // A select, not a product: a NaN in another column must not reach the sum.
+        let zero = ir::source(ColumnData::F32(vec![0.0]), 1, true)?;
+        let values = ir::select(&at_j, &ir::cast(&csr.values, DType::F32)?, &zero)?;
+        let bounds = ir::slice(&csr.major, i as f64, i as f64 + 2.0)?;
+        read_number(device, &ir::segment_sum(&values, &bounds)?).await
+    }
+}
