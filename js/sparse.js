@@ -3,7 +3,7 @@
 // primitives, run on the matrix's device with no host round trip of the entries.
 import * as wasm from './wasm/gputable.js';
 import {fail, guard, guardAsync} from './errors.js';
-import {options} from './types.js';
+import {TYPED_ARRAYS, checkType, options} from './types.js';
 import {resolveDevice, withHandles} from './devices.js';
 import {GPUVector} from './vectors.js';
 import {GPUTableEvaluator} from './core.js';
@@ -30,7 +30,7 @@ function component(value, indices, what, made) {
 }
 
 function shapeOf(shape) {
-  if (!Array.isArray(shape) || shape.length !== 2 || !shape.every(d => Number.isInteger(d) && d >= 0)) {
+  if (!Array.isArray(shape) || shape.length !== 2 || !shape.every(d => Number.isInteger(d) && d >= 0 && d <= 0xffffffff)) {
     fail('INVALID_ARGUMENT', `shape must be [rows, columns] of whole numbers, got ${JSON.stringify(shape)}`);
   }
   return shape;
@@ -113,14 +113,20 @@ export class SparseMatrix {
   static zeros(shape, settings) {
     const {type = 'float32', format = 'csr', device = null} = options(settings, 'zeros');
     const [m, n] = shapeOf(shape);
-    const Typed = {uint8: Uint8Array, sint8: Int8Array, uint16: Uint16Array, sint16: Int16Array, uint32: Uint32Array, sint32: Int32Array, float32: Float32Array}[type] ??
-      fail('INVALID_ARGUMENT', `unknown type '${type}'`);
+    checkType(type);
+    const pointers = lines => {
+      try {
+        return new Uint32Array(lines + 1);
+      } catch (error) {
+        return fail('OUT_OF_MEMORY', `could not allocate ${lines + 1} pointers: ${error.message}`);
+      }
+    };
     const fields = {
-      csr: {rowPtr: new Uint32Array(m + 1), colVal: new Uint32Array(0)},
-      csc: {colPtr: new Uint32Array(n + 1), rowVal: new Uint32Array(0)},
-      coo: {rowInd: new Uint32Array(0), colInd: new Uint32Array(0)}
-    }[format] ?? fail('INVALID_ARGUMENT', `format must be 'csr', 'csc' or 'coo', got '${format}'`);
-    return build(format, {...fields, nzVal: new Typed(0), shape}, {device});
+      csr: () => ({rowPtr: pointers(m), colVal: new Uint32Array(0)}),
+      csc: () => ({colPtr: pointers(n), rowVal: new Uint32Array(0)}),
+      coo: () => ({rowInd: new Uint32Array(0), colInd: new Uint32Array(0)})
+    }[format]?.() ?? fail('INVALID_ARGUMENT', `format must be 'csr', 'csc' or 'coo', got '${format}'`);
+    return build(format, {...fields, nzVal: new TYPED_ARRAYS[type](0), shape}, {device});
   }
 
   get format() {
@@ -153,9 +159,8 @@ export class SparseMatrix {
     return this._derived(guard(() => this._live().toCOO()));
   }
   /** Canonical CSR (columns sorted within rows, duplicates summed): a Promise. */
-  async toCSR() {
-    const model = await guardAsync(() => this._live().toCSR(resolveDevice(this._device)._handle));
-    return this._derived(model);
+  toCSR() {
+    return this._derivedOnDevice(device => this._live().toCSR(device));
   }
   /** Canonical CSC: a Promise. */
   async toCSC() {
@@ -172,15 +177,15 @@ export class SparseMatrix {
   }
   /** Entries with `col - row >= k`: a Promise of the matrix, in this format. */
   triu(k = 0) {
-    return this._kept(device => this._live().triangle(device, k, true));
+    return this._derivedOnDevice(device => this._live().triangle(device, k, true));
   }
   /** Entries with `col - row <= k`. */
   tril(k = 0) {
-    return this._kept(device => this._live().triangle(device, k, false));
+    return this._derivedOnDevice(device => this._live().triangle(device, k, false));
   }
   /** Entries with `|value| > tol` (`droptol(0)` drops stored zeros). */
   droptol(tol = 0) {
-    return this._kept(device => this._live().droptol(device, tol));
+    return this._derivedOnDevice(device => this._live().droptol(device, tol));
   }
   /** A Promise of `norm(p)`: 2 (Frobenius), 1 (sum of |v|), Infinity (largest |v|). */
   norm(p = 2) {
@@ -205,7 +210,8 @@ export class SparseMatrix {
   _resolve(run) {
     return guardAsync(() => run(resolveDevice(this._device)._handle));
   }
-  async _kept(run) {
+  /** A matrix made on this matrix's device by `run(deviceHandle)`, owning its components. */
+  async _derivedOnDevice(run) {
     const model = await guardAsync(() => run(resolveDevice(this._device)._handle));
     return this._derived(model);
   }

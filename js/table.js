@@ -90,7 +90,11 @@ function cachedSchema(view) {
 function fieldsOf(schema) {
   const fields = schema instanceof GPUSchema ? schema.fields : schema;
   if (!Array.isArray(fields)) fail('INVALID_ARGUMENT', 'a schema needs a GPUSchema or an array of fields');
-  return fields.map(({name, type, size = 1, nullable = false, metadata = {}}) => ({name, type, size, nullable, metadata}));
+  return fields.map(field => {
+    if (field === null || typeof field !== 'object') fail('INVALID_ARGUMENT', 'a field needs {name, type, size}');
+    const {name, type, size = 1, nullable = false, metadata = {}} = field;
+    return {name, type, size, nullable, metadata};
+  });
 }
 
 /** One preserved batch: a row range of every selected column, one chunk per vector. */
@@ -192,6 +196,10 @@ function bytesOf(bytes) {
   return fail('INVALID_ARGUMENT', 'fromArrowIPC needs bytes (Uint8Array or ArrayBuffer)');
 }
 
+// A table collected without destroy() frees its model handle (its storage stays owned by
+// the model objects its batches share).
+const releaseTable = new FinalizationRegistry(model => model.free());
+
 /**
  * A table on a device: a schema and preserved record batches. The table owns its batches
  * until they are detached; `destroy()` frees what it owns.
@@ -202,10 +210,12 @@ export class GPUTable {
     this.device = device;
     if (settings?.[MODEL]) {
       this._m = settings[MODEL];
+      releaseTable.register(this, this._m);
       return;
     }
     if (!Array.isArray(batches)) fail('INVALID_ARGUMENT', 'batches must be an array of GPURecordBatch');
     this._m = guard(() => new wasm.TableModel(schema === null ? null : fieldsOf(schema), device?.id));
+    releaseTable.register(this, this._m);
     for (const batch of batches) this.addBatch(batch);
   }
 

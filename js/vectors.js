@@ -202,7 +202,7 @@ export class GPUVector {
   /** Appends packed rows to the last chunk (appendable vectors only). */
   append(values) {
     const Typed = TYPED_ARRAYS[this.type];
-    const rows = Array.isArray(values) ? Typed.from(values) : liveView(values, 'append');
+    const rows = Array.isArray(values) ? values : liveView(values, 'append');
     guard(() => this._m.append(rows instanceof Typed ? rows : Typed.from(rows)));
     return this;
   }

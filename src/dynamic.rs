@@ -8,19 +8,32 @@ use crate::engine::{self, Backend};
 use crate::error::{GpuTableError, Result};
 use crate::ir::{self, BinaryOp, NodeRef, ReduceKind, DEFAULT_SPLIT_EVERY};
 
-fn u32_constant(value: u32) -> Result<NodeRef> {
+/// One uint32 row that broadcasts.
+pub fn u32_constant(value: u32) -> Result<NodeRef> {
     ir::source(ColumnData::U32(vec![value]), 1, true)
 }
 
-/// The one count `node` (a uint32 row of size 1) holds, read back from `device`.
-async fn read_count<B: Backend>(device: &B, node: &NodeRef) -> Result<u32> {
-    let output = node
-        .output_on(device.core().id)
-        .ok_or_else(|| engine::internal("a count was not evaluated"))?;
-    match engine::read_rows(&output, 0, 1).await? {
-        ColumnData::U32(v) if v.len() == 1 => Ok(v[0]),
-        _ => Err(engine::internal("a count is not one uint32")),
+/// Rows `0..count` as uint32.
+pub fn u32_rows(count: u32) -> Result<NodeRef> {
+    ir::cast(&ir::sequence(count as f64, 0.0, 1.0)?, DType::U32)
+}
+
+/// Lane 0 of row 0 of each of `nodes`, evaluated on `device` in one plan (nodes already
+/// there are read as they are) and read back: exact for every 32-bit type.
+pub async fn read_scalars<B: Backend>(device: &B, nodes: &[NodeRef]) -> Result<Vec<f64>> {
+    engine::evaluate(device, nodes).await?;
+    let mut out = Vec::with_capacity(nodes.len());
+    for node in nodes {
+        let output = node
+            .output_on(device.core().id)
+            .ok_or_else(|| engine::internal("a scalar to read was not evaluated"))?;
+        let data = engine::read_rows(&output, 0, 1).await?;
+        match data.is_empty() {
+            true => return Err(engine::internal("a scalar to read has no row")),
+            false => out.push(data.get_f64(0)),
+        }
     }
+    Ok(out)
 }
 
 /// The rows of `values` whose flag (`flags`: one lane per row, nonzero keeps the row) is
@@ -40,8 +53,8 @@ pub async fn compact<B: Backend>(device: &B, flags: &NodeRef, values: &NodeRef) 
     let positions = ir::exclusive_scan(&kept)?;
     let count = ir::reduce(ReduceKind::Sum, &kept, None, DEFAULT_SPLIT_EVERY)?;
     engine::evaluate(device, &[positions.clone(), count.clone()]).await?;
-    let rows = read_count(device, &count).await?;
-    let outputs = ir::cast(&ir::sequence(rows as f64, 0.0, 1.0)?, DType::U32)?;
+    let rows = read_scalars(device, &[count]).await?[0] as u32;
+    let outputs = u32_rows(rows)?;
     let after = ir::search_sorted(&positions, &outputs, true)?;
     let ids = ir::binary(BinaryOp::Subtract, &after, &u32_constant(1)?)?;
     ir::gather(&ids, values)

@@ -356,7 +356,8 @@ impl Block {
         Ok(View::Tmp(k))
     }
 
-    /// The host column of leaf `index` (every leaf is checked to be in host memory).
+    /// The host column of leaf `index`, read at the row (never bound in parts; every leaf
+    /// is checked to be in host memory).
     fn column(&self, index: usize) -> &Column {
         self.leaves[index]
             .host_column()
@@ -366,6 +367,11 @@ impl Block {
     /// The block's first row, counted from the whole pass's first row.
     fn pass_row(&self) -> usize {
         (self.first_row + self.r0 as u64) as usize
+    }
+
+    /// The value of leaf `node` (an input read whole).
+    fn leaf(&self, node: &NodeRef) -> Result<&Rc<Value>> {
+        Ok(&self.leaves[self.leaf_index(node)?])
     }
 
     fn leaf_index(&self, node: &NodeRef) -> Result<usize> {
@@ -529,7 +535,7 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
             }
         }
         Op::Sequence { start, step } => {
-            let row = (b.first_row + b.r0 as u64) as i64;
+            let row = b.pass_row() as i64;
             let first = start.wrapping_add(row.wrapping_mul(*step));
             for (i, o) in dst.iter_mut().enumerate() {
                 *o = T::from_elem(first.wrapping_add((i as i64).wrapping_mul(*step)) as i32);
@@ -537,7 +543,7 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
         }
         Op::Gather => {
             let ids = &node.inputs[0];
-            let source = b.leaves[b.leaf_index(&node.inputs[1])?].clone();
+            let source = b.leaf(&node.inputs[1])?.clone();
             dispatch_class!(ids.meta.dtype.class(), I => {
                 let v = b.prepare::<I>(ids, 1, 0)?;
                 let ids = b.view::<I>(v, 1);
@@ -556,7 +562,7 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
         }
         Op::SearchSorted { upper } => {
             let (sorted, queries) = (&node.inputs[0], &node.inputs[1]);
-            let sorted = b.leaves[b.leaf_index(sorted)?].clone();
+            let sorted = b.leaf(sorted)?.clone();
             dispatch_class!(queries.meta.dtype.class(), Q => {
                 let v = b.prepare::<Q>(queries, 1, 0)?;
                 let queries = b.view::<Q>(v, 1);
@@ -566,51 +572,48 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
             });
         }
         Op::MergeSource { width } => {
-            let keys = b.leaves[b.leaf_index(&node.inputs[0])?].clone();
+            let keys = b.leaf(&node.inputs[0])?;
             let first = b.pass_row();
             let dst = own_rows(node, first, lanes, dst);
             with_elem_type!(keys.dtype, S => {
-                rows::merge_sources(&StoredRows::<S>::new(&keys)?, first, *width, dst)
+                rows::merge_sources(&StoredRows::<S>::new(keys)?, first, *width, dst)
             });
         }
         Op::SegmentSum => {
-            let values = b.leaves[b.leaf_index(&node.inputs[0])?].clone();
-            let offsets = b.leaves[b.leaf_index(&node.inputs[1])?].clone();
-            let offsets = StoredRows::<u32>::new(&offsets)?;
+            let (values, offsets) = (b.leaf(&node.inputs[0])?, b.leaf(&node.inputs[1])?);
+            let offsets = StoredRows::<u32>::new(offsets)?;
             let first = b.pass_row();
             let dst = own_rows(node, first, lanes, dst);
             with_elem_type!(values.dtype, S => {
-                rows::segment_sums(&StoredRows::<S>::new(&values)?, &offsets, first, lanes, dst)
+                rows::segment_sums(&StoredRows::<S>::new(values)?, &offsets, first, lanes, dst)
             });
         }
         Op::Reshape => {
-            let x = b.leaves[b.leaf_index(&node.inputs[0])?].clone();
+            let x = b.leaf(&node.inputs[0])?;
             let first = b.pass_row();
             let dst = own_rows(node, first, lanes, dst);
             with_elem_type!(x.dtype, S => {
-                rows::reshape(&StoredRows::<S>::new(&x)?, first, lanes, dst)
+                rows::reshape(&StoredRows::<S>::new(x)?, first, lanes, dst)
             });
         }
         Op::GroupSum => {
-            let x = b.leaves[b.leaf_index(&node.inputs[0])?].clone();
-            let dst = own_rows(node, b.pass_row(), lanes, dst);
+            let x = b.leaf(&node.inputs[0])?;
+            let first = b.pass_row();
+            let dst = own_rows(node, first, lanes, dst);
             with_elem_type!(x.dtype, S => {
-                rows::group_sums(&StoredRows::<S>::new(&x)?, b.pass_row(), lanes, dst)
+                rows::group_sums(&StoredRows::<S>::new(x)?, first, lanes, dst)
             });
         }
         Op::ScanApply => {
-            let x = b.leaves[b.leaf_index(&node.inputs[0])?].clone();
+            let x = b.leaf(&node.inputs[0])?;
             let levels = node.inputs[1..]
                 .iter()
-                .map(|level| Ok(b.leaves[b.leaf_index(level)?].clone()))
+                .map(|level| StoredRows::<T>::new(b.leaf(level)?))
                 .collect::<Result<Vec<_>>>()?;
-            let levels = levels
-                .iter()
-                .map(|level| StoredRows::<T>::new(level))
-                .collect::<Result<Vec<_>>>()?;
-            let dst = own_rows(node, b.pass_row(), lanes, dst);
+            let first = b.pass_row();
+            let dst = own_rows(node, first, lanes, dst);
             with_elem_type!(x.dtype, S => {
-                rows::scan_rows(&StoredRows::<S>::new(&x)?, &levels, b.pass_row(), lanes, dst)
+                rows::scan_rows(&StoredRows::<S>::new(x)?, &levels, first, lanes, dst)
             });
         }
         Op::SegmentedMap => {
@@ -646,7 +649,10 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
                 let len = (end - start) as usize;
                 let (lo, hi) = (base.max(r0), (base + len).min(r1));
                 if lo < hi {
-                    let column = b.column(b.leaf_index(&node.inputs[k])?);
+                    // Read whole, so possibly bound in parts: never assumed one column.
+                    let column = b.leaf(&node.inputs[k])?.host_column().ok_or_else(|| {
+                        internal("a copied piece is not one column in host memory")
+                    })?;
                     let from = (start as usize + lo - base) * lanes;
                     let out = &mut dst[(lo - r0) * lanes..(hi - r0) * lanes];
                     with_column_data!(&column.data, s => {

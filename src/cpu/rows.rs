@@ -25,25 +25,24 @@ fn host(value: &Value) -> Result<&Column> {
 
 impl<'a, S: Elem> StoredRows<'a, S> {
     pub fn new(value: &'a Value) -> Result<StoredRows<'a, S>> {
-        let columns = match &value.storage {
-            Storage::Parts(parts) => parts.iter().map(|p| host(p)).collect::<Result<Vec<_>>>()?,
-            _ => vec![host(value)?],
-        };
-        let mut parts = Vec::with_capacity(columns.len());
-        let mut ends = Vec::with_capacity(columns.len());
-        let mut rows = 0;
-        for column in columns {
-            parts.push(
-                S::slice_of(&column.data).ok_or_else(|| internal("stored rows of another type"))?,
-            );
-            rows += column.rows as usize;
-            ends.push(rows);
-        }
-        Ok(StoredRows {
-            parts,
-            ends,
+        let mut rows = StoredRows {
+            parts: Vec::new(),
+            ends: Vec::new(),
             lanes: value.size as usize,
-        })
+        };
+        match &value.storage {
+            Storage::Parts(parts) => parts.iter().try_for_each(|p| rows.push(host(p)?))?,
+            _ => rows.push(host(value)?)?,
+        }
+        Ok(rows)
+    }
+
+    fn push(&mut self, column: &'a Column) -> Result<()> {
+        let values =
+            S::slice_of(&column.data).ok_or_else(|| internal("stored rows of another type"))?;
+        self.parts.push(values);
+        self.ends.push(self.rows() + column.rows as usize);
+        Ok(())
     }
 
     pub fn rows(&self) -> usize {

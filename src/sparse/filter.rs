@@ -3,9 +3,10 @@
 //! count read back); the keep flags are arithmetic that is positive exactly where the
 //! condition holds (`d + |d|` is positive iff `d` is), so no comparison op is needed.
 
-use super::{u32_constant, u32_rows, Format, SparseMatrix};
+use super::{Format, SparseMatrix};
 use crate::column::ColumnData;
 use crate::dtype::DType;
+use crate::dynamic::{u32_constant, u32_rows};
 use crate::engine::Backend;
 use crate::error::{GpuTableError, Result};
 use crate::ir::{self, BinaryOp, NodeRef, UnaryOp};

@@ -2,24 +2,17 @@
 //! norms, operator norms, `isZero`, `isSymmetric` and one entry. Dense semantics: the
 //! canonical form is taken first, so duplicates count as their sum.
 
-use super::{u32_rows, Format, SparseMatrix};
+use super::{Format, SparseMatrix};
 use crate::column::ColumnData;
 use crate::dtype::DType;
-use crate::engine::{self, Backend};
+use crate::dynamic::{read_scalars, u32_rows};
+use crate::engine::Backend;
 use crate::error::{GpuTableError, Result};
 use crate::ir::{self, BinaryOp, NodeRef, ReduceKind, UnaryOp, DEFAULT_SPLIT_EVERY};
 
-/// Row 0 of `node` (one lane), evaluated on `device` and read back as f64.
+/// Row 0 of `node` (one lane), evaluated on `device` and read back.
 async fn read_number<B: Backend>(device: &B, node: &NodeRef) -> Result<f64> {
-    engine::evaluate(device, std::slice::from_ref(node)).await?;
-    let output = node
-        .output_on(device.core().id)
-        .ok_or_else(|| engine::internal("a measured number was not evaluated"))?;
-    let data = engine::read_rows(&output, 0, 1).await?;
-    match data.is_empty() {
-        true => Err(engine::internal("a measured number has no row")),
-        false => Ok(data.get_f64(0)),
-    }
+    Ok(read_scalars(device, std::slice::from_ref(node)).await?[0])
 }
 
 fn reduce(kind: ReduceKind, x: &NodeRef) -> Result<NodeRef> {

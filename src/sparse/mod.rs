@@ -6,6 +6,7 @@
 
 use crate::column::ColumnData;
 use crate::dtype::{Class, DType};
+use crate::dynamic::{read_scalars, u32_constant, u32_rows};
 use crate::engine::{self, Backend};
 use crate::error::{GpuTableError, Result};
 use crate::ir::{self, BinaryOp, NodeRef, ReduceKind, DEFAULT_SPLIT_EVERY};
@@ -32,14 +33,6 @@ pub struct SparseMatrix {
     pub values: NodeRef,
 }
 
-pub(crate) fn u32_constant(value: u32) -> Result<NodeRef> {
-    ir::source(ColumnData::U32(vec![value]), 1, true)
-}
-
-pub(crate) fn u32_rows(count: u32) -> Result<NodeRef> {
-    ir::cast(&ir::sequence(count as f64, 0.0, 1.0)?, DType::U32)
-}
-
 /// `node` as uint32 indices: integers of size 1 (negative ones wrap past every bound).
 fn as_indices(node: &NodeRef, what: &str) -> Result<NodeRef> {
     node.check_alive()?;
@@ -56,20 +49,13 @@ fn as_indices(node: &NodeRef, what: &str) -> Result<NodeRef> {
     }
 }
 
-/// Row 0 of each of `nodes` (uint32 scalars), evaluated on `device` and read back.
-async fn read_scalars<B: Backend>(device: &B, nodes: &[NodeRef]) -> Result<Vec<u32>> {
-    engine::evaluate(device, nodes).await?;
-    let mut out = Vec::with_capacity(nodes.len());
-    for node in nodes {
-        let output = node
-            .output_on(device.core().id)
-            .ok_or_else(|| engine::internal("a checked scalar was not evaluated"))?;
-        match engine::read_rows(&output, 0, 1).await? {
-            ColumnData::U32(v) if v.len() == 1 => out.push(v[0]),
-            _ => return Err(engine::internal("a checked scalar is not one uint32")),
-        }
-    }
-    Ok(out)
+/// `read_scalars` of uint32 checks (exact in f64).
+async fn read_u32s<B: Backend>(device: &B, nodes: &[NodeRef]) -> Result<Vec<u32>> {
+    Ok(read_scalars(device, nodes)
+        .await?
+        .into_iter()
+        .map(|v| v as u32)
+        .collect())
 }
 
 fn invalid(message: String) -> GpuTableError {
@@ -155,7 +141,7 @@ impl SparseMatrix {
         if nnz > 0 {
             checks.push(max_of(&indices)?);
         }
-        let got = read_scalars(device, &checks).await?;
+        let got = read_u32s(device, &checks).await?;
         let (first, last, largest) = (got[0], got[1], got[2]);
         if first != 0 || last != nnz || largest > nnz || (major_dim > 0 && got[3] > nnz) {
             return Err(invalid(format!(
@@ -202,7 +188,7 @@ impl SparseMatrix {
             )));
         }
         if nnz > 0 {
-            let got = read_scalars(device, &[max_of(&rows)?, max_of(&cols)?]).await?;
+            let got = read_u32s(device, &[max_of(&rows)?, max_of(&cols)?]).await?;
             if got[0] >= shape.0 || got[1] >= shape.1 {
                 return Err(invalid(format!(
                     "an entry at ({}, {}) lies outside the shape {} x {}",

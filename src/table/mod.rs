@@ -230,6 +230,27 @@ impl Batch {
         self.destroyed = true;
     }
 
+    /// The fields of an IPC read and one batch per source batch, storage on `device`; a
+    /// failure destroys the batches made before it (their storage is counted live).
+    pub fn all_of_ipc(
+        fields: &[FieldInfo],
+        batches: Vec<Vec<IpcColumn>>,
+        device: Option<DeviceId>,
+    ) -> Result<(Vec<Field>, Vec<Batch>)> {
+        let fields: Vec<Field> = fields.iter().map(Field::of_ipc).collect();
+        let mut made = Vec::with_capacity(batches.len());
+        for columns in batches {
+            match Batch::of_ipc(&fields, columns, device) {
+                Ok(batch) => made.push(batch),
+                Err(error) => {
+                    made.iter_mut().for_each(Batch::destroy);
+                    return Err(error);
+                }
+            }
+        }
+        Ok((fields, made))
+    }
+
     /// The batch of IPC columns `columns` described by `fields`, its storage on `device`.
     pub fn of_ipc(
         fields: &[Field],
@@ -301,16 +322,18 @@ impl Table {
         fields: &[FieldInfo],
         batches: Vec<Vec<IpcColumn>>,
     ) -> Result<Vec<BatchRef>> {
-        let fields: Vec<Field> = fields.iter().map(Field::of_ipc).collect();
+        let (fields, made) = Batch::all_of_ipc(fields, batches, self.device)?;
         if self.batches.is_empty() && self.fields.is_empty() {
-            self.fields = fields.clone();
+            self.fields = fields;
             self.version += 1;
         }
-        let mut added = Vec::with_capacity(batches.len());
-        for columns in batches {
-            let batch = Batch::of_ipc(&fields, columns, self.device)?.shared();
+        let mut added = Vec::with_capacity(made.len());
+        let mut made = made.into_iter();
+        while let Some(batch) = made.next() {
+            let batch = batch.shared();
             if let Err(error) = self.add_batch(batch.clone()) {
                 batch.borrow_mut().destroy();
+                made.for_each(|mut rest| rest.destroy());
                 return Err(error);
             }
             added.push(batch);
@@ -335,7 +358,7 @@ impl Table {
     }
 
     /// Column `index` of every batch, in order.
-    fn parts(&self, index: usize) -> Result<Vec<VectorRef>> {
+    pub(crate) fn parts(&self, index: usize) -> Result<Vec<VectorRef>> {
         self.batches
             .iter()
             .map(|b| b.borrow().column_at(index))

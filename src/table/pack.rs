@@ -49,11 +49,7 @@ pub async fn pack_batches<B: Backend>(device: &B, table: &TableRef, min_rows: f6
         let groups = pack_groups(&rows, min_rows)?;
         let mut columns = Vec::with_capacity(t.fields.len());
         for index in 0..t.fields.len() {
-            let vectors: Vec<_> = t
-                .batches
-                .iter()
-                .map(|b| b.borrow().vectors[index].clone())
-                .collect();
+            let vectors = t.parts(index)?;
             let data = vectors
                 .iter()
                 .map(|v| v.borrow().node())

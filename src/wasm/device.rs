@@ -4,7 +4,7 @@
 use wasm_bindgen::prelude::*;
 
 use super::table::{BatchModel, TableModel};
-use super::{invalid, to_js, Evaluator, EvaluatorList, JsResult};
+use super::{invalid, set, to_js, Evaluator, EvaluatorList, JsResult};
 use crate::cpu::CpuDevice;
 use crate::engine::{self, Backend};
 use crate::evaluator;
@@ -43,11 +43,6 @@ impl Device {
     pub(super) fn any(&self) -> AnyDevice {
         self.inner.clone()
     }
-}
-
-fn set(target: &js_sys::Object, key: &str, value: impl Into<JsValue>) {
-    // Reflect.set on a fresh plain object cannot fail.
-    let _ = js_sys::Reflect::set(target, &key.into(), &value.into());
 }
 
 fn home_of(cache: Option<String>) -> Home {

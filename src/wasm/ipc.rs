@@ -7,12 +7,12 @@ use serde::Deserialize;
 use wasm_bindgen::prelude::*;
 
 use super::table::{fields_to_js, BatchModel, TableModel};
-use super::{to_js, EvaluatorList, JsResult};
+use super::{set, to_js, EvaluatorList, JsResult};
 use crate::column::Column;
 use crate::error::GpuTableError;
 use crate::ipc::{self, FieldInfo, Float64As, Int64As, IpcColumn, ReadOptions, SourceKind};
 use crate::ir::NodeRef;
-use crate::table::{Batch, Field, Table};
+use crate::table::{Batch, Table};
 use crate::value::Value;
 
 #[derive(Deserialize, Default)]
@@ -23,11 +23,6 @@ struct IpcOptions {
     float64: Option<String>,
     /// 'float32' or 'int32'; absent: Int64 columns are TYPE_MISMATCH.
     int64: Option<String>,
-}
-
-fn set(target: &JsValue, key: &str, value: impl Into<JsValue>) {
-    // Reflect.set on a fresh plain object cannot fail.
-    let _ = js_sys::Reflect::set(target, &key.into(), &value.into());
 }
 
 /// The read options of `fromArrowIPC` (`columns`, `float64`, `int64`).
@@ -71,18 +66,7 @@ fn read_result(
     batches: Vec<Vec<IpcColumn>>,
     device: Option<u32>,
 ) -> JsResult<JsValue> {
-    let fields: Vec<Field> = fields.iter().map(Field::of_ipc).collect();
-    let mut made = Vec::with_capacity(batches.len());
-    for columns in batches {
-        match Batch::of_ipc(&fields, columns, device) {
-            Ok(batch) => made.push(batch),
-            Err(error) => {
-                // The batches made before the failure never reach JS: free them here.
-                made.iter_mut().for_each(Batch::destroy);
-                return Err(to_js(error));
-            }
-        }
-    }
+    let (fields, made) = Batch::all_of_ipc(fields, batches, device).map_err(to_js)?;
     let batches_js = js_sys::Array::new();
     for batch in made {
         batches_js.push(&BatchModel::of(batch).into());

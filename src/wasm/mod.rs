@@ -34,6 +34,11 @@ fn to_js(error: GpuTableError) -> JsValue {
 
 type JsResult<T> = std::result::Result<T, JsValue>;
 
+/// Sets `key` on a fresh plain object (Reflect.set on one cannot fail).
+fn set(target: &JsValue, key: &str, value: impl Into<JsValue>) {
+    let _ = js_sys::Reflect::set(target, &key.into(), &value.into());
+}
+
 fn invalid(message: impl Into<String>) -> JsValue {
     to_js(GpuTableError::invalid(message))
 }

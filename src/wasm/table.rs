@@ -8,7 +8,7 @@ use std::rc::Rc;
 use serde::Deserialize;
 use wasm_bindgen::prelude::*;
 
-use super::{copy_typed, invalid, read, to_js, Evaluator, JsResult};
+use super::{copy_typed, invalid, read, set, to_js, Evaluator, JsResult};
 use crate::dtype::DType;
 use crate::error::{ErrorCode, GpuTableError};
 use crate::evaluator;
@@ -17,11 +17,6 @@ use crate::table::{
     self, Batch, BatchRef, BufferRef, DataRef, Field, Table, TableRef, Vector, VectorRef,
 };
 use crate::value::{Storage, Value};
-
-fn set(target: &JsValue, key: &str, value: impl Into<JsValue>) {
-    // Reflect.set on a fresh plain object cannot fail.
-    let _ = js_sys::Reflect::set(target, &key.into(), &value.into());
-}
 
 #[derive(Deserialize)]
 struct FieldSpec {

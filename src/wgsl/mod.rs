@@ -174,6 +174,15 @@ impl Gen {
         }
     }
 
+    /// Leaf `node`'s index and the `param` slot of its row count; `missing` names the
+    /// input for the internal error where it is not a leaf of the kernel.
+    pub(crate) fn bound_leaf(&self, node: &NodeRef, missing: &str) -> Result<(usize, usize)> {
+        self.leaf_slot
+            .get(&node.id)
+            .copied()
+            .ok_or_else(|| internal(missing))
+    }
+
     /// Rows leaf `node`'s value stores.
     fn stored_rows(&self, node: &Node) -> u32 {
         self.leaf_rows

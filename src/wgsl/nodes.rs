@@ -72,10 +72,7 @@ pub(crate) fn lanewise_expr(g: &Gen, node: &NodeRef, at: &str) -> Option<String>
 
 /// Lane `lane` of a `Reshape` row: the input's element of the same row-major place.
 pub(crate) fn reshape_lane(g: &Gen, node: &NodeRef, lane: &str) -> Result<String> {
-    let &(x, _) = g
-        .leaf_slot
-        .get(&node.inputs[0].id)
-        .ok_or_else(|| internal("a reshaped input is not bound whole"))?;
+    let (x, _) = g.bound_leaf(&node.inputs[0], "a reshaped input is not bound whole")?;
     let (size, width) = (node.meta.size, node.inputs[0].meta.size);
     let e = format!("({} * {size}u + {lane})", g.pass_row());
     Ok(format!("fetch_{x}({e} / {width}u, {e} % {width}u)"))
@@ -88,12 +85,7 @@ pub(crate) fn scan_sum(g: &Gen, node: &NodeRef, lane: &str) -> Result<String> {
     let id = g.local[&node.id];
     let z = zero(node.meta.dtype.class());
     let fan_in = SCAN_FAN_IN;
-    let leaf = |input: &NodeRef| {
-        g.leaf_slot
-            .get(&input.id)
-            .copied()
-            .ok_or_else(|| internal("a scan input is not bound whole"))
-    };
+    let leaf = |input: &NodeRef| g.bound_leaf(input, "a scan input is not bound whole");
     let row = g.pass_row();
     let mut code = format!("        var s{id} = {z};\n");
     if node.op == Op::SegmentSum {
@@ -135,10 +127,7 @@ pub(crate) fn gather_setup(g: &Gen, node: &NodeRef, body: &mut String) -> Result
     let (ids, values) = (&node.inputs[0], &node.inputs[1]);
     let ids_class = ids.meta.dtype.class();
     let id_value = g.lane(ids, "0u", ids_class);
-    let &(source, len_slot) = g
-        .leaf_slot
-        .get(&values.id)
-        .ok_or_else(|| internal("gather source is not bound"))?;
+    let (source, len_slot) = g.bound_leaf(values, "gather source is not bound")?;
     let valid = match ids_class {
         Class::U => format!("i{id} < param({len_slot}u)"),
         Class::I => format!("i{id} >= 0i && u32(i{id}) < param({len_slot}u)"),
@@ -168,10 +157,7 @@ pub(crate) fn row_pieces(g: &mut Gen, node: &NodeRef) -> Result<Vec<(usize, Stri
     let mut pieces = Vec::new();
     let mut base = 0u32;
     for (input, &(start, end)) in node.inputs.iter().zip(ranges) {
-        let &(leaf, _) = g
-            .leaf_slot
-            .get(&input.id)
-            .ok_or_else(|| internal("a copied piece is not bound"))?;
+        let (leaf, _) = g.bound_leaf(input, "a copied piece is not bound")?;
         base += end - start;
         let bound = g.param(base);
         // Wrapping u32 arithmetic: the source row is `row - piece base + start`.
@@ -265,10 +251,7 @@ pub(crate) fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Resul
             );
         }
         Op::SegmentedMap => {
-            let &(segments, len_slot) = g
-                .leaf_slot
-                .get(&inputs[0].id)
-                .ok_or_else(|| internal("segments are not bound"))?;
+            let (segments, len_slot) = g.bound_leaf(&inputs[0], "segments are not bound")?;
             // Starts were validated on the host: non-negative, non-decreasing, starts[0] = 0.
             let _ = writeln!(
                 body,
@@ -278,10 +261,7 @@ pub(crate) fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Resul
             );
         }
         Op::SearchSorted { upper } => {
-            let &(sorted, rows) = g
-                .leaf_slot
-                .get(&inputs[0].id)
-                .ok_or_else(|| internal("a sorted column is not bound whole"))?;
+            let (sorted, rows) = g.bound_leaf(&inputs[0], "a sorted column is not bound whole")?;
             let q_class = inputs[1].meta.dtype.class();
             let q = g.lane(&inputs[1], "0u", q_class);
             let below = if *upper { "<=" } else { "<" };
@@ -294,10 +274,7 @@ pub(crate) fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Resul
             );
         }
         Op::MergeSource { width } => {
-            let &(keys, rows) = g
-                .leaf_slot
-                .get(&inputs[0].id)
-                .ok_or_else(|| internal("sort keys are not bound whole"))?;
+            let (keys, rows) = g.bound_leaf(&inputs[0], "sort keys are not bound whole")?;
             let row = g.pass_row();
             // The run width is a parameter: every pass of a sort shares one pipeline.
             let w = g.param(*width);
@@ -321,14 +298,7 @@ pub(crate) fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Resul
                 "    for (var l = 0u; l < {size}u; l++) {{ v{id}[l] = {value}; }}"
             );
         }
-        Op::SegmentSum => {
-            let sum = scan_sum(g, node, "l")?;
-            let _ = writeln!(
-                body,
-                "    for (var l = 0u; l < {size}u; l++) {{\n{sum}        v{id}[l] = s{id};\n    }}"
-            );
-        }
-        Op::GroupSum | Op::ScanApply => {
+        Op::SegmentSum | Op::GroupSum | Op::ScanApply => {
             let sum = scan_sum(g, node, "l")?;
             let _ = writeln!(
                 body,
