@@ -17,6 +17,7 @@ import * as luma from '@luma.gl/gpgpu';
 import * as lumaCpu from '@luma.gl/gpgpu/cpu';
 import {NullDevice} from '@luma.gl/test-utils';
 import {streamingReport, streamingRun} from './streaming.js';
+import {time} from './timing.js';
 
 const require = createRequire(import.meta.url);
 setWasmPaths(join(dirname(require.resolve('@tensorflow/tfjs-backend-wasm/package.json')), 'dist') + '/');
@@ -25,37 +26,6 @@ const lumaDevice = new NullDevice({});
 
 const ROWS = (process.env.BENCH_ROWS ?? '1e6,1e7').split(',').map(Number);
 const PEERS = (process.env.BENCH_PEERS ?? 'js,tfjs-cpu,tfjs-wasm,luma').split(',').filter(p => p && p !== 'none');
-const MIN_TIME_MS = 1000;
-const MAX_REPS = 9;
-
-/**
- * Median ms of `run()`. Every engine first warms up (JIT and wasm tier-up, heap growth) for
- * at least 3 runs and 300 ms; slow runs get fewer repetitions.
- */
-async function time(run) {
-  let first = 0;
-  for (let warm = 0, spentWarm = 0; warm < 3 || spentWarm < 300; warm++) {
-    const t = performance.now();
-    await run();
-    const ms = performance.now() - t;
-    spentWarm += ms;
-    first = Math.max(first, ms);
-    if (ms > 2000) break;
-  }
-  const samples = [];
-  const reps = first > 2000 ? 2 : MAX_REPS;
-  let spent = 0;
-  while (samples.length < reps && (samples.length < 3 || spent < MIN_TIME_MS)) {
-    const t = performance.now();
-    await run();
-    const ms = performance.now() - t;
-    samples.push(ms);
-    spent += ms;
-  }
-  samples.sort((a, b) => a - b);
-  return samples[Math.floor(samples.length / 2)];
-}
-
 // Deterministic data (xorshift32).
 function random(n, seed) {
   const out = new Float32Array(n);

@@ -6,10 +6,13 @@
 import * as gt from '../dist/web/index.js';
 import * as tf from '@tensorflow/tfjs-core';
 import {streamingRun} from './streaming.js';
+import {TFJS_MAX_ROWS, convertBytes, cooData, gputableCooToCsr, gputableSpmv, jsCooToCsr, jsSpmv, naiveWgslSpmv, spmvBytes, spmvData, tfSpmv} from './sparse-workloads.js';
 
 const query = new URLSearchParams(location.search);
 const rows = Number(query.get('rows') ?? 1e6);
 const reduceRows = Number(query.get('reduceRows') ?? 1e7);
+const sparseRows = Number(query.get('sparseRows') ?? 1e6);
+const sparseEntries = Number(query.get('sparseEntries') ?? 1e7);
 const backend = query.get('backend') ?? 'webgpu';
 await import(`/node_modules/@tensorflow/tfjs-backend-${backend}/dist/tf-backend-${backend}.fesm.js`);
 
@@ -133,7 +136,8 @@ async function main() {
   for (const e of Object.values(ours)) e.destroy();
   const reductions = await reductionRuns(device);
   const streaming = await streamingRun(gt, backend, reduceRows, median);
-  return {rows, backend, adapter: device.adapterName, results, chain: {ms: chainMs, tfMs: tfChainMs, moved}, reduceRows, reductions, streaming};
+  const sparse = await sparseRuns(device);
+  return {rows, backend, adapter: device.adapterName, results, chain: {ms: chainMs, tfMs: tfChainMs, moved}, reduceRows, reductions, streaming, sparse};
 }
 
 /** sum and argmax of one column in 1 and 64 chunks, beside tfjs and JS loops. */
@@ -183,6 +187,35 @@ async function reductionRuns(device) {
   many.destroy();
   column.dispose();
   return out;
+}
+
+/**
+ * W6: SpMV (evaluated and read back) beside tfjs, a JS loop and, on WebGPU, a one-thread-
+ * per-row WGSL kernel on the same adapter; COO to CSR beside a JS conversion.
+ */
+async function sparseRuns(device) {
+  const spmv = spmvData(sparseRows, 10);
+  const ours = await gputableSpmv(gt, spmv, device);
+  const passes = kernelLine(ours.explain());
+  const row = {name: `S1 CSR SpMV ${sparseRows / 1e6}M x ${sparseRows / 1e6}M, 10 per row`, bytes: spmvBytes(spmv), passes, ms: await median(ours.run, 3)};
+  ours.dispose();
+  if (sparseRows <= TFJS_MAX_ROWS) {
+    const peer = tfSpmv(tf, spmv);
+    row.tfMs = await median(peer.run, 3);
+    peer.dispose();
+  }
+  row.jsMs = await median(async () => jsSpmv(spmv)(), 3);
+  if (device.type === 'webgpu') {
+    const naive = naiveWgslSpmv(device.gpuDevice, spmv);
+    row.naiveMs = await median(naive.run, 3);
+    naive.dispose();
+  }
+  const coo = cooData(sparseRows, sparseEntries);
+  const convert = await gputableCooToCsr(gt, coo, device);
+  const conversion = {name: `S2 COO ${sparseEntries / 1e6}M unsorted, duplicates, to CSR`, bytes: convertBytes(coo), ms: await median(convert.run, 1)};
+  convert.dispose();
+  conversion.jsMs = await median(async () => jsCooToCsr(coo)(), 1);
+  return [row, conversion];
 }
 
 window.__bench = await main().catch(error => ({error: `${error.code ?? error.name}: ${error.message}`}));

@@ -5,6 +5,8 @@ import {launchChromium, serveCheckout} from '../scripts/browser.js';
 import {streamingReport} from './streaming.js';
 
 const rows = process.env.BENCH_GPU_ROWS ?? '1000000';
+// W6's sizes (the issue's 1M x 1M SpMV and 10M-entry conversion by default).
+const sparse = `sparseRows=${process.env.BENCH_SPARSE_ROWS ?? 1e6}&sparseEntries=${process.env.BENCH_SPARSE_ENTRIES ?? 1e7}`;
 const backends = process.argv.length > 2 ? process.argv.slice(2) : ['webgpu', 'webgl'];
 const names = {webgpu: ['WebGPU', 'dispatches'], webgl: ['WebGL2', 'draws']};
 
@@ -14,7 +16,7 @@ try {
   for (const backend of backends) {
     const [label, passes] = names[backend];
     const page = await browser.newPage();
-    await page.goto(`http://127.0.0.1:${server.address().port}/bench/gpu.html?rows=${rows}&backend=${backend}`);
+    await page.goto(`http://127.0.0.1:${server.address().port}/bench/gpu.html?rows=${rows}&backend=${backend}&${sparse}`);
     await page.waitForFunction(() => window.__bench !== undefined, null, {timeout: 600_000});
     const report = await page.evaluate(() => window.__bench);
     await page.close();
@@ -44,6 +46,15 @@ try {
     console.log(`\n## ${label}: a column 8 x larger than allowedMem streamed through the device\n`);
     console.log('median ms of fromArray (64 chunks) + sqrt(x*x + 1) + readValue(); the same work on a device with no budget\n');
     console.log(streamingReport(backend, report.streaming));
+    console.log(`\n## ${label} sparse (W6)\n`);
+    console.log('median ms of the product evaluated and read back (tfjs: gather + unsortedSegmentSum and data(); WGSL: one thread per row, mapped and read); GB/s = bytes the workload must move / time\n');
+    console.log(`| workload | gputable ms | GB/s | tfjs-backend-${backend} 4.22 ms | JS loop ms | one-thread-per-row WGSL ms | vs best peer | gputable ${passes} |`);
+    console.log('|---|---|---|---|---|---|---|---|');
+    for (const r of report.sparse) {
+      const peers = [r.tfMs, r.jsMs, r.naiveMs].filter(ms => ms !== undefined);
+      const show = ms => (ms === undefined ? '-' : ms.toFixed(1));
+      console.log(`| ${r.name} | ${r.ms.toFixed(1)} | ${(r.bytes / r.ms / 1e6).toFixed(2)} | ${show(r.tfMs)} | ${show(r.jsMs)} | ${show(r.naiveMs)} | ${ratio(r.ms, Math.min(...peers))} | ${(r.passes ?? '').replace(' in all', '')} |`);
+    }
     console.log();
   }
 } finally {

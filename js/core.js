@@ -1,5 +1,6 @@
 // The typed, variadic JavaScript API over the wasm exports. Shared by the web and Node
 // entry points, which differ only in how they load the wasm module.
+import {sparseOps} from './sparse-ops.js';
 import * as wasm from './wasm/gputable.js';
 import {GpuTableError, fail, guard, guardAsync} from './errors.js';
 import {TYPED_ARRAYS, checkSize, checkType, isNumberArray, liveView, options, typeOfArray} from './types.js';
@@ -261,8 +262,12 @@ function outputVector(evaluator, device) {
   return vector;
 }
 
+// A sparse operand follows the sparse rules of its op, or else is its dense matrix.
+const isSparse = arg => sparseOps.is(arg);
+
 function handleOf(arg) {
   if (arg instanceof GPUTableEvaluator) return arg._live();
+  if (isSparse(arg)) return arg.toDense()._live();
   if (arg instanceof GPUVector) return GPUTableEvaluator.fromVector(arg)._live();
   if (typeof arg === 'number' || (isNumberArray(arg) && arg.length > 0)) {
     return GPUTableEvaluator.fromConstant(arg)._handle;
@@ -288,10 +293,11 @@ function withList(args, fn) {
 function fold(op, args) {
   if (args.length === 0) fail('INVALID_ARGUMENT', `${op} needs at least one argument`);
   if (args.length === 1 && args[0] instanceof GPUTableEvaluator) return args[0];
+  if (args.some(isSparse)) return sparseOps.fold(op, args);
   return withList(args, list => wasm.foldBinary(op, list));
 }
 
-const unary = (op, x) => wrap(() => wasm.unaryOp(op, handleOf(x)));
+const unary = (op, x) => (isSparse(x) ? sparseOps.unary(op, x) : wrap(() => wasm.unaryOp(op, handleOf(x))));
 
 /** Elementwise sum, folded left to right. @example add(xyz, [10, 20, 30], 1) */
 export const add = (...args) => fold('add', args);
@@ -329,6 +335,7 @@ export function gather(ids, source) {
  * combines of at most `splitEvery` partials, then the final row.
  */
 function reduction(kind, x, settings) {
+  if (isSparse(x) && ['sum', 'min', 'max'].includes(kind)) return sparseOps.reduce(kind, x, settings);
   const given = options(settings, kind);
   // A misspelt option (`splitevery`) must not silently fall back to the default.
   const unknown = Object.keys(given).filter(key => key !== 'splitEvery');
@@ -524,4 +531,4 @@ export async function cleanEvaluate(device, roots) {
 }
 
 export {GPUTable, GPURecordBatch, GPUSchema, GPUField} from './table.js';
-export {SparseMatrix} from './sparse.js';
+export {SparseMatrix, SparseVector, kron} from './sparse.js';

@@ -345,7 +345,10 @@ export class GPUTable {
 /** Anything an operation accepts as a table input. */
 export type EvaluatorInput = GPUTableEvaluator | GPUVector;
 /** Arithmetic also accepts number literals and literal rows (float32 constants). */
-export type ArithmeticArgument = EvaluatorInput | number | number[];
+/** An argument of the ops: a sparse operand where no sparse rule applies is its dense matrix. */
+export type ArithmeticArgument = EvaluatorInput | number | number[] | SparseOperand;
+/** A sparse matrix or vector. */
+export type SparseOperand = SparseMatrix | SparseVector;
 
 /**
  * A lazy computation over table columns. Operations return new evaluators; nothing runs
@@ -403,22 +406,38 @@ export class GPUTableEvaluator<T extends DataType = DataType> {
   destroy(): void;
 }
 
+/** Sparse operands of one shape: the union of their entries (canonical, in the first one's format). */
+export function add<S extends SparseOperand>(a: S, b: SparseOperand, ...more: SparseOperand[]): Promise<S>;
 /** Elementwise sum of one or more arguments, folded left to right. @example add(xyz, [10, 20, 30], 1) */
 export function add(...args: ArithmeticArgument[]): GPUTableEvaluator;
+/** Sparse operands of one shape: the union of their entries. */
+export function subtract<S extends SparseOperand>(a: S, b: SparseOperand, ...more: SparseOperand[]): Promise<S>;
 /** Elementwise difference, folded left to right. @example subtract(x, 1) */
 export function subtract(...args: ArithmeticArgument[]): GPUTableEvaluator;
+/** A sparse operand times a number: the same structure, at once. */
+export function multiply<S extends SparseOperand>(a: S, b: number): S;
+export function multiply<S extends SparseOperand>(a: number, b: S): S;
+/** Sparse operands of one shape: the intersection of their entries. */
+export function multiply<S extends SparseOperand>(a: S, b: SparseOperand, ...more: SparseOperand[]): Promise<S>;
 /** Elementwise product, folded left to right. @example multiply(x, x) */
 export function multiply(...args: ArithmeticArgument[]): GPUTableEvaluator;
+/** A sparse operand by a number: the same structure (integer values sum duplicates first: a Promise). */
+export function divide<S extends SparseOperand>(a: S, b: number): S | Promise<S>;
 /** Elementwise quotient, folded left to right; integer division truncates and x / 0 is 0. */
 export function divide(...args: ArithmeticArgument[]): GPUTableEvaluator;
 /** `base ** exponent`, float32. */
 export function pow(base: ArithmeticArgument, exponent: ArithmeticArgument): GPUTableEvaluator;
+/** Of a sparse operand (f(0) = 0): its canonical entries mapped, sparse. */
+export function sqrt<S extends SparseOperand>(x: S): Promise<S>;
 /** Square root, float32. */
 export function sqrt(x: ArithmeticArgument): GPUTableEvaluator;
+export function abs<S extends SparseOperand>(x: S): Promise<S>;
 /** Absolute value; keeps the input type (integers wrap: abs(-128 as sint8) is -128). */
 export function abs(x: ArithmeticArgument): GPUTableEvaluator;
+export function sin<S extends SparseOperand>(x: S): Promise<S>;
 export function sin(x: ArithmeticArgument): GPUTableEvaluator;
 export function cos(x: ArithmeticArgument): GPUTableEvaluator;
+export function tan<S extends SparseOperand>(x: S): Promise<S>;
 export function tan(x: ArithmeticArgument): GPUTableEvaluator;
 export function exp(x: ArithmeticArgument): GPUTableEvaluator;
 /** Natural logarithm, float32. */
@@ -436,13 +455,21 @@ export interface ReductionOptions {
 /** Per channel `[min, max]` over all rows, NaN and null slots ignored; length = x.size, size 2. Empty input: `EMPTY_INPUT`. Null slots are those of a `GPUVector`'s `validity` (a graph over a vector has none). */
 export function extent<T extends DataType>(x: GPUTableEvaluator<T> | GPUVector<T>, options?: ReductionOptions): GPUTableEvaluator<T>;
 export function extent(x: ArithmeticArgument, options?: ReductionOptions): GPUTableEvaluator;
+/**
+ * Of a sparse operand: every entry (no `axis`: one value), one row per column (`axis: 0`) or
+ * one row per row (`axis: 1`).
+ */
+export function sum(x: SparseOperand, options?: ReductionOptions & {axis?: 0 | 1 | null}): GPUTableEvaluator<'float32' | 'sint32' | 'uint32'>;
 /** Per lane sum over all rows (null slots skipped): float32 for float input, sint32 for signed, uint32 for unsigned (integers wrap); one constant row of x.size. No rows: 0. */
 export function sum(x: ArithmeticArgument, options?: ReductionOptions): GPUTableEvaluator<'float32' | 'sint32' | 'uint32'>;
 /** Per lane least value, NaN and null slots ignored (a lane with only NaN gives NaN), in x's type; one constant row. Empty input: `EMPTY_INPUT`. */
 export function min<T extends DataType>(x: GPUTableEvaluator<T> | GPUVector<T>, options?: ReductionOptions): GPUTableEvaluator<T>;
+/** Of a sparse operand: implicit zeros count, as in the dense matrix; one value. */
+export function min(x: SparseOperand, options?: ReductionOptions): GPUTableEvaluator;
 export function min(x: ArithmeticArgument, options?: ReductionOptions): GPUTableEvaluator;
 /** Per lane greatest value, NaN and null slots ignored (a lane with only NaN gives NaN), in x's type; one constant row. Empty input: `EMPTY_INPUT`. */
 export function max<T extends DataType>(x: GPUTableEvaluator<T> | GPUVector<T>, options?: ReductionOptions): GPUTableEvaluator<T>;
+export function max(x: SparseOperand, options?: ReductionOptions): GPUTableEvaluator;
 export function max(x: ArithmeticArgument, options?: ReductionOptions): GPUTableEvaluator;
 /** Per lane mean (null slots skipped), float32; one constant row. Empty input: `EMPTY_INPUT`. */
 export function mean(x: ArithmeticArgument, options?: ReductionOptions): GPUTableEvaluator<'float32'>;
@@ -563,8 +590,46 @@ export class SparseMatrix {
   isSymmetric(): Promise<boolean>;
   /** Entry (i, j): 0 where nothing is stored, duplicates summed. */
   get(i: number, j: number): Promise<number>;
-  /** `alpha * A x + beta * y`: `x` with `n` rows (size 1: SpMV; size k: SpMM). */
-  multiply(x: SparseComponent, options?: {alpha?: number; beta?: number; y?: GPUTableEvaluator | GPUVector} | null): GPUTableEvaluator;
+  /** `alpha * A x + beta * y`: `x` with `n` rows (size 1: SpMV; size k: SpMM) or a `SparseVector` of length `n`. */
+  multiply(x: SparseComponent | SparseVector, options?: {alpha?: number; beta?: number; y?: GPUTableEvaluator | GPUVector} | null): GPUTableEvaluator;
   /** Frees the components the matrix made; later use is `DESTROYED`. */
   destroy(): void;
 }
+
+/**
+ * A sparse vector (0-based uint32 indices; a one-column CSC matrix underneath). Arithmetic,
+ * `sum`, `min`, `max` and `kron` of vectors give vectors.
+ */
+export class SparseVector {
+  private constructor();
+  /** Indices in any order; duplicates add up. Validated (`INVALID_ARGUMENT`). */
+  static fromArrays(fields: {nzInd: SparseComponent; nzVal: SparseComponent; length: number}, options?: SparseOptions | null): SparseVector | Promise<SparseVector>;
+  /** The nonzeros (NaN included) of `x`, rows of size 1. */
+  static fromDense(x: SparseComponent, options?: SparseOptions | null): Promise<SparseVector>;
+  /** No stored entries. */
+  static zeros(length: number, options?: (SparseOptions & {type?: DataType}) | null): SparseVector | Promise<SparseVector>;
+  readonly format: 'vector';
+  readonly shape: [number];
+  readonly length: number;
+  /** Stored entries, explicit zeros and duplicates included. */
+  readonly nnz: number;
+  readonly type: DataType;
+  readonly device: Device | null;
+  readonly destroyed: boolean;
+  readonly nzInd: GPUTableEvaluator<'uint32'>;
+  readonly nzVal: GPUTableEvaluator;
+  /** `length` rows of size 1 (lazy). */
+  toDense(): GPUTableEvaluator;
+  /** Every stored entry by index, zeros included. */
+  findnz(): {indices: GPUTableEvaluator<'uint32'>; values: GPUTableEvaluator};
+  droptol(tol?: number): Promise<SparseVector>;
+  norm(p?: 1 | 2 | number): Promise<number>;
+  isZero(): Promise<boolean>;
+  /** Entry i: 0 where nothing is stored, duplicates summed. */
+  get(i: number): Promise<number>;
+  destroy(): void;
+}
+
+/** `kron(A, B)`: A(i, j) B(p, q) at row `i * mB + p`, column `j * nB + q`, in A's format. */
+export function kron(a: SparseVector, b: SparseVector): Promise<SparseVector>;
+export function kron(a: SparseMatrix, b: SparseMatrix): Promise<SparseMatrix>;

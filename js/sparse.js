@@ -6,7 +6,9 @@ import {fail, guard, guardAsync} from './errors.js';
 import {TYPED_ARRAYS, checkType, options} from './types.js';
 import {resolveDevice, withHandles} from './devices.js';
 import {GPUVector} from './vectors.js';
+import * as core from './core.js';
 import {GPUTableEvaluator} from './core.js';
+import {sparseOps} from './sparse-ops.js';
 
 const FIELDS = {
   csr: ['rowPtr', 'colVal', 'nzVal'],
@@ -220,7 +222,10 @@ export class SparseMatrix {
   toDense() {
     return new GPUTableEvaluator(guard(() => this._live().toDense()));
   }
-  /** `alpha * A x + beta * y` (lazy): `x` of `n` rows (size 1: SpMV; size k: SpMM). */
+  /**
+   * `alpha * A x + beta * y` (lazy): `x` of `n` rows (size 1: SpMV; size k: SpMM) or a
+   * `SparseVector` of length `n`.
+   */
   multiply(x, settings) {
     const {alpha = 1, beta = 0, y} = options(settings, 'multiply');
     for (const [name, value] of [['alpha', alpha], ['beta', beta]]) {
@@ -228,7 +233,7 @@ export class SparseMatrix {
     }
     const model = this._live();
     // Arrays given here are this product's own inputs (the graph holds them).
-    const handle = component(x, false, 'x', [])._live();
+    const handle = component(x instanceof SparseVector ? x.toDense() : x, false, 'x', [])._live();
     const extra = y === undefined || y === null ? [] : [component(y, false, 'y', [])._live()];
     return new GPUTableEvaluator(guard(() => withHandles(extra, list => model.multiply(handle, alpha, beta, list))));
   }
@@ -278,4 +283,192 @@ for (const name of new Set(Object.values(FIELDS).flat())) {
     },
     configurable: true
   });
+}
+
+/**
+ * A sparse vector of `length` (0-based uint32 indices): a one-column CSC matrix underneath,
+ * so every matrix operation serves it.
+ */
+export class SparseVector {
+  /** @internal Use the static constructors. */
+  constructor(matrix) {
+    this._matrix = matrix;
+  }
+
+  /** From `{nzInd, nzVal, length}` (indices in any order; duplicates add up), validated. */
+  static fromArrays(fields, settings) {
+    const {nzInd, nzVal, length} = fields ?? {};
+    if (!Number.isInteger(length) || length < 0 || length >= 0xffffffff) {
+      fail('INVALID_ARGUMENT', `length must be a whole number below 2^32-1, got ${length}`);
+    }
+    const count = entriesIn(nzVal, 'nzVal');
+    if (entriesIn(nzInd, 'nzInd') !== count) {
+      fail('INVALID_ARGUMENT', `nzInd and nzVal need equal lengths, got ${entriesIn(nzInd, 'nzInd')} and ${count}`);
+    }
+    return asVector(build('csc', {colPtr: [0, count], rowVal: nzInd, nzVal, shape: [length, 1]}, settings));
+  }
+
+  /** The nonzeros of `x` (rows of size 1): a Promise of the vector. */
+  static async fromDense(x, settings) {
+    const {device = null} = options(settings, 'fromDense');
+    const matrix = await SparseMatrix.fromDense(x, {device, format: 'csc'});
+    const size = matrix.shape[1];
+    if (size !== 1) {
+      matrix.destroy();
+      fail('INVALID_ARGUMENT', `a sparse vector comes from rows of size 1, got size ${size}`);
+    }
+    return new SparseVector(matrix);
+  }
+
+  /** No stored entries, of `type`. */
+  static zeros(length, settings) {
+    const {type = 'float32', device = null} = options(settings, 'zeros');
+    return asVector(SparseMatrix.zeros([length, 1], {type, device, format: 'csc'}));
+  }
+
+  get format() {
+    return 'vector';
+  }
+  get shape() {
+    return [this.length];
+  }
+  get length() {
+    return this._matrix.shape[0];
+  }
+  get nnz() {
+    return this._matrix.nnz;
+  }
+  get type() {
+    return this._matrix.type;
+  }
+  get device() {
+    return this._matrix.device;
+  }
+  get destroyed() {
+    return this._matrix.destroyed;
+  }
+  /** The stored entries' indices (uint32). */
+  get nzInd() {
+    return this._matrix.rowVal;
+  }
+  get nzVal() {
+    return this._matrix.nzVal;
+  }
+
+  /** The dense vector: an evaluator of `length` rows of size 1 (lazy; duplicates summed). */
+  toDense() {
+    return this._matrix.toDense();
+  }
+  /** `{indices, values}` of every stored entry, by index (zeros included). */
+  findnz() {
+    const {rows, values} = this._matrix.findnz();
+    return {indices: rows, values};
+  }
+  /** Entries with `|value| > tol`: a Promise of the vector. */
+  async droptol(tol = 0) {
+    return new SparseVector(await this._matrix.droptol(tol));
+  }
+  /** A Promise of `norm(p)` (2, 1 or Infinity). */
+  norm(p = 2) {
+    return this._matrix.norm(p);
+  }
+  isZero() {
+    return this._matrix.isZero();
+  }
+  /** A Promise of entry `i` (0 where nothing is stored). */
+  get(i) {
+    return this._matrix.get(i, 0);
+  }
+  destroy() {
+    this._matrix.destroy();
+  }
+}
+
+/** Entries of a component given to `SparseVector.fromArrays`. */
+function entriesIn(value, what) {
+  if (ArrayBuffer.isView(value) || Array.isArray(value) || value instanceof GPUTableEvaluator || value instanceof GPUVector) {
+    return value.length;
+  }
+  return fail('INVALID_ARGUMENT', `${what} must be a typed array, an array of numbers, an evaluator or a vector`);
+}
+
+/** A one-column matrix (or a Promise of one) as a vector. */
+function asVector(matrix) {
+  return matrix instanceof Promise ? matrix.then(m => new SparseVector(m)) : new SparseVector(matrix);
+}
+
+const matrixOf = x => (x instanceof SparseVector ? x._matrix : x);
+/** `result` as the kind of `like` (a vector stays a vector). */
+const kindOf = (like, result) => (like instanceof SparseVector ? asVector(result) : result);
+
+const KEEPS_ZERO = new Set(['abs', 'sqrt', 'sin', 'tan']);
+
+/** `op` of two operands, one of them sparse: a sparse result where api.md's rules keep zeros. */
+function binary(op, a, b) {
+  const [A, B] = [matrixOf(a), matrixOf(b)];
+  const sparseA = A instanceof SparseMatrix;
+  const sparseB = B instanceof SparseMatrix;
+  if (sparseA && sparseB && ['add', 'subtract', 'multiply'].includes(op)) {
+    const [model, other] = [A._live(), B._live()];
+    return kindOf(a, A._derivedOnDevice(device => model.combine(device, op, other)));
+  }
+  const scale = (matrix, number, numberFirst, like) => {
+    const factor = GPUTableEvaluator.fromConstant(number)._live();
+    const model = matrix._live();
+    const now = guard(() => model.scaledNow(op, factor, numberFirst));
+    const scaled = now ? matrix._derived(now) : matrix._derivedOnDevice(device => model.scaled(device, op, factor, numberFirst));
+    return kindOf(like, scaled);
+  };
+  if (sparseA && typeof b === 'number' && (op === 'multiply' || op === 'divide')) return scale(A, b, false, a);
+  if (sparseB && typeof a === 'number' && op === 'multiply') return scale(B, a, true, b);
+  const denseOf = x => (matrixOf(x) instanceof SparseMatrix ? x.toDense() : x);
+  return core[op](denseOf(a), denseOf(b));
+}
+
+/** `op` folded left to right; a step that resolves on the device makes the rest wait for it. */
+function fold(op, args) {
+  let result = args[0];
+  for (let i = 1; i < args.length; i++) {
+    if (result instanceof Promise) {
+      const rest = args.slice(i);
+      return result.then(value => fold(op, [value, ...rest]));
+    }
+    result = binary(op, result, args[i]);
+  }
+  return result;
+}
+
+Object.assign(sparseOps, {
+  is: x => x instanceof SparseMatrix || x instanceof SparseVector,
+  fold,
+  unary(op, x) {
+    if (!KEEPS_ZERO.has(op)) return core[op](x.toDense());
+    const matrix = matrixOf(x);
+    const model = matrix._live();
+    return kindOf(x, matrix._derivedOnDevice(device => model.unary(device, op)));
+  },
+  reduce(kind, x, settings) {
+    const given = options(settings, kind);
+    const allowed = kind === 'sum' ? ['axis', 'splitEvery'] : ['splitEvery'];
+    const unknown = Object.keys(given).filter(key => !allowed.includes(key));
+    if (unknown.length) fail('INVALID_ARGUMENT', `${kind} of a sparse operand takes only {${allowed.join(', ')}}, got ${unknown.join(', ')}`);
+    const model = matrixOf(x)._live();
+    const {axis = null} = given;
+    if (axis !== null && typeof axis !== 'number') fail('INVALID_ARGUMENT', `axis must be 0 or 1, got ${axis}`);
+    return new GPUTableEvaluator(guard(() => (kind === 'sum' ? model.sum(axis ?? undefined) : model.extreme(kind === 'max'))));
+  }
+});
+
+/**
+ * `kron(A, B)`: A(i, j) B(p, q) at row `i * mB + p`, column `j * nB + q`, in A's format (a
+ * vector's for two vectors): a Promise.
+ */
+export function kron(a, b) {
+  const [A, B] = [matrixOf(a), matrixOf(b)];
+  if (!(A instanceof SparseMatrix) || !(B instanceof SparseMatrix)) {
+    fail('INVALID_ARGUMENT', 'kron takes two sparse matrices or two sparse vectors');
+  }
+  const [model, other] = [A._live(), B._live()];
+  const product = A._derivedOnDevice(device => model.kron(device, other));
+  return a instanceof SparseVector && b instanceof SparseVector ? asVector(product) : product;
 }

@@ -62,7 +62,7 @@ impl SparseMatrix {
                 major: ir::search_sorted(&coo.major, &u32_rows(m + 1)?, false)?,
                 ..coo
             }),
-            Format::Csc => Ok(coo.transpose().to_csr(device).await?.transpose()),
+            Format::Csc => coo.into_format(device, Format::Csc).await,
         }
     }
 
@@ -83,11 +83,7 @@ impl SparseMatrix {
             minor: ir::gather(&kept, &coo.minor)?,
             values: ir::gather(&kept, &coo.values)?,
         };
-        match self.format {
-            Format::Coo => Ok(filtered),
-            Format::Csr => filtered.to_csr(device).await,
-            Format::Csc => Ok(filtered.transpose().to_csr(device).await?.transpose()),
-        }
+        filtered.into_format(device, self.format).await
     }
 
     /// Entries with `col - row >= k` (`upper`) or `col - row <= k` (`tril`).

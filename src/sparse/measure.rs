@@ -1,14 +1,16 @@
-//! Numbers about a sparse matrix, resolved on the device with a scalar or two read back:
-//! norms, operator norms, `isZero`, `isSymmetric` and one entry. Dense semantics: the
-//! canonical form is taken first, so duplicates count as their sum.
+//! Numbers about a sparse matrix: sums, `min` and `max` as lazy reductions; norms, operator
+//! norms, `isZero`, `isSymmetric` and one entry resolved on the device with a scalar or two
+//! read back. Dense semantics: duplicates count as their sum, implicit zeros as zeros.
 
-use super::{Format, SparseMatrix};
+use super::arith::zero_row;
+use super::{cell_starts, sort_row_major, Format, SparseMatrix};
 use crate::column::ColumnData;
 use crate::dtype::DType;
 use crate::dynamic::{read_scalars, u32_rows};
 use crate::engine::Backend;
 use crate::error::{GpuTableError, Result};
 use crate::ir::{self, BinaryOp, NodeRef, ReduceKind, UnaryOp, DEFAULT_SPLIT_EVERY};
+use crate::ErrorCode;
 
 /// Row 0 of `node` (one lane), evaluated on `device` and read back.
 async fn read_number<B: Backend>(device: &B, node: &NodeRef) -> Result<f64> {
@@ -33,6 +35,79 @@ async fn largest<B: Backend>(device: &B, x: &NodeRef) -> Result<f64> {
 }
 
 impl SparseMatrix {
+    /// `sum(A, {axis})` (lazy): every entry (`None`), one row per column (`Some(0)`) or one
+    /// row per row (`Some(1)`), in `sum`'s type.
+    pub fn sum(&self, axis: Option<u32>) -> Result<NodeRef> {
+        let cells = self.shape.0 as u64 * self.shape.1 as u64;
+        match axis {
+            // No stored entry in a nonempty matrix sums to 0, as the dense one does.
+            None if self.nnz() == 0 && cells > 0 => {
+                reduce(ReduceKind::Sum, &zero_row(self.values.meta.dtype)?)
+            }
+            None => reduce(ReduceKind::Sum, &self.values),
+            Some(1) => self.row_sums(),
+            Some(0) => self.transpose().row_sums(),
+            Some(other) => Err(GpuTableError::invalid(format!(
+                "axis must be 0 (one row per column) or 1 (one row per row), got {other}"
+            ))),
+        }
+    }
+
+    /// `min(A)` or `max(A)` (lazy, one row of the values' type): over the stored cells
+    /// (duplicates summed) and, unless every cell is stored, an implicit 0.
+    pub fn extreme(&self, kind: ReduceKind) -> Result<NodeRef> {
+        if !matches!(kind, ReduceKind::Min | ReduceKind::Max) {
+            return Err(GpuTableError::new(
+                ErrorCode::Internal,
+                "extreme of min or max",
+            ));
+        }
+        let cells = self.shape.0 as u64 * self.shape.1 as u64;
+        let (nnz, dtype) = (self.nnz(), self.values.meta.dtype);
+        let candidates = match nnz {
+            // An empty matrix reduces nothing (EMPTY_INPUT, as a dense one).
+            0 if cells == 0 => self.values.clone(),
+            0 => zero_row(dtype)?,
+            _ => {
+                let (sums, distinct) = self.cell_sums()?;
+                let implicit = match cells > nnz as u64 {
+                    true => zero_row(dtype)?,
+                    // cells <= nnz < 2^31: with every cell stored, repeat a stored one.
+                    false => {
+                        let cells = ir::source(ColumnData::U32(vec![cells as u32]), 1, false)?;
+                        let full = ir::equal_all(&distinct, &cells)?;
+                        ir::select(&full, &ir::slice(&sums, 0.0, 1.0)?, &zero_row(dtype)?)?
+                    }
+                };
+                ir::concat(&[sums, implicit])?
+            }
+        };
+        reduce(kind, &candidates)
+    }
+
+    /// Each stored entry (sorted row-major) with the sum of every entry in its cell, in the
+    /// values' type, and the number of distinct cells (one row), lazily. Cells are numbered
+    /// by a scan of where they start; a cell's first entry takes the segmented sum of the
+    /// cell (the others an empty segment), and every entry gathers it from there.
+    fn cell_sums(&self) -> Result<(NodeRef, NodeRef)> {
+        let (rows, cols, values) = self.entries()?;
+        let (rows, cols, values) = sort_row_major(&rows, &cols, &values)?;
+        let starts = cell_starts(&rows, &cols)?;
+        let cell = ir::binary(BinaryOp::Add, &ir::exclusive_scan(&starts)?, &starts)?;
+        // Entry k's segment is [end of entry k-1's cell, end of entry k's cell).
+        let ends = ir::search_sorted(&cell, &cell, true)?;
+        let offsets = ir::concat(&[zero_row(DType::U32)?, ends])?;
+        let at_first = ir::segment_sum(&values, &offsets)?;
+        let firsts = ir::search_sorted(&cell, &cell, false)?;
+        let sums = ir::gather(&firsts, &at_first)?;
+        let sums = match sums.meta.dtype == values.meta.dtype {
+            true => sums,
+            false => ir::cast(&sums, values.meta.dtype)?,
+        };
+        let n = values.meta.length as f64;
+        Ok((sums, ir::slice(&cell, n - 1.0, n)?))
+    }
+
     /// `norm(p)`: 2 (Frobenius), 1 (sum of absolute values), infinity (largest absolute value).
     pub async fn norm<B: Backend>(&self, device: &B, p: f64) -> Result<f64> {
         let csr = self.to_csr(device).await?;

@@ -11,6 +11,7 @@ use crate::engine::{self, Backend};
 use crate::error::{GpuTableError, Result};
 use crate::ir::{self, BinaryOp, NodeRef, ReduceKind, DEFAULT_SPLIT_EVERY};
 
+mod arith;
 mod filter;
 mod measure;
 
@@ -266,24 +267,7 @@ impl SparseMatrix {
         let (rows, cols, values) = sort_row_major(&rows, &cols, &values)?;
         let nnz = values.meta.length;
         let k = u32_rows(nnz)?;
-        // A run of equal (row, col) starts where the pair differs from the one before it
-        // (row 0 always starts one: 1 - k / k is 1 there, integer division by 0 being 0).
-        let pairs = ir::interleave(&[rows.clone(), cols.clone()])?;
-        let before = ir::gather(
-            &ir::binary(BinaryOp::Subtract, &k, &u32_constant(1)?)?,
-            &pairs,
-        )?;
-        let differs = ir::binary(
-            BinaryOp::Subtract,
-            &u32_constant(1)?,
-            &ir::equal_all(&pairs, &before)?,
-        )?;
-        let first = ir::binary(
-            BinaryOp::Subtract,
-            &u32_constant(1)?,
-            &ir::binary(BinaryOp::Divide, &k, &k)?,
-        )?;
-        let starts_run = ir::binary(BinaryOp::Add, &differs, &first)?;
+        let starts_run = cell_starts(&rows, &cols)?;
         let starts = crate::dynamic::compact(device, &starts_run, &k).await?;
         let offsets = ir::concat(&[
             starts.clone(),
@@ -295,16 +279,43 @@ impl SparseMatrix {
             true => summed,
             false => ir::cast(&summed, values.meta.dtype)?,
         };
-        let unique_rows = ir::gather(&starts, &rows)?;
-        let unique_cols = ir::gather(&starts, &cols)?;
-        let row_ptr = ir::search_sorted(&unique_rows, &u32_rows(self.shape.0 + 1)?, false)?;
+        csr_of_row_major(
+            &ir::gather(&starts, &rows)?,
+            ir::gather(&starts, &cols)?,
+            summed,
+            self.shape,
+        )
+    }
+
+    /// COO of this CSR's entries in storage order (row-major where the CSR is canonical).
+    fn csr_as_coo(&self) -> Result<SparseMatrix> {
+        let (rows, cols, values) = self.entries()?;
         Ok(SparseMatrix {
-            format: Format::Csr,
+            format: Format::Coo,
             shape: self.shape,
-            major: row_ptr,
-            minor: unique_cols,
-            values: summed,
+            major: rows,
+            minor: cols,
+            values,
         })
+    }
+
+    /// These entries in `format`: COO as they are, CSR and CSC canonical (built on `device`).
+    pub async fn into_format<B: Backend>(self, device: &B, format: Format) -> Result<SparseMatrix> {
+        match format {
+            Format::Coo => Ok(self),
+            Format::Csr => self.to_csr(device).await,
+            Format::Csc => Ok(self.transpose().to_csr(device).await?.transpose()),
+        }
+    }
+
+    /// The same entries in canonical form and this matrix's format: CSR and CSC sorted
+    /// within their lines, COO row-major; duplicates summed (one count read back).
+    pub async fn canonical<B: Backend>(&self, device: &B) -> Result<SparseMatrix> {
+        match self.format {
+            Format::Csr => self.to_csr(device).await,
+            Format::Csc => Ok(self.transpose().to_csr(device).await?.transpose()),
+            Format::Coo => self.to_csr(device).await?.csr_as_coo(),
+        }
     }
 
     /// The dense matrix: `m` rows of `n` values (duplicates summed, of the values' type),
@@ -343,6 +354,28 @@ impl SparseMatrix {
         }
     }
 
+    /// Each stored entry's column and value grouped by row, with the rows' offsets into
+    /// them (lazy): CSR's own components; other formats sort their entries by row first.
+    fn by_rows(&self) -> Result<(NodeRef, NodeRef, NodeRef)> {
+        if self.format == Format::Csr {
+            return Ok((self.minor.clone(), self.values.clone(), self.major.clone()));
+        }
+        let (rows, cols, values) = self.entries()?;
+        let (order, sorted_rows) = ir::sort_permutation(&rows)?;
+        let offsets = ir::search_sorted(&sorted_rows, &u32_rows(self.shape.0 + 1)?, false)?;
+        Ok((
+            ir::gather(&order, &cols)?,
+            ir::gather(&order, &values)?,
+            offsets,
+        ))
+    }
+
+    /// The sum of each row's entries (lazy): one row per row, in `sum`'s type.
+    pub fn row_sums(&self) -> Result<NodeRef> {
+        let (_, values, offsets) = self.by_rows()?;
+        ir::segment_sum(&values, &offsets)
+    }
+
     /// `A x` (lazy): `x` has one row per column of `A` (size 1: SpMV; size k: SpMM); the
     /// result one row per row of `A`, of the same size. CSR sums each row's entries where
     /// they are; other formats first sort their entries by row (duplicates just add).
@@ -354,19 +387,7 @@ impl SparseMatrix {
                 self.shape.1, x.meta.length
             )));
         }
-        let (cols, values, offsets) = match self.format {
-            Format::Csr => (self.minor.clone(), self.values.clone(), self.major.clone()),
-            _ => {
-                let (rows, cols, values) = self.entries()?;
-                let (order, sorted_rows) = ir::sort_permutation(&rows)?;
-                let offsets = ir::search_sorted(&sorted_rows, &u32_rows(self.shape.0 + 1)?, false)?;
-                (
-                    ir::gather(&order, &cols)?,
-                    ir::gather(&order, &values)?,
-                    offsets,
-                )
-            }
-        };
+        let (cols, values, offsets) = self.by_rows()?;
         let products = ir::binary(BinaryOp::Multiply, &values, &ir::gather(&cols, x)?)?;
         let sums = ir::segment_sum(&products, &offsets)?;
         // The arithmetic type of values times x, as an elementwise product would have.
@@ -432,4 +453,44 @@ fn sort_row_major(
         ir::gather(&order, cols)?,
         ir::gather(&order, values)?,
     ))
+}
+
+/// 1 where an entry's (row, column) differs from the entry before it (entries sorted
+/// row-major), else 0: where each stored cell's run of duplicates starts.
+fn cell_starts(rows: &NodeRef, cols: &NodeRef) -> Result<NodeRef> {
+    let k = u32_rows(rows.meta.length)?;
+    let pairs = ir::interleave(&[rows.clone(), cols.clone()])?;
+    let before = ir::gather(
+        &ir::binary(BinaryOp::Subtract, &k, &u32_constant(1)?)?,
+        &pairs,
+    )?;
+    let differs = ir::binary(
+        BinaryOp::Subtract,
+        &u32_constant(1)?,
+        &ir::equal_all(&pairs, &before)?,
+    )?;
+    // Row 0 always starts one: 1 - k / k is 1 there (integer division by 0 being 0).
+    let first = ir::binary(
+        BinaryOp::Subtract,
+        &u32_constant(1)?,
+        &ir::binary(BinaryOp::Divide, &k, &k)?,
+    )?;
+    ir::binary(BinaryOp::Add, &differs, &first)
+}
+
+/// CSR of entries sorted row-major (columns sorted within rows): the row pointers are where
+/// each row's entries begin.
+fn csr_of_row_major(
+    rows: &NodeRef,
+    cols: NodeRef,
+    values: NodeRef,
+    shape: (u32, u32),
+) -> Result<SparseMatrix> {
+    Ok(SparseMatrix {
+        format: Format::Csr,
+        shape,
+        major: ir::search_sorted(rows, &u32_rows(shape.0 + 1)?, false)?,
+        minor: cols,
+        values,
+    })
 }

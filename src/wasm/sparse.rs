@@ -7,8 +7,20 @@ use wasm_bindgen::prelude::*;
 use super::device::{with_device, AnyDevice, Device};
 use super::{invalid, to_js, Evaluator, EvaluatorList, JsResult};
 use crate::engine;
-use crate::ir::NodeRef;
+use crate::ir::{BinaryOp, NodeRef, ReduceKind, UnaryOp};
 use crate::sparse::{Format, SparseMatrix};
+
+/// A Promise of the `SparseModel` that `$body` builds with the device `$d` from
+/// `$matrix` (cloned into the future as `$m`).
+macro_rules! matrix_promise {
+    ($device:expr, $matrix:expr, |$d:ident, $m:ident| $body:expr) => {{
+        let (device, $m) = ($device.any(), $matrix.clone());
+        wasm_bindgen_futures::future_to_promise(async move {
+            let matrix = with_device!(&device, $d => $body).map_err(to_js)?;
+            Ok(SparseModel { matrix }.into())
+        })
+    }};
+}
 
 #[wasm_bindgen]
 pub struct SparseModel {
@@ -169,11 +181,7 @@ impl SparseModel {
     /// Canonical CSR, built on `device` (one count read back).
     #[wasm_bindgen(js_name = toCSR)]
     pub fn to_csr(&self, device: &Device) -> js_sys::Promise {
-        let (device, matrix) = (device.any(), self.matrix.clone());
-        wasm_bindgen_futures::future_to_promise(async move {
-            let csr = with_device!(&device, d => matrix.to_csr(d).await).map_err(to_js)?;
-            Ok(SparseModel { matrix: csr }.into())
-        })
+        matrix_promise!(device, self.matrix, |d, m| m.to_csr(d).await)
     }
     /// The nonzeros of `dense` (rows of size n) in `format`, found on `device`.
     #[wasm_bindgen(js_name = fromDense)]
@@ -188,24 +196,17 @@ impl SparseModel {
         })
     }
     /// `triu(k)` (`upper`) or `tril(k)`, on `device`.
-    pub fn triangle(&self, device: &Device, k: f64, upper: bool) -> js_sys::Promise {
-        let (device, matrix) = (device.any(), self.matrix.clone());
-        wasm_bindgen_futures::future_to_promise(async move {
-            if k.fract() != 0.0 || k.is_nan() {
-                return Err(invalid(format!("k must be a whole number, got {k}")));
-            }
-            let kept = with_device!(&device, d => matrix.triangle(d, k as i64, upper).await)
-                .map_err(to_js)?;
-            Ok(SparseModel { matrix: kept }.into())
-        })
+    pub fn triangle(&self, device: &Device, k: f64, upper: bool) -> JsResult<js_sys::Promise> {
+        if k.fract() != 0.0 || k.is_nan() {
+            return Err(invalid(format!("k must be a whole number, got {k}")));
+        }
+        Ok(matrix_promise!(device, self.matrix, |d, m| m
+            .triangle(d, k as i64, upper)
+            .await))
     }
     /// The entries with `|value| > tol`, on `device`.
     pub fn droptol(&self, device: &Device, tol: f64) -> js_sys::Promise {
-        let (device, matrix) = (device.any(), self.matrix.clone());
-        wasm_bindgen_futures::future_to_promise(async move {
-            let kept = with_device!(&device, d => matrix.droptol(d, tol).await).map_err(to_js)?;
-            Ok(SparseModel { matrix: kept }.into())
-        })
+        matrix_promise!(device, self.matrix, |d, m| m.droptol(d, tol).await)
     }
     /// `norm(p)` (`operator`: `opnorm(p)`), resolved on `device`.
     pub fn norm(&self, device: &Device, p: f64, operator: bool) -> js_sys::Promise {
@@ -245,6 +246,77 @@ impl SparseModel {
             let value = with_device!(&device, d => matrix.get(d, i, j).await).map_err(to_js)?;
             Ok(value.into())
         })
+    }
+    /// `op` (`abs sqrt sin tan`) of every entry, duplicates summed first on `device`.
+    pub fn unary(&self, device: &Device, op: &str) -> JsResult<js_sys::Promise> {
+        let op = UnaryOp::parse(op).map_err(to_js)?;
+        Ok(matrix_promise!(device, self.matrix, |d, m| m
+            .unary(d, op)
+            .await))
+    }
+    /// `A * number`, `number * A` or `A / number` with this structure, or `undefined` when
+    /// duplicates must be summed first (`scaled`).
+    #[wasm_bindgen(js_name = scaledNow)]
+    pub fn scaled_now(
+        &self,
+        op: &str,
+        number: &Evaluator,
+        number_first: bool,
+    ) -> JsResult<Option<SparseModel>> {
+        let op = BinaryOp::parse(op).map_err(to_js)?;
+        let scaled = self.matrix.scaled_now(op, &number.node, number_first);
+        Ok(scaled.map_err(to_js)?.map(|matrix| SparseModel { matrix }))
+    }
+    /// `scaledNow`, summing duplicates on `device` first.
+    pub fn scaled(
+        &self,
+        device: &Device,
+        op: &str,
+        number: &Evaluator,
+        number_first: bool,
+    ) -> JsResult<js_sys::Promise> {
+        let (op, number) = (BinaryOp::parse(op).map_err(to_js)?, number.node.clone());
+        Ok(matrix_promise!(device, self.matrix, |d, m| m
+            .scaled(d, op, &number, number_first)
+            .await))
+    }
+    /// `A + B`, `A - B` (union) or `A * B` (intersection), canonical, on `device`.
+    pub fn combine(
+        &self,
+        device: &Device,
+        op: &str,
+        other: &SparseModel,
+    ) -> JsResult<js_sys::Promise> {
+        let (op, other) = (BinaryOp::parse(op).map_err(to_js)?, other.matrix.clone());
+        Ok(matrix_promise!(device, self.matrix, |d, m| m
+            .combine(d, op, &other)
+            .await))
+    }
+    /// `kron(A, B)` in A's format, on `device`.
+    pub fn kron(&self, device: &Device, other: &SparseModel) -> js_sys::Promise {
+        let other = other.matrix.clone();
+        matrix_promise!(device, self.matrix, |d, m| m.kron(d, &other).await)
+    }
+    /// `sum(A, {axis})` (lazy): `axis` undefined, 0 or 1.
+    pub fn sum(&self, axis: Option<f64>) -> JsResult<Evaluator> {
+        let axis = match axis {
+            None => None,
+            Some(a) if a == 0.0 || a == 1.0 => Some(a as u32),
+            Some(a) => {
+                return Err(invalid(format!(
+                    "axis must be 0 (one row per column) or 1 (one row per row), got {a}"
+                )))
+            }
+        };
+        self.matrix.sum(axis).map(Evaluator::of).map_err(to_js)
+    }
+    /// `min(A)` or (`greatest`) `max(A)` (lazy), implicit zeros counted.
+    pub fn extreme(&self, greatest: bool) -> JsResult<Evaluator> {
+        let kind = match greatest {
+            true => ReduceKind::Max,
+            false => ReduceKind::Min,
+        };
+        self.matrix.extreme(kind).map(Evaluator::of).map_err(to_js)
     }
     /// `alpha * A x + beta * y` (lazy); `y`: an empty list, or one evaluator.
     pub fn multiply(

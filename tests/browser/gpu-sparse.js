@@ -72,6 +72,35 @@ export async function sparseChecks(gt, device) {
         await sameOnDevice(device, A.multiply(E.fromArray(x2, {size: 2}), {alpha: 2, beta: 1, y: E.fromArray(new Float32Array(600).fill(1), {size: 2})}),
           B.multiply(E.fromArray(x2, {size: 2}), {alpha: 2, beta: 1, y: E.fromArray(new Float32Array(600).fill(1), {size: 2})})) ??
         await sameOnDevice(device, A.transpose().toDense(), B.transpose().toDense());
+    },
+    async 'sparse arithmetic, sums, min, max and kron on the device'() {
+      const other = randomCoo(300, 400, 5_000, 11);
+      const on = async (settings, run) => run(SparseMatrix.fromCOO(fields, settings), SparseMatrix.fromCOO(other, settings));
+      const [gpu, cpu] = await Promise.all([{device}, undefined].map(settings => on(settings, async (a, b) => {
+        const union = await gt.subtract(a, b);
+        const both = await gt.multiply(b, a);
+        const magnitude = await gt.abs(b);
+        return [union.nzVal, both.nzVal, magnitude.nzVal, gt.sum(a, {axis: 0}), gt.sum(a, {axis: 1}), gt.min(a), gt.max(b),
+          (await gt.kron(b, SparseMatrix.fromCSR({rowPtr: [0, 1, 2], colVal: [1, 0], nzVal: [2, -1], shape: [2, 2]}, settings))).colInd];
+      })));
+      for (let i = 0; i < gpu.length; i++) {
+        const problem = await sameOnDevice(device, gpu[i], cpu[i]);
+        if (problem) return `result ${i}: ${problem}`;
+      }
+      return null;
+    },
+    async 'a sparse vector as the operand of SpMV on the device'() {
+      const x = {nzInd: Uint32Array.from({length: 50}, (_, i) => (i * 37) % 400), nzVal: Float32Array.from({length: 50}, (_, i) => i - 20), length: 400};
+      const [gpu, cpu] = [await gt.SparseVector.fromArrays(x, {device}), gt.SparseVector.fromArrays(x)];
+      return await sameOnDevice(device, SparseMatrix.fromCOO(fields, {device}).multiply(gpu), SparseMatrix.fromCOO(fields).multiply(cpu));
+    },
+    async 'a million random entries: COO to CSR and SpMM on the device'() {
+      const big = randomCoo(20_000, 30_000, 1_000_000, 3);
+      const x = E.fromArray(Float32Array.from({length: 60_000}, (_, i) => (i % 5) - 2), {size: 2});
+      const [gpu, cpu] = [await SparseMatrix.fromCOO(big, {device}).toCSR(), await SparseMatrix.fromCOO(big).toCSR()];
+      return await sameOnDevice(device, gpu.colVal, cpu.colVal) ??
+        await sameOnDevice(device, gpu.nzVal, cpu.nzVal) ??
+        await sameOnDevice(device, gpu.multiply(x), cpu.multiply(x));
     }
   };
   return runChecks(checks);

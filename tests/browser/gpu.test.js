@@ -13,7 +13,9 @@ async function runSuite(backend) {
     const errors = [];
     page.on('pageerror', error => errors.push(String(error)));
     await page.goto(`http://127.0.0.1:${server.address().port}/tests/browser/gpu.html?backend=${backend}`);
-    await page.waitForFunction(() => window.__results !== undefined, null, {timeout: 280_000});
+    // A page that fails to load (a syntax error) fails now, not at the timeout.
+    const broken = new Promise((_, reject) => page.on('pageerror', reject));
+    await Promise.race([page.waitForFunction(() => window.__results !== undefined, null, {timeout: 280_000}), broken]);
     const report = await page.evaluate(() => window.__results);
     assert.deepEqual(errors, []);
     assert.equal(report.error, undefined, report.error);

@@ -12,6 +12,7 @@ mod reduce;
 mod regressions;
 mod scan;
 mod sparse;
+mod sparse_ops;
 mod table;
 
 use super::common::*;
@@ -30,6 +31,7 @@ pub use reduce::*;
 pub use regressions::*;
 pub use scan::*;
 pub use sparse::*;
+pub use sparse_ops::*;
 pub use table::*;
 
 /// A device type under test.
@@ -633,6 +635,11 @@ macro_rules! suite {
             to_dense_sums_duplicates_in_every_format,
             dense_nonzeros_triangles_and_droptol,
             norms_symmetry_and_entries,
+            // sparse_ops.rs: sparse arithmetic, sums, kron, a million entries
+            sparse_arithmetic_keeps_or_merges_structure,
+            sparse_sums_and_extremes_count_implicit_zeros,
+            kron_places_every_pair_of_entries,
+            a_million_random_entries_convert_and_multiply,
             // table.rs: the table model
             tables_own_align_validity_and_pack_on_the_device,
             all_valid_flags_are_made_on_the_device,

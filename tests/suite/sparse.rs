@@ -6,12 +6,12 @@ use super::*;
 use gputable::sparse::{Format, SparseMatrix};
 use gputable::DType;
 
-fn block<F: std::future::Future>(f: F) -> F::Output {
+pub(super) fn block<F: std::future::Future>(f: F) -> F::Output {
     pollster::block_on(f)
 }
 
 /// Dense m x n of COO entries (duplicates summed).
-fn dense(shape: (u32, u32), rows: &[u32], cols: &[u32], values: &[f32]) -> Vec<f64> {
+pub(super) fn dense(shape: (u32, u32), rows: &[u32], cols: &[u32], values: &[f32]) -> Vec<f64> {
     let mut out = vec![0f64; (shape.0 * shape.1) as usize];
     for ((&r, &c), &v) in rows.iter().zip(cols).zip(values) {
         out[(r * shape.1 + c) as usize] += v as f64;
@@ -20,7 +20,7 @@ fn dense(shape: (u32, u32), rows: &[u32], cols: &[u32], values: &[f32]) -> Vec<f
 }
 
 /// A COO matrix of these entries on `device`.
-fn coo_of<D: Backend>(
+pub(super) fn coo_of<D: Backend>(
     device: &D,
     rows: &[u32],
     cols: &[u32],
@@ -37,7 +37,7 @@ fn coo_of<D: Backend>(
     .unwrap()
 }
 
-fn evaluated<T: Target>(nodes: &[&NodeRef]) {
+pub(super) fn evaluated<T: Target>(nodes: &[&NodeRef]) {
     let roots: Vec<NodeRef> = nodes.iter().map(|n| (*n).clone()).collect();
     evaluate::<T>(&roots).unwrap();
     for root in &roots {

@@ -1,0 +1,269 @@
+//! Arithmetic with sparse operands whose result stays sparse (api.md): unary ops with
+//! f(0) = 0, scaling by a number, the union of two matrices (`add`, `subtract`), their
+//! intersection (`multiply`), and `kron`. Results come out in the left operand's format;
+//! ops that are not linear in each stored value sum duplicates first.
+
+use super::{csr_of_row_major, sort_row_major, Format, SparseMatrix};
+use crate::column::ColumnData;
+use crate::dtype::{Class, DType};
+use crate::dynamic::{u32_constant, u32_rows};
+use crate::engine::Backend;
+use crate::error::{GpuTableError, Result};
+use crate::ir::{self, BinaryOp, NodeRef, UnaryOp};
+
+fn as_type(node: &NodeRef, dtype: DType) -> Result<NodeRef> {
+    match node.meta.dtype == dtype {
+        true => Ok(node.clone()),
+        false => ir::cast(node, dtype),
+    }
+}
+
+impl SparseMatrix {
+    /// The same structure with `map` applied to the stored values.
+    fn with_values(&self, map: impl FnOnce(&NodeRef) -> Result<NodeRef>) -> Result<SparseMatrix> {
+        Ok(SparseMatrix {
+            values: map(&self.values)?,
+            ..self.clone()
+        })
+    }
+
+    /// `op` of every entry, for the unary ops with f(0) = 0 (`abs sqrt sin tan`): duplicates
+    /// are summed first, as `op` of a dense cell sees their sum.
+    pub async fn unary<B: Backend>(&self, device: &B, op: UnaryOp) -> Result<SparseMatrix> {
+        if !matches!(
+            op,
+            UnaryOp::Abs | UnaryOp::Sqrt | UnaryOp::Sin | UnaryOp::Tan
+        ) {
+            return Err(GpuTableError::invalid(format!(
+                "{op:?} does not keep zeros: apply it to toDense()"
+            )));
+        }
+        self.canonical(device)
+            .await?
+            .with_values(|values| ir::unary(op, values))
+    }
+
+    /// `A * number`, `number * A` or `A / number` (`number`: one constant row), with
+    /// this structure, or `None` when duplicates must be summed first (an integer
+    /// division is not linear in its dividend).
+    pub fn scaled_now(
+        &self,
+        op: BinaryOp,
+        number: &NodeRef,
+        number_first: bool,
+    ) -> Result<Option<SparseMatrix>> {
+        number.check_alive()?;
+        if !number.meta.constant || number.meta.size != 1 {
+            return Err(GpuTableError::invalid(
+                "a sparse matrix is scaled by one number",
+            ));
+        }
+        let dtype = DType::join([self.values.meta.dtype, number.meta.dtype]);
+        match (op, number_first) {
+            (BinaryOp::Multiply, _) => {}
+            (BinaryOp::Divide, false) if dtype.class() == Class::F => {}
+            (BinaryOp::Divide, false) => return Ok(None),
+            _ => {
+                return Err(GpuTableError::invalid(format!(
+                    "{op:?} with a number does not keep zeros: apply it to toDense()"
+                )))
+            }
+        }
+        let scaled = self.with_values(|values| match number_first {
+            true => ir::binary(op, number, values),
+            false => ir::binary(op, values, number),
+        })?;
+        Ok(Some(scaled))
+    }
+
+    /// `scaled_now`, summing duplicates on `device` first where it must (only `A / number`).
+    pub async fn scaled<B: Backend>(
+        &self,
+        device: &B,
+        op: BinaryOp,
+        number: &NodeRef,
+        number_first: bool,
+    ) -> Result<SparseMatrix> {
+        match self.scaled_now(op, number, number_first)? {
+            Some(scaled) => Ok(scaled),
+            None => self
+                .canonical(device)
+                .await?
+                .with_values(|values| ir::binary(op, values, number)),
+        }
+    }
+
+    /// `A + B`, `A - B` (the union of the stored entries) or `A * B` (their intersection)
+    /// of two matrices of one shape, canonical, in this matrix's format.
+    pub async fn combine<B: Backend>(
+        &self,
+        device: &B,
+        op: BinaryOp,
+        other: &SparseMatrix,
+    ) -> Result<SparseMatrix> {
+        if self.shape != other.shape {
+            return Err(GpuTableError::invalid(format!(
+                "sparse operands need one shape, got {} x {} and {} x {}",
+                self.shape.0, self.shape.1, other.shape.0, other.shape.1
+            )));
+        }
+        // CSC works on the transposes: their CSR is its CSC.
+        let transposed = self.format == Format::Csc;
+        let (a, b) = match transposed {
+            true => (self.transpose(), other.transpose()),
+            false => (self.clone(), other.clone()),
+        };
+        let csr = match op {
+            BinaryOp::Add | BinaryOp::Subtract => union(device, op, &a, &b).await?,
+            BinaryOp::Multiply => intersection(device, &a, &b).await?,
+            _ => {
+                return Err(GpuTableError::invalid(format!(
+                    "{op:?} of two sparse matrices does not keep zeros: apply it to toDense()"
+                )))
+            }
+        };
+        match self.format {
+            Format::Csr => Ok(csr),
+            Format::Csc => Ok(csr.transpose()),
+            Format::Coo => csr.csr_as_coo(),
+        }
+    }
+
+    /// `kron(A, B)` as COO (lazy): A(i, j) B(p, q) at row i * mB + p, column j * nB + q,
+    /// one entry per pair of stored entries (A's entries outermost).
+    pub fn kron_entries(&self, other: &SparseMatrix) -> Result<SparseMatrix> {
+        let ((ma, na), (mb, nb)) = (self.shape, other.shape);
+        let (rows, cols) = (ma as u64 * mb as u64, na as u64 * nb as u64);
+        let entries = self.nnz() as u64 * other.nnz() as u64;
+        if rows >= u32::MAX as u64 || cols >= u32::MAX as u64 || entries >= 1 << 31 {
+            return Err(GpuTableError::new(
+                crate::ErrorCode::LimitExceeded,
+                format!(
+                    "kron would be {rows} x {cols} with {entries} entries: dimensions must stay below 2^32 - 1 and entries below 2^31"
+                ),
+            ));
+        }
+        let k = u32_rows(entries as u32)?;
+        let per_a = u32_constant(other.nnz())?;
+        let a = ir::binary(BinaryOp::Divide, &k, &per_a)?;
+        let b = ir::binary(
+            BinaryOp::Subtract,
+            &k,
+            &ir::binary(BinaryOp::Multiply, &a, &per_a)?,
+        )?;
+        let (ra, ca, va) = self.entries()?;
+        let (rb, cb, vb) = other.entries()?;
+        let place = |outer: &NodeRef, inner: &NodeRef, block: u32| -> Result<NodeRef> {
+            ir::binary(
+                BinaryOp::Add,
+                &ir::binary(
+                    BinaryOp::Multiply,
+                    &ir::gather(&a, outer)?,
+                    &u32_constant(block)?,
+                )?,
+                &ir::gather(&b, inner)?,
+            )
+        };
+        Ok(SparseMatrix {
+            format: Format::Coo,
+            shape: (rows as u32, cols as u32),
+            major: place(&ra, &rb, mb)?,
+            minor: place(&ca, &cb, nb)?,
+            values: ir::binary(
+                BinaryOp::Multiply,
+                &ir::gather(&a, &va)?,
+                &ir::gather(&b, &vb)?,
+            )?,
+        })
+    }
+
+    /// `kron(A, B)` in A's format (CSR and CSC canonical, built on `device`).
+    pub async fn kron<B: Backend>(&self, device: &B, other: &SparseMatrix) -> Result<SparseMatrix> {
+        self.kron_entries(other)?
+            .into_format(device, self.format)
+            .await
+    }
+}
+
+/// Both operands' entries with their values in the result's type (`b`'s negated for a
+/// difference).
+fn both_entries(
+    op: BinaryOp,
+    a: &SparseMatrix,
+    b: &SparseMatrix,
+) -> Result<(NodeRef, NodeRef, NodeRef)> {
+    let dtype = DType::join([a.values.meta.dtype, b.values.meta.dtype]);
+    let (ra, ca, va) = a.entries()?;
+    let (rb, cb, vb) = b.entries()?;
+    let vb = as_type(&vb, dtype)?;
+    let vb = match op {
+        // 0 - b in the result's type: integers wrap back when the sums add it.
+        BinaryOp::Subtract => ir::binary(
+            BinaryOp::Subtract,
+            &ir::cast(&u32_constant(0)?, dtype)?,
+            &vb,
+        )?,
+        _ => vb,
+    };
+    Ok((
+        ir::concat(&[ra, rb])?,
+        ir::concat(&[ca, cb])?,
+        ir::concat(&[as_type(&va, dtype)?, vb])?,
+    ))
+}
+
+/// Canonical CSR of `a ± b`: both operands' entries together, duplicates summed.
+async fn union<B: Backend>(
+    device: &B,
+    op: BinaryOp,
+    a: &SparseMatrix,
+    b: &SparseMatrix,
+) -> Result<SparseMatrix> {
+    let (rows, cols, values) = both_entries(op, a, b)?;
+    SparseMatrix {
+        format: Format::Coo,
+        shape: a.shape,
+        major: rows,
+        minor: cols,
+        values,
+    }
+    .to_csr(device)
+    .await
+}
+
+/// Canonical CSR of `a .* b`: with both canonical, a cell stored in both is two adjacent
+/// entries of their row-major merge (a's first: the sort is stable), kept by compaction.
+async fn intersection<B: Backend>(
+    device: &B,
+    a: &SparseMatrix,
+    b: &SparseMatrix,
+) -> Result<SparseMatrix> {
+    let (a, b) = (a.to_csr(device).await?, b.to_csr(device).await?);
+    let (rows, cols, values) = both_entries(BinaryOp::Multiply, &a, &b)?;
+    let (rows, cols, values) = sort_row_major(&rows, &cols, &values)?;
+    let total = values.meta.length;
+    let pairs = total.saturating_sub(1);
+    let cells = ir::interleave(&[rows.clone(), cols.clone()])?;
+    let matched = ir::equal_all(
+        &ir::slice(&cells, 0.0, pairs as f64)?,
+        &ir::slice(&cells, 1.0, total.max(1) as f64)?,
+    )?;
+    let first = crate::dynamic::compact(device, &matched, &u32_rows(pairs)?).await?;
+    let second = ir::binary(BinaryOp::Add, &first, &u32_constant(1)?)?;
+    let products = ir::binary(
+        BinaryOp::Multiply,
+        &ir::gather(&first, &values)?,
+        &ir::gather(&second, &values)?,
+    )?;
+    csr_of_row_major(
+        &ir::gather(&first, &rows)?,
+        ir::gather(&first, &cols)?,
+        products,
+        a.shape,
+    )
+}
+
+/// One row of `0` in `dtype` (not a constant: it joins other rows by `concat`).
+pub(super) fn zero_row(dtype: DType) -> Result<NodeRef> {
+    ir::cast(&ir::source(ColumnData::U32(vec![0]), 1, false)?, dtype)
+}

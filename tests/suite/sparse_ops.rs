@@ -1,0 +1,291 @@
+//! Sparse arithmetic (union, intersection, scaling, unary ops), sums along an axis, `min`
+//! and `max` with implicit zeros, `kron`, and a random matrix of a million entries, each on
+//! the device against a dense reference worked out here.
+
+use super::sparse::{block, coo_of, dense, evaluated};
+use super::*;
+use gputable::ir::{ReduceKind, UnaryOp};
+use gputable::sparse::{Format, SparseMatrix};
+use gputable::DType;
+
+/// The dense values of `m` (evaluated on the device), as f64.
+fn dense_of<T: Target>(m: &SparseMatrix) -> Vec<f64> {
+    let d = m.to_dense().unwrap();
+    evaluated::<T>(&[&d]);
+    let data = read(&d);
+    (0..data.len()).map(|i| data.get_f64(i)).collect()
+}
+
+fn f64s(values: Vec<f32>) -> Vec<f64> {
+    values.into_iter().map(f64::from).collect()
+}
+
+fn number(value: f32) -> NodeRef {
+    konst(ColumnData::F32(vec![value]))
+}
+
+pub fn sparse_arithmetic_keeps_or_merges_structure<T: Target>() {
+    let device = T::device();
+    let shape = (3, 4);
+    // A: duplicates at (0, 1), a stored zero at (1, 0); B shares (0, 1) and (2, 0).
+    let (ar, ac, av) = (
+        [0u32, 2, 0, 1, 2],
+        [1u32, 3, 1, 0, 0],
+        [2.0f32, -1.0, 1.0, 0.0, 4.0],
+    );
+    let (br, bc, bv) = ([0u32, 1, 2], [1u32, 2, 0], [5.0f32, 3.0, -4.0]);
+    let a = coo_of(&device, &ar, &ac, &av, shape);
+    let b = block(coo_of(&device, &br, &bc, &bv, shape).to_csr(&device)).unwrap();
+    let (da, db) = (dense(shape, &ar, &ac, &av), dense(shape, &br, &bc, &bv));
+    let each = |f: fn(f64, f64) -> f64| -> Vec<f64> {
+        da.iter().zip(&db).map(|(&x, &y)| f(x, y)).collect()
+    };
+    for (op, expected, nnz) in [
+        (Add, each(|x, y| x + y), 5),
+        (Subtract, each(|x, y| x - y), 5),
+        (Multiply, each(|x, y| x * y), 2),
+    ] {
+        let c = block(a.combine(&device, op, &b)).unwrap();
+        assert_eq!(c.format, Format::Coo, "{op:?}: the left operand's format");
+        assert_eq!(
+            c.nnz(),
+            nnz,
+            "{op:?}: union or intersection, stored zeros kept"
+        );
+        assert_eq!(dense_of::<T>(&c), expected, "{op:?}");
+        // CSC operands give CSC, canonical: rows sorted within each column.
+        let csc = block(a.transpose().to_csr(&device)).unwrap().transpose();
+        let c = block(csc.combine(&device, op, &b)).unwrap();
+        assert_eq!((c.format, c.nnz()), (Format::Csc, nnz), "{op:?}");
+        evaluated::<T>(&[&c.minor]);
+        let (ptr, rows) = (read_u32(&c.major), read_u32(&c.minor));
+        for j in 0..4 {
+            let run = &rows[ptr[j] as usize..ptr[j + 1] as usize];
+            assert!(run.windows(2).all(|w| w[0] < w[1]), "{op:?} column {j}");
+        }
+        assert_eq!(dense_of::<T>(&c), expected, "{op:?} in CSC");
+    }
+    // The values' types join: uint8 + float32 is float32; int32 differences wrap back.
+    let ints = |values: &[i32]| {
+        block(SparseMatrix::coo(
+            &device,
+            &u32s(&[0, 1], 1),
+            &u32s(&[0, 1], 1),
+            &i32s(values, 1),
+            (2, 2),
+        ))
+        .unwrap()
+    };
+    let d = block(ints(&[i32::MIN, 7]).combine(&device, Subtract, &ints(&[1, 9]))).unwrap();
+    assert_eq!(d.values.meta.dtype, DType::I32);
+    assert_eq!(dense_of::<T>(&d), vec![i32::MAX as f64, 0.0, 0.0, -2.0]);
+    // Unary ops with f(0) = 0 see each cell's sum: |-1 + 3| is 2, not 4.
+    let dup = coo_of(&device, &[0, 0, 1], &[0, 0, 1], &[-1.0, 3.0, -9.0], (2, 2));
+    let abs = block(dup.unary(&device, UnaryOp::Abs)).unwrap();
+    assert_eq!((abs.format, abs.nnz()), (Format::Coo, 2));
+    assert_eq!(dense_of::<T>(&abs), vec![2.0, 0.0, 0.0, 9.0]);
+    let root = block(dup.unary(&device, UnaryOp::Sqrt)).unwrap();
+    let got = dense_of::<T>(&root);
+    assert_eq!(got[0], 2f64.sqrt() as f32 as f64);
+    assert!(
+        got[3].is_nan() && got[1] == 0.0,
+        "sqrt(-9) is NaN, implicit cells stay 0"
+    );
+    // Scaling keeps the structure (duplicates and all); an integer division sums them first.
+    let twice = dup
+        .scaled_now(Multiply, &number(2.0), true)
+        .unwrap()
+        .unwrap();
+    assert_eq!(twice.nnz(), 3);
+    assert_eq!(dense_of::<T>(&twice), vec![4.0, 0.0, 0.0, -18.0]);
+    let half = dup
+        .scaled_now(Divide, &number(2.0), false)
+        .unwrap()
+        .unwrap();
+    assert_eq!(dense_of::<T>(&half), vec![1.0, 0.0, 0.0, -4.5]);
+    let threes = ints(&[3, 3]);
+    let dup_ints = SparseMatrix {
+        major: ir::concat(&[threes.major.clone(), threes.major.clone()]).unwrap(),
+        minor: ir::concat(&[threes.minor.clone(), threes.minor.clone()]).unwrap(),
+        values: ir::concat(&[threes.values.clone(), threes.values.clone()]).unwrap(),
+        ..threes
+    };
+    let four = konst(ColumnData::I32(vec![4]));
+    assert!(dup_ints.scaled_now(Divide, &four, false).unwrap().is_none());
+    let quarter = block(dup_ints.scaled(&device, Divide, &four, false)).unwrap();
+    assert_eq!(
+        dense_of::<T>(&quarter),
+        vec![1.0, 0.0, 0.0, 1.0],
+        "(3 + 3) / 4, not 3/4 + 3/4"
+    );
+    // What does not keep zeros is refused here (the JS API gives the dense result).
+    for refused in [
+        code(block(dup.unary(&device, UnaryOp::Cos))),
+        code(dup.scaled_now(Divide, &number(2.0), true)),
+        code(dup.scaled_now(Add, &number(2.0), false)),
+        code(block(a.combine(&device, Divide, &b))),
+        code(block(a.combine(&device, Add, &dup))),
+    ] {
+        assert_eq!(refused, ErrorCode::InvalidArgument);
+    }
+}
+
+pub fn sparse_sums_and_extremes_count_implicit_zeros<T: Target>() {
+    let device = T::device();
+    let shape = (3, 4);
+    let (rows, cols, values) = ([2u32, 0, 2, 0], [1u32, 3, 1, 0], [2.0f32, 5.0, 1.5, 7.0]);
+    let a = coo_of(&device, &rows, &cols, &values, shape);
+    let full = dense(shape, &rows, &cols, &values);
+    let sum_all = a.sum(None).unwrap();
+    let (by_col, by_row) = (a.sum(Some(0)).unwrap(), a.sum(Some(1)).unwrap());
+    let (low, high) = (
+        a.extreme(ReduceKind::Min).unwrap(),
+        a.extreme(ReduceKind::Max).unwrap(),
+    );
+    evaluated::<T>(&[&sum_all, &by_col, &by_row, &low, &high]);
+    assert_eq!(read_f32(&sum_all), vec![15.5]);
+    let col_sums: Vec<f32> = (0..4)
+        .map(|j| (0..3).map(|i| full[i * 4 + j]).sum::<f64>() as f32)
+        .collect();
+    assert_eq!(read_f32(&by_col), col_sums);
+    assert_eq!(read_f32(&by_row), vec![12.0, 0.0, 3.5]);
+    assert_eq!(
+        (read_f32(&low), read_f32(&high)),
+        (vec![0.0], vec![7.0]),
+        "implicit zeros count"
+    );
+    assert_eq!(code(a.sum(Some(2))), ErrorCode::InvalidArgument);
+    // Every cell stored (with duplicates): the least cell sum, no implicit zero.
+    let every = coo_of(
+        &device,
+        &[0, 0, 1, 1, 0],
+        &[0, 1, 0, 1, 1],
+        &[3.0, 4.0, 2.0, 6.0, -1.5],
+        (2, 2),
+    );
+    let (low, high) = (
+        every.extreme(ReduceKind::Min).unwrap(),
+        every.extreme(ReduceKind::Max).unwrap(),
+    );
+    evaluated::<T>(&[&low, &high]);
+    assert_eq!((read_f32(&low), read_f32(&high)), (vec![2.0], vec![6.0]));
+    // ... unless duplicates leave a cell empty: four entries, three cells.
+    let gap = coo_of(
+        &device,
+        &[0, 0, 1, 1],
+        &[0, 0, 0, 1],
+        &[3.0, 4.0, 2.0, 6.0],
+        (2, 2),
+    );
+    let low = gap.extreme(ReduceKind::Min).unwrap();
+    evaluated::<T>(&[&low]);
+    assert_eq!(read_f32(&low), vec![0.0]);
+    // Negative cells, integer values, and no stored entry at all.
+    let ints = block(SparseMatrix::coo(
+        &device,
+        &u32s(&[1, 1], 1),
+        &u32s(&[2, 2], 1),
+        &i32s(&[-5, -4], 1),
+        (2, 3),
+    ))
+    .unwrap();
+    let (low, high, total) = (
+        ints.extreme(ReduceKind::Min).unwrap(),
+        ints.extreme(ReduceKind::Max).unwrap(),
+        ints.sum(Some(1)).unwrap(),
+    );
+    evaluated::<T>(&[&low, &high, &total]);
+    assert_eq!(
+        (read_i32(&low), read_i32(&high), read_i32(&total)),
+        (vec![-9], vec![0], vec![0, -9])
+    );
+    let none = coo_of(&device, &[], &[], &[], (2, 2));
+    let (low, total) = (
+        none.extreme(ReduceKind::Max).unwrap(),
+        none.sum(None).unwrap(),
+    );
+    evaluated::<T>(&[&low, &total]);
+    assert_eq!((read_f32(&low), read_f32(&total)), (vec![0.0], vec![0.0]));
+}
+
+pub fn kron_places_every_pair_of_entries<T: Target>() {
+    let device = T::device();
+    let (a_shape, b_shape) = ((2, 3), (2, 2));
+    let (ar, ac, av) = ([1u32, 0, 1], [2u32, 0, 2], [2.0f32, 3.0, 1.0]);
+    let (br, bc, bv) = ([0u32, 1], [1u32, 0], [5.0f32, -1.0]);
+    let a = coo_of(&device, &ar, &ac, &av, a_shape);
+    let b = coo_of(&device, &br, &bc, &bv, b_shape);
+    let (da, db) = (dense(a_shape, &ar, &ac, &av), dense(b_shape, &br, &bc, &bv));
+    let mut expected = vec![0f64; 4 * 6];
+    for (i, j, p, q) in (0..2).flat_map(|i| {
+        (0..3).flat_map(move |j| (0..2).flat_map(move |p| (0..2).map(move |q| (i, j, p, q))))
+    }) {
+        expected[(i * 2 + p) * 6 + j * 2 + q] = da[i * 3 + j] * db[p * 2 + q];
+    }
+    let coo = block(a.kron(&device, &b)).unwrap();
+    assert_eq!((coo.format, coo.shape, coo.nnz()), (Format::Coo, (4, 6), 6));
+    assert_eq!(dense_of::<T>(&coo), expected);
+    let csr = block(block(a.to_csr(&device)).unwrap().kron(&device, &b)).unwrap();
+    assert_eq!(
+        (csr.format, csr.nnz()),
+        (Format::Csr, 4),
+        "canonical: duplicates summed"
+    );
+    assert_eq!(dense_of::<T>(&csr), expected);
+    let huge = coo_of(&device, &[0], &[0], &[1.0], (70_000, 1));
+    assert_eq!(code(huge.kron_entries(&huge)), ErrorCode::LimitExceeded);
+}
+
+pub fn a_million_random_entries_convert_and_multiply<T: Target>() {
+    let device = T::device();
+    let (shape, entries) = ((4_000u32, 3_000u32), 1_000_000usize);
+    let mut rng = Rng(1_000_003);
+    let rows: Vec<u32> = (0..entries)
+        .map(|_| rng.below(shape.0 as u64) as u32)
+        .collect();
+    let cols: Vec<u32> = (0..entries)
+        .map(|_| rng.below(shape.1 as u64) as u32)
+        .collect();
+    let values: Vec<f32> = (0..entries).map(|_| rng.below(7) as f32 - 3.0).collect();
+    let a = coo_of(&device, &rows, &cols, &values, shape);
+    let csr = block(a.to_csr(&device)).unwrap();
+    let x: Vec<f32> = (0..shape.1 * 2).map(|j| (j % 5) as f32 - 2.0).collect();
+    let spmm = csr.multiply(&f32s(&x, 2)).unwrap();
+    let by_coo = a.multiply(&f32s(&x, 2)).unwrap();
+    evaluated::<T>(&[&csr.major, &csr.minor, &csr.values, &spmm, &by_coo]);
+    // The reference: cells summed in a map, rows walked in order.
+    let mut cells = std::collections::BTreeMap::new();
+    for ((&r, &c), &v) in rows.iter().zip(&cols).zip(&values) {
+        *cells.entry((r, c)).or_insert(0f64) += v as f64;
+    }
+    let (ptr, idx, val) = (
+        read_u32(&csr.major),
+        read_u32(&csr.minor),
+        read_f32(&csr.values),
+    );
+    assert_eq!(idx.len(), cells.len());
+    let mut expected_ptr = vec![0u32; shape.0 as usize + 1];
+    for &(r, _) in cells.keys() {
+        expected_ptr[r as usize + 1] += 1;
+    }
+    for r in 0..shape.0 as usize {
+        expected_ptr[r + 1] += expected_ptr[r];
+    }
+    assert_eq!(ptr, expected_ptr);
+    assert!(cells
+        .iter()
+        .zip(idx.iter().zip(&val))
+        .all(|((&(_, c), &v), (&i, &w))| c == i && v == w as f64));
+    let mut expected = vec![0f64; shape.0 as usize * 2];
+    for (&(r, c), &v) in &cells {
+        for lane in 0..2 {
+            expected[r as usize * 2 + lane] += v * x[c as usize * 2 + lane] as f64;
+        }
+    }
+    assert_eq!(
+        f64s(read_f32(&spmm)),
+        expected,
+        "small integers: exact in any order"
+    );
+    assert_eq!(f64s(read_f32(&by_coo)), expected);
+}
