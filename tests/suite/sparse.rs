@@ -37,6 +37,25 @@ pub(super) fn coo_of<D: Backend>(
     .unwrap()
 }
 
+/// `entries` random COO entries of `shape` (duplicates likely), with whole values in
+/// `-spread..=spread`: exact sums in any order.
+pub(super) fn random_entries(
+    shape: (u32, u32),
+    entries: usize,
+    spread: u64,
+    seed: u64,
+) -> (Vec<u32>, Vec<u32>, Vec<f32>) {
+    let mut rng = Rng(seed);
+    let mut draw = |bound: u64| -> Vec<u64> { (0..entries).map(|_| rng.below(bound)).collect() };
+    let rows = draw(shape.0 as u64).into_iter().map(|r| r as u32).collect();
+    let cols = draw(shape.1 as u64).into_iter().map(|c| c as u32).collect();
+    let values = draw(2 * spread + 1)
+        .into_iter()
+        .map(|v| v as f32 - spread as f32)
+        .collect();
+    (rows, cols, values)
+}
+
 pub(super) fn evaluated<T: Target>(nodes: &[&NodeRef]) {
     let roots: Vec<NodeRef> = nodes.iter().map(|n| (*n).clone()).collect();
     evaluate::<T>(&roots).unwrap();
@@ -257,14 +276,7 @@ pub fn sparse_constructors_validate_their_components<T: Target>() {
 pub fn random_coo_to_csr_and_spmv_match_the_reference<T: Target>() {
     let device = T::device();
     let (shape, entries) = ((700u32, 900u32), 100_000usize);
-    let mut rng = Rng(21);
-    let rows: Vec<u32> = (0..entries)
-        .map(|_| rng.below(shape.0 as u64) as u32)
-        .collect();
-    let cols: Vec<u32> = (0..entries)
-        .map(|_| rng.below(shape.1 as u64) as u32)
-        .collect();
-    let values: Vec<f32> = (0..entries).map(|_| rng.below(9) as f32 - 4.0).collect();
+    let (rows, cols, values) = random_entries(shape, entries, 4, 21);
     let a = coo_of(&device, &rows, &cols, &values, shape);
     let csr = block(a.to_csr(&device)).unwrap();
     let x: Vec<f32> = (0..shape.1).map(|j| (j % 7) as f32).collect();

@@ -2,7 +2,7 @@
 //! and `max` with implicit zeros, `kron`, and a random matrix of a million entries, each on
 //! the device against a dense reference worked out here.
 
-use super::sparse::{block, coo_of, dense, evaluated};
+use super::sparse::{block, coo_of, dense, evaluated, random_entries};
 use super::*;
 use gputable::ir::{ReduceKind, UnaryOp};
 use gputable::sparse::{Format, SparseMatrix};
@@ -239,14 +239,7 @@ pub fn kron_places_every_pair_of_entries<T: Target>() {
 pub fn a_million_random_entries_convert_and_multiply<T: Target>() {
     let device = T::device();
     let (shape, entries) = ((4_000u32, 3_000u32), 1_000_000usize);
-    let mut rng = Rng(1_000_003);
-    let rows: Vec<u32> = (0..entries)
-        .map(|_| rng.below(shape.0 as u64) as u32)
-        .collect();
-    let cols: Vec<u32> = (0..entries)
-        .map(|_| rng.below(shape.1 as u64) as u32)
-        .collect();
-    let values: Vec<f32> = (0..entries).map(|_| rng.below(7) as f32 - 3.0).collect();
+    let (rows, cols, values) = random_entries(shape, entries, 3, 1_000_003);
     let a = coo_of(&device, &rows, &cols, &values, shape);
     let csr = block(a.to_csr(&device)).unwrap();
     let x: Vec<f32> = (0..shape.1 * 2).map(|j| (j % 5) as f32 - 2.0).collect();
