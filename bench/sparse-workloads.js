@@ -152,7 +152,14 @@ export async function gputableSpmv(gt, d, device) {
       await y.readValue();
       y.destroy();
     },
-    explain: () => A.multiply(x).explain(device),
+    explain: () => {
+      const y = A.multiply(x);
+      try {
+        return y.explain(device);
+      } finally {
+        y.destroy();
+      }
+    },
     dispose: () => [A, rowPtr, colVal, nzVal, x].forEach(o => o.destroy())
   };
 }

@@ -547,7 +547,7 @@ export class SparseMatrix {
   /** The nonzeros (NaN included) of `x`: `m` rows of size `n`. */
   static fromDense(x: SparseComponent, options?: (SparseOptions & {format?: 'csr' | 'csc' | 'coo'}) | null): Promise<SparseMatrix>;
   /** No stored entries. */
-  static zeros(shape: [number, number], options?: (SparseOptions & {type?: DataType; format?: 'csr' | 'csc' | 'coo'}) | null): SparseMatrix | Promise<SparseMatrix>;
+  static zeros(shape: [number, number], options?: (SparseOptions & {type?: DataType; format?: 'csr' | 'csc' | 'coo'}) | null): SparseMatrix;
   readonly format: 'csr' | 'csc' | 'coo';
   readonly shape: [number, number];
   /** Stored entries, explicit zeros and duplicates included. */
@@ -591,14 +591,14 @@ export class SparseMatrix {
   /** Entry (i, j): 0 where nothing is stored, duplicates summed. */
   get(i: number, j: number): Promise<number>;
   /** `alpha * A x + beta * y`: `x` with `n` rows (size 1: SpMV; size k: SpMM) or a `SparseVector` of length `n`. */
-  multiply(x: SparseComponent | SparseVector, options?: {alpha?: number; beta?: number; y?: GPUTableEvaluator | GPUVector} | null): GPUTableEvaluator;
+  multiply(x: SparseComponent | SparseVector, options?: {alpha?: number; beta?: number; y?: SparseComponent} | null): GPUTableEvaluator;
   /** Frees the components the matrix made; later use is `DESTROYED`. */
   destroy(): void;
 }
 
 /**
- * A sparse vector (0-based uint32 indices; a one-column CSC matrix underneath). Arithmetic,
- * `sum`, `min`, `max` and `kron` of vectors give vectors.
+ * A sparse vector (0-based uint32 indices; a one-column CSC matrix underneath). Arithmetic
+ * and `kron` of vectors give vectors; `sum`, `min` and `max` give evaluators.
  */
 export class SparseVector {
   private constructor();
@@ -607,7 +607,7 @@ export class SparseVector {
   /** The nonzeros (NaN included) of `x`, rows of size 1. */
   static fromDense(x: SparseComponent, options?: SparseOptions | null): Promise<SparseVector>;
   /** No stored entries. */
-  static zeros(length: number, options?: (SparseOptions & {type?: DataType}) | null): SparseVector | Promise<SparseVector>;
+  static zeros(length: number, options?: (SparseOptions & {type?: DataType}) | null): SparseVector;
   readonly format: 'vector';
   readonly shape: [number];
   readonly length: number;

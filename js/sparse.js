@@ -123,11 +123,12 @@ export class SparseMatrix {
         return fail('OUT_OF_MEMORY', `could not allocate ${lines + 1} pointers: ${error.message}`);
       }
     };
+    if (!Object.hasOwn(FIELDS, format)) fail('INVALID_ARGUMENT', `format must be 'csr', 'csc' or 'coo', got '${format}'`);
     const fields = {
       csr: () => ({rowPtr: pointers(m), colVal: new Uint32Array(0)}),
       csc: () => ({colPtr: pointers(n), rowVal: new Uint32Array(0)}),
       coo: () => ({rowInd: new Uint32Array(0), colInd: new Uint32Array(0)})
-    }[format]?.() ?? fail('INVALID_ARGUMENT', `format must be 'csr', 'csc' or 'coo', got '${format}'`);
+    }[format]();
     return build(format, {...fields, nzVal: new TYPED_ARRAYS[type](0), shape}, {device});
   }
 

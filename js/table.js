@@ -216,7 +216,13 @@ export class GPUTable {
     if (!Array.isArray(batches)) fail('INVALID_ARGUMENT', 'batches must be an array of GPURecordBatch');
     this._m = guard(() => new wasm.TableModel(schema === null ? null : fieldsOf(schema), device?.id));
     releaseTable.register(this, this._m);
-    for (const batch of batches) this.addBatch(batch);
+    try {
+      for (const batch of batches) this.addBatch(batch);
+    } catch (error) {
+      // The batches added so far go back to the caller, not to a table nobody holds.
+      this.detachBatches();
+      throw error;
+    }
   }
 
   /**
@@ -268,7 +274,9 @@ export class GPUTable {
         while (pending.length) {
           const batch = pending[0];
           await putOnDevice([batch], device);
-          table.addBatch(pending.shift());
+          // Shifted only once the table holds it: a failing add leaves it to free below.
+          table.addBatch(batch);
+          pending.shift();
           if (onBatch) await onBatch(batch, table);
         }
       } finally {

@@ -266,7 +266,7 @@ impl ColumnData {
     }
 
     /// Appends `other`'s values (of the same type; the caller checked it and reserved room).
-    pub fn extend_from(&mut self, other: ColumnData) {
+    pub(crate) fn extend_from(&mut self, other: ColumnData) {
         match (self, other) {
             (ColumnData::U8(a), ColumnData::U8(b)) => a.extend(b),
             (ColumnData::I8(a), ColumnData::I8(b)) => a.extend(b),

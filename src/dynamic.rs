@@ -2,21 +2,9 @@
 //! and read back (one number, never the entries), then the rest of the graph is built
 //! lazily with that length and evaluated where its inputs are.
 
-use crate::column::ColumnData;
-use crate::dtype::DType;
 use crate::engine::{self, Backend};
 use crate::error::{GpuTableError, Result};
-use crate::ir::{self, BinaryOp, NodeRef, ReduceKind, DEFAULT_SPLIT_EVERY};
-
-/// One uint32 row that broadcasts.
-pub fn u32_constant(value: u32) -> Result<NodeRef> {
-    ir::source(ColumnData::U32(vec![value]), 1, true)
-}
-
-/// Rows `0..count` as uint32.
-pub fn u32_rows(count: u32) -> Result<NodeRef> {
-    ir::cast(&ir::sequence(count as f64, 0.0, 1.0)?, DType::U32)
-}
+use crate::ir::{self, u32_constant, u32_rows, BinaryOp, NodeRef, ReduceKind, DEFAULT_SPLIT_EVERY};
 
 /// Lane 0 of row 0 of each of `nodes`, evaluated on `device` in one plan (nodes already
 /// there are read as they are) and read back: exact for every 32-bit type.

@@ -571,49 +571,33 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
                 });
             });
         }
-        Op::MergeSource { width } => {
-            let keys = b.leaf(&node.inputs[0])?;
-            let first = b.pass_row();
-            let dst = own_rows(node, first, lanes, dst);
-            with_elem_type!(keys.dtype, S => {
-                rows::merge_sources(&StoredRows::<S>::new(keys)?, first, *width, dst)
-            });
-        }
-        Op::SegmentSum => {
-            let (values, offsets) = (b.leaf(&node.inputs[0])?, b.leaf(&node.inputs[1])?);
-            let offsets = StoredRows::<u32>::new(offsets)?;
-            let first = b.pass_row();
-            let dst = own_rows(node, first, lanes, dst);
-            with_elem_type!(values.dtype, S => {
-                rows::segment_sums(&StoredRows::<S>::new(values)?, &offsets, first, lanes, dst)
-            });
-        }
-        Op::Reshape => {
+        // Ops that read input 0 whole (in its stored rows) and write this block's own rows.
+        op @ (Op::MergeSource { .. }
+        | Op::SegmentSum
+        | Op::Reshape
+        | Op::GroupSum
+        | Op::ScanApply) => {
             let x = b.leaf(&node.inputs[0])?;
             let first = b.pass_row();
             let dst = own_rows(node, first, lanes, dst);
             with_elem_type!(x.dtype, S => {
-                rows::reshape(&StoredRows::<S>::new(x)?, first, lanes, dst)
-            });
-        }
-        Op::GroupSum => {
-            let x = b.leaf(&node.inputs[0])?;
-            let first = b.pass_row();
-            let dst = own_rows(node, first, lanes, dst);
-            with_elem_type!(x.dtype, S => {
-                rows::group_sums(&StoredRows::<S>::new(x)?, first, lanes, dst)
-            });
-        }
-        Op::ScanApply => {
-            let x = b.leaf(&node.inputs[0])?;
-            let levels = node.inputs[1..]
-                .iter()
-                .map(|level| StoredRows::<T>::new(b.leaf(level)?))
-                .collect::<Result<Vec<_>>>()?;
-            let first = b.pass_row();
-            let dst = own_rows(node, first, lanes, dst);
-            with_elem_type!(x.dtype, S => {
-                rows::scan_rows(&StoredRows::<S>::new(x)?, &levels, first, lanes, dst)
+                let x = StoredRows::<S>::new(x)?;
+                match op {
+                    Op::MergeSource { width } => rows::merge_sources(&x, first, *width, dst),
+                    Op::SegmentSum => {
+                        let offsets = StoredRows::<u32>::new(b.leaf(&node.inputs[1])?)?;
+                        rows::segment_sums(&x, &offsets, first, lanes, dst)
+                    }
+                    Op::Reshape => rows::reshape(&x, first, lanes, dst),
+                    Op::GroupSum => rows::group_sums(&x, first, lanes, dst),
+                    _ => {
+                        let levels = node.inputs[1..]
+                            .iter()
+                            .map(|level| StoredRows::<T>::new(b.leaf(level)?))
+                            .collect::<Result<Vec<_>>>()?;
+                        rows::scan_rows(&x, &levels, first, lanes, dst)
+                    }
+                }
             });
         }
         Op::SegmentedMap => {

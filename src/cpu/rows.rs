@@ -2,6 +2,8 @@
 //! read where each chunk is stored), and the per-row ops that read them: `gather` from
 //! parts, and the scan's `GroupSum` and `ScanApply`.
 
+use std::cell::Cell;
+
 use super::internal;
 use super::lane::Lane;
 use crate::column::{Column, Elem};
@@ -15,6 +17,8 @@ pub(super) struct StoredRows<'a, S> {
     /// The row after each part.
     ends: Vec<usize>,
     lanes: usize,
+    /// The part of the last row read: reads mostly go forward, so it is checked first.
+    last_part: Cell<usize>,
 }
 
 fn host(value: &Value) -> Result<&Column> {
@@ -29,6 +33,7 @@ impl<'a, S: Elem> StoredRows<'a, S> {
             parts: Vec::new(),
             ends: Vec::new(),
             lanes: value.size as usize,
+            last_part: Cell::new(0),
         };
         match &value.storage {
             Storage::Parts(parts) => parts.iter().try_for_each(|p| rows.push(host(p)?))?,
@@ -49,17 +54,25 @@ impl<'a, S: Elem> StoredRows<'a, S> {
         self.ends.last().copied().unwrap_or(0)
     }
 
-    /// Row `r` (< `rows()`): its part found by binary search.
+    /// Row `r` (< `rows()`): in the part of the last row read, or found by binary search.
     #[inline]
     pub fn row(&self, r: usize) -> &'a [S] {
-        let (p, first) = match self.parts.len() {
-            1 => (0, 0),
+        let start_of = |p: usize| if p == 0 { 0 } else { self.ends[p - 1] };
+        let p = match self.parts.len() {
+            1 => 0,
             _ => {
-                let p = self.ends.partition_point(|&end| end <= r);
-                (p, self.ends.get(p.wrapping_sub(1)).copied().unwrap_or(0))
+                let last = self.last_part.get();
+                match (start_of(last)..self.ends[last]).contains(&r) {
+                    true => last,
+                    false => {
+                        let p = self.ends.partition_point(|&end| end <= r);
+                        self.last_part.set(p);
+                        p
+                    }
+                }
             }
         };
-        let at = (r - first) * self.lanes;
+        let at = (r - start_of(p)) * self.lanes;
         &self.parts[p][at..at + self.lanes]
     }
 }

@@ -250,13 +250,7 @@ impl<B: Backend> Run<'_, B> {
             .nodes
             .iter()
             .any(|n| n.op == Op::SegmentedMap && n.inputs[0].id == leaf.id);
-        let read_at_row = task.nodes.iter().any(|n| {
-            n.inputs
-                .iter()
-                .enumerate()
-                .any(|(k, input)| input.id == leaf.id && n.op.reads_input_at_row(k))
-        });
-        if !self.device.binds_parts(read_at_row) || segments {
+        if !self.device.binds_parts(task.reads_at_row(leaf.id)) || segments {
             return Ok(None);
         }
         let most = self

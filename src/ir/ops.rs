@@ -375,3 +375,18 @@ pub fn fold_binary(op: BinaryOp, args: &[NodeRef]) -> Result<NodeRef> {
     rest.iter()
         .try_fold(first.clone(), |acc, next| binary(op, &acc, next))
 }
+
+/// One uint32 row that broadcasts.
+pub fn u32_constant(value: u32) -> Result<NodeRef> {
+    source(ColumnData::U32(vec![value]), 1, true)
+}
+
+/// One uint32 row that is not a constant (it joins other rows by `concat`).
+pub fn u32_row(value: u32) -> Result<NodeRef> {
+    source(ColumnData::U32(vec![value]), 1, false)
+}
+
+/// Rows `0..count` as uint32.
+pub fn u32_rows(count: u32) -> Result<NodeRef> {
+    cast(&sequence(count as f64, 0.0, 1.0)?, DType::U32)
+}

@@ -85,6 +85,11 @@ pub fn search_sorted(sorted: &NodeRef, queries: &NodeRef, upper: bool) -> Result
             sorted.meta.size, queries.meta.size
         )));
     }
+    if sorted.meta.constant {
+        return Err(GpuTableError::invalid(
+            "searchSorted searches a column of rows, not a constant",
+        ));
+    }
     if sorted.meta.dtype.class() != queries.meta.dtype.class() {
         return Err(GpuTableError::type_mismatch(format!(
             "searchSorted compares values of one class, got {} and {}",
@@ -123,6 +128,11 @@ pub fn segment_sum(values: &NodeRef, offsets: &NodeRef) -> Result<NodeRef> {
             offsets.meta.dtype.name(),
             offsets.meta.size
         )));
+    }
+    if values.meta.constant || offsets.meta.constant {
+        return Err(GpuTableError::invalid(
+            "segmented sums read columns of rows, not constants",
+        ));
     }
     let segments = offsets.meta.length.saturating_sub(1);
     let meta = Meta {

@@ -3,7 +3,7 @@
 //! path of its pair (`MergeSource`), so every backend runs it as ordinary per-row kernels
 //! (no scatter; O(n log² n) work in log2(n) passes).
 
-use super::{cast, gather, sequence, single_chunk, Meta, Node, NodeRef, Op};
+use super::{gather, single_chunk, u32_rows, Meta, Node, NodeRef, Op};
 use crate::dtype::{Class, DType};
 use crate::error::{GpuTableError, Result};
 
@@ -48,7 +48,7 @@ pub fn sort_permutation(keys: &NodeRef) -> Result<(NodeRef, NodeRef)> {
             format!("a sort of {rows} rows: at most 2^31"),
         ));
     }
-    let mut perm = cast(&sequence(rows as f64, 0.0, 1.0)?, DType::U32)?;
+    let mut perm = u32_rows(rows)?;
     let mut sorted = keys.clone();
     let mut width = 1u32;
     while width < rows {
@@ -61,7 +61,7 @@ pub fn sort_permutation(keys: &NodeRef) -> Result<(NodeRef, NodeRef)> {
 }
 
 /// `MergeSource` of row `k` over `rows` keys read by `key(i)`: the merge-path search.
-pub fn merge_source_row(k: u64, rows: u64, width: u64, key: impl Fn(u64) -> f64) -> u64 {
+pub(crate) fn merge_source_row(k: u64, rows: u64, width: u64, key: impl Fn(u64) -> f64) -> u64 {
     let first = k / (2 * width) * (2 * width);
     let len_a = width.min(rows - first);
     let b = first + len_a;

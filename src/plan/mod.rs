@@ -85,11 +85,16 @@ impl Region {
     /// value binds it, so the pass runs as one task and its chunks are copied out after.
     /// `random`: the pass's `random_access_inputs`.
     pub fn reads_a_leaf_both_ways(&self, random: &HashSet<u64>) -> bool {
+        random.iter().any(|&id| self.reads_at_row(id))
+    }
+
+    /// Whether some node reads input `id` at the row (rather than whole).
+    pub fn reads_at_row(&self, id: u64) -> bool {
         self.nodes.iter().any(|n| {
             n.inputs
                 .iter()
                 .enumerate()
-                .any(|(k, input)| n.op.reads_input_at_row(k) && random.contains(&input.id))
+                .any(|(k, input)| input.id == id && n.op.reads_input_at_row(k))
         })
     }
 

@@ -3,20 +3,13 @@
 //! intersection (`multiply`), and `kron`. Results come out in the left operand's format;
 //! ops that are not linear in each stored value sum duplicates first.
 
-use super::{csr_of_row_major, sort_row_major, Format, SparseMatrix};
-use crate::column::ColumnData;
+use super::{
+    as_type, csr_of_row_major, place_of, sort_row_major, split_place, Entries, Format, SparseMatrix,
+};
 use crate::dtype::{Class, DType};
-use crate::dynamic::{u32_constant, u32_rows};
 use crate::engine::Backend;
 use crate::error::{GpuTableError, Result};
-use crate::ir::{self, BinaryOp, NodeRef, UnaryOp};
-
-fn as_type(node: &NodeRef, dtype: DType) -> Result<NodeRef> {
-    match node.meta.dtype == dtype {
-        true => Ok(node.clone()),
-        false => ir::cast(node, dtype),
-    }
-}
+use crate::ir::{self, u32_constant, u32_rows, BinaryOp, NodeRef, UnaryOp};
 
 impl SparseMatrix {
     /// The same structure with `map` applied to the stored values.
@@ -125,7 +118,7 @@ impl SparseMatrix {
         match self.format {
             Format::Csr => Ok(csr),
             Format::Csc => Ok(csr.transpose()),
-            Format::Coo => csr.csr_as_coo(),
+            Format::Coo => csr.as_coo(),
         }
     }
 
@@ -143,38 +136,25 @@ impl SparseMatrix {
                 ),
             ));
         }
-        let k = u32_rows(entries as u32)?;
-        let per_a = u32_constant(other.nnz())?;
-        let a = ir::binary(BinaryOp::Divide, &k, &per_a)?;
-        let b = ir::binary(
-            BinaryOp::Subtract,
-            &k,
-            &ir::binary(BinaryOp::Multiply, &a, &per_a)?,
-        )?;
+        // Pair k joins A's entry k / nnz(B) with B's entry k % nnz(B).
+        let (a, b) = split_place(&u32_rows(entries as u32)?, other.nnz())?;
         let (ra, ca, va) = self.entries()?;
         let (rb, cb, vb) = other.entries()?;
         let place = |outer: &NodeRef, inner: &NodeRef, block: u32| -> Result<NodeRef> {
-            ir::binary(
-                BinaryOp::Add,
-                &ir::binary(
-                    BinaryOp::Multiply,
-                    &ir::gather(&a, outer)?,
-                    &u32_constant(block)?,
-                )?,
-                &ir::gather(&b, inner)?,
-            )
+            place_of(&ir::gather(&a, outer)?, block, &ir::gather(&b, inner)?)
         };
-        Ok(SparseMatrix {
-            format: Format::Coo,
-            shape: (rows as u32, cols as u32),
-            major: place(&ra, &rb, mb)?,
-            minor: place(&ca, &cb, nb)?,
-            values: ir::binary(
-                BinaryOp::Multiply,
-                &ir::gather(&a, &va)?,
-                &ir::gather(&b, &vb)?,
-            )?,
-        })
+        Ok(SparseMatrix::of_entries(
+            (rows as u32, cols as u32),
+            (
+                place(&ra, &rb, mb)?,
+                place(&ca, &cb, nb)?,
+                ir::binary(
+                    BinaryOp::Multiply,
+                    &ir::gather(&a, &va)?,
+                    &ir::gather(&b, &vb)?,
+                )?,
+            ),
+        ))
     }
 
     /// `kron(A, B)` in A's format (CSR and CSC canonical, built on `device`).
@@ -187,11 +167,7 @@ impl SparseMatrix {
 
 /// Both operands' entries with their values in the result's type (`b`'s negated for a
 /// difference).
-fn both_entries(
-    op: BinaryOp,
-    a: &SparseMatrix,
-    b: &SparseMatrix,
-) -> Result<(NodeRef, NodeRef, NodeRef)> {
+fn both_entries(op: BinaryOp, a: &SparseMatrix, b: &SparseMatrix) -> Result<Entries> {
     let dtype = DType::join([a.values.meta.dtype, b.values.meta.dtype]);
     let (ra, ca, va) = a.entries()?;
     let (rb, cb, vb) = b.entries()?;
@@ -219,16 +195,9 @@ async fn union<B: Backend>(
     a: &SparseMatrix,
     b: &SparseMatrix,
 ) -> Result<SparseMatrix> {
-    let (rows, cols, values) = both_entries(op, a, b)?;
-    SparseMatrix {
-        format: Format::Coo,
-        shape: a.shape,
-        major: rows,
-        minor: cols,
-        values,
-    }
-    .to_csr(device)
-    .await
+    SparseMatrix::of_entries(a.shape, both_entries(op, a, b)?)
+        .to_csr(device)
+        .await
 }
 
 /// Canonical CSR of `a .* b`: with both canonical, a cell stored in both is two adjacent
@@ -239,8 +208,7 @@ async fn intersection<B: Backend>(
     b: &SparseMatrix,
 ) -> Result<SparseMatrix> {
     let (a, b) = (a.to_csr(device).await?, b.to_csr(device).await?);
-    let (rows, cols, values) = both_entries(BinaryOp::Multiply, &a, &b)?;
-    let (rows, cols, values) = sort_row_major(&rows, &cols, &values)?;
+    let (rows, cols, values) = sort_row_major(both_entries(BinaryOp::Multiply, &a, &b)?)?;
     let total = values.meta.length;
     let pairs = total.saturating_sub(1);
     let cells = ir::interleave(&[rows.clone(), cols.clone()])?;
@@ -261,9 +229,4 @@ async fn intersection<B: Backend>(
         products,
         a.shape,
     )
-}
-
-/// One row of `0` in `dtype` (not a constant: it joins other rows by `concat`).
-pub(super) fn zero_row(dtype: DType) -> Result<NodeRef> {
-    ir::cast(&ir::source(ColumnData::U32(vec![0]), 1, false)?, dtype)
 }

@@ -3,13 +3,12 @@
 //! count read back); the keep flags are arithmetic that is positive exactly where the
 //! condition holds (`d + |d|` is positive iff `d` is), so no comparison op is needed.
 
-use super::{Format, SparseMatrix};
+use super::{check_limits, csr_of_row_major, split_place, Format, SparseMatrix};
 use crate::column::ColumnData;
 use crate::dtype::DType;
-use crate::dynamic::{u32_constant, u32_rows};
 use crate::engine::Backend;
 use crate::error::{GpuTableError, Result};
-use crate::ir::{self, BinaryOp, NodeRef, UnaryOp};
+use crate::ir::{self, u32_constant, u32_rows, BinaryOp, NodeRef, UnaryOp};
 
 /// `d + |d|`: positive where `d` is, 0 elsewhere (NaN stays NaN: kept by compaction).
 fn positive_part_twice(d: &NodeRef) -> Result<NodeRef> {
@@ -39,30 +38,17 @@ impl SparseMatrix {
         let nonzero = ir::select(&cells, &u32_constant(1)?, &u32_constant(0)?)?;
         let places =
             crate::dynamic::compact(device, &nonzero, &u32_rows(cells.meta.length)?).await?;
-        let width = u32_constant(n)?;
-        let rows = ir::binary(BinaryOp::Divide, &places, &width)?;
-        let cols = ir::binary(
-            BinaryOp::Subtract,
-            &places,
-            &ir::binary(BinaryOp::Multiply, &rows, &width)?,
-        )?;
+        let (rows, cols) = split_place(&places, n)?;
         let values = ir::gather(&places, &cells)?;
-        let coo = SparseMatrix {
-            format: Format::Coo,
-            shape: (m, n),
-            major: rows,
-            minor: cols,
-            values,
-        };
+        check_limits((m, n), &values)?;
         match format {
-            Format::Coo => Ok(coo),
             // Row-major places: already canonical, so the pointers come straight from the rows.
-            Format::Csr => Ok(SparseMatrix {
-                format: Format::Csr,
-                major: ir::search_sorted(&coo.major, &u32_rows(m + 1)?, false)?,
-                ..coo
-            }),
-            Format::Csc => coo.into_format(device, Format::Csc).await,
+            Format::Csr => csr_of_row_major(&rows, cols, values, (m, n)),
+            format => {
+                SparseMatrix::of_entries((m, n), (rows, cols, values))
+                    .into_format(device, format)
+                    .await
+            }
         }
     }
 
@@ -76,14 +62,14 @@ impl SparseMatrix {
         let coo = self.to_coo()?;
         let flags = keep(&coo.major, &coo.minor, &coo.values)?;
         let kept = crate::dynamic::compact(device, &flags, &u32_rows(coo.nnz())?).await?;
-        let filtered = SparseMatrix {
-            format: Format::Coo,
-            shape: self.shape,
-            major: ir::gather(&kept, &coo.major)?,
-            minor: ir::gather(&kept, &coo.minor)?,
-            values: ir::gather(&kept, &coo.values)?,
-        };
-        filtered.into_format(device, self.format).await
+        let kept = (
+            ir::gather(&kept, &coo.major)?,
+            ir::gather(&kept, &coo.minor)?,
+            ir::gather(&kept, &coo.values)?,
+        );
+        SparseMatrix::of_entries(self.shape, kept)
+            .into_format(device, self.format)
+            .await
     }
 
     /// Entries with `col - row >= k` (`upper`) or `col - row <= k` (`tril`).

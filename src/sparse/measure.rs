@@ -2,23 +2,18 @@
 //! norms, `isZero`, `isSymmetric` and one entry resolved on the device with a scalar or two
 //! read back. Dense semantics: duplicates count as their sum, implicit zeros as zeros.
 
-use super::arith::zero_row;
-use super::{cell_starts, sort_row_major, Format, SparseMatrix};
+use super::{as_type, cell_starts, reduce, zero_row, Format, SparseMatrix};
 use crate::column::ColumnData;
 use crate::dtype::DType;
-use crate::dynamic::{read_scalars, u32_rows};
+use crate::dynamic::read_scalars;
 use crate::engine::Backend;
 use crate::error::{GpuTableError, Result};
-use crate::ir::{self, BinaryOp, NodeRef, ReduceKind, UnaryOp, DEFAULT_SPLIT_EVERY};
+use crate::ir::{self, u32_constant, u32_row, u32_rows, BinaryOp, NodeRef, ReduceKind, UnaryOp};
 use crate::ErrorCode;
 
 /// Row 0 of `node` (one lane), evaluated on `device` and read back.
 async fn read_number<B: Backend>(device: &B, node: &NodeRef) -> Result<f64> {
     Ok(read_scalars(device, std::slice::from_ref(node)).await?[0])
-}
-
-fn reduce(kind: ReduceKind, x: &NodeRef) -> Result<NodeRef> {
-    ir::reduce(kind, x, None, DEFAULT_SPLIT_EVERY)
 }
 
 /// `|v|` as float32.
@@ -74,8 +69,7 @@ impl SparseMatrix {
                     true => zero_row(dtype)?,
                     // cells <= nnz < 2^31: with every cell stored, repeat a stored one.
                     false => {
-                        let cells = ir::source(ColumnData::U32(vec![cells as u32]), 1, false)?;
-                        let full = ir::equal_all(&distinct, &cells)?;
+                        let full = ir::equal_all(&distinct, &u32_row(cells as u32)?)?;
                         ir::select(&full, &ir::slice(&sums, 0.0, 1.0)?, &zero_row(dtype)?)?
                     }
                 };
@@ -90,26 +84,31 @@ impl SparseMatrix {
     /// by a scan of where they start; a cell's first entry takes the segmented sum of the
     /// cell (the others an empty segment), and every entry gathers it from there.
     fn cell_sums(&self) -> Result<(NodeRef, NodeRef)> {
-        let (rows, cols, values) = self.entries()?;
-        let (rows, cols, values) = sort_row_major(&rows, &cols, &values)?;
+        let SparseMatrix {
+            major: rows,
+            minor: cols,
+            values,
+            ..
+        } = self.to_coo()?;
         let starts = cell_starts(&rows, &cols)?;
         let cell = ir::binary(BinaryOp::Add, &ir::exclusive_scan(&starts)?, &starts)?;
         // Entry k's segment is [end of entry k-1's cell, end of entry k's cell).
         let ends = ir::search_sorted(&cell, &cell, true)?;
-        let offsets = ir::concat(&[zero_row(DType::U32)?, ends])?;
+        let offsets = ir::concat(&[u32_row(0)?, ends])?;
         let at_first = ir::segment_sum(&values, &offsets)?;
         let firsts = ir::search_sorted(&cell, &cell, false)?;
-        let sums = ir::gather(&firsts, &at_first)?;
-        let sums = match sums.meta.dtype == values.meta.dtype {
-            true => sums,
-            false => ir::cast(&sums, values.meta.dtype)?,
-        };
+        let sums = as_type(&ir::gather(&firsts, &at_first)?, values.meta.dtype)?;
         let n = values.meta.length as f64;
         Ok((sums, ir::slice(&cell, n - 1.0, n)?))
     }
 
     /// `norm(p)`: 2 (Frobenius), 1 (sum of absolute values), infinity (largest absolute value).
     pub async fn norm<B: Backend>(&self, device: &B, p: f64) -> Result<f64> {
+        if ![1.0, 2.0, f64::INFINITY].contains(&p) {
+            return Err(GpuTableError::invalid(format!(
+                "norm takes p = 1, 2 or Infinity, got {p}"
+            )));
+        }
         let csr = self.to_csr(device).await?;
         let size = magnitude(&csr.values)?;
         match p {
@@ -120,10 +119,7 @@ impl SparseMatrix {
                     .sqrt())
             }
             1.0 => read_number(device, &reduce(ReduceKind::Sum, &size)?).await,
-            p if p == f64::INFINITY => largest(device, &size).await,
-            p => Err(GpuTableError::invalid(format!(
-                "norm takes p = 1, 2 or Infinity, got {p}"
-            ))),
+            _ => largest(device, &size).await,
         }
     }
 
@@ -157,9 +153,7 @@ impl SparseMatrix {
             self.to_csr(device).await?,
             self.transpose().to_csr(device).await?,
         );
-        if a.nnz() != t.nnz() {
-            return Ok(false);
-        }
+        // Both hold the same distinct cells' count: compare them entry by entry.
         if a.nnz() == 0 {
             return Ok(true);
         }
@@ -190,8 +184,7 @@ impl SparseMatrix {
             _ => self.to_csr(device).await?,
         };
         // The entries of row i with column j: a segmented sum over the row's stored entries.
-        let columns = ir::cast(&csr.minor, DType::U32)?;
-        let at_j = ir::equal_all(&columns, &ir::source(ColumnData::U32(vec![j]), 1, true)?)?;
+        let at_j = ir::equal_all(&csr.minor, &u32_constant(j)?)?;
         // A select, not a product: a NaN in another column must not reach the sum.
         let zero = ir::source(ColumnData::F32(vec![0.0]), 1, true)?;
         let values = ir::select(&at_j, &ir::cast(&csr.values, DType::F32)?, &zero)?;

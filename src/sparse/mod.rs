@@ -6,10 +6,11 @@
 
 use crate::column::ColumnData;
 use crate::dtype::{Class, DType};
-use crate::dynamic::{read_scalars, u32_constant, u32_rows};
+use crate::dynamic::read_scalars;
 use crate::engine::{self, Backend};
 use crate::error::{GpuTableError, Result};
 use crate::ir::{self, BinaryOp, NodeRef, ReduceKind, DEFAULT_SPLIT_EVERY};
+use crate::ir::{u32_constant, u32_row, u32_rows};
 
 mod arith;
 mod filter;
@@ -44,10 +45,7 @@ fn as_indices(node: &NodeRef, what: &str) -> Result<NodeRef> {
             node.meta.size
         )));
     }
-    match node.meta.dtype {
-        DType::U32 => Ok(node.clone()),
-        _ => ir::cast(node, DType::U32),
-    }
+    as_type(node, DType::U32)
 }
 
 /// `read_scalars` of uint32 checks (exact in f64).
@@ -86,13 +84,64 @@ fn check_limits(shape: (u32, u32), values: &NodeRef) -> Result<u32> {
     Ok(values.meta.length)
 }
 
-fn max_of(node: &NodeRef) -> Result<NodeRef> {
-    ir::reduce(ReduceKind::Max, node, None, DEFAULT_SPLIT_EVERY)
+/// Each stored entry's row, column and value.
+type Entries = (NodeRef, NodeRef, NodeRef);
+
+/// `kind` over every row of `x`.
+fn reduce(kind: ReduceKind, x: &NodeRef) -> Result<NodeRef> {
+    ir::reduce(kind, x, None, DEFAULT_SPLIT_EVERY)
+}
+
+/// `node` as `dtype`, cast only where its type differs.
+fn as_type(node: &NodeRef, dtype: DType) -> Result<NodeRef> {
+    match node.meta.dtype == dtype {
+        true => Ok(node.clone()),
+        false => ir::cast(node, dtype),
+    }
+}
+
+/// One row of `0` in `dtype` (not a constant: it joins other rows by `concat`).
+fn zero_row(dtype: DType) -> Result<NodeRef> {
+    as_type(&u32_row(0)?, dtype)
+}
+
+/// The row-major place `outer * block + inner` (uint32).
+fn place_of(outer: &NodeRef, block: u32, inner: &NodeRef) -> Result<NodeRef> {
+    ir::binary(
+        BinaryOp::Add,
+        &ir::binary(BinaryOp::Multiply, outer, &u32_constant(block)?)?,
+        inner,
+    )
+}
+
+/// The (outer, inner) of row-major `places` in blocks of `block` (uint32): `place_of`'s
+/// inverse.
+fn split_place(places: &NodeRef, block: u32) -> Result<(NodeRef, NodeRef)> {
+    let width = u32_constant(block)?;
+    let outer = ir::binary(BinaryOp::Divide, places, &width)?;
+    let inner = ir::binary(
+        BinaryOp::Subtract,
+        places,
+        &ir::binary(BinaryOp::Multiply, &outer, &width)?,
+    )?;
+    Ok((outer, inner))
 }
 
 impl SparseMatrix {
     pub fn nnz(&self) -> u32 {
         self.values.meta.length
+    }
+
+    /// COO of `entries` (lazy, in their order; no validation).
+    fn of_entries(shape: (u32, u32), entries: Entries) -> SparseMatrix {
+        let (major, minor, values) = entries;
+        SparseMatrix {
+            format: Format::Coo,
+            shape,
+            major,
+            minor,
+            values,
+        }
     }
 
     /// CSR (`Csr`) or CSC (`Csc`) from components, validated on `device`: `pointers` has
@@ -131,16 +180,19 @@ impl SparseMatrix {
         let mut checks = vec![
             ir::slice(&pointers, 0.0, 1.0)?,
             ir::slice(&pointers, major_dim as f64, major_dim as f64 + 1.0)?,
-            max_of(&pointers)?,
+            reduce(ReduceKind::Max, &pointers)?,
         ];
         if major_dim > 0 {
             let later = ir::slice(&pointers, 1.0, major_dim as f64 + 1.0)?;
             let earlier = ir::slice(&pointers, 0.0, major_dim as f64)?;
             // A decrease wraps past every value the pointers may hold (at most nnz < 2^31).
-            checks.push(max_of(&ir::binary(BinaryOp::Subtract, &later, &earlier)?)?);
+            checks.push(reduce(
+                ReduceKind::Max,
+                &ir::binary(BinaryOp::Subtract, &later, &earlier)?,
+            )?);
         }
         if nnz > 0 {
-            checks.push(max_of(&indices)?);
+            checks.push(reduce(ReduceKind::Max, &indices)?);
         }
         let got = read_u32s(device, &checks).await?;
         let (first, last, largest) = (got[0], got[1], got[2]);
@@ -189,7 +241,14 @@ impl SparseMatrix {
             )));
         }
         if nnz > 0 {
-            let got = read_u32s(device, &[max_of(&rows)?, max_of(&cols)?]).await?;
+            let got = read_u32s(
+                device,
+                &[
+                    reduce(ReduceKind::Max, &rows)?,
+                    reduce(ReduceKind::Max, &cols)?,
+                ],
+            )
+            .await?;
             if got[0] >= shape.0 || got[1] >= shape.1 {
                 return Err(invalid(format!(
                     "an entry at ({}, {}) lies outside the shape {} x {}",
@@ -227,7 +286,7 @@ impl SparseMatrix {
     }
 
     /// Each stored entry's (row, column, value), in storage order (lazy).
-    fn entries(&self) -> Result<(NodeRef, NodeRef, NodeRef)> {
+    fn entries(&self) -> Result<Entries> {
         let expand = |pointers: &NodeRef| -> Result<NodeRef> {
             let after = ir::search_sorted(pointers, &u32_rows(self.nnz())?, true)?;
             ir::binary(BinaryOp::Subtract, &after, &u32_constant(1)?)
@@ -249,36 +308,27 @@ impl SparseMatrix {
 
     /// Row-major COO (row, then column; duplicates and stored zeros kept), as a lazy graph.
     pub fn to_coo(&self) -> Result<SparseMatrix> {
-        let (rows, cols, values) = self.entries()?;
-        let (rows, cols, values) = sort_row_major(&rows, &cols, &values)?;
-        Ok(SparseMatrix {
-            format: Format::Coo,
-            shape: self.shape,
-            major: rows,
-            minor: cols,
-            values,
-        })
+        Ok(Self::of_entries(
+            self.shape,
+            sort_row_major(self.entries()?)?,
+        ))
     }
 
     /// Canonical CSR (columns sorted within each row, duplicates summed, stored zeros kept),
     /// built on `device`: the one count read back is the number of distinct entries.
     pub async fn to_csr<B: Backend>(&self, device: &B) -> Result<SparseMatrix> {
-        let (rows, cols, values) = self.entries()?;
-        let (rows, cols, values) = sort_row_major(&rows, &cols, &values)?;
-        let nnz = values.meta.length;
-        let k = u32_rows(nnz)?;
+        let SparseMatrix {
+            major: rows,
+            minor: cols,
+            values,
+            ..
+        } = self.to_coo()?;
+        let nnz = self.nnz();
         let starts_run = cell_starts(&rows, &cols)?;
-        let starts = crate::dynamic::compact(device, &starts_run, &k).await?;
-        let offsets = ir::concat(&[
-            starts.clone(),
-            ir::source(ColumnData::U32(vec![nnz]), 1, false)?,
-        ])?;
-        let summed = ir::segment_sum(&values, &offsets)?;
+        let starts = crate::dynamic::compact(device, &starts_run, &u32_rows(nnz)?).await?;
+        let offsets = ir::concat(&[starts.clone(), u32_row(nnz)?])?;
         // Duplicates add in the values' own type (integers wrap), as toDense's cells do.
-        let summed = match summed.meta.dtype == values.meta.dtype {
-            true => summed,
-            false => ir::cast(&summed, values.meta.dtype)?,
-        };
+        let summed = as_type(&ir::segment_sum(&values, &offsets)?, values.meta.dtype)?;
         csr_of_row_major(
             &ir::gather(&starts, &rows)?,
             ir::gather(&starts, &cols)?,
@@ -287,16 +337,9 @@ impl SparseMatrix {
         )
     }
 
-    /// COO of this CSR's entries in storage order (row-major where the CSR is canonical).
-    fn csr_as_coo(&self) -> Result<SparseMatrix> {
-        let (rows, cols, values) = self.entries()?;
-        Ok(SparseMatrix {
-            format: Format::Coo,
-            shape: self.shape,
-            major: rows,
-            minor: cols,
-            values,
-        })
+    /// COO of the entries in storage order (row-major for a canonical CSR).
+    fn as_coo(&self) -> Result<SparseMatrix> {
+        Ok(Self::of_entries(self.shape, self.entries()?))
     }
 
     /// These entries in `format`: COO as they are, CSR and CSC canonical (built on `device`).
@@ -312,9 +355,8 @@ impl SparseMatrix {
     /// within their lines, COO row-major; duplicates summed (one count read back).
     pub async fn canonical<B: Backend>(&self, device: &B) -> Result<SparseMatrix> {
         match self.format {
-            Format::Csr => self.to_csr(device).await,
-            Format::Csc => Ok(self.transpose().to_csr(device).await?.transpose()),
-            Format::Coo => self.to_csr(device).await?.csr_as_coo(),
+            Format::Coo => self.to_csr(device).await?.as_coo(),
+            format => self.clone().into_format(device, format).await,
         }
     }
 
@@ -330,28 +372,15 @@ impl SparseMatrix {
                 format!("a dense {m} x {n} matrix has 2^32 cells or more"),
             ));
         }
+        let dtype = self.values.meta.dtype;
+        if n == 0 {
+            return ir::source(crate::column::Column::empty(dtype, 1)?.data, 1, false);
+        }
         let (rows, cols, values) = self.entries()?;
-        let width = u32_constant(n)?;
-        let places = ir::binary(
-            BinaryOp::Add,
-            &ir::binary(BinaryOp::Multiply, &rows, &width)?,
-            &cols,
-        )?;
-        let (order, sorted) = ir::sort_permutation(&places)?;
+        let (order, sorted) = ir::sort_permutation(&place_of(&rows, n, &cols)?)?;
         let bounds = ir::search_sorted(&sorted, &u32_rows(cells as u32 + 1)?, false)?;
         let sums = ir::segment_sum(&ir::gather(&order, &values)?, &bounds)?;
-        let sums = match sums.meta.dtype == values.meta.dtype {
-            true => sums,
-            false => ir::cast(&sums, values.meta.dtype)?,
-        };
-        match n {
-            0 => ir::source(
-                crate::column::Column::empty(values.meta.dtype, 1)?.data,
-                1,
-                false,
-            ),
-            _ => ir::reshape(&sums, n),
-        }
+        ir::reshape(&as_type(&sums, dtype)?, n)
     }
 
     /// Each stored entry's column and value grouped by row, with the rows' offsets into
@@ -391,10 +420,7 @@ impl SparseMatrix {
         let products = ir::binary(BinaryOp::Multiply, &values, &ir::gather(&cols, x)?)?;
         let sums = ir::segment_sum(&products, &offsets)?;
         // The arithmetic type of values times x, as an elementwise product would have.
-        match sums.meta.dtype == products.meta.dtype {
-            true => Ok(sums),
-            false => ir::cast(&sums, products.meta.dtype),
-        }
+        as_type(&sums, products.meta.dtype)
     }
 
     /// `alpha * A x + beta * y` (lazy); `y` (one row per row of `A`) only where `beta` is
@@ -439,19 +465,16 @@ impl SparseMatrix {
 }
 
 /// Entries sorted by row, then column, stably (two stable sorts: by column, then by row).
-fn sort_row_major(
-    rows: &NodeRef,
-    cols: &NodeRef,
-    values: &NodeRef,
-) -> Result<(NodeRef, NodeRef, NodeRef)> {
-    let (by_col, _) = ir::sort_permutation(cols)?;
-    let rows_by_col = ir::gather(&by_col, rows)?;
+fn sort_row_major(entries: Entries) -> Result<Entries> {
+    let (rows, cols, values) = entries;
+    let (by_col, _) = ir::sort_permutation(&cols)?;
+    let rows_by_col = ir::gather(&by_col, &rows)?;
     let (by_row, sorted_rows) = ir::sort_permutation(&rows_by_col)?;
     let order = ir::gather(&by_row, &by_col)?;
     Ok((
         sorted_rows,
-        ir::gather(&order, cols)?,
-        ir::gather(&order, values)?,
+        ir::gather(&order, &cols)?,
+        ir::gather(&order, &values)?,
     ))
 }
 

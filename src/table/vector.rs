@@ -123,14 +123,10 @@ impl Vector {
     /// Flags of 1 for `rows` rows of `size` lanes, made where they are used (no host copy
     /// for a table on a GPU device).
     pub fn all_valid(name: &str, rows: u32, size: u32, device: Option<DeviceId>) -> Result<Vector> {
-        let zero = ir::source(ColumnData::I32(vec![0]), 1, true)?;
-        let ids = ir::cast(
-            &ir::binary(
-                BinaryOp::Multiply,
-                &ir::sequence(rows as f64, 0.0, 1.0)?,
-                &zero,
-            )?,
-            DType::U32,
+        let ids = ir::binary(
+            BinaryOp::Multiply,
+            &ir::u32_rows(rows)?,
+            &ir::u32_constant(0)?,
         )?;
         let ones = ir::source(ColumnData::U8(vec![1; size as usize]), size, false)?;
         Ok(Vector::owning(name, ir::gather(&ids, &ones)?, device))

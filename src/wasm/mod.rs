@@ -16,7 +16,6 @@ use crate::dtype::DType;
 use crate::error::GpuTableError;
 use crate::evaluator;
 use crate::ir::{self, BinaryOp, NodeRef, UnaryOp};
-use crate::value::Storage;
 
 #[wasm_bindgen(start)]
 fn start() {
@@ -186,35 +185,10 @@ impl Evaluator {
         self.node.host_output().is_some()
     }
 
-    /// Row counts of the chunks the output is stored in on device `id` (a chunk too large
-    /// for one binding is stored in parts); the logical chunks where it is not there.
-    #[wasm_bindgen(js_name = storedChunks)]
-    pub fn stored_chunks(&self, id: u32) -> Vec<u32> {
-        match self.node.output_on(id).or_else(|| self.node.home()) {
-            Some(output) => output.chunks.iter().map(|c| c.rows).collect(),
-            None => self.node.chunks.to_vec(),
-        }
-    }
-
     /// Whether the output is on device `id` (computed there or copied there).
     #[wasm_bindgen(js_name = isOn)]
     pub fn is_on(&self, id: u32) -> bool {
         self.node.output_on(id).is_some()
-    }
-
-    /// The `GPUBuffer` holding chunk `chunk` of the output on WebGPU device `id` (32-bit
-    /// values, rows packed).
-    #[wasm_bindgen(js_name = gpuBufferOn)]
-    pub fn gpu_buffer_on(&self, id: u32, chunk: u32) -> JsValue {
-        let output = self.node.output_on(id);
-        let value = output.as_ref().and_then(|o| o.chunks.get(chunk as usize));
-        match value.map(|v| &v.storage) {
-            Some(Storage::WebGpu(value)) => value
-                .buffer()
-                .as_webgpu()
-                .map_or(JsValue::UNDEFINED, |b| b.clone().into()),
-            _ => JsValue::UNDEFINED,
-        }
     }
 
     /// Rows `start..end` as a typed array of the evaluator's type, read from wherever the

@@ -10,16 +10,24 @@ use crate::engine;
 use crate::ir::{BinaryOp, NodeRef, ReduceKind, UnaryOp};
 use crate::sparse::{Format, SparseMatrix};
 
-/// A Promise of the `SparseModel` that `$body` builds with the device `$d` from
-/// `$matrix` (cloned into the future as `$m`).
-macro_rules! matrix_promise {
+/// A Promise of what `$body` resolves to with the device `$d` and `$matrix` (cloned into
+/// the future as `$m`), as JS: a `SparseModel` for a matrix, else the value itself.
+macro_rules! value_promise {
     ($device:expr, $matrix:expr, |$d:ident, $m:ident| $body:expr) => {{
         let (device, $m) = ($device.any(), $matrix.clone());
         wasm_bindgen_futures::future_to_promise(async move {
-            let matrix = with_device!(&device, $d => $body).map_err(to_js)?;
-            Ok(SparseModel { matrix }.into())
+            let value = with_device!(&device, $d => $body).map_err(to_js)?;
+            Ok(value.into())
         })
     }};
+}
+
+/// `value_promise!` of a matrix.
+macro_rules! matrix_promise {
+    ($device:expr, $matrix:expr, |$d:ident, $m:ident| $body:expr) => {
+        value_promise!($device, $matrix, |$d, $m| $body
+            .map(|matrix| SparseModel { matrix }))
+    };
 }
 
 #[wasm_bindgen]
@@ -210,41 +218,30 @@ impl SparseModel {
     }
     /// `norm(p)` (`operator`: `opnorm(p)`), resolved on `device`.
     pub fn norm(&self, device: &Device, p: f64, operator: bool) -> js_sys::Promise {
-        let (device, matrix) = (device.any(), self.matrix.clone());
-        wasm_bindgen_futures::future_to_promise(async move {
-            let value = with_device!(&device, d => match operator {
-                true => matrix.opnorm(d, p).await,
-                false => matrix.norm(d, p).await,
-            })
-            .map_err(to_js)?;
-            Ok(value.into())
+        value_promise!(device, self.matrix, |d, m| match operator {
+            true => m.opnorm(d, p).await,
+            false => m.norm(d, p).await,
         })
     }
     /// `isZero()` (`symmetric`: `isSymmetric()`), resolved on `device`.
     pub fn test(&self, device: &Device, symmetric: bool) -> js_sys::Promise {
-        let (device, matrix) = (device.any(), self.matrix.clone());
-        wasm_bindgen_futures::future_to_promise(async move {
-            let answer = with_device!(&device, d => match symmetric {
-                true => matrix.is_symmetric(d).await,
-                false => matrix.is_zero(d).await,
-            })
-            .map_err(to_js)?;
-            Ok(answer.into())
+        value_promise!(device, self.matrix, |d, m| match symmetric {
+            true => m.is_symmetric(d).await,
+            false => m.is_zero(d).await,
         })
     }
-    /// Entry `(i, j)`, resolved on `device`.
+    /// Entry `(i, j)`, resolved on `device` (bad indices reject).
     pub fn get(&self, device: &Device, i: f64, j: f64) -> js_sys::Promise {
-        let (device, matrix) = (device.any(), self.matrix.clone());
-        wasm_bindgen_futures::future_to_promise(async move {
-            let index = |v: f64| match v.fract() == 0.0 && (0.0..u32::MAX as f64).contains(&v) {
-                true => Ok(v as u32),
-                false => Err(invalid(format!(
-                    "get takes whole row and column numbers, got {v}"
-                ))),
-            };
-            let (i, j) = (index(i)?, index(j)?);
-            let value = with_device!(&device, d => matrix.get(d, i, j).await).map_err(to_js)?;
-            Ok(value.into())
+        let index = |v: f64| match v.fract() == 0.0 && (0.0..u32::MAX as f64).contains(&v) {
+            true => Ok(v as u32),
+            false => Err(crate::GpuTableError::invalid(format!(
+                "get takes whole row and column numbers, got {v}"
+            ))),
+        };
+        let at = index(i).and_then(|i| Ok((i, index(j)?)));
+        value_promise!(device, self.matrix, |d, m| match at {
+            Ok((i, j)) => m.get(d, i, j).await,
+            Err(error) => Err(error),
         })
     }
     /// `op` (`abs sqrt sin tan`) of every entry, duplicates summed first on `device`.

@@ -15,6 +15,7 @@ async function runSuite(backend) {
     await page.goto(`http://127.0.0.1:${server.address().port}/tests/browser/gpu.html?backend=${backend}`);
     // A page that fails to load (a syntax error) fails now, not at the timeout.
     const broken = new Promise((_, reject) => page.on('pageerror', reject));
+    broken.catch(() => {}); // a later page error is reported through `errors` below
     await Promise.race([page.waitForFunction(() => window.__results !== undefined, null, {timeout: 280_000}), broken]);
     const report = await page.evaluate(() => window.__results);
     assert.deepEqual(errors, []);

@@ -4,12 +4,9 @@ import {test} from 'node:test';
 import assert from 'node:assert/strict';
 import * as arrow from 'apache-arrow';
 import * as gt from 'gputable';
+import {throwsCode} from './helpers.js';
 
 const E = gt.GPUTableEvaluator;
-
-function throwsCode(fn, code) {
-  assert.throws(fn, error => error.name === 'GpuTableError' && error.code === code, `expected ${code}`);
-}
 
 /** A table of one int32 column `x` in batches of `sizes` rows, values 1, 2, ... */
 function batched(sizes) {

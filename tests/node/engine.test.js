@@ -6,16 +6,9 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 import * as arrow from 'apache-arrow';
 import * as gt from 'gputable';
+import {throwsCode, rejectsCode} from './helpers.js';
 
 const E = gt.GPUTableEvaluator;
-
-function throwsCode(fn, code) {
-  assert.throws(fn, error => error.name === 'GpuTableError' && error.code === code, `expected ${code}`);
-}
-
-async function rejectsCode(promise, code) {
-  await assert.rejects(promise, error => error.name === 'GpuTableError' && error.code === code, `expected ${code}`);
-}
 
 test('outputs stay on their device; stats and memory count them', async () => {
   const device = await gt.createDevice();

@@ -3,12 +3,9 @@
 import {test} from 'node:test';
 import assert from 'node:assert/strict';
 import * as gt from '../../dist/node/index.js';
+import {throwsCode} from './helpers.js';
 
 const {SparseMatrix, GPUTableEvaluator: E} = gt;
-
-function throwsCode(fn, code) {
-  assert.throws(fn, error => error.name === 'GpuTableError' && error.code === code);
-}
 
 test('CSR from typed arrays: fields, dense form and products', async () => {
   const A = SparseMatrix.fromCSR({rowPtr: [0, 2, 2, 5], colVal: [0, 2, 1, 0, 2], nzVal: new Float32Array([1, 2, 3, 4, 5]), shape: [3, 3]});

@@ -4,12 +4,9 @@ import {test} from 'node:test';
 import assert from 'node:assert/strict';
 import * as arrow from 'apache-arrow';
 import * as gt from '../../dist/node/index.js';
+import {throwsCode} from './helpers.js';
 
 const {GPUTable, GPUTableEvaluator: E} = gt;
-
-function throwsCode(fn, code) {
-  assert.throws(fn, error => error.name === 'GpuTableError' && error.code === code);
-}
 
 /** Two record batches (5 and 7 rows) with every kind of column gputable reads. */
 function sourceTable() {

@@ -444,6 +444,14 @@ pub fn dense_nonzeros_triangles_and_droptol<T: Target>() {
         (Err(e), false) => assert_eq!(e.code, ErrorCode::LimitExceeded),
         (other, wide_rows) => panic!("wide rows {wide_rows}: {:?}", other.map(|m| m.nnz())),
     }
+    // A dense form of 90 columns is written lane by lane on every backend.
+    let wide = coo_of(&device, &[0, 0], &[89, 3], &[1.0, 2.0], (1, 90))
+        .to_dense()
+        .unwrap();
+    evaluated::<T>(&[&wide]);
+    let mut expected = vec![0.0f32; 90];
+    (expected[3], expected[89]) = (2.0, 1.0);
+    assert_eq!(read_f32(&wide), expected);
     assert_eq!(
         (zeros.nnz(), read_u32(&zeros.major)),
         (1, vec![0, 0, 1, 1]),
