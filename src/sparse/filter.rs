@@ -3,7 +3,7 @@
 //! count read back); the keep flags are arithmetic that is positive exactly where the
 //! condition holds (`d + |d|` is positive iff `d` is), so no comparison op is needed.
 
-use super::{check_limits, csr_of_row_major, split_place, Format, SparseMatrix};
+use super::{check_limits, csr_of_row_major, magnitude, split_place, Format, SparseMatrix};
 use crate::column::ColumnData;
 use crate::dtype::DType;
 use crate::engine::Backend;
@@ -107,9 +107,8 @@ impl SparseMatrix {
             return Err(GpuTableError::invalid("droptol needs a number"));
         }
         self.keep(device, |_, _, values| {
-            let magnitude = ir::cast(&ir::unary(UnaryOp::Abs, values)?, DType::F32)?;
             let tol = ir::source(ColumnData::F32(vec![tol as f32]), 1, true)?;
-            positive_part_twice(&ir::binary(BinaryOp::Subtract, &magnitude, &tol)?)
+            positive_part_twice(&ir::binary(BinaryOp::Subtract, &magnitude(values)?, &tol)?)
         })
         .await
     }

@@ -2,23 +2,18 @@
 //! norms, `isZero`, `isSymmetric` and one entry resolved on the device with a scalar or two
 //! read back. Dense semantics: duplicates count as their sum, implicit zeros as zeros.
 
-use super::{as_type, cell_starts, reduce, zero_row, Format, SparseMatrix};
+use super::{as_type, cell_starts, magnitude, reduce, zero_row, Format, SparseMatrix};
 use crate::column::ColumnData;
 use crate::dtype::DType;
 use crate::dynamic::read_scalars;
 use crate::engine::Backend;
 use crate::error::{GpuTableError, Result};
-use crate::ir::{self, u32_constant, u32_row, u32_rows, BinaryOp, NodeRef, ReduceKind, UnaryOp};
+use crate::ir::{self, u32_constant, u32_row, u32_rows, BinaryOp, NodeRef, ReduceKind};
 use crate::ErrorCode;
 
 /// Row 0 of `node` (one lane), evaluated on `device` and read back.
 async fn read_number<B: Backend>(device: &B, node: &NodeRef) -> Result<f64> {
     Ok(read_scalars(device, std::slice::from_ref(node)).await?[0])
-}
-
-/// `|v|` as float32.
-fn magnitude(values: &NodeRef) -> Result<NodeRef> {
-    ir::cast(&ir::unary(UnaryOp::Abs, values)?, DType::F32)
 }
 
 /// The largest of `x` (float32, size 1), or 0 for no rows.
@@ -141,7 +136,9 @@ impl SparseMatrix {
 
     /// Whether no stored entry is nonzero.
     pub async fn is_zero<B: Backend>(&self, device: &B) -> Result<bool> {
-        Ok(largest(device, &magnitude(&self.values)?).await? == 0.0)
+        // A flag per entry, as fromDense counts nonzeros (NaN is one; a max would skip it).
+        let nonzero = ir::select(&self.values, &u32_constant(1)?, &u32_constant(0)?)?;
+        Ok(largest(device, &ir::cast(&nonzero, DType::F32)?).await? == 0.0)
     }
 
     /// Whether the matrix is square and equal to its transpose (duplicates summed first).

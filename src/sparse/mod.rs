@@ -9,7 +9,7 @@ use crate::dtype::{Class, DType};
 use crate::dynamic::read_scalars;
 use crate::engine::{self, Backend};
 use crate::error::{GpuTableError, Result};
-use crate::ir::{self, BinaryOp, NodeRef, ReduceKind, DEFAULT_SPLIT_EVERY};
+use crate::ir::{self, BinaryOp, NodeRef, ReduceKind, UnaryOp, DEFAULT_SPLIT_EVERY};
 use crate::ir::{u32_constant, u32_row, u32_rows};
 
 mod arith;
@@ -98,6 +98,12 @@ fn as_type(node: &NodeRef, dtype: DType) -> Result<NodeRef> {
         true => Ok(node.clone()),
         false => ir::cast(node, dtype),
     }
+}
+
+/// `|v|` as float32 (converted first: the absolute value of a signed integer's least value
+/// wraps in its own type).
+fn magnitude(values: &NodeRef) -> Result<NodeRef> {
+    ir::unary(UnaryOp::Abs, &ir::cast(values, DType::F32)?)
 }
 
 /// One row of `0` in `dtype` (not a constant: it joins other rows by `concat`).

@@ -282,3 +282,26 @@ pub fn a_million_random_entries_convert_and_multiply<T: Target>() {
     );
     assert_eq!(f64s(read_f32(&by_coo)), expected);
 }
+
+pub fn measures_see_the_least_integer_and_nan<T: Target>() {
+    let device = T::device();
+    // |-128| wraps in sint8: the norms, droptol and isZero convert before taking it.
+    let int8 = block(SparseMatrix::coo(
+        &device,
+        &u32s(&[0, 1], 1),
+        &u32s(&[0, 1], 1),
+        &ir::cast(&i32s(&[-128, 1], 1), DType::I8).unwrap(),
+        (2, 2),
+    ))
+    .unwrap();
+    assert_eq!(block(int8.norm(&device, 1.0)).unwrap(), 129.0);
+    assert_eq!(block(int8.norm(&device, f64::INFINITY)).unwrap(), 128.0);
+    assert_eq!(block(int8.opnorm(&device, 1.0)).unwrap(), 128.0);
+    assert_eq!(block(int8.droptol(&device, 0.0)).unwrap().nnz(), 2);
+    assert!(!block(int8.is_zero(&device)).unwrap());
+    // A stored NaN is nonzero, as fromDense counts it.
+    let nan = coo_of(&device, &[0, 1], &[0, 1], &[f32::NAN, 0.0], (2, 2));
+    assert!(!block(nan.is_zero(&device)).unwrap());
+    let zeros = coo_of(&device, &[0, 1], &[0, 1], &[0.0, -0.0], (2, 2));
+    assert!(block(zeros.is_zero(&device)).unwrap());
+}
