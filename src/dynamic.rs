@@ -4,7 +4,7 @@
 
 use crate::engine::{self, Backend};
 use crate::error::{GpuTableError, Result};
-use crate::ir::{self, u32_constant, u32_rows, BinaryOp, NodeRef, ReduceKind, DEFAULT_SPLIT_EVERY};
+use crate::ir::{self, u32_constant, u32_rows, NodeRef, ReduceKind, DEFAULT_SPLIT_EVERY};
 
 /// Lane 0 of row 0 of each of `nodes`, evaluated on `device` in one plan (nodes already
 /// there are read as they are) and read back: exact for every 32-bit type.
@@ -26,8 +26,8 @@ pub async fn read_scalars<B: Backend>(device: &B, nodes: &[NodeRef]) -> Result<V
 
 /// The rows of `values` whose flag (`flags`: one lane per row, nonzero keeps the row) is
 /// set, in order (stream compaction). Runs the flags' exclusive scan and count on `device`
-/// and reads back the count; the kept rows are a lazy gather: row `j` is the row whose
-/// scan position is `j`, found by binary search over the scan.
+/// and reads back the count; the kept rows are lazy: each kept row's number scattered to
+/// its scan position, and the values gathered through them.
 pub async fn compact<B: Backend>(device: &B, flags: &NodeRef, values: &NodeRef) -> Result<NodeRef> {
     flags.check_alive()?;
     values.check_alive()?;
@@ -42,8 +42,8 @@ pub async fn compact<B: Backend>(device: &B, flags: &NodeRef, values: &NodeRef) 
     let count = ir::reduce(ReduceKind::Sum, &kept, None, DEFAULT_SPLIT_EVERY)?;
     engine::evaluate(device, &[positions.clone(), count.clone()]).await?;
     let rows = read_scalars(device, &[count]).await?[0] as u32;
-    let outputs = u32_rows(rows)?;
-    let after = ir::search_sorted(&positions, &outputs, true)?;
-    let ids = ir::binary(BinaryOp::Subtract, &after, &u32_constant(1)?)?;
+    // Rows not kept go past the end, where a scatter drops them.
+    let destinations = ir::select(flags, &positions, &u32_constant(u32::MAX)?)?;
+    let ids = ir::scatter(&destinations, &u32_rows(values.meta.length)?, rows)?;
     ir::gather(&ids, values)
 }

@@ -244,13 +244,26 @@ fn row_numbered_ops_continue_across_tasks_cut_at_the_binding_size() {
     let scan = gputable::ir::exclusive_scan(&ones).unwrap();
     evaluate_blocking(&d, std::slice::from_ref(&scan)).unwrap();
     assert_eq!(read_u32(&scan), (0..600).collect::<Vec<u32>>());
-    // So do a sort's merge passes and a segmented sum over 600 segments.
+    // So do a sort's radix passes (scatters into outputs cut at the binding size) and a
+    // segmented sum over 600 segments.
     let keys: Vec<u32> = (0..600).map(|i| (i * 7919) % 600).collect();
     let (_, sorted) = gputable::ir::sort_permutation(&u32s(&keys, 1)).unwrap();
     let offsets = u32s(&(0..=600).collect::<Vec<u32>>(), 1);
     let per_row = gputable::ir::segment_sum(&sorted, &offsets).unwrap();
     evaluate_blocking(&d, std::slice::from_ref(&per_row)).unwrap();
     assert_eq!(read_u32(&per_row), (0..600).collect::<Vec<u32>>());
+    // A scatter into 600 rows writes three parts of 256, 256 and 88 rows, from each of
+    // three chunk tasks: explain counts the dispatches that run.
+    let reversed: Vec<u32> = (0..600).rev().collect();
+    let scattered = ir::scatter(&u32s(&reversed, 1), &u32s(&keys, 1), 600).unwrap();
+    let text = explain(&d, &scattered).unwrap();
+    let kernels = d.core().counters.stats().kernels;
+    evaluate_blocking(&d, std::slice::from_ref(&scattered)).unwrap();
+    let counted = text.lines().find(|l| l.ends_with(" in all")).unwrap();
+    let ran = d.core().counters.stats().kernels - kernels;
+    assert_eq!(counted, format!("{ran} dispatches in all"), "{text}");
+    let backwards: Vec<u32> = keys.iter().rev().copied().collect();
+    assert_eq!(read_u32(&scattered), backwards);
     let pairs = gputable::ir::reshape(&u32s(&(0..600).collect::<Vec<_>>(), 1), 2).unwrap();
     evaluate_blocking(&d, std::slice::from_ref(&pairs)).unwrap();
     assert_eq!(read_u32(&pairs), (0..600).collect::<Vec<u32>>());

@@ -11,7 +11,7 @@ use crate::error::Result;
 use crate::ir::{Node, NodeRef, Reduction};
 use crate::memory::{Home, Pool};
 use crate::plan::{Fusion, PlanLimits, Region};
-use crate::value::{RowSink, Value};
+use crate::value::{RowSink, Storage, Value};
 
 pub struct CpuInner {
     core: DeviceCore,
@@ -109,6 +109,40 @@ impl Backend for CpuDevice {
         let lease = super::run_region(region, leaves, |dtype, len| self.take(home, dtype, len))?;
         self.0.core.counters.add_kernels(1);
         Ok(Value::from_host_lease(self.0.core.id, lease))
+    }
+
+    async fn scatter_target(&self, home: &mut Home, root: &Node) -> Result<Vec<Value>> {
+        let rows = root.meta.length;
+        let mut lease = self.take(home, root.meta.dtype, rows as usize)?;
+        let column = lease.get_mut();
+        // Within the capacity `take` made room for: no allocation.
+        crate::column::with_column_data!(&mut column.data, v => v.resize(rows as usize, Default::default()));
+        column.rows = rows;
+        Ok(vec![Value::from_host_lease(self.0.core.id, lease)])
+    }
+
+    async fn scatter_rows(
+        &self,
+        _: &mut Home,
+        _: &Region,
+        destinations: &Value,
+        values: &Value,
+        parts: &mut [Value],
+    ) -> Result<()> {
+        let (
+            Some(destinations),
+            Some(values),
+            [Value {
+                storage: Storage::Host(lease),
+                ..
+            }],
+        ) = (destinations.host_column(), values.host_column(), parts)
+        else {
+            return Err(super::internal("a scatter input is not in host memory"));
+        };
+        super::scatter_rows(destinations, values, lease.get_mut())?;
+        self.0.core.counters.add_kernels(1);
+        Ok(())
     }
 
     type States = super::CpuStates;

@@ -572,18 +572,13 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
             });
         }
         // Ops that read input 0 whole (in its stored rows) and write this block's own rows.
-        op @ (Op::MergeSource { .. }
-        | Op::SegmentSum
-        | Op::Reshape
-        | Op::GroupSum
-        | Op::ScanApply) => {
+        op @ (Op::SegmentSum | Op::Reshape | Op::GroupSum | Op::ScanApply) => {
             let x = b.leaf(&node.inputs[0])?;
             let first = b.pass_row();
             let dst = own_rows(node, first, lanes, dst);
             with_elem_type!(x.dtype, S => {
                 let x = StoredRows::<S>::new(x)?;
                 match op {
-                    Op::MergeSource { width } => rows::merge_sources(&x, first, *width, dst),
                     Op::SegmentSum => {
                         let offsets = StoredRows::<u32>::new(b.leaf(&node.inputs[1])?)?;
                         rows::segment_sums(&x, &offsets, first, lanes, dst)
@@ -595,7 +590,7 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
                             .iter()
                             .map(|level| StoredRows::<T>::new(b.leaf(level)?))
                             .collect::<Result<Vec<_>>>()?;
-                        rows::scan_rows(&x, &levels, first, lanes, dst)
+                        rows::scan_rows(&x, &levels, first, lanes, T::CLASS != Class::F, dst)
                     }
                 }
             });
@@ -648,7 +643,7 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
                 base += len;
             }
         }
-        Op::Source | Op::Reduce(_) | Op::Concat | Op::Slice { .. } | Op::Rechunk => {
+        Op::Source | Op::Reduce(_) | Op::Scatter | Op::Concat | Op::Slice { .. } | Op::Rechunk => {
             return Err(internal(format!(
                 "{} is not computed per block",
                 node.op.name()
@@ -666,6 +661,28 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
     if !node.meta.constant && (node.meta.length as usize) < end {
         let keep = (node.meta.length as usize).saturating_sub(b.r0 as usize);
         dst[keep * lanes..].fill(T::default());
+    }
+    Ok(())
+}
+
+/// Row `i` of `values` written to row `destinations[i]` of `target` (host columns of one
+/// 32-bit type), where that is one of its rows.
+fn scatter_rows(destinations: &Column, values: &Column, target: &mut Column) -> Result<()> {
+    fn write<T: Copy>(out: &mut [T], destinations: &[u32], values: &[T]) {
+        for (&d, &v) in destinations.iter().zip(values) {
+            if let Some(slot) = out.get_mut(d as usize) {
+                *slot = v;
+            }
+        }
+    }
+    let ColumnData::U32(destinations) = &destinations.data else {
+        return Err(internal("scatter destinations are not uint32"));
+    };
+    match (&mut target.data, &values.data) {
+        (ColumnData::U32(out), ColumnData::U32(v)) => write(out, destinations, v),
+        (ColumnData::I32(out), ColumnData::I32(v)) => write(out, destinations, v),
+        (ColumnData::F32(out), ColumnData::F32(v)) => write(out, destinations, v),
+        _ => return Err(internal("scatter values and output differ in type")),
     }
     Ok(())
 }

@@ -8,7 +8,7 @@ use super::internal;
 use super::lane::Lane;
 use crate::column::{Column, Elem};
 use crate::error::Result;
-use crate::ir::{merge_source_row, scan_digits, SCAN_FAN_IN};
+use crate::ir::{scan_digits, SCAN_FAN_IN};
 use crate::value::{Storage, Value};
 
 /// The rows of a stored value of element type `S`, `lanes` values each.
@@ -118,15 +118,30 @@ pub(super) fn group_sums<S: Elem, T: Lane>(
 }
 
 /// Rows `first..` of `ScanApply`: row `r` adds, at each level (the scanned column `x`,
-/// then its group sums `levels`), the rows of its group before it.
+/// then its group sums `levels`), the rows of its group before it. Integer sums (`exact`:
+/// wrapping, so any order gives the same words) run on from the block's first row instead.
 pub(super) fn scan_rows<S: Elem, T: Lane>(
     x: &StoredRows<S>,
     levels: &[StoredRows<T>],
     first: usize,
     lanes: usize,
+    exact: bool,
     dst: &mut [T],
 ) {
-    for (i, out) in dst.chunks_exact_mut(lanes).enumerate() {
+    for i in 0..dst.len() / lanes {
+        if exact && i > 0 {
+            let (before, out) = dst.split_at_mut(i * lanes);
+            let previous = &before[(i - 1) * lanes..];
+            for ((o, p), v) in out[..lanes]
+                .iter_mut()
+                .zip(previous)
+                .zip(x.row(first + i - 1))
+            {
+                *o = p.add(T::from_elem(*v));
+            }
+            continue;
+        }
+        let out = &mut dst[i * lanes..(i + 1) * lanes];
         out.fill(T::default());
         let mut digits = scan_digits((first + i) as u64, levels.len() + 1);
         if let Some((start, digit)) = digits.next() {
@@ -165,21 +180,6 @@ pub(super) fn search_sorted<S: Elem, Q: Lane, T: Lane>(
             }
         }
         *out = T::from_elem(lo as u32);
-    }
-}
-
-/// Rows `first..` of `MergeSource` over `keys` sorted in runs of `width`.
-pub(super) fn merge_sources<S: Elem, T: Lane>(
-    keys: &StoredRows<S>,
-    first: usize,
-    width: u32,
-    dst: &mut [T],
-) {
-    let rows = keys.rows() as u64;
-    let key = |i: u64| keys.row(i as usize)[0].to_f64();
-    for (k, out) in dst.iter_mut().enumerate() {
-        let source = merge_source_row((first + k) as u64, rows, width as u64, key);
-        *out = T::from_elem(source as u32);
     }
 }
 

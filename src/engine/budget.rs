@@ -236,6 +236,13 @@ fn task_bytes<B: Backend>(
                 bytes += bytes_of(device, leaf, end - start);
             }
         }
+        if region.is_scatter() {
+            // Every task writes into the one output, held from the first task on.
+            bytes += bytes_of(device, root, stored(root)) * if streamed { 2 } else { 1 };
+            tasks.push(bytes);
+            first += rows;
+            continue;
+        }
         if region.is_reduction() {
             // Every chunk's partial states (twice: a combine round reads one set, writes
             // the next), this task's scratch states, and the final row.

@@ -145,6 +145,23 @@ pub trait Backend {
     fn reduction_tail_kernels(&self, _root: &crate::ir::Node) -> (u64, u64) {
         (0, 0)
     }
+    /// The output of the scatter `root`, every row 0, which its chunk tasks write into: one
+    /// value, or parts of consecutive rows where one binding cannot hold it all.
+    async fn scatter_target(
+        &self,
+        batch: &mut Self::Batch,
+        root: &crate::ir::Node,
+    ) -> Result<Vec<Value>>;
+    /// Records one chunk task of a scatter: row `i` of `values` written to row
+    /// `destinations[i]` of the output `parts`, where that is one of its rows.
+    async fn scatter_rows(
+        &self,
+        batch: &mut Self::Batch,
+        task: &Region,
+        destinations: &Value,
+        values: &Value,
+        parts: &mut [Value],
+    ) -> Result<()>;
     /// Runs everything recorded so far (before a read in the middle of a plan).
     async fn flush(&self, batch: &mut Self::Batch) -> Result<()>;
     /// Runs what is left and reports any error the device raised during the batch.
@@ -165,6 +182,10 @@ pub trait Backend {
     /// The kernels one chunk task of `region` runs: how many, and a line saying what they do.
     fn describe_task(&self, _region: &Region) -> Result<(u64, String)> {
         Ok((0, String::new()))
+    }
+    /// Kernels a pass of `region` runs once besides its tasks' (a scatter's clears).
+    fn pass_kernels(&self, _region: &Region) -> u64 {
+        0
     }
     /// Frees the pool and every cache (`None`), or one cache.
     fn trim(&self, cache: Option<&str>);
@@ -444,7 +465,7 @@ fn describe_passes<B: Backend>(device: &B, plan: &Plan) -> Result<String> {
         let (tasks, _) = run::planned_tasks(device, region, &region.random_access_inputs());
         let largest = region.task(tasks.iter().copied().max().unwrap_or(0));
         let (kernels, line) = device.describe_task(&largest)?;
-        total += kernels * tasks.len() as u64;
+        total += kernels * tasks.len() as u64 + device.pass_kernels(region);
         let split = match tasks.len() > region.task_chunks().len() {
             true => " (chunks cut at this device's binding size)",
             false => "",

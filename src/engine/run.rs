@@ -44,6 +44,7 @@ impl<B: Backend> Run<'_, B> {
             let output = match () {
                 _ if region.root.op.is_assembly() => self.assembly(region, &values).await?,
                 _ if region.is_reduction() => self.reduction(region, &values).await?,
+                _ if region.is_scatter() => self.scatter(region, &values).await?,
                 _ => self.region(region, &values).await?,
             };
             values.insert(region.root.id, output);
@@ -188,6 +189,46 @@ impl<B: Backend> Run<'_, B> {
             false => value,
         };
         Ok(Output::new(self.home_of(root), vec![Rc::new(value)]))
+    }
+
+    /// A scatter: one output, written by a task per chunk of its inputs.
+    async fn scatter(&mut self, region: &Region, values: &HashMap<u64, Output>) -> Result<Output> {
+        let root = &region.root;
+        let mut parts = self.device.scatter_target(self.batch, root).await?;
+        // Both inputs are read at the row: no random-access leaves.
+        let random = region.random_access_inputs();
+        let (tasks, _) = planned_tasks(self.device, region, &random);
+        let leaf_of = |id: u64| {
+            region
+                .leaves
+                .iter()
+                .position(|l| l.id == id)
+                .ok_or_else(|| internal("a scatter input is not a leaf of its pass"))
+        };
+        let (destinations, written) = (leaf_of(root.inputs[0].id)?, leaf_of(root.inputs[1].id)?);
+        let mut first = 0u64;
+        for rows in tasks {
+            let task = region.task_at(first, rows);
+            let leaves = self.task_leaves(&task, values, &random, first).await?;
+            self.device
+                .scatter_rows(
+                    self.batch,
+                    &task,
+                    &leaves[destinations],
+                    &leaves[written],
+                    &mut parts,
+                )
+                .await?;
+            first += rows as u64;
+        }
+        let mut chunks = Vec::with_capacity(parts.len());
+        for part in parts {
+            chunks.push(Rc::new(match self.streamed.contains(&root.id) {
+                true => self.read_back(&part).await?,
+                false => part,
+            }));
+        }
+        Ok(Output::new(self.home_of(root), chunks))
     }
 
     /// The values a chunk task over rows `first..` reads, in the order of its leaves: row

@@ -269,8 +269,9 @@ impl GlDevice {
         &self,
         source: &str,
         targets: &[wgpu::TextureFormat],
+        topology: wgpu::PrimitiveTopology,
     ) -> Result<Rc<wgpu::RenderPipeline>> {
-        let key = format!("{targets:?}\n{source}");
+        let key = format!("{targets:?} {topology:?}\n{source}");
         if let Some(pipeline) = self.pipelines.borrow().get(&key) {
             return Ok(pipeline.clone());
         }
@@ -294,7 +295,10 @@ impl GlDevice {
                     compilation_options: Default::default(),
                     buffers: &[],
                 },
-                primitive: Default::default(),
+                primitive: wgpu::PrimitiveState {
+                    topology,
+                    ..Default::default()
+                },
                 depth_stencil: None,
                 multisample: Default::default(),
                 fragment: Some(wgpu::FragmentState {

@@ -7,6 +7,7 @@
 
 mod device;
 mod reduce;
+mod scatter;
 
 use std::rc::Rc;
 
@@ -31,6 +32,15 @@ impl GlValue {
     pub fn device(&self) -> &GlDevice {
         &self.device
     }
+}
+
+/// What a draw rasterizes.
+#[derive(Clone, Copy)]
+enum Shape {
+    /// One triangle covering the target: a fragment per texel.
+    FullTarget,
+    /// This many points, placed by the vertex shader.
+    Points(u32),
 }
 
 /// The work of one evaluation: draws run as they are recorded; the scopes catch errors.
@@ -138,8 +148,36 @@ impl GlDevice {
         targets: &[&wgpu::Texture],
         scissor: Option<(u32, u32, u32, u32)>,
     ) -> Result<()> {
+        self.draw_shape(
+            batch,
+            source,
+            params,
+            inputs,
+            targets,
+            scissor,
+            Shape::FullTarget,
+        )
+        .await
+    }
+
+    /// `draw`, of the full-target triangle or of points.
+    #[allow(clippy::too_many_arguments)]
+    async fn draw_shape(
+        &self,
+        batch: &GlBatch,
+        source: &str,
+        params: &[u32],
+        inputs: &[&wgpu::Texture],
+        targets: &[&wgpu::Texture],
+        scissor: Option<(u32, u32, u32, u32)>,
+        shape: Shape,
+    ) -> Result<()> {
         let formats: Vec<wgpu::TextureFormat> = targets.iter().map(|t| t.format()).collect();
-        let pipeline = self.pipeline(source, &formats).await?;
+        let topology = match shape {
+            Shape::FullTarget => wgpu::PrimitiveTopology::TriangleList,
+            Shape::Points(_) => wgpu::PrimitiveTopology::PointList,
+        };
+        let pipeline = self.pipeline(source, &formats, topology).await?;
         let mut words: Vec<u8> = params.iter().flat_map(|p| p.to_le_bytes()).collect();
         words.resize(params.len().div_ceil(4).max(1) * 16, 0);
         let uniform = self.take_buffer(
@@ -201,7 +239,10 @@ impl GlDevice {
             if let Some((x, y, w, h)) = scissor {
                 pass.set_scissor_rect(x, y, w, h);
             }
-            pass.draw(0..3, 0..1);
+            match shape {
+                Shape::FullTarget => pass.draw(0..3, 0..1),
+                Shape::Points(count) => pass.draw(0..count, 0..1),
+            }
         }
         self.queue.submit([encoder.finish()]);
         self.core.counters.add_kernels(1);
@@ -465,6 +506,31 @@ impl Backend for GlDevice {
         )
     }
 
+    async fn scatter_target(
+        &self,
+        batch: &mut GlBatch,
+        root: &crate::ir::Node,
+    ) -> Result<Vec<Value>> {
+        Ok(vec![self.scatter_target_of(batch, root)?])
+    }
+
+    async fn scatter_rows(
+        &self,
+        batch: &mut GlBatch,
+        task: &Region,
+        destinations: &Value,
+        values: &Value,
+        parts: &mut [Value],
+    ) -> Result<()> {
+        let [target] = parts else {
+            return Err(internal(
+                "a WebGL2 scatter output is one value (tiled within)",
+            ));
+        };
+        self.scatter_task(batch, task, destinations, values, target)
+            .await
+    }
+
     async fn flush(&self, _: &mut GlBatch) -> Result<()> {
         Ok(())
     }
@@ -583,6 +649,13 @@ impl Backend for GlDevice {
         let (draws, line) = if region.is_reduction() {
             let (draws, line) = self.describe_reduction(region);
             (draws as u32, line)
+        } else if region.is_scatter() {
+            let out_tiles = layout.tiles(region.output_rows());
+            let draws = if rows == 0 { 0 } else { tiles * out_tiles };
+            (
+                draws,
+                format!("{draws} point-list draw(s): a point per input row, placed at its destination, per tile of the input and of the output"),
+            )
         } else if rows == 0 {
             (0, "no draw (0 rows)".to_string())
         } else {

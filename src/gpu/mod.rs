@@ -7,6 +7,7 @@
 mod device;
 pub(crate) mod oneshot;
 mod reduce;
+mod scatter;
 pub(crate) mod scopes;
 
 use std::borrow::Cow;
@@ -319,6 +320,26 @@ impl Backend for GpuDevice {
         Ok(self.value(region, output))
     }
 
+    async fn scatter_target(
+        &self,
+        batch: &mut GpuBatch,
+        root: &crate::ir::Node,
+    ) -> Result<Vec<Value>> {
+        self.scatter_target_of(batch, root).await
+    }
+
+    async fn scatter_rows(
+        &self,
+        batch: &mut GpuBatch,
+        task: &Region,
+        destinations: &Value,
+        values: &Value,
+        parts: &mut [Value],
+    ) -> Result<()> {
+        self.scatter_task(batch, task, destinations, values, parts)
+            .await
+    }
+
     type States = reduce::GpuStates;
 
     fn reduction_states(
@@ -496,6 +517,12 @@ impl Backend for GpuDevice {
         let rows = region.rows;
         let described = if region.is_reduction() {
             self.describe_reduction(region)
+        } else if region.is_scatter() {
+            let parts = self.scatter_parts(region.output_rows());
+            (
+                u64::from(rows > 0) * parts as u64,
+                format!("{parts} dispatch(es) writing each input row where it says, one per part of the output that fits a binding (each part cleared once by 1 more)"),
+            )
         } else if rows == 0 {
             (0, "no dispatch (0 rows)".to_string())
         } else {
@@ -517,6 +544,13 @@ impl Backend for GpuDevice {
 
     fn kernel_words(&self) -> Option<(&'static str, &'static str)> {
         Some(("dispatch", "dispatches"))
+    }
+
+    fn pass_kernels(&self, region: &Region) -> u64 {
+        match region.is_scatter() && region.output_rows() > 0 {
+            true => self.scatter_parts(region.output_rows()) as u64,
+            false => 0,
+        }
     }
 
     fn trim(&self, cache: Option<&str>) {

@@ -18,11 +18,13 @@ mod chunked;
 mod ops;
 mod reduce;
 mod scan;
+mod scatter;
 mod sort;
 pub use chunked::*;
 pub use ops::*;
 pub use reduce::*;
 pub use scan::*;
+pub use scatter::*;
 pub use sort::*;
 
 pub type NodeRef = Rc<Node>;
@@ -139,10 +141,9 @@ pub enum Op {
     SegmentSum,
     /// The input's values in rows of the node's size, read whole (scan.rs).
     Reshape,
-    /// input: keys sorted in runs of `width` rows, read whole (sort.rs).
-    MergeSource {
-        width: u32,
-    },
+    /// inputs: destinations, values; the node's length is its own (scatter.rs). Its pass
+    /// walks the input rows, so it is a region of its own over materialized inputs.
+    Scatter,
     /// Rows of each input in order, chunks concatenated (a view: no kernel of its own).
     Concat,
     /// Every lane converted to the node's type (api.md's `cast` rules).
@@ -178,7 +179,7 @@ impl Op {
             Op::GroupSum => "groupSum",
             Op::ScanApply => "exclusiveScan",
             Op::SearchSorted { .. } => "searchSorted",
-            Op::MergeSource { .. } => "mergeSource",
+            Op::Scatter => "scatter",
             Op::SegmentSum => "segmentSum",
             Op::Reshape => "reshape",
             Op::Cast(_) => "cast",
@@ -198,12 +199,7 @@ impl Op {
         ) || self.is_assembly()
             || matches!(
                 self,
-                Op::Rows(_)
-                    | Op::GroupSum
-                    | Op::ScanApply
-                    | Op::MergeSource { .. }
-                    | Op::SegmentSum
-                    | Op::Reshape
+                Op::Rows(_) | Op::GroupSum | Op::ScanApply | Op::SegmentSum | Op::Reshape
             ))
     }
 
@@ -212,12 +208,7 @@ impl Op {
     pub fn numbers_rows(&self) -> bool {
         matches!(
             self,
-            Op::Sequence { .. }
-                | Op::GroupSum
-                | Op::ScanApply
-                | Op::MergeSource { .. }
-                | Op::SegmentSum
-                | Op::Reshape
+            Op::Sequence { .. } | Op::GroupSum | Op::ScanApply | Op::SegmentSum | Op::Reshape
         )
     }
 

@@ -1,33 +1,48 @@
-//! A stable sort by integer keys, as merge passes made of gathers: pass `w` merges runs of
-//! `w` rows pairwise, each output row finding its source by a binary search along the merge
-//! path of its pair (`MergeSource`), so every backend runs it as ordinary per-row kernels
-//! (no scatter; O(n log² n) work in log2(n) passes).
+//! A stable sort by integer keys: an LSD radix sort of one-bit splits. Each pass numbers
+//! the rows whose bit is 0 by an exclusive scan, sends them to the front in order and the
+//! others after them in order, and scatters the permutation there; the keys are gathered
+//! through it for the next pass. Every backend runs it as its ordinary scan, gather and
+//! scatter kernels: O(n) work per bit, one pass per bit the keys can use.
 
-use super::{gather, single_chunk, u32_rows, Meta, Node, NodeRef, Op};
+use super::{
+    binary, cast, exclusive_scan, gather, scatter, select, u32_constant, u32_rows, BinaryOp,
+    NodeRef,
+};
 use crate::dtype::{Class, DType};
 use crate::error::{GpuTableError, Result};
-
-/// Row `k`: the row of `keys` (sorted in runs of `width` rows) that row `k` of the merge of
-/// each pair of runs takes, equal keys from the first run first.
-fn merge_source(keys: &NodeRef, width: u32) -> NodeRef {
-    let meta = Meta {
-        dtype: DType::U32,
-        size: 1,
-        length: keys.meta.length,
-        constant: false,
-    };
-    Node::new(
-        Op::MergeSource { width },
-        vec![keys.clone()],
-        meta,
-        single_chunk(meta.length),
-        None,
-    )
-}
 
 /// The permutation that sorts `keys` (integers, size 1) ascending, stably, and the keys in
 /// that order: `(perm, sorted)` with `sorted[k] = keys[perm[k]]`.
 pub fn sort_permutation(keys: &NodeRef) -> Result<(NodeRef, NodeRef)> {
+    check_keys(keys)?;
+    let bits = keys.meta.dtype.byte_width() as u32 * 8;
+    let as_u32 = cast(keys, DType::U32)?;
+    // Signed keys in order as unsigned ones: the sign bit flipped (a wrapping add of
+    // 2^(bits-1) to the two's complement word, which leaves the bits above `bits` zero).
+    let ordered = match keys.meta.dtype.class() {
+        Class::I => binary(BinaryOp::Add, &as_u32, &u32_constant(1 << (bits - 1))?)?,
+        _ => as_u32,
+    };
+    let perm = radix_permutation(&ordered, bits)?;
+    Ok((perm.clone(), gather(&perm, keys)?))
+}
+
+/// `sort_permutation` of uint32 keys known to be below `bound`: only the bits below it are
+/// sorted on (a sparse matrix's row numbers take log2(rows) passes, not 32). Keys at or
+/// past the bound come out misordered: callers pass validated indices.
+pub fn sort_permutation_below(keys: &NodeRef, bound: u64) -> Result<(NodeRef, NodeRef)> {
+    check_keys(keys)?;
+    if keys.meta.dtype != DType::U32 {
+        return Err(GpuTableError::type_mismatch(
+            "keys sorted below a bound are uint32",
+        ));
+    }
+    let bits = (64 - bound.saturating_sub(1).leading_zeros()).min(32);
+    let perm = radix_permutation(keys, bits)?;
+    Ok((perm.clone(), gather(&perm, keys)?))
+}
+
+fn check_keys(keys: &NodeRef) -> Result<()> {
     keys.check_alive()?;
     if keys.meta.size != 1 || keys.meta.constant {
         return Err(GpuTableError::invalid(format!(
@@ -40,44 +55,53 @@ pub fn sort_permutation(keys: &NodeRef) -> Result<(NodeRef, NodeRef)> {
             "sort keys must be integers (float keys have no total order with NaN)",
         ));
     }
-    let rows = keys.meta.length;
-    if rows > 1 << 31 {
-        // Merge passes pair runs of up to 2^31 rows; their arithmetic is 32-bit.
-        return Err(GpuTableError::new(
-            crate::ErrorCode::LimitExceeded,
-            format!("a sort of {rows} rows: at most 2^31"),
-        ));
-    }
-    let mut perm = u32_rows(rows)?;
-    let mut sorted = keys.clone();
-    let mut width = 1u32;
-    while width < rows {
-        let source = merge_source(&sorted, width);
-        perm = gather(&source, &perm)?;
-        sorted = gather(&source, &sorted)?;
-        width = width.saturating_mul(2);
-    }
-    Ok((perm, sorted))
+    Ok(())
 }
 
-/// `MergeSource` of row `k` over `rows` keys read by `key(i)`: the merge-path search.
-pub(crate) fn merge_source_row(k: u64, rows: u64, width: u64, key: impl Fn(u64) -> f64) -> u64 {
-    let first = k / (2 * width) * (2 * width);
-    let len_a = width.min(rows - first);
-    let b = first + len_a;
-    let len_b = width.min(rows.saturating_sub(b));
-    let d = k - first;
-    let (mut lo, mut hi) = (d.saturating_sub(len_b), d.min(len_a));
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2;
-        match key(first + mid) <= key(b + d - mid - 1) {
-            true => lo = mid + 1,
-            false => hi = mid,
-        }
+/// The stable sorting permutation of uint32 `keys` by their low `bits` bits.
+fn radix_permutation(keys: &NodeRef, bits: u32) -> Result<NodeRef> {
+    let rows = keys.meta.length;
+    let k = u32_rows(rows)?;
+    if rows < 2 {
+        return Ok(k);
     }
-    let (i, j) = (lo, d - lo);
-    match i < len_a && (j >= len_b || key(first + i) <= key(b + j)) {
-        true => first + i,
-        false => b + j,
+    let last = u32_constant(rows - 1)?;
+    let mut perm = k.clone();
+    for bit in 0..bits {
+        let current = match bit {
+            0 => keys.clone(),
+            _ => gather(&perm, keys)?,
+        };
+        let set = bit_of(&current, bit)?;
+        let clear = binary(BinaryOp::Subtract, &u32_constant(1)?, &set)?;
+        // Row k's place among the clear rows; set rows go after all of them, in order.
+        let clear_before = exclusive_scan(&clear)?;
+        let clear_count = binary(
+            BinaryOp::Add,
+            &gather(&last, &clear_before)?,
+            &gather(&last, &clear)?,
+        )?;
+        let set_place = binary(
+            BinaryOp::Add,
+            &clear_count,
+            &binary(BinaryOp::Subtract, &k, &clear_before)?,
+        )?;
+        let destination = select(&set, &set_place, &clear_before)?;
+        perm = scatter(&destination, &perm, rows)?;
     }
+    Ok(perm)
+}
+
+/// Bit `bit` of each uint32 key (0 or 1), by integer division.
+fn bit_of(keys: &NodeRef, bit: u32) -> Result<NodeRef> {
+    let below = binary(BinaryOp::Divide, keys, &u32_constant(1 << bit)?)?;
+    if bit == 31 {
+        return Ok(below);
+    }
+    let above = binary(BinaryOp::Divide, keys, &u32_constant(1 << (bit + 1))?)?;
+    binary(
+        BinaryOp::Subtract,
+        &below,
+        &binary(BinaryOp::Multiply, &above, &u32_constant(2)?)?,
+    )
 }

@@ -21,7 +21,7 @@ pub struct Region {
     pub nodes: Vec<NodeRef>,
     /// Materialized inputs the pass reads.
     pub leaves: Vec<NodeRef>,
-    /// Rows the pass iterates over: a reduction walks its input's rows; one chunk task of a
+    /// Rows the pass iterates over: a reduction or a scatter walks its input's rows; one chunk task of a
     /// chunked region, that chunk's rows.
     pub rows: u32,
     /// The first of those rows in the whole pass (kernels number rows within their task;
@@ -32,7 +32,7 @@ pub struct Region {
 impl Region {
     pub fn new(root: NodeRef, nodes: Vec<NodeRef>, leaves: Vec<NodeRef>) -> Region {
         let rows = match root.op {
-            Op::Reduce(_) => root.inputs[0].meta.length,
+            Op::Reduce(_) | Op::Scatter => root.inputs[0].meta.length,
             _ => root.meta.length,
         };
         Region {
@@ -48,19 +48,25 @@ impl Region {
         matches!(self.root.op, Op::Reduce(_))
     }
 
-    /// Rows of the output: a reduction's row per lane, else one per row computed.
+    /// A scatter's pass: over its input rows, writing wherever they say.
+    pub fn is_scatter(&self) -> bool {
+        self.root.op == Op::Scatter
+    }
+
+    /// Rows of the output: a reduction's row per lane, a scatter's length, else one per row
+    /// computed.
     pub fn output_rows(&self) -> u32 {
-        match self.is_reduction() {
+        match self.is_reduction() || self.is_scatter() {
             true => self.root.meta.length,
             false => self.rows,
         }
     }
 
-    /// The chunks the pass runs as separate tasks: the root's, or for a reduction its
-    /// input's (a partial per chunk).
+    /// The chunks the pass runs as separate tasks: the root's, or for a reduction or a
+    /// scatter its input's (a partial per chunk; a scatter's chunks write one output).
     pub fn task_chunks(&self) -> Vec<u32> {
         match () {
-            _ if self.is_reduction() => self.root.inputs[0].chunks.to_vec(),
+            _ if self.is_reduction() || self.is_scatter() => self.root.inputs[0].chunks.to_vec(),
             _ if self.root.meta.constant => vec![self.rows],
             _ => self.root.chunks.to_vec(),
         }
@@ -235,7 +241,8 @@ pub fn plan_with(roots: &[NodeRef], options: &PlanOptions) -> Result<Plan> {
             continue;
         }
         let reduction = matches!(node.op, Op::Reduce(_));
-        if options.fusion == Fusion::Off || reduction || node.op.is_assembly() {
+        let scatter = node.op == Op::Scatter;
+        if options.fusion == Fusion::Off || reduction || scatter || node.op.is_assembly() {
             graph.materialized.insert(node.id);
         }
         for (k, input) in node.inputs.iter().enumerate() {
@@ -246,7 +253,9 @@ pub fn plan_with(roots: &[NodeRef], options: &PlanOptions) -> Result<Plan> {
             let wide_reduction = reduction && (k > 0 || input.meta.size > NARROW_REDUCTION_LANES);
             let wide_across = node.op.reads_across_lanes() && input.meta.size > WIDE_ROW_LANES;
             let other_chunks = !reduction && !same_chunks(input, node);
-            if !node.op.reads_input_at_row(k)
+            // A scatter's kernel is a fixed copy (a point draw on WebGL2): no fused inputs.
+            if scatter
+                || !node.op.reads_input_at_row(k)
                 || (input.meta.constant && !node.meta.constant)
                 || wide_reduction
                 || wide_across

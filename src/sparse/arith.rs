@@ -208,7 +208,7 @@ async fn intersection<B: Backend>(
     b: &SparseMatrix,
 ) -> Result<SparseMatrix> {
     let (a, b) = (a.to_csr(device).await?, b.to_csr(device).await?);
-    let (rows, cols, values) = sort_row_major(both_entries(BinaryOp::Multiply, &a, &b)?)?;
+    let (rows, cols, values) = sort_row_major(both_entries(BinaryOp::Multiply, &a, &b)?, a.shape)?;
     let total = values.meta.length;
     let pairs = total.saturating_sub(1);
     let cells = ir::interleave(&[rows.clone(), cols.clone()])?;

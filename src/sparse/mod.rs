@@ -1,7 +1,7 @@
 //! Sparse matrices on the device (sparse-arrays-interface.txt, api.md "Sparse arrays"): CSR,
 //! CSC and COO components are device values, and every conversion and product is a graph
-//! of the IR's primitives (sort, scan, searchSorted, compaction, segmented sums), so it runs
-//! on every backend with no host round trip of the entries. Operations whose entry count
+//! of the IR's primitives (radix sort, scan, scatter, searchSorted, compaction, segmented
+//! sums), so it runs on every backend with no host round trip of the entries. Operations whose entry count
 //! depends on the data read back that one count; validation reads back a few scalars.
 
 use crate::column::ColumnData;
@@ -316,7 +316,7 @@ impl SparseMatrix {
     pub fn to_coo(&self) -> Result<SparseMatrix> {
         Ok(Self::of_entries(
             self.shape,
-            sort_row_major(self.entries()?)?,
+            sort_row_major(self.entries()?, self.shape)?,
         ))
     }
 
@@ -383,7 +383,7 @@ impl SparseMatrix {
             return ir::source(crate::column::Column::empty(dtype, 1)?.data, 1, false);
         }
         let (rows, cols, values) = self.entries()?;
-        let (order, sorted) = ir::sort_permutation(&place_of(&rows, n, &cols)?)?;
+        let (order, sorted) = ir::sort_permutation_below(&place_of(&rows, n, &cols)?, cells)?;
         let bounds = ir::search_sorted(&sorted, &u32_rows(cells as u32 + 1)?, false)?;
         let sums = ir::segment_sum(&ir::gather(&order, &values)?, &bounds)?;
         ir::reshape(&as_type(&sums, dtype)?, n)
@@ -396,7 +396,7 @@ impl SparseMatrix {
             return Ok((self.minor.clone(), self.values.clone(), self.major.clone()));
         }
         let (rows, cols, values) = self.entries()?;
-        let (order, sorted_rows) = ir::sort_permutation(&rows)?;
+        let (order, sorted_rows) = ir::sort_permutation_below(&rows, self.shape.0 as u64)?;
         let offsets = ir::search_sorted(&sorted_rows, &u32_rows(self.shape.0 + 1)?, false)?;
         Ok((
             ir::gather(&order, &cols)?,
@@ -471,11 +471,11 @@ impl SparseMatrix {
 }
 
 /// Entries sorted by row, then column, stably (two stable sorts: by column, then by row).
-fn sort_row_major(entries: Entries) -> Result<Entries> {
+fn sort_row_major(entries: Entries, shape: (u32, u32)) -> Result<Entries> {
     let (rows, cols, values) = entries;
-    let (by_col, _) = ir::sort_permutation(&cols)?;
+    let (by_col, _) = ir::sort_permutation_below(&cols, shape.1 as u64)?;
     let rows_by_col = ir::gather(&by_col, &rows)?;
-    let (by_row, sorted_rows) = ir::sort_permutation(&rows_by_col)?;
+    let (by_row, sorted_rows) = ir::sort_permutation_below(&rows_by_col, shape.0 as u64)?;
     let order = ir::gather(&by_row, &by_col)?;
     Ok((
         sorted_rows,

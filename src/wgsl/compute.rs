@@ -21,15 +21,33 @@ pub const WORKGROUP_SIZE: u32 = 64;
 pub const REDUCE_WORKGROUP: u32 = 256;
 
 const REDUCE: &str = include_str!("../../shaders/reduce.wgsl");
+const SCATTER: &str = include_str!("../../shaders/scatter.wgsl");
 
-/// The shared part of the reduction template and one of its sections.
-fn reduce_section(name: &str) -> Result<String> {
-    let mut parts = REDUCE.split("// SECTION ");
+/// The shared part of a sectioned template and its section `name`.
+fn section(template: &str, name: &str) -> Result<String> {
+    let mut parts = template.split("// SECTION ");
     let common = parts.next().unwrap_or_default();
     let section = parts
         .find_map(|part| part.strip_prefix(name)?.strip_prefix('\n'))
-        .ok_or_else(|| internal("reduce.wgsl has no such section"))?;
+        .ok_or_else(|| internal("a shader template has no such section"))?;
     Ok(format!("{common}{section}"))
+}
+
+/// The shared part of the reduction template and one of its sections.
+fn reduce_section(name: &str) -> Result<String> {
+    section(REDUCE, name)
+}
+
+/// Parameter words of the scatter kernels (two vec4 blocks).
+pub const SCATTER_PARAMS: usize = 8;
+
+/// A scatter kernel: `fill` (the output set to 0) or `scatter` (see shaders/scatter.wgsl).
+pub fn scatter_source(kind: &str) -> Result<String> {
+    let template = section(SCATTER, kind)?.replace("#WORKGROUP#", &WORKGROUP_SIZE.to_string());
+    Ok(format!(
+        "{}\n{template}",
+        PRELUDE.replace("PARAM_VEC4S", "2")
+    ))
 }
 
 /// Whether an elementwise region with a root of `lanes` lanes runs one invocation per lane

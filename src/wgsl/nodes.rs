@@ -273,24 +273,6 @@ pub(crate) fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Resul
                  v{id}[0] = lo{id};"
             );
         }
-        Op::MergeSource { width } => {
-            let (keys, rows) = g.bound_leaf(&inputs[0], "sort keys are not bound whole")?;
-            let row = g.pass_row();
-            // The run width is a parameter: every pass of a sort shares one pipeline.
-            let w = g.param(*width);
-            let _ = writeln!(
-                body,
-                "    let k{id} = {row};\n    let n{id} = param({rows}u);\n    let w{id} = param({w}u);\n    \
-                 let first{id} = k{id} / (2u * w{id}) * (2u * w{id});\n    let la{id} = min(w{id}, n{id} - first{id});\n    \
-                 let b{id} = first{id} + la{id};\n    let lb{id} = min(w{id}, select(0u, n{id} - b{id}, n{id} > b{id}));\n    \
-                 let d{id} = k{id} - first{id};\n    var lo{id} = select(0u, d{id} - lb{id}, d{id} > lb{id});\n    var hi{id} = min(d{id}, la{id});\n    \
-                 while (lo{id} < hi{id}) {{\n        let mid = lo{id} + (hi{id} - lo{id}) / 2u;\n        \
-                 if (fetch_{keys}(first{id} + mid, 0u) <= fetch_{keys}(b{id} + d{id} - mid - 1u, 0u)) {{ lo{id} = mid + 1u; }} else {{ hi{id} = mid; }}\n    }}\n    \
-                 let j{id} = d{id} - lo{id};\n    var from_a{id} = lo{id} < la{id};\n    \
-                 if (from_a{id} && j{id} < lb{id}) {{ from_a{id} = fetch_{keys}(first{id} + lo{id}, 0u) <= fetch_{keys}(b{id} + j{id}, 0u); }}\n    \
-                 v{id}[0] = select(b{id} + j{id}, first{id} + lo{id}, from_a{id});"
-            );
-        }
         Op::Reshape => {
             let value = reshape_lane(g, node, "l")?;
             let _ = writeln!(
@@ -324,7 +306,7 @@ pub(crate) fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Resul
                 branch = "else if";
             }
         }
-        Op::Reduce(_) | Op::Source | Op::Concat | Op::Slice { .. } | Op::Rechunk => {
+        Op::Reduce(_) | Op::Scatter | Op::Source | Op::Concat | Op::Slice { .. } | Op::Rechunk => {
             return Err(internal(&format!(
                 "{} is not computed per row",
                 node.op.name()

@@ -11,6 +11,7 @@ mod engine;
 mod reduce;
 mod regressions;
 mod scan;
+mod scatter;
 mod sparse;
 mod sparse_ops;
 mod table;
@@ -30,6 +31,7 @@ pub use engine::*;
 pub use reduce::*;
 pub use regressions::*;
 pub use scan::*;
+pub use scatter::*;
 pub use sparse::*;
 pub use sparse_ops::*;
 pub use table::*;
@@ -627,6 +629,10 @@ macro_rules! suite {
             stable_sort_permutations_match_a_reference,
             primitives_at_scale_match_the_cpu,
             segment_sums_add_each_range,
+            // scatter.rs: scatter, and the radix sort built on it
+            scatter_writes_each_row_where_it_says,
+            scatter_of_a_million_rows_matches_a_reference,
+            radix_sorts_use_every_bit_of_the_keys,
             // sparse.rs: sparse matrices
             coo_with_duplicates_becomes_canonical_csr,
             spmv_and_spmm_match_the_dense_product,

@@ -1,0 +1,108 @@
+//! Scatter on WebGPU: the output, in parts that each fit one binding, cleared by a dispatch
+//! per part; then per chunk task a dispatch per part, each writing the input rows whose
+//! destinations fall in its part.
+
+use super::{internal, Dispatch, GpuBatch, GpuDevice, GpuValue, STORAGE};
+use crate::error::Result;
+use crate::ir::Node;
+use crate::plan::Region;
+use crate::value::{Storage, Value};
+use crate::wgsl::compute::{scatter_source, SCATTER_PARAMS, WORKGROUP_SIZE};
+
+/// The buffer of a value on this device, and its bytes.
+fn bound(value: &Value) -> Result<(wgpu::Buffer, u64)> {
+    match &value.storage {
+        Storage::WebGpu(gpu) => Ok((gpu.buffer().clone(), value.elements() * 4)),
+        _ => Err(internal("a scatter input is not on this WebGPU device")),
+    }
+}
+
+impl GpuDevice {
+    /// Rows of each part of a scatter's output: as many as one binding holds.
+    fn scatter_part_rows(&self) -> u32 {
+        (self.binding_limit().0 / 4).clamp(1, u32::MAX as u64) as u32
+    }
+
+    /// Parts of a scatter output of `rows` rows (at least one).
+    pub(super) fn scatter_parts(&self, rows: u32) -> u32 {
+        rows.div_ceil(self.scatter_part_rows()).max(1)
+    }
+
+    /// Records a dispatch of the scatter kernel `kind` over `rows` invocations, writing a
+    /// part of `part_rows` rows that starts at row `first` of the output.
+    async fn record_scatter(
+        &self,
+        batch: &mut GpuBatch,
+        kind: &str,
+        rows: u32,
+        (first, part_rows): (u32, u32),
+        buffers: Vec<(wgpu::Buffer, u64)>,
+    ) -> Result<()> {
+        let (grid, stride) = self.grid(rows, WORKGROUP_SIZE)?;
+        let mut params = vec![rows, stride, 0, part_rows, first];
+        params.resize(SCATTER_PARAMS, 0);
+        batch.dispatches.push(Dispatch {
+            pipeline: self.pipeline(&scatter_source(kind)?).await?,
+            params,
+            buffers,
+            grid,
+        });
+        Ok(())
+    }
+
+    pub(super) async fn scatter_target_of(
+        &self,
+        batch: &mut GpuBatch,
+        root: &Node,
+    ) -> Result<Vec<Value>> {
+        let rows = root.meta.length;
+        let most = self.scatter_part_rows();
+        let mut parts = Vec::new();
+        let mut first = 0u32;
+        loop {
+            let part_rows = (rows - first).min(most);
+            let bytes = part_rows as u64 * 4;
+            let lease = self.take_buffer(bytes.max(4), STORAGE, &batch.home)?;
+            if part_rows > 0 {
+                let target = (lease.buffer.clone(), bytes);
+                self.record_scatter(batch, "fill", part_rows, (0, part_rows), vec![target])
+                    .await?;
+            }
+            parts.push(Value {
+                device: self.core.id,
+                dtype: root.meta.dtype,
+                size: 1,
+                rows: part_rows,
+                storage: Storage::WebGpu(GpuValue {
+                    lease,
+                    device: self.clone(),
+                }),
+            });
+            first += part_rows;
+            if first >= rows {
+                return Ok(parts);
+            }
+        }
+    }
+
+    pub(super) async fn scatter_task(
+        &self,
+        batch: &mut GpuBatch,
+        task: &Region,
+        destinations: &Value,
+        values: &Value,
+        parts: &[Value],
+    ) -> Result<()> {
+        if task.rows == 0 {
+            return Ok(());
+        }
+        let mut first = 0u32;
+        for part in parts {
+            let buffers = vec![bound(part)?, bound(destinations)?, bound(values)?];
+            self.record_scatter(batch, "scatter", task.rows, (first, part.rows), buffers)
+                .await?;
+            first += part.rows;
+        }
+        Ok(())
+    }
+}
