@@ -138,9 +138,11 @@ impl Backend for CpuDevice {
             }],
         ) = (destinations.host_column(), values.host_column(), parts)
         else {
-            return Err(super::internal("a scatter input is not in host memory"));
+            return Err(super::internal(
+                "a scatter's inputs or output are not one host column each",
+            ));
         };
-        super::scatter_rows(destinations, values, lease.get_mut())?;
+        super::kernels::scatter_rows(destinations, values, lease.get_mut())?;
         self.0.core.counters.add_kernels(1);
         Ok(())
     }

@@ -1,10 +1,12 @@
 //! The CPU backend's inner loops over one block: flat slices, kept out of line so they
 //! vectorize (simd128 in the wasm build).
 
+use super::internal;
 use super::lane::Lane;
 use super::math;
-use crate::column::Elem;
+use crate::column::{Column, ColumnData, Elem};
 use crate::dtype::Class;
+use crate::error::Result;
 use crate::ir::{BinaryOp, UnaryOp};
 
 /// `dst` row i = `src` row `ids[i]`, or zeros where the id is not a valid row.
@@ -226,4 +228,30 @@ pub(super) fn unary<T: Lane>(op: UnaryOp, x: &[T], dst: &mut [T]) {
         UnaryOp::Abs => unreachable!("handled above"),
     };
     f(x, out);
+}
+
+/// Row `i` of `values` written to row `destinations[i]` of `target` (host columns of one
+/// 32-bit type), where that is one of its rows.
+pub(super) fn scatter_rows(
+    destinations: &Column,
+    values: &Column,
+    target: &mut Column,
+) -> Result<()> {
+    fn write<T: Copy>(out: &mut [T], destinations: &[u32], values: &[T]) {
+        for (&d, &v) in destinations.iter().zip(values) {
+            if let Some(slot) = out.get_mut(d as usize) {
+                *slot = v;
+            }
+        }
+    }
+    let ColumnData::U32(destinations) = &destinations.data else {
+        return Err(internal("scatter destinations are not uint32"));
+    };
+    match (&mut target.data, &values.data) {
+        (ColumnData::U32(out), ColumnData::U32(v)) => write(out, destinations, v),
+        (ColumnData::I32(out), ColumnData::I32(v)) => write(out, destinations, v),
+        (ColumnData::F32(out), ColumnData::F32(v)) => write(out, destinations, v),
+        _ => return Err(internal("scatter values and output differ in type")),
+    }
+    Ok(())
 }

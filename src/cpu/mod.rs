@@ -664,25 +664,3 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
     }
     Ok(())
 }
-
-/// Row `i` of `values` written to row `destinations[i]` of `target` (host columns of one
-/// 32-bit type), where that is one of its rows.
-fn scatter_rows(destinations: &Column, values: &Column, target: &mut Column) -> Result<()> {
-    fn write<T: Copy>(out: &mut [T], destinations: &[u32], values: &[T]) {
-        for (&d, &v) in destinations.iter().zip(values) {
-            if let Some(slot) = out.get_mut(d as usize) {
-                *slot = v;
-            }
-        }
-    }
-    let ColumnData::U32(destinations) = &destinations.data else {
-        return Err(internal("scatter destinations are not uint32"));
-    };
-    match (&mut target.data, &values.data) {
-        (ColumnData::U32(out), ColumnData::U32(v)) => write(out, destinations, v),
-        (ColumnData::I32(out), ColumnData::I32(v)) => write(out, destinations, v),
-        (ColumnData::F32(out), ColumnData::F32(v)) => write(out, destinations, v),
-        _ => return Err(internal("scatter values and output differ in type")),
-    }
-    Ok(())
-}

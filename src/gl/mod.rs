@@ -37,8 +37,8 @@ impl GlValue {
 /// What a draw rasterizes.
 #[derive(Clone, Copy)]
 enum Shape {
-    /// One triangle covering the target: a fragment per texel.
-    FullTarget,
+    /// One triangle covering the target: a fragment per texel (within a scissor rect).
+    FullTarget(Option<(u32, u32, u32, u32)>),
     /// This many points, placed by the vertex shader.
     Points(u32),
 }
@@ -128,8 +128,15 @@ impl GlDevice {
                         .map(|t| &**t)
                         .collect();
                     let scissor = Some((0, 0, layout.width(), height));
-                    self.draw(batch, &kernel.source, &params, &inputs, &targets, scissor)
-                        .await?;
+                    self.draw(
+                        batch,
+                        &kernel.source,
+                        &params,
+                        &inputs,
+                        &targets,
+                        Shape::FullTarget(scissor),
+                    )
+                    .await?;
                 }
             }
             tiles.push(textures);
@@ -137,8 +144,8 @@ impl GlDevice {
         Ok(self.value(region, tiles))
     }
 
-    /// One draw of the full-target triangle with `source`: binding 0 the parameters, 1.. the
-    /// `inputs`; render targets `targets`, limited to a scissor rect.
+    /// One draw with `source` (of the full-target triangle, limited to a scissor rect, or of
+    /// points): binding 0 the parameters, 1.. the `inputs`; render targets `targets`.
     async fn draw(
         &self,
         batch: &GlBatch,
@@ -146,35 +153,11 @@ impl GlDevice {
         params: &[u32],
         inputs: &[&wgpu::Texture],
         targets: &[&wgpu::Texture],
-        scissor: Option<(u32, u32, u32, u32)>,
-    ) -> Result<()> {
-        self.draw_shape(
-            batch,
-            source,
-            params,
-            inputs,
-            targets,
-            scissor,
-            Shape::FullTarget,
-        )
-        .await
-    }
-
-    /// `draw`, of the full-target triangle or of points.
-    #[allow(clippy::too_many_arguments)]
-    async fn draw_shape(
-        &self,
-        batch: &GlBatch,
-        source: &str,
-        params: &[u32],
-        inputs: &[&wgpu::Texture],
-        targets: &[&wgpu::Texture],
-        scissor: Option<(u32, u32, u32, u32)>,
         shape: Shape,
     ) -> Result<()> {
         let formats: Vec<wgpu::TextureFormat> = targets.iter().map(|t| t.format()).collect();
         let topology = match shape {
-            Shape::FullTarget => wgpu::PrimitiveTopology::TriangleList,
+            Shape::FullTarget(_) => wgpu::PrimitiveTopology::TriangleList,
             Shape::Points(_) => wgpu::PrimitiveTopology::PointList,
         };
         let pipeline = self.pipeline(source, &formats, topology).await?;
@@ -236,11 +219,11 @@ impl GlDevice {
             });
             pass.set_pipeline(&pipeline);
             pass.set_bind_group(0, &bind_group, &[]);
-            if let Some((x, y, w, h)) = scissor {
+            if let Shape::FullTarget(Some((x, y, w, h))) = shape {
                 pass.set_scissor_rect(x, y, w, h);
             }
             match shape {
-                Shape::FullTarget => pass.draw(0..3, 0..1),
+                Shape::FullTarget(_) => pass.draw(0..3, 0..1),
                 Shape::Points(count) => pass.draw(0..count, 0..1),
             }
         }

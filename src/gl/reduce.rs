@@ -4,7 +4,9 @@
 
 use std::rc::Rc;
 
-use super::{bound_textures, gl_value, texture_format, GlBatch, GlDevice, GlValue, TextureLease};
+use super::{
+    bound_textures, gl_value, texture_format, GlBatch, GlDevice, GlValue, Shape, TextureLease,
+};
 use crate::engine::internal;
 use crate::error::{ErrorCode, GpuTableError, Result};
 use crate::ir::{Node, ReduceKind, Reduction};
@@ -123,8 +125,15 @@ impl GlDevice {
                             y0,
                             tile_first,
                         ];
-                        self.draw(batch, source, &params, &[texture], &targets, scissor)
-                            .await?;
+                        self.draw(
+                            batch,
+                            source,
+                            &params,
+                            &[texture],
+                            &targets,
+                            Shape::FullTarget(scissor),
+                        )
+                        .await?;
                     }
                     FirstPass::Fused(kernel) => {
                         let mut params = kernel.params.clone();
@@ -134,8 +143,15 @@ impl GlDevice {
                         params[4] = tile_rows;
                         params[PARAM_FIRST_ROW] = first_row;
                         let inputs = bound_textures(kernel, task, leaves, tile)?;
-                        self.draw(batch, &kernel.source, &params, &inputs, &targets, scissor)
-                            .await?;
+                        self.draw(
+                            batch,
+                            &kernel.source,
+                            &params,
+                            &inputs,
+                            &targets,
+                            Shape::FullTarget(scissor),
+                        )
+                        .await?;
                     }
                 }
             }
@@ -152,7 +168,7 @@ impl GlDevice {
                     &[texels, 0],
                     &partials.targets(),
                     &next.targets(),
-                    scissor,
+                    Shape::FullTarget(scissor),
                 )
                 .await?;
                 (partials, texels) = (next, folded);
@@ -165,7 +181,7 @@ impl GlDevice {
                 &[texels, at],
                 &partials.targets(),
                 &states.targets(),
-                scissor,
+                Shape::FullTarget(scissor),
             )
             .await?;
         }
@@ -195,7 +211,7 @@ impl GlDevice {
             &[parts, every, 0, plane_count],
             &states.targets(),
             &next.targets(),
-            scissor,
+            Shape::FullTarget(scissor),
         )
         .await?;
         Ok(next)
@@ -220,8 +236,15 @@ impl GlDevice {
                 self.take_texture(texture_format(class, 4), lanes.div_ceil(width), &batch.home)?;
             let source = fragment::reduce_output_rows_source(kind, class, layout);
             let scissor = Some((0, 0, width, lanes.div_ceil(width)));
-            self.draw(batch, &source, &[0], &states.targets(), &[&output], scissor)
-                .await?;
+            self.draw(
+                batch,
+                &source,
+                &[0],
+                &states.targets(),
+                &[&output],
+                Shape::FullTarget(scissor),
+            )
+            .await?;
             return Ok(self.value(region, vec![vec![output]]));
         }
         let out_class = root.meta.dtype.class();
@@ -236,7 +259,7 @@ impl GlDevice {
                 &[plane],
                 &states.targets(),
                 &[&output],
-                Some((0, 0, 1, 1)),
+                Shape::FullTarget(Some((0, 0, 1, 1))),
             )
             .await?;
             textures.push(output);

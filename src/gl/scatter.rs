@@ -7,7 +7,8 @@ use crate::error::Result;
 use crate::ir::Node;
 use crate::plan::Region;
 use crate::value::{Storage, Value};
-use crate::wgsl::fragment::{scatter_points_source, SCATTER_PARAMS};
+use crate::wgsl::fragment::scatter_points_source;
+use crate::wgsl::SCATTER_PARAMS;
 
 impl GlDevice {
     pub(super) fn scatter_target_of(&self, batch: &GlBatch, root: &Node) -> Result<Value> {
@@ -108,13 +109,12 @@ impl GlDevice {
                     texture.height(),
                 ];
                 params.resize(SCATTER_PARAMS, 0);
-                self.draw_shape(
+                self.draw(
                     batch,
                     &source,
                     &params,
                     &inputs,
                     &[texture],
-                    None,
                     Shape::Points(points),
                 )
                 .await?;

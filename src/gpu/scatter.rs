@@ -7,7 +7,8 @@ use crate::error::Result;
 use crate::ir::Node;
 use crate::plan::Region;
 use crate::value::{Storage, Value};
-use crate::wgsl::compute::{scatter_source, SCATTER_PARAMS, WORKGROUP_SIZE};
+use crate::wgsl::compute::{scatter_source, WORKGROUP_SIZE};
+use crate::wgsl::SCATTER_PARAMS;
 
 /// The buffer of a value on this device, and its bytes.
 fn bound(value: &Value) -> Result<(wgpu::Buffer, u64)> {

@@ -38,9 +38,6 @@ fn reduce_section(name: &str) -> Result<String> {
     section(REDUCE, name)
 }
 
-/// Parameter words of the scatter kernels (two vec4 blocks).
-pub const SCATTER_PARAMS: usize = 8;
-
 /// A scatter kernel: `fill` (the output set to 0) or `scatter` (see shaders/scatter.wgsl).
 pub fn scatter_source(kind: &str) -> Result<String> {
     let template = section(SCATTER, kind)?.replace("#WORKGROUP#", &WORKGROUP_SIZE.to_string());

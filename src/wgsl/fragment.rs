@@ -18,9 +18,6 @@ use crate::value::Value;
 pub(super) const FULLSCREEN: &str = include_str!("../../shaders/fullscreen.wgsl");
 const SCATTER_POINTS: &str = include_str!("../../shaders/scatter_points.wgsl");
 
-/// Parameter words of the point-list scatter (two vec4 blocks).
-pub const SCATTER_PARAMS: usize = 8;
-
 /// The point-list draw of a scatter of values of `class` (see shaders/scatter_points.wgsl).
 pub fn scatter_points_source(class: Class) -> String {
     format!(

@@ -107,6 +107,8 @@ pub struct TextureBinding {
 /// Parameter slots 0 and 1: rows to compute, and invocations per dispatch row (2D grids);
 /// slot 2 always holds 0 (see `zero`).
 pub const PARAM_ROWS: usize = 0;
+/// Parameter words of the scatter kernels, WebGPU's and WebGL2's (two vec4 blocks).
+pub const SCATTER_PARAMS: usize = 8;
 pub const PARAM_ROW_STRIDE: usize = 1;
 
 pub fn wgsl_type(class: Class) -> &'static str {
