@@ -292,14 +292,21 @@ fn gt_pow(x: f32, y: f32) -> f32 {
     let whole = round(r);
     n = n + whole;
     r = r - whole;
-    let p = exp2(r);
+    let p = gt_exp2_small(r);
     var magnitude: u32;
     if (n + r < -126.0) {
         // A subnormal result, from its bits: 2^(n + r + 149) rounded.
-        magnitude = u32(round(p * exp2(n + 149.0)));
+        magnitude = u32(round(p * gt_pow2(i32(n) + 149i)));
     } else {
         let half = i32(n) / 2i;
         magnitude = bitcast<u32>(p * gt_pow2(half) * gt_pow2(i32(n) - half));
     }
     return bitcast<f32>(zero_bits | sign | magnitude);
+}
+
+// 2^r for |r| <= 1/2: Cephes exp2f's polynomial. The builtin exp2 may be ulps off (NVIDIA's
+// gives 1 for 2^-8.6e-8, and FLT_MAX^1 overflowed).
+fn gt_exp2_small(r: f32) -> f32 {
+    return 1.0 + r * (((((1.535336188319500e-4 * r + 1.339887440266574e-3) * r + 9.618437357674640e-3) * r
+        + 5.550332471162809e-2) * r + 2.402264791363012e-1) * r + 6.931472028550421e-1);
 }

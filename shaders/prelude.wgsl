@@ -37,10 +37,49 @@ fn gt_div_u(a: u32, b: u32) -> u32 {
 
 // The square root of a number below zero is NaN, as on the CPU: WGSL leaves it
 // indeterminate, and a GL driver (llvmpipe) gives -sqrt(|x|). The sign is read from the bits,
-// which no compiler assuming no NaN can fold away; -0 keeps its square root.
+// which no compiler assuming no NaN can fold away; -0 keeps its square root. Positive normal
+// numbers get the CPU's correctly rounded root where fma is fused: WGSL lets the builtin be
+// ulps off (NVIDIA's is, and a float that becomes an index or integer then differs).
 fn gt_sqrt(x: f32) -> f32 {
-    let negative = bitcast<u32>(x) > 0x80000000u;
-    return select(sqrt(x), bitcast<f32>(0x7fc00000u | param(2u)), negative);
+    let bits = bitcast<u32>(x);
+    if (bits > 0x80000000u) {
+        return bitcast<f32>(0x7fc00000u | param(2u));
+    }
+    if (bits < 0x00800000u || bits >= 0x7f800000u || !gt_fma_fused()) {
+        return sqrt(x);
+    }
+    // Scaled by 2^-+64 into [2^-62, 2^64), where no residual below is subnormal.
+    var y = x;
+    var scale = 1.0;
+    if (bits < 0x21800000u) {
+        y = x * 18446744073709551616.0;
+        scale = 2.3283064365386963e-10;
+    } else if (bits >= 0x5d800000u) {
+        y = x * 5.421010862427522e-20;
+        scale = 4294967296.0;
+    }
+    var q = sqrt(y);
+    // q is right when -q u < y - q^2 <= q u (u its ulp; -q u / 2 below a power of two); a
+    // builtin within three ulps takes at most three steps. y - q^2 is exact in one fma.
+    for (var step = 0u; step < 3u; step++) {
+        let q_bits = bitcast<u32>(q);
+        let t = q * (bitcast<f32>(q_bits & 0x7f800000u) * 1.1920928955078125e-7);
+        let d = fma(-q, q, y);
+        let low = select(-t, -0.5 * t, (q_bits & 0x7fffffu) == 0u);
+        if (d > t) {
+            q = bitcast<f32>(q_bits + 1u);
+        } else if (d <= low) {
+            q = bitcast<f32>(q_bits - 1u);
+        }
+    }
+    return q * scale;
+}
+
+// Whether fma rounds once (WGSL allows a * b + c): 1 + 2^-12 squared is 1 + 2^-11 + 2^-24,
+// whose rounding loses exactly the 2^-24 a fused fma gives back.
+fn gt_fma_fused() -> bool {
+    let a = bitcast<f32>(0x3f800800u | param(2u));
+    return fma(a, a, -(a * a)) != 0.0;
 }
 
 // `cast` of a float to an integer type whose integers are [lo, end): truncated toward zero;

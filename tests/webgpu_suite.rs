@@ -7,6 +7,8 @@ mod suite;
 use common::*;
 use suite::{check, floats, Target, Tolerance};
 
+use std::cell::RefCell;
+
 use gputable::column::ColumnData;
 use gputable::engine::{evaluate_blocking, explain, Backend};
 use gputable::gpu::GpuDevice;
@@ -17,10 +19,20 @@ fn new_device() -> GpuDevice {
         .expect("a WebGPU adapter is required for these tests (install mesa-vulkan-drivers)")
 }
 
+/// This thread's device, dropped when its test ends (`Target::release`): a device leaked
+/// per test left an H100's driver a hundred devices, and it crashed at exit. One still held
+/// when thread locals are torn down (its test panicked) is leaked, as dropping a wgpu device
+/// then aborts in debug builds (wgpu-core's lock tracing uses a thread-local of its own).
+struct ThreadDevice(RefCell<Option<GpuDevice>>);
+
+impl Drop for ThreadDevice {
+    fn drop(&mut self) {
+        std::mem::forget(self.0.take());
+    }
+}
+
 thread_local! {
-    // Leaked: dropping a wgpu device while its thread's locals are torn down aborts in
-    // debug builds (wgpu-core's lock tracing uses a thread-local of its own).
-    static DEVICE: &'static GpuDevice = Box::leak(Box::new(new_device()));
+    static DEVICE: ThreadDevice = const { ThreadDevice(RefCell::new(None)) };
 }
 
 struct WebGpu;
@@ -28,7 +40,10 @@ struct WebGpu;
 impl Target for WebGpu {
     type Device = GpuDevice;
     fn device() -> GpuDevice {
-        DEVICE.with(|d| (*d).clone())
+        DEVICE.with(|d| d.0.borrow_mut().get_or_insert_with(new_device).clone())
+    }
+    fn release() {
+        DEVICE.with(|d| d.0.borrow_mut().take());
     }
     fn fresh() -> GpuDevice {
         new_device()

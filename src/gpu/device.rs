@@ -88,8 +88,15 @@ fn unavailable(message: impl Into<String>) -> GpuTableError {
 impl GpuDevice {
     /// A device on the first adapter wgpu finds (natively Vulkan; `WGPU_BACKEND` overrides).
     pub async fn new() -> Result<GpuDevice> {
-        let instance =
-            wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+        #[allow(unused_mut)]
+        let mut descriptor = wgpu::InstanceDescriptor::new_without_display_handle();
+        // Natively Vulkan alone: an instance of every backend also starts EGL, and on an H100
+        // NVIDIA's EGL hung devices made on many threads at once.
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            descriptor.backends = wgpu::Backends::VULKAN;
+        }
+        let instance = wgpu::Instance::new(descriptor.with_env());
         let adapter = instance
             .request_adapter(&wgpu::RequestAdapterOptions::default())
             .await

@@ -217,7 +217,7 @@ pub(crate) fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Resul
             let a = g.lane(&inputs[0], "l", Class::F);
             let b = g.lane(inputs.last().unwrap_or(&inputs[0]), "l", Class::F);
             let finish = if node.op == Op::Length {
-                format!("sqrt(s{id})")
+                format!("gt_sqrt(s{id})")
             } else {
                 format!("s{id}")
             };

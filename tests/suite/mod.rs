@@ -43,6 +43,8 @@ pub trait Target {
     fn device() -> Self::Device;
     /// A device of its own, for tests that read its counters.
     fn fresh() -> Self::Device;
+    /// Drops this thread's shared device, if the target keeps one per test.
+    fn release() {}
     /// Whether values cross between host and device (uploads and readbacks are counted).
     const TRANSFERS: bool;
     /// Whether elementwise work on rows of any width works (a WebGL2 draw samples at most
@@ -576,6 +578,7 @@ macro_rules! suite {
             #[test]
             fn $name() {
                 suite::$name::<$target>();
+                <$target as suite::Target>::release();
             }
         )*
     };
@@ -612,6 +615,7 @@ macro_rules! suite {
             wide_rows_compute_lane_by_lane,
             a_destroyed_input_is_destroyed_not_internal,
             square_roots_of_negative_numbers_are_nan,
+            square_roots_are_correctly_rounded,
             // chunked.rs: chunked columns
             elementwise_ops_read_across_chunk_boundaries,
             chunk_tasks_share_one_fused_kernel,

@@ -303,6 +303,37 @@ pub fn a_destroyed_input_is_destroyed_not_internal<T: Target>() {
     );
 }
 
+/// An H100's square root was an ulp off (WGSL allows it): `length(43522)` came out
+/// 43521.996, and a gather by it read the row before. Roots of positive floats of every
+/// magnitude, and lengths of integers, are the CPU's correctly rounded ones, bit for bit.
+pub fn square_roots_are_correctly_rounded<T: Target>() {
+    let mut rng = Rng(0x005a_1d0f_c0de);
+    let mut xs: Vec<f32> = (0..20000)
+        .map(|_| f32::from_bits(0x0080_0000 + rng.below(0x7f00_0000) as u32))
+        .collect();
+    xs.extend([
+        f32::MIN_POSITIVE,
+        f32::MAX,
+        1.0,
+        2.0,
+        4.0,
+        0.25,
+        1e-30,
+        1e30,
+        43522.0 * 43522.0,
+    ]);
+    let root = ir::unary(Sqrt, &f32s(&xs, 1)).unwrap();
+    let whole: Vec<u16> = (0..5000).map(|_| rng.below(65536) as u16).collect();
+    let lengths = ir::length(&ir::length(&u16s(&whole, 1)).unwrap()).unwrap();
+    evaluate::<T>(&[root.clone(), lengths.clone()]).unwrap();
+    for (x, got) in xs.iter().zip(read_f32(&root)) {
+        assert_eq!(got.to_bits(), x.sqrt().to_bits(), "sqrt({x:e}) = {got:e}");
+    }
+    for (x, got) in whole.iter().zip(read_f32(&lengths)) {
+        assert_eq!(got, *x as f32, "length(length({x}))");
+    }
+}
+
 /// A GL driver (llvmpipe) took the square root of a negative number as -sqrt(|x|): squared
 /// inside `length`, the NaN became a number.
 pub fn square_roots_of_negative_numbers_are_nan<T: Target>() {
