@@ -211,6 +211,11 @@ pub fn gputable_w6<B: Backend>(
     let spmv_ms = median(7, || {
         spmv();
     });
+    let (evaluate_ms, read_ms) = super::split_ms(device, || a.multiply(&x).expect("multiplies"));
+    eprintln!(
+        "  SpMV on {}: build + evaluate {evaluate_ms:.2} ms, read {read_ms:.2} ms",
+        device.name()
+    );
 
     let rows = resident(device, ColumnData::U32(coo.row_ind.clone()));
     let cols = resident(device, ColumnData::U32(coo.col_ind.clone()));
@@ -234,7 +239,30 @@ pub fn gputable_w6<B: Backend>(
     let convert_ms = median(3, || {
         convert();
     });
+    describe_conversion(device, &a);
     (spmv_ms, kernels, convert_ms)
+}
+
+/// Where one conversion's time goes: up to the count read back inside `to_csr`, then the
+/// rest, and the device's counters over both.
+fn describe_conversion<B: Backend>(device: &B, a: &SparseMatrix) {
+    let before = device.core().counters.stats();
+    let t = Instant::now();
+    let csr = pollster::block_on(a.to_csr(device)).expect("converts");
+    let counted_ms = t.elapsed().as_secs_f64() * 1e3;
+    let parts = [csr.major.clone(), csr.minor.clone(), csr.values.clone()];
+    evaluate_blocking(device, &parts).expect("evaluates");
+    let total_ms = t.elapsed().as_secs_f64() * 1e3;
+    let after = device.core().counters.stats();
+    eprintln!(
+        "  conversion on {}: {counted_ms:.1} ms to the count, {:.1} ms after it; {} kernels, {} allocations, {} new pipelines, {} bytes read back",
+        device.name(),
+        total_ms - counted_ms,
+        after.kernels - before.kernels,
+        after.allocations - before.allocations,
+        after.pipelines - before.pipelines,
+        after.readback_bytes - before.readback_bytes
+    );
 }
 
 const NAIVE_SPMV: &str = "

@@ -8,7 +8,7 @@ mod native_sparse;
 use std::time::Instant;
 
 use gputable::column::ColumnData;
-use gputable::engine::{evaluate_blocking, explain};
+use gputable::engine::{evaluate_blocking, explain, Backend};
 use gputable::evaluator::{evaluate, read_value};
 use gputable::gl::GlDevice;
 use gputable::gpu::GpuDevice;
@@ -64,6 +64,27 @@ fn size_from_env(name: &str, default: usize) -> usize {
         .ok()
         .and_then(|v| v.parse::<f64>().ok())
         .map_or(default, |v| v as usize)
+}
+
+/// Median ms of the two halves of `evaluate + read`: building the graph and evaluating it
+/// (on a GPU this returns once the work is submitted), and reading it back (which waits for
+/// the device), for telling submit overhead from device time.
+fn split_ms<B: Backend>(device: &B, build: impl Fn() -> NodeRef) -> (f64, f64) {
+    let (mut evaluated, mut read) = (Vec::new(), Vec::new());
+    for _ in 0..9 {
+        let t = Instant::now();
+        let r = build();
+        evaluate_blocking(device, std::slice::from_ref(&r)).expect("evaluates");
+        let middle = Instant::now();
+        read_value(&r, None, None).expect("reads back");
+        evaluated.push((middle - t).as_secs_f64() * 1e3);
+        read.push(middle.elapsed().as_secs_f64() * 1e3);
+    }
+    let mid = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    (mid(evaluated), mid(read))
 }
 
 fn main() {
@@ -124,6 +145,8 @@ fn main() {
             evaluate_blocking(&device, std::slice::from_ref(&r)).expect("evaluates");
             read_value(&r, None, None).expect("reads back");
         });
+        let (evaluate_ms, read_ms) = split_ms(&device, build);
+        eprintln!("  {name} on webgpu: build + evaluate {evaluate_ms:.2} ms, read {read_ms:.2} ms");
         let (gl_ms, draws) = match &gl_device {
             Ok(gl) => {
                 let ms = median(|| {

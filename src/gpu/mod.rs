@@ -16,7 +16,7 @@ use std::rc::Rc;
 
 use crate::column::{try_vec, Column, ColumnData, Elem};
 use crate::dtype::DType;
-use crate::engine::{device_name, internal, Backend, DeviceCore, READ_PIECE_BYTES};
+use crate::engine::{device_name, internal, Backend, DeviceCore};
 use crate::error::{ErrorCode, GpuTableError, Result};
 use crate::ir::NodeRef;
 use crate::memory::Home;
@@ -33,6 +33,8 @@ const STORAGE: wgpu::BufferUsages = wgpu::BufferUsages::STORAGE
     .union(wgpu::BufferUsages::COPY_SRC);
 const STAGING: wgpu::BufferUsages =
     wgpu::BufferUsages::MAP_READ.union(wgpu::BufferUsages::COPY_DST);
+/// Bytes a WebGPU read copies and maps at once (its staging buffer's size at most).
+const READBACK_PIECE_BYTES: u64 = 8 << 20;
 const UNIFORM: wgpu::BufferUsages = wgpu::BufferUsages::UNIFORM.union(wgpu::BufferUsages::COPY_DST);
 
 /// A value in a buffer of this device.
@@ -474,12 +476,16 @@ impl Backend for GpuDevice {
             return Err(internal("not a WebGPU value"));
         };
         let row_bytes = value.size as u64 * 4;
-        let rows_per_piece = (READ_PIECE_BYTES / row_bytes).max(1);
+        let rows_per_piece = (READBACK_PIECE_BYTES / row_bytes).max(1);
+        // One staging buffer for every piece: a large one made afresh (the shared pool drops
+        // its largest buffers first) cost an H100 40 ms of first-touch mapping for 32 MB, ten
+        // times the copy; pieces of at most 8 MB stay in the pool.
+        let staging_rows = rows_per_piece.min(end.saturating_sub(start) as u64).max(1);
+        let staging = self.take_buffer(staging_rows * row_bytes, STAGING, &Home::Pool)?;
         let mut row = start as u64;
         while row < end as u64 {
             let rows = rows_per_piece.min(end as u64 - row);
             let bytes = rows * row_bytes;
-            let staging = self.take_buffer(bytes, STAGING, &Home::Pool)?;
             let mut encoder = self.device.create_command_encoder(&Default::default());
             encoder.copy_buffer_to_buffer(gpu.buffer(), row * row_bytes, &staging.buffer, 0, bytes);
             self.queue.submit([encoder.finish()]);

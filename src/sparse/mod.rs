@@ -329,6 +329,9 @@ impl SparseMatrix {
             values,
             ..
         } = self.to_coo()?;
+        // Sorted once: the count read back below ends an evaluation, and what follows it
+        // would otherwise sort the entries again (only evaluated roots keep their output).
+        engine::evaluate(device, &[rows.clone(), cols.clone(), values.clone()]).await?;
         let nnz = self.nnz();
         let starts_run = cell_starts(&rows, &cols)?;
         let starts = crate::dynamic::compact(device, &starts_run, &u32_rows(nnz)?).await?;

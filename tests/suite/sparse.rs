@@ -70,6 +70,28 @@ pub(super) fn evaluated<T: Target>(nodes: &[&NodeRef]) {
     }
 }
 
+/// `toCSR` sorted the entries twice: once up to the count of distinct entries it reads back,
+/// then again for the columns and values (only evaluated roots keep their output). It runs
+/// now about as many kernels as sorting the entries once.
+pub fn to_csr_sorts_the_entries_once<T: Target>() {
+    let device = T::fresh();
+    let kernels = || device.core().counters.stats().kernels;
+    let (rows, cols, values) = random_entries((300, 200), 5000, 9, 11);
+    let a = coo_of(&device, &rows, &cols, &values, (300, 200));
+    let sorted = a.to_coo().unwrap();
+    let before = kernels();
+    evaluate_blocking(&device, &[sorted.major, sorted.minor, sorted.values]).unwrap();
+    let sort = kernels() - before;
+    let before = kernels();
+    let csr = block(a.to_csr(&device)).unwrap();
+    evaluate_blocking(&device, &[csr.major, csr.minor, csr.values]).unwrap();
+    let convert = kernels() - before;
+    assert!(
+        sort > 0 && convert < sort * 3 / 2,
+        "a sort runs {sort} kernels, the conversion {convert}"
+    );
+}
+
 pub fn coo_with_duplicates_becomes_canonical_csr<T: Target>() {
     let device = T::device();
     // 4 x 5: unsorted, a duplicate (1, 3) twice, a stored zero at (3, 0), empty row 2 and
