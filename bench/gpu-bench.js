@@ -220,7 +220,7 @@ async function spmvRun(device, m) {
   }
   row.jsMs = await median(async () => jsSpmv(spmv)(), 3);
   if (device.type === 'webgpu') {
-    const naive = naiveWgslSpmv(device.gpuDevice, spmv);
+    const naive = await naiveWgslSpmv(device.gpuDevice, spmv);
     row.naiveMs = await median(naive.run, 3);
     naive.dispose();
   }

@@ -91,19 +91,6 @@ fn convert_bytes(d: &Coo) -> f64 {
     (24 * d.row_ind.len() + 4 * (d.m + 1)) as f64
 }
 
-fn median(reps: usize, mut run: impl FnMut()) -> f64 {
-    run();
-    let mut samples: Vec<f64> = (0..reps)
-        .map(|_| {
-            let t = Instant::now();
-            run();
-            t.elapsed().as_secs_f64() * 1e3
-        })
-        .collect();
-    samples.sort_by(f64::total_cmp);
-    samples[samples.len() / 2]
-}
-
 fn host_spmv(d: &Csr) -> Vec<f32> {
     (0..d.m)
         .map(|i| {
@@ -208,7 +195,7 @@ pub fn gputable_w6<B: Backend>(
     };
     let error = relative_error(&spmv(), reference.0);
     assert!(error < 1e-4, "SpMV differs from the host loop by {error}");
-    let spmv_ms = median(7, || {
+    let spmv_ms = super::median(7, || {
         spmv();
     });
     let (evaluate_ms, read_ms) = super::split_ms(device, || a.multiply(&x).expect("multiplies"));
@@ -236,7 +223,7 @@ pub fn gputable_w6<B: Backend>(
         reference.1,
         "COO to CSR kept another count of distinct entries"
     );
-    let convert_ms = median(3, || {
+    let convert_ms = super::median(3, || {
         convert();
     });
     describe_conversion(device, &a);
@@ -265,20 +252,7 @@ fn describe_conversion<B: Backend>(device: &B, a: &SparseMatrix) {
     );
 }
 
-const NAIVE_SPMV: &str = "
-@group(0) @binding(0) var<storage, read> ptr: array<u32>;
-@group(0) @binding(1) var<storage, read> col: array<u32>;
-@group(0) @binding(2) var<storage, read> val: array<f32>;
-@group(0) @binding(3) var<storage, read> x: array<f32>;
-@group(0) @binding(4) var<storage, read_write> y: array<f32>;
-@compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) id: vec3u, @builtin(num_workgroups) groups: vec3u) {
-  let row = id.x + id.y * groups.x * 64u;
-  if (row >= arrayLength(&y)) { return; }
-  var sum = 0.0;
-  for (var k = ptr[row]; k < ptr[row + 1u]; k++) { sum += val[k] * x[col[k]]; }
-  y[row] = sum;
-}";
+const NAIVE_SPMV: &str = include_str!("naive-spmv.wgsl");
 
 /// The one-thread-per-row WGSL SpMV a user would write, on gputable's own wgpu device: one
 /// dispatch, y copied to a mappable buffer and read. Median ms, checked against `reference`.
@@ -371,7 +345,7 @@ pub fn naive_wgsl_spmv(gpu: &GpuDevice, d: &Csr, reference: &[f32]) -> f64 {
     };
     let error = relative_error(&run(), reference);
     assert!(error < 1e-4, "the naive WGSL SpMV differs by {error}");
-    let ms = median(7, || {
+    let ms = super::median(7, || {
         run();
     });
     inputs.iter().chain([&y, &read]).for_each(|b| b.destroy());
@@ -382,11 +356,11 @@ pub fn naive_wgsl_spmv(gpu: &GpuDevice, d: &Csr, reference: &[f32]) -> f64 {
 pub fn run(gpu: &GpuDevice, gl: Option<&gputable::gl::GlDevice>, m: usize, entries: usize) {
     let csr = spmv_data(m, 10);
     let coo = coo_data(m, entries);
-    let host_spmv_ms = median(7, || {
+    let host_spmv_ms = super::median(7, || {
         host_spmv(&csr);
     });
     let reference = host_spmv(&csr);
-    let host_convert_ms = median(3, || {
+    let host_convert_ms = super::median(3, || {
         host_coo_to_csr(&coo);
     });
     let distinct = host_coo_to_csr(&coo).1.len();

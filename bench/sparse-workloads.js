@@ -183,7 +183,7 @@ export async function gputableCooToCsr(gt, d, device) {
  * The straightforward WebGPU SpMV a user would write: one thread per row walking its
  * entries, y copied to a mappable buffer and read.
  */
-export function naiveWgslSpmv(gpu, d) {
+export async function naiveWgslSpmv(gpu, d) {
   const usage = globalThis.GPUBufferUsage;
   const upload = data => {
     const buffer = gpu.createBuffer({size: data.byteLength, usage: usage.STORAGE | usage.COPY_DST});
@@ -193,20 +193,8 @@ export function naiveWgslSpmv(gpu, d) {
   const inputs = [d.rowPtr, d.colVal, d.nzVal, d.x].map(upload);
   const y = gpu.createBuffer({size: 4 * d.m, usage: usage.STORAGE | usage.COPY_SRC});
   const read = gpu.createBuffer({size: 4 * d.m, usage: usage.MAP_READ | usage.COPY_DST});
-  const module = gpu.createShaderModule({code: `
-    @group(0) @binding(0) var<storage, read> ptr: array<u32>;
-    @group(0) @binding(1) var<storage, read> col: array<u32>;
-    @group(0) @binding(2) var<storage, read> val: array<f32>;
-    @group(0) @binding(3) var<storage, read> x: array<f32>;
-    @group(0) @binding(4) var<storage, read_write> y: array<f32>;
-    @compute @workgroup_size(64)
-    fn main(@builtin(global_invocation_id) id: vec3u, @builtin(num_workgroups) groups: vec3u) {
-      let row = id.x + id.y * groups.x * 64u;
-      if (row >= arrayLength(&y)) { return; }
-      var sum = 0.0;
-      for (var k = ptr[row]; k < ptr[row + 1u]; k++) { sum += val[k] * x[col[k]]; }
-      y[row] = sum;
-    }`});
+  const code = await (await fetch(new URL('./naive-spmv.wgsl', import.meta.url))).text();
+  const module = gpu.createShaderModule({code});
   const pipeline = gpu.createComputePipeline({layout: 'auto', compute: {module, entryPoint: 'main'}});
   const bindings = gpu.createBindGroup({
     layout: pipeline.getBindGroupLayout(0),

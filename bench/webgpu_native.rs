@@ -43,11 +43,10 @@ fn pass_count(explain: &str) -> String {
         .replace(" in all", "")
 }
 
-/// Median ms of `run` after two warm-up runs.
-fn median(mut run: impl FnMut()) -> f64 {
+/// Median ms of `reps` runs of `run` after a warm-up run.
+fn median(reps: usize, mut run: impl FnMut()) -> f64 {
     run();
-    run();
-    let mut samples: Vec<f64> = (0..7)
+    let mut samples: Vec<f64> = (0..reps)
         .map(|_| {
             let t = Instant::now();
             run();
@@ -140,7 +139,7 @@ fn main() {
     println!("|---|---|---|---|---|---|---|");
     for (name, bytes_per_row, build) in &workloads {
         let dispatches = pass_count(&explain(&device, &build()).expect("plans"));
-        let gpu_ms = median(|| {
+        let gpu_ms = median(7, || {
             let r = build();
             evaluate_blocking(&device, std::slice::from_ref(&r)).expect("evaluates");
             read_value(&r, None, None).expect("reads back");
@@ -149,7 +148,7 @@ fn main() {
         eprintln!("  {name} on webgpu: build + evaluate {evaluate_ms:.2} ms, read {read_ms:.2} ms");
         let (gl_ms, draws) = match &gl_device {
             Ok(gl) => {
-                let ms = median(|| {
+                let ms = median(7, || {
                     let r = build();
                     evaluate_blocking(gl, std::slice::from_ref(&r)).expect("evaluates");
                     read_value(&r, None, None).expect("reads back");
@@ -159,7 +158,7 @@ fn main() {
             }
             Err(_) => ("—".to_string(), "—".to_string()),
         };
-        let cpu_ms = median(|| {
+        let cpu_ms = median(7, || {
             evaluate(&build()).expect("evaluates");
         });
         let gbps = (*bytes_per_row * rows) as f64 / gpu_ms / 1e6;
