@@ -83,6 +83,30 @@ fn integer_division_truncates_and_division_by_zero_is_zero() {
     assert_eq!(read(&r), ColumnData::U8(vec![0]));
 }
 
+/// Unsigned division by a constant power of two runs as a shift (a radix sort's bit
+/// extraction); it must give what division gives, for every power and for other divisors.
+#[test]
+fn unsigned_division_by_constant_powers_of_two() {
+    let values: Vec<u32> = vec![0, 1, 2, 3, 255, 256, 65535, 1 << 31, u32::MAX, 123_456_789];
+    let x = u32s(&values, 1);
+    for divisor in (0..32).map(|k| 1u32 << k).chain([0, 3, 6, 1000]) {
+        let r = ir::binary(Divide, &x, &konst(ColumnData::U32(vec![divisor]))).unwrap();
+        let want: Vec<u32> = values
+            .iter()
+            .map(|v| v.checked_div(divisor).unwrap_or(0))
+            .collect();
+        assert_eq!(read_u32(&r), want, "x / {divisor}");
+    }
+    let small = ir::binary(Divide, &u8s(&[255, 17], 1), &konst(ColumnData::U8(vec![4]))).unwrap();
+    assert_eq!(read(&small), ColumnData::U8(vec![63, 4]));
+    let signed = ir::binary(Divide, &i32s(&[-7, 7], 1), &konst(ColumnData::I32(vec![2]))).unwrap();
+    assert_eq!(
+        read_i32(&signed),
+        vec![-3, 3],
+        "signed division truncates toward zero"
+    );
+}
+
 #[test]
 fn float_division_and_math_follow_ieee() {
     let r = ir::binary(Divide, &f32s(&[1., -1., 0.], 1), &f32s(&[0., 0., 0.], 1)).unwrap();
