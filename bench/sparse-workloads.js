@@ -193,7 +193,9 @@ export async function naiveWgslSpmv(gpu, d) {
   const inputs = [d.rowPtr, d.colVal, d.nzVal, d.x].map(upload);
   const y = gpu.createBuffer({size: 4 * d.m, usage: usage.STORAGE | usage.COPY_SRC});
   const read = gpu.createBuffer({size: 4 * d.m, usage: usage.MAP_READ | usage.COPY_DST});
-  const code = await (await fetch(new URL('./naive-spmv.wgsl', import.meta.url))).text();
+  const shader = await fetch(new URL('./naive-spmv.wgsl', import.meta.url));
+  if (!shader.ok) throw new Error(`bench/naive-spmv.wgsl: HTTP ${shader.status}`);
+  const code = await shader.text();
   const module = gpu.createShaderModule({code});
   const pipeline = gpu.createComputePipeline({layout: 'auto', compute: {module, entryPoint: 'main'}});
   const bindings = gpu.createBindGroup({

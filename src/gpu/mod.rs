@@ -475,12 +475,15 @@ impl Backend for GpuDevice {
         let Storage::WebGpu(gpu) = &value.storage else {
             return Err(internal("not a WebGPU value"));
         };
+        if start >= end {
+            return Ok(());
+        }
         let row_bytes = value.size as u64 * 4;
         let rows_per_piece = (READBACK_PIECE_BYTES / row_bytes).max(1);
         // One staging buffer for every piece: a large one made afresh (the shared pool drops
         // its largest buffers first) cost an H100 40 ms of first-touch mapping for 32 MB, ten
         // times the copy; pieces of at most 8 MB stay in the pool.
-        let staging_rows = rows_per_piece.min(end.saturating_sub(start) as u64).max(1);
+        let staging_rows = rows_per_piece.min((end - start) as u64);
         let staging = self.take_buffer(staging_rows * row_bytes, STAGING, &Home::Pool)?;
         let mut row = start as u64;
         while row < end as u64 {
