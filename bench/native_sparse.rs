@@ -123,15 +123,25 @@ fn host_coo_to_csr(d: &Coo) -> (Vec<u32>, Vec<u32>, Vec<f32>) {
     let mut out = 0usize;
     for i in 0..d.m {
         let (start, end) = (row_ptr[i] as usize, row_ptr[i + 1] as usize);
-        let mut row: Vec<(u32, f32)> = (start..end).map(|k| (cols[k], vals[k])).collect();
-        row.sort_by_key(|e| e.0);
+        // In place, as the JS loop does (no allocation per row).
+        for k in start + 1..end {
+            let (c, v) = (cols[k], vals[k]);
+            let mut j = k;
+            while j > start && cols[j - 1] > c {
+                cols[j] = cols[j - 1];
+                vals[j] = vals[j - 1];
+                j -= 1;
+            }
+            cols[j] = c;
+            vals[j] = v;
+        }
         row_ptr[i] = out as u32;
-        for (k, (c, v)) in row.into_iter().enumerate() {
-            if k > 0 && cols[out - 1] == c {
-                vals[out - 1] += v;
+        for k in start..end {
+            if k > start && cols[out - 1] == cols[k] {
+                vals[out - 1] += vals[k];
             } else {
-                cols[out] = c;
-                vals[out] = v;
+                cols[out] = cols[k];
+                vals[out] = vals[k];
                 out += 1;
             }
         }

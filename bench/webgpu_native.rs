@@ -46,13 +46,18 @@ fn pass_count(explain: &str) -> String {
 /// Median ms of `reps` runs of `run` after a warm-up run.
 fn median(reps: usize, mut run: impl FnMut()) -> f64 {
     run();
-    let mut samples: Vec<f64> = (0..reps)
+    let samples: Vec<f64> = (0..reps)
         .map(|_| {
             let t = Instant::now();
             run();
             t.elapsed().as_secs_f64() * 1e3
         })
         .collect();
+    middle(samples)
+}
+
+/// The median of `samples`.
+fn middle(mut samples: Vec<f64>) -> f64 {
     samples.sort_by(f64::total_cmp);
     samples[samples.len() / 2]
 }
@@ -79,11 +84,7 @@ fn split_ms<B: Backend>(device: &B, build: impl Fn() -> NodeRef) -> (f64, f64) {
         evaluated.push((middle - t).as_secs_f64() * 1e3);
         read.push(middle.elapsed().as_secs_f64() * 1e3);
     }
-    let mid = |mut v: Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
-    (mid(evaluated), mid(read))
+    (middle(evaluated), middle(read))
 }
 
 fn main() {
