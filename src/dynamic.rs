@@ -40,10 +40,12 @@ pub async fn compact<B: Backend>(device: &B, flags: &NodeRef, values: &NodeRef) 
     let kept = ir::select(flags, &u32_constant(1)?, &u32_constant(0)?)?;
     let positions = ir::exclusive_scan(&kept)?;
     let count = ir::reduce(ReduceKind::Sum, &kept, None, DEFAULT_SPLIT_EVERY)?;
-    engine::evaluate(device, &[positions.clone(), count.clone()]).await?;
+    // The kept flags are evaluated too: the destinations read them, not the flags'
+    // expression again.
+    engine::evaluate(device, &[kept.clone(), positions.clone(), count.clone()]).await?;
     let rows = read_scalars(device, &[count]).await?[0] as u32;
     // Rows not kept go past the end, where a scatter drops them.
-    let destinations = ir::select(flags, &positions, &u32_constant(u32::MAX)?)?;
+    let destinations = ir::select(&kept, &positions, &u32_constant(u32::MAX)?)?;
     let ids = ir::scatter(&destinations, &u32_rows(values.meta.length)?, rows)?;
     ir::gather(&ids, values)
 }

@@ -147,6 +147,40 @@ impl Backend for CpuDevice {
         Ok(())
     }
 
+    fn sorts(&self) -> bool {
+        true
+    }
+
+    async fn sort_permutation(
+        &self,
+        home: &mut Home,
+        keys: &[Rc<Value>],
+        bits: u32,
+    ) -> Result<Value> {
+        let mut chunks = Vec::with_capacity(keys.len());
+        for value in keys {
+            match value.host_column().map(|c| &c.data) {
+                Some(ColumnData::U32(keys)) => chunks.push(keys.as_slice()),
+                _ => return Err(super::internal("sort keys are not uint32 host columns")),
+            }
+        }
+        let rows: usize = chunks.iter().map(|c| c.len()).sum();
+        let mut lease = self.take(home, DType::U32, rows)?;
+        let column = lease.get_mut();
+        let ColumnData::U32(out) = &mut column.data else {
+            return Err(super::internal("a uint32 lease holds another type"));
+        };
+        let passes = super::sort::sort_permutation(&chunks, bits, out)?;
+        column.rows = rows as u32;
+        self.0.core.counters.add_kernels(passes);
+        Ok(Value::from_host_lease(self.0.core.id, lease))
+    }
+
+    fn sort_scratch_bytes(&self, rows: u32) -> u64 {
+        // The keys copied, the keys a pass writes, the rows it reads.
+        3 * self.value_bytes(DType::U32, 1, rows)
+    }
+
     type States = super::CpuStates;
 
     fn reduction_states(&self, _: &mut Home, root: &Node, parts: u32) -> Result<CpuStates> {

@@ -8,6 +8,7 @@ mod device;
 mod lane;
 mod math;
 mod rows;
+mod sort;
 
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -665,7 +666,13 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
                 base += len;
             }
         }
-        Op::Source | Op::Reduce(_) | Op::Scatter | Op::Concat | Op::Slice { .. } | Op::Rechunk => {
+        Op::Source
+        | Op::Reduce(_)
+        | Op::Scatter
+        | Op::SortPermutation { .. }
+        | Op::Concat
+        | Op::Slice { .. }
+        | Op::Rechunk => {
             return Err(internal(format!(
                 "{} is not computed per block",
                 node.op.name()

@@ -168,17 +168,41 @@ pub(super) fn search_sorted<S: Elem, Q: Lane, T: Lane>(
     upper: bool,
     dst: &mut [T],
 ) {
+    let rows = sorted.rows();
+    // Whether the answer for `q` lies past row `i`.
+    let past = |i: usize, q: f64| {
+        let v = sorted.row(i)[0].to_f64();
+        if upper {
+            v <= q
+        } else {
+            v < q
+        }
+    };
+    // Queries in ascending order (row pointers, segment bounds) gallop on from the answer
+    // before: O(log gap) reads near the last, not O(log n) across the whole column.
+    let mut before: Option<(f64, usize)> = None;
     for (out, q) in dst.iter_mut().zip(queries) {
         let q = q.to_f64();
-        let (mut lo, mut hi) = (0, sorted.rows());
+        let (mut lo, mut hi) = match before {
+            Some((previous, answer)) if q >= previous => {
+                let (mut lo, mut hi, mut step) = (answer, answer, 1);
+                while hi < rows && past(hi, q) {
+                    lo = hi + 1;
+                    hi += step;
+                    step *= 2;
+                }
+                (lo, hi.min(rows))
+            }
+            _ => (0, rows),
+        };
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            let v = sorted.row(mid)[0].to_f64();
-            match if upper { v <= q } else { v < q } {
+            match past(mid, q) {
                 true => lo = mid + 1,
                 false => hi = mid,
             }
         }
+        before = Some((q, lo));
         *out = T::from_elem(lo as u32);
     }
 }

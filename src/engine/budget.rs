@@ -243,6 +243,14 @@ fn task_bytes<B: Backend>(
             first += rows;
             continue;
         }
+        if region.is_sort() {
+            // The permutation and the sort's working arrays, beside its keys.
+            bytes += device.sort_scratch_bytes(root.meta.length);
+            bytes += bytes_of(device, root, stored(root)) * if streamed { 2 } else { 1 };
+            tasks.push(bytes);
+            first += rows;
+            continue;
+        }
         if region.is_reduction() {
             // Every chunk's partial states (twice: a combine round reads one set, writes
             // the next), this task's scratch states, and the final row.

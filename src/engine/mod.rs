@@ -15,7 +15,7 @@ use std::rc::Rc;
 use crate::column::{Column, ColumnData};
 use crate::dtype::DType;
 use crate::error::{ErrorCode, GpuTableError, Result};
-use crate::ir::{combine_rounds, NodeRef};
+use crate::ir::{combine_rounds, NodeRef, Op};
 use crate::memory::{size_class, Counters, Home, Homes};
 use crate::plan::{plan_with, Fusion, Plan, PlanLimits, PlanOptions, Region, ASSEMBLY_PASS};
 use crate::value::{DeviceId, Output, RowSink, Storage, Value};
@@ -162,6 +162,29 @@ pub trait Backend {
         values: &Value,
         parts: &mut [Value],
     ) -> Result<()>;
+    /// Whether `sort_permutation` runs here; elsewhere the executor runs a sort as the IR's
+    /// one-bit split passes (`ir::split_permutation`).
+    fn sorts(&self) -> bool {
+        false
+    }
+    /// The stable permutation ordering the uint32 `keys` (their chunks, in order) by their
+    /// low `bits` bits.
+    async fn sort_permutation(
+        &self,
+        _batch: &mut Self::Batch,
+        _keys: &[Rc<Value>],
+        _bits: u32,
+    ) -> Result<Value> {
+        Err(internal(format!(
+            "{} sorts through split passes",
+            self.name()
+        )))
+    }
+    /// Device bytes a sort of `rows` keys holds besides its keys and its permutation.
+    fn sort_scratch_bytes(&self, rows: u32) -> u64 {
+        // A split pass's flags, their scan, destinations and the previous permutation.
+        4 * self.value_bytes(DType::U32, 1, rows)
+    }
     /// Runs everything recorded so far (before a read in the middle of a plan).
     async fn flush(&self, batch: &mut Self::Batch) -> Result<()>;
     /// Runs what is left and reports any error the device raised during the batch.
@@ -462,6 +485,12 @@ fn describe_passes<B: Backend>(device: &B, plan: &Plan) -> Result<String> {
             text.push_str(&format!("pass {}: {ASSEMBLY_PASS}\n", index + 1));
             continue;
         }
+        if region.is_sort() && !device.sorts() {
+            let (kernels, line) = describe_split_sort(device, region)?;
+            total += kernels;
+            text.push_str(&format!("pass {}: {line}\n", index + 1));
+            continue;
+        }
         let (tasks, _) = run::planned_tasks(device, region, &region.random_access_inputs());
         let largest = region.task(tasks.iter().copied().max().unwrap_or(0));
         let (kernels, line) = device.describe_task(&largest)?;
@@ -484,6 +513,42 @@ fn describe_passes<B: Backend>(device: &B, plan: &Plan) -> Result<String> {
     let word = if total == 1 { one } else { many };
     text.push_str(&format!("{total} {word} in all\n"));
     Ok(text)
+}
+
+/// The kernels of a sort composed of split passes, as its own plan runs them.
+fn describe_split_sort<B: Backend>(device: &B, region: &Region) -> Result<(u64, String)> {
+    let Op::SortPermutation { bits } = region.root.op else {
+        return Err(internal("a sort pass without a sort"));
+    };
+    let keys = &region.root.inputs[0];
+    // Planning looks only at the keys' shape: an output with no chunks stands for them.
+    let stand_in = Output::new(device.core().id, Vec::new());
+    let keys = crate::ir::computed(keys.meta, keys.chunks.clone(), stand_in);
+    let permutation = crate::ir::split_permutation(&keys, bits)?;
+    let plan = run::split_sort_plan(&permutation, &device.plan_limits())?;
+    let kernels = plan
+        .regions
+        .iter()
+        .map(|r| {
+            let (tasks, _) = run::planned_tasks(device, r, &r.random_access_inputs());
+            let (kernels, _) =
+                device.describe_task(&r.task(tasks.iter().copied().max().unwrap_or(0)))?;
+            Ok(kernels * tasks.len() as u64 + device.pass_kernels(r))
+        })
+        .sum::<Result<u64>>()?;
+    Ok((
+        kernels,
+        format!(
+            "{kernels} {} in {bits} one-bit split passes (scan, gather and scatter kernels)",
+            device
+                .kernel_words()
+                .map_or("kernels", |(one, many)| if kernels == 1 {
+                    one
+                } else {
+                    many
+                })
+        ),
+    ))
 }
 
 /// Puts a node's output on `device` now, copied once (later calls find the copy), and with

@@ -15,6 +15,19 @@ use crate::ir::{
 use crate::plan::{Access, Plan, PlanLimits, Region};
 use crate::value::{DeviceId, Output, Value};
 
+/// The plan of a sort composed of split passes (`permutation`, from
+/// `ir::split_permutation`) on a backend with `limits`.
+pub(super) fn split_sort_plan(permutation: &NodeRef, limits: &PlanLimits) -> Result<Plan> {
+    crate::plan::plan_with(
+        std::slice::from_ref(permutation),
+        &crate::plan::PlanOptions {
+            fusion: crate::plan::Fusion::On,
+            replan_roots: false,
+            limits,
+        },
+    )
+}
+
 /// One evaluation's run of a plan on a device.
 pub(super) struct Run<'a, B: Backend> {
     pub device: &'a B,
@@ -45,6 +58,7 @@ impl<B: Backend> Run<'_, B> {
                 _ if region.root.op.is_assembly() => self.assembly(region, &values).await?,
                 _ if region.is_reduction() => self.reduction(region, &values).await?,
                 _ if region.is_scatter() => self.scatter(region, &values).await?,
+                _ if region.is_sort() => self.sort(region, &values).await?,
                 _ => self.region(region, &values).await?,
             };
             values.insert(region.root.id, output);
@@ -227,6 +241,45 @@ impl<B: Backend> Run<'_, B> {
                 true => self.read_back(&part).await?,
                 false => part,
             }));
+        }
+        Ok(Output::new(self.home_of(root), chunks))
+    }
+
+    /// A sort's pass: the device's own, or the one-bit split passes planned and run here.
+    async fn sort(&mut self, region: &Region, values: &HashMap<u64, Output>) -> Result<Output> {
+        let root = &region.root;
+        let Op::SortPermutation { bits } = root.op else {
+            return Err(internal("a sort pass without a sort"));
+        };
+        let keys = &root.inputs[0];
+        let stored = values
+            .get(&keys.id)
+            .ok_or_else(|| internal(format!("t{} has no value", keys.id)))?;
+        let output = match self.device.sorts() {
+            true => {
+                let permutation = self
+                    .device
+                    .sort_permutation(self.batch, &stored.chunks, bits)
+                    .await?;
+                Output::new(self.device.core().id, vec![Rc::new(permutation)])
+            }
+            false => {
+                let keys = ir::computed(keys.meta, keys.chunks.clone(), stored.clone());
+                let permutation = ir::split_permutation(&keys, bits)?;
+                let plan = split_sort_plan(&permutation, self.limits)?;
+                let roots = [permutation];
+                let mut outputs = Box::pin(self.plan(&plan, &roots, HashMap::new())).await?;
+                outputs
+                    .remove(&roots[0].id)
+                    .ok_or_else(|| internal("a composed sort left no permutation"))?
+            }
+        };
+        if !self.streamed.contains(&root.id) {
+            return Ok(output);
+        }
+        let mut chunks = Vec::with_capacity(output.chunks.len());
+        for chunk in output.chunks.iter() {
+            chunks.push(Rc::new(self.read_back(chunk).await?));
         }
         Ok(Output::new(self.home_of(root), chunks))
     }

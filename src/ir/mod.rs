@@ -144,6 +144,11 @@ pub enum Op {
     /// inputs: destinations, values; the node's length is its own (scatter.rs). Its pass
     /// walks the input rows, so it is a region of its own over materialized inputs.
     Scatter,
+    /// The stable permutation sorting uint32 keys (read whole) by their low `bits` bits
+    /// (sort.rs): a pass of its own, native on some backends, composed on the others.
+    SortPermutation {
+        bits: u32,
+    },
     /// Rows of each input in order, chunks concatenated (a view: no kernel of its own).
     Concat,
     /// Every lane converted to the node's type (api.md's `cast` rules).
@@ -180,6 +185,7 @@ impl Op {
             Op::ScanApply => "exclusiveScan",
             Op::SearchSorted { .. } => "searchSorted",
             Op::Scatter => "scatter",
+            Op::SortPermutation { .. } => "sort",
             Op::SegmentSum => "segmentSum",
             Op::Reshape => "reshape",
             Op::Cast(_) => "cast",
@@ -195,7 +201,10 @@ impl Op {
     pub fn reads_input_at_row(&self, index: usize) -> bool {
         !(matches!(
             (self, index),
-            (Op::Gather, 1) | (Op::SegmentedMap, 0) | (Op::SearchSorted { .. }, 0)
+            (Op::Gather, 1)
+                | (Op::SegmentedMap, 0)
+                | (Op::SearchSorted { .. }, 0)
+                | (Op::SortPermutation { .. }, 0)
         ) || self.is_assembly()
             || matches!(
                 self,
@@ -422,6 +431,12 @@ impl Node {
         }
         Ok(())
     }
+}
+
+/// A leaf standing for an output computed already: the executor's handle on an
+/// intermediate that a plan of its own reads (a composed sort's keys).
+pub fn computed(meta: Meta, chunks: Chunks, output: Output) -> NodeRef {
+    Node::new(Op::Source, Vec::new(), meta, chunks, Some(output))
 }
 
 /// Row offset of each chunk, and the end.

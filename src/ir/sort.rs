@@ -1,12 +1,11 @@
-//! A stable sort by integer keys: an LSD radix sort of one-bit splits. Each pass numbers
-//! the rows whose bit is 0 by an exclusive scan, sends them to the front in order and the
-//! others after them in order, and scatters the permutation there; the keys are gathered
-//! through it for the next pass. Every backend runs it as its ordinary scan, gather and
-//! scatter kernels: O(n) work per bit, one pass per bit the keys can use.
+//! A stable sort by integer keys: one `sort` node, the permutation that orders uint32 keys
+//! by their low bits. A backend that sorts natively runs it as one pass (the CPU: an LSD
+//! radix sort of multi-bit digits); on the others the executor runs `split_permutation`,
+//! the sort composed of the IR's scan, gather and scatter.
 
 use super::{
-    binary, cast, exclusive_scan, gather, scatter, select, u32_constant, u32_rows, BinaryOp,
-    NodeRef,
+    binary, cast, exclusive_scan, gather, scatter, select, single_chunk, u32_constant, u32_rows,
+    BinaryOp, Meta, Node, NodeRef, Op,
 };
 use crate::dtype::{Class, DType};
 use crate::error::{GpuTableError, Result};
@@ -23,7 +22,7 @@ pub fn sort_permutation(keys: &NodeRef) -> Result<(NodeRef, NodeRef)> {
         Class::I => binary(BinaryOp::Add, &as_u32, &u32_constant(1 << (bits - 1))?)?,
         _ => as_u32,
     };
-    let perm = radix_permutation(&ordered, bits)?;
+    let perm = sort_node(&ordered, bits)?;
     Ok((perm.clone(), gather(&perm, keys)?))
 }
 
@@ -38,7 +37,7 @@ pub fn sort_permutation_below(keys: &NodeRef, bound: u64) -> Result<(NodeRef, No
         ));
     }
     let bits = (64 - bound.saturating_sub(1).leading_zeros()).min(32);
-    let perm = radix_permutation(keys, bits)?;
+    let perm = sort_node(keys, bits)?;
     Ok((perm.clone(), gather(&perm, keys)?))
 }
 
@@ -58,8 +57,34 @@ fn check_keys(keys: &NodeRef) -> Result<()> {
     Ok(())
 }
 
-/// The stable sorting permutation of uint32 `keys` by their low `bits` bits.
-fn radix_permutation(keys: &NodeRef, bits: u32) -> Result<NodeRef> {
+/// The stable sorting permutation of uint32 `keys` by their low `bits` bits, as one node
+/// (nothing to sort: the identity).
+fn sort_node(keys: &NodeRef, bits: u32) -> Result<NodeRef> {
+    let rows = keys.meta.length;
+    if rows < 2 || bits == 0 {
+        return u32_rows(rows);
+    }
+    let meta = Meta {
+        dtype: DType::U32,
+        size: 1,
+        length: rows,
+        constant: false,
+    };
+    Ok(Node::new(
+        Op::SortPermutation { bits },
+        vec![keys.clone()],
+        meta,
+        single_chunk(rows),
+        None,
+    ))
+}
+
+/// The stable sorting permutation of uint32 `keys` by their low `bits` bits, composed of
+/// one-bit splits: each pass numbers the rows whose bit is 0 by an exclusive scan, sends
+/// them to the front in order and the others after them in order, and scatters the
+/// permutation there; the keys are gathered through it for the next pass. O(n) work per
+/// bit, on any backend's scan, gather and scatter kernels.
+pub fn split_permutation(keys: &NodeRef, bits: u32) -> Result<NodeRef> {
     let rows = keys.meta.length;
     let k = u32_rows(rows)?;
     if rows < 2 {

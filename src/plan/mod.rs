@@ -53,6 +53,11 @@ impl Region {
         self.root.op == Op::Scatter
     }
 
+    /// A sort's pass: its keys read whole, its permutation written whole.
+    pub fn is_sort(&self) -> bool {
+        matches!(self.root.op, Op::SortPermutation { .. })
+    }
+
     /// Rows of the output: a reduction's row per lane, a scatter's length, else one per row
     /// computed.
     pub fn output_rows(&self) -> u32 {
@@ -241,8 +246,10 @@ pub fn plan_with(roots: &[NodeRef], options: &PlanOptions) -> Result<Plan> {
             continue;
         }
         let reduction = matches!(node.op, Op::Reduce(_));
-        let scatter = node.op == Op::Scatter;
-        if options.fusion == Fusion::Off || reduction || scatter || node.op.is_assembly() {
+        // A scatter's kernel is a fixed copy (a point draw on WebGL2), a sort's a library
+        // pass: no fused inputs.
+        let fixed = matches!(node.op, Op::Scatter | Op::SortPermutation { .. });
+        if options.fusion == Fusion::Off || reduction || fixed || node.op.is_assembly() {
             graph.materialized.insert(node.id);
         }
         for (k, input) in node.inputs.iter().enumerate() {
@@ -253,8 +260,7 @@ pub fn plan_with(roots: &[NodeRef], options: &PlanOptions) -> Result<Plan> {
             let wide_reduction = reduction && (k > 0 || input.meta.size > NARROW_REDUCTION_LANES);
             let wide_across = node.op.reads_across_lanes() && input.meta.size > WIDE_ROW_LANES;
             let other_chunks = !reduction && !same_chunks(input, node);
-            // A scatter's kernel is a fixed copy (a point draw on WebGL2): no fused inputs.
-            if scatter
+            if fixed
                 || !node.op.reads_input_at_row(k)
                 || (input.meta.constant && !node.meta.constant)
                 || wide_reduction

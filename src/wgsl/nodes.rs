@@ -306,7 +306,13 @@ pub(crate) fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Resul
                 branch = "else if";
             }
         }
-        Op::Reduce(_) | Op::Scatter | Op::Source | Op::Concat | Op::Slice { .. } | Op::Rechunk => {
+        Op::Reduce(_)
+        | Op::Scatter
+        | Op::SortPermutation { .. }
+        | Op::Source
+        | Op::Concat
+        | Op::Slice { .. }
+        | Op::Rechunk => {
             return Err(internal(&format!(
                 "{} is not computed per row",
                 node.op.name()

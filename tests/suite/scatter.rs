@@ -129,3 +129,39 @@ pub fn radix_sorts_use_every_bit_of_the_keys<T: Target>() {
         ErrorCode::TypeMismatch
     );
 }
+
+/// A sort is one pass of the plan: the CPU runs it natively (a radix pass per digit of up
+/// to 11 bits, after one count), the GPU backends as the one-bit split passes `explain`
+/// names and counts, and both give the stable order.
+pub fn a_sort_is_one_pass_native_or_composed<T: Target>() {
+    let device = T::fresh();
+    let rows = 100_000u32;
+    let keys: Vec<u32> = (0..rows)
+        .map(|i| i.wrapping_mul(2_654_435_761) >> 12)
+        .collect();
+    let (perm, _) = ir::sort_permutation_below(&u32s(&keys, 1), 1 << 20).unwrap();
+    let text = gputable::engine::explain(&device, &perm).unwrap();
+    assert!(
+        text.contains("stable sort by the keys' low 20 bits"),
+        "{text}"
+    );
+    let before = device.core().counters.stats().kernels;
+    evaluate_blocking(&device, std::slice::from_ref(&perm)).unwrap();
+    let kernels = device.core().counters.stats().kernels - before;
+    match device.sorts() {
+        // One count, then two 10-bit digits.
+        true => assert_eq!(kernels, 3),
+        false => {
+            let named = format!("{kernels} ");
+            assert!(
+                kernels >= 20 * 3
+                    && text.contains(&named)
+                    && text.contains("20 one-bit split passes"),
+                "{kernels} kernels ran; explain says:\n{text}"
+            );
+        }
+    }
+    let mut expected: Vec<u32> = (0..rows).collect();
+    expected.sort_by_key(|&i| keys[i as usize]);
+    assert_eq!(read_u32(&perm), expected);
+}
