@@ -54,6 +54,14 @@ impl<'a, S: Elem> StoredRows<'a, S> {
         self.ends.last().copied().unwrap_or(0)
     }
 
+    /// The values as one slice, where they are stored in one part.
+    fn contiguous(&self) -> Option<&'a [S]> {
+        match self.parts[..] {
+            [part] => Some(part),
+            _ => None,
+        }
+    }
+
     /// Row `r` (< `rows()`): in the part of the last row read, or found by binary search.
     #[inline]
     pub fn row(&self, r: usize) -> &'a [S] {
@@ -168,28 +176,49 @@ pub(super) fn search_sorted<S: Elem, Q: Lane, T: Lane>(
     upper: bool,
     dst: &mut [T],
 ) {
-    let rows = sorted.rows();
+    match sorted.contiguous() {
+        Some(keys) if sorted.lanes == 1 => {
+            search_slice(|i| keys[i], keys.len(), queries, upper, dst)
+        }
+        _ => search_slice(|i| sorted.row(i)[0], sorted.rows(), queries, upper, dst),
+    }
+}
+
+/// `search_sorted` over `rows` keys read by `key`.
+fn search_slice<S: Elem, Q: Lane, T: Lane>(
+    key: impl Fn(usize) -> S,
+    rows: usize,
+    queries: &[Q],
+    upper: bool,
+    dst: &mut [T],
+) {
     // Whether the answer for `q` lies past row `i`.
     let past = |i: usize, q: f64| {
-        let v = sorted.row(i)[0].to_f64();
+        let v = key(i).to_f64();
         if upper {
             v <= q
         } else {
             v < q
         }
     };
-    // Queries in ascending order (row pointers, segment bounds) gallop on from the answer
-    // before: O(log gap) reads near the last, not O(log n) across the whole column.
+    // Queries in ascending order (row pointers, segment bounds) walk on from the answer
+    // before: a few steps, then galloping, not O(log n) reads across the whole column.
     let mut before: Option<(f64, usize)> = None;
     for (out, q) in dst.iter_mut().zip(queries) {
         let q = q.to_f64();
         let (mut lo, mut hi) = match before {
             Some((previous, answer)) if q >= previous => {
-                let (mut lo, mut hi, mut step) = (answer, answer, 1);
-                while hi < rows && past(hi, q) {
-                    lo = hi + 1;
-                    hi += step;
-                    step *= 2;
+                // Keys are sorted, so the keys `q` lies past in the next few are a prefix of
+                // them: counted without a branch per key.
+                let near = (answer + WALK_STEPS).min(rows);
+                let mut lo = answer + (answer..near).filter(|&i| past(i, q)).count();
+                let (mut hi, mut step) = (lo, 1);
+                if lo == near {
+                    while hi < rows && past(hi, q) {
+                        lo = hi + 1;
+                        hi += step;
+                        step *= 2;
+                    }
                 }
                 (lo, hi.min(rows))
             }
@@ -207,6 +236,9 @@ pub(super) fn search_sorted<S: Elem, Q: Lane, T: Lane>(
     }
 }
 
+/// Keys an ascending query steps over one by one before it gallops.
+const WALK_STEPS: usize = 8;
+
 /// Rows `first..` of `SegmentSum`: segment `s` sums rows `offsets[s]..offsets[s + 1]`.
 pub(super) fn segment_sums<S: Elem, T: Lane>(
     values: &StoredRows<S>,
@@ -216,6 +248,14 @@ pub(super) fn segment_sums<S: Elem, T: Lane>(
     dst: &mut [T],
 ) {
     let rows = values.rows();
+    if let (Some(values), Some(offsets), 1) = (values.contiguous(), offsets.contiguous(), lanes) {
+        for (out, bounds) in dst.iter_mut().zip(offsets[first..].windows(2)) {
+            let (lo, hi) = (bounds[0] as usize, (bounds[1] as usize).min(rows));
+            let sum = values.get(lo..hi).unwrap_or_default().iter();
+            *out = sum.fold(T::default(), |total, &v| total.add(T::from_elem(v)));
+        }
+        return;
+    }
     for (s, out) in dst.chunks_exact_mut(lanes).enumerate() {
         out.fill(T::default());
         let segment = first + s;
@@ -242,5 +282,37 @@ pub(super) fn reshape<S: Elem, T: Lane>(
     for (i, out) in dst.iter_mut().enumerate() {
         let e = first * lanes + i;
         *out = T::from_elem(x.row(e / width)[e % width]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::search_slice;
+
+    #[test]
+    fn ascending_queries_walk_and_gallop_to_the_binary_search_answer() {
+        let mut state = 3u32;
+        let mut next = |below: u32| {
+            state = state.wrapping_mul(1664525).wrapping_add(1013904223);
+            (state >> 8) % below
+        };
+        let mut keys: Vec<u32> = (0..3000).map(|_| next(500)).collect();
+        keys.sort();
+        // Ascending with small and large steps, then out of order, then past the end.
+        let mut queries: Vec<f32> = (0..400).map(|i| i as f32 * 0.5).collect();
+        queries.extend((0..50).map(|_| next(600) as f32));
+        queries.extend([f32::NAN, 10.0, 499.0, 499.0, 1e9, -1.0]);
+        for upper in [false, true] {
+            let mut got = vec![0u32; queries.len()];
+            search_slice(|i| keys[i], keys.len(), &queries, upper, &mut got);
+            for (q, g) in queries.iter().zip(&got) {
+                let q = *q as f64;
+                let expected = keys.partition_point(|&k| match upper {
+                    true => k as f64 <= q,
+                    false => (k as f64) < q,
+                });
+                assert_eq!(*g as usize, expected, "query {q}, upper {upper}");
+            }
+        }
     }
 }
