@@ -9,17 +9,20 @@ use crate::error::Result;
 const MAX_DIGIT_BITS: u32 = 11;
 
 /// Fills `out` (empty, with room for every key) with the stable permutation ordering
-/// `keys` (chunks, in order) by their low `bits` bits; keys with higher bits set come out
-/// misordered. Returns the passes over the keys it made.
+/// `keys` (chunks, in order) by their low `bits` bits alone. Returns the passes over the
+/// keys it made.
 pub(super) fn sort_permutation(keys: &[&[u32]], bits: u32, out: &mut Vec<u32>) -> Result<u64> {
     let n: usize = keys.iter().map(|k| k.len()).sum();
     let passes = bits.div_ceil(MAX_DIGIT_BITS).max(1) as usize;
     let width = bits.div_ceil(passes as u32).max(1);
     let radix = 1usize << width;
     let mask = (radix - 1) as u32;
+    // Digits may span more bits than asked for: higher bits are dropped, so every backend
+    // orders keys past the bound alike.
+    let low = u32::MAX >> (32 - bits.clamp(1, 32));
     let mut counts = try_vec::<u32>(radix * passes, "radix counts")?;
     counts.resize(radix * passes, 0);
-    for &key in keys.iter().flat_map(|k| k.iter()) {
+    for key in keys.iter().flat_map(|k| k.iter()).map(|&k| k & low) {
         for (pass, counts) in counts.chunks_exact_mut(radix).enumerate() {
             counts[((key >> (pass as u32 * width)) & mask) as usize] += 1;
         }
@@ -60,6 +63,7 @@ pub(super) fn sort_permutation(keys: &[&[u32]], bits: u32, out: &mut Vec<u32>) -
             _ => (&first[0], &mut second[0]),
         };
         let mut place = |key: u32, row: u32| {
+            let key = key & low;
             let digit = ((key >> shift) & mask) as usize;
             let at = counts[digit] as usize;
             counts[digit] += 1;
@@ -103,7 +107,7 @@ mod tests {
                 state >> 7
             })
             .collect();
-        for bits in [1, 5, 11, 12, 20, 25, 32] {
+        for bits in [1, 5, 11, 12, 13, 20, 23, 25, 32] {
             let mut out = Vec::with_capacity(keys.len());
             let (a, b) = keys.split_at(1234);
             sort_permutation(&[a, b], bits, &mut out).unwrap();

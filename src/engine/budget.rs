@@ -232,7 +232,8 @@ fn task_bytes<B: Backend>(
             if from_host(leaf) {
                 bytes += range_bytes(device, leaf, start, end);
             }
-            if copied {
+            // A native sort reads its keys' chunks where they are.
+            if copied && !(region.is_sort() && device.sorts()) {
                 bytes += bytes_of(device, leaf, end - start);
             }
         }

@@ -28,7 +28,7 @@ pub fn sort_permutation(keys: &NodeRef) -> Result<(NodeRef, NodeRef)> {
 
 /// `sort_permutation` of uint32 keys known to be below `bound`: only the bits below it are
 /// sorted on (a sparse matrix's row numbers take log2(rows) passes, not 32). Keys at or
-/// past the bound come out misordered: callers pass validated indices.
+/// past the bound are ordered by those bits alone: callers pass validated indices.
 pub fn sort_permutation_below(keys: &NodeRef, bound: u64) -> Result<(NodeRef, NodeRef)> {
     check_keys(keys)?;
     if keys.meta.dtype != DType::U32 {
