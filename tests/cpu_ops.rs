@@ -83,8 +83,8 @@ fn integer_division_truncates_and_division_by_zero_is_zero() {
     assert_eq!(read(&r), ColumnData::U8(vec![0]));
 }
 
-/// Unsigned division by a constant power of two runs as a shift (a radix sort's bit
-/// extraction); it must give what division gives, for every power and for other divisors.
+/// Unsigned division by a constant power of two (the split sort's bit extraction) gives what
+/// integer division gives, for every power and for other divisors.
 #[test]
 fn unsigned_division_by_constant_powers_of_two() {
     let values: Vec<u32> = vec![0, 1, 2, 3, 255, 256, 65535, 1 << 31, u32::MAX, 123_456_789];

@@ -177,7 +177,7 @@ impl Backend for CpuDevice {
     }
 
     fn sort_scratch_bytes(&self, rows: u32) -> u64 {
-        // The keys copied, the keys a pass writes, the rows it reads.
+        // Keys between passes (two arrays from three passes on) and rows between passes.
         3 * self.value_bytes(DType::U32, 1, rows)
     }
 

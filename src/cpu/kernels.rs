@@ -164,12 +164,6 @@ pub(super) fn binary<T: Lane>(op: BinaryOp, x: &[T], y: &[T], dst: &mut [T]) {
     }
 }
 
-/// `dst[i] = x[i] >> shift` for unsigned lanes (a division by 2^shift).
-pub(super) fn shift_right<T: Lane>(x: &[T], shift: u32, dst: &mut [T]) {
-    let (x, dst) = (as_u32(x), as_u32_mut(dst));
-    map1(dst, x, |v| v >> shift);
-}
-
 /// Elements per unrolled step: four 128-bit vectors, one loop-counter update.
 pub(super) const UNROLL: usize = 16;
 
@@ -210,16 +204,6 @@ fn map1<T: Copy, V: Copy>(dst: &mut [V], x: &[T], f: impl Fn(T) -> V) {
     for (o, a) in out.into_remainder().iter_mut().zip(xs.remainder()) {
         *o = f(*a);
     }
-}
-
-pub(super) fn as_u32<T: Lane>(x: &[T]) -> &[u32] {
-    assert_eq!(T::CLASS, Class::U, "unsigned ops read uint32 blocks");
-    unsafe { std::slice::from_raw_parts(x.as_ptr() as *const u32, x.len()) }
-}
-
-fn as_u32_mut<T: Lane>(x: &mut [T]) -> &mut [u32] {
-    assert_eq!(T::CLASS, Class::U, "unsigned ops write uint32 blocks");
-    unsafe { std::slice::from_raw_parts_mut(x.as_mut_ptr() as *mut u32, x.len()) }
 }
 
 fn as_f32<T: Lane>(x: &[T]) -> &[f32] {

@@ -18,7 +18,7 @@ use crate::column::{
 };
 use crate::dtype::{Class, DType};
 use crate::error::{ErrorCode, GpuTableError, Result};
-use crate::ir::{validate_segments, BinaryOp, NodeRef, Op, Reduction};
+use crate::ir::{validate_segments, NodeRef, Op, Reduction};
 use crate::plan::Region;
 use crate::value::{HostLease, Storage, Value};
 pub use device::{evaluate, CpuDevice};
@@ -446,23 +446,6 @@ fn own_rows<'a, T>(node: &NodeRef, first: usize, lanes: usize, dst: &'a mut [T])
     &mut dst[..end]
 }
 
-/// `k` when `op` divides unsigned integers by `divisor`, a constant of one lane equal to 2^k.
-fn power_of_two_divisor<T: Lane>(
-    op: BinaryOp,
-    divisor: &NodeRef,
-    b: &Block,
-    view: View,
-) -> Option<u32> {
-    if op != BinaryOp::Divide || T::CLASS != Class::U || divisor.meta.size != 1 {
-        return None;
-    }
-    let View::Const(i) = view else {
-        return None;
-    };
-    let value = *kernels::as_u32(&T::of(&b.consts[i].1)[..1]).first()?;
-    value.is_power_of_two().then(|| value.trailing_zeros())
-}
-
 /// Computes one block of `node` (compute class `T`) into `dst` (`n * size` elements).
 fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> {
     let size = node.meta.size;
@@ -472,12 +455,7 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
         Op::Binary(op) => {
             let x = b.prepare::<T>(&node.inputs[0], size, 0)?;
             let y = b.prepare::<T>(&node.inputs[1], size, 1)?;
-            match power_of_two_divisor::<T>(*op, &node.inputs[1], b, y) {
-                // Unsigned division by a constant 2^k (a radix sort's bit extraction) is a
-                // shift: a third of a sort pass went to dividing element by element.
-                Some(shift) => kernels::shift_right(b.view(x, lanes), shift, dst),
-                None => binary(*op, b.view(x, lanes), b.view(y, lanes), dst),
-            }
+            binary(*op, b.view(x, lanes), b.view(y, lanes), dst);
         }
         Op::Unary(op) => {
             let x = b.prepare::<T>(&node.inputs[0], size, 0)?;

@@ -2,7 +2,7 @@
 //! counts stay in L1. One read of the keys counts every digit; a digit all keys share
 //! moves nothing and is skipped, and the last pass writes the permutation in place.
 
-use crate::column::{try_collect, try_vec};
+use crate::column::try_collect;
 use crate::error::Result;
 
 /// 2^11 counts (8 KiB) per digit stay in L1 beside the pass's streams.
@@ -20,8 +20,8 @@ pub(super) fn sort_permutation(keys: &[&[u32]], bits: u32, out: &mut Vec<u32>) -
     // Digits may span more bits than asked for: higher bits are dropped, so every backend
     // orders keys past the bound alike.
     let low = u32::MAX >> (32 - bits.clamp(1, 32));
-    let mut counts = try_vec::<u32>(radix * passes, "radix counts")?;
-    counts.resize(radix * passes, 0);
+    let zeros = |len: usize| try_collect(len, std::iter::repeat_n(0u32, len));
+    let mut counts = zeros(radix * passes)?;
     for key in keys.iter().flat_map(|k| k.iter()).map(|&k| k & low) {
         for (pass, counts) in counts.chunks_exact_mut(radix).enumerate() {
             counts[((key >> (pass as u32 * width)) & mask) as usize] += 1;
@@ -36,7 +36,6 @@ pub(super) fn sort_permutation(keys: &[&[u32]], bits: u32, out: &mut Vec<u32>) -
         return Ok(1);
     }
     let passes = moving.len();
-    let zeros = |len: usize| try_collect(len, std::iter::repeat_n(0u32, len));
     // Keys and rows between passes: the last pass writes its rows to `out` and no keys.
     let mut keys_between = [
         zeros(if passes > 1 { n } else { 0 })?,

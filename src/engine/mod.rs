@@ -478,17 +478,27 @@ fn describe_passes<B: Backend>(device: &B, plan: &Plan) -> Result<String> {
     let Some((one, many)) = device.kernel_words() else {
         return Ok(String::new());
     };
-    let mut text = String::new();
+    let (lines, total) = pass_kernels(device, plan)?;
+    let mut text: String = lines.iter().map(|line| format!("{line}\n")).collect();
+    let word = if total == 1 { one } else { many };
+    text.push_str(&format!("{total} {word} in all\n"));
+    Ok(text)
+}
+
+/// `describe_passes`' lines, and the kernels of every pass together.
+fn pass_kernels<B: Backend>(device: &B, plan: &Plan) -> Result<(Vec<String>, u64)> {
+    let mut lines = Vec::with_capacity(plan.regions.len());
     let mut total = 0;
     for (index, region) in plan.regions.iter().enumerate() {
+        let pass = index + 1;
         if region.root.op.is_assembly() {
-            text.push_str(&format!("pass {}: {ASSEMBLY_PASS}\n", index + 1));
+            lines.push(format!("pass {pass}: {ASSEMBLY_PASS}"));
             continue;
         }
         if region.is_sort() && !device.sorts() {
             let (kernels, line) = describe_split_sort(device, region)?;
             total += kernels;
-            text.push_str(&format!("pass {}: {line}\n", index + 1));
+            lines.push(format!("pass {pass}: {line}"));
             continue;
         }
         let (tasks, _) = run::planned_tasks(device, region, &region.random_access_inputs());
@@ -508,45 +518,31 @@ fn describe_passes<B: Backend>(device: &B, plan: &Plan) -> Result<String> {
             let (per_round, last) = device.reduction_tail_kernels(&region.root);
             total += per_round * rounds.len() as u64 + last;
         }
-        text.push_str(&format!("pass {}: {line}\n", index + 1));
+        lines.push(format!("pass {pass}: {line}"));
     }
-    let word = if total == 1 { one } else { many };
-    text.push_str(&format!("{total} {word} in all\n"));
-    Ok(text)
+    Ok((lines, total))
 }
 
-/// The kernels of a sort composed of split passes, as its own plan runs them.
+/// The kernels of a sort composed of split passes, counted over the plan it runs as.
 fn describe_split_sort<B: Backend>(device: &B, region: &Region) -> Result<(u64, String)> {
     let Op::SortPermutation { bits } = region.root.op else {
         return Err(internal("a sort pass without a sort"));
     };
-    let keys = &region.root.inputs[0];
     // Planning looks only at the keys' shape: an output with no chunks stands for them.
     let stand_in = Output::new(device.core().id, Vec::new());
-    let keys = crate::ir::computed(keys.meta, keys.chunks.clone(), stand_in);
-    let permutation = crate::ir::split_permutation(&keys, bits)?;
-    let plan = run::split_sort_plan(&permutation, &device.plan_limits())?;
-    let kernels = plan
-        .regions
-        .iter()
-        .map(|r| {
-            let (tasks, _) = run::planned_tasks(device, r, &r.random_access_inputs());
-            let (kernels, _) =
-                device.describe_task(&r.task(tasks.iter().copied().max().unwrap_or(0)))?;
-            Ok(kernels * tasks.len() as u64 + device.pass_kernels(r))
-        })
-        .sum::<Result<u64>>()?;
+    let (_, plan) = run::split_sort(
+        &region.root.inputs[0],
+        stand_in,
+        bits,
+        &device.plan_limits(),
+    )?;
+    let (_, kernels) = pass_kernels(device, &plan)?;
+    let (one, many) = device.kernel_words().unwrap_or(("kernel", "kernels"));
+    let word = if kernels == 1 { one } else { many };
     Ok((
         kernels,
         format!(
-            "{kernels} {} in {bits} one-bit split passes (scan, gather and scatter kernels)",
-            device
-                .kernel_words()
-                .map_or("kernels", |(one, many)| if kernels == 1 {
-                    one
-                } else {
-                    many
-                })
+            "{kernels} {word} in {bits} one-bit split passes (scan, gather and scatter kernels)"
         ),
     ))
 }

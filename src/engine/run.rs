@@ -15,17 +15,25 @@ use crate::ir::{
 use crate::plan::{Access, Plan, PlanLimits, Region};
 use crate::value::{DeviceId, Output, Value};
 
-/// The plan of a sort composed of split passes (`permutation`, from
-/// `ir::split_permutation`) on a backend with `limits`.
-pub(super) fn split_sort_plan(permutation: &NodeRef, limits: &PlanLimits) -> Result<Plan> {
-    crate::plan::plan_with(
-        std::slice::from_ref(permutation),
+/// A sort of the keys `keys` (whose output is `stored`) composed of split passes
+/// (`ir::split_permutation`), and its plan on a backend with `limits`.
+pub(super) fn split_sort(
+    keys: &Node,
+    stored: Output,
+    bits: u32,
+    limits: &PlanLimits,
+) -> Result<(NodeRef, Plan)> {
+    let keys = ir::computed(keys.meta, keys.chunks.clone(), stored);
+    let permutation = ir::split_permutation(&keys, bits)?;
+    let plan = crate::plan::plan_with(
+        std::slice::from_ref(&permutation),
         &crate::plan::PlanOptions {
             fusion: crate::plan::Fusion::On,
             replan_roots: false,
             limits,
         },
-    )
+    )?;
+    Ok((permutation, plan))
 }
 
 /// One evaluation's run of a plan on a device.
@@ -264,9 +272,7 @@ impl<B: Backend> Run<'_, B> {
                 Output::new(self.device.core().id, vec![Rc::new(permutation)])
             }
             false => {
-                let keys = ir::computed(keys.meta, keys.chunks.clone(), stored.clone());
-                let permutation = ir::split_permutation(&keys, bits)?;
-                let plan = split_sort_plan(&permutation, self.limits)?;
+                let (permutation, plan) = split_sort(keys, stored.clone(), bits, self.limits)?;
                 let roots = [permutation];
                 let mut outputs = Box::pin(self.plan(&plan, &roots, HashMap::new())).await?;
                 outputs
