@@ -141,7 +141,7 @@ fn generated_kernels_are_valid_wgsl() {
         ir::search_sorted(&floats_of(300), &f32s(&[1.5, 7.], 1), true).unwrap(),
         ir::search_sorted(&i32s(&[1, 2], 1), &i8s(&[1, 2], 1), false).unwrap(),
         // A sort's own pass has no generated kernel: GPU backends run it composed.
-        ir::split_permutation(&u32s(&[3, 1, 2, 0, 5], 1), 3).unwrap(),
+        ir::split_permutation(&[u32s(&[3, 1, 2, 0, 5], 1)], &[3]).unwrap(),
         ir::segment_sum(&f32s(&[1., 2., 3., 4.], 2), &u32s(&[0, 1, 2], 1)).unwrap(),
         ir::segment_sum(&wide, &u32s(&[0, 2], 1)).unwrap(),
         ir::reshape(&u32s(&[0; 12], 3), 4).unwrap(),

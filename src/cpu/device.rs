@@ -154,17 +154,24 @@ impl Backend for CpuDevice {
     async fn sort_permutation(
         &self,
         home: &mut Home,
-        keys: &[Rc<Value>],
-        bits: u32,
+        keys: &[&[Rc<Value>]],
+        bits: &[u32],
     ) -> Result<Value> {
-        let mut chunks = Vec::with_capacity(keys.len());
-        for value in keys {
-            match value.host_column().map(|c| &c.data) {
-                Some(ColumnData::U32(keys)) => chunks.push(keys.as_slice()),
-                _ => return Err(super::internal("sort keys are not uint32 host columns")),
+        let mut chunks: Vec<Vec<&[u32]>> = Vec::with_capacity(keys.len());
+        for key in keys {
+            let mut parts = Vec::with_capacity(key.len());
+            for value in key.iter() {
+                match value.host_column().map(|c| &c.data) {
+                    Some(ColumnData::U32(keys)) => parts.push(keys.as_slice()),
+                    _ => return Err(super::internal("sort keys are not uint32 host columns")),
+                }
             }
+            chunks.push(parts);
         }
-        let rows: usize = chunks.iter().map(|c| c.len()).sum();
+        let chunks: Vec<&[&[u32]]> = chunks.iter().map(|c| &c[..]).collect();
+        let rows: usize = chunks
+            .first()
+            .map_or(0, |c| c.iter().map(|p| p.len()).sum());
         let mut lease = self.take(home, DType::U32, rows)?;
         let column = lease.get_mut();
         let ColumnData::U32(out) = &mut column.data else {
@@ -176,9 +183,11 @@ impl Backend for CpuDevice {
         Ok(Value::from_host_lease(self.0.core.id, lease))
     }
 
-    fn sort_scratch_bytes(&self, rows: u32) -> u64 {
-        // Keys between passes (two arrays from three passes on) and rows between passes.
-        3 * self.value_bytes(DType::U32, 1, rows)
+    fn sort_scratch_bytes(&self, rows: u32, keys: usize) -> u64 {
+        // By digits: the key carried between passes (two arrays) and the rows between
+        // passes; by buckets: up to two counts per row. Keys stored in several chunks are
+        // copied whole to be read by row.
+        (3 + keys as u64) * self.value_bytes(DType::U32, 1, rows)
     }
 
     type States = super::CpuStates;

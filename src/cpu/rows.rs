@@ -54,6 +54,18 @@ impl<'a, S: Elem> StoredRows<'a, S> {
         self.ends.last().copied().unwrap_or(0)
     }
 
+    /// The values from row `first` on, in order, across parts.
+    fn values_from(&self, first: usize) -> impl Iterator<Item = &'a S> + '_ {
+        let part = self.ends.partition_point(|&end| end <= first);
+        let start = part.checked_sub(1).map_or(0, |p| self.ends[p]);
+        let (parts, lanes) = (self.parts.get(part..).unwrap_or_default(), self.lanes);
+        let skip = (first.saturating_sub(start)) * lanes;
+        let head = parts.first().map(|p| p.get(skip..).unwrap_or_default());
+        head.into_iter()
+            .chain(parts.iter().skip(1).copied())
+            .flat_map(|p| p.iter())
+    }
+
     /// The values as one slice, where they are stored in one part.
     fn contiguous(&self) -> Option<&'a [S]> {
         match self.parts[..] {
@@ -208,10 +220,12 @@ fn search_slice<S: Elem, Q: Lane, T: Lane>(
         let q = q.to_f64();
         let (mut lo, mut hi) = match before {
             Some((previous, answer)) if q >= previous => {
-                // Keys are sorted, so the keys `q` lies past in the next few are a prefix of
-                // them: counted without a branch per key.
+                // Row pointers and segment bounds move a few keys per query: stepped over.
                 let near = (answer + WALK_STEPS).min(rows);
-                let mut lo = answer + (answer..near).filter(|&i| past(i, q)).count();
+                let mut lo = answer;
+                while lo < near && past(lo, q) {
+                    lo += 1;
+                }
                 let (mut hi, mut step) = (lo, 1);
                 if lo == near {
                     while hi < rows && past(hi, q) {
@@ -248,11 +262,14 @@ pub(super) fn segment_sums<S: Elem, T: Lane>(
     dst: &mut [T],
 ) {
     let rows = values.rows();
-    if let (Some(values), Some(offsets), 1) = (values.contiguous(), offsets.contiguous(), lanes) {
-        for (out, bounds) in dst.iter_mut().zip(offsets[first..].windows(2)) {
-            let (lo, hi) = (bounds[0] as usize, (bounds[1] as usize).min(rows));
-            let sum = values.get(lo..hi).unwrap_or_default().iter();
+    if let (Some(values), 1) = (values.contiguous(), lanes) {
+        // Offsets in order, wherever they are stored (a concat's parts, say).
+        let mut bounds = offsets.values_from(first).map(|&o| o as usize);
+        let mut lo = bounds.next().unwrap_or(0);
+        for (out, hi) in dst.iter_mut().zip(bounds) {
+            let sum = values.get(lo..hi.min(rows)).unwrap_or_default().iter();
             *out = sum.fold(T::default(), |total, &v| total.add(T::from_elem(v)));
+            lo = hi;
         }
         return;
     }
@@ -287,7 +304,31 @@ pub(super) fn reshape<S: Elem, T: Lane>(
 
 #[cfg(test)]
 mod tests {
-    use super::search_slice;
+    use std::rc::Rc;
+
+    use super::{search_slice, StoredRows};
+    use crate::column::{Column, ColumnData};
+    use crate::value::Value;
+
+    #[test]
+    fn values_from_a_row_run_on_across_parts() {
+        let part = |v: Vec<u32>| Rc::new(Value::host(Column::new(ColumnData::U32(v), 2).unwrap()));
+        // Rows of two lanes in parts of 2, 0 and 3 rows.
+        let value = Value::parts(vec![
+            part(vec![0, 1, 2, 3]),
+            part(vec![]),
+            part(vec![4, 5, 6, 7, 8, 9]),
+        ]);
+        let rows = StoredRows::<u32>::new(&value).unwrap();
+        for first in 0..=6 {
+            let expected: Vec<u32> = (2 * first as u32..10).collect();
+            assert_eq!(
+                rows.values_from(first).copied().collect::<Vec<_>>(),
+                expected,
+                "from {first}"
+            );
+        }
+    }
 
     #[test]
     fn ascending_queries_walk_and_gallop_to_the_binary_search_answer() {

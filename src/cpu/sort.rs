@@ -1,6 +1,16 @@
-//! The CPU's sort: an LSD radix sort of (key, row) pairs in digits of up to 11 bits, whose
-//! counts stay in L1. One read of the keys counts every digit; a digit all keys share
-//! moves nothing and is skipped, and the last pass writes the permutation in place.
+//! The CPU's sort by one or more uint32 keys (most significant first), two ways:
+//! - **by buckets**: where the first key has about as many values as there are rows (a
+//!   sparse matrix's row numbers), one counting pass puts each row in its key's bucket, as
+//!   scipy's conversions do, and the few rows sharing a bucket are sorted by the other keys;
+//! - **by digits**: an LSD radix sort of (key, row) pairs in digits of up to 11 bits, whose
+//!   counts stay in L1, from the last key's lowest digit up. One read of each key counts
+//!   every digit; a digit all rows share moves nothing and is skipped.
+//!
+//! Keys are read by their low bits alone (higher bits are masked off), so every backend
+//! orders keys past their bound alike.
+
+use std::borrow::Cow;
+use std::cmp::Ordering;
 
 use crate::column::try_collect;
 use crate::error::Result;
@@ -8,80 +18,237 @@ use crate::error::Result;
 /// 2^11 counts (8 KiB) per digit stay in L1 beside the pass's streams.
 const MAX_DIGIT_BITS: u32 = 11;
 
-/// Fills `out` (empty, with room for every key) with the stable permutation ordering
-/// `keys` (chunks, in order) by their low `bits` bits alone. Returns the passes over the
-/// keys it made.
-pub(super) fn sort_permutation(keys: &[&[u32]], bits: u32, out: &mut Vec<u32>) -> Result<u64> {
-    let n: usize = keys.iter().map(|k| k.len()).sum();
-    let passes = bits.div_ceil(MAX_DIGIT_BITS).max(1) as usize;
-    let width = bits.div_ceil(passes as u32).max(1);
-    let radix = 1usize << width;
-    let mask = (radix - 1) as u32;
-    // Digits may span more bits than asked for: higher bits are dropped, so every backend
-    // orders keys past the bound alike.
-    let low = u32::MAX >> (32 - bits.clamp(1, 32));
-    let zeros = |len: usize| try_collect(len, std::iter::repeat_n(0u32, len));
-    let mut counts = zeros(radix * passes)?;
-    for key in keys.iter().flat_map(|k| k.iter()).map(|&k| k & low) {
-        for (pass, counts) in counts.chunks_exact_mut(radix).enumerate() {
-            counts[((key >> (pass as u32 * width)) & mask) as usize] += 1;
-        }
-    }
-    let moving: Vec<usize> = (0..passes)
-        .filter(|&p| !counts[p * radix..(p + 1) * radix].contains(&(n as u32)))
+/// Buckets at most this many times the rows: beyond, the counts outweigh the data.
+const MAX_BUCKETS_PER_ROW: usize = 2;
+/// Rows per bucket at most, on average, for sorting by buckets (each bucket is sorted by
+/// comparisons).
+const MAX_ROWS_PER_BUCKET: usize = 8;
+/// Buckets up to this size are sorted by insertion.
+const INSERTION_ROWS: usize = 16;
+
+/// Fills `out` (empty, with room for every row) with the stable permutation ordering rows
+/// by `keys` (each key's chunks, in order; the most significant key first), each by its low
+/// `bits` bits. Returns the passes over the rows it made.
+pub(super) fn sort_permutation(
+    keys: &[&[&[u32]]],
+    bits: &[u32],
+    out: &mut Vec<u32>,
+) -> Result<u64> {
+    let n: usize = keys
+        .first()
+        .map_or(0, |chunks| chunks.iter().map(|c| c.len()).sum());
+    let masks: Vec<u32> = bits
+        .iter()
+        .map(|&b| u32::MAX >> (32 - b.clamp(1, 32)))
         .collect();
     out.clear();
-    if moving.is_empty() {
+    let buckets = masks.first().map_or(0, |&m| m as usize + 1);
+    if keys.len() > 1 && buckets <= MAX_BUCKETS_PER_ROW * n && n <= MAX_ROWS_PER_BUCKET * buckets {
+        return sort_by_buckets(keys, &masks, out);
+    }
+    sort_by_digits(keys, bits, &masks, out)
+}
+
+/// A key as one slice: its chunk, or its chunks copied together.
+fn contiguous<'a>(chunks: &[&'a [u32]]) -> Result<Cow<'a, [u32]>> {
+    Ok(match chunks {
+        [one] => Cow::Borrowed(*one),
+        _ => {
+            let n = chunks.iter().map(|c| c.len()).sum();
+            Cow::Owned(try_collect(
+                n,
+                chunks.iter().flat_map(|c| c.iter().copied()),
+            )?)
+        }
+    })
+}
+
+fn zeros(len: usize) -> Result<Vec<u32>> {
+    try_collect(len, std::iter::repeat_n(0u32, len))
+}
+
+/// Rows counted into buckets of the first key (the second key carried along, so that
+/// buckets compare keys in order rather than at random rows), then each bucket of two rows
+/// or more sorted by the other keys (rows in a bucket are in order: a tie falls to the row
+/// number).
+fn sort_by_buckets(keys: &[&[&[u32]]], masks: &[u32], out: &mut Vec<u32>) -> Result<u64> {
+    let first = masks[0];
+    let mut starts = zeros(first as usize + 2)?;
+    for &key in keys[0].iter().flat_map(|c| c.iter()) {
+        starts[(key & first) as usize + 1] += 1;
+    }
+    for b in 1..starts.len() {
+        starts[b] += starts[b - 1];
+    }
+    let n = starts[starts.len() - 1] as usize;
+    let mut next = try_collect(starts.len(), starts.iter().copied())?;
+    let mut second = zeros(n)?;
+    out.resize(n, 0);
+    let pairs = keys[0].iter().flat_map(|c| c.iter());
+    let seconds = keys[1].iter().flat_map(|c| c.iter());
+    for ((&key, &then), row) in pairs.zip(seconds).zip(0u32..) {
+        let bucket = &mut next[(key & first) as usize];
+        out[*bucket as usize] = row;
+        second[*bucket as usize] = then & masks[1];
+        *bucket += 1;
+    }
+    let rest: Vec<Cow<[u32]>> = keys[2..]
+        .iter()
+        .map(|k| contiguous(k))
+        .collect::<Result<_>>()?;
+    // (second key, row) pairs in order, then by the keys after the second.
+    let order = |a: &(u32, u32), b: &(u32, u32)| {
+        a.0.cmp(&b.0).then_with(|| {
+            let (x, y) = (a.1 as usize, b.1 as usize);
+            (rest.iter().zip(&masks[2..]))
+                .map(|(key, &mask)| (key[x] & mask).cmp(&(key[y] & mask)))
+                .find(|o| o.is_ne())
+                .unwrap_or(x.cmp(&y))
+        })
+    };
+    let mut bucket = Vec::new();
+    for bounds in starts.windows(2) {
+        let range = bounds[0] as usize..bounds[1] as usize;
+        if range.len() < 2 {
+            continue;
+        }
+        bucket.clear();
+        bucket.extend(
+            second[range.clone()]
+                .iter()
+                .copied()
+                .zip(out[range.clone()].iter().copied()),
+        );
+        match range.len() {
+            len if len <= INSERTION_ROWS => insertion_sort(&mut bucket, &order),
+            _ => bucket.sort_unstable_by(order),
+        }
+        for (row, &(_, sorted)) in out[range].iter_mut().zip(&bucket) {
+            *row = sorted;
+        }
+    }
+    Ok(3)
+}
+
+fn insertion_sort<T: Copy>(items: &mut [T], order: &impl Fn(&T, &T) -> Ordering) {
+    for i in 1..items.len() {
+        let item = items[i];
+        let mut j = i;
+        while j > 0 && order(&items[j - 1], &item).is_gt() {
+            items[j] = items[j - 1];
+            j -= 1;
+        }
+        items[j] = item;
+    }
+}
+
+/// One radix pass: a digit of one key, and where each digit value's rows go.
+struct Digit {
+    key: usize,
+    shift: u32,
+    /// The digit's values below this: `(1 << width) - 1`.
+    mask: u32,
+    counts: Vec<u32>,
+}
+
+/// The LSD radix sort, from the last key's lowest digit to the first key's highest.
+fn sort_by_digits(
+    keys: &[&[&[u32]]],
+    bits: &[u32],
+    masks: &[u32],
+    out: &mut Vec<u32>,
+) -> Result<u64> {
+    let n: usize = keys[0].iter().map(|c| c.len()).sum();
+    let mut digits = Vec::new();
+    for key in (0..keys.len()).rev() {
+        // The widest digits below the limit that cover the key, all of one width.
+        let passes = bits[key].div_ceil(MAX_DIGIT_BITS).max(1);
+        let width = bits[key].div_ceil(passes).max(1);
+        let radix = 1usize << width;
+        let mut counts = zeros(radix * passes as usize)?;
+        for &k in keys[key].iter().flat_map(|c| c.iter()) {
+            let k = k & masks[key];
+            for (pass, counts) in counts.chunks_exact_mut(radix).enumerate() {
+                counts[((k >> (pass as u32 * width)) as usize) & (radix - 1)] += 1;
+            }
+        }
+        for (pass, counts) in counts.chunks_exact(radix).enumerate() {
+            // A digit all rows share moves nothing.
+            if !counts.contains(&(n as u32)) {
+                digits.push(Digit {
+                    key,
+                    shift: pass as u32 * width,
+                    mask: radix as u32 - 1,
+                    counts: try_collect(radix, counts.iter().copied())?,
+                });
+            }
+        }
+    }
+    if digits.is_empty() {
         out.extend(0..n as u32);
         return Ok(1);
     }
-    let passes = moving.len();
-    // Keys and rows between passes: the last pass writes its rows to `out` and no keys.
-    let mut keys_between = [
-        zeros(if passes > 1 { n } else { 0 })?,
-        zeros(if passes > 2 { n } else { 0 })?,
+    let passes = digits.len();
+    // Keys whose first pass follows another key's are read at the rows so far.
+    let by_row: Vec<Option<Cow<[u32]>>> = (0..keys.len())
+        .map(|k| {
+            let first_pass = digits.iter().position(|d| d.key == k);
+            (first_pass.is_some_and(|p| p > 0))
+                .then(|| contiguous(keys[k]))
+                .transpose()
+        })
+        .collect::<Result<_>>()?;
+    // The current key (masked) in the order of the rows so far, between its passes.
+    let carries = (1..passes).any(|p| digits[p].key == digits[p - 1].key);
+    let mut carried = [
+        zeros(if carries { n } else { 0 })?,
+        zeros(if carries { n } else { 0 })?,
     ];
     let mut spare_rows = zeros(if passes > 1 { n } else { 0 })?;
     out.resize(n, 0);
-    for (step, &pass) in moving.iter().enumerate() {
-        let counts = &mut counts[pass * radix..(pass + 1) * radix];
+    for step in 0..passes {
+        let same_key_before = step > 0 && digits[step - 1].key == digits[step].key;
+        let carry_on = step + 1 < passes && digits[step + 1].key == digits[step].key;
+        let digit = &mut digits[step];
         let mut start = 0;
-        for count in counts.iter_mut() {
+        for count in digit.counts.iter_mut() {
             (*count, start) = (start, start + *count);
         }
-        let shift = pass as u32 * width;
-        let last = step + 1 == passes;
+        let (key, shift, mask, key_mask) = (digit.key, digit.shift, digit.mask, masks[digit.key]);
+        let counts = &mut digit.counts;
         // Rows alternate so that the last pass writes `out`.
         let (rows_in, rows_out): (&[u32], &mut [u32]) = match (passes - step) % 2 {
             1 => (&spare_rows, out),
             _ => (out, &mut spare_rows),
         };
-        let (first, second) = keys_between.split_at_mut(1);
+        let (first, second) = carried.split_at_mut(1);
         let (keys_in, keys_out) = match step % 2 {
             0 => (&second[0], &mut first[0]),
             _ => (&first[0], &mut second[0]),
         };
-        let mut place = |key: u32, row: u32| {
-            let key = key & low;
-            let digit = ((key >> shift) & mask) as usize;
-            let at = counts[digit] as usize;
-            counts[digit] += 1;
+        let mut place = |k: u32, row: u32| {
+            let k = k & key_mask;
+            let d = ((k >> shift) & mask) as usize;
+            let at = counts[d] as usize;
+            counts[d] += 1;
             rows_out[at] = row;
-            if !last {
-                keys_out[at] = key;
+            if carry_on {
+                keys_out[at] = k;
             }
         };
-        match step {
-            // The first pass reads the keys where they are stored and numbers the rows.
-            0 => keys
-                .iter()
-                .flat_map(|k| k.iter())
-                .zip(0u32..)
-                .for_each(|(&key, row)| place(key, row)),
-            _ => keys_in
-                .iter()
-                .zip(rows_in)
-                .for_each(|(&key, &row)| place(key, row)),
+        match () {
+            // The first pass reads the key where it is stored and numbers the rows.
+            _ if step == 0 => (keys[key].iter().flat_map(|c| c.iter()).zip(0u32..))
+                .for_each(|(&k, row)| place(k, row)),
+            _ if same_key_before => {
+                (keys_in.iter().zip(rows_in)).for_each(|(&k, &row)| place(k, row))
+            }
+            _ => {
+                let by_row = by_row[key].as_deref().unwrap_or_default();
+                rows_in
+                    .iter()
+                    .for_each(|&row| place(by_row.get(row as usize).copied().unwrap_or(0), row))
+            }
         }
     }
     Ok(1 + passes as u64)
@@ -91,31 +258,80 @@ pub(super) fn sort_permutation(keys: &[&[u32]], bits: u32, out: &mut Vec<u32>) -
 mod tests {
     use super::sort_permutation;
 
-    fn sorted_by(keys: &[u32], bits: u32) -> Vec<u32> {
-        let mut expected: Vec<u32> = (0..keys.len() as u32).collect();
-        expected.sort_by_key(|&i| keys[i as usize] & (((1u64 << bits) - 1) as u32));
+    fn sorted_by(keys: &[&[u32]], bits: &[u32]) -> Vec<u32> {
+        let mut expected: Vec<u32> = (0..keys[0].len() as u32).collect();
+        let low =
+            |key: &[u32], bits: u32, row: u32| key[row as usize] & (((1u64 << bits) - 1) as u32);
+        expected.sort_by_key(|&i| {
+            keys.iter()
+                .zip(bits)
+                .map(|(k, &b)| low(k, b, i))
+                .collect::<Vec<_>>()
+        });
         expected
     }
 
-    #[test]
-    fn radix_passes_give_the_stable_order() {
-        let mut state = 7u32;
-        let keys: Vec<u32> = (0..5000)
+    fn random(len: usize, seed: u32) -> Vec<u32> {
+        let mut state = seed;
+        (0..len)
             .map(|_| {
                 state = state.wrapping_mul(1664525).wrapping_add(1013904223);
                 state >> 7
             })
-            .collect();
+            .collect()
+    }
+
+    #[test]
+    fn radix_passes_give_the_stable_order() {
+        let keys = random(5000, 7);
         for bits in [1, 5, 11, 12, 13, 20, 23, 25, 32] {
             let mut out = Vec::with_capacity(keys.len());
             let (a, b) = keys.split_at(1234);
-            sort_permutation(&[a, b], bits, &mut out).unwrap();
-            assert_eq!(out, sorted_by(&keys, bits), "{bits} bits");
+            sort_permutation(&[&[a, b]], &[bits], &mut out).unwrap();
+            assert_eq!(out, sorted_by(&[&keys], &[bits]), "{bits} bits");
         }
         // Every key alike in a digit: that digit moves nothing.
         let same = vec![5u32; 100];
         let mut out = Vec::new();
-        assert_eq!(sort_permutation(&[&same], 20, &mut out).unwrap(), 1);
+        assert_eq!(sort_permutation(&[&[&same]], &[20], &mut out).unwrap(), 1);
         assert_eq!(out, (0..100).collect::<Vec<u32>>());
+    }
+
+    #[test]
+    fn several_keys_sort_by_buckets_or_digits_to_the_same_order() {
+        let n = 5000;
+        // Row-like first keys (about one bucket per row: counted into buckets) and few
+        // distinct first keys (sorted by digits), each over chunked and masked second keys.
+        let many = random(n, 3).iter().map(|k| k % 6000).collect::<Vec<_>>();
+        let few = random(n, 5).iter().map(|k| k % 7).collect::<Vec<_>>();
+        let minor = random(n, 9).iter().map(|k| k % 5000).collect::<Vec<_>>();
+        let third = random(n, 11);
+        for (first, first_bits) in [(&many, 13), (&few, 3)] {
+            for minor_bits in [4, 6, 13] {
+                let (a, b) = minor.split_at(777);
+                let mut out = Vec::new();
+                let passes =
+                    sort_permutation(&[&[first], &[a, b]], &[first_bits, minor_bits], &mut out)
+                        .unwrap();
+                let expected = sorted_by(&[first, &minor], &[first_bits, minor_bits]);
+                assert_eq!(out, expected, "{first_bits} + {minor_bits} bits");
+                // Into buckets: count, place, sort each bucket. By digits: a count, then a
+                // pass per digit (one for the first key's 3 bits).
+                let digit_passes = 2 + minor_bits.div_ceil(11) as u64;
+                let expected_passes = if first_bits == 13 { 3 } else { digit_passes };
+                assert_eq!(passes, expected_passes, "{first_bits} + {minor_bits} bits");
+            }
+            let mut out = Vec::new();
+            sort_permutation(
+                &[&[first], &[&minor], &[&third]],
+                &[first_bits, 6, 32],
+                &mut out,
+            )
+            .unwrap();
+            assert_eq!(
+                out,
+                sorted_by(&[first, &minor, &third], &[first_bits, 6, 32])
+            );
+        }
     }
 }

@@ -246,7 +246,7 @@ fn task_bytes<B: Backend>(
         }
         if region.is_sort() {
             // The permutation and the sort's working arrays, beside its keys.
-            bytes += device.sort_scratch_bytes(root.meta.length);
+            bytes += device.sort_scratch_bytes(root.meta.length, root.inputs.len());
             bytes += bytes_of(device, root, stored(root)) * if streamed { 2 } else { 1 };
             tasks.push(bytes);
             first += rows;

@@ -167,21 +167,22 @@ pub trait Backend {
     fn sorts(&self) -> bool {
         false
     }
-    /// The stable permutation ordering the uint32 `keys` (their chunks, in order) by their
-    /// low `bits` bits.
+    /// The stable permutation ordering rows by the uint32 `keys` (each key's chunks, in
+    /// order; the most significant key first), each by its low `bits` bits.
     async fn sort_permutation(
         &self,
         _batch: &mut Self::Batch,
-        _keys: &[Rc<Value>],
-        _bits: u32,
+        _keys: &[&[Rc<Value>]],
+        _bits: &[u32],
     ) -> Result<Value> {
         Err(internal(format!(
             "{} sorts through split passes",
             self.name()
         )))
     }
-    /// Device bytes a sort of `rows` keys holds besides its keys and its permutation.
-    fn sort_scratch_bytes(&self, rows: u32) -> u64 {
+    /// Device bytes a sort of `rows` rows by `keys` keys holds besides its keys and its
+    /// permutation.
+    fn sort_scratch_bytes(&self, rows: u32, _keys: usize) -> u64 {
         // A split pass's flags, their scan, destinations and the previous permutation.
         4 * self.value_bytes(DType::U32, 1, rows)
     }
@@ -525,17 +526,15 @@ fn pass_kernels<B: Backend>(device: &B, plan: &Plan) -> Result<(Vec<String>, u64
 
 /// The kernels of a sort composed of split passes, counted over the plan it runs as.
 fn describe_split_sort<B: Backend>(device: &B, region: &Region) -> Result<(u64, String)> {
-    let Op::SortPermutation { bits } = region.root.op else {
+    let Op::SortPermutation { bits } = &region.root.op else {
         return Err(internal("a sort pass without a sort"));
     };
-    // Planning looks only at the keys' shape: an output with no chunks stands for them.
-    let stand_in = Output::new(device.core().id, Vec::new());
-    let (_, plan) = run::split_sort(
-        &region.root.inputs[0],
-        stand_in,
-        bits,
-        &device.plan_limits(),
-    )?;
+    // Planning looks only at the keys' shape: outputs with no chunks stand for them.
+    let stand_ins = (region.root.inputs.iter())
+        .map(|_| Output::new(device.core().id, Vec::new()))
+        .collect();
+    let (_, plan) = run::split_sort(&region.root.inputs, stand_ins, bits, &device.plan_limits())?;
+    let bits: u32 = bits.iter().sum();
     let (_, kernels) = pass_kernels(device, &plan)?;
     let (one, many) = device.kernel_words().unwrap_or(("kernel", "kernels"));
     let word = if kernels == 1 { one } else { many };

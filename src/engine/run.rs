@@ -15,15 +15,19 @@ use crate::ir::{
 use crate::plan::{Access, Plan, PlanLimits, Region};
 use crate::value::{DeviceId, Output, Value};
 
-/// A sort of the keys `keys` (whose output is `stored`) composed of split passes
+/// A sort by the keys `keys` (whose outputs are `stored`) composed of split passes
 /// (`ir::split_permutation`), and its plan on a backend with `limits`.
 pub(super) fn split_sort(
-    keys: &Node,
-    stored: Output,
-    bits: u32,
+    keys: &[NodeRef],
+    stored: Vec<Output>,
+    bits: &[u32],
     limits: &PlanLimits,
 ) -> Result<(NodeRef, Plan)> {
-    let keys = ir::computed(keys.meta, keys.chunks.clone(), stored);
+    let keys: Vec<NodeRef> = keys
+        .iter()
+        .zip(stored)
+        .map(|(key, stored)| ir::computed(key.meta, key.chunks.clone(), stored))
+        .collect();
     let permutation = ir::split_permutation(&keys, bits)?;
     let plan = crate::plan::plan_with(
         std::slice::from_ref(&permutation),
@@ -256,23 +260,30 @@ impl<B: Backend> Run<'_, B> {
     /// A sort's pass: the device's own, or the one-bit split passes planned and run here.
     async fn sort(&mut self, region: &Region, values: &HashMap<u64, Output>) -> Result<Output> {
         let root = &region.root;
-        let Op::SortPermutation { bits } = root.op else {
+        let Op::SortPermutation { bits } = &root.op else {
             return Err(internal("a sort pass without a sort"));
         };
-        let keys = &root.inputs[0];
-        let stored = values
-            .get(&keys.id)
-            .ok_or_else(|| internal(format!("t{} has no value", keys.id)))?;
+        let stored = root
+            .inputs
+            .iter()
+            .map(|key| {
+                values
+                    .get(&key.id)
+                    .cloned()
+                    .ok_or_else(|| internal(format!("t{} has no value", key.id)))
+            })
+            .collect::<Result<Vec<Output>>>()?;
         let output = match self.device.sorts() {
             true => {
+                let chunks: Vec<&[Rc<Value>]> = stored.iter().map(|s| &s.chunks[..]).collect();
                 let permutation = self
                     .device
-                    .sort_permutation(self.batch, &stored.chunks, bits)
+                    .sort_permutation(self.batch, &chunks, bits)
                     .await?;
                 Output::new(self.device.core().id, vec![Rc::new(permutation)])
             }
             false => {
-                let (permutation, plan) = split_sort(keys, stored.clone(), bits, self.limits)?;
+                let (permutation, plan) = split_sort(&root.inputs, stored, bits, self.limits)?;
                 let roots = [permutation];
                 let mut outputs = Box::pin(self.plan(&plan, &roots, HashMap::new())).await?;
                 outputs

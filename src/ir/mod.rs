@@ -144,10 +144,11 @@ pub enum Op {
     /// inputs: destinations, values; the node's length is its own (scatter.rs). Its pass
     /// walks the input rows, so it is a region of its own over materialized inputs.
     Scatter,
-    /// The stable permutation sorting uint32 keys (read whole) by their low `bits` bits
-    /// (sort.rs): a pass of its own, native on some backends, composed on the others.
+    /// The stable permutation sorting rows by uint32 keys (inputs, most significant first,
+    /// each read whole), each by its low `bits` bits (sort.rs): a pass of its own, native
+    /// on some backends, composed on the others.
     SortPermutation {
-        bits: u32,
+        bits: Vec<u32>,
     },
     /// Rows of each input in order, chunks concatenated (a view: no kernel of its own).
     Concat,
@@ -201,14 +202,16 @@ impl Op {
     pub fn reads_input_at_row(&self, index: usize) -> bool {
         !(matches!(
             (self, index),
-            (Op::Gather, 1)
-                | (Op::SegmentedMap, 0)
-                | (Op::SearchSorted { .. }, 0)
-                | (Op::SortPermutation { .. }, 0)
+            (Op::Gather, 1) | (Op::SegmentedMap, 0) | (Op::SearchSorted { .. }, 0)
         ) || self.is_assembly()
             || matches!(
                 self,
-                Op::Rows(_) | Op::GroupSum | Op::ScanApply | Op::SegmentSum | Op::Reshape
+                Op::Rows(_)
+                    | Op::GroupSum
+                    | Op::ScanApply
+                    | Op::SegmentSum
+                    | Op::Reshape
+                    | Op::SortPermutation { .. }
             ))
     }
 

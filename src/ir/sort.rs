@@ -1,7 +1,8 @@
-//! A stable sort by integer keys: one `sort` node, the permutation that orders uint32 keys
-//! by their low bits. A backend that sorts natively runs it as one pass (the CPU: an LSD
-//! radix sort of multi-bit digits); on the others the executor runs `split_permutation`,
-//! the sort composed of the IR's scan, gather and scatter.
+//! A stable sort by integer keys: one `sort` node, the permutation that orders rows by one
+//! or more uint32 keys (a lexicographic sort, numpy's `lexsort`), each by its low bits. A
+//! backend that sorts natively runs it as one pass (the CPU: radix and counting sorts); on
+//! the others the executor runs `split_permutation`, the sort composed of the IR's scan,
+//! gather and scatter.
 
 use super::{
     binary, cast, exclusive_scan, gather, scatter, select, single_chunk, u32_constant, u32_rows,
@@ -22,7 +23,7 @@ pub fn sort_permutation(keys: &NodeRef) -> Result<(NodeRef, NodeRef)> {
         Class::I => binary(BinaryOp::Add, &as_u32, &u32_constant(1 << (bits - 1))?)?,
         _ => as_u32,
     };
-    let perm = sort_node(&ordered, bits)?;
+    let perm = sort_node(&[ordered], vec![bits])?;
     Ok((perm.clone(), gather(&perm, keys)?))
 }
 
@@ -30,15 +31,42 @@ pub fn sort_permutation(keys: &NodeRef) -> Result<(NodeRef, NodeRef)> {
 /// sorted on (a sparse matrix's row numbers take log2(rows) passes, not 32). Keys at or
 /// past the bound are ordered by those bits alone: callers pass validated indices.
 pub fn sort_permutation_below(keys: &NodeRef, bound: u64) -> Result<(NodeRef, NodeRef)> {
-    check_keys(keys)?;
-    if keys.meta.dtype != DType::U32 {
-        return Err(GpuTableError::type_mismatch(
-            "keys sorted below a bound are uint32",
-        ));
-    }
-    let bits = (64 - bound.saturating_sub(1).leading_zeros()).min(32);
-    let perm = sort_node(keys, bits)?;
+    let perm = lexsort_permutation(&[(keys, bound)])?;
     Ok((perm.clone(), gather(&perm, keys)?))
+}
+
+/// The stable permutation ordering rows by the first key, then by the second among equal
+/// first keys, and so on: uint32 keys of one length, each known to be below its bound (as
+/// in `sort_permutation_below`).
+pub fn lexsort_permutation(keys: &[(&NodeRef, u64)]) -> Result<NodeRef> {
+    let Some(((first, _), rest)) = keys.split_first() else {
+        return Err(GpuTableError::invalid("a sort needs at least one key"));
+    };
+    for (key, _) in keys {
+        check_keys(key)?;
+        if key.meta.dtype != DType::U32 {
+            return Err(GpuTableError::type_mismatch(
+                "keys sorted below a bound are uint32",
+            ));
+        }
+    }
+    if let Some((other, _)) = rest
+        .iter()
+        .find(|(k, _)| k.meta.length != first.meta.length)
+    {
+        return Err(GpuTableError::invalid(format!(
+            "sort keys have {} and {} rows",
+            first.meta.length, other.meta.length
+        )));
+    }
+    let bits = keys
+        .iter()
+        .map(|(_, bound)| (64 - bound.saturating_sub(1).leading_zeros()).min(32))
+        .collect();
+    sort_node(
+        &keys.iter().map(|(k, _)| (*k).clone()).collect::<Vec<_>>(),
+        bits,
+    )
 }
 
 fn check_keys(keys: &NodeRef) -> Result<()> {
@@ -57,11 +85,18 @@ fn check_keys(keys: &NodeRef) -> Result<()> {
     Ok(())
 }
 
-/// The stable sorting permutation of uint32 `keys` by their low `bits` bits, as one node
+/// The stable sorting permutation of rows by uint32 `keys` (most significant first), each
+/// by its low `bits` bits, as one node; keys of no bits order nothing and are left out
 /// (nothing to sort: the identity).
-fn sort_node(keys: &NodeRef, bits: u32) -> Result<NodeRef> {
-    let rows = keys.meta.length;
-    if rows < 2 || bits == 0 {
+fn sort_node(keys: &[NodeRef], bits: Vec<u32>) -> Result<NodeRef> {
+    let rows = keys[0].meta.length;
+    let (keys, bits): (Vec<NodeRef>, Vec<u32>) = keys
+        .iter()
+        .cloned()
+        .zip(bits)
+        .filter(|(_, bits)| *bits > 0)
+        .unzip();
+    if rows < 2 || keys.is_empty() {
         return u32_rows(rows);
     }
     let meta = Meta {
@@ -72,30 +107,35 @@ fn sort_node(keys: &NodeRef, bits: u32) -> Result<NodeRef> {
     };
     Ok(Node::new(
         Op::SortPermutation { bits },
-        vec![keys.clone()],
+        keys,
         meta,
         single_chunk(rows),
         None,
     ))
 }
 
-/// The stable sorting permutation of uint32 `keys` by their low `bits` bits, composed of
-/// one-bit splits: each pass numbers the rows whose bit is 0 by an exclusive scan, sends
-/// them to the front in order and the others after them in order, and scatters the
-/// permutation there; the keys are gathered through it for the next pass. O(n) work per
-/// bit, on any backend's scan, gather and scatter kernels.
-pub fn split_permutation(keys: &NodeRef, bits: u32) -> Result<NodeRef> {
-    let rows = keys.meta.length;
+/// The stable sorting permutation of rows by uint32 `keys` (most significant first), each
+/// by its low `bits` bits, composed of one-bit splits from the last key's lowest bit up:
+/// each pass numbers the rows whose bit is 0 by an exclusive scan, sends them to the front
+/// in order and the others after them in order, and scatters the permutation there; the
+/// keys are gathered through it for the next pass. O(n) work per bit, on any backend's
+/// scan, gather and scatter kernels.
+pub fn split_permutation(keys: &[NodeRef], bits: &[u32]) -> Result<NodeRef> {
+    let rows = keys.first().map_or(0, |k| k.meta.length);
     let k = u32_rows(rows)?;
     if rows < 2 {
         return Ok(k);
     }
     let last = u32_constant(rows - 1)?;
     let mut perm = k.clone();
-    for bit in 0..bits {
-        let current = match bit {
-            0 => keys.clone(),
-            _ => gather(&perm, keys)?,
+    let passes = keys.iter().zip(bits).rev();
+    for (pass, (key, bit)) in passes
+        .flat_map(|(key, &bits)| (0..bits).map(move |bit| (key, bit)))
+        .enumerate()
+    {
+        let current = match pass {
+            0 => key.clone(),
+            _ => gather(&perm, key)?,
         };
         let set = bit_of(&current, bit)?;
         let clear = binary(BinaryOp::Subtract, &u32_constant(1)?, &set)?;

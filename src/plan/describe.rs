@@ -27,9 +27,17 @@ impl Plan {
                 (Op::Reduce(_), 1) => "reduction".to_string(),
                 (Op::Reduce(_), n) => format!("reduction with a fused prologue of {} ops", n - 1),
                 (Op::Scatter, _) => "scatter: each input row written where it says".to_string(),
-                (Op::SortPermutation { bits }, _) => {
-                    format!("stable sort by the keys' low {bits} bits")
-                }
+                (Op::SortPermutation { bits }, _) => match &bits[..] {
+                    [bits] => format!("stable sort by the keys' low {bits} bits"),
+                    _ => format!(
+                        "stable sort by {} keys, most significant first, of {} bits",
+                        bits.len(),
+                        bits.iter()
+                            .map(u32::to_string)
+                            .collect::<Vec<_>>()
+                            .join(" + ")
+                    ),
+                },
                 (_, 1) => "single op".to_string(),
                 (_, n) => format!("fused elementwise, {n} ops"),
             };

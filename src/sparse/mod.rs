@@ -473,15 +473,12 @@ impl SparseMatrix {
     }
 }
 
-/// Entries sorted by row, then column, stably (two stable sorts: by column, then by row).
+/// Entries sorted by row, then column, stably (one sort by both keys).
 fn sort_row_major(entries: Entries, shape: (u32, u32)) -> Result<Entries> {
     let (rows, cols, values) = entries;
-    let (by_col, _) = ir::sort_permutation_below(&cols, shape.1 as u64)?;
-    let rows_by_col = ir::gather(&by_col, &rows)?;
-    let (by_row, sorted_rows) = ir::sort_permutation_below(&rows_by_col, shape.0 as u64)?;
-    let order = ir::gather(&by_row, &by_col)?;
+    let order = ir::lexsort_permutation(&[(&rows, shape.0 as u64), (&cols, shape.1 as u64)])?;
     Ok((
-        sorted_rows,
+        ir::gather(&order, &rows)?,
         ir::gather(&order, &cols)?,
         ir::gather(&order, &values)?,
     ))

@@ -632,6 +632,7 @@ macro_rules! suite {
             compaction_reads_back_only_the_count,
             stable_sort_permutations_match_a_reference,
             a_sort_is_one_pass_native_or_composed,
+            a_sort_by_several_keys_orders_by_each_in_turn,
             primitives_at_scale_match_the_cpu,
             segment_sums_add_each_range,
             // scatter.rs: scatter, and the radix sort built on it

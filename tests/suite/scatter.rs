@@ -164,3 +164,50 @@ pub fn a_sort_is_one_pass_native_or_composed<T: Target>() {
     expected.sort_by_key(|&i| keys[i as usize] & 0xf_ffff);
     assert_eq!(read_u32(&perm), expected);
 }
+
+/// A sort by several keys (most significant first) orders by each in turn, stably: on the
+/// CPU by counting rows into buckets where the first key has about one value per row, and
+/// by digits otherwise; on the GPU backends as split passes over every key's bits.
+pub fn a_sort_by_several_keys_orders_by_each_in_turn<T: Target>() {
+    let device = T::fresh();
+    let rows = 20_000u32;
+    let mut rng = Rng(23);
+    // Row-like first keys (about one per row), then few distinct ones; chunked second keys
+    // with values past their bound (ordered by the low bits alone); a third key.
+    let row_like: Vec<u32> = (0..rows).map(|_| rng.below(rows as u64) as u32).collect();
+    let few: Vec<u32> = (0..rows).map(|_| rng.below(5) as u32).collect();
+    let second: Vec<u32> = (0..rows).map(|_| rng.next() as u32).collect();
+    let third: Vec<u32> = (0..rows).map(|_| rng.below(3) as u32).collect();
+    let low = |k: u32, bound: u64| k & ((bound.next_power_of_two() - 1) as u32);
+    for (first, bound, first_bits) in [(&row_like, rows as u64, 15), (&few, 5, 3)] {
+        let first_node = u32s(first, 1);
+        let second_node = chunked(ColumnData::U32(second.clone()), 1, &[5000, 15000]);
+        let third_node = u32s(&third, 1);
+        let keys = [
+            (&first_node, bound),
+            (&second_node, 1 << 12),
+            (&third_node, 3),
+        ];
+        let perm = ir::lexsort_permutation(&keys).unwrap();
+        let text = gputable::engine::explain(&device, &perm).unwrap();
+        let line =
+            format!("stable sort by 3 keys, most significant first, of {first_bits} + 12 + 2 bits");
+        assert!(text.contains(&line), "{text}");
+        evaluate_blocking(&device, std::slice::from_ref(&perm)).unwrap();
+        let mut expected: Vec<u32> = (0..rows).collect();
+        expected.sort_by_key(|&i| {
+            let i = i as usize;
+            (first[i], low(second[i], 1 << 12), third[i])
+        });
+        assert_eq!(read_u32(&perm), expected);
+    }
+    let (a, b) = (u32s(&[1, 2], 1), u32s(&[1, 2, 3], 1));
+    assert_eq!(
+        code(ir::lexsort_permutation(&[(&a, 4), (&b, 4)])),
+        ErrorCode::InvalidArgument
+    );
+    assert_eq!(
+        code(ir::lexsort_permutation(&[])),
+        ErrorCode::InvalidArgument
+    );
+}
