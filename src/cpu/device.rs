@@ -185,8 +185,8 @@ impl Backend for CpuDevice {
 
     fn sort_scratch_bytes(&self, rows: u32, keys: usize) -> u64 {
         // By digits: the key carried between passes (two arrays) and the rows between
-        // passes; by buckets: up to two counts per row. Keys stored in several chunks are
-        // copied whole to be read by row.
+        // passes; by buckets: up to two bucket ends per row and the carried second key.
+        // Keys stored in several chunks are copied whole to be read by row.
         (3 + keys as u64) * self.value_bytes(DType::U32, 1, rows)
     }
 

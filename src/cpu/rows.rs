@@ -220,12 +220,10 @@ fn search_slice<S: Elem, Q: Lane, T: Lane>(
         let q = q.to_f64();
         let (mut lo, mut hi) = match before {
             Some((previous, answer)) if q >= previous => {
-                // Row pointers and segment bounds move a few keys per query: stepped over.
+                // Keys are sorted, so the keys `q` lies past in the next few are a prefix of
+                // them: counted without a branch per key.
                 let near = (answer + WALK_STEPS).min(rows);
-                let mut lo = answer;
-                while lo < near && past(lo, q) {
-                    lo += 1;
-                }
+                let mut lo = answer + (answer..near).filter(|&i| past(i, q)).count();
                 let (mut hi, mut step) = (lo, 1);
                 if lo == near {
                     while hi < rows && past(hi, q) {

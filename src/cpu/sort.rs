@@ -73,24 +73,26 @@ fn zeros(len: usize) -> Result<Vec<u32>> {
 /// number).
 fn sort_by_buckets(keys: &[&[&[u32]]], masks: &[u32], out: &mut Vec<u32>) -> Result<u64> {
     let first = masks[0];
-    let mut starts = zeros(first as usize + 2)?;
+    let buckets = first as usize + 1;
+    // Counted one place up, so that after the prefix sum `ends[b]` is where bucket b
+    // starts, and after placing (which advances it) where bucket b ends.
+    let mut ends = zeros(buckets + 1)?;
     for &key in keys[0].iter().flat_map(|c| c.iter()) {
-        starts[(key & first) as usize + 1] += 1;
+        ends[(key & first) as usize + 1] += 1;
     }
-    for b in 1..starts.len() {
-        starts[b] += starts[b - 1];
+    for b in 1..ends.len() {
+        ends[b] += ends[b - 1];
     }
-    let n = starts[starts.len() - 1] as usize;
-    let mut next = try_collect(starts.len(), starts.iter().copied())?;
+    let n = ends[buckets] as usize;
     let mut second = zeros(n)?;
     out.resize(n, 0);
     let pairs = keys[0].iter().flat_map(|c| c.iter());
     let seconds = keys[1].iter().flat_map(|c| c.iter());
     for ((&key, &then), row) in pairs.zip(seconds).zip(0u32..) {
-        let bucket = &mut next[(key & first) as usize];
-        out[*bucket as usize] = row;
-        second[*bucket as usize] = then & masks[1];
-        *bucket += 1;
+        let at = &mut ends[(key & first) as usize];
+        out[*at as usize] = row;
+        second[*at as usize] = then & masks[1];
+        *at += 1;
     }
     let rest: Vec<Cow<[u32]>> = keys[2..]
         .iter()
@@ -100,15 +102,18 @@ fn sort_by_buckets(keys: &[&[&[u32]]], masks: &[u32], out: &mut Vec<u32>) -> Res
     let order = |a: &(u32, u32), b: &(u32, u32)| {
         a.0.cmp(&b.0).then_with(|| {
             let (x, y) = (a.1 as usize, b.1 as usize);
+            let low = |key: &[u32], row: usize, mask: u32| key.get(row).map(|k| k & mask);
             (rest.iter().zip(&masks[2..]))
-                .map(|(key, &mask)| (key[x] & mask).cmp(&(key[y] & mask)))
+                .map(|(key, &mask)| low(key, x, mask).cmp(&low(key, y, mask)))
                 .find(|o| o.is_ne())
                 .unwrap_or(x.cmp(&y))
         })
     };
     let mut bucket = Vec::new();
-    for bounds in starts.windows(2) {
-        let range = bounds[0] as usize..bounds[1] as usize;
+    let mut start = 0;
+    for &end in &ends[..buckets] {
+        let range = start..end as usize;
+        start = end as usize;
         if range.len() < 2 {
             continue;
         }
