@@ -184,6 +184,13 @@ fn generated_kernels_are_valid_wgsl() {
             &format!("the {kind} kernel"),
         );
     }
+    // WebGPU's radix sort: the joining copy and a pass's three kernels.
+    for kind in ["copy", "count", "scan", "place"] {
+        validate(
+            &gputable::wgsl::compute::sort_source(kind).unwrap(),
+            &format!("the sort's {kind} kernel"),
+        );
+    }
     for class in [Class::F, Class::I, Class::U] {
         validate(
             &fragment::scatter_points_source(class),

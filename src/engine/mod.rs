@@ -162,9 +162,9 @@ pub trait Backend {
         values: &Value,
         parts: &mut [Value],
     ) -> Result<()>;
-    /// Whether `sort_permutation` runs here; elsewhere the executor runs a sort as the IR's
-    /// one-bit split passes (`ir::split_permutation`).
-    fn sorts(&self) -> bool {
+    /// Whether `sort_permutation` runs a sort of `rows` rows here; elsewhere the executor
+    /// runs it as the IR's one-bit split passes (`ir::split_permutation`).
+    fn sorts(&self, _rows: u32) -> bool {
         false
     }
     /// The stable permutation ordering rows by the uint32 `keys` (each key's chunks, in
@@ -496,8 +496,11 @@ fn pass_kernels<B: Backend>(device: &B, plan: &Plan) -> Result<(Vec<String>, u64
             lines.push(format!("pass {pass}: {ASSEMBLY_PASS}"));
             continue;
         }
-        if region.is_sort() && !device.sorts() {
-            let (kernels, line) = describe_split_sort(device, region)?;
+        if region.is_sort() {
+            let (kernels, line) = match device.sorts(region.root.meta.length) {
+                true => device.describe_task(region)?,
+                false => describe_split_sort(device, region)?,
+            };
             total += kernels;
             lines.push(format!("pass {pass}: {line}"));
             continue;

@@ -9,6 +9,7 @@ pub(crate) mod oneshot;
 mod reduce;
 mod scatter;
 pub(crate) mod scopes;
+mod sort;
 
 use std::borrow::Cow;
 use std::num::NonZeroU64;
@@ -344,6 +345,35 @@ impl Backend for GpuDevice {
 
     type States = reduce::GpuStates;
 
+    fn sorts(&self, rows: u32) -> bool {
+        self.sorts_natively(rows)
+    }
+
+    async fn sort_permutation(
+        &self,
+        batch: &mut GpuBatch,
+        keys: &[&[Rc<Value>]],
+        bits: &[u32],
+    ) -> Result<Value> {
+        self.radix_sort(batch, keys, bits).await
+    }
+
+    fn sort_scratch_bytes(&self, rows: u32, keys: usize) -> u64 {
+        let array = self.value_bytes(DType::U32, 1, rows);
+        match self.sorts_natively(rows) {
+            // The other permutation, the key carried between passes (two), keys stored in
+            // chunks joined, and each block's digit counts and their totals.
+            true => {
+                let counts = rows.div_ceil(compute::SORT_BLOCK) << compute::SORT_DIGIT_BITS;
+                (3 + keys as u64) * array
+                    + self.value_bytes(DType::U32, 1, counts)
+                    + self.value_bytes(DType::U32, 1, 1 << compute::SORT_DIGIT_BITS)
+            }
+            // A split pass's flags, their scan, destinations and the previous permutation.
+            false => 4 * array,
+        }
+    }
+
     fn reduction_states(
         &self,
         batch: &mut GpuBatch,
@@ -526,6 +556,21 @@ impl Backend for GpuDevice {
         let rows = region.rows;
         let described = if region.is_reduction() {
             self.describe_reduction(region)
+        } else if region.is_sort() {
+            let (copies, digits) = sort::sort_dispatches(&region.root);
+            let blocks = region.root.meta.length.div_ceil(compute::SORT_BLOCK);
+            (
+                copies + 3 * digits,
+                format!(
+                    "{} dispatches: {digits} passes of a 4-bit radix sort (a count, a scan and a placing dispatch each, over {blocks} blocks of {} rows){}",
+                    copies + 3 * digits,
+                    compute::SORT_BLOCK,
+                    match copies {
+                        0 => String::new(),
+                        n => format!(", after {n} copies joining keys stored in chunks"),
+                    }
+                ),
+            )
         } else if region.is_scatter() {
             let parts = self.scatter_parts(region.output_rows());
             (

@@ -22,6 +22,16 @@ pub const REDUCE_WORKGROUP: u32 = 256;
 
 const REDUCE: &str = include_str!("../../shaders/reduce.wgsl");
 const SCATTER: &str = include_str!("../../shaders/scatter.wgsl");
+const RADIX_SORT: &str = include_str!("../../shaders/radix_sort.wgsl");
+
+/// Invocations of a radix sort workgroup, and rows each takes in a block.
+pub const SORT_THREADS: u32 = 128;
+pub const SORT_ITEMS: u32 = 8;
+/// Rows of a block, whose digits a sort pass counts together.
+pub const SORT_BLOCK: u32 = SORT_THREADS * SORT_ITEMS;
+/// Bits of a radix sort digit (16 digits: one tally per digit and thread fits the 16 kB of
+/// workgroup memory every WebGPU device has).
+pub const SORT_DIGIT_BITS: u32 = 4;
 
 /// The shared part of a sectioned template and its section `name`.
 fn section(template: &str, name: &str) -> Result<String> {
@@ -41,6 +51,29 @@ fn reduce_section(name: &str) -> Result<String> {
 /// A scatter kernel: `fill` (the output set to 0) or `scatter` (see shaders/scatter.wgsl).
 pub fn scatter_source(kind: &str) -> Result<String> {
     let template = section(SCATTER, kind)?.replace("#WORKGROUP#", &WORKGROUP_SIZE.to_string());
+    Ok(format!(
+        "{}\n{template}",
+        PRELUDE.replace("PARAM_VEC4S", "2")
+    ))
+}
+
+/// A radix sort kernel: `count`, `scan` or `place` (see shaders/radix_sort.wgsl).
+pub fn sort_source(kind: &str) -> Result<String> {
+    let body = section(RADIX_SORT, kind)?;
+    // `count` and `place` read rows through the `load` section.
+    let template = match kind {
+        "scan" => body,
+        _ => {
+            let load = section(RADIX_SORT, "load")?;
+            let common_end = RADIX_SORT.find("// SECTION ").unwrap_or(0);
+            format!("{load}{}", &body[common_end..])
+        }
+    };
+    let template = template
+        .replace("#THREADS#", &SORT_THREADS.to_string())
+        .replace("#ITEMS#", &SORT_ITEMS.to_string())
+        .replace("#TALLIES#", &(SORT_THREADS << SORT_DIGIT_BITS).to_string())
+        .replace("#BLOCK#", &SORT_BLOCK.to_string());
     Ok(format!(
         "{}\n{template}",
         PRELUDE.replace("PARAM_VEC4S", "2")

@@ -124,3 +124,30 @@ pub fn a_reduction_streams_a_column_larger_than_the_budget<T: Target>() {
     assert_eq!(read_f32(&streamed), vec![expected as f32]);
     assert_eq!(streamed.home().unwrap().device, device.core().id);
 }
+
+/// A sort of host keys (one stored in chunks) under a budget: the keys stay on the host
+/// until the sort reads them (WebGPU uploads them and joins the chunked one for its native
+/// sort), the peak stays within the budget, and the order is the unbounded one.
+pub fn a_sort_of_host_keys_stays_within_the_budget<T: Target>() {
+    let device = T::fresh();
+    let rows = 30_000u32;
+    let first: Vec<u32> = (0..rows)
+        .map(|i| i.wrapping_mul(2_654_435_761) >> 20)
+        .collect();
+    let second: Vec<u32> = (0..rows).map(|i| (i * 7) % 11).collect();
+    let first_node = chunked(ColumnData::U32(first.clone()), 1, &[10_000, 5_000, 15_000]);
+    let second_node = u32s(&second, 1);
+    let perm = ir::lexsort_permutation(&[(&first_node, 1 << 12), (&second_node, 11)]).unwrap();
+    let allowed = 16 * device.value_bytes(DType::U32, 1, rows) + TASK_OVERHEAD_BYTES;
+    device.core().allowed_mem.set(Some(allowed));
+    let text = engine::explain(&device, &perm).unwrap();
+    assert!(text.contains("fits"), "{text}");
+    device.core().counters.reset_peak();
+    evaluate_blocking(&device, std::slice::from_ref(&perm)).unwrap();
+    let peak = device.core().counters.memory().peak_bytes;
+    assert!(peak <= allowed, "peak {peak} over allowedMem {allowed}");
+    device.core().allowed_mem.set(None);
+    let mut expected: Vec<u32> = (0..rows).collect();
+    expected.sort_by_key(|&i| (first[i as usize], second[i as usize]));
+    assert_eq!(read_u32(&perm), expected);
+}

@@ -1,0 +1,237 @@
+//! The stable sort on WebGPU: an LSD radix sort of 4-bit digits (shaders/radix_sort.wgsl),
+//! three dispatches a digit, with each key and the permutation in one binding. A sort too
+//! large for that runs as the IR's one-bit split passes, which bind values in parts.
+
+use std::rc::Rc;
+
+use super::{internal, BufferLease, Dispatch, GpuBatch, GpuDevice, GpuValue, STORAGE};
+use crate::engine::Backend;
+use crate::error::Result;
+use crate::ir::Node;
+use crate::value::{Storage, Value};
+use crate::wgsl::compute::{sort_source, SORT_BLOCK, SORT_DIGIT_BITS, SORT_THREADS};
+
+const DIGITS: u32 = 1 << SORT_DIGIT_BITS;
+
+/// How a pass reads its rows (the kernels' parameter 6).
+#[derive(Clone, Copy)]
+enum Reads {
+    /// The first pass: the key in place, rows in order.
+    InPlace = 0,
+    /// A later digit of the same key: the key as the last pass left it, and the permutation.
+    Carried = 1,
+    /// The first digit of another key: the permutation, and the key read through it.
+    Through = 2,
+}
+
+/// Each pass of a sort by keys of `bits` bits: the key (its index) and the digit's shift,
+/// from the last key's lowest digit up.
+fn passes(bits: &[u32]) -> Vec<(usize, u32)> {
+    (bits.iter().enumerate().rev())
+        .flat_map(|(key, &bits)| {
+            (0..bits)
+                .step_by(SORT_DIGIT_BITS as usize)
+                .map(move |s| (key, s))
+        })
+        .collect()
+}
+
+/// The dispatches of a native sort: a copy per chunk of each key stored in several, and
+/// three per digit.
+pub(super) fn sort_dispatches(sort: &Node) -> (u64, u64) {
+    let crate::ir::Op::SortPermutation { bits } = &sort.op else {
+        return (0, 0);
+    };
+    let copies = (sort.inputs.iter())
+        .map(|key| key.chunks.len() as u64)
+        .filter(|&chunks| chunks > 1)
+        .sum();
+    let digits = passes(bits).len() as u64;
+    (copies, digits)
+}
+
+impl GpuDevice {
+    /// Whether a sort of `rows` rows runs natively: each array it binds fits one binding.
+    pub(super) fn sorts_natively(&self, rows: u32) -> bool {
+        rows as u64 * 4 <= self.binding_limit().0
+    }
+
+    /// A buffer of `bytes` for a sort's working arrays.
+    fn sort_array(&self, batch: &GpuBatch, bytes: u64) -> Result<BufferLease> {
+        self.take_buffer(bytes.max(4), STORAGE, &batch.home)
+    }
+
+    /// Records the sort of `keys` (each key's chunks in row order, the most significant key
+    /// first) by their low `bits` bits, and returns the permutation it leaves.
+    pub(super) async fn radix_sort(
+        &self,
+        batch: &mut GpuBatch,
+        keys: &[&[Rc<Value>]],
+        bits: &[u32],
+    ) -> Result<Value> {
+        let rows: u32 = keys
+            .first()
+            .map_or(0, |key| key.iter().map(|c| c.rows).sum());
+        let bytes = rows as u64 * 4;
+        self.check_binding(bytes, "a sort's permutation")?;
+        let mut joined = Vec::with_capacity(keys.len());
+        for key in keys {
+            joined.push(self.joined_key(batch, key, rows).await?);
+        }
+        let blocks = rows.div_ceil(SORT_BLOCK);
+        let (grid, stride) = self.grid(blocks.max(1) * SORT_THREADS, SORT_THREADS)?;
+        let counts = self.sort_array(batch, blocks as u64 * DIGITS as u64 * 4)?;
+        let totals = self.sort_array(batch, DIGITS as u64 * 4)?;
+        let carries = bits.iter().any(|&b| b > SORT_DIGIT_BITS);
+        let carried_bytes = if carries { bytes } else { 4 };
+        let mut permutations = [
+            self.sort_array(batch, bytes)?,
+            self.sort_array(batch, bytes)?,
+        ];
+        let mut carried = [
+            self.sort_array(batch, carried_bytes)?,
+            self.sort_array(batch, carried_bytes)?,
+        ];
+        let (count, scan, place) = (
+            self.pipeline(&sort_source("count")?).await?,
+            self.pipeline(&sort_source("scan")?).await?,
+            self.pipeline(&sort_source("place")?).await?,
+        );
+        let bound = |lease: &BufferLease, bytes: u64| (lease.buffer.clone(), bytes);
+        for (pass, (key, shift)) in passes(bits).into_iter().enumerate() {
+            let reads = match (pass, shift) {
+                (0, _) => Reads::InPlace,
+                (_, 0) => Reads::Through,
+                _ => Reads::Carried,
+            };
+            let digit_bits = (bits[key] - shift).min(SORT_DIGIT_BITS);
+            let carries_on = shift + SORT_DIGIT_BITS < bits[key];
+            let params = vec![
+                rows,
+                stride / SORT_THREADS,
+                0,
+                blocks,
+                shift,
+                (1 << digit_bits) - 1,
+                reads as u32,
+                u32::from(carries_on),
+            ];
+            let key_in = joined[key].clone();
+            let (carried_in, permutation_in) = match reads {
+                Reads::InPlace => (key_in.clone(), key_in.clone()),
+                Reads::Carried => (
+                    bound(&carried[0], carried_bytes),
+                    bound(&permutations[0], bytes),
+                ),
+                Reads::Through => (
+                    bound(&permutations[0], bytes),
+                    bound(&permutations[0], bytes),
+                ),
+            };
+            let counts_bound = bound(&counts, blocks as u64 * DIGITS as u64 * 4);
+            let totals_bound = bound(&totals, DIGITS as u64 * 4);
+            let reading = [key_in, carried_in, permutation_in];
+            batch.dispatches.push(Dispatch {
+                pipeline: count.clone(),
+                params: params.clone(),
+                buffers: [&reading[..], std::slice::from_ref(&counts_bound)].concat(),
+                grid,
+            });
+            batch.dispatches.push(Dispatch {
+                pipeline: scan.clone(),
+                params: params.clone(),
+                buffers: vec![counts_bound.clone(), totals_bound.clone()],
+                grid: (DIGITS, 1),
+            });
+            let writing = [
+                counts_bound,
+                totals_bound,
+                bound(&carried[1], carried_bytes),
+                bound(&permutations[1], bytes),
+            ];
+            batch.dispatches.push(Dispatch {
+                pipeline: place.clone(),
+                params,
+                buffers: [&reading[..], &writing[..]].concat(),
+                grid,
+            });
+            permutations.swap(0, 1);
+            carried.swap(0, 1);
+        }
+        let [permutation, spare] = permutations;
+        batch.keep.extend([spare, counts, totals]);
+        batch.keep.extend(carried);
+        Ok(Value {
+            device: self.core.id,
+            dtype: crate::dtype::DType::U32,
+            size: 1,
+            rows,
+            storage: Storage::WebGpu(GpuValue {
+                lease: permutation,
+                device: self.clone(),
+            }),
+        })
+    }
+
+    /// A key's rows in one buffer: its one chunk where it is on this device, else its chunks
+    /// (uploaded first where they are host data) copied into a new one.
+    async fn joined_key(
+        &self,
+        batch: &mut GpuBatch,
+        chunks: &[Rc<Value>],
+        rows: u32,
+    ) -> Result<(wgpu::Buffer, u64)> {
+        let mut on_device = Vec::with_capacity(chunks.len());
+        for chunk in chunks {
+            let buffer = match (&chunk.storage, chunk.host_column()) {
+                (Storage::WebGpu(value), _) if chunk.device == self.core.id => {
+                    value.buffer().clone()
+                }
+                // A leaf read under a memory budget stays on the host until a task reads it.
+                (_, Some(column)) => match self.upload(batch, column)?.storage {
+                    Storage::WebGpu(uploaded) => {
+                        let buffer = uploaded.lease.buffer.clone();
+                        batch.keep.push(uploaded.lease);
+                        buffer
+                    }
+                    _ => return Err(internal("an upload left no WebGPU buffer")),
+                },
+                _ => return Err(internal("a sort key is not on this WebGPU device")),
+            };
+            on_device.push((buffer, chunk.rows));
+        }
+        if let [(buffer, key_rows)] = &on_device[..] {
+            if *key_rows != rows {
+                return Err(internal("sort keys of different lengths"));
+            }
+            return Ok((buffer.clone(), rows as u64 * 4));
+        }
+        let joined = self.sort_array(batch, rows as u64 * 4)?;
+        let copy = self.pipeline(&sort_source("copy")?).await?;
+        let mut first = 0u32;
+        for (buffer, part_rows) in on_device {
+            if first.checked_add(part_rows).is_none_or(|end| end > rows) {
+                return Err(internal("sort keys of different lengths"));
+            }
+            if part_rows > 0 {
+                let (grid, stride) = self.grid(part_rows, SORT_THREADS)?;
+                batch.dispatches.push(Dispatch {
+                    pipeline: copy.clone(),
+                    params: vec![part_rows, stride, 0, 0, first, 0, 0, 0],
+                    buffers: vec![
+                        (buffer, part_rows as u64 * 4),
+                        (joined.buffer.clone(), rows as u64 * 4),
+                    ],
+                    grid,
+                });
+            }
+            first += part_rows;
+        }
+        if first != rows {
+            return Err(internal("sort keys of different lengths"));
+        }
+        let buffer = joined.buffer.clone();
+        batch.keep.push(joined);
+        Ok((buffer, rows as u64 * 4))
+    }
+}
