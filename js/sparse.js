@@ -410,8 +410,8 @@ function binary(op, a, b) {
   const sparseA = A instanceof SparseMatrix;
   const sparseB = B instanceof SparseMatrix;
   if (sparseA && sparseB && ['add', 'subtract', 'multiply'].includes(op)) {
-    const [model, other] = [A._live(), B._live()];
-    return kindOf(a, A._derivedOnDevice(device => model.combine(device, op, other)));
+    // A Promise either way: a destroyed operand rejects it rather than throwing.
+    return kindOf(a, A._derivedOnDevice(device => A._live().combine(device, op, B._live())));
   }
   const scale = (matrix, number, numberFirst, like) => {
     const factor = GPUTableEvaluator.fromConstant(number)._live();
@@ -445,8 +445,7 @@ Object.assign(sparseOps, {
   unary(op, x) {
     if (!KEEPS_ZERO.has(op)) return core[op](x.toDense());
     const matrix = matrixOf(x);
-    const model = matrix._live();
-    return kindOf(x, matrix._derivedOnDevice(device => model.unary(device, op)));
+    return kindOf(x, matrix._derivedOnDevice(device => matrix._live().unary(device, op)));
   },
   reduce(kind, x, settings) {
     const given = options(settings, kind);
@@ -464,12 +463,11 @@ Object.assign(sparseOps, {
  * `kron(A, B)`: A(i, j) B(p, q) at row `i * mB + p`, column `j * nB + q`, in A's format (a
  * vector's for two vectors): a Promise.
  */
-export function kron(a, b) {
+export async function kron(a, b) {
   const [A, B] = [matrixOf(a), matrixOf(b)];
   if (!(A instanceof SparseMatrix) || !(B instanceof SparseMatrix)) {
     fail('INVALID_ARGUMENT', 'kron takes two sparse matrices or two sparse vectors');
   }
-  const [model, other] = [A._live(), B._live()];
-  const product = A._derivedOnDevice(device => model.kron(device, other));
+  const product = A._derivedOnDevice(device => A._live().kron(device, B._live()));
   return a instanceof SparseVector && b instanceof SparseVector ? asVector(product) : product;
 }
