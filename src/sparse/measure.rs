@@ -3,7 +3,6 @@
 //! read back. Dense semantics: duplicates count as their sum, implicit zeros as zeros.
 
 use super::{as_type, cell_starts, magnitude, reduce, zero_row, Format, SparseMatrix};
-use crate::column::ColumnData;
 use crate::dtype::DType;
 use crate::dynamic::read_scalars;
 use crate::engine::Backend;
@@ -154,18 +153,20 @@ impl SparseMatrix {
         if a.nnz() == 0 {
             return Ok(true);
         }
-        // One row per entry: its column and value (as float32) and its row's pointer, both
-        // ways round; every row must match.
-        let entry = |m: &SparseMatrix| -> Result<NodeRef> {
-            let rows = ir::search_sorted(&m.major, &u32_rows(m.nnz())?, true)?;
-            ir::interleave(&[
-                ir::cast(&rows, DType::F32)?,
-                ir::cast(&m.minor, DType::F32)?,
-                ir::cast(&m.values, DType::F32)?,
-            ])
-        };
-        let same = ir::equal_all(&entry(&a)?, &entry(&t)?)?;
-        Ok(read_number(device, &reduce(ReduceKind::Min, &same)?).await? == 1.0)
+        // Each entry's row, column and value, both ways round, compared in their own types
+        // (as float32, indices and integers past 2^24 would round to equal neighbours).
+        let row_of = |m: &SparseMatrix| ir::search_sorted(&m.major, &u32_rows(m.nnz())?, true);
+        let same = [
+            ir::equal_all(&row_of(&a)?, &row_of(&t)?)?,
+            ir::equal_all(&a.minor, &t.minor)?,
+            ir::equal_all(&a.values, &t.values)?,
+        ];
+        let all_same = ir::binary(
+            BinaryOp::Multiply,
+            &ir::binary(BinaryOp::Multiply, &same[0], &same[1])?,
+            &same[2],
+        )?;
+        Ok(read_number(device, &reduce(ReduceKind::Min, &all_same)?).await? == 1.0)
     }
 
     /// Entry `(i, j)` (0 where nothing is stored; duplicates summed).
@@ -182,9 +183,10 @@ impl SparseMatrix {
         };
         // The entries of row i with column j: a segmented sum over the row's stored entries.
         let at_j = ir::equal_all(&csr.minor, &u32_constant(j)?)?;
-        // A select, not a product: a NaN in another column must not reach the sum.
-        let zero = ir::source(ColumnData::F32(vec![0.0]), 1, true)?;
-        let values = ir::select(&at_j, &ir::cast(&csr.values, DType::F32)?, &zero)?;
+        // A select, not a product: a NaN in another column must not reach the sum. Summed in
+        // the values' own class: a float32 would round integers past 2^24.
+        let zero = as_type(&u32_constant(0)?, csr.values.meta.dtype)?;
+        let values = ir::select(&at_j, &csr.values, &zero)?;
         let bounds = ir::slice(&csr.major, i as f64, i as f64 + 2.0)?;
         read_number(device, &ir::segment_sum(&values, &bounds)?).await
     }

@@ -545,4 +545,21 @@ pub fn norms_symmetry_and_entries<T: Target>() {
     assert!(block(empty.is_zero(&device)).unwrap());
     assert!(block(empty.is_symmetric(&device)).unwrap());
     assert_eq!(block(empty.opnorm(&device, 1.0)).unwrap(), 0.0);
+    // Integers past 2^24 compare and read back exactly (as float32, 2^24 + 1 was 2^24).
+    let big = |values: ColumnData| {
+        block(SparseMatrix::coo(
+            &device,
+            &u32s(&[0, 1], 1),
+            &u32s(&[1, 0], 1),
+            &ir::source(values, 1, false).unwrap(),
+            (2, 2),
+        ))
+        .unwrap()
+    };
+    let near = big(ColumnData::I32(vec![(1 << 24) + 1, 1 << 24]));
+    assert!(!block(near.is_symmetric(&device)).unwrap());
+    assert_eq!(block(near.get(&device, 0, 1)).unwrap(), 16_777_217.0);
+    let same = big(ColumnData::U32(vec![u32::MAX, u32::MAX]));
+    assert!(block(same.is_symmetric(&device)).unwrap());
+    assert_eq!(block(same.get(&device, 1, 0)).unwrap(), u32::MAX as f64);
 }
