@@ -36,14 +36,14 @@ fn passes(bits: &[u32]) -> Vec<(usize, u32)> {
         .collect()
 }
 
-/// The dispatches of a native sort: a copy per chunk of each key stored in several, and
-/// three per digit.
+/// The dispatches of a native sort: a copy per chunk of each key stored in several chunks
+/// of rows, and three per digit.
 pub(super) fn sort_dispatches(sort: &Node) -> (u64, u64) {
     let crate::ir::Op::SortPermutation { bits } = &sort.op else {
         return (0, 0);
     };
     let copies = (sort.inputs.iter())
-        .map(|key| key.chunks.len() as u64)
+        .map(|key| key.chunks.iter().filter(|&&rows| rows > 0).count() as u64)
         .filter(|&chunks| chunks > 1)
         .sum();
     let digits = passes(bits).len() as u64;
@@ -182,7 +182,8 @@ impl GpuDevice {
         rows: u32,
     ) -> Result<(wgpu::Buffer, u64)> {
         let mut on_device = Vec::with_capacity(chunks.len());
-        for chunk in chunks {
+        // Empty chunks add nothing: a key with one chunk of rows is read in place.
+        for chunk in chunks.iter().filter(|chunk| chunk.rows > 0) {
             let buffer = match (&chunk.storage, chunk.host_column()) {
                 (Storage::WebGpu(value), _) if chunk.device == self.core.id => {
                     value.buffer().clone()
@@ -213,18 +214,16 @@ impl GpuDevice {
             if first.checked_add(part_rows).is_none_or(|end| end > rows) {
                 return Err(internal("sort keys of different lengths"));
             }
-            if part_rows > 0 {
-                let (grid, stride) = self.grid(part_rows, SORT_THREADS)?;
-                batch.dispatches.push(Dispatch {
-                    pipeline: copy.clone(),
-                    params: vec![part_rows, stride, 0, 0, first, 0, 0, 0],
-                    buffers: vec![
-                        (buffer, part_rows as u64 * 4),
-                        (joined.buffer.clone(), rows as u64 * 4),
-                    ],
-                    grid,
-                });
-            }
+            let (grid, stride) = self.grid(part_rows, SORT_THREADS)?;
+            batch.dispatches.push(Dispatch {
+                pipeline: copy.clone(),
+                params: vec![part_rows, stride, 0, 0, first, 0, 0, 0],
+                buffers: vec![
+                    (buffer, part_rows as u64 * 4),
+                    (joined.buffer.clone(), rows as u64 * 4),
+                ],
+                grid,
+            });
             first += part_rows;
         }
         if first != rows {

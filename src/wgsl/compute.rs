@@ -62,7 +62,7 @@ pub fn sort_source(kind: &str) -> Result<String> {
     let body = section(RADIX_SORT, kind)?;
     // `count` and `place` read rows through the `load` section.
     let template = match kind {
-        "scan" => body,
+        "scan" | "copy" => body,
         _ => {
             let load = section(RADIX_SORT, "load")?;
             let common_end = RADIX_SORT.find("// SECTION ").unwrap_or(0);
