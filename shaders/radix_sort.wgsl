@@ -1,5 +1,5 @@
 // The stable sort on WebGPU (src/gpu/sort.rs): an LSD radix sort of 4-bit digits over every
-// key's bits, the last key's lowest digit first. Rows are cut into blocks of #BLOCK#; a pass
+// key's bits, the last key's lowest digit first. Rows are cut into blocks of THREADS * ITEMS; a pass
 // runs three kernels: `count` counts each block's digits, `scan` turns the counts of each
 // digit (one workgroup per digit) into where that digit's rows of each block start among the
 // digit's rows, and `place` moves each row to its place: after every row of a smaller digit,

@@ -359,18 +359,10 @@ impl Backend for GpuDevice {
     }
 
     fn sort_scratch_bytes(&self, rows: u32, keys: usize) -> u64 {
-        let array = self.value_bytes(DType::U32, 1, rows);
         match self.sorts_natively(rows) {
-            // The other permutation, the key carried between passes (two), keys stored in
-            // chunks joined, and each block's digit counts and their totals.
-            true => {
-                let counts = rows.div_ceil(compute::SORT_BLOCK) << compute::SORT_DIGIT_BITS;
-                (3 + keys as u64) * array
-                    + self.value_bytes(DType::U32, 1, counts)
-                    + self.value_bytes(DType::U32, 1, 1 << compute::SORT_DIGIT_BITS)
-            }
+            true => self.radix_sort_scratch_bytes(rows, keys),
             // A split pass's flags, their scan, destinations and the previous permutation.
-            false => 4 * array,
+            false => 4 * self.value_bytes(DType::U32, 1, rows),
         }
     }
 
@@ -557,20 +549,7 @@ impl Backend for GpuDevice {
         let described = if region.is_reduction() {
             self.describe_reduction(region)
         } else if region.is_sort() {
-            let (copies, digits) = sort::sort_dispatches(&region.root);
-            let blocks = region.root.meta.length.div_ceil(compute::SORT_BLOCK);
-            (
-                copies + 3 * digits,
-                format!(
-                    "{} dispatches: {digits} passes of a 4-bit radix sort (a count, a scan and a placing dispatch each, over {blocks} blocks of {} rows){}",
-                    copies + 3 * digits,
-                    compute::SORT_BLOCK,
-                    match copies {
-                        0 => String::new(),
-                        n => format!(", after {n} copies joining keys stored in chunks"),
-                    }
-                ),
-            )
+            sort::describe_radix_sort(&region.root)
         } else if region.is_scatter() {
             let parts = self.scatter_parts(region.output_rows());
             (

@@ -5,6 +5,7 @@
 use std::rc::Rc;
 
 use super::{internal, BufferLease, Dispatch, GpuBatch, GpuDevice, GpuValue, STORAGE};
+use crate::dtype::DType;
 use crate::engine::Backend;
 use crate::error::Result;
 use crate::ir::Node;
@@ -36,24 +37,49 @@ fn passes(bits: &[u32]) -> Vec<(usize, u32)> {
         .collect()
 }
 
-/// The dispatches of a native sort: a copy per chunk of each key stored in several chunks
-/// of rows, and three per digit.
-pub(super) fn sort_dispatches(sort: &Node) -> (u64, u64) {
+/// Words of each block's digit counts in a sort of `rows` rows.
+fn digit_counts(rows: u32) -> u32 {
+    rows.div_ceil(SORT_BLOCK) * DIGITS
+}
+
+/// The dispatches of the native sort `sort` (a copy per chunk of each key stored in several
+/// chunks of rows, and three per digit), and `explain`'s line for them.
+pub(super) fn describe_radix_sort(sort: &Node) -> (u64, String) {
     let crate::ir::Op::SortPermutation { bits } = &sort.op else {
-        return (0, 0);
+        return (0, String::new());
     };
-    let copies = (sort.inputs.iter())
+    let copies: u64 = (sort.inputs.iter())
         .map(|key| key.chunks.iter().filter(|&&rows| rows > 0).count() as u64)
         .filter(|&chunks| chunks > 1)
         .sum();
     let digits = passes(bits).len() as u64;
-    (copies, digits)
+    let dispatches = copies + 3 * digits;
+    let blocks = sort.meta.length.div_ceil(SORT_BLOCK);
+    let joins = match copies {
+        0 => String::new(),
+        n => format!(", after {n} copies joining keys stored in chunks"),
+    };
+    (
+        dispatches,
+        format!(
+            "{dispatches} dispatches: {digits} passes of a 4-bit radix sort (a count, a scan and a placing dispatch each, over {blocks} blocks of {SORT_BLOCK} rows){joins}"
+        ),
+    )
 }
 
 impl GpuDevice {
     /// Whether a sort of `rows` rows runs natively: each array it binds fits one binding.
     pub(super) fn sorts_natively(&self, rows: u32) -> bool {
         rows as u64 * 4 <= self.binding_limit().0
+    }
+
+    /// Device bytes `radix_sort` holds besides its keys and its permutation: the other
+    /// permutation, the key carried between passes (two), keys stored in chunks joined, and
+    /// each block's digit counts and their totals.
+    pub(super) fn radix_sort_scratch_bytes(&self, rows: u32, keys: usize) -> u64 {
+        (3 + keys as u64) * self.value_bytes(DType::U32, 1, rows)
+            + self.value_bytes(DType::U32, 1, digit_counts(rows))
+            + self.value_bytes(DType::U32, 1, DIGITS)
     }
 
     /// A buffer of `bytes` for a sort's working arrays.
@@ -80,8 +106,12 @@ impl GpuDevice {
         }
         let blocks = rows.div_ceil(SORT_BLOCK);
         let (grid, stride) = self.grid(blocks.max(1) * SORT_THREADS, SORT_THREADS)?;
-        let counts = self.sort_array(batch, blocks as u64 * DIGITS as u64 * 4)?;
-        let totals = self.sort_array(batch, DIGITS as u64 * 4)?;
+        let bound = |lease: &BufferLease, bytes: u64| (lease.buffer.clone(), bytes);
+        let (counts_bytes, totals_bytes) = (digit_counts(rows) as u64 * 4, DIGITS as u64 * 4);
+        let counts = self.sort_array(batch, counts_bytes)?;
+        let totals = self.sort_array(batch, totals_bytes)?;
+        let (counts_bound, totals_bound) =
+            (bound(&counts, counts_bytes), bound(&totals, totals_bytes));
         let carries = bits.iter().any(|&b| b > SORT_DIGIT_BITS);
         let carried_bytes = if carries { bytes } else { 4 };
         let mut permutations = [
@@ -97,7 +127,6 @@ impl GpuDevice {
             self.pipeline(&sort_source("scan")?).await?,
             self.pipeline(&sort_source("place")?).await?,
         );
-        let bound = |lease: &BufferLease, bytes: u64| (lease.buffer.clone(), bytes);
         for (pass, (key, shift)) in passes(bits).into_iter().enumerate() {
             let reads = match (pass, shift) {
                 (0, _) => Reads::InPlace,
@@ -128,8 +157,6 @@ impl GpuDevice {
                     bound(&permutations[0], bytes),
                 ),
             };
-            let counts_bound = bound(&counts, blocks as u64 * DIGITS as u64 * 4);
-            let totals_bound = bound(&totals, DIGITS as u64 * 4);
             let reading = [key_in, carried_in, permutation_in];
             batch.dispatches.push(Dispatch {
                 pipeline: count.clone(),
@@ -144,8 +171,8 @@ impl GpuDevice {
                 grid: (DIGITS, 1),
             });
             let writing = [
-                counts_bound,
-                totals_bound,
+                counts_bound.clone(),
+                totals_bound.clone(),
                 bound(&carried[1], carried_bytes),
                 bound(&permutations[1], bytes),
             ];
@@ -163,7 +190,7 @@ impl GpuDevice {
         batch.keep.extend(carried);
         Ok(Value {
             device: self.core.id,
-            dtype: crate::dtype::DType::U32,
+            dtype: DType::U32,
             size: 1,
             rows,
             storage: Storage::WebGpu(GpuValue {

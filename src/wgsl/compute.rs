@@ -35,12 +35,21 @@ pub const SORT_DIGIT_BITS: u32 = 4;
 
 /// The shared part of a sectioned template and its section `name`.
 fn section(template: &str, name: &str) -> Result<String> {
+    sections(template, &[name])
+}
+
+/// The shared part of a sectioned template and its sections `names`, in that order.
+fn sections(template: &str, names: &[&str]) -> Result<String> {
     let mut parts = template.split("// SECTION ");
-    let common = parts.next().unwrap_or_default();
-    let section = parts
-        .find_map(|part| part.strip_prefix(name)?.strip_prefix('\n'))
-        .ok_or_else(|| internal("a shader template has no such section"))?;
-    Ok(format!("{common}{section}"))
+    let mut source = parts.next().unwrap_or_default().to_string();
+    let parts: Vec<&str> = parts.collect();
+    for name in names {
+        let section = (parts.iter())
+            .find_map(|part| part.strip_prefix(name)?.strip_prefix('\n'))
+            .ok_or_else(|| internal("a shader template has no such section"))?;
+        source.push_str(section);
+    }
+    Ok(source)
 }
 
 /// The shared part of the reduction template and one of its sections.
@@ -57,23 +66,17 @@ pub fn scatter_source(kind: &str) -> Result<String> {
     ))
 }
 
-/// A radix sort kernel: `count`, `scan` or `place` (see shaders/radix_sort.wgsl).
+/// A radix sort kernel: `copy`, `count`, `scan` or `place` (see shaders/radix_sort.wgsl).
 pub fn sort_source(kind: &str) -> Result<String> {
-    let body = section(RADIX_SORT, kind)?;
     // `count` and `place` read rows through the `load` section.
     let template = match kind {
-        "scan" | "copy" => body,
-        _ => {
-            let load = section(RADIX_SORT, "load")?;
-            let common_end = RADIX_SORT.find("// SECTION ").unwrap_or(0);
-            format!("{load}{}", &body[common_end..])
-        }
+        "count" | "place" => sections(RADIX_SORT, &["load", kind])?,
+        _ => section(RADIX_SORT, kind)?,
     };
     let template = template
         .replace("#THREADS#", &SORT_THREADS.to_string())
         .replace("#ITEMS#", &SORT_ITEMS.to_string())
-        .replace("#TALLIES#", &(SORT_THREADS << SORT_DIGIT_BITS).to_string())
-        .replace("#BLOCK#", &SORT_BLOCK.to_string());
+        .replace("#TALLIES#", &(SORT_THREADS << SORT_DIGIT_BITS).to_string());
     Ok(format!(
         "{}\n{template}",
         PRELUDE.replace("PARAM_VEC4S", "2")
