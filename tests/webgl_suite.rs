@@ -186,3 +186,72 @@ fn narrow_integer_columns_stay_exact_through_integer_textures() {
         Tolerance::Exact,
     );
 }
+
+/// The merge sort past a million rows: two keys (32 and 10 bits; the first in two chunks of
+/// rows and two empty ones, joined by two draws), 21 merge passes, one draw each, on the
+/// device, as `explain` counts them.
+#[test]
+fn a_merge_sort_of_over_a_million_rows_carries_both_keys() {
+    let d = WebGl::fresh();
+    let rows = 1_300_000u32;
+    let mut rng = Rng(41);
+    let wide: Vec<u32> = (0..rows)
+        .map(|_| rng.next() as u32 >> rng.below(32))
+        .collect();
+    let narrow: Vec<u32> = (0..rows).map(|_| rng.below(1000) as u32).collect();
+    let wide_node = chunked(ColumnData::U32(wide.clone()), 1, &[0, 600_000, 0, 700_000]);
+    let perm =
+        ir::lexsort_permutation(&[(&wide_node, 1 << 32), (&u32s(&narrow, 1), 1000)]).unwrap();
+    let text = explain(&d, &perm).unwrap();
+    assert!(
+        text.contains("23 draws: 21 merge passes (runs of 1, 2, 4, ... rows merged in pairs, a fragment per row), after 2 draws joining keys stored in chunks"),
+        "{text}"
+    );
+    let kernels = d.core().counters.stats().kernels;
+    evaluate_blocking(&d, std::slice::from_ref(&perm)).unwrap();
+    assert_eq!(d.core().counters.stats().kernels - kernels, 23);
+    assert_eq!(
+        perm.home().unwrap().device,
+        d.core().id,
+        "the permutation stays on the device"
+    );
+    let mut expected: Vec<u32> = (0..rows).collect();
+    expected.sort_by_key(|&i| (wide[i as usize], narrow[i as usize] & 1023));
+    assert!(read_u32(&perm) == expected, "the order differs");
+}
+
+/// Sorts the merge passes cannot draw run as the one-bit split passes, in the same stable
+/// order: keys over several tiles (64-texel textures), and four keys (one more than the
+/// render targets carry besides the permutation).
+#[test]
+fn sorts_past_one_tile_or_three_keys_run_as_split_passes() {
+    let mut rng = Rng(43);
+    let rows = 10_000u32;
+    let keys: Vec<Vec<u32>> = (0..4)
+        .map(|_| (0..rows).map(|_| rng.below(7) as u32).collect())
+        .collect();
+    let nodes: Vec<NodeRef> = keys.iter().map(|k| u32s(k, 1)).collect();
+    let expected = |count: usize| {
+        let mut order: Vec<u32> = (0..rows).collect();
+        order.sort_by_key(|&i| {
+            keys[..count]
+                .iter()
+                .map(|k| k[i as usize])
+                .collect::<Vec<_>>()
+        });
+        order
+    };
+    let two: Vec<(&NodeRef, u64)> = nodes[..2].iter().map(|n| (n, 7)).collect();
+    let four: Vec<(&NodeRef, u64)> = nodes.iter().map(|n| (n, 7)).collect();
+    for (device, keyed, count) in [(WebGlTiled::fresh(), &two, 2), (WebGl::fresh(), &four, 4)] {
+        let perm = ir::lexsort_permutation(keyed).unwrap();
+        let text = explain(&device, &perm).unwrap();
+        let passes = format!("{} one-bit split passes", 3 * count);
+        assert!(
+            text.contains(&passes) && !text.contains("merge passes"),
+            "{text}"
+        );
+        evaluate_blocking(&device, std::slice::from_ref(&perm)).unwrap();
+        assert_eq!(read_u32(&perm), expected(count), "{count} keys");
+    }
+}

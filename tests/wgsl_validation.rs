@@ -53,6 +53,7 @@ fn shader_files_are_valid_wgsl() {
             if source.contains("#PROLOGUE#")
                 || source.contains("@vertex")
                 || source.contains("@compute")
+                || source.contains("@fragment")
             {
                 continue; // validated through the kernels generated from it
             }
@@ -191,6 +192,14 @@ fn generated_kernels_are_valid_wgsl() {
             &format!("the sort's {kind} kernel"),
         );
     }
+    // WebGL2's sort: a merge pass by each number of keys it carries, and the joining draw.
+    for keys in 1..=fragment::MERGE_SORT_MAX_KEYS {
+        validate(
+            &fragment::merge_sort_source(keys).unwrap(),
+            &format!("the merge pass by {keys} keys"),
+        );
+    }
+    validate(&fragment::join_source().unwrap(), "the sort's joining draw");
     for class in [Class::F, Class::I, Class::U] {
         validate(
             &fragment::scatter_points_source(class),

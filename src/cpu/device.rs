@@ -147,7 +147,7 @@ impl Backend for CpuDevice {
         Ok(())
     }
 
-    fn sorts(&self, _rows: u32) -> bool {
+    fn sorts(&self, _rows: u32, _keys: usize) -> bool {
         true
     }
 

@@ -233,7 +233,7 @@ fn task_bytes<B: Backend>(
                 bytes += range_bytes(device, leaf, start, end);
             }
             // A native sort reads its keys' chunks where they are.
-            if copied && !(region.is_sort() && device.sorts(root.meta.length)) {
+            if copied && !(region.is_sort() && device.sorts(root.meta.length, root.inputs.len())) {
                 bytes += bytes_of(device, leaf, end - start);
             }
         }

@@ -162,9 +162,9 @@ pub trait Backend {
         values: &Value,
         parts: &mut [Value],
     ) -> Result<()>;
-    /// Whether `sort_permutation` runs a sort of `rows` rows here; elsewhere the executor
-    /// runs it as the IR's one-bit split passes (`ir::split_permutation`).
-    fn sorts(&self, _rows: u32) -> bool {
+    /// Whether `sort_permutation` runs a sort of `rows` rows by `keys` keys here; elsewhere
+    /// the executor runs it as the IR's one-bit split passes (`ir::split_permutation`).
+    fn sorts(&self, _rows: u32, _keys: usize) -> bool {
         false
     }
     /// The stable permutation ordering rows by the uint32 `keys` (each key's chunks, in
@@ -497,10 +497,11 @@ fn pass_kernels<B: Backend>(device: &B, plan: &Plan) -> Result<(Vec<String>, u64
             continue;
         }
         if region.is_sort() {
-            let (kernels, line) = match device.sorts(region.root.meta.length) {
-                true => device.describe_task(region)?,
-                false => describe_split_sort(device, region)?,
-            };
+            let (kernels, line) =
+                match device.sorts(region.root.meta.length, region.root.inputs.len()) {
+                    true => device.describe_task(region)?,
+                    false => describe_split_sort(device, region)?,
+                };
             total += kernels;
             lines.push(format!("pass {pass}: {line}"));
             continue;

@@ -273,7 +273,7 @@ impl<B: Backend> Run<'_, B> {
                     .ok_or_else(|| internal(format!("t{} has no value", key.id)))
             })
             .collect::<Result<Vec<Output>>>()?;
-        let output = match self.device.sorts(root.meta.length) {
+        let output = match self.device.sorts(root.meta.length, root.inputs.len()) {
             true => {
                 let chunks: Vec<&[Rc<Value>]> = stored.iter().map(|s| &s.chunks[..]).collect();
                 let permutation = self

@@ -8,6 +8,7 @@
 mod device;
 mod reduce;
 mod scatter;
+mod sort;
 
 use std::rc::Rc;
 
@@ -514,6 +515,27 @@ impl Backend for GlDevice {
             .await
     }
 
+    fn sorts(&self, rows: u32, keys: usize) -> bool {
+        self.merge_sorts(rows, keys)
+    }
+
+    async fn sort_permutation(
+        &self,
+        batch: &mut GlBatch,
+        keys: &[&[Rc<Value>]],
+        bits: &[u32],
+    ) -> Result<Value> {
+        self.merge_sort(batch, keys, bits).await
+    }
+
+    fn sort_scratch_bytes(&self, rows: u32, keys: usize) -> u64 {
+        match self.merge_sorts(rows, keys) {
+            true => self.merge_sort_scratch_bytes(rows, keys),
+            // A split pass's flags, their scan, destinations and the previous permutation.
+            false => 4 * self.value_bytes(crate::dtype::DType::U32, 1, rows),
+        }
+    }
+
     async fn flush(&self, _: &mut GlBatch) -> Result<()> {
         Ok(())
     }
@@ -631,6 +653,9 @@ impl Backend for GlDevice {
         let tiles = layout.tiles(rows);
         let (draws, line) = if region.is_reduction() {
             let (draws, line) = self.describe_reduction(region);
+            (draws as u32, line)
+        } else if region.is_sort() {
+            let (draws, line) = sort::describe_merge_sort(&region.root);
             (draws as u32, line)
         } else if region.is_scatter() {
             let out_tiles = layout.tiles(region.output_rows());

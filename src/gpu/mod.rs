@@ -345,7 +345,7 @@ impl Backend for GpuDevice {
 
     type States = reduce::GpuStates;
 
-    fn sorts(&self, rows: u32) -> bool {
+    fn sorts(&self, rows: u32, _keys: usize) -> bool {
         self.sorts_natively(rows)
     }
 

@@ -34,7 +34,7 @@ pub const SORT_BLOCK: u32 = SORT_THREADS * SORT_ITEMS;
 pub const SORT_DIGIT_BITS: u32 = 4;
 
 /// The shared part of a sectioned template and its section `name`.
-fn section(template: &str, name: &str) -> Result<String> {
+pub(super) fn section(template: &str, name: &str) -> Result<String> {
     sections(template, &[name])
 }
 

@@ -17,6 +17,15 @@ use crate::value::Value;
 
 pub(super) const FULLSCREEN: &str = include_str!("../../shaders/fullscreen.wgsl");
 const SCATTER_POINTS: &str = include_str!("../../shaders/scatter_points.wgsl");
+const MERGE_SORT: &str = include_str!("../../shaders/merge_sort.wgsl");
+
+/// Keys a WebGL2 merge pass carries: one render target each besides the permutation's, in
+/// the 4 every WebGL2 device has.
+pub const MERGE_SORT_MAX_KEYS: usize = 3;
+/// The merge pass's parameter slot of the first key's mask.
+pub const MERGE_PARAM_MASKS: usize = 5;
+/// The join's parameter slot of the first row it writes.
+pub const JOIN_PARAM_FIRST: usize = 5;
 
 /// The point-list draw of a scatter of values of `class` (see shaders/scatter_points.wgsl).
 pub fn scatter_points_source(class: Class) -> String {
@@ -25,6 +34,49 @@ pub fn scatter_points_source(class: Class) -> String {
         super::PRELUDE.replace("PARAM_VEC4S", "2"),
         SCATTER_POINTS.replace("#T#", wgsl_type(class))
     )
+}
+
+/// A merge pass of the WebGL2 sort by `keys` uint32 keys (see shaders/merge_sort.wgsl).
+pub fn merge_sort_source(keys: usize) -> Result<String> {
+    let (mut bindings, mut before, mut outs, mut stores) =
+        (String::new(), String::new(), String::new(), String::new());
+    for key in 0..keys {
+        let mask = MERGE_PARAM_MASKS + key;
+        let _ = writeln!(
+            bindings,
+            "@group(0) @binding({binding}) var key{key}_in: texture_2d<u32>;\n\
+             fn key{key}(i: u32) -> u32 {{ return textureLoad(key{key}_in, texel(i), 0).r & param({mask}u); }}",
+            binding = key + 2,
+        );
+        let _ = match key + 1 == keys {
+            true => writeln!(before, "    return key{key}(p) < key{key}(q);"),
+            false => writeln!(
+                before,
+                "    let p{key} = key{key}(p);\n    let q{key} = key{key}(q);\n    \
+                 if (p{key} != q{key}) {{ return p{key} < q{key}; }}"
+            ),
+        };
+        let _ = writeln!(outs, "    @location({}) key{key}: u32,", key + 1);
+        let _ = writeln!(stores, "    out.key{key} = key{key}(source);");
+    }
+    let template = super::compute::section(MERGE_SORT, "merge")?
+        .replace("#KEYS#", &bindings)
+        .replace("#BEFORE#", &before)
+        .replace("#OUTS#", &outs)
+        .replace("#STORES#", &stores);
+    Ok(format!(
+        "{}\n{FULLSCREEN}\n{template}",
+        super::PRELUDE.replace("PARAM_VEC4S", "2")
+    ))
+}
+
+/// The draw copying one chunk of a sort key into the joined key (see shaders/merge_sort.wgsl).
+pub fn join_source() -> Result<String> {
+    Ok(format!(
+        "{}\n{FULLSCREEN}\n{}",
+        super::PRELUDE.replace("PARAM_VEC4S", "2"),
+        super::compute::section(MERGE_SORT, "join")?
+    ))
 }
 
 /// Parameter slot 1: the first row of the draw's tile.

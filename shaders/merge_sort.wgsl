@@ -1,0 +1,79 @@
+// The stable sort on WebGL2 (src/gl/sort.rs): merge passes in a fragment shader. Pass p
+// merges runs of 2^p sorted rows in pairs; each fragment writes one row of the merged runs:
+// it finds, by a binary search along the merge path, how many of the first run's rows come
+// before it, and copies the row that lands there. Ties take the first run's row first, so
+// the sort is stable. Every array is one R32Uint texture of one tile, row `i` at texel
+// `(i % width, i / width)`. src/wgsl/fragment.rs fills in the keys: their bindings and
+// loads, the lexicographic comparison, and the render targets carrying them.
+// Parameters: 0 rows, 1 the run width, 3 log2 of the texture width, 4 1 on the first pass
+// (rows in order: no permutation to read), 5.. each key's mask (its low bits).
+
+fn texel(i: u32) -> vec2<i32> {
+    return vec2<i32>(i32(i & ((1u << param(3u)) - 1u)), i32(i >> param(3u)));
+}
+
+fn fragment_row(pos: vec4<f32>) -> u32 {
+    return (u32(pos.y) << param(3u)) + u32(pos.x);
+}
+
+// SECTION merge
+@group(0) @binding(1) var permutation_in: texture_2d<u32>;
+#KEYS#
+// Whether row `p` sorts strictly before row `q`.
+fn before(p: u32, q: u32) -> bool {
+#BEFORE#}
+
+struct Out {
+    @location(0) permutation: u32,
+#OUTS#}
+
+@fragment
+fn main(@builtin(position) pos: vec4<f32>) -> Out {
+    var out: Out;
+    let rows = param(0u);
+    let row = fragment_row(pos);
+    if (row >= rows) {
+        return out;
+    }
+    let run = param(1u);
+    let first_a = row & ~(2u * run - 1u);
+    let first_b = min(first_a + run, rows);
+    let len_a = first_b - first_a;
+    let len_b = min(first_b + run, rows) - first_b;
+    let k = row - first_a;
+    // The fewest rows of run A such that A's next row comes after B's last taken one.
+    var lo = select(0u, k - len_b, k > len_b);
+    var hi = min(k, len_a);
+    while (lo < hi) {
+        let mid = (lo + hi) >> 1u;
+        if (before(first_b + k - mid - 1u, first_a + mid)) {
+            hi = mid;
+        } else {
+            lo = mid + 1u;
+        }
+    }
+    let b = k - lo;
+    var source = first_b + b;
+    if (lo < len_a && (b >= len_b || !before(first_b + b, first_a + lo))) {
+        source = first_a + lo;
+    }
+    out.permutation = source;
+    if (param(4u) == 0u) {
+        out.permutation = textureLoad(permutation_in, texel(source), 0).r;
+    }
+#STORES#    return out;
+}
+
+// SECTION join
+// One chunk of a key copied into the joined key at its first row (param 5): fragments of
+// other rows keep what is there.
+@group(0) @binding(1) var part: texture_2d<u32>;
+
+@fragment
+fn main(@builtin(position) pos: vec4<f32>) -> @location(0) u32 {
+    let row = fragment_row(pos);
+    if (row < param(5u) || row - param(5u) >= param(0u)) {
+        discard;
+    }
+    return textureLoad(part, texel(row - param(5u)), 0).r;
+}

@@ -1,0 +1,222 @@
+//! The stable sort on WebGL2: merge passes in a fragment shader (shaders/merge_sort.wgsl),
+//! one draw per doubling of the sorted runs, each carrying the permutation and the keys in
+//! render targets. A sort of more rows than one tile, or by more keys than the render
+//! targets hold, runs as the IR's one-bit split passes.
+
+use std::rc::Rc;
+
+use super::{internal, texture_format, GlBatch, GlDevice, GlValue, Shape, TextureLease};
+use crate::dtype::{Class, DType};
+use crate::error::Result;
+use crate::ir::Node;
+use crate::value::{Storage, Value};
+use crate::wgsl::fragment::{
+    join_source, merge_sort_source, JOIN_PARAM_FIRST, MERGE_PARAM_MASKS, MERGE_SORT_MAX_KEYS,
+};
+
+/// Merge passes of a sort of `rows` rows: runs of 1, 2, 4, ... rows until one run is left.
+fn merge_passes(rows: u32) -> u32 {
+    32 - rows.saturating_sub(1).leading_zeros()
+}
+
+/// Chunks of `key` that hold rows, where there are several (each is joined by one draw).
+fn joined_chunks(key: &Node) -> u64 {
+    match key.chunks.iter().filter(|&&rows| rows > 0).count() as u64 {
+        1 => 0,
+        chunks => chunks,
+    }
+}
+
+/// The draws of the merge sort `sort` (a join per chunk of each key stored in several
+/// chunks of rows, and one per merge pass), and `explain`'s line for them.
+pub(super) fn describe_merge_sort(sort: &Node) -> (u64, String) {
+    let joins: u64 = sort.inputs.iter().map(|key| joined_chunks(key)).sum();
+    let passes = merge_passes(sort.meta.length) as u64;
+    let draws = joins + passes;
+    let joined = match joins {
+        0 => String::new(),
+        n => format!(", after {n} draws joining keys stored in chunks"),
+    };
+    (
+        draws,
+        format!(
+            "{draws} draws: {passes} merge passes (runs of 1, 2, 4, ... rows merged in pairs, a fragment per row){joined}"
+        ),
+    )
+}
+
+/// The mask of a key's low `bits` bits.
+fn low_bits(bits: u32) -> u32 {
+    match bits {
+        32.. => u32::MAX,
+        _ => (1 << bits) - 1,
+    }
+}
+
+impl GlDevice {
+    /// Whether a sort of `rows` rows by `keys` keys runs as merge passes: its arrays in one
+    /// tile, and a render target for each key besides the permutation's.
+    pub(super) fn merge_sorts(&self, rows: u32, keys: usize) -> bool {
+        let targets = keys as u32 + 1;
+        rows <= self.layout.tile_rows()
+            && keys <= MERGE_SORT_MAX_KEYS
+            && targets <= self.limits.max_color_attachments
+            && targets * 4 <= self.limits.max_color_attachment_bytes_per_sample
+    }
+
+    /// Device bytes `merge_sort` holds besides its keys and its permutation: the other
+    /// permutation, the keys carried between passes (two of each), and keys stored in
+    /// chunks joined.
+    pub(super) fn merge_sort_scratch_bytes(&self, rows: u32, keys: usize) -> u64 {
+        (1 + 3 * keys as u64) * crate::engine::Backend::value_bytes(self, DType::U32, 1, rows)
+    }
+
+    /// A texture for one of the sort's arrays of `rows` rows.
+    fn sort_texture(&self, batch: &GlBatch, rows: u32) -> Result<TextureLease> {
+        let format = texture_format(Class::U, 1);
+        self.take_texture(format, rows.div_ceil(self.layout.width()), &batch.home)
+    }
+
+    /// Draws the sort of `keys` (each key's chunks in row order, the most significant key
+    /// first) by their low `bits` bits, and returns the permutation it leaves.
+    pub(super) async fn merge_sort(
+        &self,
+        batch: &mut GlBatch,
+        keys: &[&[Rc<Value>]],
+        bits: &[u32],
+    ) -> Result<Value> {
+        let rows: u32 = keys
+            .first()
+            .map_or(0, |key| key.iter().map(|c| c.rows).sum());
+        if !self.merge_sorts(rows, keys.len()) || keys.len() != bits.len() {
+            return Err(internal("a WebGL2 merge sort it cannot draw"));
+        }
+        // Uploads and joined keys live until the sort's last draw has been submitted.
+        let mut held = Vec::new();
+        let mut joined = Vec::with_capacity(keys.len());
+        for key in keys {
+            joined.push(self.joined_key(batch, key, rows, &mut held).await?);
+        }
+        let layout = self.layout;
+        let height = rows.div_ceil(layout.width());
+        let scissor = Shape::FullTarget(Some((0, 0, layout.width(), height)));
+        let source = merge_sort_source(keys.len())?;
+        let take_carried = || -> Result<Vec<TextureLease>> {
+            (0..keys.len())
+                .map(|_| self.sort_texture(batch, rows))
+                .collect()
+        };
+        let mut permutations = [
+            self.sort_texture(batch, rows)?,
+            self.sort_texture(batch, rows)?,
+        ];
+        let mut carried = [take_carried()?, take_carried()?];
+        let mut params = vec![rows, 0, 0, layout.width_shift, 0, 0, 0, 0];
+        for (key, &bits) in bits.iter().enumerate() {
+            params[MERGE_PARAM_MASKS + key] = low_bits(bits);
+        }
+        for pass in 0..merge_passes(rows) {
+            params[1] = 1 << pass;
+            params[4] = u32::from(pass == 0);
+            // The first pass reads the keys in row order (the permutation bound is unread).
+            let inputs: Vec<&wgpu::Texture> = match pass {
+                0 => [&joined[0]].into_iter().chain(&joined).collect(),
+                _ => [&*permutations[0]]
+                    .into_iter()
+                    .chain(carried[0].iter().map(|t| &**t))
+                    .collect(),
+            };
+            let targets: Vec<&wgpu::Texture> = [&*permutations[1]]
+                .into_iter()
+                .chain(carried[1].iter().map(|t| &**t))
+                .collect();
+            self.draw(batch, &source, &params, &inputs, &targets, scissor)
+                .await?;
+            permutations.swap(0, 1);
+            carried.swap(0, 1);
+        }
+        drop(held);
+        let [permutation, _spare] = permutations;
+        Ok(Value {
+            device: self.core.id,
+            dtype: DType::U32,
+            size: 1,
+            rows,
+            storage: Storage::WebGl(GlValue {
+                tiles: vec![vec![permutation]],
+                device: self.clone(),
+            }),
+        })
+    }
+
+    /// A key's rows in one texture: its one chunk where it is on this device, else its
+    /// chunks (uploaded first where they are host data) drawn into a new one. What it
+    /// uploads or takes goes to `held`.
+    async fn joined_key(
+        &self,
+        batch: &mut GlBatch,
+        chunks: &[Rc<Value>],
+        rows: u32,
+        held: &mut Vec<TextureLease>,
+    ) -> Result<wgpu::Texture> {
+        let mut parts = Vec::with_capacity(chunks.len());
+        // Empty chunks add nothing: a key with one chunk of rows is read in place.
+        for chunk in chunks.iter().filter(|chunk| chunk.rows > 0) {
+            let texture = match (&chunk.storage, chunk.host_column()) {
+                (Storage::WebGl(value), _) if chunk.device == self.core.id => first_texture(value)?,
+                // A leaf read under a memory budget stays on the host until a task reads it.
+                (_, Some(column)) => {
+                    match crate::engine::Backend::upload(self, batch, column)?.storage {
+                        Storage::WebGl(uploaded) => {
+                            let texture = first_texture(&uploaded)?;
+                            held.extend(uploaded.tiles.into_iter().flatten());
+                            texture
+                        }
+                        _ => return Err(internal("an upload left no WebGL2 texture")),
+                    }
+                }
+                _ => return Err(internal("a sort key is not on this WebGL2 device")),
+            };
+            parts.push((texture, chunk.rows));
+        }
+        if let [(texture, key_rows)] = &parts[..] {
+            if *key_rows != rows {
+                return Err(internal("sort keys of different lengths"));
+            }
+            return Ok(texture.clone());
+        }
+        let joined = self.sort_texture(batch, rows)?;
+        let source = join_source()?;
+        let shift = self.layout.width_shift;
+        let mut first = 0u32;
+        for (part, part_rows) in parts {
+            let end = first
+                .checked_add(part_rows)
+                .filter(|&end| end <= rows)
+                .ok_or_else(|| internal("sort keys of different lengths"))?;
+            let mut params = vec![part_rows, 0, 0, shift, 0, 0, 0, 0];
+            params[JOIN_PARAM_FIRST] = first;
+            let (top, bottom) = (first >> shift, ((end - 1) >> shift) + 1);
+            let rect = Shape::FullTarget(Some((0, top, self.layout.width(), bottom - top)));
+            self.draw(batch, &source, &params, &[&part], &[&joined], rect)
+                .await?;
+            first = end;
+        }
+        if first != rows {
+            return Err(internal("sort keys of different lengths"));
+        }
+        let texture = (*joined).clone();
+        held.push(joined);
+        Ok(texture)
+    }
+}
+
+/// The texture of a one-tile, one-plane value.
+fn first_texture(value: &GlValue) -> Result<wgpu::Texture> {
+    value
+        .tiles
+        .first()
+        .and_then(|planes| planes.first())
+        .map(|texture| (**texture).clone())
+        .ok_or_else(|| internal("a sort key has no texture"))
+}
