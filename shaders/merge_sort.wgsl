@@ -4,9 +4,8 @@
 // before it, and copies the row that lands there. Ties take the first run's row first, so
 // the sort is stable. Every array is one R32Uint texture of one tile, row `i` at texel
 // `(i % width, i / width)`. src/wgsl/fragment.rs fills in the keys: their bindings and
-// loads, the lexicographic comparison, and the render targets carrying them.
-// Parameters: 0 rows, 1 the run width, 3 log2 of the texture width, 4 1 on the first pass
-// (rows in order: no permutation to read), 5.. each key's mask (its low bits).
+// loads, the lexicographic comparison, and the render targets carrying them. Parameter 3
+// of every draw: log2 of the texture width.
 
 fn texel(i: u32) -> vec2<i32> {
     return vec2<i32>(i32(i & ((1u << param(3u)) - 1u)), i32(i >> param(3u)));
@@ -17,6 +16,8 @@ fn fragment_row(pos: vec4<f32>) -> u32 {
 }
 
 // SECTION merge
+// Parameters: 0 rows, 1 the run width, 4 1 on the first pass (rows in order: no
+// permutation to read), 5.. each key's mask (its low bits).
 @group(0) @binding(1) var permutation_in: texture_2d<u32>;
 #KEYS#
 // Whether row `p` sorts strictly before row `q`.
@@ -65,8 +66,8 @@ fn main(@builtin(position) pos: vec4<f32>) -> Out {
 }
 
 // SECTION join
-// One chunk of a key copied into the joined key at its first row (param 5): fragments of
-// other rows keep what is there.
+// One chunk of a key (param 0: its rows) copied into the joined key at its first row
+// (param 5): fragments of other rows keep what is there.
 @group(0) @binding(1) var part: texture_2d<u32>;
 
 @fragment

@@ -7,11 +7,13 @@ use std::rc::Rc;
 
 use super::{internal, texture_format, GlBatch, GlDevice, GlValue, Shape, TextureLease};
 use crate::dtype::{Class, DType};
+use crate::engine::Backend;
 use crate::error::Result;
 use crate::ir::Node;
 use crate::value::{Storage, Value};
 use crate::wgsl::fragment::{
-    join_source, merge_sort_source, JOIN_PARAM_FIRST, MERGE_PARAM_MASKS, MERGE_SORT_MAX_KEYS,
+    join_source, merge_sort_source, JOIN_PARAM_FIRST, MERGE_PARAM_FIRST_PASS, MERGE_PARAM_MASKS,
+    MERGE_PARAM_RUN, MERGE_SORT_MAX_KEYS,
 };
 
 /// Merge passes of a sort of `rows` rows: runs of 1, 2, 4, ... rows until one run is left.
@@ -68,7 +70,7 @@ impl GlDevice {
     /// permutation, the keys carried between passes (two of each), and keys stored in
     /// chunks joined.
     pub(super) fn merge_sort_scratch_bytes(&self, rows: u32, keys: usize) -> u64 {
-        (1 + 3 * keys as u64) * crate::engine::Backend::value_bytes(self, DType::U32, 1, rows)
+        (1 + 3 * keys as u64) * self.value_bytes(DType::U32, 1, rows)
     }
 
     /// A texture for one of the sort's arrays of `rows` rows.
@@ -88,10 +90,12 @@ impl GlDevice {
         let rows: u32 = keys
             .first()
             .map_or(0, |key| key.iter().map(|c| c.rows).sum());
-        if !self.merge_sorts(rows, keys.len()) || keys.len() != bits.len() {
+        // Fewer than 2 rows never get a sort node (they are in order).
+        if rows < 2 || !self.merge_sorts(rows, keys.len()) || keys.len() != bits.len() {
             return Err(internal("a WebGL2 merge sort it cannot draw"));
         }
-        // Uploads and joined keys live until the sort's last draw has been submitted.
+        // Uploaded and joined keys stay out of the pool until the first pass has read them,
+        // so none becomes one of its render targets.
         let mut held = Vec::new();
         let mut joined = Vec::with_capacity(keys.len());
         for key in keys {
@@ -116,8 +120,8 @@ impl GlDevice {
             params[MERGE_PARAM_MASKS + key] = low_bits(bits);
         }
         for pass in 0..merge_passes(rows) {
-            params[1] = 1 << pass;
-            params[4] = u32::from(pass == 0);
+            params[MERGE_PARAM_RUN] = 1 << pass;
+            params[MERGE_PARAM_FIRST_PASS] = u32::from(pass == 0);
             // The first pass reads the keys in row order (the permutation bound is unread).
             let inputs: Vec<&wgpu::Texture> = match pass {
                 0 => [&joined[0]].into_iter().chain(&joined).collect(),
@@ -132,10 +136,12 @@ impl GlDevice {
                 .collect();
             self.draw(batch, &source, &params, &inputs, &targets, scissor)
                 .await?;
+            if pass == 0 {
+                held.clear();
+            }
             permutations.swap(0, 1);
             carried.swap(0, 1);
         }
-        drop(held);
         let [permutation, _spare] = permutations;
         Ok(Value {
             device: self.core.id,
@@ -165,16 +171,14 @@ impl GlDevice {
             let texture = match (&chunk.storage, chunk.host_column()) {
                 (Storage::WebGl(value), _) if chunk.device == self.core.id => first_texture(value)?,
                 // A leaf read under a memory budget stays on the host until a task reads it.
-                (_, Some(column)) => {
-                    match crate::engine::Backend::upload(self, batch, column)?.storage {
-                        Storage::WebGl(uploaded) => {
-                            let texture = first_texture(&uploaded)?;
-                            held.extend(uploaded.tiles.into_iter().flatten());
-                            texture
-                        }
-                        _ => return Err(internal("an upload left no WebGL2 texture")),
+                (_, Some(column)) => match self.upload(batch, column)?.storage {
+                    Storage::WebGl(uploaded) => {
+                        let texture = first_texture(&uploaded)?;
+                        held.extend(uploaded.tiles.into_iter().flatten());
+                        texture
                     }
-                }
+                    _ => return Err(internal("an upload left no WebGL2 texture")),
+                },
                 _ => return Err(internal("a sort key is not on this WebGL2 device")),
             };
             parts.push((texture, chunk.rows));

@@ -22,7 +22,10 @@ const MERGE_SORT: &str = include_str!("../../shaders/merge_sort.wgsl");
 /// Keys a WebGL2 merge pass carries: one render target each besides the permutation's, in
 /// the 4 every WebGL2 device has.
 pub const MERGE_SORT_MAX_KEYS: usize = 3;
-/// The merge pass's parameter slot of the first key's mask.
+/// The merge pass's parameter slots: the run width, 1 on the first pass, the first key's
+/// mask.
+pub const MERGE_PARAM_RUN: usize = 1;
+pub const MERGE_PARAM_FIRST_PASS: usize = 4;
 pub const MERGE_PARAM_MASKS: usize = 5;
 /// The join's parameter slot of the first row it writes.
 pub const JOIN_PARAM_FIRST: usize = 5;
