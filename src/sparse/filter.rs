@@ -3,7 +3,9 @@
 //! count read back); the keep flags are arithmetic that is positive exactly where the
 //! condition holds (`d + |d|` is positive iff `d` is), so no comparison op is needed.
 
-use super::{check_limits, csr_of_row_major, magnitude, split_place, Format, SparseMatrix};
+use super::{
+    check_limits, csr_of_row_major, magnitude, split_place, Entries, Format, SparseMatrix,
+};
 use crate::column::ColumnData;
 use crate::dtype::DType;
 use crate::engine::Backend;
@@ -17,6 +19,22 @@ fn positive_part_twice(d: &NodeRef) -> Result<NodeRef> {
 
 fn i32_constant(value: i32) -> Result<NodeRef> {
     ir::source(ColumnData::I32(vec![value]), 1, true)
+}
+
+/// The `entries` (rows, columns, values) for which `keep` is nonzero, in their order
+/// (compaction keeps it), kept on `device`.
+async fn kept_entries<B: Backend>(
+    device: &B,
+    (rows, cols, values): Entries,
+    keep: impl Fn(&NodeRef, &NodeRef, &NodeRef) -> Result<NodeRef>,
+) -> Result<Entries> {
+    let flags = keep(&rows, &cols, &values)?;
+    let kept = crate::dynamic::compact(device, &flags, &u32_rows(values.meta.length)?).await?;
+    Ok((
+        ir::gather(&kept, &rows)?,
+        ir::gather(&kept, &cols)?,
+        ir::gather(&kept, &values)?,
+    ))
 }
 
 impl SparseMatrix {
@@ -59,17 +77,23 @@ impl SparseMatrix {
         device: &B,
         keep: impl Fn(&NodeRef, &NodeRef, &NodeRef) -> Result<NodeRef>,
     ) -> Result<SparseMatrix> {
+        // Row-major first: a COO result stays row-major, as `toCOO()` is.
         let coo = self.to_coo()?;
-        let flags = keep(&coo.major, &coo.minor, &coo.values)?;
-        let kept = crate::dynamic::compact(device, &flags, &u32_rows(coo.nnz())?).await?;
-        let kept = (
-            ir::gather(&kept, &coo.major)?,
-            ir::gather(&kept, &coo.minor)?,
-            ir::gather(&kept, &coo.values)?,
-        );
-        SparseMatrix::of_entries(self.shape, kept)
+        let entries = (coo.major, coo.minor, coo.values);
+        SparseMatrix::of_entries(self.shape, kept_entries(device, entries, keep).await?)
             .into_format(device, self.format)
             .await
+    }
+
+    /// This matrix's canonical CSR without its entries equal to 0 (NaN is kept, as
+    /// `fromDense` keeps it): one sort, then a compaction, which keeps the order.
+    pub(super) async fn nonzero_csr<B: Backend>(&self, device: &B) -> Result<SparseMatrix> {
+        let csr = self.to_csr(device).await?;
+        let (rows, cols, values) = kept_entries(device, csr.entries()?, |_, _, values| {
+            ir::select(values, &u32_constant(1)?, &u32_constant(0)?)
+        })
+        .await?;
+        csr_of_row_major(&rows, cols, values, self.shape)
     }
 
     /// Entries with `col - row >= k` (`upper`) or `col - row <= k` (`tril`).

@@ -140,15 +140,15 @@ impl SparseMatrix {
         Ok(largest(device, &ir::cast(&nonzero, DType::F32)?).await? == 0.0)
     }
 
-    /// Whether the matrix is square and equal to its transpose (duplicates summed first).
+    /// Whether the matrix is square and equal to its transpose, as dense arrays are:
+    /// duplicates summed, and entries equal to 0 (stored zeros, duplicates summing to 0)
+    /// left out, so a stored zero equals the implicit one across the diagonal.
     pub async fn is_symmetric<B: Backend>(&self, device: &B) -> Result<bool> {
         if self.shape.0 != self.shape.1 {
             return Ok(false);
         }
-        let (a, t) = (
-            self.to_csr(device).await?,
-            self.transpose().to_csr(device).await?,
-        );
+        let a = self.nonzero_csr(device).await?;
+        let t = a.transpose().to_csr(device).await?;
         // Both hold the same distinct cells' count: compare them entry by entry.
         if a.nnz() == 0 {
             return Ok(true);

@@ -539,6 +539,16 @@ pub fn norms_symmetry_and_entries<T: Target>() {
     assert!(!block(skew.is_symmetric(&device)).unwrap());
     let wide = coo_of(&device, &[0], &[1], &[1.0], (1, 2));
     assert!(!block(wide.is_symmetric(&device)).unwrap());
+    // Equal as dense arrays: a stored zero matches the implicit one across the diagonal, as
+    // do duplicates summing to 0; a NaN equals nothing.
+    let stored_zero = coo_of(&device, &[0, 1, 1], &[1, 0, 1], &[0.0, 2.0, 5.0], (2, 2));
+    assert!(!block(stored_zero.is_symmetric(&device)).unwrap());
+    let zero_only = coo_of(&device, &[0, 1], &[1, 1], &[0.0, 5.0], (2, 2));
+    assert!(block(zero_only.is_symmetric(&device)).unwrap());
+    let cancelled = coo_of(&device, &[1, 1, 0], &[0, 0, 0], &[2.0, -2.0, 1.0], (2, 2));
+    assert!(block(cancelled.is_symmetric(&device)).unwrap());
+    let nan = coo_of(&device, &[0], &[0], &[f32::NAN], (1, 1));
+    assert!(!block(nan.is_symmetric(&device)).unwrap());
     let zeros = coo_of(&device, &[0, 1], &[1, 0], &[0.0, -0.0], (2, 2));
     assert!(block(zeros.is_zero(&device)).unwrap());
     let empty = coo_of(&device, &[], &[], &[], (2, 2));
