@@ -89,6 +89,29 @@ export async function sparseChecks(gt, device) {
       }
       return null;
     },
+    async 'components already on the device are validated there'() {
+      // Computed on the device (no host copy): the constructor validates them with kernels
+      // there and gives a Promise of the matrix.
+      const onDevice = async array => {
+        const computed = gt.add(E.fromArray(array), E.fromArray(new array.constructor(array.length)));
+        await computed.evaluate(device);
+        return computed;
+      };
+      const parts = async (rowPtr, colVal) => ({rowPtr: await onDevice(Uint32Array.from(rowPtr)), colVal: await onDevice(Uint32Array.from(colVal)),
+        nzVal: await onDevice(new Float32Array([1, 2, 3])), shape: [2, 3]});
+      const kernels = device.stats.kernels;
+      const made = SparseMatrix.fromCSR(await parts([0, 2, 3], [0, 2, 1]), {device});
+      if (!(made instanceof Promise)) return 'device components were not validated on the device';
+      const A = await made;
+      if (device.stats.kernels <= kernels) return 'no validation kernel ran on the device';
+      const dense = [...await A.toDense().readValue()];
+      if (dense.join() !== '1,0,2,0,3,0') return `dense form ${dense}`;
+      for (const [rowPtr, colVal, what] of [[[0, 3, 2], [0, 2, 1], 'a decreasing rowPtr'], [[0, 2, 3], [0, 3, 1], 'a column past the shape']]) {
+        const error = await SparseMatrix.fromCSR(await parts(rowPtr, colVal), {device}).then(() => null, e => e);
+        if (error?.code !== 'INVALID_ARGUMENT') return `${what} gave ${error?.code ?? 'a matrix'}`;
+      }
+      return null;
+    },
     async 'a sparse vector as the operand of SpMV on the device'() {
       const x = {nzInd: Uint32Array.from({length: 50}, (_, i) => (i * 37) % 400), nzVal: Float32Array.from({length: 50}, (_, i) => i - 20), length: 400};
       const [gpu, cpu] = [await gt.SparseVector.fromArrays(x, {device}), gt.SparseVector.fromArrays(x)];
