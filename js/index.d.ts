@@ -633,3 +633,5 @@ export class SparseVector {
 /** `kron(A, B)`: A(i, j) B(p, q) at row `i * mB + p`, column `j * nB + q`, in A's format. */
 export function kron(a: SparseVector, b: SparseVector): Promise<SparseVector>;
 export function kron(a: SparseMatrix, b: SparseMatrix): Promise<SparseMatrix>;
+/** A vector with a matrix: the vector as its one-column matrix, the result a matrix. */
+export function kron(a: SparseMatrix | SparseVector, b: SparseMatrix | SparseVector): Promise<SparseMatrix>;

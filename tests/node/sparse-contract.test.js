@@ -99,3 +99,12 @@ test('empty matrices: conversions, products and reductions', async () => {
   assert.deepEqual(await read(gt.max(B)), [0], 'implicit zeros count');
   assert.equal(await B.isSymmetric(), true);
 });
+
+test('kron of a matrix and a vector takes the vector as its one-column matrix', async () => {
+  const I = SparseMatrix.fromCSR({rowPtr: [0, 1, 2], colVal: [0, 1], nzVal: [1, 1], shape: [2, 2]});
+  const v = SparseVector.fromArrays({nzInd: [1], nzVal: [3], length: 2});
+  const K = await gt.kron(I, v);
+  assert.ok(K instanceof SparseMatrix);
+  assert.deepEqual(K.shape, [4, 2]);
+  assert.deepEqual(await read(K.toDense()), [0, 0, 3, 0, 0, 0, 0, 3]);
+});
