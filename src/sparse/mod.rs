@@ -488,16 +488,16 @@ fn sort_row_major(entries: Entries, shape: (u32, u32)) -> Result<Entries> {
 /// row-major), else 0: where each stored cell's run of duplicates starts.
 fn cell_starts(rows: &NodeRef, cols: &NodeRef) -> Result<NodeRef> {
     let k = u32_rows(rows.meta.length)?;
-    let pairs = ir::interleave(&[rows.clone(), cols.clone()])?;
-    let before = ir::gather(
-        &ir::binary(BinaryOp::Subtract, &k, &u32_constant(1)?)?,
-        &pairs,
+    let previous = ir::binary(BinaryOp::Subtract, &k, &u32_constant(1)?)?;
+    // Each index compared with the one before it where it is stored: no pairs of them
+    // interleaved into a column of their own first.
+    let same_as_before = |index: &NodeRef| ir::equal_all(index, &ir::gather(&previous, index)?);
+    let same_cell = ir::binary(
+        BinaryOp::Multiply,
+        &same_as_before(rows)?,
+        &same_as_before(cols)?,
     )?;
-    let differs = ir::binary(
-        BinaryOp::Subtract,
-        &u32_constant(1)?,
-        &ir::equal_all(&pairs, &before)?,
-    )?;
+    let differs = ir::binary(BinaryOp::Subtract, &u32_constant(1)?, &same_cell)?;
     // Row 0 always starts one: 1 - k / k is 1 there (integer division by 0 being 0).
     let first = ir::binary(
         BinaryOp::Subtract,
