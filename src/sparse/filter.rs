@@ -4,7 +4,8 @@
 //! condition holds (`d + |d|` is positive iff `d` is), so no comparison op is needed.
 
 use super::{
-    check_limits, csr_of_row_major, magnitude, split_place, Entries, Format, SparseMatrix,
+    check_limits, csr_of_row_major, csr_of_sorted, magnitude, split_place, Entries, Format,
+    SparseMatrix,
 };
 use crate::column::ColumnData;
 use crate::dtype::DType;
@@ -77,12 +78,19 @@ impl SparseMatrix {
         device: &B,
         keep: impl Fn(&NodeRef, &NodeRef, &NodeRef) -> Result<NodeRef>,
     ) -> Result<SparseMatrix> {
-        // Row-major first: a COO result stays row-major, as `toCOO()` is.
+        // Row-major first: a COO result stays row-major, as `toCOO()` is, and a CSR one
+        // needs no second sort (compaction keeps the order).
         let coo = self.to_coo()?;
         let entries = (coo.major, coo.minor, coo.values);
-        SparseMatrix::of_entries(self.shape, kept_entries(device, entries, keep).await?)
-            .into_format(device, self.format)
-            .await
+        let kept = kept_entries(device, entries, keep).await?;
+        match self.format {
+            Format::Csr => csr_of_sorted(device, kept, self.shape).await,
+            format => {
+                SparseMatrix::of_entries(self.shape, kept)
+                    .into_format(device, format)
+                    .await
+            }
+        }
     }
 
     /// This matrix's canonical CSR without its entries equal to 0 (NaN is kept, as

@@ -323,27 +323,8 @@ impl SparseMatrix {
     /// Canonical CSR (columns sorted within each row, duplicates summed, stored zeros kept),
     /// built on `device`: the one count read back is the number of distinct entries.
     pub async fn to_csr<B: Backend>(&self, device: &B) -> Result<SparseMatrix> {
-        let SparseMatrix {
-            major: rows,
-            minor: cols,
-            values,
-            ..
-        } = self.to_coo()?;
-        // Sorted once: the count read back below ends an evaluation, and what follows it
-        // would otherwise sort the entries again (only evaluated roots keep their output).
-        engine::evaluate(device, &[rows.clone(), cols.clone(), values.clone()]).await?;
-        let nnz = self.nnz();
-        let starts_run = cell_starts(&rows, &cols)?;
-        let starts = crate::dynamic::compact(device, &starts_run, &u32_rows(nnz)?).await?;
-        let offsets = ir::concat(&[starts.clone(), u32_row(nnz)?])?;
-        // Duplicates add in the values' own type (integers wrap), as toDense's cells do.
-        let summed = as_type(&ir::segment_sum(&values, &offsets)?, values.meta.dtype)?;
-        csr_of_row_major(
-            &ir::gather(&starts, &rows)?,
-            ir::gather(&starts, &cols)?,
-            summed,
-            self.shape,
-        )
+        let coo = self.to_coo()?;
+        csr_of_sorted(device, (coo.major, coo.minor, coo.values), self.shape).await
     }
 
     /// COO of the entries in storage order (row-major for a canonical CSR).
@@ -471,6 +452,30 @@ impl SparseMatrix {
             (None, _) => Err(invalid("beta needs y".to_string())),
         }
     }
+}
+
+/// Canonical CSR of `entries` sorted row-major (duplicates next to each other), built on
+/// `device`: the one count read back is the number of distinct entries.
+async fn csr_of_sorted<B: Backend>(
+    device: &B,
+    (rows, cols, values): Entries,
+    shape: (u32, u32),
+) -> Result<SparseMatrix> {
+    // Sorted once: the count read back below ends an evaluation, and what follows it
+    // would otherwise sort the entries again (only evaluated roots keep their output).
+    engine::evaluate(device, &[rows.clone(), cols.clone(), values.clone()]).await?;
+    let nnz = values.meta.length;
+    let starts_run = cell_starts(&rows, &cols)?;
+    let starts = crate::dynamic::compact(device, &starts_run, &u32_rows(nnz)?).await?;
+    let offsets = ir::concat(&[starts.clone(), u32_row(nnz)?])?;
+    // Duplicates add in the values' own type (integers wrap), as toDense's cells do.
+    let summed = as_type(&ir::segment_sum(&values, &offsets)?, values.meta.dtype)?;
+    csr_of_row_major(
+        &ir::gather(&starts, &rows)?,
+        ir::gather(&starts, &cols)?,
+        summed,
+        shape,
+    )
 }
 
 /// Entries sorted by row, then column, stably (one sort by both keys).
