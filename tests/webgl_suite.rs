@@ -192,32 +192,11 @@ fn narrow_integer_columns_stay_exact_through_integer_textures() {
 /// device, as `explain` counts them.
 #[test]
 fn a_merge_sort_of_over_a_million_rows_carries_both_keys() {
-    let d = WebGl::fresh();
-    let rows = 1_300_000u32;
-    let mut rng = Rng(41);
-    let wide: Vec<u32> = (0..rows)
-        .map(|_| rng.next() as u32 >> rng.below(32))
-        .collect();
-    let narrow: Vec<u32> = (0..rows).map(|_| rng.below(1000) as u32).collect();
-    let wide_node = chunked(ColumnData::U32(wide.clone()), 1, &[0, 600_000, 0, 700_000]);
-    let perm =
-        ir::lexsort_permutation(&[(&wide_node, 1 << 32), (&u32s(&narrow, 1), 1000)]).unwrap();
-    let text = explain(&d, &perm).unwrap();
-    assert!(
-        text.contains("23 draws: 21 merge passes (runs of 1, 2, 4, ... rows merged in pairs, a fragment per row), after 2 draws joining keys stored in chunks"),
-        "{text}"
+    check_a_two_key_sort_of_1_3m_rows(
+        &WebGl::fresh(),
+        "23 draws: 21 merge passes (runs of 1, 2, 4, ... rows merged in pairs, a fragment per row), after 2 draws joining keys stored in chunks",
+        23,
     );
-    let kernels = d.core().counters.stats().kernels;
-    evaluate_blocking(&d, std::slice::from_ref(&perm)).unwrap();
-    assert_eq!(d.core().counters.stats().kernels - kernels, 23);
-    assert_eq!(
-        perm.home().unwrap().device,
-        d.core().id,
-        "the permutation stays on the device"
-    );
-    let mut expected: Vec<u32> = (0..rows).collect();
-    expected.sort_by_key(|&i| (wide[i as usize], narrow[i as usize] & 1023));
-    assert!(read_u32(&perm) == expected, "the order differs");
 }
 
 /// Sorts the merge passes cannot draw run as the one-bit split passes, in the same stable

@@ -311,30 +311,9 @@ fn large_reads_reuse_one_staging_buffer() {
 /// two copies), on the device, as `explain` counts them.
 #[test]
 fn a_radix_sort_of_over_a_million_rows_carries_its_counts_across_tiles() {
-    let d = WebGpu::fresh();
-    let rows = 1_300_000u32;
-    let mut rng = Rng(41);
-    let wide: Vec<u32> = (0..rows)
-        .map(|_| rng.next() as u32 >> rng.below(32))
-        .collect();
-    let narrow: Vec<u32> = (0..rows).map(|_| rng.below(1000) as u32).collect();
-    let wide_node = chunked(ColumnData::U32(wide.clone()), 1, &[0, 600_000, 0, 700_000]);
-    let perm =
-        ir::lexsort_permutation(&[(&wide_node, 1 << 32), (&u32s(&narrow, 1), 1000)]).unwrap();
-    let text = explain(&d, &perm).unwrap();
-    assert!(
-        text.contains("35 dispatches: 11 passes of a 4-bit radix sort (a count, a scan and a placing dispatch each, over 1270 blocks of 1024 rows), after 2 copies joining keys stored in chunks"),
-        "{text}"
+    check_a_two_key_sort_of_1_3m_rows(
+        &WebGpu::fresh(),
+        "35 dispatches: 11 passes of a 4-bit radix sort (a count, a scan and a placing dispatch each, over 1270 blocks of 1024 rows), after 2 copies joining keys stored in chunks",
+        35,
     );
-    let kernels = d.core().counters.stats().kernels;
-    evaluate_blocking(&d, std::slice::from_ref(&perm)).unwrap();
-    assert_eq!(d.core().counters.stats().kernels - kernels, 35);
-    assert_eq!(
-        perm.home().unwrap().device,
-        d.core().id,
-        "the permutation stays on the device"
-    );
-    let mut expected: Vec<u32> = (0..rows).collect();
-    expected.sort_by_key(|&i| (wide[i as usize], narrow[i as usize]));
-    assert!(read_u32(&perm) == expected, "the order differs");
 }

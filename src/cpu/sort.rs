@@ -37,10 +37,7 @@ pub(super) fn sort_permutation(
     let n: usize = keys
         .first()
         .map_or(0, |chunks| chunks.iter().map(|c| c.len()).sum());
-    let masks: Vec<u32> = bits
-        .iter()
-        .map(|&b| u32::MAX >> (32 - b.clamp(1, 32)))
-        .collect();
+    let masks: Vec<u32> = bits.iter().map(|&b| crate::ir::key_mask(b)).collect();
     out.clear();
     let buckets = masks.first().map_or(0, |&m| m as usize + 1);
     if keys.len() > 1 && buckets <= MAX_BUCKETS_PER_ROW * n && n <= MAX_ROWS_PER_BUCKET * buckets {

@@ -47,14 +47,6 @@ pub(super) fn describe_merge_sort(sort: &Node) -> (u64, String) {
     )
 }
 
-/// The mask of a key's low `bits` bits.
-fn low_bits(bits: u32) -> u32 {
-    match bits {
-        32.. => u32::MAX,
-        _ => (1 << bits) - 1,
-    }
-}
-
 impl GlDevice {
     /// Whether a sort of `rows` rows by `keys` keys runs as merge passes: its arrays in one
     /// tile, and a render target for each key besides the permutation's.
@@ -117,7 +109,7 @@ impl GlDevice {
         let mut carried = [take_carried()?, take_carried()?];
         let mut params = vec![rows, 0, 0, layout.width_shift, 0, 0, 0, 0];
         for (key, &bits) in bits.iter().enumerate() {
-            params[MERGE_PARAM_MASKS + key] = low_bits(bits);
+            params[MERGE_PARAM_MASKS + key] = crate::ir::key_mask(bits);
         }
         for pass in 0..merge_passes(rows) {
             params[MERGE_PARAM_RUN] = 1 << pass;

@@ -69,6 +69,11 @@ pub fn lexsort_permutation(keys: &[(&NodeRef, u64)]) -> Result<NodeRef> {
     )
 }
 
+/// The mask of a sort key's low `bits` bits (a sort node's keys have at least one).
+pub fn key_mask(bits: u32) -> u32 {
+    u32::MAX >> (32 - bits.clamp(1, 32))
+}
+
 fn check_keys(keys: &NodeRef) -> Result<()> {
     keys.check_alive()?;
     if keys.meta.size != 1 || keys.meta.constant {

@@ -340,3 +340,37 @@ pub fn generated_segments(rng: &mut Rng) -> Vec<u32> {
 pub fn chunked(data: ColumnData, size: u32, chunks: &[u32]) -> NodeRef {
     ir::source_chunked(data, size, chunks.into()).unwrap()
 }
+
+/// Sorts 1.3M rows by two keys (32 and 10 bits; the first stored in chunks of 0, 600k, 0
+/// and 700k rows) on `device`, and checks that `explain` shows `line`, that `kernels`
+/// kernels run, that the permutation stays on the device, and its order against a stable
+/// host sort.
+pub fn check_a_two_key_sort_of_1_3m_rows<B: gputable::engine::Backend>(
+    device: &B,
+    line: &str,
+    kernels: u64,
+) {
+    use gputable::engine::{evaluate_blocking, explain};
+    let rows = 1_300_000u32;
+    let mut rng = Rng(41);
+    let wide: Vec<u32> = (0..rows)
+        .map(|_| rng.next() as u32 >> rng.below(32))
+        .collect();
+    let narrow: Vec<u32> = (0..rows).map(|_| rng.below(1000) as u32).collect();
+    let wide_node = chunked(ColumnData::U32(wide.clone()), 1, &[0, 600_000, 0, 700_000]);
+    let perm =
+        ir::lexsort_permutation(&[(&wide_node, 1 << 32), (&u32s(&narrow, 1), 1000)]).unwrap();
+    let text = explain(device, &perm).unwrap();
+    assert!(text.contains(line), "{text}");
+    let before = device.core().counters.stats().kernels;
+    evaluate_blocking(device, std::slice::from_ref(&perm)).unwrap();
+    assert_eq!(device.core().counters.stats().kernels - before, kernels);
+    assert_eq!(
+        perm.home().unwrap().device,
+        device.core().id,
+        "the permutation stays on the device"
+    );
+    let mut expected: Vec<u32> = (0..rows).collect();
+    expected.sort_by_key(|&i| (wide[i as usize], narrow[i as usize]));
+    assert!(read_u32(&perm) == expected, "the order differs");
+}
