@@ -64,17 +64,3 @@ fn main(@builtin(position) pos: vec4<f32>) -> Out {
     }
 #STORES#    return out;
 }
-
-// SECTION join
-// One chunk of a key (param 0: its rows) copied into the joined key at its first row
-// (param 5): fragments of other rows keep what is there.
-@group(0) @binding(1) var part: texture_2d<u32>;
-
-@fragment
-fn main(@builtin(position) pos: vec4<f32>) -> @location(0) u32 {
-    let row = fragment_row(pos);
-    if (row < param(5u) || row - param(5u) >= param(0u)) {
-        discard;
-    }
-    return textureLoad(part, texel(row - param(5u)), 0).r;
-}

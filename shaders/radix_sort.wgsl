@@ -3,9 +3,9 @@
 // runs three kernels: `count` counts each block's digits, `scan` turns the counts of each
 // digit (one workgroup per digit) into where that digit's rows of each block start among the
 // digit's rows, and `place` moves each row to its place: after every row of a smaller digit,
-// of its digit in earlier blocks, and of its digit earlier in its block (`copy` first joins
-// a key stored in chunks). Sections are split on their marker comments: `count` and `place`
-// take the shared part, `load` and theirs; the others the shared part and theirs.
+// of its digit in earlier blocks, and of its digit earlier in its block. Sections are split
+// on their marker comments: `count` and `place` take the shared part, `load` and theirs;
+// `scan` the shared part and its own.
 // Parameters: 0 rows, 1 workgroups per grid row, 3 blocks, 4 the digit's shift, 5 its mask,
 // 6 how a pass reads its rows (0: the key in place, rows in order; 1: the key carried from
 // the last pass and the permutation so far; 2: the permutation, and the key read through
@@ -180,16 +180,4 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_index
             if (param(7u) != 0u) { keys_out[place] = pairs[j].x; }
         }
     }
-}
-
-// SECTION copy
-@group(0) @binding(1) var<storage, read> part: array<u32>;
-@group(0) @binding(2) var<storage, read_write> joined: array<u32>;
-
-// A key stored in chunks joined into one array: this chunk's rows from row param(4) on
-// (parameter 1 here counts invocations per grid row).
-@compute @workgroup_size(#THREADS#)
-fn main(@builtin(global_invocation_id) id: vec3<u32>) {
-    let i = id.y * param(1u) + id.x;
-    if (i < param(0u)) { joined[param(4u) + i] = part[i]; }
 }

@@ -185,21 +185,20 @@ fn generated_kernels_are_valid_wgsl() {
             &format!("the {kind} kernel"),
         );
     }
-    // WebGPU's radix sort: the joining copy and a pass's three kernels.
-    for kind in ["copy", "count", "scan", "place"] {
+    // WebGPU's radix sort: a pass's three kernels.
+    for kind in ["count", "scan", "place"] {
         validate(
             &gputable::wgsl::compute::sort_source(kind).unwrap(),
             &format!("the sort's {kind} kernel"),
         );
     }
-    // WebGL2's sort: a merge pass by each number of keys it carries, and the joining draw.
+    // WebGL2's sort: a merge pass by each number of keys it carries.
     for keys in 1..=fragment::MERGE_SORT_MAX_KEYS {
         validate(
             &fragment::merge_sort_source(keys).unwrap(),
             &format!("the merge pass by {keys} keys"),
         );
     }
-    validate(&fragment::join_source().unwrap(), "the sort's joining draw");
     for class in [Class::F, Class::I, Class::U] {
         validate(
             &fragment::scatter_points_source(class),

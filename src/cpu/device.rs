@@ -151,6 +151,10 @@ impl Backend for CpuDevice {
         true
     }
 
+    fn sorts_keys_in_chunks(&self) -> bool {
+        true
+    }
+
     async fn sort_permutation(
         &self,
         home: &mut Home,

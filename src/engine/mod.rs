@@ -4,9 +4,12 @@
 //! the roots' outputs on the device until someone reads them.
 
 pub mod budget;
+mod explain;
 mod lost;
 mod queue;
 mod run;
+
+pub use explain::explain;
 use run::Run;
 
 use std::collections::{HashMap, HashSet};
@@ -15,9 +18,9 @@ use std::rc::Rc;
 use crate::column::{Column, ColumnData};
 use crate::dtype::DType;
 use crate::error::{ErrorCode, GpuTableError, Result};
-use crate::ir::{combine_rounds, NodeRef, Op};
+use crate::ir::NodeRef;
 use crate::memory::{size_class, Counters, Home, Homes};
-use crate::plan::{plan_with, Fusion, Plan, PlanLimits, PlanOptions, Region, ASSEMBLY_PASS};
+use crate::plan::{plan_with, Fusion, Plan, PlanLimits, PlanOptions, Region};
 use crate::value::{DeviceId, Output, RowSink, Storage, Value};
 pub use lost::LostFlag;
 pub use queue::{Turn, Turnstile};
@@ -167,8 +170,14 @@ pub trait Backend {
     fn sorts(&self, _rows: u32, _keys: usize) -> bool {
         false
     }
+    /// Whether `sort_permutation` reads a key stored in several chunks where it is;
+    /// elsewhere the executor first joins each key into one value on the device.
+    fn sorts_keys_in_chunks(&self) -> bool {
+        false
+    }
     /// The stable permutation ordering rows by the uint32 `keys` (each key's chunks, in
-    /// order; the most significant key first), each by its low `bits` bits.
+    /// order, or its one value; the most significant key first), each by its low `bits`
+    /// bits.
     async fn sort_permutation(
         &self,
         _batch: &mut Self::Batch,
@@ -430,124 +439,6 @@ pub async fn read_rows(output: &Output, start: u32, end: u32) -> Result<ColumnDa
         read_value(&value, lo, hi, &mut |_, data| column.append(data)).await?;
     }
     Ok(column.data)
-}
-
-/// The plan `root` runs on `device` (as if it had not run yet), with the device's kernels.
-pub fn explain<B: Backend>(device: &B, root: &NodeRef) -> Result<String> {
-    root.check_alive()?;
-    let limits = device.plan_limits();
-    let plan = plan_with(
-        std::slice::from_ref(root),
-        &PlanOptions {
-            fusion: Fusion::On,
-            replan_roots: true,
-            limits: &limits,
-        },
-    )?;
-    let mut text = plan.describe(&device.name());
-    text.push_str(&describe_passes(device, &plan)?);
-    let budget = device.core().allowed_mem.get();
-    let roots = HashSet::from([root.id]);
-    let resident = |leaf: &NodeRef| resident_on(device, leaf);
-    let projection = budget::project(device, &plan, &roots, &resident, budget);
-    for (index, tasks) in projection.tasks.iter().enumerate() {
-        let most = tasks.iter().max().copied().unwrap_or(0);
-        text.push_str(&format!(
-            "pass {}: projected device memory {most} bytes per chunk task\n",
-            index + 1
-        ));
-    }
-    match budget {
-        Some(budget) => {
-            let verdict = match projection.check(&plan, budget) {
-                Ok(()) => "fits".to_string(),
-                Err(e) => format!("refused: {}", e.message),
-            };
-            text.push_str(&format!("allowedMem {budget} bytes: {verdict}\n"));
-            if !projection.streamed.is_empty() {
-                text.push_str("the output is larger than half of allowedMem: its chunks are read back to the host as they are computed\n");
-            }
-        }
-        None => text.push_str("no allowedMem: tasks are not bounded\n"),
-    }
-    Ok(text)
-}
-
-/// The kernels each pass of `plan` runs on `device`, a line per pass and a total. Chunk
-/// tasks run the same kernels: a pass is described once and counted per task.
-fn describe_passes<B: Backend>(device: &B, plan: &Plan) -> Result<String> {
-    let Some((one, many)) = device.kernel_words() else {
-        return Ok(String::new());
-    };
-    let (lines, total) = pass_kernels(device, plan)?;
-    let mut text: String = lines.iter().map(|line| format!("{line}\n")).collect();
-    let word = if total == 1 { one } else { many };
-    text.push_str(&format!("{total} {word} in all\n"));
-    Ok(text)
-}
-
-/// `describe_passes`' lines, and the kernels of every pass together.
-fn pass_kernels<B: Backend>(device: &B, plan: &Plan) -> Result<(Vec<String>, u64)> {
-    let mut lines = Vec::with_capacity(plan.regions.len());
-    let mut total = 0;
-    for (index, region) in plan.regions.iter().enumerate() {
-        let pass = index + 1;
-        if region.root.op.is_assembly() {
-            lines.push(format!("pass {pass}: {ASSEMBLY_PASS}"));
-            continue;
-        }
-        if region.is_sort() {
-            let (kernels, line) =
-                match device.sorts(region.root.meta.length, region.root.inputs.len()) {
-                    true => device.describe_task(region)?,
-                    false => describe_split_sort(device, region)?,
-                };
-            total += kernels;
-            lines.push(format!("pass {pass}: {line}"));
-            continue;
-        }
-        let (tasks, _) = run::planned_tasks(device, region, &region.random_access_inputs());
-        let largest = region.task(tasks.iter().copied().max().unwrap_or(0));
-        let (kernels, line) = device.describe_task(&largest)?;
-        total += kernels * tasks.len() as u64 + device.pass_kernels(region);
-        let split = match tasks.len() > region.task_chunks().len() {
-            true => " (chunks cut at this device's binding size)",
-            false => "",
-        };
-        let line = match tasks.len() {
-            1 => line,
-            n => format!("each of {n} chunk tasks{split}: {line}"),
-        };
-        if let Some(reduction) = crate::ir::Reduction::of(&region.root) {
-            let rounds = combine_rounds(tasks.len() as u32, reduction.split_every);
-            let (per_round, last) = device.reduction_tail_kernels(&region.root);
-            total += per_round * rounds.len() as u64 + last;
-        }
-        lines.push(format!("pass {pass}: {line}"));
-    }
-    Ok((lines, total))
-}
-
-/// The kernels of a sort composed of split passes, counted over the plan it runs as.
-fn describe_split_sort<B: Backend>(device: &B, region: &Region) -> Result<(u64, String)> {
-    let Op::SortPermutation { bits } = &region.root.op else {
-        return Err(internal("a sort pass without a sort"));
-    };
-    // Planning looks only at the keys' shape: outputs with no chunks stand for them.
-    let stand_ins = (region.root.inputs.iter())
-        .map(|_| Output::new(device.core().id, Vec::new()))
-        .collect();
-    let (_, plan) = run::split_sort(&region.root.inputs, stand_ins, bits, &device.plan_limits())?;
-    let bits: u32 = bits.iter().sum();
-    let (_, kernels) = pass_kernels(device, &plan)?;
-    let (one, many) = device.kernel_words().unwrap_or(("kernel", "kernels"));
-    let word = if kernels == 1 { one } else { many };
-    Ok((
-        kernels,
-        format!(
-            "{kernels} {word} in {bits} one-bit split passes (scan, gather and scatter kernels)"
-        ),
-    ))
 }
 
 /// Puts a node's output on `device` now, copied once (later calls find the copy), and with

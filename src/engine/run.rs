@@ -275,7 +275,22 @@ impl<B: Backend> Run<'_, B> {
             .collect::<Result<Vec<Output>>>()?;
         let output = match self.device.sorts(root.meta.length, root.inputs.len()) {
             true => {
-                let chunks: Vec<&[Rc<Value>]> = stored.iter().map(|s| &s.chunks[..]).collect();
+                let mut keys = Vec::with_capacity(stored.len());
+                for (key, output) in root.inputs.iter().zip(&stored) {
+                    keys.push(match self.device.sorts_keys_in_chunks() {
+                        true => output.chunks.clone(),
+                        // One value per key, as the device's sort binds it; the executor
+                        // holds it until the sort is recorded.
+                        false => {
+                            let pieces = (output.chunks.iter())
+                                .filter(|chunk| chunk.rows > 0)
+                                .map(|chunk| (chunk.clone(), 0, chunk.rows))
+                                .collect();
+                            Rc::from([self.assemble(pieces, key).await?])
+                        }
+                    });
+                }
+                let chunks: Vec<&[Rc<Value>]> = keys.iter().map(|k| &k[..]).collect();
                 let permutation = self
                     .device
                     .sort_permutation(self.batch, &chunks, bits)
@@ -466,17 +481,10 @@ impl<B: Backend> Run<'_, B> {
                 [(value, 0, end)] if *end == value.rows => return Ok(value.clone()),
                 _ => {}
             }
-            // The longest prefix of pieces one copy kernel may bind.
-            let mut inputs = Vec::new();
-            let mut cost = 0;
-            for (value, _, _) in &pieces {
-                let input = ir::resident(value.clone());
-                cost += (self.limits.binding_cost)(&input, Access::Random);
-                if cost > self.limits.max_bindings && !inputs.is_empty() {
-                    break;
-                }
-                inputs.push(input);
-            }
+            let mut inputs: Vec<NodeRef> = (pieces.iter())
+                .map(|(value, _, _)| ir::resident(value.clone()))
+                .collect();
+            inputs.truncate(pieces_per_copy(self.limits, &inputs));
             let rest = pieces.split_off(inputs.len());
             let (first, from, to) = &pieces[0];
             if inputs.len() == 1 && !rest.is_empty() && *from == 0 && *to == first.rows {
@@ -500,6 +508,19 @@ impl<B: Backend> Run<'_, B> {
             pieces = std::iter::once((copy, 0, rows)).chain(rest).collect();
         }
     }
+}
+
+/// How many of `pieces` (in order) one copy kernel binds: the longest prefix within the
+/// device's bindings, at least one.
+pub(super) fn pieces_per_copy(limits: &PlanLimits, pieces: &[NodeRef]) -> usize {
+    let mut cost = 0;
+    for (bound, piece) in pieces.iter().enumerate() {
+        cost += (limits.binding_cost)(piece, Access::Random);
+        if cost > limits.max_bindings && bound > 0 {
+            return bound;
+        }
+    }
+    pieces.len()
 }
 
 /// The rows of each task a pass runs on `device`, and whether it runs as one task whose

@@ -12,8 +12,8 @@ use crate::error::Result;
 use crate::ir::Node;
 use crate::value::{Storage, Value};
 use crate::wgsl::fragment::{
-    join_source, merge_sort_source, JOIN_PARAM_FIRST, MERGE_PARAM_FIRST_PASS, MERGE_PARAM_MASKS,
-    MERGE_PARAM_RUN, MERGE_SORT_MAX_KEYS,
+    merge_sort_source, MERGE_PARAM_FIRST_PASS, MERGE_PARAM_MASKS, MERGE_PARAM_RUN,
+    MERGE_SORT_MAX_KEYS,
 };
 
 /// Merge passes of a sort of `rows` rows: runs of 1, 2, 4, ... rows until one run is left.
@@ -21,28 +21,13 @@ fn merge_passes(rows: u32) -> u32 {
     32 - rows.saturating_sub(1).leading_zeros()
 }
 
-/// Chunks of `key` that hold rows, where there are several (each is joined by one draw).
-fn joined_chunks(key: &Node) -> u64 {
-    match key.chunks.iter().filter(|&&rows| rows > 0).count() as u64 {
-        1 => 0,
-        chunks => chunks,
-    }
-}
-
-/// The draws of the merge sort `sort` (a join per chunk of each key stored in several
-/// chunks of rows, and one per merge pass), and `explain`'s line for them.
+/// The draws of the merge sort `sort` (one per merge pass), and `explain`'s line for them.
 pub(super) fn describe_merge_sort(sort: &Node) -> (u64, String) {
-    let joins: u64 = sort.inputs.iter().map(|key| joined_chunks(key)).sum();
     let passes = merge_passes(sort.meta.length) as u64;
-    let draws = joins + passes;
-    let joined = match joins {
-        0 => String::new(),
-        n => format!(", after {n} draws joining keys stored in chunks"),
-    };
     (
-        draws,
+        passes,
         format!(
-            "{draws} draws: {passes} merge passes (runs of 1, 2, 4, ... rows merged in pairs, a fragment per row){joined}"
+            "{passes} draws: {passes} merge passes (runs of 1, 2, 4, ... rows merged in pairs, a fragment per row)"
         ),
     )
 }
@@ -60,7 +45,7 @@ impl GlDevice {
 
     /// Device bytes `merge_sort` holds besides its keys and its permutation: the other
     /// permutation, the keys carried between passes (two of each), and keys stored in
-    /// chunks joined.
+    /// chunks joined (by the executor).
     pub(super) fn merge_sort_scratch_bytes(&self, rows: u32, keys: usize) -> u64 {
         (1 + 3 * keys as u64) * self.value_bytes(DType::U32, 1, rows)
     }
@@ -71,7 +56,7 @@ impl GlDevice {
         self.take_texture(format, rows.div_ceil(self.layout.width()), &batch.home)
     }
 
-    /// Draws the sort of `keys` (each key's chunks in row order, the most significant key
+    /// Draws the sort of `keys` (each one value on this device, the most significant key
     /// first) by their low `bits` bits, and returns the permutation it leaves.
     pub(super) async fn merge_sort(
         &self,
@@ -86,13 +71,11 @@ impl GlDevice {
         if rows < 2 || !self.merge_sorts(rows, keys.len()) || keys.len() != bits.len() {
             return Err(internal("a WebGL2 merge sort it cannot draw"));
         }
-        // Uploaded and joined keys stay out of the pool until the first pass has read them,
-        // so none becomes one of its render targets.
-        let mut held = Vec::new();
-        let mut joined = Vec::with_capacity(keys.len());
-        for key in keys {
-            joined.push(self.joined_key(batch, key, rows, &mut held).await?);
-        }
+        // The executor holds the keys until the draws are recorded, so none is in the pool
+        // to become one of the first pass's render targets.
+        let joined = (keys.iter())
+            .map(|key| key_texture(self, key, rows))
+            .collect::<Result<Vec<_>>>()?;
         let layout = self.layout;
         let height = rows.div_ceil(layout.width());
         let scissor = Shape::FullTarget(Some((0, 0, layout.width(), height)));
@@ -128,9 +111,6 @@ impl GlDevice {
                 .collect();
             self.draw(batch, &source, &params, &inputs, &targets, scissor)
                 .await?;
-            if pass == 0 {
-                held.clear();
-            }
             permutations.swap(0, 1);
             carried.swap(0, 1);
         }
@@ -146,64 +126,18 @@ impl GlDevice {
             }),
         })
     }
+}
 
-    /// A key's rows in one texture: its one chunk where it is on this device, else its
-    /// chunks (uploaded first where they are host data) drawn into a new one. What it
-    /// uploads or takes goes to `held`.
-    async fn joined_key(
-        &self,
-        batch: &mut GlBatch,
-        chunks: &[Rc<Value>],
-        rows: u32,
-        held: &mut Vec<TextureLease>,
-    ) -> Result<wgpu::Texture> {
-        let mut parts = Vec::with_capacity(chunks.len());
-        // Empty chunks add nothing: a key with one chunk of rows is read in place.
-        for chunk in chunks.iter().filter(|chunk| chunk.rows > 0) {
-            let texture = match (&chunk.storage, chunk.host_column()) {
-                (Storage::WebGl(value), _) if chunk.device == self.core.id => first_texture(value)?,
-                // A leaf read under a memory budget stays on the host until a task reads it.
-                (_, Some(column)) => match self.upload(batch, column)?.storage {
-                    Storage::WebGl(uploaded) => {
-                        let texture = first_texture(&uploaded)?;
-                        held.extend(uploaded.tiles.into_iter().flatten());
-                        texture
-                    }
-                    _ => return Err(internal("an upload left no WebGL2 texture")),
-                },
-                _ => return Err(internal("a sort key is not on this WebGL2 device")),
-            };
-            parts.push((texture, chunk.rows));
-        }
-        if let [(texture, key_rows)] = &parts[..] {
-            if *key_rows != rows {
-                return Err(internal("sort keys of different lengths"));
-            }
-            return Ok(texture.clone());
-        }
-        let joined = self.sort_texture(batch, rows)?;
-        let source = join_source()?;
-        let shift = self.layout.width_shift;
-        let mut first = 0u32;
-        for (part, part_rows) in parts {
-            let end = first
-                .checked_add(part_rows)
-                .filter(|&end| end <= rows)
-                .ok_or_else(|| internal("sort keys of different lengths"))?;
-            let mut params = vec![part_rows, 0, 0, shift, 0, 0, 0, 0];
-            params[JOIN_PARAM_FIRST] = first;
-            let (top, bottom) = (first >> shift, ((end - 1) >> shift) + 1);
-            let rect = Shape::FullTarget(Some((0, top, self.layout.width(), bottom - top)));
-            self.draw(batch, &source, &params, &[&part], &[&joined], rect)
-                .await?;
-            first = end;
-        }
-        if first != rows {
-            return Err(internal("sort keys of different lengths"));
-        }
-        let texture = (*joined).clone();
-        held.push(joined);
-        Ok(texture)
+/// The texture of a key the executor joined into one value on this device.
+fn key_texture(device: &GlDevice, key: &[Rc<Value>], rows: u32) -> Result<wgpu::Texture> {
+    match key {
+        [value] if value.rows == rows && value.device == device.core.id => match &value.storage {
+            Storage::WebGl(stored) => first_texture(stored),
+            _ => Err(internal("a sort key is not a WebGL2 texture")),
+        },
+        _ => Err(internal(
+            "a sort key is not one value of the sort's rows on this device",
+        )),
     }
 }
 

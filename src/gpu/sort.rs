@@ -42,27 +42,18 @@ fn digit_counts(rows: u32) -> u32 {
     rows.div_ceil(SORT_BLOCK) * DIGITS
 }
 
-/// The dispatches of the native sort `sort` (a copy per chunk of each key stored in several
-/// chunks of rows, and three per digit), and `explain`'s line for them.
+/// The dispatches of the native sort `sort` (three per digit), and `explain`'s line for them.
 pub(super) fn describe_radix_sort(sort: &Node) -> (u64, String) {
     let crate::ir::Op::SortPermutation { bits } = &sort.op else {
         return (0, String::new());
     };
-    let copies: u64 = (sort.inputs.iter())
-        .map(|key| key.chunks.iter().filter(|&&rows| rows > 0).count() as u64)
-        .filter(|&chunks| chunks > 1)
-        .sum();
     let digits = passes(bits).len() as u64;
-    let dispatches = copies + 3 * digits;
+    let dispatches = 3 * digits;
     let blocks = sort.meta.length.div_ceil(SORT_BLOCK);
-    let joins = match copies {
-        0 => String::new(),
-        n => format!(", after {n} copies joining keys stored in chunks"),
-    };
     (
         dispatches,
         format!(
-            "{dispatches} dispatches: {digits} passes of a 4-bit radix sort (a count, a scan and a placing dispatch each, over {blocks} blocks of {SORT_BLOCK} rows){joins}"
+            "{dispatches} dispatches: {digits} passes of a 4-bit radix sort (a count, a scan and a placing dispatch each, over {blocks} blocks of {SORT_BLOCK} rows)"
         ),
     )
 }
@@ -74,8 +65,8 @@ impl GpuDevice {
     }
 
     /// Device bytes `radix_sort` holds besides its keys and its permutation: the other
-    /// permutation, the key carried between passes (two), keys stored in chunks joined, and
-    /// each block's digit counts and their totals.
+    /// permutation, the key carried between passes (two), keys stored in chunks joined (by
+    /// the executor), and each block's digit counts and their totals.
     pub(super) fn radix_sort_scratch_bytes(&self, rows: u32, keys: usize) -> u64 {
         (3 + keys as u64) * self.value_bytes(DType::U32, 1, rows)
             + self.value_bytes(DType::U32, 1, digit_counts(rows))
@@ -87,7 +78,7 @@ impl GpuDevice {
         self.take_buffer(bytes.max(4), STORAGE, &batch.home)
     }
 
-    /// Records the sort of `keys` (each key's chunks in row order, the most significant key
+    /// Records the sort of `keys` (each one value on this device, the most significant key
     /// first) by their low `bits` bits, and returns the permutation it leaves.
     pub(super) async fn radix_sort(
         &self,
@@ -100,10 +91,9 @@ impl GpuDevice {
             .map_or(0, |key| key.iter().map(|c| c.rows).sum());
         let bytes = rows as u64 * 4;
         self.check_binding(bytes, "a sort's permutation")?;
-        let mut joined = Vec::with_capacity(keys.len());
-        for key in keys {
-            joined.push(self.joined_key(batch, key, rows).await?);
-        }
+        let joined = (keys.iter())
+            .map(|key| key_buffer(self, key, rows))
+            .collect::<Result<Vec<_>>>()?;
         let blocks = rows.div_ceil(SORT_BLOCK);
         let (grid, stride) = self.grid(blocks.max(1) * SORT_THREADS, SORT_THREADS)?;
         let bound = |lease: &BufferLease, bytes: u64| (lease.buffer.clone(), bytes);
@@ -199,65 +189,17 @@ impl GpuDevice {
             }),
         })
     }
+}
 
-    /// A key's rows in one buffer: its one chunk where it is on this device, else its chunks
-    /// (uploaded first where they are host data) copied into a new one.
-    async fn joined_key(
-        &self,
-        batch: &mut GpuBatch,
-        chunks: &[Rc<Value>],
-        rows: u32,
-    ) -> Result<(wgpu::Buffer, u64)> {
-        let mut on_device = Vec::with_capacity(chunks.len());
-        // Empty chunks add nothing: a key with one chunk of rows is read in place.
-        for chunk in chunks.iter().filter(|chunk| chunk.rows > 0) {
-            let buffer = match (&chunk.storage, chunk.host_column()) {
-                (Storage::WebGpu(value), _) if chunk.device == self.core.id => {
-                    value.buffer().clone()
-                }
-                // A leaf read under a memory budget stays on the host until a task reads it.
-                (_, Some(column)) => match self.upload(batch, column)?.storage {
-                    Storage::WebGpu(uploaded) => {
-                        let buffer = uploaded.lease.buffer.clone();
-                        batch.keep.push(uploaded.lease);
-                        buffer
-                    }
-                    _ => return Err(internal("an upload left no WebGPU buffer")),
-                },
-                _ => return Err(internal("a sort key is not on this WebGPU device")),
-            };
-            on_device.push((buffer, chunk.rows));
-        }
-        if let [(buffer, key_rows)] = &on_device[..] {
-            if *key_rows != rows {
-                return Err(internal("sort keys of different lengths"));
-            }
-            return Ok((buffer.clone(), rows as u64 * 4));
-        }
-        let joined = self.sort_array(batch, rows as u64 * 4)?;
-        let copy = self.pipeline(&sort_source("copy")?).await?;
-        let mut first = 0u32;
-        for (buffer, part_rows) in on_device {
-            if first.checked_add(part_rows).is_none_or(|end| end > rows) {
-                return Err(internal("sort keys of different lengths"));
-            }
-            let (grid, stride) = self.grid(part_rows, SORT_THREADS)?;
-            batch.dispatches.push(Dispatch {
-                pipeline: copy.clone(),
-                params: vec![part_rows, stride, 0, 0, first, 0, 0, 0],
-                buffers: vec![
-                    (buffer, part_rows as u64 * 4),
-                    (joined.buffer.clone(), rows as u64 * 4),
-                ],
-                grid,
-            });
-            first += part_rows;
-        }
-        if first != rows {
-            return Err(internal("sort keys of different lengths"));
-        }
-        let buffer = joined.buffer.clone();
-        batch.keep.push(joined);
-        Ok((buffer, rows as u64 * 4))
+/// The buffer of a key the executor joined into one value on this device.
+fn key_buffer(device: &GpuDevice, key: &[Rc<Value>], rows: u32) -> Result<(wgpu::Buffer, u64)> {
+    match key {
+        [value] if value.rows == rows && value.device == device.core.id => match &value.storage {
+            Storage::WebGpu(stored) => Ok((stored.buffer().clone(), rows as u64 * 4)),
+            _ => Err(internal("a sort key is not a WebGPU buffer")),
+        },
+        _ => Err(internal(
+            "a sort key is not one value of the sort's rows on this device",
+        )),
     }
 }

@@ -66,7 +66,7 @@ pub fn scatter_source(kind: &str) -> Result<String> {
     ))
 }
 
-/// A radix sort kernel: `copy`, `count`, `scan` or `place` (see shaders/radix_sort.wgsl).
+/// A radix sort kernel: `count`, `scan` or `place` (see shaders/radix_sort.wgsl).
 pub fn sort_source(kind: &str) -> Result<String> {
     // `count` and `place` read rows through the `load` section.
     let template = match kind {

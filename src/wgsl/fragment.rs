@@ -27,8 +27,6 @@ pub const MERGE_SORT_MAX_KEYS: usize = 3;
 pub const MERGE_PARAM_RUN: usize = 1;
 pub const MERGE_PARAM_FIRST_PASS: usize = 4;
 pub const MERGE_PARAM_MASKS: usize = 5;
-/// The join's parameter slot of the first row it writes.
-pub const JOIN_PARAM_FIRST: usize = 5;
 
 /// The point-list draw of a scatter of values of `class` (see shaders/scatter_points.wgsl).
 pub fn scatter_points_source(class: Class) -> String {
@@ -70,15 +68,6 @@ pub fn merge_sort_source(keys: usize) -> Result<String> {
     Ok(format!(
         "{}\n{FULLSCREEN}\n{template}",
         super::PRELUDE.replace("PARAM_VEC4S", "2")
-    ))
-}
-
-/// The draw copying one chunk of a sort key into the joined key (see shaders/merge_sort.wgsl).
-pub fn join_source() -> Result<String> {
-    Ok(format!(
-        "{}\n{FULLSCREEN}\n{}",
-        super::PRELUDE.replace("PARAM_VEC4S", "2"),
-        super::compute::section(MERGE_SORT, "join")?
     ))
 }
 
