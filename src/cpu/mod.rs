@@ -9,13 +9,12 @@ mod lane;
 mod math;
 mod rows;
 mod sort;
+mod where_read;
 
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use crate::column::{
-    element_count, try_collect, with_column_data, with_elem_type, Column, ColumnData, Elem,
-};
+use crate::column::{element_count, try_collect, with_column_data, with_elem_type, ColumnData};
 use crate::dtype::{Class, DType};
 use crate::error::{ErrorCode, GpuTableError, Result};
 use crate::ir::{validate_segments, NodeRef, Op, Reduction};
@@ -55,9 +54,11 @@ macro_rules! with_buf {
     };
 }
 
+mod block;
 mod kernels;
 pub(crate) mod reduce;
 
+use block::Block;
 use kernels::{
     binary, equal_rows, f32_slice, gather_rows, place_columns, row_dot, sqrt_in_place, u32_slice,
     unary, UNROLL,
@@ -70,31 +71,6 @@ use rows::StoredRows;
 /// bench workloads; 2048 already thrashes a 32 KiB L1).
 const BLOCK_ELEMENTS: usize = 768;
 
-/// Where an operand's block lives.
-#[derive(Clone, Copy)]
-enum View {
-    Slot(usize),
-    Leaf { index: usize, lanes: usize },
-    Const(usize),
-    Tmp(usize),
-}
-
-struct Block {
-    r0: u32,
-    n: usize,
-    block_rows: usize,
-    /// Node ids of `slots`, in the same order (regions are small: a scan beats hashing).
-    slot_ids: Vec<u64>,
-    slots: Vec<Buf>,
-    leaf_ids: Vec<u64>,
-    leaves: Vec<Rc<Value>>,
-    consts: Vec<((u64, usize, Class), Buf)>,
-    tmps: Vec<Buf>,
-    segment_starts: HashMap<u64, Vec<i64>>,
-    /// The task's first row in the whole pass (ops computing from the row index add it).
-    first_row: u64,
-}
-
 /// Runs one elementwise region over its leaves' host values into storage from
 /// `allocate(type, values)` (empty, with room for them).
 fn run_region(
@@ -106,7 +82,13 @@ fn run_region(
     let out_len = element_count(region.output_rows() as u64, root.meta.size, root.meta.dtype)?;
     let mut lease = allocate(root.meta.dtype, out_len)?;
     // Filled by appending finished blocks in row order: no zero-fill pass over the output.
-    run_blocks(region, leaves, Sink::Output(&mut lease.get_mut().data))?;
+    let rows = 0..region.rows;
+    run_blocks(
+        region,
+        leaves,
+        rows,
+        Sink::Output(&mut lease.get_mut().data),
+    )?;
     let column = lease.get_mut();
     column.size = root.meta.size;
     column.rows = (column.data.len() / root.meta.size as usize) as u32;
@@ -118,7 +100,13 @@ fn reduce_region(region: &Region, leaves: &[Rc<Value>], first_row: u64) -> Resul
     let root = &region.root;
     let kind = Reduction::kind_of(root)?;
     let mut fold = reduce::chunk_fold(kind, &root.inputs[0], root.inputs.get(1))?;
-    run_blocks(region, leaves, Sink::Reduce(&mut *fold, first_row as i64))?;
+    let rows = 0..region.rows;
+    run_blocks(
+        region,
+        leaves,
+        rows,
+        Sink::Reduce(&mut *fold, first_row as i64),
+    )?;
     fold.finish()
 }
 
@@ -138,14 +126,18 @@ enum Sink<'a> {
     Reduce(&'a mut dyn reduce::ChunkFold, i64),
 }
 
-/// Computes a region block by block into `sink`.
-fn run_blocks(region: &Region, leaves: &[Rc<Value>], mut sink: Sink) -> Result<()> {
+/// Computes rows `range` of a region block by block into `sink`.
+fn run_blocks(
+    region: &Region,
+    leaves: &[Rc<Value>],
+    range: std::ops::Range<u32>,
+    mut sink: Sink,
+) -> Result<()> {
     let root = &region.root;
-    let rows = region.rows;
+    let rows = range.len();
     let reduction = region.is_reduction();
     let widest = region
-        .nodes
-        .iter()
+        .computed()
         .map(|n| n.meta.size)
         .chain(region.leaves.iter().map(|n| n.meta.size))
         .max()
@@ -167,6 +159,7 @@ fn run_blocks(region: &Region, leaves: &[Rc<Value>], mut sink: Sink) -> Result<(
         tmps: Vec::new(),
         segment_starts: HashMap::new(),
         first_row: region.first_row,
+        where_read: where_read::producers(region),
     };
     for (leaf, value) in region.leaves.iter().zip(leaves) {
         if !in_host_memory(value) {
@@ -204,9 +197,9 @@ fn run_blocks(region: &Region, leaves: &[Rc<Value>], mut sink: Sink) -> Result<(
         }
     }
 
-    let mut r0 = 0u32;
-    while r0 < rows {
-        let n = block_rows.min((rows - r0) as usize);
+    let mut r0 = range.start;
+    while r0 < range.end {
+        let n = block_rows.min((range.end - r0) as usize);
         block.r0 = r0;
         block.n = n;
         for (slot, node) in computed.iter().enumerate() {
@@ -272,153 +265,6 @@ fn append_block(src: &Buf, out: &mut ColumnData, len: usize) {
         (Buf::F(s), ColumnData::F32(d)) => d.extend_from_slice(&s[..len]),
         _ => unreachable!("output storage matches the root's type"),
     }
-}
-
-/// Expands `rows` rows of `src_size`-lane values into `lanes` lanes of `T` using the lane
-/// rule: lane i < size reads lane i, a size-1 input broadcasts, anything else reads 0.
-/// Rows at or past `avail` are zero (an input shorter than the output).
-#[inline(never)]
-fn expand<S: Elem, T: Lane>(
-    src: &[S],
-    src_size: usize,
-    avail: usize,
-    rows: usize,
-    lanes: usize,
-    out: &mut [T],
-) {
-    let full = avail.min(rows);
-    let (head, tail) = out.split_at_mut(full * lanes);
-    if src_size == lanes {
-        for (o, s) in head.iter_mut().zip(&src[..full * lanes]) {
-            *o = T::from_elem(*s);
-        }
-    } else if src_size == 1 {
-        for (row, s) in head.chunks_exact_mut(lanes).zip(&src[..full]) {
-            row.fill(T::from_elem(*s));
-        }
-    } else {
-        let common = src_size.min(lanes);
-        for (row, s) in head.chunks_exact_mut(lanes).zip(src.chunks_exact(src_size)) {
-            for (o, v) in row[..common].iter_mut().zip(s) {
-                *o = T::from_elem(*v);
-            }
-            row[common..].fill(T::default());
-        }
-    }
-    tail.fill(T::default());
-}
-
-impl Block {
-    /// Makes input `node`'s block available as `lanes` lanes of `T`; `k` names a scratch
-    /// buffer for the cases that need a converted or broadcast copy.
-    fn prepare<T: Lane>(&mut self, node: &NodeRef, lanes: u32, k: usize) -> Result<View> {
-        let (n, lanes) = (self.n, lanes as usize);
-        let size = node.meta.size as usize;
-        if let Some(slot) = self.slot_ids.iter().position(|&id| id == node.id) {
-            if size == lanes && self.slots[slot].class() == T::CLASS {
-                return Ok(View::Slot(slot));
-            }
-            let tmp = scratch::<T>(&mut self.tmps, k, n * lanes)?;
-            with_buf!(&self.slots[slot], s => expand(&s[..n * size], size, n, n, lanes, tmp));
-            return Ok(View::Tmp(k));
-        }
-        let index = self.leaf_index(node)?;
-        let value = self.leaves[index].clone();
-        let column = value
-            .host_column()
-            .ok_or_else(|| internal("leaf in host memory"))?;
-        if node.meta.constant {
-            let key = (node.id, lanes, T::CLASS);
-            if let Some(i) = self.consts.iter().position(|(k, _)| *k == key) {
-                return Ok(View::Const(i));
-            }
-            let rows = self.block_rows;
-            let mut buf = Buf::try_new(T::CLASS, rows * lanes)?;
-            with_column_data!(&column.data, s => expand(s, size, 1, 1, lanes, &mut T::of_mut(&mut buf)[..lanes]));
-            let first: Vec<T> = T::of(&buf)[..lanes].to_vec();
-            for row in T::of_mut(&mut buf).chunks_exact_mut(lanes) {
-                row.copy_from_slice(&first);
-            }
-            self.consts.push((key, buf));
-            return Ok(View::Const(self.consts.len() - 1));
-        }
-        let r0 = self.r0 as usize;
-        let avail = (column.rows as usize).saturating_sub(r0);
-        if size == lanes
-            && column.dtype().bits() == 32
-            && column.dtype().class() == T::CLASS
-            && avail >= n
-        {
-            return Ok(View::Leaf { index, lanes });
-        }
-        let tmp = scratch::<T>(&mut self.tmps, k, n * lanes)?;
-        let start = (r0 * size).min(column.data.len());
-        with_column_data!(&column.data, s => expand(&s[start..], size, avail, n, lanes, tmp));
-        Ok(View::Tmp(k))
-    }
-
-    /// The host column of leaf `index`, read at the row (never bound in parts; every leaf
-    /// is checked to be in host memory).
-    fn column(&self, index: usize) -> &Column {
-        self.leaves[index]
-            .host_column()
-            .expect("leaves are checked to be in host memory")
-    }
-
-    /// The block's first row, counted from the whole pass's first row.
-    fn pass_row(&self) -> usize {
-        (self.first_row + self.r0 as u64) as usize
-    }
-
-    /// The value of leaf `node` (an input read whole).
-    fn leaf(&self, node: &NodeRef) -> Result<&Rc<Value>> {
-        Ok(&self.leaves[self.leaf_index(node)?])
-    }
-
-    fn leaf_index(&self, node: &NodeRef) -> Result<usize> {
-        self.leaf_ids
-            .iter()
-            .position(|&id| id == node.id)
-            .ok_or_else(|| internal(format!("t{} is not an input of this pass", node.id)))
-    }
-
-    fn view<T: Lane>(&self, view: View, lanes: usize) -> &[T] {
-        let len = self.n * lanes;
-        match view {
-            View::Slot(i) => &T::of(&self.slots[i])[..len],
-            View::Const(i) => &T::of(&self.consts[i].1)[..len],
-            View::Tmp(i) => &T::of(&self.tmps[i])[..len],
-            View::Leaf { index, lanes } => {
-                let start = self.r0 as usize * lanes;
-                let data = &self.column(index).data;
-                leaf_slice::<T>(data, start, self.n * lanes)
-            }
-        }
-    }
-}
-
-/// Scratch buffer `k` as `len` elements of `T`, reused across blocks.
-fn scratch<T: Lane>(tmps: &mut Vec<Buf>, k: usize, len: usize) -> Result<&mut [T]> {
-    while tmps.len() <= k {
-        tmps.push(Buf::new(T::CLASS, 0));
-    }
-    if tmps[k].class() != T::CLASS || T::of(&tmps[k]).len() < len {
-        tmps[k] = Buf::try_new(T::CLASS, len)?;
-    }
-    Ok(&mut T::of_mut(&mut tmps[k])[..len])
-}
-
-fn leaf_slice<T: Lane>(data: &ColumnData, start: usize, len: usize) -> &[T] {
-    fn cast<S: Elem, T: Elem>(s: &[S]) -> &[T] {
-        assert_eq!(
-            S::DTYPE.class(),
-            T::DTYPE.class(),
-            "leaf views are only made for matching classes"
-        );
-        // Same class and width: identical layout.
-        unsafe { std::slice::from_raw_parts(s.as_ptr() as *const T, s.len()) }
-    }
-    with_column_data!(data, v => &cast::<_, T>(v)[start..start + len])
 }
 
 /// `cast`'s conversion of one lane: a float into an integer type truncates, and NaN or a
@@ -573,6 +419,10 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
             });
         }
         // Ops that read input 0 whole (in its stored rows) and write this block's own rows.
+        Op::SegmentSum if b.computes_where_read(&node.inputs[0]) => {
+            let first = b.pass_row();
+            where_read::segment_sums(node, b, first, own_rows(node, first, lanes, dst))?;
+        }
         op @ (Op::SegmentSum | Op::Reshape | Op::GroupSum | Op::ScanApply) => {
             let x = b.leaf(&node.inputs[0])?;
             let first = b.pass_row();

@@ -260,16 +260,8 @@ pub(super) fn segment_sums<S: Elem, T: Lane>(
     dst: &mut [T],
 ) {
     let rows = values.rows();
-    if let (Some(values), 1) = (values.contiguous(), lanes) {
-        // Offsets in order, wherever they are stored (a concat's parts, say).
-        let mut bounds = offsets.values_from(first).map(|&o| o as usize);
-        let mut lo = bounds.next().unwrap_or(0);
-        for (out, hi) in dst.iter_mut().zip(bounds) {
-            let sum = values.get(lo..hi.min(rows)).unwrap_or_default().iter();
-            *out = sum.fold(T::default(), |total, &v| total.add(T::from_elem(v)));
-            lo = hi;
-        }
-        return;
+    if let Some(values) = values.contiguous() {
+        return segment_sums_from(values, 0, offsets, first, lanes, dst);
     }
     for (s, out) in dst.chunks_exact_mut(lanes).enumerate() {
         out.fill(T::default());
@@ -283,6 +275,37 @@ pub(super) fn segment_sums<S: Elem, T: Lane>(
                 *o = o.add(T::from_elem(*v));
             }
         }
+    }
+}
+
+/// Rows `first..` of `SegmentSum` over values in one slice holding rows `base..` (rows
+/// outside it are skipped).
+pub(super) fn segment_sums_from<S: Elem, T: Lane>(
+    values: &[S],
+    base: usize,
+    offsets: &StoredRows<u32>,
+    first: usize,
+    lanes: usize,
+    dst: &mut [T],
+) {
+    let end = base + values.len() / lanes;
+    // Offsets in order, wherever they are stored (a concat's parts, say).
+    let mut bounds = (offsets.values_from(first)).map(|&o| (o as usize).clamp(base, end) - base);
+    let mut lo = bounds.next().unwrap_or(0);
+    for (out, hi) in dst.chunks_exact_mut(lanes).zip(bounds) {
+        let rows = values.get(lo * lanes..hi * lanes).unwrap_or_default();
+        match lanes {
+            1 => out[0] = (rows.iter()).fold(T::default(), |total, &v| total.add(T::from_elem(v))),
+            _ => {
+                out.fill(T::default());
+                for row in rows.chunks_exact(lanes) {
+                    for (o, v) in out.iter_mut().zip(row) {
+                        *o = o.add(T::from_elem(*v));
+                    }
+                }
+            }
+        }
+        lo = hi;
     }
 }
 

@@ -215,6 +215,13 @@ impl Op {
             ))
     }
 
+    /// Whether input `index`, read at rows other than the output row, may still be computed
+    /// in the consumer's kernel at the rows it reads: a segmented sum's values, each read
+    /// once (the products of a sparse matrix-vector product, say, need not be stored).
+    pub fn computes_input_where_read(&self, index: usize) -> bool {
+        matches!((self, index), (Op::SegmentSum, 0))
+    }
+
     /// Whether the op computes from its output row's index (kernels add their task's first
     /// row to the row they compute).
     pub fn numbers_rows(&self) -> bool {

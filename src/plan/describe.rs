@@ -41,6 +41,10 @@ impl Plan {
                 (_, 1) => "single op".to_string(),
                 (_, n) => format!("fused elementwise, {n} ops"),
             };
+            let kind = match region.where_read.len() {
+                0 => kind,
+                n => format!("{kind}; {n} more computed at the rows a segmented sum reads"),
+            };
             let _ = writeln!(
                 out,
                 "pass {}: t{} {} ({kind})",
@@ -64,7 +68,7 @@ impl Plan {
             let uses = use_counts(region);
             let mut text: HashMap<u64, String> =
                 region.leaves.iter().map(|l| (l.id, leaf_name(l))).collect();
-            for node in &region.nodes {
+            for node in region.computed() {
                 let args: Vec<&str> = node.inputs.iter().map(|i| text[&i.id].as_str()).collect();
                 let expr = match &node.op {
                     Op::Swizzle(channels) => format!("swizzle({}, {channels:?})", args[0]),
@@ -95,7 +99,7 @@ impl Plan {
 /// How often each node of a region is read by other nodes of the same region.
 fn use_counts(region: &Region) -> HashMap<u64, usize> {
     let mut uses = HashMap::new();
-    for node in &region.nodes {
+    for node in region.computed() {
         for input in &node.inputs {
             *uses.entry(input.id).or_insert(0) += 1;
         }

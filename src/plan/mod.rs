@@ -17,8 +17,13 @@ use crate::ir::{topological_order_with, Node, NodeRef, Op};
 pub struct Region {
     /// The node whose output this region materializes.
     pub root: NodeRef,
-    /// Nodes computed in this pass, inputs before consumers, ending with `root`.
+    /// Nodes computed in this pass at the row it computes, inputs before consumers, ending
+    /// with `root`.
     pub nodes: Vec<NodeRef>,
+    /// Nodes computed at the rows a consumer in `nodes` reads rather than at the pass's row
+    /// (a segmented sum's values, computed inside its loop), inputs before consumers. A
+    /// node may be in both lists: it is then computed in both places.
+    pub where_read: Vec<NodeRef>,
     /// Materialized inputs the pass reads.
     pub leaves: Vec<NodeRef>,
     /// Rows the pass iterates over: a reduction or a scatter walks its input's rows; one chunk task of a
@@ -38,10 +43,47 @@ impl Region {
         Region {
             root,
             nodes,
+            where_read: Vec::new(),
             leaves,
             rows,
             first_row: 0,
         }
+    }
+
+    /// Every node the pass computes, at its row or where read (a node in both, twice).
+    pub fn computed(&self) -> impl Iterator<Item = &NodeRef> {
+        self.where_read.iter().chain(&self.nodes)
+    }
+
+    /// Each node a consumer in `nodes` computes where it reads it, with the nodes of
+    /// `where_read` that compute it (inputs before consumers, ending with it).
+    pub fn where_read_producers(&self) -> Vec<(NodeRef, Vec<NodeRef>)> {
+        let computed: HashSet<u64> = self.where_read.iter().map(|n| n.id).collect();
+        let mut producers: Vec<(NodeRef, Vec<NodeRef>)> = Vec::new();
+        for node in &self.nodes {
+            for (k, input) in node.inputs.iter().enumerate() {
+                let fused = node.op.computes_input_where_read(k) && computed.contains(&input.id);
+                if !fused || producers.iter().any(|(p, _)| p.id == input.id) {
+                    continue;
+                }
+                // Consumers come after their inputs: walking back reaches every member.
+                let mut members = HashSet::from([input.id]);
+                for n in self.where_read.iter().rev() {
+                    if members.contains(&n.id) {
+                        let at_row = (n.inputs.iter().enumerate()).filter(|(k, i)| {
+                            n.op.reads_input_at_row(*k) && computed.contains(&i.id)
+                        });
+                        members.extend(at_row.map(|(_, i)| i.id).collect::<Vec<_>>());
+                    }
+                }
+                let nodes = (self.where_read.iter())
+                    .filter(|n| members.contains(&n.id))
+                    .cloned()
+                    .collect();
+                producers.push((input.clone(), nodes));
+            }
+        }
+        producers
     }
 
     pub fn is_reduction(&self) -> bool {
@@ -80,16 +122,19 @@ impl Region {
     /// Ids of the nodes the pass reads at rows other than the row it computes (gather
     /// sources, segment starts, the inputs of a row copy).
     pub fn random_access_inputs(&self) -> HashSet<u64> {
-        self.nodes
+        let at_other_rows = self.nodes.iter().flat_map(|n| {
+            n.inputs
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| !n.op.reads_input_at_row(*i))
+                .map(|(_, input)| input.id)
+        });
+        // Nodes computed where read read every input at those rows.
+        let where_read = self
+            .where_read
             .iter()
-            .flat_map(|n| {
-                n.inputs
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, _)| !n.op.reads_input_at_row(*i))
-                    .map(|(_, input)| input.id)
-            })
-            .collect()
+            .flat_map(|n| n.inputs.iter().map(|i| i.id));
+        at_other_rows.chain(where_read).collect()
     }
 
     /// Whether a leaf is read both whole (a gather source) and at the row (the ids): one
@@ -119,6 +164,7 @@ impl Region {
         Region {
             root: self.root.clone(),
             nodes: self.nodes.clone(),
+            where_read: self.where_read.clone(),
             leaves: self.leaves.clone(),
             rows,
             first_row,
@@ -253,6 +299,18 @@ pub fn plan_with(roots: &[NodeRef], options: &PlanOptions) -> Result<Plan> {
             graph.materialized.insert(node.id);
         }
         for (k, input) in node.inputs.iter().enumerate() {
+            if node.op.computes_input_where_read(k) {
+                // Computed where read: a narrow column of one chunk (a chunk is read whole).
+                let narrow = input.meta.size <= NARROW_REDUCTION_LANES;
+                if options.fusion == Fusion::Off
+                    || !narrow
+                    || input.chunks.len() != 1
+                    || input.meta.constant
+                {
+                    graph.materialized.insert(input.id);
+                }
+                continue;
+            }
             // Random-access inputs, constants feeding rows, the inputs of wide reductions,
             // wide rows read across lanes and inputs chunked otherwise than their consumer
             // are computed once, on their own.
@@ -271,6 +329,7 @@ pub fn plan_with(roots: &[NodeRef], options: &PlanOptions) -> Result<Plan> {
             }
         }
     }
+    graph.materialize_unfit_where_read();
     loop {
         graph.materialize_shared();
         if !graph.bound_regions(options.limits)? {
@@ -278,6 +337,12 @@ pub fn plan_with(roots: &[NodeRef], options: &PlanOptions) -> Result<Plan> {
         }
     }
     Ok(graph.regions())
+}
+
+/// Whether input `k` of `op` may be computed in the consumer's region: at the row, or where
+/// read.
+fn fuses_input(op: &Op, k: usize) -> bool {
+    op.reads_input_at_row(k) || op.computes_input_where_read(k)
 }
 
 /// Whether `input` can be computed in the chunk tasks of `consumer`: both in one chunk, or
@@ -307,7 +372,7 @@ impl<'a> Graph<'a> {
                 continue;
             }
             for (k, input) in node.inputs.iter().enumerate() {
-                if node.op.reads_input_at_row(k) {
+                if fuses_input(&node.op, k) {
                     row_consumers[index[&input.id]].push(i);
                 }
             }
@@ -324,6 +389,60 @@ impl<'a> Graph<'a> {
     /// Whether node `i` is computed inside its consumers' region.
     fn fused(&self, i: usize) -> bool {
         !self.leaf[i] && !self.materialized.contains(&self.order[i].id)
+    }
+
+    /// Node `start` and the fused nodes it reads at its rows (through fused nodes), in
+    /// order.
+    fn row_subgraph(&self, start: usize) -> Vec<usize> {
+        let mut members = vec![start];
+        let mut seen = HashSet::from([start]);
+        let mut at = 0;
+        while at < members.len() {
+            let node = &self.order[members[at]];
+            for (k, input) in node.inputs.iter().enumerate() {
+                let j = self.index[&input.id];
+                if node.op.reads_input_at_row(k) && self.fused(j) && seen.insert(j) {
+                    members.push(j);
+                }
+            }
+            at += 1;
+        }
+        members.sort_unstable();
+        members
+    }
+
+    /// A node computed where read runs at any row of its own: it may not number rows or
+    /// walk segments, nor be wide (computed a lane per invocation), and the leaves it reads
+    /// at its rows must be one chunk (read whole). Where one is not fit, its producer is
+    /// materialized.
+    fn materialize_unfit_where_read(&mut self) {
+        for i in 0..self.order.len() {
+            if self.leaf[i] {
+                continue;
+            }
+            let node = self.order[i].clone();
+            for (k, input) in node.inputs.iter().enumerate() {
+                let j = self.index[&input.id];
+                if !node.op.computes_input_where_read(k) || !self.fused(j) {
+                    continue;
+                }
+                let fit = self.row_subgraph(j).iter().all(|&m| {
+                    let member = &self.order[m];
+                    let row_leaves_whole = (member.inputs.iter().enumerate())
+                        .filter(|(k, input)| {
+                            member.op.reads_input_at_row(*k) && !self.fused(self.index[&input.id])
+                        })
+                        .all(|(_, input)| input.chunks.len() == 1 || input.meta.constant);
+                    !member.op.numbers_rows()
+                        && member.op != Op::SegmentedMap
+                        && member.meta.size <= WIDE_ROW_LANES
+                        && row_leaves_whole
+                });
+                if !fit {
+                    self.materialized.insert(input.id);
+                }
+            }
+        }
     }
 
     /// A node fused into two regions would be computed twice: materialize it. Consumers come
@@ -383,10 +502,14 @@ impl<'a> Graph<'a> {
                 let mut largest: Option<(usize, usize)> = None;
                 for (k, input) in node.inputs.iter().enumerate() {
                     let j = self.index[&input.id];
-                    if node.op.reads_input_at_row(k) && self.fused(j) {
+                    if fuses_input(&node.op, k) && self.fused(j) {
                         total += count[j];
                         reads.extend(leaves[j].iter().copied());
                         random.extend(random_leaves[j].iter().copied());
+                        if node.op.computes_input_where_read(k) {
+                            // Computed at the rows read: every leaf bound whole.
+                            random.extend(leaves[j].iter().copied());
+                        }
                         let weight = count[j] + leaves[j].len();
                         if largest.is_none_or(|(_, w)| weight > w) {
                             largest = Some((j, weight));
@@ -451,36 +574,36 @@ impl<'a> Graph<'a> {
         Plan { regions }
     }
 
-    /// The region materializing node `r`: it and every fused node it reads at the row.
+    /// The region materializing node `r`: it and every fused node it reads at the row, and
+    /// the nodes those compute where read (with what they read at their rows).
     fn region(&self, r: usize) -> Region {
-        let mut members = vec![r];
-        let mut seen = HashSet::from([r]);
-        let mut at = 0;
-        while at < members.len() {
-            let node = &self.order[members[at]];
+        let members = self.row_subgraph(r);
+        let mut where_read: Vec<usize> = Vec::new();
+        for &m in &members {
+            let node = &self.order[m];
             for (k, input) in node.inputs.iter().enumerate() {
                 let j = self.index[&input.id];
-                if node.op.reads_input_at_row(k) && self.fused(j) && seen.insert(j) {
-                    members.push(j);
+                if node.op.computes_input_where_read(k) && self.fused(j) {
+                    where_read.extend(self.row_subgraph(j));
                 }
             }
-            at += 1;
         }
-        members.sort_unstable();
+        where_read.sort_unstable();
+        where_read.dedup();
+        let computed: HashSet<usize> = members.iter().chain(&where_read).copied().collect();
         let mut leaf_seen = HashSet::new();
         let mut leaves = Vec::new();
-        for &m in &members {
+        for &m in members.iter().chain(&where_read) {
             for input in &self.order[m].inputs {
                 let j = self.index[&input.id];
-                if !seen.contains(&j) && leaf_seen.insert(j) {
+                if !computed.contains(&j) && leaf_seen.insert(j) {
                     leaves.push(input.clone());
                 }
             }
         }
-        Region::new(
-            self.order[r].clone(),
-            members.iter().map(|&m| self.order[m].clone()).collect(),
-            leaves,
-        )
+        let nodes = |list: &[usize]| list.iter().map(|&m| self.order[m].clone()).collect();
+        let mut region = Region::new(self.order[r].clone(), nodes(&members), leaves);
+        region.where_read = nodes(&where_read);
+        region
     }
 }

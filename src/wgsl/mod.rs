@@ -165,6 +165,8 @@ pub(crate) struct Gen {
     leaf_rows: HashMap<u64, u32>,
     /// The `param` slot of the task's first row, for ops that compute from the row index.
     first_row_slot: Option<usize>,
+    /// Nodes computed where read, by a function `at_{local}(row)` of their lanes.
+    pub(crate) where_read: HashSet<u64>,
 }
 
 impl Gen {
@@ -412,6 +414,7 @@ pub(crate) fn start_with(
         wide: HashSet::new(),
         leaf_rows: HashMap::new(),
         first_row_slot: None,
+        where_read: HashSet::new(),
     };
     if region.numbers_rows() {
         let first = u32::try_from(region.first_row)
@@ -424,13 +427,18 @@ pub(crate) fn start_with(
         Op::Binary(op) => op == BinaryOp::Pow,
         _ => false,
     };
-    if region.nodes.iter().any(transcendental) {
+    if region.computed().any(transcendental) {
         let _ = writeln!(g.out, "{MATH}");
     }
-    if region.nodes.iter().any(|n| n.op == Op::Fround) {
+    if region.computed().any(|n| n.op == Op::Fround) {
         let _ = writeln!(g.out, "{FROUND}");
     }
     let random = region.random_access_inputs();
+    // Leaves read where a node is computed may be read past the pass's rows.
+    let read_rows = (region.where_read.iter())
+        .map(|n| n.meta.length)
+        .fold(region.rows, u32::max);
+    g.rows = read_rows;
     for (k, (leaf, value)) in region.leaves.iter().zip(leaves).enumerate() {
         g.leaf_rows.insert(leaf.id, value.rows);
         let slot = g.param(value.rows);
@@ -457,12 +465,14 @@ pub(crate) fn start_with(
             }
         }
     }
-    g.local = region
-        .nodes
-        .iter()
-        .enumerate()
-        .map(|(i, n)| (n.id, i))
+    g.rows = region.rows;
+    // A node computed in both places has one name: each place is its own scope.
+    let where_read = (region.where_read.iter()).map(|n| (n.id, region.nodes.len()));
+    g.local = (where_read.enumerate())
+        .map(|(i, (id, base))| (id, base + i))
+        .chain(region.nodes.iter().enumerate().map(|(i, n)| (n.id, i)))
         .collect();
+    where_read_functions(&mut g, region)?;
     if per_lane {
         g.wide = region
             .nodes
@@ -484,6 +494,29 @@ pub(crate) fn start_with(
         }
     }
     Ok((g, body))
+}
+
+/// Declares `fn at_{local}(row: u32) -> array<ty, size>` for each node a consumer computes
+/// where it reads it, computing it and the nodes it fuses at that row.
+fn where_read_functions(g: &mut Gen, region: &Region) -> Result<()> {
+    for (producer, members) in region.where_read_producers() {
+        g.where_read.insert(producer.id);
+        let mut body = String::new();
+        // Rows past a shorter member's length are counted against the producer's rows.
+        let pass_rows = std::mem::replace(&mut g.rows, producer.meta.length);
+        for node in &members {
+            nodes::node_code(g, node, &mut body)?;
+        }
+        g.rows = pass_rows;
+        let id = g.local[&producer.id];
+        let ty = wgsl_type(producer.meta.dtype.class());
+        let size = producer.meta.size;
+        let _ = writeln!(
+            g.out,
+            "fn at_{id}(row: u32) -> array<{ty}, {size}> {{\n{body}    return v{id};\n}}"
+        );
+    }
+    Ok(())
 }
 
 /// A literal's values as parameter words (8/16-bit values widened, as on the device).

@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::{internal, wgsl_type, zero, Gen};
+use super::{convert, internal, wgsl_type, zero, Gen};
 use crate::dtype::{Class, DType};
 use crate::error::Result;
 use crate::ir::{BinaryOp, NodeRef, Op, UnaryOp, SCAN_FAN_IN};
@@ -278,6 +278,22 @@ pub(crate) fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Resul
             let _ = writeln!(
                 body,
                 "    for (var l = 0u; l < {size}u; l++) {{ v{id}[l] = {value}; }}"
+            );
+        }
+        Op::SegmentSum if g.where_read.contains(&inputs[0].id) => {
+            // The values computed at each row summed (`at_k`), in the sum's type.
+            let values = &inputs[0];
+            let at = g.local[&values.id];
+            let (offsets, _) = g.bound_leaf(&inputs[1], "segment offsets are not bound whole")?;
+            let rows = g.param(values.meta.length);
+            let row = g.pass_row();
+            let lane = convert("p[l]", values.meta.dtype.class(), class);
+            let _ = writeln!(
+                body,
+                "    let hi{id} = min(u32(fetch_{offsets}({row} + 1u, 0u)), param({rows}u));\n    \
+                 for (var r = u32(fetch_{offsets}({row}, 0u)); r < hi{id}; r++) {{\n        \
+                 let p = at_{at}(r);\n        \
+                 for (var l = 0u; l < {size}u; l++) {{ v{id}[l] = v{id}[l] + {lane}; }}\n    }}"
             );
         }
         Op::SegmentSum | Op::GroupSum | Op::ScanApply => {

@@ -254,7 +254,12 @@ pub fn random_op_chunked(
         if a.meta.constant { 1 } else { a.meta.length },
         chunked,
     );
-    let result = match rng.below(17) {
+    // Segment bounds over `a`'s rows (non-decreasing, some segments empty).
+    let mut bounds: Vec<u32> = (0..2 + rng.below(6))
+        .map(|_| rng.below(a.meta.length as u64 + 1) as u32)
+        .collect();
+    bounds.sort_unstable();
+    let result = match rng.below(18) {
         0..=2 => ir::binary(
             BINARY[rng.below(if transcendental { 5 } else { 4 }) as usize],
             &a,
@@ -283,6 +288,8 @@ pub fn random_op_chunked(
         13 => return None,
         14 => ir::rechunk(&a, chunks.into()),
         15 => ir::cast(&a, DType::ALL[rng.below(7) as usize]),
+        16 if a.meta.constant => return None,
+        16 => ir::segment_sum(&a, &ir::source(ColumnData::U32(bounds), 1, false).unwrap()),
         _ => ir::extent(&a),
     };
     match result {

@@ -653,6 +653,7 @@ macro_rules! suite {
             sparse_sums_and_extremes_count_implicit_zeros,
             kron_places_every_pair_of_entries,
             a_million_random_entries_convert_and_multiply,
+            products_are_computed_where_the_row_sums_read_them,
             measures_see_the_least_integer_and_nan,
             // table.rs: the table model
             tables_own_align_validity_and_pack_on_the_device,

@@ -305,3 +305,97 @@ pub fn measures_see_the_least_integer_and_nan<T: Target>() {
     let zeros = coo_of(&device, &[0, 1], &[0, 1], &[0.0, -0.0], (2, 2));
     assert!(block(zeros.is_zero(&device)).unwrap());
 }
+
+/// SpMV and SpMM compute each product inside the segmented sum that adds it (one kernel,
+/// no column of products stored), as `explain` shows: empty rows, a row longer than a CPU
+/// block, two lanes, integer values, `alpha` fused after the sum. Values stored in chunks
+/// make the products a pass of their own, with the same sums.
+pub fn products_are_computed_where_the_row_sums_read_them<T: Target>() {
+    let device = T::fresh();
+    let lengths = [0usize, 3000, 0, 1, 5, 2];
+    let columns = 4000u32;
+    let (mut ptr, mut idx, mut val) = (vec![0u32], Vec::new(), Vec::new());
+    for (r, &len) in lengths.iter().enumerate() {
+        for k in 0..len {
+            idx.push((k * (r + 1)) as u32 % columns);
+            val.push((k % 5) as i32 - 2);
+        }
+        ptr.push(idx.len() as u32);
+    }
+    let x: Vec<i32> = (0..columns as i32 * 2).map(|j| j % 11 - 5).collect();
+    let expected = |lanes: usize, alpha: i32| -> Vec<f64> {
+        let mut y = vec![0f64; lengths.len() * lanes];
+        for r in 0..lengths.len() {
+            for k in ptr[r] as usize..ptr[r + 1] as usize {
+                for l in 0..lanes {
+                    let product = val[k] * x[idx[k] as usize * lanes + l];
+                    y[r * lanes + l] += (alpha * product) as f64;
+                }
+            }
+        }
+        y
+    };
+    let floats = |v: &[i32]| v.iter().map(|&v| v as f32).collect::<Vec<f32>>();
+    let matrix = |values: &NodeRef| {
+        let (ptr, idx) = (u32s(&ptr, 1), u32s(&idx, 1));
+        block(SparseMatrix::compressed(
+            &device,
+            Format::Csr,
+            &ptr,
+            &idx,
+            values,
+            (6, columns),
+        ))
+        .unwrap()
+    };
+    let a = matrix(&f32s(&floats(&val), 1));
+    let spmv = a
+        .multiply_add(&f32s(&floats(&x[..4000]), 1), 3.0, 0.0, None)
+        .unwrap();
+    let spmm = a.multiply(&f32s(&floats(&x), 2)).unwrap();
+    let integers = matrix(&i32s(&val, 1))
+        .multiply(&i32s(&x[..4000], 1))
+        .unwrap();
+    for (node, computed_where_read) in [(&spmv, 2), (&spmm, 2), (&integers, 2)] {
+        let text = gputable::engine::explain(&device, node).unwrap();
+        let line =
+            format!("; {computed_where_read} more computed at the rows a segmented sum reads");
+        assert!(
+            text.starts_with(&format!("plan on {}: 1 pass\n", device.name())),
+            "{text}"
+        );
+        assert!(text.contains(&line), "{text}");
+    }
+    let before = device.core().counters.stats().kernels;
+    evaluate_blocking(&device, std::slice::from_ref(&spmv)).unwrap();
+    assert_eq!(
+        device.core().counters.stats().kernels - before,
+        1,
+        "one kernel"
+    );
+    evaluate_blocking(&device, &[spmm.clone(), integers.clone()]).unwrap();
+    for node in [&spmv, &spmm, &integers] {
+        assert_eq!(
+            node.home().unwrap().device,
+            device.core().id,
+            "on the device"
+        );
+    }
+    assert_eq!(f64s(read_f32(&spmv)), expected(1, 3));
+    assert_eq!(f64s(read_f32(&spmm)), expected(2, 1));
+    let integer_sums: Vec<f64> = read_i32(&integers).into_iter().map(f64::from).collect();
+    assert_eq!(integer_sums, expected(1, 1));
+    // Values in two chunks: the products are stored first (two passes), same sums.
+    let halves = [
+        val.len() as u32 / 2,
+        val.len() as u32 - val.len() as u32 / 2,
+    ];
+    let chunked_values = chunked(ColumnData::F32(floats(&val)), 1, &halves);
+    let stored = matrix(&chunked_values)
+        .multiply(&f32s(&floats(&x[..4000]), 1))
+        .unwrap();
+    let text = gputable::engine::explain(&device, &stored).unwrap();
+    assert!(!text.contains("computed at the rows"), "{text}");
+    evaluate_blocking(&device, std::slice::from_ref(&stored)).unwrap();
+    assert_eq!(f64s(read_f32(&stored)), expected(1, 1));
+}

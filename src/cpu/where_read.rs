@@ -1,0 +1,62 @@
+//! Nodes a consumer computes at the rows it reads (a segmented sum's values, see
+//! `Op::computes_input_where_read`): each runs as a region of its own over just the rows one
+//! block of the consumer reads, into a buffer the consumer then reads.
+
+use std::rc::Rc;
+
+use super::rows::{segment_sums_from, StoredRows};
+use super::{internal, run_blocks, Block, Lane, Sink};
+use crate::column::Column;
+use crate::error::Result;
+use crate::ir::NodeRef;
+use crate::plan::Region;
+
+/// A region for each node `region` computes where read, over the region's leaves.
+pub(super) fn producers(region: &Region) -> Vec<Rc<Region>> {
+    (region.where_read_producers().into_iter())
+        .map(|(producer, members)| Rc::new(Region::new(producer, members, region.leaves.clone())))
+        .collect()
+}
+
+impl Block {
+    /// Whether `node` is computed where this block's consumer reads it.
+    pub(super) fn computes_where_read(&self, node: &NodeRef) -> bool {
+        self.where_read.iter().any(|r| r.root.id == node.id)
+    }
+}
+
+/// Rows `first..` of a `SegmentSum` whose values are computed here: the rows this block's
+/// segments span, then each segment's sum.
+pub(super) fn segment_sums<T: Lane>(
+    node: &NodeRef,
+    b: &mut Block,
+    first: usize,
+    dst: &mut [T],
+) -> Result<()> {
+    let (values, offsets) = (&node.inputs[0], &node.inputs[1]);
+    let producer = (b.where_read.iter())
+        .find(|r| r.root.id == values.id)
+        .cloned()
+        .ok_or_else(|| internal("a segmented sum's values are computed nowhere"))?;
+    let lanes = node.meta.size as usize;
+    let segments = dst.len() / lanes;
+    let offsets_value = b.leaf(offsets)?.clone();
+    let offsets = StoredRows::<u32>::new(&offsets_value)?;
+    if segments == 0 {
+        return Ok(());
+    }
+    if offsets.rows() <= first + segments {
+        return Err(internal("a segmented sum has fewer offsets than segments"));
+    }
+    let length = values.meta.length;
+    let bound = |segment: usize| offsets.row(segment)[0].min(length);
+    let lo = bound(first);
+    let hi = bound(first + segments).max(lo);
+    let mut rows = Column::empty(values.meta.dtype, values.meta.size)?;
+    rows.reserve_rows(hi - lo)?;
+    run_blocks(&producer, &b.leaves, lo..hi, Sink::Output(&mut rows.data))?;
+    crate::column::with_column_data!(&rows.data, v => {
+        segment_sums_from(v, lo as usize, &offsets, first, lanes, dst)
+    });
+    Ok(())
+}
