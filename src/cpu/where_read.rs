@@ -48,10 +48,12 @@ pub(super) fn segment_sums<T: Lane>(
     if offsets.rows() <= first + segments {
         return Err(internal("a segmented sum has fewer offsets than segments"));
     }
+    // Every row a segment of the block may read, as the GPU loop reads them (offsets that go
+    // down, outside the contract, still sum what the stored path would).
     let length = values.meta.length;
-    let bound = |segment: usize| offsets.row(segment)[0].min(length);
-    let lo = bound(first);
-    let hi = bound(first + segments).max(lo);
+    let bounds = (first..=first + segments).map(|s| offsets.row(s)[0].min(length));
+    let (lo, hi) = bounds.fold((length, 0), |(lo, hi), b| (lo.min(b), hi.max(b)));
+    let hi = hi.max(lo);
     let mut rows = Column::empty(values.meta.dtype, values.meta.size)?;
     rows.reserve_rows(hi - lo)?;
     run_blocks(&producer, &b.leaves, lo..hi, Sink::Output(&mut rows.data))?;

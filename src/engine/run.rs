@@ -376,7 +376,8 @@ impl<B: Backend> Run<'_, B> {
             .nodes
             .iter()
             .any(|n| n.op == Op::SegmentedMap && n.inputs[0].id == leaf.id);
-        if !self.device.binds_parts(task.reads_at_row(leaf.id)) || segments {
+        let at_row = task.reads_at_row(leaf.id) || task.reads_where_read_at_row(leaf.id);
+        if !self.device.binds_parts(at_row) || segments {
             return Ok(None);
         }
         let most = self

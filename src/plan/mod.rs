@@ -154,6 +154,15 @@ impl Region {
         })
     }
 
+    /// Whether a node computed where read reads input `id` at its rows (it needs the input's
+    /// rows in place, as a node of the pass reading at the row does).
+    pub fn reads_where_read_at_row(&self, id: u64) -> bool {
+        self.where_read.iter().any(|n| {
+            (n.inputs.iter().enumerate())
+                .any(|(k, input)| input.id == id && n.op.reads_input_at_row(k))
+        })
+    }
+
     /// This pass over `rows` rows: one chunk task (whose first row is the pass's first).
     pub fn task(&self, rows: u32) -> Region {
         self.task_at(0, rows)

@@ -398,4 +398,12 @@ pub fn products_are_computed_where_the_row_sums_read_them<T: Target>() {
     assert!(!text.contains("computed at the rows"), "{text}");
     evaluate_blocking(&device, std::slice::from_ref(&stored)).unwrap();
     assert_eq!(f64s(read_f32(&stored)), expected(1, 1));
+    // Offsets that go down (outside the contract; no matrix makes them) sum as the stored
+    // values do on every backend: the CPU once computed only the rows between the block's
+    // first and last offsets, cutting the first segment short.
+    let one_to_ten: Vec<f32> = (1..=10).map(|v| v as f32).collect();
+    let computed = ir::binary(Multiply, &f32s(&one_to_ten, 1), &number(1.0)).unwrap();
+    let down = ir::segment_sum(&computed, &u32s(&[0, 10, 3], 1)).unwrap();
+    evaluated::<T>(&[&down]);
+    assert_eq!(read_f32(&down), vec![55.0, 0.0]);
 }
