@@ -215,6 +215,29 @@ fn a_column_larger_than_one_binding_is_computed_in_parts() {
     );
 }
 
+/// A pass reading a leaf both whole (a gather source) and at the row is never cut into
+/// tasks at the binding size: tasks past the first read the leaf at the row from its first
+/// row, so the sums came out wrong. Where its output needs more than one binding it now
+/// refuses with a typed error; within one binding it runs as one task.
+#[test]
+fn a_leaf_read_both_ways_is_never_cut_at_the_binding_size() {
+    let xs = floats(300);
+    let reversed: Vec<u32> = (0..300).rev().collect();
+    let both = |x: &gputable::ir::NodeRef| {
+        ir::binary(Add, x, &ir::gather(&u32s(&reversed, 1), x).unwrap()).unwrap()
+    };
+    let mut capped = new_device();
+    capped.cap_binding_size(1024).unwrap();
+    let refused = both(&f32s(&xs, 1));
+    let error = evaluate_blocking(&capped, std::slice::from_ref(&refused)).unwrap_err();
+    assert_eq!(error.code, gputable::ErrorCode::LimitExceeded, "{error}");
+    let d = WebGpu::fresh();
+    let summed = both(&f32s(&xs, 1));
+    evaluate_blocking(&d, std::slice::from_ref(&summed)).unwrap();
+    let expected: Vec<f32> = (0..300).map(|i| xs[i] + xs[299 - i]).collect();
+    assert_eq!(read_f32(&summed), expected);
+}
+
 #[test]
 fn a_chunked_gather_source_is_bound_chunk_by_chunk() {
     let d = WebGpu::fresh();

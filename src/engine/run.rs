@@ -534,8 +534,10 @@ pub(super) fn planned_tasks<B: Backend>(
     random: &HashSet<u64>,
 ) -> (Vec<u32>, bool) {
     let tasks = region.task_chunks();
-    if tasks.len() > 1 && region.reads_a_leaf_both_ways(random) {
-        return (vec![region.rows], true);
+    // A leaf bound whole is read at the row from its first row: tasks past the first would
+    // read the wrong rows, so such a pass is never cut (not even at the binding size).
+    if region.reads_a_leaf_both_ways(random) {
+        return (vec![region.rows], tasks.len() > 1);
     }
     let widest = region
         .leaves
