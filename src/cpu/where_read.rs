@@ -13,8 +13,11 @@ use crate::plan::Region;
 
 /// A region for each node `region` computes where read, over the region's leaves.
 pub(super) fn producers(region: &Region) -> Vec<Rc<Region>> {
-    (region.where_read_producers().into_iter())
-        .map(|(producer, members)| Rc::new(Region::new(producer, members, region.leaves.clone())))
+    (region.where_read.iter())
+        .map(|w| {
+            let (producer, nodes) = (w.producer.clone(), w.nodes.clone());
+            Rc::new(Region::new(producer, nodes, region.leaves.clone()))
+        })
         .collect()
 }
 
@@ -53,7 +56,6 @@ pub(super) fn segment_sums<T: Lane>(
     let length = values.meta.length;
     let bounds = (first..=first + segments).map(|s| offsets.row(s)[0].min(length));
     let (lo, hi) = bounds.fold((length, 0), |(lo, hi), b| (lo.min(b), hi.max(b)));
-    let hi = hi.max(lo);
     let mut rows = Column::empty(values.meta.dtype, values.meta.size)?;
     rows.reserve_rows(hi - lo)?;
     run_blocks(&producer, &b.leaves, lo..hi, Sink::Output(&mut rows.data))?;

@@ -41,7 +41,12 @@ impl Plan {
                 (_, 1) => "single op".to_string(),
                 (_, n) => format!("fused elementwise, {n} ops"),
             };
-            let kind = match region.where_read.len() {
+            let kind = match region
+                .where_read
+                .iter()
+                .map(|w| w.nodes.len())
+                .sum::<usize>()
+            {
                 0 => kind,
                 n => format!("{kind}; {n} more computed at the rows a segmented sum reads"),
             };

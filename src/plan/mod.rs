@@ -20,10 +20,10 @@ pub struct Region {
     /// Nodes computed in this pass at the row it computes, inputs before consumers, ending
     /// with `root`.
     pub nodes: Vec<NodeRef>,
-    /// Nodes computed at the rows a consumer in `nodes` reads rather than at the pass's row
-    /// (a segmented sum's values, computed inside its loop), inputs before consumers. A
-    /// node may be in both lists: it is then computed in both places.
-    pub where_read: Vec<NodeRef>,
+    /// Nodes consumers in `nodes` compute at the rows they read rather than at the pass's
+    /// row (a segmented sum's values, computed inside its loop). A node may also be in
+    /// `nodes`: it is then computed in both places.
+    pub where_read: Vec<WhereRead>,
     /// Materialized inputs the pass reads.
     pub leaves: Vec<NodeRef>,
     /// Rows the pass iterates over: a reduction or a scatter walks its input's rows; one chunk task of a
@@ -32,6 +32,14 @@ pub struct Region {
     /// The first of those rows in the whole pass (kernels number rows within their task;
     /// ops that compute from the row index, such as `sequence`, add this).
     pub first_row: u64,
+}
+
+/// A node a consumer computes at the rows it reads, and the nodes computing it there.
+#[derive(Clone)]
+pub struct WhereRead {
+    pub producer: NodeRef,
+    /// Inputs before consumers, ending with `producer`.
+    pub nodes: Vec<NodeRef>,
 }
 
 impl Region {
@@ -50,40 +58,12 @@ impl Region {
         }
     }
 
-    /// Every node the pass computes, at its row or where read (a node in both, twice).
+    /// Every node the pass computes, at its row or where read (a node in both, or read
+    /// by two consumers where they read, more than once).
     pub fn computed(&self) -> impl Iterator<Item = &NodeRef> {
-        self.where_read.iter().chain(&self.nodes)
-    }
-
-    /// Each node a consumer in `nodes` computes where it reads it, with the nodes of
-    /// `where_read` that compute it (inputs before consumers, ending with it).
-    pub fn where_read_producers(&self) -> Vec<(NodeRef, Vec<NodeRef>)> {
-        let computed: HashSet<u64> = self.where_read.iter().map(|n| n.id).collect();
-        let mut producers: Vec<(NodeRef, Vec<NodeRef>)> = Vec::new();
-        for node in &self.nodes {
-            for (k, input) in node.inputs.iter().enumerate() {
-                let fused = node.op.computes_input_where_read(k) && computed.contains(&input.id);
-                if !fused || producers.iter().any(|(p, _)| p.id == input.id) {
-                    continue;
-                }
-                // Consumers come after their inputs: walking back reaches every member.
-                let mut members = HashSet::from([input.id]);
-                for n in self.where_read.iter().rev() {
-                    if members.contains(&n.id) {
-                        let at_row = (n.inputs.iter().enumerate()).filter(|(k, i)| {
-                            n.op.reads_input_at_row(*k) && computed.contains(&i.id)
-                        });
-                        members.extend(at_row.map(|(_, i)| i.id).collect::<Vec<_>>());
-                    }
-                }
-                let nodes = (self.where_read.iter())
-                    .filter(|n| members.contains(&n.id))
-                    .cloned()
-                    .collect();
-                producers.push((input.clone(), nodes));
-            }
-        }
-        producers
+        (self.where_read.iter())
+            .flat_map(|w| &w.nodes)
+            .chain(&self.nodes)
     }
 
     pub fn is_reduction(&self) -> bool {
@@ -130,9 +110,8 @@ impl Region {
                 .map(|(_, input)| input.id)
         });
         // Nodes computed where read read every input at those rows.
-        let where_read = self
-            .where_read
-            .iter()
+        let where_read = (self.where_read.iter())
+            .flat_map(|w| &w.nodes)
             .flat_map(|n| n.inputs.iter().map(|i| i.id));
         at_other_rows.chain(where_read).collect()
     }
@@ -157,7 +136,7 @@ impl Region {
     /// Whether a node computed where read reads input `id` at its rows (it needs the input's
     /// rows in place, as a node of the pass reading at the row does).
     pub fn reads_where_read_at_row(&self, id: u64) -> bool {
-        self.where_read.iter().any(|n| {
+        self.where_read.iter().flat_map(|w| &w.nodes).any(|n| {
             (n.inputs.iter().enumerate())
                 .any(|(k, input)| input.id == id && n.op.reads_input_at_row(k))
         })
@@ -587,22 +566,23 @@ impl<'a> Graph<'a> {
     /// the nodes those compute where read (with what they read at their rows).
     fn region(&self, r: usize) -> Region {
         let members = self.row_subgraph(r);
-        let mut where_read: Vec<usize> = Vec::new();
+        let mut where_read: Vec<(usize, Vec<usize>)> = Vec::new();
         for &m in &members {
             let node = &self.order[m];
             for (k, input) in node.inputs.iter().enumerate() {
                 let j = self.index[&input.id];
-                if node.op.computes_input_where_read(k) && self.fused(j) {
-                    where_read.extend(self.row_subgraph(j));
+                let fused = node.op.computes_input_where_read(k) && self.fused(j);
+                if fused && where_read.iter().all(|(p, _)| *p != j) {
+                    where_read.push((j, self.row_subgraph(j)));
                 }
             }
         }
-        where_read.sort_unstable();
-        where_read.dedup();
-        let computed: HashSet<usize> = members.iter().chain(&where_read).copied().collect();
+        let read_there = where_read.iter().flat_map(|(_, nodes)| nodes);
+        let computed: HashSet<usize> = members.iter().chain(read_there).copied().collect();
         let mut leaf_seen = HashSet::new();
         let mut leaves = Vec::new();
-        for &m in members.iter().chain(&where_read) {
+        let read_there = where_read.iter().flat_map(|(_, nodes)| nodes);
+        for &m in members.iter().chain(read_there) {
             for input in &self.order[m].inputs {
                 let j = self.index[&input.id];
                 if !computed.contains(&j) && leaf_seen.insert(j) {
@@ -612,7 +592,12 @@ impl<'a> Graph<'a> {
         }
         let nodes = |list: &[usize]| list.iter().map(|&m| self.order[m].clone()).collect();
         let mut region = Region::new(self.order[r].clone(), nodes(&members), leaves);
-        region.where_read = nodes(&where_read);
+        region.where_read = (where_read.iter())
+            .map(|(producer, list)| WhereRead {
+                producer: self.order[*producer].clone(),
+                nodes: nodes(list),
+            })
+            .collect();
         region
     }
 }

@@ -436,7 +436,7 @@ pub(crate) fn start_with(
     let random = region.random_access_inputs();
     // Leaves read where a node is computed may be read past the pass's rows.
     let read_rows = (region.where_read.iter())
-        .map(|n| n.meta.length)
+        .map(|w| w.producer.meta.length)
         .fold(region.rows, u32::max);
     g.rows = read_rows;
     for (k, (leaf, value)) in region.leaves.iter().zip(leaves).enumerate() {
@@ -467,7 +467,9 @@ pub(crate) fn start_with(
     }
     g.rows = region.rows;
     // A node computed in both places has one name: each place is its own scope.
-    let where_read = (region.where_read.iter()).map(|n| (n.id, region.nodes.len()));
+    let where_read = (region.where_read.iter())
+        .flat_map(|w| &w.nodes)
+        .map(|n| (n.id, region.nodes.len()));
     g.local = (where_read.enumerate())
         .map(|(i, (id, base))| (id, base + i))
         .chain(region.nodes.iter().enumerate().map(|(i, n)| (n.id, i)))
@@ -499,12 +501,13 @@ pub(crate) fn start_with(
 /// Declares `fn at_{local}(row: u32) -> array<ty, size>` for each node a consumer computes
 /// where it reads it, computing it and the nodes it fuses at that row.
 fn where_read_functions(g: &mut Gen, region: &Region) -> Result<()> {
-    for (producer, members) in region.where_read_producers() {
+    for where_read in &region.where_read {
+        let (producer, members) = (&where_read.producer, &where_read.nodes);
         g.where_read.insert(producer.id);
         let mut body = String::new();
         // Rows past a shorter member's length are counted against the producer's rows.
         let pass_rows = std::mem::replace(&mut g.rows, producer.meta.length);
-        for node in &members {
+        for node in members {
             nodes::node_code(g, node, &mut body)?;
         }
         g.rows = pass_rows;
