@@ -70,7 +70,10 @@ impl Backend for CpuDevice {
     }
 
     fn plan_limits(&self) -> PlanLimits {
-        PlanLimits::unbounded()
+        PlanLimits {
+            sort_writes_keys: true,
+            ..PlanLimits::unbounded()
+        }
     }
 
     fn value_bytes(&self, dtype: DType, size: u32, rows: u32) -> u64 {
@@ -161,6 +164,19 @@ impl Backend for CpuDevice {
         keys: &[&[Rc<Value>]],
         bits: &[u32],
     ) -> Result<Value> {
+        Ok(self
+            .sort_permutation_and_keys(home, keys, bits, &[])
+            .await?
+            .0)
+    }
+
+    async fn sort_permutation_and_keys(
+        &self,
+        home: &mut Home,
+        keys: &[&[Rc<Value>]],
+        bits: &[u32],
+        sorted: &[usize],
+    ) -> Result<(Value, Vec<Value>)> {
         let mut chunks: Vec<Vec<&[u32]>> = Vec::with_capacity(keys.len());
         for key in keys {
             let mut parts = Vec::with_capacity(key.len());
@@ -176,20 +192,47 @@ impl Backend for CpuDevice {
         let rows: usize = chunks
             .first()
             .map_or(0, |c| c.iter().map(|p| p.len()).sum());
-        let mut lease = self.take(home, DType::U32, rows)?;
-        let column = lease.get_mut();
-        let ColumnData::U32(out) = &mut column.data else {
-            return Err(super::internal("a uint32 lease holds another type"));
+        if sorted.iter().any(|&k| k >= chunks.len()) {
+            return Err(super::internal("a sorted key the sort does not have"));
+        }
+        let mut leases = Vec::with_capacity(1 + sorted.len());
+        for _ in 0..=sorted.len() {
+            leases.push(self.take(home, DType::U32, rows)?);
+        }
+        let mut lists = Vec::with_capacity(leases.len());
+        for lease in leases.iter_mut() {
+            let column = lease.get_mut();
+            column.rows = rows as u32;
+            match &mut column.data {
+                ColumnData::U32(list) => lists.push(list),
+                _ => return Err(super::internal("a uint32 lease holds another type")),
+            }
+        }
+        let Some((out, keys_out)) = lists.split_first_mut() else {
+            return Err(super::internal("a sort without its permutation's list"));
         };
-        let passes = super::sort::sort_permutation(&chunks, bits, out)?;
-        column.rows = rows as u32;
+        let mut sorted_out: Vec<(usize, &mut Vec<u32>)> = sorted
+            .iter()
+            .copied()
+            .zip(keys_out.iter_mut().map(|l| &mut **l))
+            .collect();
+        let passes = super::sort::sort_permutation(&chunks, bits, out, &mut sorted_out)?;
         self.0.core.counters.add_kernels(passes);
-        Ok(Value::from_host_lease(self.0.core.id, lease))
+        let id = self.0.core.id;
+        let mut values: Vec<Value> = (leases.into_iter())
+            .map(|lease| Value::from_host_lease(id, lease))
+            .collect();
+        let keys = values.split_off(1);
+        let permutation = values
+            .pop()
+            .ok_or_else(|| super::internal("a sort without its permutation"))?;
+        Ok((permutation, keys))
     }
 
     fn sort_scratch_bytes(&self, rows: u32, keys: usize) -> u64 {
-        // By digits: the key carried between passes (two arrays) and the rows between
-        // passes; by buckets: up to two bucket ends per row and the carried second key.
+        // Packed: two arrays of 64-bit words. By digits: the key carried between passes
+        // (two arrays) and the rows between passes; by buckets: up to two bucket ends per
+        // row and the carried second key.
         // Keys stored in several chunks are copied whole to be read by row.
         (3 + keys as u64) * self.value_bytes(DType::U32, 1, rows)
     }

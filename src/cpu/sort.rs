@@ -1,4 +1,8 @@
-//! The CPU's sort by one or more uint32 keys (most significant first), two ways:
+//! The CPU's sort by one or more uint32 keys (most significant first), three ways:
+//! - **packed**: where the keys' bits and the row number fit in 64 bits (a sparse matrix's
+//!   row and column numbers, say), each row is one word, keys above the row number, and an
+//!   LSD radix sort in digits of up to 11 bits moves the words themselves: every pass reads
+//!   in order, and the sorted words hold the permutation;
 //! - **by buckets**: where the first key has about as many values as there are rows (a
 //!   sparse matrix's row numbers), one counting pass puts each row in its key's bucket, as
 //!   scipy's conversions do, and the few rows sharing a bucket are sorted by the other keys;
@@ -28,22 +32,118 @@ const INSERTION_ROWS: usize = 16;
 
 /// Fills `out` (empty, with room for every row) with the stable permutation ordering rows
 /// by `keys` (each key's chunks, in order; the most significant key first), each by its low
-/// `bits` bits. Returns the passes over the rows it made.
+/// `bits` bits, and each of `sorted` (a key's index, and an empty list with room for every
+/// row) with that key in the permutation's order. Returns the passes over the rows it made.
 pub(super) fn sort_permutation(
     keys: &[&[&[u32]]],
     bits: &[u32],
     out: &mut Vec<u32>,
+    sorted: &mut [(usize, &mut Vec<u32>)],
+) -> Result<u64> {
+    let passes = sort_rows(keys, bits, out, sorted)?;
+    // Keys the sort did not write as it sorted are gathered through the permutation.
+    for (key, dst) in sorted.iter_mut() {
+        if dst.len() != out.len() {
+            let key = contiguous(keys[*key])?;
+            dst.clear();
+            dst.extend(
+                out.iter()
+                    .map(|&row| key.get(row as usize).copied().unwrap_or(0)),
+            );
+        }
+    }
+    Ok(passes + sorted.len() as u64)
+}
+
+fn sort_rows(
+    keys: &[&[&[u32]]],
+    bits: &[u32],
+    out: &mut Vec<u32>,
+    sorted: &mut [(usize, &mut Vec<u32>)],
 ) -> Result<u64> {
     let n: usize = keys
         .first()
         .map_or(0, |chunks| chunks.iter().map(|c| c.len()).sum());
     let masks: Vec<u32> = bits.iter().map(|&b| crate::ir::key_mask(b)).collect();
     out.clear();
+    if let Some(passes) = sort_packed(keys, bits, &masks, n, out, sorted)? {
+        return Ok(passes);
+    }
     let buckets = masks.first().map_or(0, |&m| m as usize + 1);
     if keys.len() > 1 && buckets <= MAX_BUCKETS_PER_ROW * n && n <= MAX_ROWS_PER_BUCKET * buckets {
         return sort_by_buckets(keys, &masks, out);
     }
     sort_by_digits(keys, bits, &masks, out)
+}
+
+/// The packed sort, or `None` where the keys' bits and the row number take more than 64.
+/// The sorted words hold the keys of `sorted` too, unless a key has bits past its mask.
+fn sort_packed(
+    keys: &[&[&[u32]]],
+    bits: &[u32],
+    masks: &[u32],
+    n: usize,
+    out: &mut Vec<u32>,
+    sorted: &mut [(usize, &mut Vec<u32>)],
+) -> Result<Option<u64>> {
+    let row_bits = u64::BITS - (n.max(1) as u64 - 1).leading_zeros();
+    let key_bits: u32 = bits.iter().map(|&b| b.clamp(1, 32)).sum();
+    if key_bits + row_bits > u64::BITS {
+        return Ok(None);
+    }
+    // Each row's word: its keys, most significant first, above its row number.
+    let mut words = try_collect(n, 0..n as u64)?;
+    let mut shift = row_bits + key_bits;
+    // Per key: where it sits in the words, and whether any of its values is past its mask.
+    let mut placed = Vec::with_capacity(keys.len());
+    for ((key, &bits), &mask) in keys.iter().zip(bits).zip(masks) {
+        shift -= bits.clamp(1, 32);
+        let mut past_mask = 0;
+        let values = key.iter().flat_map(|c| c.iter());
+        for (word, &k) in words.iter_mut().zip(values) {
+            *word |= u64::from(k & mask) << shift;
+            past_mask |= k & !mask;
+        }
+        placed.push((shift, past_mask == 0));
+    }
+    let passes = key_bits.div_ceil(MAX_DIGIT_BITS);
+    let width = key_bits.div_ceil(passes);
+    let radix = 1usize << width;
+    let digit = |word: u64, pass: u32| (word >> (row_bits + pass * width)) as usize & (radix - 1);
+    let mut counts = zeros(radix * passes as usize)?;
+    for &word in &words {
+        for (pass, counts) in (0..).zip(counts.chunks_exact_mut(radix)) {
+            counts[digit(word, pass)] += 1;
+        }
+    }
+    let mut spare = try_collect(n, std::iter::repeat_n(0u64, n))?;
+    let mut moves = 0;
+    for (pass, counts) in (0..).zip(counts.chunks_exact_mut(radix)) {
+        // A digit all rows share moves nothing.
+        if counts.contains(&(n as u32)) {
+            continue;
+        }
+        let mut start = 0;
+        for count in counts.iter_mut() {
+            (*count, start) = (start, start + *count);
+        }
+        for &word in &words {
+            let at = &mut counts[digit(word, pass)];
+            spare[*at as usize] = word;
+            *at += 1;
+        }
+        std::mem::swap(&mut words, &mut spare);
+        moves += 1;
+    }
+    let row_mask = (1u64 << row_bits) - 1;
+    out.extend(words.iter().map(|&word| (word & row_mask) as u32));
+    for (key, dst) in sorted.iter_mut() {
+        if let Some(&(shift, true)) = placed.get(*key) {
+            let mask = masks[*key];
+            dst.extend(words.iter().map(|&word| (word >> shift) as u32 & mask));
+        }
+    }
+    Ok(Some(1 + moves))
 }
 
 /// A key as one slice: its chunk, or its chunks copied together.
@@ -258,7 +358,8 @@ fn sort_by_digits(
 
 #[cfg(test)]
 mod tests {
-    use super::sort_permutation;
+    use super::{sort_by_buckets, sort_by_digits, sort_packed, sort_permutation};
+    use crate::ir::key_mask;
 
     fn sorted_by(keys: &[&[u32]], bits: &[u32]) -> Vec<u32> {
         let mut expected: Vec<u32> = (0..keys[0].len() as u32).collect();
@@ -289,51 +390,75 @@ mod tests {
         for bits in [1, 5, 11, 12, 13, 20, 23, 25, 32] {
             let mut out = Vec::with_capacity(keys.len());
             let (a, b) = keys.split_at(1234);
-            sort_permutation(&[&[a, b]], &[bits], &mut out).unwrap();
+            sort_permutation(&[&[a, b]], &[bits], &mut out, &mut []).unwrap();
             assert_eq!(out, sorted_by(&[&keys], &[bits]), "{bits} bits");
         }
         // Every key alike in a digit: that digit moves nothing.
         let same = vec![5u32; 100];
         let mut out = Vec::new();
-        assert_eq!(sort_permutation(&[&[&same]], &[20], &mut out).unwrap(), 1);
+        assert_eq!(
+            sort_permutation(&[&[&same]], &[20], &mut out, &mut []).unwrap(),
+            1
+        );
         assert_eq!(out, (0..100).collect::<Vec<u32>>());
     }
 
     #[test]
-    fn several_keys_sort_by_buckets_or_digits_to_the_same_order() {
+    fn several_keys_sort_packed_by_buckets_or_by_digits_to_the_same_order() {
         let n = 5000;
-        // Row-like first keys (about one bucket per row: counted into buckets) and few
-        // distinct first keys (sorted by digits), each over chunked and masked second keys.
+        // Row-like first keys (about one bucket per row) and few distinct first keys, each
+        // over chunked and masked second keys.
         let many = random(n, 3).iter().map(|k| k % 6000).collect::<Vec<_>>();
         let few = random(n, 5).iter().map(|k| k % 7).collect::<Vec<_>>();
         let minor = random(n, 9).iter().map(|k| k % 5000).collect::<Vec<_>>();
         let third = random(n, 11);
+        let masks = |bits: &[u32]| bits.iter().map(|&b| key_mask(b)).collect::<Vec<_>>();
         for (first, first_bits) in [(&many, 13), (&few, 3)] {
             for minor_bits in [4, 6, 13] {
                 let (a, b) = minor.split_at(777);
+                let keys: &[&[&[u32]]] = &[&[first], &[a, b]];
+                let bits = [first_bits, minor_bits];
+                let expected = sorted_by(&[first, &minor], &bits);
                 let mut out = Vec::new();
-                let passes =
-                    sort_permutation(&[&[first], &[a, b]], &[first_bits, minor_bits], &mut out)
-                        .unwrap();
-                let expected = sorted_by(&[first, &minor], &[first_bits, minor_bits]);
-                assert_eq!(out, expected, "{first_bits} + {minor_bits} bits");
-                // Into buckets: count, place, sort each bucket. By digits: a count, then a
-                // pass per digit (one for the first key's 3 bits).
-                let digit_passes = 2 + minor_bits.div_ceil(11) as u64;
-                let expected_passes = if first_bits == 13 { 3 } else { digit_passes };
-                assert_eq!(passes, expected_passes, "{first_bits} + {minor_bits} bits");
+                // Packed: a pass numbering rows and counting digits, then a pass per digit
+                // of 13 + 13 bits at most (all 11 bits wide at most).
+                let passes = sort_packed(keys, &bits, &masks(&bits), n, &mut out, &mut []).unwrap();
+                let digits = (first_bits + minor_bits).div_ceil(11) as u64;
+                assert!(out == expected, "packed, {first_bits} + {minor_bits} bits");
+                assert_eq!(passes, Some(1 + digits));
+                // Into buckets: count, place, sort each bucket.
+                out.clear();
+                if first_bits == 13 {
+                    let passes = sort_by_buckets(keys, &masks(&bits), &mut out).unwrap();
+                    assert!(out == expected, "by buckets, {minor_bits} bits");
+                    assert_eq!(passes, 3);
+                }
+                // By digits: a count, then a pass per digit of each key.
+                out.clear();
+                let passes = sort_by_digits(keys, &bits, &masks(&bits), &mut out).unwrap();
+                let digits = (first_bits.div_ceil(11) + minor_bits.div_ceil(11)) as u64;
+                assert!(
+                    out == expected,
+                    "by digits, {first_bits} + {minor_bits} bits"
+                );
+                assert_eq!(passes, 1 + digits);
             }
+            // Past 64 bits with the row number: by buckets or by digits.
+            let bits = [first_bits, 20, 32];
+            let keys: &[&[&[u32]]] = &[&[first], &[&minor], &[&third]];
             let mut out = Vec::new();
-            sort_permutation(
-                &[&[first], &[&minor], &[&third]],
-                &[first_bits, 6, 32],
-                &mut out,
-            )
-            .unwrap();
             assert_eq!(
-                out,
-                sorted_by(&[first, &minor, &third], &[first_bits, 6, 32])
+                sort_packed(keys, &bits, &masks(&bits), n, &mut out, &mut []).unwrap(),
+                None
             );
+            let mut third_sorted = Vec::new();
+            sort_permutation(keys, &bits, &mut out, &mut [(2, &mut third_sorted)]).unwrap();
+            assert!(out == sorted_by(&[first, &minor, &third], &bits));
+            // Keys asked for in order are gathered through the permutation here.
+            assert!(third_sorted
+                .iter()
+                .zip(&out)
+                .all(|(&k, &row)| k == third[row as usize]));
         }
     }
 }

@@ -112,20 +112,16 @@ pub fn project<B: Backend>(
     budget: Option<u64>,
 ) -> Projection {
     let streamed: HashSet<u64> = match budget {
-        Some(budget) => plan
-            .regions
-            .iter()
-            .filter(|r| roots.contains(&r.root.id))
-            .filter(|r| output_bytes(device, &r.root).saturating_mul(2) > budget)
-            .map(|r| r.root.id)
+        Some(budget) => (plan.regions.iter())
+            .flat_map(|r| r.outputs())
+            .filter(|output| roots.contains(&output.id))
+            .filter(|output| output_bytes(device, output).saturating_mul(2) > budget)
+            .map(|output| output.id)
             .collect(),
         None => HashSet::new(),
     };
-    let computed: HashMap<u64, usize> = plan
-        .regions
-        .iter()
-        .enumerate()
-        .map(|(i, r)| (r.root.id, i))
+    let computed: HashMap<u64, usize> = (plan.regions.iter().enumerate())
+        .flat_map(|(i, r)| r.outputs().map(move |output| (output.id, i)))
         .collect();
     // When each computed output is last read, so what earlier passes hold at each pass.
     let mut last_read: HashMap<u64, usize> = HashMap::new();
@@ -145,13 +141,13 @@ pub fn project<B: Backend>(
         .collect();
     let mut tasks = Vec::with_capacity(plan.regions.len());
     for (index, region) in plan.regions.iter().enumerate() {
-        let held: u64 = plan.regions[..index]
-            .iter()
-            .filter(|r| {
-                !streamed.contains(&r.root.id)
-                    && (roots.contains(&r.root.id) || last_read.get(&r.root.id) >= Some(&index))
+        let held: u64 = (plan.regions[..index].iter())
+            .flat_map(|r| r.outputs())
+            .filter(|output| {
+                !streamed.contains(&output.id)
+                    && (roots.contains(&output.id) || last_read.get(&output.id) >= Some(&index))
             })
-            .map(|r| output_bytes(device, &r.root))
+            .map(|output| output_bytes(device, output))
             .sum();
         // Brought to the device a task's part at a time: inputs not on it, and outputs of
         // earlier passes that were streamed to the host.
@@ -165,7 +161,14 @@ pub fn project<B: Backend>(
             &is_input,
             streamed.contains(&region.root.id),
         );
-        tasks.push(own.into_iter().map(|b| b.saturating_add(held)).collect());
+        // A sort writing its keys in order holds them too (twice where read back).
+        let sorted_keys: u64 = (region.sorted_keys.iter())
+            .map(|k| {
+                output_bytes(device, &k.node) * if streamed.contains(&k.node.id) { 2 } else { 1 }
+            })
+            .sum();
+        let extra = held.saturating_add(sorted_keys);
+        tasks.push(own.into_iter().map(|b| b.saturating_add(extra)).collect());
     }
     Projection { tasks, streamed }
 }

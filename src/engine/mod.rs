@@ -189,6 +189,23 @@ pub trait Backend {
             self.name()
         )))
     }
+    /// `sort_permutation`, and the keys `sorted` (indices into `keys`) in its order, for a
+    /// device whose plans let its sort write them (`PlanLimits::sort_writes_keys`).
+    async fn sort_permutation_and_keys(
+        &self,
+        batch: &mut Self::Batch,
+        keys: &[&[Rc<Value>]],
+        bits: &[u32],
+        sorted: &[usize],
+    ) -> Result<(Value, Vec<Value>)> {
+        match sorted {
+            [] => Ok((self.sort_permutation(batch, keys, bits).await?, Vec::new())),
+            _ => Err(internal(format!(
+                "{}'s sort writes no sorted keys",
+                self.name()
+            ))),
+        }
+    }
     /// Device bytes a sort of `rows` rows by `keys` keys holds besides its keys and its
     /// permutation.
     fn sort_scratch_bytes(&self, rows: u32, _keys: usize) -> u64 {

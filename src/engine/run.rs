@@ -70,7 +70,12 @@ impl<B: Backend> Run<'_, B> {
                 _ if region.root.op.is_assembly() => self.assembly(region, &values).await?,
                 _ if region.is_reduction() => self.reduction(region, &values).await?,
                 _ if region.is_scatter() => self.scatter(region, &values).await?,
-                _ if region.is_sort() => self.sort(region, &values).await?,
+                _ if region.is_sort() => {
+                    let (permutation, sorted_keys) = self.sort(region, &values).await?;
+                    let keys = region.sorted_keys.iter().map(|k| k.node.id);
+                    values.extend(keys.zip(sorted_keys));
+                    permutation
+                }
                 _ => self.region(region, &values).await?,
             };
             values.insert(region.root.id, output);
@@ -258,7 +263,12 @@ impl<B: Backend> Run<'_, B> {
     }
 
     /// A sort's pass: the device's own, or the one-bit split passes planned and run here.
-    async fn sort(&mut self, region: &Region, values: &HashMap<u64, Output>) -> Result<Output> {
+    /// Returns the permutation and the region's sorted keys.
+    async fn sort(
+        &mut self,
+        region: &Region,
+        values: &HashMap<u64, Output>,
+    ) -> Result<(Output, Vec<Output>)> {
         let root = &region.root;
         let Op::SortPermutation { bits } = &root.op else {
             return Err(internal("a sort pass without a sort"));
@@ -273,47 +283,63 @@ impl<B: Backend> Run<'_, B> {
                     .ok_or_else(|| internal(format!("t{} has no value", key.id)))
             })
             .collect::<Result<Vec<Output>>>()?;
-        let output = match self.device.sorts(root.meta.length, root.inputs.len()) {
-            true => {
-                let mut keys = Vec::with_capacity(stored.len());
-                for (key, output) in root.inputs.iter().zip(&stored) {
-                    keys.push(match self.device.sorts_keys_in_chunks() {
-                        true => output.chunks.clone(),
-                        // One value per key, as the device's sort binds it; the executor
-                        // holds it until the sort is recorded.
-                        false => {
-                            let pieces = (output.chunks.iter())
-                                .filter(|chunk| chunk.rows > 0)
-                                .map(|chunk| (chunk.clone(), 0, chunk.rows))
-                                .collect();
-                            Rc::from([self.assemble(pieces, key).await?])
-                        }
-                    });
+        let home = self.device.core().id;
+        let (permutation, sorted_keys) =
+            match self.device.sorts(root.meta.length, root.inputs.len()) {
+                true => {
+                    let mut keys = Vec::with_capacity(stored.len());
+                    for (key, output) in root.inputs.iter().zip(&stored) {
+                        keys.push(match self.device.sorts_keys_in_chunks() {
+                            true => output.chunks.clone(),
+                            // One value per key, as the device's sort binds it; the executor
+                            // holds it until the sort is recorded.
+                            false => {
+                                let pieces = (output.chunks.iter())
+                                    .filter(|chunk| chunk.rows > 0)
+                                    .map(|chunk| (chunk.clone(), 0, chunk.rows))
+                                    .collect();
+                                Rc::from([self.assemble(pieces, key).await?])
+                            }
+                        });
+                    }
+                    let chunks: Vec<&[Rc<Value>]> = keys.iter().map(|k| &k[..]).collect();
+                    let sorted: Vec<usize> = region.sorted_keys.iter().map(|k| k.key).collect();
+                    let (permutation, sorted_keys) = self
+                        .device
+                        .sort_permutation_and_keys(self.batch, &chunks, bits, &sorted)
+                        .await?;
+                    let one = |value| Output::new(home, vec![Rc::new(value)]);
+                    (one(permutation), sorted_keys.into_iter().map(one).collect())
                 }
-                let chunks: Vec<&[Rc<Value>]> = keys.iter().map(|k| &k[..]).collect();
-                let permutation = self
-                    .device
-                    .sort_permutation(self.batch, &chunks, bits)
-                    .await?;
-                Output::new(self.device.core().id, vec![Rc::new(permutation)])
-            }
-            false => {
-                let (permutation, plan) = split_sort(&root.inputs, stored, bits, self.limits)?;
-                let roots = [permutation];
-                let mut outputs = Box::pin(self.plan(&plan, &roots, HashMap::new())).await?;
-                outputs
-                    .remove(&roots[0].id)
-                    .ok_or_else(|| internal("a composed sort left no permutation"))?
-            }
-        };
-        if !self.streamed.contains(&root.id) {
-            return Ok(output);
+                false if region.sorted_keys.is_empty() => {
+                    let (permutation, plan) = split_sort(&root.inputs, stored, bits, self.limits)?;
+                    let roots = [permutation];
+                    let mut outputs = Box::pin(self.plan(&plan, &roots, HashMap::new())).await?;
+                    let permutation = outputs
+                        .remove(&roots[0].id)
+                        .ok_or_else(|| internal("a composed sort left no permutation"))?;
+                    (permutation, Vec::new())
+                }
+                false => return Err(internal("a composed sort writes no sorted keys")),
+            };
+        let mut outputs = Vec::with_capacity(1 + sorted_keys.len());
+        for (node, output) in region
+            .outputs()
+            .zip([permutation].into_iter().chain(sorted_keys))
+        {
+            outputs.push(match self.streamed.contains(&node.id) {
+                true => {
+                    let mut chunks = Vec::with_capacity(output.chunks.len());
+                    for chunk in output.chunks.iter() {
+                        chunks.push(Rc::new(self.read_back(chunk).await?));
+                    }
+                    Output::new(self.home_of(node), chunks)
+                }
+                false => output,
+            });
         }
-        let mut chunks = Vec::with_capacity(output.chunks.len());
-        for chunk in output.chunks.iter() {
-            chunks.push(Rc::new(self.read_back(chunk).await?));
-        }
-        Ok(Output::new(self.home_of(root), chunks))
+        let permutation = outputs.remove(0);
+        Ok((permutation, outputs))
     }
 
     /// The values a chunk task over rows `first..` reads, in the order of its leaves: row
@@ -563,7 +589,7 @@ pub(super) fn planned_tasks<B: Backend>(
 
 /// Per region, the computed values no later region (and no root) reads.
 fn last_uses(plan: &Plan, keep: &HashSet<u64>) -> Vec<Vec<u64>> {
-    let computed: HashSet<u64> = plan.regions.iter().map(|r| r.root.id).collect();
+    let computed = plan.computed_ids();
     let mut last: HashMap<u64, usize> = HashMap::new();
     for (index, region) in plan.regions.iter().enumerate() {
         for leaf in &region.leaves {

@@ -315,6 +315,7 @@ impl Backend for GlDevice {
                 Access::Random => (planes(node.meta.size) * layout.tiles(rows_of(node))) as usize,
                 Access::Row => planes(node.meta.size) as usize,
             }),
+            sort_writes_keys: false,
         }
     }
 

@@ -252,6 +252,7 @@ impl Backend for GpuDevice {
                 .saturating_sub(1) as usize,
             binding_limit_name: "maxStorageBuffersPerShaderStage",
             binding_cost: Box::new(|node, _| usize::from(!is_literal(node))),
+            sort_writes_keys: false,
         }
     }
 

@@ -278,6 +278,12 @@ pub fn gather(ids: &NodeRef, values: &NodeRef) -> Result<NodeRef> {
             ids.meta.size
         )));
     }
+    if let Some(rows) = row_numbers(values).filter(|_| ids.meta.dtype == DType::U32) {
+        // Row numbers gathered are the ids themselves (0 past the end): no column of them
+        // stored to be read at random.
+        let past_end = binary(BinaryOp::Divide, ids, &u32_constant(rows)?)?;
+        return select(&past_end, &u32_constant(0)?, ids);
+    }
     let meta = Meta {
         dtype: values.meta.dtype,
         size: values.meta.size,
@@ -389,4 +395,15 @@ pub fn u32_row(value: u32) -> Result<NodeRef> {
 /// Rows `0..count` as uint32.
 pub fn u32_rows(count: u32) -> Result<NodeRef> {
     cast(&sequence(count as f64, 0.0, 1.0)?, DType::U32)
+}
+
+/// The count of `u32_rows(count)` where `node` is one (and not empty).
+fn row_numbers(node: &Node) -> Option<u32> {
+    let [sequence] = &node.inputs[..] else {
+        return None;
+    };
+    let counts_up = sequence.op == (Op::Sequence { start: 0, step: 1 });
+    let rows = node.meta.length;
+    (node.op == Op::Cast(DType::U32) && counts_up && (1..=i32::MAX as u32).contains(&rows))
+        .then_some(rows)
 }

@@ -41,6 +41,16 @@ impl Plan {
                 (_, 1) => "single op".to_string(),
                 (_, n) => format!("fused elementwise, {n} ops"),
             };
+            let kind = match &region.sorted_keys[..] {
+                [] => kind,
+                keys => format!(
+                    "{kind}; writes its keys in order too: {}",
+                    keys.iter()
+                        .map(|k| format!("t{}", k.node.id))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            };
             let kind = match region
                 .where_read
                 .iter()

@@ -26,6 +26,9 @@ pub struct Region {
     pub where_read: Vec<WhereRead>,
     /// Materialized inputs the pass reads.
     pub leaves: Vec<NodeRef>,
+    /// A sort's keys in its order (gathers of a key through the sort's permutation), which
+    /// its pass writes too where the device's sort can (`PlanLimits::sort_writes_keys`).
+    pub sorted_keys: Vec<SortedKey>,
     /// Rows the pass iterates over: a reduction or a scatter walks its input's rows; one chunk task of a
     /// chunked region, that chunk's rows.
     pub rows: u32,
@@ -42,6 +45,13 @@ pub struct WhereRead {
     pub nodes: Vec<NodeRef>,
 }
 
+/// A gather of key `key` of a sort through the sort's own permutation.
+#[derive(Clone)]
+pub struct SortedKey {
+    pub key: usize,
+    pub node: NodeRef,
+}
+
 impl Region {
     pub fn new(root: NodeRef, nodes: Vec<NodeRef>, leaves: Vec<NodeRef>) -> Region {
         let rows = match root.op {
@@ -53,9 +63,15 @@ impl Region {
             nodes,
             where_read: Vec::new(),
             leaves,
+            sorted_keys: Vec::new(),
             rows,
             first_row: 0,
         }
+    }
+
+    /// The nodes whose outputs the pass writes: its root, then any sorted keys.
+    pub fn outputs(&self) -> impl Iterator<Item = &NodeRef> {
+        std::iter::once(&self.root).chain(self.sorted_keys.iter().map(|k| &k.node))
     }
 
     /// Every node the pass computes, at its row or where read (a node in both, or read
@@ -154,6 +170,7 @@ impl Region {
             nodes: self.nodes.clone(),
             where_read: self.where_read.clone(),
             leaves: self.leaves.clone(),
+            sorted_keys: self.sorted_keys.clone(),
             rows,
             first_row,
         }
@@ -173,13 +190,21 @@ pub struct Plan {
 impl Plan {
     /// Materialized inputs of the whole plan (nodes with an output already), each once.
     pub fn leaves(&self) -> Vec<NodeRef> {
-        let computed: HashSet<u64> = self.regions.iter().map(|r| r.root.id).collect();
+        let computed: HashSet<u64> = self.computed_ids();
         let mut seen = HashSet::new();
         self.regions
             .iter()
             .flat_map(|r| r.leaves.iter())
             .filter(|l| !computed.contains(&l.id) && seen.insert(l.id))
             .cloned()
+            .collect()
+    }
+
+    /// Ids of every output the plan's passes write.
+    pub fn computed_ids(&self) -> HashSet<u64> {
+        (self.regions.iter())
+            .flat_map(|r| r.outputs())
+            .map(|n| n.id)
             .collect()
     }
 }
@@ -231,6 +256,9 @@ pub struct PlanLimits {
     /// The device limit `max_bindings` comes from, for messages.
     pub binding_limit_name: &'static str,
     pub binding_cost: BindingCost,
+    /// Whether the device's sort writes its keys in sorted order as it sorts: gathers of
+    /// its keys through its permutation are then written by its pass, not gathered after.
+    pub sort_writes_keys: bool,
 }
 
 impl PlanLimits {
@@ -241,6 +269,7 @@ impl PlanLimits {
             max_bindings: usize::MAX,
             binding_limit_name: "",
             binding_cost: Box::new(|_, _| 0),
+            sort_writes_keys: false,
         }
     }
 }
@@ -278,6 +307,13 @@ pub fn plan_with(roots: &[NodeRef], options: &PlanOptions) -> Result<Plan> {
     for (index, node) in order.iter().enumerate() {
         if graph.leaf[index] {
             continue;
+        }
+        if options.fusion == Fusion::On && options.limits.sort_writes_keys {
+            if let Some(written) = graph.sorted_key(node) {
+                graph.materialized.insert(node.id);
+                graph.written_by_sort.insert(index, written);
+                continue;
+            }
         }
         let reduction = matches!(node.op, Op::Reduce(_));
         // A scatter's kernel is a fixed copy (a point draw on WebGL2), a sort's a library
@@ -348,6 +384,8 @@ struct Graph<'a> {
     /// Per node, the nodes reading it at the row they compute.
     row_consumers: Vec<Vec<usize>>,
     materialized: HashSet<u64>,
+    /// Sorted keys (by node index) that a sort's pass writes: the sort's index and the key.
+    written_by_sort: HashMap<usize, (usize, usize)>,
 }
 
 impl<'a> Graph<'a> {
@@ -371,7 +409,23 @@ impl<'a> Graph<'a> {
             leaf,
             row_consumers,
             materialized: HashSet::new(),
+            written_by_sort: HashMap::new(),
         }
+    }
+
+    /// For a gather of a key of a sort (to be run) through its permutation: the sort's
+    /// index and the key's.
+    fn sorted_key(&self, node: &Node) -> Option<(usize, usize)> {
+        let [permutation, key] = &node.inputs[..] else {
+            return None;
+        };
+        let sort = self.index[&permutation.id];
+        let is_sort = matches!(permutation.op, Op::SortPermutation { .. });
+        if node.op != Op::Gather || !is_sort || self.leaf[sort] {
+            return None;
+        }
+        let k = permutation.inputs.iter().position(|k| k.id == key.id)?;
+        Some((sort, k))
     }
 
     /// Whether node `i` is computed inside its consumers' region.
@@ -555,10 +609,23 @@ impl<'a> Graph<'a> {
     }
 
     fn regions(&self) -> Plan {
-        let regions = (0..self.order.len())
-            .filter(|&i| !self.leaf[i] && self.materialized.contains(&self.order[i].id))
-            .map(|i| self.region(i))
-            .collect();
+        let mut regions: Vec<Region> = Vec::new();
+        let mut region_of: HashMap<usize, usize> = HashMap::new();
+        for i in 0..self.order.len() {
+            if self.leaf[i] || !self.materialized.contains(&self.order[i].id) {
+                continue;
+            }
+            if let Some(&(sort, key)) = self.written_by_sort.get(&i) {
+                // The sort comes first in the order, so its region exists.
+                regions[region_of[&sort]].sorted_keys.push(SortedKey {
+                    key,
+                    node: self.order[i].clone(),
+                });
+                continue;
+            }
+            region_of.insert(i, regions.len());
+            regions.push(self.region(i));
+        }
         Plan { regions }
     }
 

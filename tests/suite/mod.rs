@@ -633,6 +633,8 @@ macro_rules! suite {
             stable_sort_permutations_match_a_reference,
             a_sort_is_one_pass_native_or_composed,
             a_sort_by_several_keys_orders_by_each_in_turn,
+            a_sorts_keys_gathered_through_it_are_written_by_its_pass,
+            row_numbers_gathered_are_the_ids,
             primitives_at_scale_match_the_cpu,
             segment_sums_add_each_range,
             // scatter.rs: scatter, and the radix sort built on it

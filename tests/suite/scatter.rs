@@ -231,3 +231,65 @@ pub fn a_sort_by_several_keys_orders_by_each_in_turn<T: Target>() {
         ErrorCode::InvalidArgument
     );
 }
+
+/// Gathers of a sort's keys through its permutation (`sort_permutation`'s sorted keys, a
+/// sparse conversion's entries in order) are written by the sort's own pass where the
+/// device's sort can (the CPU), and gathered after it elsewhere; a key with values past its
+/// bound keeps them whole, as a gather does.
+pub fn a_sorts_keys_gathered_through_it_are_written_by_its_pass<T: Target>() {
+    let device = T::fresh();
+    let rows = 30_000u32;
+    let mut rng = Rng(41);
+    let major: Vec<u32> = (0..rows).map(|_| rng.below(5000) as u32).collect();
+    let past_bound: Vec<u32> = (0..rows).map(|_| rng.next() as u32).collect();
+    let other: Vec<f32> = (0..rows).map(|i| i as f32 * 0.5).collect();
+    let (major_node, past_node) = (u32s(&major, 1), u32s(&past_bound, 1));
+    let perm = ir::lexsort_permutation(&[(&major_node, 5000), (&past_node, 1 << 12)]).unwrap();
+    let sorted_major = ir::gather(&perm, &major_node).unwrap();
+    let sorted_past = ir::gather(&perm, &past_node).unwrap();
+    let gathered = ir::gather(&perm, &f32s(&other, 1)).unwrap();
+    let text = gputable::engine::explain(&device, &sorted_major).unwrap();
+    match T::device().plan_limits().sort_writes_keys {
+        true => assert!(
+            text.starts_with("plan on cpu: 1 pass\n")
+                && text.contains(&format!(
+                    "writes its keys in order too: t{}",
+                    sorted_major.id
+                )),
+            "{text}"
+        ),
+        false => assert!(!text.contains("writes its keys"), "{text}"),
+    }
+    let roots = [
+        perm.clone(),
+        sorted_major.clone(),
+        sorted_past.clone(),
+        gathered.clone(),
+    ];
+    evaluate_blocking(&device, &roots).unwrap();
+    let mut expected: Vec<u32> = (0..rows).collect();
+    expected.sort_by_key(|&i| (major[i as usize], past_bound[i as usize] & 0xfff));
+    assert_eq!(read_u32(&perm), expected);
+    let in_order = |column: &[u32]| {
+        expected
+            .iter()
+            .map(|&i| column[i as usize])
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(read_u32(&sorted_major), in_order(&major));
+    assert_eq!(read_u32(&sorted_past), in_order(&past_bound));
+    let other_in_order: Vec<f32> = expected.iter().map(|&i| other[i as usize]).collect();
+    assert_eq!(read_f32(&gathered), other_in_order);
+    assert_eq!(sorted_major.home().unwrap().device, device.core().id);
+}
+
+/// Row numbers gathered are the ids themselves, and 0 past the end, without a column of
+/// row numbers stored to be read at random.
+pub fn row_numbers_gathered_are_the_ids<T: Target>() {
+    let ids = u32s(&[4, 0, 9, 3, 10, u32::MAX], 1);
+    let gathered = ir::gather(&ids, &ir::u32_rows(10).unwrap()).unwrap();
+    let text = gputable::engine::explain(&T::device(), &gathered).unwrap();
+    assert!(!text.contains("sequence"), "{text}");
+    evaluate::<T>(std::slice::from_ref(&gathered)).unwrap();
+    assert_eq!(read_u32(&gathered), vec![4, 0, 9, 3, 0, 0]);
+}
