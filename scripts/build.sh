@@ -22,7 +22,9 @@ wasm-bindgen --target web --out-dir dist/wasm --out-name gputable "$wasm"
 # npm's binaryen, never Debian's wasm-opt 108 (it corrupts wasm-bindgen output).
 if [ "$profile" = release ] && [ -x node_modules/.bin/wasm-opt ]; then
   say "wasm-opt -O3 (npm binaryen)"
-  node_modules/.bin/wasm-opt -O3 --enable-simd --enable-bulk-memory --enable-nontrapping-float-to-int \
+  # The CPU backend's kernels stay functions of their own (as rustc left them): inlined
+  # into the executor's large async closures, V8 ran them 1.3-4x slower.
+  node_modules/.bin/wasm-opt '--no-inline=gputable::cpu::*' -O3 --enable-simd --enable-bulk-memory --enable-nontrapping-float-to-int \
     --enable-sign-ext --enable-mutable-globals --enable-reference-types --enable-multivalue \
     dist/wasm/gputable_bg.wasm -o dist/wasm/gputable_bg.wasm
 fi
