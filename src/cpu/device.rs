@@ -229,6 +229,10 @@ impl Backend for CpuDevice {
         Ok((permutation, keys))
     }
 
+    fn where_read_scratch_bytes(&self, region: &Region) -> u64 {
+        super::where_read::scratch_bytes(region)
+    }
+
     fn sort_scratch_bytes(&self, rows: u32, keys: usize) -> u64 {
         // Packed: two arrays of 64-bit words. By digits: the key carried between passes
         // (two arrays) and the rows between passes; by buckets: up to two bucket ends per

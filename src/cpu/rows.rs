@@ -261,6 +261,7 @@ pub(super) fn segment_sums<S: Elem, T: Lane>(
 ) {
     let rows = values.rows();
     if let Some(values) = values.contiguous() {
+        dst.fill(T::default());
         return segment_sums_from(values, 0, offsets, first, lanes, dst);
     }
     for (s, out) in dst.chunks_exact_mut(lanes).enumerate() {
@@ -278,8 +279,8 @@ pub(super) fn segment_sums<S: Elem, T: Lane>(
     }
 }
 
-/// Rows `first..` of `SegmentSum` over values in one slice holding rows `base..` (rows
-/// outside it are skipped).
+/// Adds to rows `first..` of `SegmentSum` (in `dst`, each segment's sum so far) the values
+/// in one slice holding rows `base..` (rows outside it are skipped), in row order.
 pub(super) fn segment_sums_from<S: Elem, T: Lane>(
     values: &[S],
     base: usize,
@@ -295,9 +296,8 @@ pub(super) fn segment_sums_from<S: Elem, T: Lane>(
     for (out, hi) in dst.chunks_exact_mut(lanes).zip(bounds) {
         let rows = values.get(lo * lanes..hi * lanes).unwrap_or_default();
         match lanes {
-            1 => out[0] = (rows.iter()).fold(T::default(), |total, &v| total.add(T::from_elem(v))),
+            1 => out[0] = (rows.iter()).fold(out[0], |total, &v| total.add(T::from_elem(v))),
             _ => {
-                out.fill(T::default());
                 for row in rows.chunks_exact(lanes) {
                     for (o, v) in out.iter_mut().zip(row) {
                         *o = o.add(T::from_elem(*v));

@@ -56,11 +56,35 @@ pub(super) fn segment_sums<T: Lane>(
     let length = values.meta.length;
     let bounds = (first..=first + segments).map(|s| offsets.row(s)[0].min(length));
     let (lo, hi) = bounds.fold((length, 0), |(lo, hi), b| (lo.min(b), hi.max(b)));
+    // A piece of those rows at a time (one long segment included): the buffer stays small.
     let mut rows = Column::empty(values.meta.dtype, values.meta.size)?;
-    rows.reserve_rows(hi - lo)?;
-    run_blocks(&producer, &b.leaves, lo..hi, Sink::Output(&mut rows.data))?;
-    crate::column::with_column_data!(&rows.data, v => {
-        segment_sums_from(v, lo as usize, &offsets, first, lanes, dst)
-    });
+    rows.reserve_rows((hi - lo).min(PIECE_ROWS))?;
+    dst.fill(T::default());
+    for start in (lo..hi).step_by(PIECE_ROWS as usize) {
+        let end = hi.min(start.saturating_add(PIECE_ROWS));
+        crate::column::with_column_data!(&mut rows.data, v => v.clear());
+        run_blocks(
+            &producer,
+            &b.leaves,
+            start..end,
+            Sink::Output(&mut rows.data),
+        )?;
+        crate::column::with_column_data!(&rows.data, v => {
+            segment_sums_from(v, start as usize, &offsets, first, lanes, dst)
+        });
+    }
     Ok(())
+}
+
+/// Rows of a segmented sum's values computed at once where read.
+pub(super) const PIECE_ROWS: u32 = 1 << 16;
+
+/// Bytes the buffers of `region`'s nodes computed where read take at most.
+pub(super) fn scratch_bytes(region: &Region) -> u64 {
+    (region.where_read.iter())
+        .map(|w| {
+            let meta = &w.producer.meta;
+            PIECE_ROWS as u64 * meta.size as u64 * meta.dtype.byte_width() as u64
+        })
+        .sum()
 }

@@ -266,6 +266,7 @@ fn task_bytes<B: Backend>(
             first += rows;
             continue;
         }
+        bytes += device.where_read_scratch_bytes(region);
         let output = bytes_of(device, root, rows);
         bytes += output * if streamed { 2 } else { 1 };
         if split {

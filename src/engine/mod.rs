@@ -144,6 +144,11 @@ pub trait Backend {
     fn reduction_scratch_bytes(&self, _root: &crate::ir::Node, _rows: u32) -> u64 {
         0
     }
+    /// Device bytes one chunk task of `region` holds for the values its nodes compute where
+    /// read (`Region::where_read`), besides its inputs and its output.
+    fn where_read_scratch_bytes(&self, _region: &Region) -> u64 {
+        0
+    }
     /// Kernels of one combine round and of the final pass of the reduction `root`.
     fn reduction_tail_kernels(&self, _root: &crate::ir::Node) -> (u64, u64) {
         (0, 0)

@@ -656,6 +656,7 @@ macro_rules! suite {
             kron_places_every_pair_of_entries,
             a_million_random_entries_convert_and_multiply,
             products_are_computed_where_the_row_sums_read_them,
+            a_long_row_is_summed_where_read_a_piece_at_a_time,
             measures_see_the_least_integer_and_nan,
             // table.rs: the table model
             tables_own_align_validity_and_pack_on_the_device,

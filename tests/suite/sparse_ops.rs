@@ -407,3 +407,67 @@ pub fn products_are_computed_where_the_row_sums_read_them<T: Target>() {
     evaluated::<T>(&[&down]);
     assert_eq!(read_f32(&down), vec![55.0, 0.0]);
 }
+
+/// A row longer than the rows the CPU computes where read at once (65,536) is summed a
+/// piece at a time into one sum, in row order; the CPU's buffer for those values counts in
+/// the memory projection. On WebGPU and WebGL2 a segment walks its rows in pieces too:
+/// llvmpipe and lavapipe end a loop after 65,535 iterations, and a 150,000-row segment
+/// summed 65,535 of them.
+pub fn a_long_row_is_summed_where_read_a_piece_at_a_time<T: Target>() {
+    let device = T::fresh();
+    let (long, columns) = (150_000u32, 1000u32);
+    let lengths = [0, long, 3];
+    let mut ptr = vec![0u32];
+    for len in lengths {
+        ptr.push(ptr.last().unwrap() + len);
+    }
+    let nnz = *ptr.last().unwrap() as usize;
+    let idx: Vec<u32> = (0..nnz as u32).map(|k| k * 7 % columns).collect();
+    let val: Vec<f32> = (0..nnz).map(|k| (k % 5) as f32 - 2.0).collect();
+    let x: Vec<f32> = (0..columns).map(|j| (j % 11) as f32 - 5.0).collect();
+    // Small integers: every partial sum is exact in float32, in any order.
+    let mut expected = vec![0f32; lengths.len()];
+    for r in 0..lengths.len() {
+        for k in ptr[r] as usize..ptr[r + 1] as usize {
+            expected[r] += val[k] * x[idx[k] as usize];
+        }
+    }
+    let a = block(SparseMatrix::compressed(
+        &device,
+        Format::Csr,
+        &u32s(&ptr, 1),
+        &u32s(&idx, 1),
+        &f32s(&val, 1),
+        (lengths.len() as u32, columns),
+    ))
+    .unwrap();
+    let y = a.multiply(&f32s(&x, 1)).unwrap();
+    let text = gputable::engine::explain(&device, &y).unwrap();
+    assert!(
+        text.contains("computed at the rows a segmented sum reads"),
+        "{text}"
+    );
+    if device.kernel_words().is_none() {
+        // The products' buffer: 65,536 float32 rows beside the 12-byte output.
+        let projected = text
+            .lines()
+            .find_map(|l| l.strip_prefix("pass 1: projected device memory "))
+            .and_then(|l| l.split(' ').next()?.parse::<u64>().ok());
+        assert!(projected.is_some_and(|bytes| bytes >= 1 << 18), "{text}");
+    }
+    // Stored first (no fusion): the sum of a long segment alone, and of ones.
+    let unfused = a.multiply(&f32s(&x, 1)).unwrap();
+    let ones = ir::segment_sum(&f32s(&vec![1.0; nnz], 1), &u32s(&ptr, 1)).unwrap();
+    let roots = [unfused.clone(), ones.clone()];
+    block(gputable::engine::evaluate_with(
+        &device,
+        &roots,
+        gputable::plan::Fusion::Off,
+    ))
+    .unwrap();
+    assert_eq!(read_f32(&unfused), expected);
+    assert_eq!(read_f32(&ones), vec![0.0, long as f32, 3.0]);
+    evaluate_blocking(&device, std::slice::from_ref(&y)).unwrap();
+    assert_eq!(y.home().unwrap().device, device.core().id);
+    assert_eq!(read_f32(&y), expected);
+}
