@@ -106,7 +106,7 @@ fn sort_packed(
         }
         placed.push((shift, past_mask == 0));
     }
-    let passes = key_bits.div_ceil(MAX_DIGIT_BITS);
+    let passes = key_bits.div_ceil(MAX_DIGIT_BITS).max(1);
     let width = key_bits.div_ceil(passes);
     let radix = 1usize << width;
     let digit = |word: u64, pass: u32| (word >> (row_bits + pass * width)) as usize & (radix - 1);
@@ -393,6 +393,13 @@ mod tests {
             sort_permutation(&[&[a, b]], &[bits], &mut out, &mut []).unwrap();
             assert_eq!(out, sorted_by(&[&keys], &[bits]), "{bits} bits");
         }
+        // A 32-bit key written in order as it sorts.
+        let mut out = Vec::new();
+        let mut sorted_keys = Vec::new();
+        sort_permutation(&[&[&keys]], &[32], &mut out, &mut [(0, &mut sorted_keys)]).unwrap();
+        let mut expected = keys.clone();
+        expected.sort();
+        assert!(sorted_keys == expected);
         // Every key alike in a digit: that digit moves nothing.
         let same = vec![5u32; 100];
         let mut out = Vec::new();
@@ -422,10 +429,20 @@ mod tests {
                 let mut out = Vec::new();
                 // Packed: a pass numbering rows and counting digits, then a pass per digit
                 // of 13 + 13 bits at most (all 11 bits wide at most).
-                let passes = sort_packed(keys, &bits, &masks(&bits), n, &mut out, &mut []).unwrap();
+                // The keys come out of the words in order too (a chunked key, and one with
+                // values past its mask, which the words cannot give whole).
+                let (mut first_sorted, mut minor_sorted) = (Vec::new(), Vec::new());
+                let mut sorted = [(0, &mut first_sorted), (1, &mut minor_sorted)];
+                let passes =
+                    sort_packed(keys, &bits, &masks(&bits), n, &mut out, &mut sorted).unwrap();
                 let digits = (first_bits + minor_bits).div_ceil(11) as u64;
                 assert!(out == expected, "packed, {first_bits} + {minor_bits} bits");
                 assert_eq!(passes, Some(1 + digits));
+                let in_order =
+                    |key: &[u32]| out.iter().map(|&r| key[r as usize]).collect::<Vec<u32>>();
+                assert!(first_sorted == in_order(first));
+                let whole = minor.iter().all(|&k| k < 1 << minor_bits);
+                assert_eq!(minor_sorted == in_order(&minor), whole, "{minor_bits} bits");
                 // Into buckets: count, place, sort each bucket.
                 out.clear();
                 if first_bits == 13 {

@@ -599,6 +599,15 @@ fn last_uses(plan: &Plan, keep: &HashSet<u64>) -> Vec<Vec<u64>> {
         }
     }
     let mut freed = vec![Vec::new(); plan.regions.len()];
+    // An output no later pass reads (a sort's permutation when its pass also wrote the
+    // only keys read through it) is freed after its own pass.
+    for (index, region) in plan.regions.iter().enumerate() {
+        for output in region.outputs() {
+            if !last.contains_key(&output.id) && !keep.contains(&output.id) {
+                freed[index].push(output.id);
+            }
+        }
+    }
     for (id, index) in last {
         if !keep.contains(&id) {
             freed[index].push(id);
