@@ -23,7 +23,8 @@ wasm-bindgen --target web --out-dir dist/wasm --out-name gputable "$wasm"
 if [ "$profile" = release ] && [ -x node_modules/.bin/wasm-opt ]; then
   say "wasm-opt -O3 (npm binaryen)"
   # The CPU backend's kernels stay functions of their own (as rustc left them): inlined
-  # into the executor's large async closures, V8 ran them 1.3-4x slower.
+  # into the executor's large async closures, V8 ran them 1.3-4x slower. The pattern
+  # matches names from wasm-bindgen's name section, which must survive until here.
   node_modules/.bin/wasm-opt '--no-inline=gputable::cpu::*' -O3 --enable-simd --enable-bulk-memory --enable-nontrapping-float-to-int \
     --enable-sign-ext --enable-mutable-globals --enable-reference-types --enable-multivalue \
     dist/wasm/gputable_bg.wasm -o dist/wasm/gputable_bg.wasm

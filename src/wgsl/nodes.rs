@@ -93,12 +93,8 @@ pub(crate) fn scan_sum(g: &Gen, node: &NodeRef, lane: &str) -> Result<String> {
         let (offsets, _) = leaf(&node.inputs[1])?;
         let _ = writeln!(
             code,
-            "        let hi{id} = min(u32(fetch_{offsets}({row} + 1u, 0u)), param({rows}u));\n        {}",
-            segment_rows(
-                id,
-                &format!("u32(fetch_{offsets}({row}, 0u))"),
-                &format!("s{id} = s{id} + fetch_{values}(r, {lane});")
-            )
+            "        let hi{id} = min(u32(fetch_{offsets}({row} + 1u, 0u)), param({rows}u));\n        \
+             for (var r = u32(fetch_{offsets}({row}, 0u)); r < hi{id}; r++) {{ s{id} = s{id} + fetch_{values}(r, {lane}); }}"
         );
         return Ok(code);
     }
@@ -122,26 +118,6 @@ pub(crate) fn scan_sum(g: &Gen, node: &NodeRef, lane: &str) -> Result<String> {
         );
     }
     Ok(code)
-}
-
-/// Rows of a segment summed per loop iteration. llvmpipe and lavapipe (our test drivers)
-/// end an invocation's loops after 65,535 iterations in all: a segment of 150,000 rows
-/// summed 65,535 of them. Unrolled, a segment of up to about a million rows sums whole
-/// there; real GPUs have no such limit.
-const SEGMENT_UNROLL: u32 = 16;
-
-/// A loop running `body` (which reads the row as `r`) for each row from `start` up to
-/// `hi{id}`, `SEGMENT_UNROLL` rows per iteration, then the rest one at a time.
-fn segment_rows(id: usize, start: &str, body: &str) -> String {
-    let unroll = SEGMENT_UNROLL;
-    let rows: String = (0..unroll)
-        .map(|k| format!("{{ let r = r{id} + {k}u; {body} }} "))
-        .collect();
-    format!(
-        "var r{id} = {start}; \
-         while (r{id} < hi{id} && hi{id} - r{id} >= {unroll}u) {{ {rows}r{id} += {unroll}u; }} \
-         while (r{id} < hi{id}) {{ {{ let r = r{id}; {body} }} r{id}++; }}"
-    )
 }
 
 /// Declares `ok{id}`, whether a gather node's id is a row of its source, and `r{id}`, the
@@ -314,14 +290,10 @@ pub(crate) fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Resul
             let lane = convert("p[l]", values.meta.dtype.class(), class);
             let _ = writeln!(
                 body,
-                "    let hi{id} = min(u32(fetch_{offsets}({row} + 1u, 0u)), param({rows}u));\n    {}",
-                segment_rows(
-                    id,
-                    &format!("u32(fetch_{offsets}({row}, 0u))"),
-                    &format!(
-                        "let p = at_{at}(r); for (var l = 0u; l < {size}u; l++) {{ v{id}[l] = v{id}[l] + {lane}; }}"
-                    )
-                )
+                "    let hi{id} = min(u32(fetch_{offsets}({row} + 1u, 0u)), param({rows}u));\n    \
+                 for (var r = u32(fetch_{offsets}({row}, 0u)); r < hi{id}; r++) {{\n        \
+                 let p = at_{at}(r);\n        \
+                 for (var l = 0u; l < {size}u; l++) {{ v{id}[l] = v{id}[l] + {lane}; }}\n    }}"
             );
         }
         Op::SegmentSum | Op::GroupSum | Op::ScanApply => {
