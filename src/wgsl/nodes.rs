@@ -93,12 +93,8 @@ pub(crate) fn scan_sum(g: &Gen, node: &NodeRef, lane: &str) -> Result<String> {
         let (offsets, _) = leaf(&node.inputs[1])?;
         let _ = writeln!(
             code,
-            "        let hi{id} = min(u32(fetch_{offsets}({row} + 1u, 0u)), param({rows}u));\n        {}",
-            segment_rows(
-                id,
-                &format!("u32(fetch_{offsets}({row}, 0u))"),
-                &format!("s{id} = s{id} + fetch_{values}(r, {lane});")
-            )
+            "        let hi{id} = min(u32(fetch_{offsets}({row} + 1u, 0u)), param({rows}u));\n        \
+             for (var r = u32(fetch_{offsets}({row}, 0u)); r < hi{id}; r++) {{ s{id} = s{id} + fetch_{values}(r, {lane}); }}"
         );
         return Ok(code);
     }
@@ -122,22 +118,6 @@ pub(crate) fn scan_sum(g: &Gen, node: &NodeRef, lane: &str) -> Result<String> {
         );
     }
     Ok(code)
-}
-
-/// Rows of a segment one iteration of its loop sums, in an inner loop of that many
-/// iterations (a constant: compilers unroll it). llvmpipe and lavapipe, our test drivers,
-/// end an invocation's loops after 65,535 iterations in all: a 150,000-row segment summed
-/// 65,535 rows when each row was an iteration.
-const SEGMENT_ROWS_PER_ITERATION: u32 = 16;
-
-/// A loop running `body` (which reads the row as `r`) for each row from `start` up to
-/// `hi{id}`.
-fn segment_rows(id: usize, start: &str, body: &str) -> String {
-    let step = SEGMENT_ROWS_PER_ITERATION;
-    format!(
-        "for (var b{id} = {start}; b{id} < hi{id}; b{id} += {step}u) {{ \
-         for (var t = 0u; t < {step}u; t++) {{ let r = b{id} + t; if (r < hi{id}) {{ {body} }} }} }}"
-    )
 }
 
 /// Declares `ok{id}`, whether a gather node's id is a row of its source, and `r{id}`, the
@@ -310,14 +290,10 @@ pub(crate) fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Resul
             let lane = convert("p[l]", values.meta.dtype.class(), class);
             let _ = writeln!(
                 body,
-                "    let hi{id} = min(u32(fetch_{offsets}({row} + 1u, 0u)), param({rows}u));\n    {}",
-                segment_rows(
-                    id,
-                    &format!("u32(fetch_{offsets}({row}, 0u))"),
-                    &format!(
-                        "let p = at_{at}(r); for (var l = 0u; l < {size}u; l++) {{ v{id}[l] = v{id}[l] + {lane}; }}"
-                    )
-                )
+                "    let hi{id} = min(u32(fetch_{offsets}({row} + 1u, 0u)), param({rows}u));\n    \
+                 for (var r = u32(fetch_{offsets}({row}, 0u)); r < hi{id}; r++) {{\n        \
+                 let p = at_{at}(r);\n        \
+                 for (var l = 0u; l < {size}u; l++) {{ v{id}[l] = v{id}[l] + {lane}; }}\n    }}"
             );
         }
         Op::SegmentSum | Op::GroupSum | Op::ScanApply => {
