@@ -675,6 +675,7 @@ macro_rules! suite {
             a_reduction_streams_a_column_larger_than_the_budget,
             the_projection_counts_a_pass_s_earlier_chunks,
             a_sort_of_host_keys_stays_within_the_budget,
+            a_permutation_nobody_reads_is_freed_after_its_pass,
             joining_wide_parts_ends,
         );
     };
