@@ -149,6 +149,17 @@ pub fn project<B: Backend>(
             })
             .map(|output| output_bytes(device, output))
             .sum();
+        // Working arrays of earlier native sorts a device keeps until its batch is
+        // submitted: at the plan's end at the latest.
+        let kept_scratch: u64 = match device.keeps_sort_scratch_until_flush() {
+            true => (plan.regions[..index].iter())
+                .filter(|r| r.is_sort())
+                .filter(|r| device.sorts(r.root.meta.length, r.root.inputs.len()))
+                .map(|r| device.sort_scratch_bytes(r.root.meta.length, r.root.inputs.len()))
+                .sum(),
+            false => 0,
+        };
+        let held = held.saturating_add(kept_scratch);
         // Brought to the device a task's part at a time: inputs not on it, and outputs of
         // earlier passes that were streamed to the host.
         let is_input = |leaf: &NodeRef| {

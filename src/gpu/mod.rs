@@ -359,6 +359,10 @@ impl Backend for GpuDevice {
         self.radix_sort(batch, keys, bits).await
     }
 
+    fn keeps_sort_scratch_until_flush(&self) -> bool {
+        true
+    }
+
     fn sort_scratch_bytes(&self, rows: u32, keys: usize) -> u64 {
         match self.sorts_natively(rows) {
             true => self.radix_sort_scratch_bytes(rows, keys),

@@ -153,8 +153,9 @@ pub fn a_sort_of_host_keys_stays_within_the_budget<T: Target>() {
 }
 
 /// A sort whose permutation no later pass reads (its pass also wrote the only key read
-/// through it, on the CPU) frees the permutation after its pass: every pass stays within
-/// the memory `explain` projects for it.
+/// through it, on the CPU) frees the permutation after its pass, and every pass stays
+/// within the memory `explain` projects for it (on WebGPU, with the sort's working arrays,
+/// which its batch keeps).
 pub fn a_permutation_nobody_reads_is_freed_after_its_pass<T: Target>() {
     let device = T::fresh();
     let rows = 40_000u32;
@@ -178,15 +179,10 @@ pub fn a_permutation_nobody_reads_is_freed_after_its_pass<T: Target>() {
     device.core().counters.reset_peak();
     evaluate_blocking(&device, std::slice::from_ref(&doubled)).unwrap();
     let peak = device.core().counters.memory().peak_bytes;
-    // Where the sort writes its keys (the CPU), the permutation is freed after its pass;
-    // elsewhere a gather pass reads it. On WebGPU the peak passes the projection (2.13 MB
-    // against 1.70 MB when this test was written): a gap of its own, still to find.
-    let on_webgpu = device
-        .kernel_words()
-        .is_some_and(|(one, _)| one == "dispatch");
-    let checked = !on_webgpu;
+    // On WebGPU the sort's working arrays stay held until the batch is submitted: the
+    // projection of the later pass counts them (the peak passed it by 428,608 bytes).
     assert!(
-        !checked || peak <= projected,
+        peak <= projected,
         "peak {peak} over the projected {projected}:\n{text}"
     );
     let mut expected = keys.clone();
