@@ -158,18 +158,6 @@ impl Backend for CpuDevice {
         true
     }
 
-    async fn sort_permutation(
-        &self,
-        home: &mut Home,
-        keys: &[&[Rc<Value>]],
-        bits: &[u32],
-    ) -> Result<Value> {
-        Ok(self
-            .sort_permutation_and_keys(home, keys, bits, &[])
-            .await?
-            .0)
-    }
-
     async fn sort_permutation_and_keys(
         &self,
         home: &mut Home,
@@ -219,14 +207,11 @@ impl Backend for CpuDevice {
         let passes = super::sort::sort_permutation(&chunks, bits, out, &mut sorted_out)?;
         self.0.core.counters.add_kernels(passes);
         let id = self.0.core.id;
-        let mut values: Vec<Value> = (leases.into_iter())
-            .map(|lease| Value::from_host_lease(id, lease))
-            .collect();
-        let keys = values.split_off(1);
+        let mut values = (leases.into_iter()).map(|lease| Value::from_host_lease(id, lease));
         let permutation = values
-            .pop()
+            .next()
             .ok_or_else(|| super::internal("a sort without its permutation"))?;
-        Ok((permutation, keys))
+        Ok((permutation, values.collect()))
     }
 
     fn where_read_scratch_bytes(&self, region: &Region) -> u64 {
