@@ -8,6 +8,7 @@ mod device;
 mod lane;
 mod math;
 mod rows;
+mod segment;
 mod sort;
 mod where_read;
 
@@ -419,20 +420,33 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
             });
         }
         // Ops that read input 0 whole (in its stored rows) and write this block's own rows.
-        Op::SegmentSum if b.computes_where_read(&node.inputs[0]) => {
+        Op::SegmentSum | Op::SegmentBlocks if b.computes_where_read(&node.inputs[0]) => {
             let first = b.pass_row();
-            where_read::segment_sums(node, b, first, own_rows(node, first, lanes, dst))?;
+            let dst = own_rows(node, first, lanes, dst);
+            match node.op {
+                Op::SegmentSum => segment::sums_where_read(node, b, first, dst)?,
+                _ => segment::blocks_where_read(node, b, first, dst)?,
+            }
         }
-        op @ (Op::SegmentSum | Op::Reshape | Op::GroupSum | Op::ScanApply) => {
+        op @ (Op::SegmentSum | Op::SegmentBlocks | Op::Reshape | Op::GroupSum | Op::ScanApply) => {
             let x = b.leaf(&node.inputs[0])?;
             let first = b.pass_row();
             let dst = own_rows(node, first, lanes, dst);
             with_elem_type!(x.dtype, S => {
                 let x = StoredRows::<S>::new(x)?;
                 match op {
-                    Op::SegmentSum => {
+                    Op::SegmentSum | Op::SegmentBlocks => {
                         let offsets = StoredRows::<u32>::new(b.leaf(&node.inputs[1])?)?;
-                        rows::segment_sums(&x, &offsets, first, lanes, dst)
+                        match node.inputs.get(2) {
+                            Some(blocks) => {
+                                let blocks = StoredRows::<T>::new(b.leaf(blocks)?)?;
+                                segment::sums(&x, &offsets, Some(&blocks), first, lanes, dst)?
+                            }
+                            None if *op == Op::SegmentSum => {
+                                segment::sums(&x, &offsets, None, first, lanes, dst)?
+                            }
+                            None => segment::blocks(&x, &offsets, first, lanes, dst)?,
+                        }
                     }
                     Op::Reshape => rows::reshape(&x, first, lanes, dst),
                     Op::GroupSum => rows::group_sums(&x, first, lanes, dst),

@@ -55,7 +55,7 @@ impl<'a, S: Elem> StoredRows<'a, S> {
     }
 
     /// The values from row `first` on, in order, across parts.
-    fn values_from(&self, first: usize) -> impl Iterator<Item = &'a S> + '_ {
+    pub fn values_from(&self, first: usize) -> impl Iterator<Item = &'a S> + '_ {
         let part = self.ends.partition_point(|&end| end <= first);
         let start = part.checked_sub(1).map_or(0, |p| self.ends[p]);
         let (parts, lanes) = (self.parts.get(part..).unwrap_or_default(), self.lanes);
@@ -67,7 +67,7 @@ impl<'a, S: Elem> StoredRows<'a, S> {
     }
 
     /// The values as one slice, where they are stored in one part.
-    fn contiguous(&self) -> Option<&'a [S]> {
+    pub fn contiguous(&self) -> Option<&'a [S]> {
         match self.parts[..] {
             [part] => Some(part),
             _ => None,
@@ -250,64 +250,6 @@ fn search_slice<S: Elem, Q: Lane, T: Lane>(
 
 /// Keys an ascending query steps over one by one before it gallops.
 const WALK_STEPS: usize = 8;
-
-/// Rows `first..` of `SegmentSum`: segment `s` sums rows `offsets[s]..offsets[s + 1]`.
-pub(super) fn segment_sums<S: Elem, T: Lane>(
-    values: &StoredRows<S>,
-    offsets: &StoredRows<u32>,
-    first: usize,
-    lanes: usize,
-    dst: &mut [T],
-) {
-    let rows = values.rows();
-    if let Some(values) = values.contiguous() {
-        dst.fill(T::default());
-        return segment_sums_from(values, 0, offsets, first, lanes, dst);
-    }
-    for (s, out) in dst.chunks_exact_mut(lanes).enumerate() {
-        out.fill(T::default());
-        let segment = first + s;
-        let (lo, hi) = (
-            offsets.row(segment)[0] as usize,
-            offsets.row(segment + 1)[0] as usize,
-        );
-        for r in lo..hi.min(rows) {
-            for (o, v) in out.iter_mut().zip(values.row(r)) {
-                *o = o.add(T::from_elem(*v));
-            }
-        }
-    }
-}
-
-/// Adds to rows `first..` of `SegmentSum` (in `dst`, each segment's sum so far) the values
-/// in one slice holding rows `base..` (rows outside it are skipped), in row order.
-pub(super) fn segment_sums_from<S: Elem, T: Lane>(
-    values: &[S],
-    base: usize,
-    offsets: &StoredRows<u32>,
-    first: usize,
-    lanes: usize,
-    dst: &mut [T],
-) {
-    let end = base + values.len() / lanes;
-    // Offsets in order, wherever they are stored (a concat's parts, say).
-    let mut bounds = (offsets.values_from(first)).map(|&o| (o as usize).clamp(base, end) - base);
-    let mut lo = bounds.next().unwrap_or(0);
-    for (out, hi) in dst.chunks_exact_mut(lanes).zip(bounds) {
-        let rows = values.get(lo * lanes..hi * lanes).unwrap_or_default();
-        match lanes {
-            1 => out[0] = (rows.iter()).fold(out[0], |total, &v| total.add(T::from_elem(v))),
-            _ => {
-                for row in rows.chunks_exact(lanes) {
-                    for (o, v) in out.iter_mut().zip(row) {
-                        *o = o.add(T::from_elem(*v));
-                    }
-                }
-            }
-        }
-        lo = hi;
-    }
-}
 
 /// Rows `first..` of `Reshape`: output element `e` (row-major) is input element `e`.
 pub(super) fn reshape<S: Elem, T: Lane>(

@@ -4,10 +4,7 @@
 
 use std::rc::Rc;
 
-use super::rows::{segment_sums_from, StoredRows};
-use super::{internal, run_blocks, Block, Lane, Sink};
-use crate::column::Column;
-use crate::error::Result;
+use super::Block;
 use crate::ir::NodeRef;
 use crate::plan::Region;
 
@@ -26,54 +23,6 @@ impl Block {
     pub(super) fn computes_where_read(&self, node: &NodeRef) -> bool {
         self.where_read.iter().any(|r| r.root.id == node.id)
     }
-}
-
-/// Rows `first..` of a `SegmentSum` whose values are computed here: the rows this block's
-/// segments span, then each segment's sum.
-pub(super) fn segment_sums<T: Lane>(
-    node: &NodeRef,
-    b: &mut Block,
-    first: usize,
-    dst: &mut [T],
-) -> Result<()> {
-    let (values, offsets) = (&node.inputs[0], &node.inputs[1]);
-    let producer = (b.where_read.iter())
-        .find(|r| r.root.id == values.id)
-        .cloned()
-        .ok_or_else(|| internal("a segmented sum's values are computed nowhere"))?;
-    let lanes = node.meta.size as usize;
-    let segments = dst.len() / lanes;
-    let offsets_value = b.leaf(offsets)?.clone();
-    let offsets = StoredRows::<u32>::new(&offsets_value)?;
-    if segments == 0 {
-        return Ok(());
-    }
-    if offsets.rows() <= first + segments {
-        return Err(internal("a segmented sum has fewer offsets than segments"));
-    }
-    // Every row a segment of the block may read, as the GPU loop reads them (offsets that go
-    // down, outside the contract, still sum what the stored path would).
-    let length = values.meta.length;
-    let bounds = (first..=first + segments).map(|s| offsets.row(s)[0].min(length));
-    let (lo, hi) = bounds.fold((length, 0), |(lo, hi), b| (lo.min(b), hi.max(b)));
-    // A piece of those rows at a time (one long segment included): the buffer stays small.
-    let mut rows = Column::empty(values.meta.dtype, values.meta.size)?;
-    rows.reserve_rows((hi - lo).min(PIECE_ROWS))?;
-    dst.fill(T::default());
-    for start in (lo..hi).step_by(PIECE_ROWS as usize) {
-        let end = hi.min(start.saturating_add(PIECE_ROWS));
-        crate::column::with_column_data!(&mut rows.data, v => v.clear());
-        run_blocks(
-            &producer,
-            &b.leaves,
-            start..end,
-            Sink::Output(&mut rows.data),
-        )?;
-        crate::column::with_column_data!(&rows.data, v => {
-            segment_sums_from(v, start as usize, &offsets, first, lanes, dst)
-        });
-    }
-    Ok(())
 }
 
 /// Rows of a segmented sum's values computed at once where read.

@@ -19,12 +19,14 @@ mod ops;
 mod reduce;
 mod scan;
 mod scatter;
+mod segment;
 mod sort;
 pub use chunked::*;
 pub use ops::*;
 pub use reduce::*;
 pub use scan::*;
 pub use scatter::*;
+pub use segment::*;
 pub use sort::*;
 
 pub type NodeRef = Rc<Node>;
@@ -137,8 +139,12 @@ pub enum Op {
     SearchSorted {
         upper: bool,
     },
-    /// inputs: values, segment offsets, both read whole (scan.rs).
+    /// inputs: values, segment offsets, and where long segments may be, the sums of their
+    /// blocks (`SegmentBlocks`); all read whole (segment.rs).
     SegmentSum,
+    /// inputs: values, segment offsets, both read whole: a long segment's block sums
+    /// (segment.rs).
+    SegmentBlocks,
     /// The input's values in rows of the node's size, read whole (scan.rs).
     Reshape,
     /// inputs: destinations, values; the node's length is its own (scatter.rs). Its pass
@@ -188,6 +194,7 @@ impl Op {
             Op::Scatter => "scatter",
             Op::SortPermutation { .. } => "sort",
             Op::SegmentSum => "segmentSum",
+            Op::SegmentBlocks => "segmentBlocks",
             Op::Reshape => "reshape",
             Op::Cast(_) => "cast",
             Op::Concat => "concat",
@@ -210,6 +217,7 @@ impl Op {
                     | Op::GroupSum
                     | Op::ScanApply
                     | Op::SegmentSum
+                    | Op::SegmentBlocks
                     | Op::Reshape
                     | Op::SortPermutation { .. }
             ))
@@ -219,7 +227,7 @@ impl Op {
     /// in the consumer's kernel at the rows it reads: a segmented sum's values, each read
     /// once (the products of a sparse matrix-vector product, say, need not be stored).
     pub fn computes_input_where_read(&self, index: usize) -> bool {
-        matches!((self, index), (Op::SegmentSum, 0))
+        matches!((self, index), (Op::SegmentSum | Op::SegmentBlocks, 0))
     }
 
     /// Whether the op computes from its output row's index (kernels add their task's first
@@ -227,7 +235,12 @@ impl Op {
     pub fn numbers_rows(&self) -> bool {
         matches!(
             self,
-            Op::Sequence { .. } | Op::GroupSum | Op::ScanApply | Op::SegmentSum | Op::Reshape
+            Op::Sequence { .. }
+                | Op::GroupSum
+                | Op::ScanApply
+                | Op::SegmentSum
+                | Op::SegmentBlocks
+                | Op::Reshape
         )
     }
 

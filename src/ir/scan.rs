@@ -116,41 +116,6 @@ pub fn search_sorted(sorted: &NodeRef, queries: &NodeRef, upper: bool) -> Result
     ))
 }
 
-/// Row `s` is the sum of rows `offsets[s]..offsets[s + 1]` of `values`, lane by lane, in
-/// `sum`'s type: a segmented reduction (`offsets`: uint32, non-decreasing, `segments + 1`
-/// rows, the last at most `values`' rows; rows out of range are skipped). Both read whole.
-pub fn segment_sum(values: &NodeRef, offsets: &NodeRef) -> Result<NodeRef> {
-    values.check_alive()?;
-    offsets.check_alive()?;
-    if offsets.meta.size != 1 || offsets.meta.dtype != crate::dtype::DType::U32 {
-        return Err(GpuTableError::invalid(format!(
-            "segment offsets must be uint32 of size 1, got {} x{}",
-            offsets.meta.dtype.name(),
-            offsets.meta.size
-        )));
-    }
-    if values.meta.constant || offsets.meta.constant {
-        return Err(GpuTableError::invalid(
-            "segmented sums read columns of rows, not constants",
-        ));
-    }
-    let segments = offsets.meta.length.saturating_sub(1);
-    let meta = Meta {
-        dtype: ReduceKind::Sum.output_type(values.meta.dtype),
-        size: values.meta.size,
-        length: segments,
-        constant: false,
-    };
-    element_count(segments as u64, meta.size, meta.dtype)?;
-    Ok(Node::new(
-        Op::SegmentSum,
-        vec![values.clone(), offsets.clone()],
-        meta,
-        single_chunk(segments),
-        None,
-    ))
-}
-
 /// The same values in rows of `size` lanes (row-major order kept): `rows x s` values as
 /// `rows * s / size` rows of `size`. The input is read whole.
 pub fn reshape(x: &NodeRef, size: u32) -> Result<NodeRef> {

@@ -500,11 +500,25 @@ impl<'a> Graph<'a> {
             let first = owners.next();
             match first {
                 Some(o) if owners.all(|other| other == o) => owner[i] = o,
+                // Each consumer computes it at the rows it reads, none stores it: a long
+                // segment's blocks and the rest of its rows, say, each computed once.
+                Some(_) if self.only_computed_where_read(i) => {}
                 _ => {
                     self.materialized.insert(self.order[i].id);
                 }
             }
         }
+    }
+
+    /// Whether every consumer fusing node `i` computes it where it reads it.
+    fn only_computed_where_read(&self, i: usize) -> bool {
+        let id = self.order[i].id;
+        self.row_consumers[i].iter().all(|&c| {
+            let consumer = &self.order[c];
+            (consumer.inputs.iter().enumerate())
+                .filter(|(_, input)| input.id == id)
+                .all(|(k, _)| consumer.op.computes_input_where_read(k))
+        })
     }
 
     /// Bounds every region's node count and bindings by materializing its largest fused

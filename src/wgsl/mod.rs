@@ -13,6 +13,7 @@ pub mod fragment;
 pub mod fragment_reduce;
 mod nodes;
 pub mod reduce;
+mod segment;
 mod wide;
 
 use std::collections::{HashMap, HashSet};

@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::{convert, internal, wgsl_type, zero, Gen};
+use super::{convert, internal, segment, wgsl_type, zero, Gen};
 use crate::dtype::{Class, DType};
 use crate::error::Result;
 use crate::ir::{BinaryOp, NodeRef, Op, UnaryOp, SCAN_FAN_IN};
@@ -88,14 +88,12 @@ pub(crate) fn scan_sum(g: &Gen, node: &NodeRef, lane: &str) -> Result<String> {
     let leaf = |input: &NodeRef| g.bound_leaf(input, "a scan input is not bound whole");
     let row = g.pass_row();
     let mut code = format!("        var s{id} = {z};\n");
-    if node.op == Op::SegmentSum {
+    if matches!(node.op, Op::SegmentSum | Op::SegmentBlocks) {
         let (values, rows) = leaf(&node.inputs[0])?;
-        let (offsets, _) = leaf(&node.inputs[1])?;
-        let _ = writeln!(
-            code,
-            "        let hi{id} = min(u32(fetch_{offsets}({row} + 1u, 0u)), param({rows}u));\n        \
-             for (var r = u32(fetch_{offsets}({row}, 0u)); r < hi{id}; r++) {{ s{id} = s{id} + fetch_{values}(r, {lane}); }}"
-        );
+        let add_row = format!("s{id} = s{id} + fetch_{values}(r, {lane});");
+        let add_block = |blocks: usize| format!("s{id} = s{id} + fetch_{blocks}(k, {lane});");
+        let rows = format!("param({rows}u)");
+        code.push_str(&segment::sum_loops(g, node, &rows, &add_row, &add_block)?);
         return Ok(code);
     }
     if node.op == Op::GroupSum {
@@ -280,23 +278,21 @@ pub(crate) fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Resul
                 "    for (var l = 0u; l < {size}u; l++) {{ v{id}[l] = {value}; }}"
             );
         }
-        Op::SegmentSum if g.where_read.contains(&inputs[0].id) => {
+        Op::SegmentSum | Op::SegmentBlocks if g.where_read.contains(&inputs[0].id) => {
             // The values computed at each row summed (`at_k`), in the sum's type.
             let values = &inputs[0];
             let at = g.local[&values.id];
-            let (offsets, _) = g.bound_leaf(&inputs[1], "segment offsets are not bound whole")?;
-            let rows = g.param(values.meta.length);
-            let row = g.pass_row();
+            let rows = format!("param({}u)", g.param(values.meta.length));
             let lane = convert("p[l]", values.meta.dtype.class(), class);
-            let _ = writeln!(
-                body,
-                "    let hi{id} = min(u32(fetch_{offsets}({row} + 1u, 0u)), param({rows}u));\n    \
-                 for (var r = u32(fetch_{offsets}({row}, 0u)); r < hi{id}; r++) {{\n        \
-                 let p = at_{at}(r);\n        \
-                 for (var l = 0u; l < {size}u; l++) {{ v{id}[l] = v{id}[l] + {lane}; }}\n    }}"
+            let add_row = format!(
+                "let p = at_{at}(r); for (var l = 0u; l < {size}u; l++) {{ v{id}[l] = v{id}[l] + {lane}; }}"
             );
+            let add_block = |blocks: usize| {
+                format!("for (var l = 0u; l < {size}u; l++) {{ v{id}[l] = v{id}[l] + fetch_{blocks}(k, l); }}")
+            };
+            body.push_str(&segment::sum_loops(g, node, &rows, &add_row, &add_block)?);
         }
-        Op::SegmentSum | Op::GroupSum | Op::ScanApply => {
+        Op::SegmentSum | Op::SegmentBlocks | Op::GroupSum | Op::ScanApply => {
             let sum = scan_sum(g, node, "l")?;
             let _ = writeln!(
                 body,

@@ -117,6 +117,19 @@ export async function sparseChecks(gt, device) {
       const [gpu, cpu] = [await gt.SparseVector.fromArrays(x, {device}), gt.SparseVector.fromArrays(x)];
       return await sameOnDevice(device, SparseMatrix.fromCOO(fields, {device}).multiply(gpu), SparseMatrix.fromCOO(fields).multiply(cpu));
     },
+    async 'a row of 150,000 entries is summed whole on the device'() {
+      // Past the 65,535 loop iterations llvmpipe and lavapipe give an invocation: the row's
+      // whole blocks are summed by a pass of their own (ir/segment.rs), in the CPU's order.
+      const lengths = [3, 150_000, 0, 9_000];
+      const rowPtr = Uint32Array.from([0, ...lengths.map((_, i) => lengths.slice(0, i + 1).reduce((a, b) => a + b))]);
+      const nnz = rowPtr[rowPtr.length - 1];
+      const colVal = Uint32Array.from({length: nnz}, (_, k) => (k * 7) % 1000);
+      // Eighths times small integers: exact products, so only the order of the sums counts.
+      const nzVal = Float32Array.from({length: nnz}, (_, k) => ((k * 7919) % 2001 - 1000) / 8);
+      const x = Float32Array.from({length: 1000}, (_, j) => (j % 11) - 5);
+      const on = settings => SparseMatrix.fromCSR({rowPtr, colVal, nzVal, shape: [lengths.length, 1000]}, settings).multiply(x);
+      return await sameOnDevice(device, on({device}), on(undefined));
+    },
     async 'a million random entries: COO to CSR and SpMM on the device'() {
       const big = randomCoo(20_000, 30_000, 1_000_000, 3);
       const x = E.fromArray(Float32Array.from({length: 60_000}, (_, i) => (i % 5) - 2), {size: 2});

@@ -637,6 +637,7 @@ macro_rules! suite {
             row_numbers_gathered_are_the_ids,
             primitives_at_scale_match_the_cpu,
             segment_sums_add_each_range,
+            long_segments_are_summed_in_blocks_in_one_order,
             // scatter.rs: scatter, and the radix sort built on it
             scatter_writes_each_row_where_it_says,
             scatter_of_a_million_rows_matches_a_reference,

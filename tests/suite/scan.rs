@@ -321,3 +321,64 @@ pub fn segment_sums_add_each_range<T: Target>() {
         ErrorCode::InvalidArgument
     );
 }
+
+/// Sums of `values` over `offsets` in the order of ir/segment.rs: each segment's head rows,
+/// the sums of its whole blocks, its tail rows.
+fn sums_in_parts(values: &[f32], offsets: &[u32]) -> Vec<f32> {
+    let add = |total: f32, rows: std::ops::Range<u32>| -> f32 {
+        rows.fold(total, |total, r| total + values[r as usize])
+    };
+    let block = ir::SEGMENT_BLOCK_ROWS;
+    offsets
+        .windows(2)
+        .map(|bounds| {
+            let parts = ir::segment_parts(bounds[0], bounds[1]);
+            let mut total = add(0.0, parts.head);
+            for k in parts.blocks {
+                total += add(0.0, k * block..(k + 1) * block);
+            }
+            add(total, parts.tail)
+        })
+        .collect()
+}
+
+/// Long segments are summed as head rows, whole blocks and tail rows on every backend: float
+/// sums equal a reference summing in that order bit for bit, stored or computed where read,
+/// past the 65,535 loop iterations llvmpipe and lavapipe give an invocation.
+pub fn long_segments_are_summed_in_blocks_in_one_order<T: Target>() {
+    let block = ir::SEGMENT_BLOCK_ROWS;
+    let lengths = [5, 3 * block + 100, 0, 2 * block - 1, 2 * block, 70_000, 3];
+    let mut offsets = vec![0u32];
+    for length in lengths {
+        offsets.push(offsets.last().unwrap() + length);
+    }
+    let rows = *offsets.last().unwrap() as usize;
+    let mut rng = Rng(21);
+    let values: Vec<f32> = (0..rows)
+        .map(|_| (rng.below(2000) as f32 - 1000.0) / 7.0)
+        .collect();
+    let shifted: Vec<f32> = values.iter().map(|v| v + 0.5).collect();
+    let (column, offset_column) = (f32s(&values, 1), u32s(&offsets, 1));
+    let stored = ir::segment_sum(&column, &offset_column).unwrap();
+    let plus_half = ir::binary(Add, &column, &konst(ColumnData::F32(vec![0.5]))).unwrap();
+    let where_read = ir::segment_sum(&plus_half, &offset_column).unwrap();
+    let text = gputable::engine::explain(&T::device(), &where_read).unwrap();
+    assert!(text.contains("segmentBlocks"), "{text}");
+    assert!(
+        text.contains("computed at the rows a segmented sum reads"),
+        "{text}"
+    );
+    evaluate::<T>(&[stored.clone(), where_read.clone()]).unwrap();
+    assert_eq!(where_read.home().unwrap().device, T::device().core().id);
+    assert_eq!(read_f32(&stored), sums_in_parts(&values, &offsets));
+    assert_eq!(read_f32(&where_read), sums_in_parts(&shifted, &offsets));
+    // Offsets past the values cut the last long segment short: it covers fewer blocks.
+    let cut = ir::slice(&column, 0.0, (rows - 3 - 5000) as f64).unwrap();
+    let cut_sums = ir::segment_sum(&cut, &offset_column).unwrap();
+    evaluate::<T>(std::slice::from_ref(&cut_sums)).unwrap();
+    let mut clipped: Vec<u32> = offsets.clone();
+    for offset in &mut clipped {
+        *offset = (*offset).min(rows as u32 - 3 - 5000);
+    }
+    assert_eq!(read_f32(&cut_sums), sums_in_parts(&values, &clipped));
+}

@@ -410,13 +410,13 @@ pub fn products_are_computed_where_the_row_sums_read_them<T: Target>() {
 
 /// A row longer than the rows the CPU computes where read at once (65,536) is summed a
 /// piece at a time into one sum, in row order; the CPU's buffer for those values counts in
-/// the memory projection. On WebGPU and WebGL2 the row stays below 65,535 entries:
-/// llvmpipe and lavapipe, our test drivers, end an invocation's loops after 65,535
-/// iterations in all (a 150,000-row segment summed 65,535 of them; see the README).
+/// the memory projection. On WebGPU and WebGL2 the row is summed in blocks: llvmpipe and
+/// lavapipe, our test drivers, end an invocation's loops after 65,535 iterations in all,
+/// and summed 65,535 of its rows when one loop ran over them (ir/segment.rs).
 pub fn a_long_row_is_summed_where_read_a_piece_at_a_time<T: Target>() {
     let device = T::fresh();
     let on_cpu = device.kernel_words().is_none();
-    let long = if on_cpu { 150_000u32 } else { 60_000 };
+    let long = 150_000u32;
     let columns = 1000u32;
     let lengths = [0, long, 3];
     let mut ptr = vec![0u32];
