@@ -56,3 +56,32 @@ fn fused_and_unfused_evaluation_agree_on_random_graphs() {
     );
     println!("{checked} graphs agree; {fused_passes} fused passes vs {unfused_passes} unfused");
 }
+
+/// A segmented sum's computed values are computed where read both by its pass and by the
+/// pass summing its long segments' blocks (never stored); two sums of the same values store
+/// them once instead of computing them twice.
+#[test]
+fn segmented_values_are_stored_only_when_two_sums_read_them() {
+    use gputable::ir::{binary, segment_sum, BinaryOp, SEGMENT_BLOCK_ROWS};
+    let rows = 3 * SEGMENT_BLOCK_ROWS as usize;
+    let values = binary(
+        BinaryOp::Add,
+        &f32s(&vec![1.0; rows], 1),
+        &konst(ColumnData::F32(vec![0.5])),
+    )
+    .unwrap();
+    let offsets = u32s(&[0, rows as u32], 1);
+    let stored = |roots: &[NodeRef]| {
+        let plan = plan(roots, Fusion::On).unwrap();
+        let where_read = (plan.regions.iter())
+            .filter(|r| r.where_read.iter().any(|w| w.producer.id == values.id))
+            .count();
+        let root = plan.regions.iter().any(|r| r.root.id == values.id);
+        (root, where_read)
+    };
+    let sum = segment_sum(&values, &offsets).unwrap();
+    assert_eq!(sum.inputs.len(), 3, "no blocks for {rows} rows");
+    assert_eq!(stored(std::slice::from_ref(&sum)), (false, 2));
+    let other = segment_sum(&values, &u32s(&[0, 5, rows as u32], 1)).unwrap();
+    assert_eq!(stored(&[sum, other]), (true, 0));
+}

@@ -149,13 +149,11 @@ pub fn project<B: Backend>(
             })
             .map(|output| output_bytes(device, output))
             .sum();
-        // Working arrays of earlier native sorts a device keeps until its batch is
-        // submitted: at the plan's end at the latest.
-        let kept_scratch: u64 = match device.keeps_sort_scratch_until_flush() {
+        // Working arrays of earlier passes a device keeps until its batch is submitted: at
+        // the plan's end at the latest.
+        let kept_scratch: u64 = match device.keeps_scratch_until_flush() {
             true => (plan.regions[..index].iter())
-                .filter(|r| r.is_sort())
-                .filter(|r| device.sorts(r.root.meta.length, r.root.inputs.len()))
-                .map(|r| device.sort_scratch_bytes(r.root.meta.length, r.root.inputs.len()))
+                .map(|r| scratch_bytes(device, r))
                 .sum(),
             false => 0,
         };
@@ -182,6 +180,25 @@ pub fn project<B: Backend>(
         tasks.push(own.into_iter().map(|b| b.saturating_add(extra)).collect());
     }
     Projection { tasks, streamed }
+}
+
+/// Bytes of the working arrays of `region`'s pass besides its inputs and output: a native
+/// sort's, or a reduction's partial states (every set a combine round reads or writes, and
+/// each task's row-group states).
+fn scratch_bytes<B: Backend>(device: &B, region: &Region) -> u64 {
+    let root = &region.root;
+    if region.is_sort() && device.sorts(root.meta.length, root.inputs.len()) {
+        return device.sort_scratch_bytes(root.meta.length, root.inputs.len());
+    }
+    if !region.is_reduction() {
+        return 0;
+    }
+    let chunks = region.task_chunks();
+    let states = device.reduction_state_bytes(root, chunks.len() as u32);
+    let tasks: u64 = (chunks.iter())
+        .map(|&rows| device.reduction_scratch_bytes(root, rows))
+        .sum();
+    (2 * states).saturating_add(tasks)
 }
 
 /// Bytes each task of `region` adds: input parts brought from the host (`from_host`), the

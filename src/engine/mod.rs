@@ -217,9 +217,10 @@ pub trait Backend {
         // A split pass's flags, their scan, destinations and the previous permutation.
         4 * self.value_bytes(DType::U32, 1, rows)
     }
-    /// Whether a native sort's working arrays stay held until the batch is submitted
-    /// (WebGPU keeps them for its recorded dispatches), not just through the sort's pass.
-    fn keeps_sort_scratch_until_flush(&self) -> bool {
+    /// Whether a pass's working arrays (a native sort's, a reduction's partial states) stay
+    /// held until the batch is submitted (WebGPU keeps them for its recorded dispatches),
+    /// not just through the pass.
+    fn keeps_scratch_until_flush(&self) -> bool {
         false
     }
     /// Runs everything recorded so far (before a read in the middle of a plan).

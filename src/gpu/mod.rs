@@ -359,7 +359,7 @@ impl Backend for GpuDevice {
         self.radix_sort(batch, keys, bits).await
     }
 
-    fn keeps_sort_scratch_until_flush(&self) -> bool {
+    fn keeps_scratch_until_flush(&self) -> bool {
         true
     }
 

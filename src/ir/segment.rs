@@ -1,10 +1,11 @@
 //! Segmented sums. A short segment is summed by one loop over its rows; a long one (at
 //! least `LONG_SEGMENT_ROWS`) as its head rows, then the sums of the whole
 //! `SEGMENT_BLOCK_ROWS`-row blocks it covers (`SegmentBlocks`, a pass of its own, one block
-//! per row), then its tail rows. No loop then runs past a few thousand iterations whatever
-//! the segment lengths: one long segment does not keep one GPU invocation busy alone, and
-//! drivers that end an invocation's loops after 65,535 iterations (llvmpipe, lavapipe) sum
-//! every segment whole. Every backend sums in this order, so float sums agree.
+//! per row), then its tail rows. An invocation then loops at most 8,191 times over rows and
+//! `rows / SEGMENT_BLOCK_ROWS` over blocks: one long segment does not keep one GPU
+//! invocation busy alone, and drivers that end an invocation's loops after 65,535
+//! iterations (llvmpipe, lavapipe) sum every segment whole up to 200 million values. Every backend
+//! sums in this order, so float sums agree.
 
 use std::ops::Range;
 
@@ -20,7 +21,8 @@ pub const LONG_SEGMENT_ROWS: u32 = 2 * SEGMENT_BLOCK_ROWS;
 
 /// Row `s` is the sum of rows `offsets[s]..offsets[s + 1]` of `values`, lane by lane, in
 /// `sum`'s type: a segmented reduction (`offsets`: uint32, non-decreasing, `segments + 1`
-/// rows, the last at most `values`' rows; rows out of range are skipped). Both read whole.
+/// rows, the last at most `values`' rows; rows out of range are skipped; decreasing offsets
+/// sum no rows of theirs and may miss a long segment's blocks). Both read whole.
 /// Where `values` has rows enough for a long segment, the sums of long segments' blocks are
 /// a third input (`segment_blocks`), read whole.
 pub fn segment_sum(values: &NodeRef, offsets: &NodeRef) -> Result<NodeRef> {
@@ -103,8 +105,9 @@ pub fn segment_parts(lo: u32, hi: u32) -> SegmentParts {
     }
 }
 
-/// The rows segment `s` sums, clamped to `rows` values as the kernels clamp them:
-/// `offsets[s + 1]` past the values ends at them, and a start past the end is empty.
+/// The rows from offset `start` to offset `end` that a segment sums, clamped to `rows`
+/// values as the kernels clamp them: an end past the values stops at them, and a start past
+/// the end is empty.
 pub fn segment_rows(start: u32, end: u32, rows: u32) -> (u32, u32) {
     let hi = end.min(rows);
     (start.min(hi), hi)
@@ -133,7 +136,7 @@ pub fn block_is_summed(block: u32, rows: u32, segments: u32, offset: impl Fn(u32
         return false;
     }
     let (first, end) = segment_rows(offset(lo - 1), offset(lo), rows);
-    end - first >= LONG_SEGMENT_ROWS && start + SEGMENT_BLOCK_ROWS <= end
+    end - first >= LONG_SEGMENT_ROWS && start.saturating_add(SEGMENT_BLOCK_ROWS) <= end
 }
 
 #[cfg(test)]

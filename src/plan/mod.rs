@@ -500,9 +500,9 @@ impl<'a> Graph<'a> {
             let first = owners.next();
             match first {
                 Some(o) if owners.all(|other| other == o) => owner[i] = o,
-                // Each consumer computes it at the rows it reads, none stores it: a long
-                // segment's blocks and the rest of its rows, say, each computed once.
-                Some(_) if self.only_computed_where_read(i) => {}
+                // A segmented sum's values, which its blocks' pass reads too: each computes
+                // them at the rows it reads (other rows), so none is stored.
+                Some(_) if self.summed_with_its_blocks(i) => {}
                 _ => {
                     self.materialized.insert(self.order[i].id);
                 }
@@ -510,14 +510,22 @@ impl<'a> Graph<'a> {
         }
     }
 
-    /// Whether every consumer fusing node `i` computes it where it reads it.
-    fn only_computed_where_read(&self, i: usize) -> bool {
+    /// Whether node `i`'s fusing consumers are one segmented sum and the pass summing its
+    /// blocks, both computing it where read: the two read different rows of it.
+    fn summed_with_its_blocks(&self, i: usize) -> bool {
         let id = self.order[i].id;
-        self.row_consumers[i].iter().all(|&c| {
-            let consumer = &self.order[c];
-            (consumer.inputs.iter().enumerate())
-                .filter(|(_, input)| input.id == id)
-                .all(|(k, _)| consumer.op.computes_input_where_read(k))
+        let consumers: Vec<&NodeRef> = (self.row_consumers[i].iter())
+            .map(|&c| &self.order[c])
+            .collect();
+        let mut sums = consumers.iter().filter(|c| c.op == Op::SegmentSum);
+        let (Some(sum), None) = (sums.next(), sums.next()) else {
+            return false;
+        };
+        let blocks = sum.inputs.get(2).map(|b| b.id);
+        consumers.iter().all(|c| {
+            let reads_values_only = (c.inputs.iter().enumerate())
+                .all(|(k, input)| input.id != id || c.op.computes_input_where_read(k));
+            reads_values_only && (c.id == sum.id || Some(c.id) == blocks)
         })
     }
 

@@ -80,7 +80,8 @@ pub(crate) fn reshape_lane(g: &Gen, node: &NodeRef, lane: &str) -> Result<String
 
 /// Statements declaring `s{id}`, lane `lane` of a scan's `GroupSum` row (the sum of its
 /// `SCAN_FAN_IN` input rows) or `ScanApply` row (at each level, the rows of its group
-/// before it); every input is a leaf read whole.
+/// before it), or of a segmented sum computed a lane per invocation (wide.rs); every input
+/// is a leaf read whole.
 pub(crate) fn scan_sum(g: &Gen, node: &NodeRef, lane: &str) -> Result<String> {
     let id = g.local[&node.id];
     let z = zero(node.meta.dtype.class());
@@ -278,21 +279,37 @@ pub(crate) fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Resul
                 "    for (var l = 0u; l < {size}u; l++) {{ v{id}[l] = {value}; }}"
             );
         }
-        Op::SegmentSum | Op::SegmentBlocks if g.where_read.contains(&inputs[0].id) => {
-            // The values computed at each row summed (`at_k`), in the sum's type.
+        Op::SegmentSum | Op::SegmentBlocks => {
+            // Each row's lanes added inside the row loop: a loop over the lanes around it
+            // would run the rows once per lane (and llvmpipe counts every iteration).
             let values = &inputs[0];
-            let at = g.local[&values.id];
-            let rows = format!("param({}u)", g.param(values.meta.length));
-            let lane = convert("p[l]", values.meta.dtype.class(), class);
-            let add_row = format!(
-                "let p = at_{at}(r); for (var l = 0u; l < {size}u; l++) {{ v{id}[l] = v{id}[l] + {lane}; }}"
-            );
+            let (rows, add_row) = match g.where_read.contains(&values.id) {
+                // The values computed at each row (`at_k`), in the sum's type.
+                true => {
+                    let at = g.local[&values.id];
+                    let lane = convert("p[l]", values.meta.dtype.class(), class);
+                    (
+                        g.param(values.meta.length),
+                        format!("let p = at_{at}(r); for (var l = 0u; l < {size}u; l++) {{ v{id}[l] = v{id}[l] + {lane}; }}"),
+                    )
+                }
+                false => {
+                    let (leaf, rows) =
+                        g.bound_leaf(values, "segmented values are not bound whole")?;
+                    let add = format!("for (var l = 0u; l < {size}u; l++) {{ v{id}[l] = v{id}[l] + fetch_{leaf}(r, l); }}");
+                    (rows, add)
+                }
+            };
             let add_block = |blocks: usize| {
                 format!("for (var l = 0u; l < {size}u; l++) {{ v{id}[l] = v{id}[l] + fetch_{blocks}(k, l); }}")
             };
+            let rows = format!("param({rows}u)");
+            // Zeroed here, not by the declaration: in a loop over rows (a reduction's first
+            // pass) Chromium's WebGPU kept the last row's sums in it.
+            let _ = writeln!(body, "    v{id} = array<{ty}, {size}>();");
             body.push_str(&segment::sum_loops(g, node, &rows, &add_row, &add_block)?);
         }
-        Op::SegmentSum | Op::SegmentBlocks | Op::GroupSum | Op::ScanApply => {
+        Op::GroupSum | Op::ScanApply => {
             let sum = scan_sum(g, node, "l")?;
             let _ = writeln!(
                 body,

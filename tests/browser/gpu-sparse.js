@@ -117,7 +117,7 @@ export async function sparseChecks(gt, device) {
       const [gpu, cpu] = [await gt.SparseVector.fromArrays(x, {device}), gt.SparseVector.fromArrays(x)];
       return await sameOnDevice(device, SparseMatrix.fromCOO(fields, {device}).multiply(gpu), SparseMatrix.fromCOO(fields).multiply(cpu));
     },
-    async 'a row of 150,000 entries is summed whole on the device'() {
+    async 'a row of 150,000 entries is summed whole on the device, SpMV and SpMM'() {
       // Past the 65,535 loop iterations llvmpipe and lavapipe give an invocation: the row's
       // whole blocks are summed by a pass of their own (ir/segment.rs), in the CPU's order.
       const lengths = [3, 150_000, 0, 9_000];
@@ -127,8 +127,12 @@ export async function sparseChecks(gt, device) {
       // Eighths times small integers: exact products, so only the order of the sums counts.
       const nzVal = Float32Array.from({length: nnz}, (_, k) => ((k * 7919) % 2001 - 1000) / 8);
       const x = Float32Array.from({length: 1000}, (_, j) => (j % 11) - 5);
-      const on = settings => SparseMatrix.fromCSR({rowPtr, colVal, nzVal, shape: [lengths.length, 1000]}, settings).multiply(x);
-      return await sameOnDevice(device, on({device}), on(undefined));
+      // And SpMM by 16 columns: its products are stored, and each row's 16 lanes are added
+      // inside one loop over the rows.
+      const x16 = Float32Array.from({length: 16_000}, (_, j) => (j % 7) - 3);
+      const on = (settings, operand) => SparseMatrix.fromCSR({rowPtr, colVal, nzVal, shape: [lengths.length, 1000]}, settings).multiply(operand);
+      return await sameOnDevice(device, on({device}, x), on(undefined, x)) ??
+        await sameOnDevice(device, on({device}, E.fromArray(x16, {size: 16})), on(undefined, E.fromArray(x16, {size: 16})));
     },
     async 'a million random entries: COO to CSR and SpMM on the device'() {
       const big = randomCoo(20_000, 30_000, 1_000_000, 3);

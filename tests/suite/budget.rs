@@ -4,6 +4,7 @@
 
 use super::*;
 use gputable::engine::{self, budget::TASK_OVERHEAD_BYTES};
+use gputable::ir::ReduceKind;
 use gputable::DType;
 
 pub fn a_memory_budget_refuses_or_streams<T: Target>() {
@@ -152,6 +153,15 @@ pub fn a_sort_of_host_keys_stays_within_the_budget<T: Target>() {
     assert_eq!(read_u32(&perm), expected);
 }
 
+/// The largest per-task projection in an `explain` text.
+fn most_projected(text: &str) -> u64 {
+    (text.lines())
+        .filter_map(|l| l.split_once(": projected device memory "))
+        .filter_map(|(_, bytes)| bytes.split(' ').next()?.parse::<u64>().ok())
+        .max()
+        .unwrap_or(0)
+}
+
 /// A sort whose permutation no later pass reads (its pass also wrote the only key read
 /// through it, on the CPU) frees the permutation after its pass, and every pass stays
 /// within the memory `explain` projects for it (on WebGPU, with the sort's working arrays,
@@ -171,11 +181,7 @@ pub fn a_permutation_nobody_reads_is_freed_after_its_pass<T: Target>() {
         .collect();
     let doubled = ir::interleave(&lanes).unwrap();
     let text = engine::explain(&device, &doubled).unwrap();
-    let projected = (text.lines())
-        .filter_map(|l| l.split_once(": projected device memory "))
-        .filter_map(|(_, bytes)| bytes.split(' ').next()?.parse::<u64>().ok())
-        .max()
-        .unwrap_or(0);
+    let projected = most_projected(&text);
     device.core().counters.reset_peak();
     evaluate_blocking(&device, std::slice::from_ref(&doubled)).unwrap();
     let peak = device.core().counters.memory().peak_bytes;
@@ -192,4 +198,51 @@ pub fn a_permutation_nobody_reads_is_freed_after_its_pass<T: Target>() {
         .flat_map(|k| (1..=8).map(move |m| k * m))
         .collect();
     assert_eq!(read_u32(&doubled), expected);
+}
+
+/// A reduction's partial states stay held as long as the device keeps them (WebGPU: until
+/// its batch is submitted), and the projection of every later pass counts them: the peak
+/// of a wider pass after a wide reduction stays within `explain`'s projection.
+pub fn a_reduction_s_partial_states_count_until_they_are_freed<T: Target>() {
+    let device = T::fresh();
+    let rows = 200_000usize;
+    // 16 lanes: 3,125 row groups per lane on WebGPU, a few hundred kB of partial states.
+    let values: Vec<f32> = (0..rows * 16).map(|i| (i % 13) as f32).collect();
+    // On the device already: the partial states are the pass's own arrays (an uploaded
+    // input is held past its pass too, a gap of its own, not this test's).
+    let wide = ir::binary(
+        Multiply,
+        &f32s(&values, 16),
+        &konst(ColumnData::F32(vec![1.0])),
+    )
+    .unwrap();
+    evaluate_blocking(&device, std::slice::from_ref(&wide)).unwrap();
+    let total = ir::reduce(ReduceKind::Sum, &wide, None, 4).unwrap();
+    // The pass after it: eight products and the totals beside them, 24 lanes a row.
+    let column = f32s(&values[..rows], 1);
+    let mut lanes: Vec<NodeRef> = (1..=8)
+        .map(|k| ir::binary(Multiply, &column, &konst(ColumnData::F32(vec![k as f32]))).unwrap())
+        .collect();
+    lanes.push(ir::gather(&u32s(&vec![0; rows], 1), &total).unwrap());
+    let after = ir::interleave(&lanes).unwrap();
+    let text = engine::explain(&device, &after).unwrap();
+    let projected = most_projected(&text);
+    let counters = &device.core().counters;
+    counters.reset_peak();
+    let before = counters.memory().live_bytes;
+    evaluate_blocking(&device, std::slice::from_ref(&after)).unwrap();
+    let peak = counters.memory().peak_bytes - before;
+    assert!(
+        peak <= projected,
+        "peak {peak} over the projected {projected}:\n{text}"
+    );
+    let row = read_f32(&after)[24..48].to_vec();
+    let lane_0: f32 = (0..rows).map(|r| ((r * 16) % 13) as f32).sum();
+    // Row 1 of the products: values[1] = 1 times 1..=8.
+    assert_eq!(row[..8], (1..=8).map(|k| k as f32).collect::<Vec<_>>()[..]);
+    assert!(
+        (row[8] - lane_0).abs() <= 1e-4 * lane_0,
+        "{} against {lane_0}",
+        row[8]
+    );
 }

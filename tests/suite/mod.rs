@@ -651,6 +651,7 @@ macro_rules! suite {
             to_dense_sums_duplicates_in_every_format,
             dense_nonzeros_triangles_and_droptol,
             norms_symmetry_and_entries,
+            measures_of_twenty_thousand_entries_match_the_cpu,
             // sparse_ops.rs: sparse arithmetic, sums, kron, a million entries
             sparse_arithmetic_keeps_or_merges_structure,
             sparse_sums_and_extremes_count_implicit_zeros,
@@ -677,6 +678,7 @@ macro_rules! suite {
             the_projection_counts_a_pass_s_earlier_chunks,
             a_sort_of_host_keys_stays_within_the_budget,
             a_permutation_nobody_reads_is_freed_after_its_pass,
+            a_reduction_s_partial_states_count_until_they_are_freed,
             joining_wide_parts_ends,
         );
     };

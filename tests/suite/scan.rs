@@ -322,63 +322,108 @@ pub fn segment_sums_add_each_range<T: Target>() {
     );
 }
 
-/// Sums of `values` over `offsets` in the order of ir/segment.rs: each segment's head rows,
-/// the sums of its whole blocks, its tail rows.
-fn sums_in_parts(values: &[f32], offsets: &[u32]) -> Vec<f32> {
-    let add = |total: f32, rows: std::ops::Range<u32>| -> f32 {
-        rows.fold(total, |total, r| total + values[r as usize])
-    };
+/// Sums of rows of `size` lanes over `offsets` in the order of ir/segment.rs: each
+/// segment's head rows, the sums of its whole blocks, its tail rows; offsets past the rows
+/// clamped.
+fn sums_in_parts(values: &[f32], size: usize, offsets: &[u32]) -> Vec<f32> {
+    let rows = (values.len() / size) as u32;
     let block = ir::SEGMENT_BLOCK_ROWS;
-    offsets
-        .windows(2)
-        .map(|bounds| {
-            let parts = ir::segment_parts(bounds[0], bounds[1]);
-            let mut total = add(0.0, parts.head);
-            for k in parts.blocks {
+    let mut out = Vec::new();
+    for bounds in offsets.windows(2) {
+        let (lo, hi) = ir::segment_rows(bounds[0], bounds[1], rows);
+        let parts = ir::segment_parts(lo, hi);
+        for lane in 0..size {
+            let add = |total: f32, rows: std::ops::Range<u32>| -> f32 {
+                rows.fold(total, |total, r| total + values[r as usize * size + lane])
+            };
+            let mut total = add(0.0, parts.head.clone());
+            for k in parts.blocks.clone() {
                 total += add(0.0, k * block..(k + 1) * block);
             }
-            add(total, parts.tail)
-        })
-        .collect()
+            out.push(add(total, parts.tail.clone()));
+        }
+    }
+    out
 }
 
 /// Long segments are summed as head rows, whole blocks and tail rows on every backend: float
-/// sums equal a reference summing in that order bit for bit, stored or computed where read,
-/// past the 65,535 loop iterations llvmpipe and lavapipe give an invocation.
+/// sums equal a reference summing in that order bit for bit, past the 65,535 loop
+/// iterations llvmpipe and lavapipe give an invocation. Rows of 1 and 3 lanes computed
+/// where read, of 1, 8 and 20 (a lane per GPU invocation) stored; segments block-aligned at
+/// both ends, one short of long, long, 70,000 rows; a first offset past 0; offsets past the
+/// values; values stored in two parts; integers.
 pub fn long_segments_are_summed_in_blocks_in_one_order<T: Target>() {
     let block = ir::SEGMENT_BLOCK_ROWS;
-    let lengths = [5, 3 * block + 100, 0, 2 * block - 1, 2 * block, 70_000, 3];
-    let mut offsets = vec![0u32];
+    let lengths = [
+        2 * block,
+        5,
+        3 * block + 100,
+        0,
+        2 * block - 1,
+        2 * block,
+        70_000,
+        3,
+    ];
+    let mut offsets = vec![block];
     for length in lengths {
         offsets.push(offsets.last().unwrap() + length);
     }
     let rows = *offsets.last().unwrap() as usize;
+    let offset_column = u32s(&offsets, 1);
     let mut rng = Rng(21);
-    let values: Vec<f32> = (0..rows)
-        .map(|_| (rng.below(2000) as f32 - 1000.0) / 7.0)
-        .collect();
-    let shifted: Vec<f32> = values.iter().map(|v| v + 0.5).collect();
-    let (column, offset_column) = (f32s(&values, 1), u32s(&offsets, 1));
-    let stored = ir::segment_sum(&column, &offset_column).unwrap();
-    let plus_half = ir::binary(Add, &column, &konst(ColumnData::F32(vec![0.5]))).unwrap();
-    let where_read = ir::segment_sum(&plus_half, &offset_column).unwrap();
-    let text = gputable::engine::explain(&T::device(), &where_read).unwrap();
+    let mut random = |n: usize| -> Vec<f32> {
+        (0..n)
+            .map(|_| (rng.below(2000) as f32 - 1000.0) / 7.0)
+            .collect()
+    };
+    let half = konst(ColumnData::F32(vec![0.5]));
+    let mut roots = Vec::new();
+    let mut expected = Vec::new();
+    for (size, where_read) in [(1, false), (1, true), (3, true), (8, false), (20, false)] {
+        let values = random(rows * size);
+        let column = f32s(&values, size as u32);
+        let summed = match where_read {
+            true => ir::binary(Add, &column, &half).unwrap(),
+            false => column,
+        };
+        roots.push(ir::segment_sum(&summed, &offset_column).unwrap());
+        let values: Vec<f32> = match where_read {
+            true => values.iter().map(|v| v + 0.5).collect(),
+            false => values,
+        };
+        expected.push(sums_in_parts(&values, size, &offsets));
+    }
+    let text = gputable::engine::explain(&T::device(), &roots[1]).unwrap();
     assert!(text.contains("segmentBlocks"), "{text}");
     assert!(
         text.contains("computed at the rows a segmented sum reads"),
         "{text}"
     );
-    evaluate::<T>(&[stored.clone(), where_read.clone()]).unwrap();
-    assert_eq!(where_read.home().unwrap().device, T::device().core().id);
-    assert_eq!(read_f32(&stored), sums_in_parts(&values, &offsets));
-    assert_eq!(read_f32(&where_read), sums_in_parts(&shifted, &offsets));
-    // Offsets past the values cut the last long segment short: it covers fewer blocks.
-    let cut = ir::slice(&column, 0.0, (rows - 3 - 5000) as f64).unwrap();
-    let cut_sums = ir::segment_sum(&cut, &offset_column).unwrap();
-    evaluate::<T>(std::slice::from_ref(&cut_sums)).unwrap();
-    let mut clipped: Vec<u32> = offsets.clone();
-    for offset in &mut clipped {
-        *offset = (*offset).min(rows as u32 - 3 - 5000);
+    // Offsets past the values cut the long segment short; values stored in two parts.
+    let values = random(rows);
+    let cut_rows = rows - 3 - 5000;
+    let cut = f32s(&values[..cut_rows], 1);
+    roots.push(ir::segment_sum(&cut, &offset_column).unwrap());
+    let clipped: Vec<u32> = offsets.iter().map(|&o| o.min(cut_rows as u32)).collect();
+    expected.push(sums_in_parts(&values[..cut_rows], 1, &clipped));
+    let split = (2 * block + 77) as usize;
+    let parts = ir::concat(&[f32s(&values[..split], 1), f32s(&values[split..], 1)]).unwrap();
+    roots.push(ir::segment_sum(&parts, &offset_column).unwrap());
+    expected.push(sums_in_parts(&values, 1, &offsets));
+    let ints: Vec<i32> = (0..rows as i32).map(|r| r % 1001 - 500).collect();
+    let int_sums = ir::segment_sum(&i32s(&ints, 1), &offset_column).unwrap();
+    evaluate::<T>(&roots).unwrap();
+    evaluate::<T>(std::slice::from_ref(&int_sums)).unwrap();
+    for (k, (root, expected)) in roots.iter().zip(&expected).enumerate() {
+        assert_eq!(root.home().unwrap().device, T::device().core().id);
+        assert!(read_f32(root) == *expected, "sums {k} differ");
     }
-    assert_eq!(read_f32(&cut_sums), sums_in_parts(&values, &clipped));
+    let by_hand: Vec<i32> = (offsets.windows(2))
+        .map(|b| {
+            (b[0]..b[1])
+                .map(|r| ints[r as usize])
+                .fold(0i32, i32::wrapping_add)
+        })
+        .collect();
+    assert_eq!(read_i32(&int_sums), by_hand);
 }
