@@ -139,6 +139,26 @@ pub fn project<B: Backend>(
         .flat_map(|r| r.leaves.iter())
         .map(|leaf| (leaf.id, resident(leaf)))
         .collect();
+    // Without a budget, inputs not on the device are copied whole before the first pass,
+    // and the copies stay (later evaluations read them): every pass holds them. A chunk
+    // past one binding is still copied a task's part at a time.
+    let copied_first: HashSet<u64> = match budget {
+        Some(_) => HashSet::new(),
+        None => (on_device.iter())
+            .filter(|&(id, &on)| !on && !computed.contains_key(id))
+            .map(|(&id, _)| id)
+            .collect(),
+    };
+    let mut copies_held = 0u64;
+    let mut counted = HashSet::new();
+    for leaf in plan.regions.iter().flat_map(|r| r.leaves.iter()) {
+        if copied_first.contains(&leaf.id)
+            && !past_a_binding(device, leaf)
+            && counted.insert(leaf.id)
+        {
+            copies_held = copies_held.saturating_add(output_bytes(device, leaf));
+        }
+    }
     let mut tasks = Vec::with_capacity(plan.regions.len());
     for (index, region) in plan.regions.iter().enumerate() {
         let held: u64 = (plan.regions[..index].iter())
@@ -157,11 +177,14 @@ pub fn project<B: Backend>(
                 .sum(),
             false => 0,
         };
-        let held = held.saturating_add(kept_scratch);
+        let held = held
+            .saturating_add(kept_scratch)
+            .saturating_add(copies_held);
         // Brought to the device a task's part at a time: inputs not on it, and outputs of
         // earlier passes that were streamed to the host.
         let is_input = |leaf: &NodeRef| {
-            (!computed.contains_key(&leaf.id) && !on_device[&leaf.id])
+            let copied_whole = counted.contains(&leaf.id);
+            (!computed.contains_key(&leaf.id) && !on_device[&leaf.id] && !copied_whole)
                 || streamed.contains(&leaf.id)
         };
         let own = task_bytes(
@@ -180,6 +203,13 @@ pub fn project<B: Backend>(
         tasks.push(own.into_iter().map(|b| b.saturating_add(extra)).collect());
     }
     Projection { tasks, streamed }
+}
+
+/// Whether a chunk of `leaf` has more rows than one of the device's bindings holds (it is
+/// copied a task's part at a time).
+fn past_a_binding<B: Backend>(device: &B, leaf: &Node) -> bool {
+    let most = device.max_binding_rows(leaf.meta.size);
+    most.is_some_and(|most| leaf.chunks.iter().any(|&rows| rows > most))
 }
 
 /// Bytes of the working arrays of `region`'s pass besides its inputs and output: a native
