@@ -13,9 +13,22 @@ export const fail = (code, message) => {
   throw new GpuTableError(code, message);
 };
 
+// Before the wasm module is loaded every call into it fails inside the bindings (reading
+// `__wbindgen_malloc` of undefined): say what to do instead.
+let wasmLoaded = false;
+
+/** Called by the entry points once the wasm module is instantiated. */
+export function markWasmLoaded() {
+  wasmLoaded = true;
+}
+
 function asGpuTableError(error) {
   if (error instanceof GpuTableError) return error;
   if (error && error.name === 'GpuTableError') return new GpuTableError(error.code, error.message);
+  if (!wasmLoaded) {
+    return new GpuTableError('BACKEND_UNAVAILABLE',
+      'the gputable wasm module is not loaded: call `await init()` once before using the API');
+  }
   // A wasm trap or a binding failure: never expected, reported rather than swallowed.
   return new GpuTableError('INTERNAL', String(error && error.message ? error.message : error));
 }

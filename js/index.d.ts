@@ -156,7 +156,11 @@ export const backendRegistry: {
  */
 export function createDevice(options?: {type?: DeviceType | 'best'; allowedMem?: number} | null): Promise<Device>;
 
-/** Loads the wasm module. Required once in browsers; a no-op in Node. */
+/**
+ * Loads the wasm module: its URL, a Response, its bytes or a compiled module (by default the
+ * file beside the package's code). Required once in browsers; a no-op in Node. A failed load
+ * rejects with `BACKEND_UNAVAILABLE` (and may be retried); so does any call before it.
+ */
 export function init(input?: string | URL | Request | Response | BufferSource | WebAssembly.Module): Promise<void>;
 
 /** Storage of this module instance that a table, batch or vector still owns (leak checks). */
