@@ -4,7 +4,7 @@
 
 use crate::engine::{self, Backend};
 use crate::error::{GpuTableError, Result};
-use crate::ir::{self, u32_constant, u32_rows, NodeRef, ReduceKind, DEFAULT_SPLIT_EVERY};
+use crate::ir::{self, u32_constant, u32_rows, NodeRef};
 
 /// Lane 0 of row 0 of each of `nodes`, evaluated on `device` in one plan (nodes already
 /// there are read as they are) and read back: exact for every 32-bit type.
@@ -39,11 +39,19 @@ pub async fn compact<B: Backend>(device: &B, flags: &NodeRef, values: &NodeRef) 
     }
     let kept = ir::select(flags, &u32_constant(1)?, &u32_constant(0)?)?;
     let positions = ir::exclusive_scan(&kept)?;
-    let count = ir::reduce(ReduceKind::Sum, &kept, None, DEFAULT_SPLIT_EVERY)?;
-    // The kept flags are evaluated too: the destinations read them, not the flags'
-    // expression again.
-    engine::evaluate(device, &[kept.clone(), positions.clone(), count.clone()]).await?;
-    let rows = read_scalars(device, &[count]).await?[0] as u32;
+    // The count is the last row's position plus its flag: two rows read, no pass over all.
+    let n = values.meta.length as f64;
+    let rows = match n > 0.0 {
+        true => {
+            let last = |x: &NodeRef| ir::slice(x, n - 1.0, n);
+            let count = ir::binary(ir::BinaryOp::Add, &last(&positions)?, &last(&kept)?)?;
+            // The kept flags are evaluated too: the destinations read them, not the
+            // flags' expression again.
+            engine::evaluate(device, &[kept.clone(), positions.clone(), count.clone()]).await?;
+            read_scalars(device, &[count]).await?[0] as u32
+        }
+        false => 0,
+    };
     // Rows not kept go past the end, where a scatter drops them.
     let destinations = ir::select(&kept, &positions, &u32_constant(u32::MAX)?)?;
     let ids = ir::scatter(&destinations, &u32_rows(values.meta.length)?, rows)?;
