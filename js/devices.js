@@ -14,7 +14,7 @@ export function deviceOf(id) {
 
 /** Table storage alive (every device of this module instance), for leak checks. */
 export function liveAllocations() {
-  return wasm.liveBuffers(undefined, false);
+  return guard(() => wasm.liveBuffers(undefined, false));
 }
 
 /**
@@ -105,7 +105,7 @@ let shared = null;
 
 /** The CPU device used when none is given. */
 export function defaultDevice() {
-  shared ??= new Device(wasm.sharedCpuDevice());
+  shared ??= new Device(guard(() => wasm.sharedCpuDevice()));
   return shared;
 }
 
@@ -121,7 +121,7 @@ export function resolveDevice(device) {
 export const cpuBackend = Object.freeze({
   type: 'cpu',
   async createDevice() {
-    return new Device(wasm.createCpuDevice());
+    return new Device(guard(() => wasm.createCpuDevice()));
   }
 });
 
@@ -183,14 +183,17 @@ export async function createDevice(settings) {
 
 async function createAny(type) {
   if (type === 'best') {
+    const reasons = [];
     for (const candidate of ['webgpu', 'webgl', 'cpu']) {
       if (!backends.has(candidate)) continue;
       try {
         return await backends.get(candidate).createDevice();
       } catch (error) {
         if (error?.code !== 'BACKEND_UNAVAILABLE') throw error;
+        reasons.push(`${candidate}: ${error.message}`);
       }
     }
+    if (reasons.length > 0) fail('BACKEND_UNAVAILABLE', `no backend worked for 'best' (${reasons.join('; ')})`);
   }
   const backend = backends.get(type);
   if (!backend) {

@@ -107,7 +107,7 @@ export class GPURecordBatch {
       if (!Array.isArray(vectors) || vectors.some(v => !(v instanceof GPUVector))) {
         fail('INVALID_ARGUMENT', 'a GPURecordBatch needs single-chunk GPUVectors');
       }
-      const list = new wasm.VectorList();
+      const list = guard(() => new wasm.VectorList());
       try {
         for (const vector of vectors) list.push(vector._m);
         const fields = schema === null ? null : fieldsOf(schema);

@@ -19,20 +19,32 @@ const thrown = fn => {
 };
 
 test('a call before init() and a failed init() say what to do; init(bytes) then works', async () => {
-  const before = thrown(() => gt.GPUTableEvaluator.fromArray(new Float32Array([1, 2])));
-  assert.equal(before?.name, 'GpuTableError');
-  assert.equal(before.code, 'BACKEND_UNAVAILABLE');
-  assert.match(before.message, /await init\(\)/);
+  const early = [
+    thrown(() => gt.GPUTableEvaluator.fromArray(new Float32Array([1, 2]))),
+    thrown(() => gt.liveAllocations()),
+    await gt.createDevice().then(() => null, e => e),
+    await gt.createDevice({type: 'best'}).then(() => null, e => e)
+  ];
+  for (const [i, error] of early.entries()) {
+    assert.equal(error?.name, 'GpuTableError', `call ${i}: ${error}`);
+    assert.equal(error.code, 'BACKEND_UNAVAILABLE', `call ${i}`);
+    assert.match(error.message, /await init\(\)/, `call ${i}`);
+  }
   // Node's fetch reads no file: URLs, as a page's fetch of a file the bundler left behind
   // fails.
   const failed = await gt.init(new URL('file:///nowhere/gputable_bg.wasm')).then(() => null, e => e);
   assert.equal(failed?.name, 'GpuTableError');
   assert.equal(failed.code, 'BACKEND_UNAVAILABLE');
   assert.match(failed.message, /gputable\/wasm/);
-  // A failed load is not cached: the next init() loads the module's bytes.
-  await gt.init(readFileSync(new URL('../../dist/wasm/gputable_bg.wasm', import.meta.url)));
+  // A failed load is not cached: the next init() loads the module's bytes, found through
+  // the package's own 'gputable/wasm' export.
+  const wasmUrl = new URL(import.meta.resolve('gputable/wasm'));
+  assert.match(wasmUrl.pathname, /\/dist\/wasm\/gputable_bg\.wasm$/);
+  await gt.init(readFileSync(wasmUrl));
   const sum = gt.add(gt.GPUTableEvaluator.fromArray(new Float32Array([1, 2])), 1);
   assert.deepEqual([...await sum.readValue()], [2, 3]);
-  const exports = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url))).exports;
-  assert.equal(exports['./wasm'], './dist/wasm/gputable_bg.wasm');
+  // Once loaded, errors keep their own codes.
+  const invalid = thrown(() => gt.GPUTableEvaluator.fromArray(new Float32Array([1, 2, 3]), {size: 2}));
+  assert.equal(invalid?.code, 'INVALID_ARGUMENT');
+  assert.equal((await gt.createDevice()).type, 'cpu');
 });
