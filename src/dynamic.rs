@@ -40,17 +40,16 @@ pub async fn compact<B: Backend>(device: &B, flags: &NodeRef, values: &NodeRef) 
     let kept = ir::select(flags, &u32_constant(1)?, &u32_constant(0)?)?;
     let positions = ir::exclusive_scan(&kept)?;
     // The count is the last row's position plus its flag: two rows read, no pass over all.
-    let n = values.meta.length as f64;
-    let rows = match n > 0.0 {
-        true => {
-            let last = |x: &NodeRef| ir::slice(x, n - 1.0, n);
+    let rows = match values.meta.length {
+        0 => 0,
+        n => {
+            let last = |x: &NodeRef| ir::slice(x, n as f64 - 1.0, n as f64);
             let count = ir::binary(ir::BinaryOp::Add, &last(&positions)?, &last(&kept)?)?;
             // The kept flags are evaluated too: the destinations read them, not the
             // flags' expression again.
             engine::evaluate(device, &[kept.clone(), positions.clone(), count.clone()]).await?;
             read_scalars(device, &[count]).await?[0] as u32
         }
-        false => 0,
     };
     // Rows not kept go past the end, where a scatter drops them.
     let destinations = ir::select(&kept, &positions, &u32_constant(u32::MAX)?)?;

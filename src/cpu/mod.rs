@@ -422,11 +422,7 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
         // Ops that read input 0 whole (in its stored rows) and write this block's own rows.
         Op::SegmentSum | Op::SegmentBlocks if b.computes_where_read(&node.inputs[0]) => {
             let first = b.pass_row();
-            let dst = own_rows(node, first, lanes, dst);
-            match node.op {
-                Op::SegmentSum => segment::sums_where_read(node, b, first, dst)?,
-                _ => segment::blocks_where_read(node, b, first, dst)?,
-            }
+            segment::where_read(node, b, first, own_rows(node, first, lanes, dst))?;
         }
         op @ (Op::SegmentSum | Op::SegmentBlocks | Op::Reshape | Op::GroupSum | Op::ScanApply) => {
             let x = b.leaf(&node.inputs[0])?;

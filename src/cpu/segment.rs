@@ -9,7 +9,7 @@ use super::where_read::PIECE_ROWS;
 use super::{internal, run_blocks, Block, Lane, Sink};
 use crate::column::{with_column_data, Column, Elem};
 use crate::error::Result;
-use crate::ir::{block_is_summed, segment_parts, segment_rows, NodeRef, SEGMENT_BLOCK_ROWS};
+use crate::ir::{block_is_summed, segment_parts, segment_rows, NodeRef, Op, SEGMENT_BLOCK_ROWS};
 use crate::plan::Region;
 use crate::value::Value;
 
@@ -23,32 +23,15 @@ pub(super) fn sums<S: Elem, T: Lane>(
     dst: &mut [T],
 ) -> Result<()> {
     let rows = stored_rows(values)?;
-    let segments = dst.len() / lanes;
-    check_offsets(offsets, first, segments)?;
-    dst.fill(T::default());
-    let long = long_segments(offsets, first, segments, rows);
-    for run in short_runs(&long, segments) {
-        let dst = &mut dst[run.start * lanes..run.end * lanes];
-        match values.contiguous() {
-            Some(slice) => sums_from(slice, 0, offsets, first + run.start, lanes, dst),
-            None => {
-                for (out, (lo, hi)) in
-                    dst.chunks_exact_mut(lanes)
-                        .zip(bounds(offsets, first + run.start, rows))
-                {
-                    add_stored(values, lo..hi, lanes, out);
-                }
-            }
-        }
-    }
-    for &(s, lo, hi) in &long {
-        let out = &mut dst[s * lanes..(s + 1) * lanes];
-        let parts = segment_parts(lo, hi);
-        add_stored(values, parts.head, lanes, out);
-        add_blocks(blocks, parts.blocks, out)?;
-        add_stored(values, parts.tail, lanes, out);
-    }
-    Ok(())
+    segment_sums(
+        &mut Stored(values),
+        offsets,
+        blocks,
+        first,
+        rows,
+        lanes,
+        dst,
+    )
 }
 
 /// Rows `first..` of `SegmentBlocks` of stored values.
@@ -60,19 +43,12 @@ pub(super) fn blocks<S: Elem, T: Lane>(
     dst: &mut [T],
 ) -> Result<()> {
     let rows = stored_rows(values)?;
-    let segments = offsets.rows().saturating_sub(1) as u32;
-    for (k, out) in (first as u32..).zip(dst.chunks_exact_mut(lanes)) {
-        out.fill(T::default());
-        if block_is_summed(k, rows, segments, |s| offsets.row(s as usize)[0]) {
-            add_stored(values, block_rows(k), lanes, out);
-        }
-    }
-    Ok(())
+    block_sums(&mut Stored(values), offsets, first, rows, lanes, dst)
 }
 
-/// Rows `first..` of a `SegmentSum` whose values this block computes where read: a piece
-/// of the rows its segments read at a time, skipping the blocks of long segments.
-pub(super) fn sums_where_read<T: Lane>(
+/// Rows `first..` of a `SegmentSum` or `SegmentBlocks` whose values this block computes
+/// where read, a piece of rows at a time (the blocks of long segments skipped).
+pub(super) fn where_read<T: Lane>(
     node: &NodeRef,
     b: &mut Block,
     first: usize,
@@ -81,63 +57,126 @@ pub(super) fn sums_where_read<T: Lane>(
     let (values, lanes) = (&node.inputs[0], node.meta.size as usize);
     let offsets_value = b.leaf(&node.inputs[1])?.clone();
     let offsets = StoredRows::<u32>::new(&offsets_value)?;
+    let mut piece = Piece::new(b, values)?;
+    let rows = values.meta.length;
+    if node.op == Op::SegmentBlocks {
+        return block_sums(&mut piece, &offsets, first, rows, lanes, dst);
+    }
     let blocks_value = (node.inputs.get(2))
         .map(|blocks| b.leaf(blocks).cloned())
         .transpose()?;
     let blocks = (blocks_value.as_deref())
         .map(StoredRows::<T>::new)
         .transpose()?;
+    segment_sums(
+        &mut piece,
+        &offsets,
+        blocks.as_ref(),
+        first,
+        rows,
+        lanes,
+        dst,
+    )
+}
+
+/// Where a segmented sum's values come from: stored, or computed where read.
+trait SegmentValues {
+    /// Adds rows `rows` to `out`, lane by lane, in row order.
+    fn add<T: Lane>(&mut self, rows: Range<u32>, lanes: usize, out: &mut [T]) -> Result<()>;
+    /// Adds to `dst` (segments `first..` of `offsets`, none long) each segment's rows.
+    fn add_short<T: Lane>(
+        &mut self,
+        offsets: &StoredRows<u32>,
+        first: usize,
+        rows: u32,
+        lanes: usize,
+        dst: &mut [T],
+    ) -> Result<()>;
+}
+
+/// Rows `first..` of `SegmentSum` of `rows` values: runs of short segments as one sweep,
+/// each long one as its head, its blocks (`blocks`) and its tail.
+fn segment_sums<T: Lane>(
+    values: &mut impl SegmentValues,
+    offsets: &StoredRows<u32>,
+    blocks: Option<&StoredRows<T>>,
+    first: usize,
+    rows: u32,
+    lanes: usize,
+    dst: &mut [T],
+) -> Result<()> {
     let segments = dst.len() / lanes;
-    check_offsets(&offsets, first, segments)?;
+    check_offsets(offsets, first, segments)?;
     dst.fill(T::default());
-    let rows = values.meta.length;
-    let long = long_segments(&offsets, first, segments, rows);
-    let mut piece = Piece::new(b, values)?;
+    let long = long_segments(offsets, first, segments, rows);
     for run in short_runs(&long, segments) {
-        // Every row the run's segments read (offsets that go down, outside the contract,
-        // still sum what the stored path would), a piece at a time.
-        let spans = bounds(&offsets, first + run.start, rows).take(run.len());
-        let (lo, hi) = spans.fold((rows, 0), |(lo, hi), (l, h)| (lo.min(l), hi.max(h)));
         let dst = &mut dst[run.start * lanes..run.end * lanes];
-        for start in (lo..hi).step_by(PIECE_ROWS as usize) {
-            piece.compute(start..hi.min(start.saturating_add(PIECE_ROWS)))?;
-            let start = piece.start as usize;
-            with_column_data!(&piece.rows.data, v => {
-                sums_from(v, start, &offsets, first + run.start, lanes, dst)
-            });
-        }
+        values.add_short(offsets, first + run.start, rows, lanes, dst)?;
     }
     for &(s, lo, hi) in &long {
         let out = &mut dst[s * lanes..(s + 1) * lanes];
         let parts = segment_parts(lo, hi);
-        piece.add(parts.head, lanes, out)?;
-        add_blocks(blocks.as_ref(), parts.blocks, out)?;
-        piece.add(parts.tail, lanes, out)?;
+        values.add(parts.head, lanes, out)?;
+        add_blocks(blocks, parts.blocks, out)?;
+        values.add(parts.tail, lanes, out)?;
     }
     Ok(())
 }
 
-/// Rows `first..` of a `SegmentBlocks` whose values this block computes where read.
-pub(super) fn blocks_where_read<T: Lane>(
-    node: &NodeRef,
-    b: &mut Block,
+/// Rows `first..` of `SegmentBlocks` of `rows` values.
+fn block_sums<T: Lane>(
+    values: &mut impl SegmentValues,
+    offsets: &StoredRows<u32>,
     first: usize,
+    rows: u32,
+    lanes: usize,
     dst: &mut [T],
 ) -> Result<()> {
-    let (values, lanes) = (&node.inputs[0], node.meta.size as usize);
-    let offsets_value = b.leaf(&node.inputs[1])?.clone();
-    let offsets = StoredRows::<u32>::new(&offsets_value)?;
     let segments = offsets.rows().saturating_sub(1) as u32;
-    let rows = values.meta.length;
-    let mut piece = Piece::new(b, values)?;
     for (k, out) in (first as u32..).zip(dst.chunks_exact_mut(lanes)) {
         out.fill(T::default());
-        let offset = |s: u32| offsets.row(s as usize)[0];
-        if block_is_summed(k, rows, segments, offset) {
-            piece.add(block_rows(k), lanes, out)?;
+        if block_is_summed(k, rows, segments, |s| offsets.row(s as usize)[0]) {
+            values.add(block_rows(k), lanes, out)?;
         }
     }
     Ok(())
+}
+
+struct Stored<'a, 'b, S>(&'a StoredRows<'b, S>);
+
+impl<S: Elem> SegmentValues for Stored<'_, '_, S> {
+    fn add<T: Lane>(&mut self, rows: Range<u32>, lanes: usize, out: &mut [T]) -> Result<()> {
+        match self.0.contiguous() {
+            Some(slice) => add_slice(slice, 0, rows, lanes, out),
+            None => {
+                for r in rows {
+                    add_rows(self.0.row(r as usize), lanes, out);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn add_short<T: Lane>(
+        &mut self,
+        offsets: &StoredRows<u32>,
+        first: usize,
+        rows: u32,
+        lanes: usize,
+        dst: &mut [T],
+    ) -> Result<()> {
+        if let Some(slice) = self.0.contiguous() {
+            sums_from(slice, 0, offsets, first, lanes, dst);
+            return Ok(());
+        }
+        for (out, (lo, hi)) in dst
+            .chunks_exact_mut(lanes)
+            .zip(bounds(offsets, first, rows))
+        {
+            self.add(lo..hi, lanes, out)?;
+        }
+        Ok(())
+    }
 }
 
 /// The segments (index from `first`, rows) of the `segments` from `first` on that are long.
@@ -184,17 +223,11 @@ fn sums_from<S: Elem, T: Lane>(
     let mut bounds = (offsets.values_from(first)).map(|&o| (o as usize).clamp(base, end) - base);
     let mut lo = bounds.next().unwrap_or(0);
     for (out, hi) in dst.chunks_exact_mut(lanes).zip(bounds) {
-        let rows = values.get(lo * lanes..hi * lanes).unwrap_or_default();
-        match lanes {
-            1 => out[0] = (rows.iter()).fold(out[0], |total, &v| total.add(T::from_elem(v))),
-            _ => {
-                for row in rows.chunks_exact(lanes) {
-                    for (o, v) in out.iter_mut().zip(row) {
-                        *o = o.add(T::from_elem(*v));
-                    }
-                }
-            }
-        }
+        add_rows(
+            values.get(lo * lanes..hi * lanes).unwrap_or_default(),
+            lanes,
+            out,
+        );
         lo = hi;
     }
 }
@@ -229,8 +262,7 @@ fn bounds<'a>(
     })
 }
 
-/// Adds rows `range` of `values` (a slice holding rows `base..`) to `out`, lane by lane, in
-/// row order.
+/// Adds rows `range` of `values` (a slice holding rows `base..`) to `out`.
 #[inline]
 fn add_slice<S: Elem, T: Lane>(
     values: &[S],
@@ -240,33 +272,24 @@ fn add_slice<S: Elem, T: Lane>(
     out: &mut [T],
 ) {
     let at = |r: u32| (r - base) as usize * lanes;
-    let rows = values
-        .get(at(range.start)..at(range.end))
-        .unwrap_or_default();
+    add_rows(
+        values
+            .get(at(range.start)..at(range.end))
+            .unwrap_or_default(),
+        lanes,
+        out,
+    );
+}
+
+/// Adds rows of `lanes` values (`rows`, one after another) to `out`, lane by lane, in row
+/// order.
+#[inline]
+fn add_rows<S: Elem, T: Lane>(rows: &[S], lanes: usize, out: &mut [T]) {
     match lanes {
         1 => out[0] = (rows.iter()).fold(out[0], |total, &v| total.add(T::from_elem(v))),
         _ => {
             for row in rows.chunks_exact(lanes) {
                 for (o, v) in out.iter_mut().zip(row) {
-                    *o = o.add(T::from_elem(*v));
-                }
-            }
-        }
-    }
-}
-
-#[inline]
-fn add_stored<S: Elem, T: Lane>(
-    values: &StoredRows<S>,
-    range: Range<u32>,
-    lanes: usize,
-    out: &mut [T],
-) {
-    match values.contiguous() {
-        Some(slice) => add_slice(slice, 0, range, lanes, out),
-        None => {
-            for r in range {
-                for (o, v) in out.iter_mut().zip(values.row(r as usize)) {
                     *o = o.add(T::from_elem(*v));
                 }
             }
@@ -319,27 +342,48 @@ impl Piece {
         })
     }
 
-    /// Adds rows `range` to `out` in order, computing from a row not computed yet up to
-    /// `PIECE_ROWS` rows of the range.
-    fn add<T: Lane>(&mut self, range: Range<u32>, lanes: usize, out: &mut [T]) -> Result<()> {
-        let mut r = range.start;
-        while r < range.end {
-            if !(self.start..self.end).contains(&r) {
-                self.compute(r..range.end.min(r.saturating_add(PIECE_ROWS)))?;
-            }
-            let stop = range.end.min(self.end);
-            with_column_data!(&self.rows.data, v => add_slice(v, self.start, r..stop, lanes, out));
-            r = stop;
-        }
-        Ok(())
-    }
-
     fn compute(&mut self, rows: Range<u32>) -> Result<()> {
         with_column_data!(&mut self.rows.data, v => v.clear());
         self.rows.reserve_rows(rows.len() as u32)?;
         let sink = Sink::Output(&mut self.rows.data);
         run_blocks(&self.producer, &self.leaves, rows.clone(), sink)?;
         (self.start, self.end) = (rows.start, rows.end);
+        Ok(())
+    }
+}
+
+impl SegmentValues for Piece {
+    /// Computes from a row not computed yet up to `PIECE_ROWS` rows of `rows`.
+    fn add<T: Lane>(&mut self, rows: Range<u32>, lanes: usize, out: &mut [T]) -> Result<()> {
+        let mut r = rows.start;
+        while r < rows.end {
+            if !(self.start..self.end).contains(&r) {
+                self.compute(r..rows.end.min(r.saturating_add(PIECE_ROWS)))?;
+            }
+            let stop = rows.end.min(self.end);
+            with_column_data!(&self.rows.data, v => add_slice(v, self.start, r..stop, lanes, out));
+            r = stop;
+        }
+        Ok(())
+    }
+
+    /// Every row the segments read (offsets that go down, outside the contract, still sum
+    /// what the stored path would), a piece at a time.
+    fn add_short<T: Lane>(
+        &mut self,
+        offsets: &StoredRows<u32>,
+        first: usize,
+        rows: u32,
+        lanes: usize,
+        dst: &mut [T],
+    ) -> Result<()> {
+        let spans = bounds(offsets, first, rows).take(dst.len() / lanes);
+        let (lo, hi) = spans.fold((rows, 0), |(lo, hi), (l, h)| (lo.min(l), hi.max(h)));
+        for start in (lo..hi).step_by(PIECE_ROWS as usize) {
+            self.compute(start..hi.min(start.saturating_add(PIECE_ROWS)))?;
+            let base = self.start as usize;
+            with_column_data!(&self.rows.data, v => sums_from(v, base, offsets, first, lanes, dst));
+        }
         Ok(())
     }
 }

@@ -7,7 +7,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::Backend;
+use super::{rows_past_a_binding, Backend};
 use crate::error::{ErrorCode, GpuTableError, Result};
 use crate::ir::{assembly_ranges, Node, NodeRef};
 use crate::plan::{Plan, Region};
@@ -142,23 +142,17 @@ pub fn project<B: Backend>(
     // Without a budget, inputs not on the device are copied whole before the first pass,
     // and the copies stay (later evaluations read them): every pass holds them. A chunk
     // past one binding is still copied a task's part at a time.
-    let copied_first: HashSet<u64> = match budget {
-        Some(_) => HashSet::new(),
-        None => (on_device.iter())
-            .filter(|&(id, &on)| !on && !computed.contains_key(id))
-            .map(|(&id, _)| id)
+    let copied: Vec<NodeRef> = match budget {
+        Some(_) => Vec::new(),
+        None => (plan.leaves().into_iter())
+            .filter(|leaf| !on_device[&leaf.id] && !past_a_binding(device, leaf))
             .collect(),
     };
-    let mut copies_held = 0u64;
-    let mut counted = HashSet::new();
-    for leaf in plan.regions.iter().flat_map(|r| r.leaves.iter()) {
-        if copied_first.contains(&leaf.id)
-            && !past_a_binding(device, leaf)
-            && counted.insert(leaf.id)
-        {
-            copies_held = copies_held.saturating_add(output_bytes(device, leaf));
-        }
-    }
+    let copies_held: u64 = copied.iter().map(|leaf| output_bytes(device, leaf)).sum();
+    let copied_whole: HashSet<u64> = copied.iter().map(|leaf| leaf.id).collect();
+    // Working arrays of earlier passes a device keeps until its batch is submitted (at the
+    // plan's end at the latest), summed as the passes go.
+    let mut kept_scratch = 0u64;
     let mut tasks = Vec::with_capacity(plan.regions.len());
     for (index, region) in plan.regions.iter().enumerate() {
         let held: u64 = (plan.regions[..index].iter())
@@ -169,22 +163,18 @@ pub fn project<B: Backend>(
             })
             .map(|output| output_bytes(device, output))
             .sum();
-        // Working arrays of earlier passes a device keeps until its batch is submitted: at
-        // the plan's end at the latest.
-        let kept_scratch: u64 = match device.keeps_scratch_until_flush() {
-            true => (plan.regions[..index].iter())
-                .map(|r| scratch_bytes(device, r))
-                .sum(),
-            false => 0,
-        };
         let held = held
             .saturating_add(kept_scratch)
             .saturating_add(copies_held);
+        if device.keeps_scratch_until_flush() {
+            kept_scratch = kept_scratch.saturating_add(scratch_bytes(device, region));
+        }
         // Brought to the device a task's part at a time: inputs not on it, and outputs of
         // earlier passes that were streamed to the host.
         let is_input = |leaf: &NodeRef| {
-            let copied_whole = counted.contains(&leaf.id);
-            (!computed.contains_key(&leaf.id) && !on_device[&leaf.id] && !copied_whole)
+            (!computed.contains_key(&leaf.id)
+                && !on_device[&leaf.id]
+                && !copied_whole.contains(&leaf.id))
                 || streamed.contains(&leaf.id)
         };
         let own = task_bytes(
@@ -208,8 +198,7 @@ pub fn project<B: Backend>(
 /// Whether a chunk of `leaf` has more rows than one of the device's bindings holds (it is
 /// copied a task's part at a time).
 fn past_a_binding<B: Backend>(device: &B, leaf: &Node) -> bool {
-    let most = device.max_binding_rows(leaf.meta.size);
-    most.is_some_and(|most| leaf.chunks.iter().any(|&rows| rows > most))
+    (leaf.chunks.iter()).any(|&rows| rows_past_a_binding(device, leaf.meta.size, rows))
 }
 
 /// Bytes of the working arrays of `region`'s pass besides its inputs and output: a native

@@ -352,6 +352,14 @@ fn resident_on<B: Backend>(device: &B, leaf: &NodeRef) -> bool {
         || leaf_home(leaf).is_ok_and(|home| reads_in_place(device, &home))
 }
 
+/// Whether `rows` rows of `size` lanes are more than one of `device`'s bindings holds (such
+/// a chunk is copied to the device a task's part at a time).
+fn rows_past_a_binding<B: Backend>(device: &B, size: u32, rows: u32) -> bool {
+    device
+        .max_binding_rows(size)
+        .is_some_and(|most| rows > most)
+}
+
 /// Whether every chunk of `output` is where `device`'s kernels read it.
 fn reads_in_place<B: Backend>(device: &B, output: &Output) -> bool {
     output.chunks.iter().all(|c| device.reads_in_place(c))

@@ -6,7 +6,7 @@
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
-use super::{internal, leaf_home, reads_in_place, Backend};
+use super::{internal, leaf_home, reads_in_place, rows_past_a_binding, Backend};
 use crate::column::Column;
 use crate::error::{ErrorCode, GpuTableError, Result};
 use crate::ir::{
@@ -102,11 +102,7 @@ impl<B: Backend> Run<'_, B> {
         if reads_in_place(device, &home) {
             return Ok(home);
         }
-        let too_big = home.chunks.iter().any(|c| {
-            device
-                .max_binding_rows(c.size)
-                .is_some_and(|most| c.rows > most)
-        });
+        let too_big = (home.chunks.iter()).any(|c| rows_past_a_binding(device, c.size, c.rows));
         if self.streaming || too_big {
             // Each task copies the rows it reads (see `assemble`).
             return Ok(match fetched {

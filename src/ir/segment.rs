@@ -4,8 +4,8 @@
 //! per row), then its tail rows. An invocation then loops at most 8,191 times over rows and
 //! `rows / SEGMENT_BLOCK_ROWS` over blocks: one long segment does not keep one GPU
 //! invocation busy alone, and drivers that end an invocation's loops after 65,535
-//! iterations (llvmpipe, lavapipe) sum every segment whole up to 200 million values. Every backend
-//! sums in this order, so float sums agree.
+//! iterations (llvmpipe, lavapipe) sum every segment whole up to about 235 million values.
+//! Every backend sums in this order, so float sums agree.
 
 use std::ops::Range;
 
@@ -88,8 +88,9 @@ pub struct SegmentParts {
     pub tail: Range<u32>,
 }
 
-/// The parts of the segment of rows `lo..hi`.
+/// The parts of the segment of rows `lo..hi` (a `lo` past `hi` is an empty segment).
 pub fn segment_parts(lo: u32, hi: u32) -> SegmentParts {
+    let lo = lo.min(hi);
     if hi - lo < LONG_SEGMENT_ROWS {
         return SegmentParts {
             head: lo..hi,

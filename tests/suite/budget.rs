@@ -153,13 +153,21 @@ pub fn a_sort_of_host_keys_stays_within_the_budget<T: Target>() {
     assert_eq!(read_u32(&perm), expected);
 }
 
-/// The largest per-task projection in an `explain` text.
-fn most_projected(text: &str) -> u64 {
-    (text.lines())
+/// `explain`'s text for `root` on `device`, its largest per-task projection, and the peak
+/// device memory evaluating `root` then took beyond what was live before.
+fn projected_and_peak<B: Backend>(device: &B, root: &NodeRef) -> (String, u64, u64) {
+    let text = engine::explain(device, root).unwrap();
+    let projected = (text.lines())
         .filter_map(|l| l.split_once(": projected device memory "))
         .filter_map(|(_, bytes)| bytes.split(' ').next()?.parse::<u64>().ok())
         .max()
-        .unwrap_or(0)
+        .unwrap_or(0);
+    let counters = &device.core().counters;
+    counters.reset_peak();
+    let before = counters.memory().live_bytes;
+    evaluate_blocking(device, std::slice::from_ref(root)).unwrap();
+    let peak = counters.memory().peak_bytes - before;
+    (text, projected, peak)
 }
 
 /// A sort whose permutation no later pass reads (its pass also wrote the only key read
@@ -180,11 +188,7 @@ pub fn a_permutation_nobody_reads_is_freed_after_its_pass<T: Target>() {
         .map(|k| ir::binary(Multiply, &sorted, &ir::u32_constant(k).unwrap()).unwrap())
         .collect();
     let doubled = ir::interleave(&lanes).unwrap();
-    let text = engine::explain(&device, &doubled).unwrap();
-    let projected = most_projected(&text);
-    device.core().counters.reset_peak();
-    evaluate_blocking(&device, std::slice::from_ref(&doubled)).unwrap();
-    let peak = device.core().counters.memory().peak_bytes;
+    let (text, projected, peak) = projected_and_peak(&device, &doubled);
     // On WebGPU the sort's working arrays stay held until the batch is submitted: the
     // projection of the later pass counts them (the peak passed it by 428,608 bytes).
     assert!(
@@ -226,13 +230,7 @@ pub fn a_reduction_s_partial_states_count_until_they_are_freed<T: Target>() {
             .collect();
         lanes.push(ir::gather(&u32s(&vec![0; rows], 1), &total).unwrap());
         let after = ir::interleave(&lanes).unwrap();
-        let text = engine::explain(&device, &after).unwrap();
-        let projected = most_projected(&text);
-        let counters = &device.core().counters;
-        counters.reset_peak();
-        let before = counters.memory().live_bytes;
-        evaluate_blocking(&device, std::slice::from_ref(&after)).unwrap();
-        let peak = counters.memory().peak_bytes - before;
+        let (text, projected, peak) = projected_and_peak(&device, &after);
         assert!(
             peak <= projected,
             "input on the device {on_device}: peak {peak} over the projected {projected}:\n{text}"
