@@ -1,12 +1,44 @@
-// Node entry point: the wasm module is loaded synchronously on import.
+// Node entry point: the wasm module is loaded synchronously on import from beside this file.
+// A bundle that moved the code away from the module loads it with `await init(input)`.
 import {readFileSync} from 'node:fs';
 import {initSync} from '../wasm/gputable.js';
-import {markWasmLoaded} from '../errors.js';
-
-initSync({module: readFileSync(new URL('../wasm/gputable_bg.wasm', import.meta.url))});
-markWasmLoaded();
+import {GpuTableError, markWasmLoaded} from '../errors.js';
 
 export * from '../core.js';
 
-/** No-op in Node (the module is ready on import); kept so code runs unchanged in both. */
-export async function init() {}
+let loaded = false;
+
+function load(module) {
+  initSync({module});
+  markWasmLoaded();
+  loaded = true;
+}
+
+try {
+  load(readFileSync(new URL('../wasm/gputable_bg.wasm', import.meta.url)));
+} catch {
+  // Left to init(input); until then every call says to call it.
+}
+
+async function bytesOf(input) {
+  if (input instanceof WebAssembly.Module || ArrayBuffer.isView(input) || input instanceof ArrayBuffer) return input;
+  if (typeof Response === 'function' && input instanceof Response) return input.arrayBuffer();
+  if (typeof input === 'string' || input instanceof URL) return readFileSync(input);
+  throw new TypeError(`init() takes a path, a URL, a Response, bytes or a WebAssembly.Module, got ${typeof input}`);
+}
+
+/**
+ * A no-op where the module loaded on import; otherwise loads it from `input`: its path or
+ * file URL (the package's 'gputable/wasm' export), a Response, its bytes or a compiled module.
+ */
+export async function init(input) {
+  if (loaded) return;
+  try {
+    if (input === undefined) throw new Error('it is not beside the code, and init() was given nothing');
+    load(await bytesOf(input));
+  } catch (error) {
+    throw new GpuTableError('BACKEND_UNAVAILABLE',
+      `loading the gputable wasm module failed (${error?.message ?? error}); give init() the module: ` +
+      "its path or file URL (the package's 'gputable/wasm' export), a Response, its bytes or a compiled WebAssembly.Module");
+  }
+}

@@ -8,12 +8,12 @@ export const checkoutRoot = new URL('..', import.meta.url).pathname;
 
 const TYPES = {'.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm', '.json': 'application/json'};
 
-/** Serves the checkout on 127.0.0.1 (`port` 0: any free port); resolves to the server. */
-export function serveCheckout(port = 0) {
+/** Serves `root` (the checkout) on 127.0.0.1 (`port` 0: any free port); resolves to the server. */
+export function serveCheckout(port = 0, root = checkoutRoot) {
   const server = createServer(async (request, response) => {
     const path = normalize(decodeURIComponent(new URL(request.url, 'http://x').pathname));
-    const file = join(checkoutRoot, path.endsWith('/') ? `${path}index.html` : path);
-    if (!file.startsWith(checkoutRoot)) {
+    const file = join(root, path.endsWith('/') ? `${path}index.html` : path);
+    if (!file.startsWith(root)) {
       response.writeHead(403).end();
       return;
     }

@@ -1,11 +1,15 @@
 // The browser entry point loaded in Node, where nothing loads the wasm module until init()
 // is given it: a call before init() and a failed init() are GpuTableErrors that say what to
 // do, and init() with the module's bytes then works (issue 12: "Forgetting `await init()`
-// gave INTERNAL Cannot read properties of undefined").
+// gave INTERNAL Cannot read properties of undefined"). The Node entry away from its module,
+// as in a bundle, likewise (it threw ENOENT on import).
 
 import {test} from 'node:test';
 import assert from 'node:assert/strict';
-import {readFileSync} from 'node:fs';
+import {cpSync, mkdtempSync, readFileSync, rmSync} from 'node:fs';
+import {tmpdir} from 'node:os';
+import {join} from 'node:path';
+import {pathToFileURL} from 'node:url';
 
 const gt = await import('../../dist/web/index.js');
 
@@ -47,4 +51,21 @@ test('a call before init() and a failed init() say what to do; init(bytes) then 
   const invalid = thrown(() => gt.GPUTableEvaluator.fromArray(new Float32Array([1, 2, 3]), {size: 2}));
   assert.equal(invalid?.code, 'INVALID_ARGUMENT');
   assert.equal((await gt.createDevice()).type, 'cpu');
+});
+
+test('the Node entry away from its wasm module (a bundle) says to call init(input), which loads it', async () => {
+  // dist/ copied without the module, as a bundler leaves the code.
+  const copy = mkdtempSync(join(tmpdir(), 'gputable-node-'));
+  cpSync(new URL('../../dist', import.meta.url), copy, {recursive: true, filter: source => !source.endsWith('.wasm')});
+  const moved = await import(pathToFileURL(join(copy, 'node/index.js')));
+  const early = thrown(() => moved.GPUTableEvaluator.fromArray(new Float32Array([1, 2])));
+  assert.equal(early?.code, 'BACKEND_UNAVAILABLE');
+  assert.match(early.message, /await init\(\)/);
+  const bare = await moved.init().then(() => null, e => e);
+  assert.equal(bare?.code, 'BACKEND_UNAVAILABLE');
+  assert.match(bare.message, /gputable\/wasm/);
+  await moved.init(new URL(import.meta.resolve('gputable/wasm')));
+  const sum = moved.add(moved.GPUTableEvaluator.fromArray(new Float32Array([1, 2])), 1);
+  assert.deepEqual([...await sum.readValue()], [2, 3]);
+  rmSync(copy, {recursive: true});
 });
