@@ -1,5 +1,21 @@
 // Type declarations for the gputable package (both the browser and the Node build).
 
+// Host types the API names, declared empty so the package compiles without the DOM lib (a
+// Node project, a worker): where the DOM lib, @types/node or @webgpu/types is in the
+// compilation these merge with the real ones, so `device.gpuDevice` is a full `GPUDevice`
+// with `"types": ["@webgpu/types"]`.
+declare global {
+  interface URL {}
+  interface Request {}
+  interface Response {}
+  interface ReadableStream<R = any> {}
+  namespace WebAssembly {
+    interface Module {}
+  }
+  interface GPUDevice {}
+  interface GPUBuffer {}
+}
+
 /** Element types of a table column. */
 export type DataType = 'uint8' | 'sint8' | 'uint16' | 'sint16' | 'uint32' | 'sint32' | 'float32';
 
@@ -13,6 +29,61 @@ export type TypedArrayFor<T extends DataType> = {
   sint32: Int32Array;
   float32: Float32Array;
 }[T];
+
+/** The data type `fromArray` gives an array: a `Float64Array` is uint32 word pairs, `number[]` float32. */
+export type TypeOfArray<A> = A extends Float32Array
+  ? 'float32'
+  : A extends Float64Array
+    ? 'uint32'
+    : A extends Uint8Array | Uint8ClampedArray
+      ? 'uint8'
+      : A extends Int8Array
+        ? 'sint8'
+        : A extends Uint16Array
+          ? 'uint16'
+          : A extends Int16Array
+            ? 'sint16'
+            : A extends Uint32Array
+              ? 'uint32'
+              : A extends Int32Array
+                ? 'sint32'
+                : A extends readonly number[]
+                  ? 'float32'
+                  : DataType;
+
+/** The data type of an operation's argument: numbers and number rows are float32 constants. */
+export type TypeOf<A> = A extends GPUTableEvaluator<infer T> | GPUVector<infer T>
+  ? T
+  : A extends number | readonly number[]
+    ? 'float32'
+    : DataType;
+
+// The deduction rules (api.md) for two inputs: any float gives float32; unsigned alone the
+// widest; signed with unsigned narrower than 32 bits sint{max(signed, 2 x unsigned bits)};
+// signed with uint32 float32. The rule is commutative and associative, so folding it over
+// many inputs gives the rule over all of them.
+interface PromotionTable {
+  uint8: {uint8: 'uint8'; sint8: 'sint16'; uint16: 'uint16'; sint16: 'sint16'; uint32: 'uint32'; sint32: 'sint32'; float32: 'float32'};
+  sint8: {uint8: 'sint16'; sint8: 'sint8'; uint16: 'sint32'; sint16: 'sint16'; uint32: 'float32'; sint32: 'sint32'; float32: 'float32'};
+  uint16: {uint8: 'uint16'; sint8: 'sint32'; uint16: 'uint16'; sint16: 'sint32'; uint32: 'uint32'; sint32: 'sint32'; float32: 'float32'};
+  sint16: {uint8: 'sint16'; sint8: 'sint16'; uint16: 'sint32'; sint16: 'sint16'; uint32: 'float32'; sint32: 'sint32'; float32: 'float32'};
+  uint32: {uint8: 'uint32'; sint8: 'float32'; uint16: 'uint32'; sint16: 'float32'; uint32: 'uint32'; sint32: 'float32'; float32: 'float32'};
+  sint32: {uint8: 'sint32'; sint8: 'sint32'; uint16: 'sint32'; sint16: 'sint32'; uint32: 'float32'; sint32: 'sint32'; float32: 'float32'};
+  float32: {uint8: 'float32'; sint8: 'float32'; uint16: 'float32'; sint16: 'float32'; uint32: 'float32'; sint32: 'float32'; float32: 'float32'};
+}
+
+/** The output type of elementwise arithmetic over `Args` (a union where an input's type is not known). */
+export type ArithmeticType<Args extends readonly unknown[]> = Args extends readonly [infer First, ...infer Rest]
+  ? Rest extends readonly []
+    ? TypeOf<First>
+    : PromotionTable[TypeOf<First>][ArithmeticType<Rest>]
+  : DataType;
+
+/** `sum`'s output type: float32 for float input, sint32 for signed, uint32 for unsigned. */
+export type SumType<T extends DataType> = T extends 'float32' ? 'float32' : T extends 'sint8' | 'sint16' | 'sint32' ? 'sint32' : 'uint32';
+
+/** `T`, not inferred from where it is used (the first input alone decides). */
+export type SameAs<T> = [T][T extends unknown ? 0 : never];
 
 export type NumericTypedArray =
   | Uint8Array
@@ -115,8 +186,8 @@ export class Device {
   readonly memory: DeviceMemory;
   /** Table storage alive on this device (CPU: also tables loaded without a device). */
   readonly liveAllocations: number;
-  /** WebGPU: the browser's `GPUDevice` the outputs' buffers live on. */
-  readonly gpuDevice?: unknown;
+  /** WebGPU: the browser's `GPUDevice` the outputs' buffers live on (add `@webgpu/types` to your `types` for its members). */
+  readonly gpuDevice: GPUDevice | undefined;
   /** Frees the reuse pool and every cache, or only the cache `name`. */
   trim(name?: string): void;
   /** `memory.peakBytes` starts again from what is live now. */
@@ -161,7 +232,7 @@ export function createDevice(options?: {type?: DeviceType | 'best'; allowedMem?:
  * file beside the package's code). Required once in browsers; a no-op in Node. A failed load
  * rejects with `BACKEND_UNAVAILABLE` (and may be retried); so does any call before it.
  */
-export function init(input?: string | URL | Request | Response | BufferSource | WebAssembly.Module): Promise<void>;
+export function init(input?: string | URL | Request | Response | ArrayBuffer | ArrayBufferView | WebAssembly.Module): Promise<void>;
 
 /** Storage of this module instance that a table, batch or vector still owns (leak checks). */
 export function liveAllocations(): number;
@@ -183,7 +254,7 @@ export class DynamicBuffer {
    * WebGPU: the `GPUBuffer` holding the rows (32-bit values, rows packed; it may be longer),
    * usable as a vertex or storage buffer on `device.gpuDevice`.
    */
-  readonly gpuBuffer: unknown;
+  readonly gpuBuffer: GPUBuffer | undefined;
   readonly type: DataType;
   readonly size: number;
   /** Rows in use. */
@@ -290,8 +361,8 @@ export class GPURecordBatch {
   readonly gpuVectors: GPUVector[] & Record<string, GPUVector>;
   readonly bufferLayout: BufferLayout[];
   /** On a WebGPU device also the resident `gpuBuffer` (32-bit values: `gpuFormat`, `gpuByteStride`). */
-  readonly attributes: Record<string, {buffer: DynamicBuffer | null; format: string | null; byteOffset: number; byteStride: number; gpuBuffer?: unknown; gpuFormat?: string; gpuByteStride?: number}>;
-  readonly bindings: Record<string, {buffer: DynamicBuffer | null; offset: number; size: number; gpuBuffer?: unknown; gpuFormat?: string; gpuByteStride?: number}>;
+  readonly attributes: Record<string, {buffer: DynamicBuffer | null; format: string | null; byteOffset: number; byteStride: number; gpuBuffer?: GPUBuffer; gpuFormat?: string; gpuByteStride?: number}>;
+  readonly bindings: Record<string, {buffer: DynamicBuffer | null; offset: number; size: number; gpuBuffer?: GPUBuffer; gpuFormat?: string; gpuByteStride?: number}>;
   getVector(name: string): GPUVector;
   destroy(): void;
 }
@@ -369,11 +440,12 @@ export class GPUTableEvaluator<T extends DataType = DataType> {
    * `Float64Array` becomes uint32 word pairs (size doubled) for `fround()`. `chunks` makes a
    * chunked column: rows per chunk (the last shorter), or each chunk's row count.
    */
-  static fromArray(array: NumericTypedArray | number[], options?: {type?: DataType; size?: number; chunks?: Chunking} | null): GPUTableEvaluator;
+  static fromArray<T extends DataType>(array: NumericTypedArray | readonly number[], options: {type: T; size?: number; chunks?: Chunking}): GPUTableEvaluator<T>;
+  static fromArray<A extends NumericTypedArray | readonly number[]>(array: A, options?: {type?: undefined; size?: number; chunks?: Chunking} | null): GPUTableEvaluator<TypeOfArray<A>>;
   /** One constant row that broadcasts across the rows of other inputs. */
-  static fromConstant(value: number | number[], type?: DataType): GPUTableEvaluator;
+  static fromConstant<T extends DataType = 'float32'>(value: number | readonly number[], type?: T): GPUTableEvaluator<T>;
   /** Borrows the storage of an evaluated vector. */
-  static fromVector(vector: GPUVector): GPUTableEvaluator;
+  static fromVector<T extends DataType>(vector: GPUVector<T>): GPUTableEvaluator<T>;
 
   readonly type: T;
   /** Values per row. */
@@ -413,68 +485,65 @@ export class GPUTableEvaluator<T extends DataType = DataType> {
 /** Sparse operands of one shape: the union of their entries (canonical, in the first one's format). */
 export function add<S extends SparseOperand>(a: S, b: SparseOperand, ...more: SparseOperand[]): Promise<S>;
 /** Elementwise sum of one or more arguments, folded left to right. @example add(xyz, [10, 20, 30], 1) */
-export function add(...args: ArithmeticArgument[]): GPUTableEvaluator;
+export function add<Args extends ArithmeticArgument[]>(...args: Args): GPUTableEvaluator<ArithmeticType<Args>>;
 /** Sparse operands of one shape: the union of their entries. */
 export function subtract<S extends SparseOperand>(a: S, b: SparseOperand, ...more: SparseOperand[]): Promise<S>;
 /** Elementwise difference, folded left to right. @example subtract(x, 1) */
-export function subtract(...args: ArithmeticArgument[]): GPUTableEvaluator;
+export function subtract<Args extends ArithmeticArgument[]>(...args: Args): GPUTableEvaluator<ArithmeticType<Args>>;
 /** A sparse operand times a number: the same structure, at once. */
 export function multiply<S extends SparseOperand>(a: S, b: number): S;
 export function multiply<S extends SparseOperand>(a: number, b: S): S;
 /** Sparse operands of one shape: the intersection of their entries. */
 export function multiply<S extends SparseOperand>(a: S, b: SparseOperand, ...more: SparseOperand[]): Promise<S>;
 /** Elementwise product, folded left to right. @example multiply(x, x) */
-export function multiply(...args: ArithmeticArgument[]): GPUTableEvaluator;
+export function multiply<Args extends ArithmeticArgument[]>(...args: Args): GPUTableEvaluator<ArithmeticType<Args>>;
 /** A sparse operand by a number: the same structure (integer values sum duplicates first: a Promise). */
 export function divide<S extends SparseOperand>(a: S, b: number): S | Promise<S>;
 /** Elementwise quotient, folded left to right; integer division truncates and x / 0 is 0. */
-export function divide(...args: ArithmeticArgument[]): GPUTableEvaluator;
+export function divide<Args extends ArithmeticArgument[]>(...args: Args): GPUTableEvaluator<ArithmeticType<Args>>;
 /** `base ** exponent`, float32. */
-export function pow(base: ArithmeticArgument, exponent: ArithmeticArgument): GPUTableEvaluator;
+export function pow(base: ArithmeticArgument, exponent: ArithmeticArgument): GPUTableEvaluator<'float32'>;
 /** Of a sparse operand (f(0) = 0): its canonical entries mapped, sparse. */
 export function sqrt<S extends SparseOperand>(x: S): Promise<S>;
 /** Square root, float32. */
-export function sqrt(x: ArithmeticArgument): GPUTableEvaluator;
+export function sqrt(x: ArithmeticArgument): GPUTableEvaluator<'float32'>;
 export function abs<S extends SparseOperand>(x: S): Promise<S>;
 /** Absolute value; keeps the input type (integers wrap: abs(-128 as sint8) is -128). */
-export function abs(x: ArithmeticArgument): GPUTableEvaluator;
+export function abs<X extends ArithmeticArgument>(x: X): GPUTableEvaluator<TypeOf<X>>;
 export function sin<S extends SparseOperand>(x: S): Promise<S>;
-export function sin(x: ArithmeticArgument): GPUTableEvaluator;
-export function cos(x: ArithmeticArgument): GPUTableEvaluator;
+export function sin(x: ArithmeticArgument): GPUTableEvaluator<'float32'>;
+export function cos(x: ArithmeticArgument): GPUTableEvaluator<'float32'>;
 export function tan<S extends SparseOperand>(x: S): Promise<S>;
-export function tan(x: ArithmeticArgument): GPUTableEvaluator;
-export function exp(x: ArithmeticArgument): GPUTableEvaluator;
+export function tan(x: ArithmeticArgument): GPUTableEvaluator<'float32'>;
+export function exp(x: ArithmeticArgument): GPUTableEvaluator<'float32'>;
 /** Natural logarithm, float32. */
-export function log(x: ArithmeticArgument): GPUTableEvaluator;
+export function log(x: ArithmeticArgument): GPUTableEvaluator<'float32'>;
 
 /** Concatenates each row of the inputs; size = sum of sizes. @example interleave(xyz, id) */
-export function interleave(...inputs: ArithmeticArgument[]): GPUTableEvaluator;
+export function interleave<Args extends ArithmeticArgument[]>(...inputs: Args): GPUTableEvaluator<ArithmeticType<Args>>;
 /** Rows of `source` at `ids` (one integer per row); out-of-range or negative ids give zero rows. */
-export function gather(ids: EvaluatorInput, source: ArithmeticArgument): GPUTableEvaluator;
+export function gather<S extends ArithmeticArgument>(ids: EvaluatorInput, source: S): GPUTableEvaluator<TypeOf<S>>;
 /** Options of the reductions. */
 export interface ReductionOptions {
   /** The most chunk partials one combine takes (at least 2). Default 4. */
   splitEvery?: number;
 }
 /** Per channel `[min, max]` over all rows, NaN and null slots ignored; length = x.size, size 2. Empty input: `EMPTY_INPUT`. Null slots are those of a `GPUVector`'s `validity` (a graph over a vector has none). */
-export function extent<T extends DataType>(x: GPUTableEvaluator<T> | GPUVector<T>, options?: ReductionOptions): GPUTableEvaluator<T>;
-export function extent(x: ArithmeticArgument, options?: ReductionOptions): GPUTableEvaluator;
+export function extent<X extends ArithmeticArgument>(x: X, options?: ReductionOptions): GPUTableEvaluator<TypeOf<X>>;
 /**
  * Of a sparse operand: every entry (no `axis`: one value), one row per column (`axis: 0`) or
  * one row per row (`axis: 1`).
  */
 export function sum(x: SparseOperand, options?: ReductionOptions & {axis?: 0 | 1 | null}): GPUTableEvaluator<'float32' | 'sint32' | 'uint32'>;
 /** Per lane sum over all rows (null slots skipped): float32 for float input, sint32 for signed, uint32 for unsigned (integers wrap); one constant row of x.size. No rows: 0. */
-export function sum(x: ArithmeticArgument, options?: ReductionOptions): GPUTableEvaluator<'float32' | 'sint32' | 'uint32'>;
-/** Per lane least value, NaN and null slots ignored (a lane with only NaN gives NaN), in x's type; one constant row. Empty input: `EMPTY_INPUT`. */
-export function min<T extends DataType>(x: GPUTableEvaluator<T> | GPUVector<T>, options?: ReductionOptions): GPUTableEvaluator<T>;
+export function sum<X extends ArithmeticArgument>(x: X, options?: ReductionOptions): GPUTableEvaluator<SumType<TypeOf<X>>>;
 /** Of a sparse operand: implicit zeros count, as in the dense matrix; one value. */
 export function min(x: SparseOperand, options?: ReductionOptions): GPUTableEvaluator;
-export function min(x: ArithmeticArgument, options?: ReductionOptions): GPUTableEvaluator;
-/** Per lane greatest value, NaN and null slots ignored (a lane with only NaN gives NaN), in x's type; one constant row. Empty input: `EMPTY_INPUT`. */
-export function max<T extends DataType>(x: GPUTableEvaluator<T> | GPUVector<T>, options?: ReductionOptions): GPUTableEvaluator<T>;
+/** Per lane least value, NaN and null slots ignored (a lane with only NaN gives NaN), in x's type; one constant row. Empty input: `EMPTY_INPUT`. */
+export function min<X extends ArithmeticArgument>(x: X, options?: ReductionOptions): GPUTableEvaluator<TypeOf<X>>;
 export function max(x: SparseOperand, options?: ReductionOptions): GPUTableEvaluator;
-export function max(x: ArithmeticArgument, options?: ReductionOptions): GPUTableEvaluator;
+/** Per lane greatest value, NaN and null slots ignored (a lane with only NaN gives NaN), in x's type; one constant row. Empty input: `EMPTY_INPUT`. */
+export function max<X extends ArithmeticArgument>(x: X, options?: ReductionOptions): GPUTableEvaluator<TypeOf<X>>;
 /** Per lane mean (null slots skipped), float32; one constant row. Empty input: `EMPTY_INPUT`. */
 export function mean(x: ArithmeticArgument, options?: ReductionOptions): GPUTableEvaluator<'float32'>;
 /** Per lane row index of the first least value, NaN and null slots ignored (-1 if none), sint32; one constant row. Empty input: `EMPTY_INPUT`. */
@@ -484,7 +553,7 @@ export function argmax(x: ArithmeticArgument, options?: ReductionOptions): GPUTa
 /** Every lane converted to `type`: float to integer truncates toward zero (NaN and out of range give 0), integers wrap. */
 export function cast<T extends DataType>(x: ArithmeticArgument, type: T): GPUTableEvaluator<T>;
 /** Rows of each input in order, chunks concatenated; the inputs share one type and row size. */
-export function concat<T extends DataType>(...inputs: (GPUTableEvaluator<T> | GPUVector<T>)[]): GPUTableEvaluator<T>;
+export function concat<T extends DataType>(first: GPUTableEvaluator<T> | GPUVector<T>, ...rest: (GPUTableEvaluator<SameAs<T>> | GPUVector<SameAs<T>>)[]): GPUTableEvaluator<T>;
 /** Rows `[start, end)` of `x`, clamped; reads only the chunks it touches. */
 export function slice<T extends DataType>(x: GPUTableEvaluator<T> | GPUVector<T>, start?: number, end?: number): GPUTableEvaluator<T>;
 /** The same rows with new chunk boundaries: rows per chunk, or row counts summing to the length. */
@@ -515,9 +584,9 @@ export function segmentedMap(segments: EvaluatorInput, vertexCount: number): GPU
 /** Float64 word pairs (from `fromArray(Float64Array)`) to float32 rows `[high..., low...]`. */
 export function fround(x: EvaluatorInput): GPUTableEvaluator<'float32'>;
 /** Reorders or duplicates lanes. @example swizzle(xyz, [2, 1, 0]) */
-export function swizzle(x: EvaluatorInput, channels: number[]): GPUTableEvaluator;
+export function swizzle<X extends EvaluatorInput>(x: X, channels: number[]): GPUTableEvaluator<TypeOf<X>>;
 /** Lane-wise `cond != 0 ? whenTrue : whenFalse`. */
-export function select(cond: ArithmeticArgument, whenTrue: ArithmeticArgument, whenFalse: ArithmeticArgument): GPUTableEvaluator;
+export function select<A extends ArithmeticArgument, B extends ArithmeticArgument>(cond: ArithmeticArgument, whenTrue: A, whenFalse: B): GPUTableEvaluator<ArithmeticType<[A, B]>>;
 /** Row dot product (float32, size 1). */
 export function dot(a: ArithmeticArgument, b: ArithmeticArgument): GPUTableEvaluator<'float32'>;
 /** Row Euclidean length (float32, size 1). */

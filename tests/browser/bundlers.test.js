@@ -21,7 +21,7 @@ function installPackedCheckout() {
   const [packed] = JSON.parse(execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', project],
     {cwd: checkoutRoot, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore']}));
   writeFileSync(`${project}package.json`, JSON.stringify({name: 'gputable-recipes', private: true, type: 'module'}));
-  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--offline', `./${packed.filename}`],
+  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', `./${packed.filename}`],
     {cwd: project, stdio: ['ignore', 'ignore', 'inherit']});
 }
 

@@ -1,0 +1,115 @@
+// Typed examples of the API, compiled with `tsc --strict` by tests/node/typescript.test.js:
+// every `Equals` must hold, and every line under `@ts-expect-error` must fail to compile
+// (tsc reports a directive with no error under it).
+import {
+  GPUTableEvaluator as E, GPUVector, GpuTableError, Device, add, subtract, multiply, divide, sqrt, abs, sin,
+  interleave, gather, extent, sum, min, mean, argmax, cast, concat, slice, select, swizzle, dot, equalAll,
+  sequence, segmentedMap, fround, createDevice, init, GPUTable, SparseMatrix
+} from 'gputable';
+
+type Equals<X, Y> = (<T>() => T extends X ? 1 : 2) extends <T>() => T extends Y ? 1 : 2 ? true : false;
+function expectType<Expected>() {
+  return <Actual>(_value: Actual, ..._: Equals<Actual, Expected> extends true ? [] : [never]) => {};
+}
+
+export async function examples(bytes: Uint8Array) {
+  await init();
+  await init(bytes);
+  const device: Device = await createDevice({type: 'best', allowedMem: 1 << 20});
+
+  // fromArray takes its type from the typed array; number[] is float32 unless a type is given.
+  const f32 = E.fromArray(new Float32Array([1, 2, 3, 4, 5, 6]), {size: 3});
+  const u8 = E.fromArray(new Uint8Array([200, 7]));
+  const s8 = E.fromArray(new Int8Array([-1, 1]));
+  const u32 = E.fromArray(new Uint32Array([1, 2]));
+  expectType<E<'float32'>>()(f32);
+  expectType<E<'uint8'>>()(u8);
+  expectType<E<'uint8'>>()(E.fromArray(new Uint8ClampedArray([1])));
+  expectType<E<'sint16'>>()(E.fromArray(new Int16Array([1])));
+  expectType<E<'uint32'>>()(E.fromArray(new Float64Array([Math.PI])));
+  expectType<E<'float32'>>()(E.fromArray([1, 2, 3]));
+  expectType<E<'sint8'>>()(E.fromArray([1, 2, 3], {type: 'sint8'}));
+  expectType<E<'float32'>>()(E.fromConstant(5));
+  expectType<E<'uint32'>>()(E.fromConstant(5, 'uint32'));
+
+  // Op results follow the deduction rules, and readValue() the result's type.
+  const r = add(f32, [10, 20, 30], 1);
+  await r.evaluate(device);
+  expectType<Float32Array>()(await r.readValue());
+  expectType<Uint8Array>()(await add(u8, u8).readValue());
+  expectType<E<'sint16'>>()(add(u8, s8));
+  expectType<E<'float32'>>()(add(u32, 1));
+  expectType<E<'uint32'>>()(add(u32, E.fromConstant(1, 'uint32')));
+  expectType<E<'float32'>>()(subtract(u32, s8));
+  expectType<E<'sint32'>>()(multiply(E.fromArray(new Uint16Array([1])), s8, u8));
+  expectType<E<'sint32'>>()(divide(E.fromArray(new Int32Array([-7, 7])), E.fromArray(new Int32Array([2, 0]))));
+  expectType<E<'float32'>>()(sqrt(u8));
+  expectType<E<'sint8'>>()(abs(s8));
+  expectType<E<'float32'>>()(sin(u32));
+  expectType<E<'uint8'>>()(interleave(u8, u8));
+  expectType<E<'float32'>>()(gather(u32, f32));
+  expectType<E<'uint8'>>()(extent(u8));
+  expectType<E<'uint32'>>()(sum(u8));
+  expectType<E<'sint32'>>()(sum(s8));
+  expectType<E<'float32'>>()(sum(f32));
+  expectType<E<'sint8'>>()(min(s8));
+  expectType<E<'float32'>>()(mean(u8));
+  expectType<E<'sint32'>>()(argmax(u8));
+  expectType<E<'sint16'>>()(cast(f32, 'sint16'));
+  expectType<E<'uint8'>>()(concat(u8, u8));
+  expectType<E<'uint8'>>()(slice(u8, 0, 1));
+  expectType<E<'sint16'>>()(select(u32, u8, s8));
+  expectType<E<'float32'>>()(swizzle(f32, [2, 1, 0]));
+  expectType<E<'float32'>>()(dot(f32, f32));
+  expectType<E<'uint32'>>()(equalAll(u8, u8));
+  expectType<E<'sint32'>>()(sequence(4, 10, 2));
+  expectType<E<'uint32'>>()(segmentedMap(E.fromArray([0, 3], {type: 'uint32'}), 7));
+  expectType<E<'float32'>>()(fround(E.fromArray(new Float64Array([Math.PI]))));
+
+  // A vector keeps its type, and an evaluator over it too.
+  const vector = await u8.evaluate(device);
+  expectType<GPUVector<'uint8'>>()(vector);
+  expectType<E<'uint16'>>()(add(vector, E.fromArray(new Uint16Array([1, 2]))));
+  expectType<E<'uint8'>>()(E.fromVector(vector));
+  expectType<Uint8Array>()(await vector.readValue());
+
+  // An evaluator of unknown type gives a union, which narrows on `type`.
+  const unknown: E = E.fromArray([1]);
+  const values = await add(unknown, unknown).readValue();
+  expectType<Float32Array | Uint8Array | Int8Array | Uint16Array | Int16Array | Uint32Array | Int32Array>()(values);
+  expectType<E<'float32'>>()(add(unknown, 1));
+
+  // Tables and sparse matrices.
+  const table = await GPUTable.fromArrowIPC(bytes, {device, float64: 'words'});
+  const column: GPUVector = table.getVector('x');
+  const matrix = await SparseMatrix.fromCSR({rowPtr: [0, 1], colVal: [0], nzVal: new Float32Array([2]), shape: [1, 1]});
+  const product = matrix.multiply(new Float32Array([3]));
+  expectType<E>()(product);
+  expectType<Promise<SparseMatrix>>()(add(matrix, matrix));
+  expectType<SparseMatrix>()(multiply(matrix, 2));
+
+  try {
+    column.destroy();
+  } catch (error) {
+    if (error instanceof GpuTableError) expectType<'GpuTableError'>()(error.name);
+  }
+
+  // What must not compile.
+  // @ts-expect-error: readValue() of a float32 result is no Uint8Array
+  const wrong: Uint8Array = await r.readValue();
+  // @ts-expect-error: an unknown data type
+  E.fromArray([1], {type: 'float64'});
+  // @ts-expect-error: strings are no arithmetic arguments
+  add(f32, 'one');
+  // @ts-expect-error: a device type that does not exist
+  await createDevice({type: 'metal'});
+  // @ts-expect-error: cast to an unknown type
+  cast(f32, 'int32');
+  // @ts-expect-error: concat of different types
+  concat(u8, f32);
+  // @ts-expect-error: allowedMem is a number of bytes
+  await createDevice({type: 'webgpu', allowedMem: '1GB'});
+  // @ts-expect-error: the error codes are a closed set
+  new GpuTableError('NOT_A_CODE', 'message');
+  return wrong;
+}
