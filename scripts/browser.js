@@ -24,17 +24,27 @@ export function serveCheckout(port = 0, root = checkoutRoot) {
       response.writeHead(404).end('not found');
       return;
     }
-    response.writeHead(200, {'content-type': TYPES[extname(file)] ?? 'application/octet-stream'}).end(body);
+    response.writeHead(200, {'content-type': TYPES[extname(file)] ?? 'application/octet-stream', 'content-length': body.length}).end(body);
   });
   return new Promise(resolve => server.listen(port, '127.0.0.1', () => resolve(server)));
 }
 
-/** Headless Chromium with WebGPU enabled (SwiftShader where there is no GPU). */
-export async function launchChromium() {
+/**
+ * Headless Chromium with WebGPU enabled (SwiftShader where there is no GPU). `canvas`: a
+ * WebGPU canvas can be presented too. By default headless Chromium composites with ANGLE's
+ * GL SwiftShader while Dawn renders on Vulkan SwiftShader, and the first frame presented
+ * loses the device ("A valid external Instance reference no longer exists"); compositing on
+ * Vulkan SwiftShader as well fixes it (found in visgl/luma.gl#2874).
+ */
+export async function launchChromium({canvas = false} = {}) {
   const {chromium} = await import('playwright-core');
+  const presenting = canvas
+    ? ['--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--ignore-gpu-blocklist', '--enable-gpu',
+      '--enable-features=Vulkan', '--use-vulkan=swiftshader']
+    : [];
   return chromium.launch({
     executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
     args: ['--no-sandbox', '--enable-unsafe-webgpu', '--disable-background-networking', '--disable-component-update',
-      '--disable-sync', '--disable-quic', '--no-first-run']
+      '--disable-sync', '--disable-quic', '--no-first-run', ...presenting]
   });
 }

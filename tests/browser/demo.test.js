@@ -1,29 +1,83 @@
-// The demo page (www/index.html) in headless Chromium on each GPU backend, with the bundled
-// Arrow file: it must finish and print the same numbers as on the CPU.
+// The demo page (www/index.html) in headless Chromium on each backend: it must stream the
+// Arrow file, filter and draw the generated trips, show the same numbers as on the CPU
+// (and as its own JavaScript loop) before and after a slider moves, and draw points (a
+// screenshot of the plot has lit pixels, kept in target/demo-<device>.png). On WebGPU the
+// benchmark panel runs the peers' benchmark at a small size and charts its ratios.
 import {test} from 'node:test';
 import assert from 'node:assert/strict';
-import {launchChromium, serveCheckout} from '../../scripts/browser.js';
+import {mkdirSync, writeFileSync} from 'node:fs';
+import {checkoutRoot, launchChromium, serveCheckout} from '../../scripts/browser.js';
+import {decodePng} from './png.js';
 
-test('the demo page runs on WebGPU, WebGL2 and the CPU with the same results', {timeout: 300_000}, async () => {
+const BENCH = 'bench-rows=20000&bench-reduceRows=1000000&bench-sparseRows=2000&bench-sparseEntries=4000';
+
+async function shownNumbers(page) {
+  return page.evaluate(() => ({
+    shown: document.getElementById('shown').textContent,
+    histogram: JSON.parse(document.getElementById('histogram').dataset.counts),
+    check: document.getElementById('check').textContent,
+    arrow: document.getElementById('arrow').textContent
+  }));
+}
+
+async function waitForRender(page, renders) {
+  await page.waitForFunction(n => document.body.dataset.state === 'error' || Number(document.body.dataset.renders ?? 0) >= n,
+    renders, {timeout: 240_000});
+  const state = await page.evaluate(() => document.body.dataset.state);
+  assert.equal(state, 'ready', await page.textContent('#status'));
+}
+
+/** Pixels of the plot that are not its background. */
+async function litPixels(page, device) {
+  const png = await page.locator('#plot').screenshot();
+  mkdirSync(`${checkoutRoot}target`, {recursive: true});
+  writeFileSync(`${checkoutRoot}target/demo-${device}.png`, png);
+  const {pixels, channels} = decodePng(png);
+  // The plot's background is rgb(18, 20, 26) (views.js).
+  let lit = 0;
+  for (let i = 0; i < pixels.length; i += channels) {
+    if (Math.abs(pixels[i] - 18) + Math.abs(pixels[i + 1] - 20) + Math.abs(pixels[i + 2] - 26) > 24) lit++;
+  }
+  return lit;
+}
+
+test('the demo page filters, draws and reports the same numbers on WebGPU, WebGL2 and the CPU', {timeout: 900_000}, async () => {
   const server = await serveCheckout();
-  const browser = await launchChromium();
+  const browser = await launchChromium({canvas: true});
   try {
-    const outputs = {};
+    const seen = {};
     for (const device of ['cpu', 'webgpu', 'webgl']) {
-      const page = await browser.newPage();
-      await page.goto(`http://127.0.0.1:${server.address().port}/www/index.html?device=${device}&rows=100000`);
-      await page.waitForFunction(() => document.body.dataset.done, null, {timeout: 240_000});
-      const text = await page.textContent('#out');
-      assert.equal(await page.evaluate(() => document.body.dataset.done), 'ok', text);
-      assert.match(text, new RegExp(`on the ${device} device`));
-      assert.match(text, /GPUTable of 20,000 rows in 4 batches/);
-      // Timings and plans differ by device; results must not.
-      outputs[device] = text.split('\n').filter(line => /^(first|pickup extent|stats extent|last fares|segmentedMap|startTime|passenger|equalAll|fare per km|missing)/.test(line)).map(line => line.replace(/ \([\d.]+ ms\)$/, ''));
+      const page = await browser.newPage({viewport: {width: 1400, height: 1000}});
+      const errors = [];
+      page.on('pageerror', error => errors.push(error.message));
+      await page.goto(`http://127.0.0.1:${server.address().port}/www/index.html?device=${device}&rows=100000&${BENCH}`);
+      await waitForRender(page, 1);
+      assert.equal(await page.evaluate(() => document.body.dataset.device), device);
+      const first = await shownNumbers(page);
+      assert.match(first.arrow, /trips\.arrow: 20,000 rows in 4 batches/);
+      assert.equal(await page.evaluate(() => document.getElementById('progress-text').textContent), '673 of 673 kB, 4 record batches on the device');
+      assert.ok(await litPixels(page, device) > 5000, `${device}: the plot drew too few points`);
+      // A slider moves: the graph is rebuilt and evaluated again.
+      await page.locator('#min-fare').fill('12');
+      await waitForRender(page, 2);
+      const second = await shownNumbers(page);
+      for (const numbers of [first, second]) assert.equal(numbers.check, 'the same counts', device);
+      assert.notEqual(second.shown, first.shown);
+      assert.match(await page.textContent('#explain'), /fused elementwise/);
+      seen[device] = [first, second];
+      if (device === 'webgpu') {
+        await page.click('#bench-run');
+        await page.waitForFunction(() => document.getElementById('bench-chart').dataset.ratios || document.body.dataset.state === 'error',
+          null, {timeout: 300_000});
+        const ratios = JSON.parse(await page.evaluate(() => document.getElementById('bench-chart').dataset.ratios ?? '{}'));
+        assert.ok(Object.keys(ratios).length >= 5, JSON.stringify(ratios));
+        for (const [workload, ratio] of Object.entries(ratios)) assert.ok(Number.isFinite(ratio) && ratio > 0, `${workload}: ${ratio}`);
+      }
+      assert.deepEqual(errors, [], device);
       await page.close();
     }
-    assert.ok(outputs.cpu.length >= 10);
-    assert.deepEqual(outputs.webgpu, outputs.cpu);
-    assert.deepEqual(outputs.webgl, outputs.cpu);
+    assert.deepEqual(seen.webgpu, seen.cpu);
+    assert.deepEqual(seen.webgl, seen.cpu);
   } finally {
     await browser.close();
     server.close();
