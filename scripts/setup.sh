@@ -47,13 +47,13 @@ else
 fi
 
 # Headless Chromium for the browser tests (WebGPU through SwiftShader); never `playwright install`.
-if [ -x /usr/bin/chromium ]; then
-  say "chromium: present"
+if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then
+  say "chromium and chromedriver: present"
 else
-  say "installing chromium for the browser tests (apt: chromium fonts-liberation)"
+  say "installing chromium and its driver for the browser tests (apt: chromium chromium-driver fonts-liberation)"
   sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
   $sudo apt-get update -q
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q chromium fonts-liberation
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q chromium chromium-driver fonts-liberation
 fi
 
 if [ -d node_modules ] && [ node_modules/.package-lock.json -nt package-lock.json ]; then

@@ -15,7 +15,7 @@ impl Target for Cpu {
     fn device() -> CpuDevice {
         CpuDevice::shared()
     }
-    fn fresh() -> CpuDevice {
+    async fn fresh() -> CpuDevice {
         CpuDevice::default()
     }
     const TRANSFERS: bool = false;

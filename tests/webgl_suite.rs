@@ -6,7 +6,15 @@
 mod common;
 mod suite;
 use common::*;
-use suite::{check, check_roots, floats, Target, Tolerance};
+use suite::{floats, Target, Tolerance};
+
+/// The suite's checks, blocking: the tests below run natively only.
+fn check<T: Target>(root: NodeRef, tolerance: Tolerance) {
+    pollster::block_on(suite::check::<T>(root, tolerance))
+}
+fn check_roots<T: Target>(roots: &[NodeRef], tolerance: Tolerance) -> gputable::Result<()> {
+    pollster::block_on(suite::check_roots::<T>(roots, tolerance))
+}
 
 use gputable::column::ColumnData;
 use gputable::engine::{evaluate_blocking, explain, Backend};
@@ -38,7 +46,7 @@ impl Target for WebGl {
     fn device() -> GlDevice {
         DEVICE.with(|d| (*d).clone())
     }
-    fn fresh() -> GlDevice {
+    async fn fresh() -> GlDevice {
         new_device()
     }
     const TRANSFERS: bool = true;
@@ -55,7 +63,7 @@ impl Target for WebGlTiled {
     fn device() -> GlDevice {
         SMALL_TILES.with(|d| (*d).clone())
     }
-    fn fresh() -> GlDevice {
+    async fn fresh() -> GlDevice {
         let mut d = new_device();
         d.cap_texture_side(64).unwrap();
         d
@@ -146,7 +154,7 @@ fn explain_lists_passes_and_draws() {
 
 #[test]
 fn textures_are_uploaded_once_and_freed_with_their_node() {
-    let d = WebGl::fresh();
+    let d = pollster::block_on(WebGl::fresh());
     let x = f32s(&floats(999), 3);
     for c in [1.0, 2.0, 3.0] {
         let r = ir::binary(Add, &x, &lit(&[c])).unwrap();
@@ -193,7 +201,7 @@ fn narrow_integer_columns_stay_exact_through_integer_textures() {
 #[test]
 fn a_merge_sort_of_over_a_million_rows_carries_both_keys() {
     check_a_two_key_sort_of_1_3m_rows(
-        &WebGl::fresh(),
+        &pollster::block_on(WebGl::fresh()),
         "21 draws: 21 merge passes (runs of 1, 2, 4, ... rows merged in pairs, a fragment per row), after 1 draw joining keys stored in chunks",
         22,
     );
@@ -222,7 +230,10 @@ fn sorts_past_one_tile_or_three_keys_run_as_split_passes() {
     };
     let two: Vec<(&NodeRef, u64)> = nodes[..2].iter().map(|n| (n, 7)).collect();
     let four: Vec<(&NodeRef, u64)> = nodes.iter().map(|n| (n, 7)).collect();
-    for (device, keyed, count) in [(WebGlTiled::fresh(), &two, 2), (WebGl::fresh(), &four, 4)] {
+    for (device, keyed, count) in [
+        (pollster::block_on(WebGlTiled::fresh()), &two, 2),
+        (pollster::block_on(WebGl::fresh()), &four, 4),
+    ] {
         let perm = ir::lexsort_permutation(keyed).unwrap();
         let text = explain(&device, &perm).unwrap();
         let passes = format!("{} one-bit split passes", 3 * count);

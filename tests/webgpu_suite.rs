@@ -5,14 +5,19 @@
 mod common;
 mod suite;
 use common::*;
-use suite::{check, floats, Target, Tolerance};
+use suite::{floats, Target, Tolerance};
+
+/// The suite's check, blocking: the tests below run natively only.
+fn check<T: Target>(root: NodeRef, tolerance: Tolerance) {
+    pollster::block_on(suite::check::<T>(root, tolerance))
+}
 
 use std::cell::RefCell;
 
 use gputable::column::ColumnData;
 use gputable::engine::{evaluate_blocking, explain, Backend};
 use gputable::gpu::GpuDevice;
-use gputable::ir::{self, BinaryOp::*, UnaryOp::*};
+use gputable::ir::{self, BinaryOp::*, NodeRef, UnaryOp::*};
 
 fn new_device() -> GpuDevice {
     GpuDevice::new_blocking()
@@ -45,7 +50,7 @@ impl Target for WebGpu {
     fn release() {
         DEVICE.with(|d| d.0.borrow_mut().take());
     }
-    fn fresh() -> GpuDevice {
+    async fn fresh() -> GpuDevice {
         new_device()
     }
     const TRANSFERS: bool = true;
@@ -75,7 +80,7 @@ fn more_than_65535_workgroups_split_across_dimensions() {
 
 #[test]
 fn a_plan_of_several_regions_runs_every_dispatch() {
-    let d = WebGpu::fresh();
+    let d = pollster::block_on(WebGpu::fresh());
     let x = f32s(&floats(4000), 1);
     // A reduction (row groups, their combine into the chunk's partial, the output row),
     // then a gather from it fused with an add (one).
@@ -88,7 +93,7 @@ fn a_plan_of_several_regions_runs_every_dispatch() {
         )
         .unwrap()
     };
-    let expected = suite::oracle(&[build()]).unwrap();
+    let expected = pollster::block_on(suite::oracle(&[build()])).unwrap();
     let r = build();
     evaluate_blocking(&d, std::slice::from_ref(&r)).unwrap();
     assert_eq!(d.core().counters.stats().kernels, 4);
@@ -149,7 +154,7 @@ fn explain_lists_kernels_and_dispatches() {
 
 #[test]
 fn inputs_are_uploaded_once_and_freed_with_their_node() {
-    let d = WebGpu::fresh();
+    let d = pollster::block_on(WebGpu::fresh());
     let x = f32s(&floats(1000), 1);
     for c in [1.0, 2.0, 3.0] {
         let r = ir::binary(Add, &x, &lit(&[c])).unwrap();
@@ -231,7 +236,7 @@ fn a_leaf_read_both_ways_is_never_cut_at_the_binding_size() {
     let refused = both(&f32s(&xs, 1));
     let error = evaluate_blocking(&capped, std::slice::from_ref(&refused)).unwrap_err();
     assert_eq!(error.code, gputable::ErrorCode::LimitExceeded, "{error}");
-    let d = WebGpu::fresh();
+    let d = pollster::block_on(WebGpu::fresh());
     let summed = both(&f32s(&xs, 1));
     evaluate_blocking(&d, std::slice::from_ref(&summed)).unwrap();
     let expected: Vec<f32> = (0..300).map(|i| xs[i] + xs[299 - i]).collect();
@@ -240,7 +245,7 @@ fn a_leaf_read_both_ways_is_never_cut_at_the_binding_size() {
 
 #[test]
 fn a_chunked_gather_source_is_bound_chunk_by_chunk() {
-    let d = WebGpu::fresh();
+    let d = pollster::block_on(WebGpu::fresh());
     let values: Vec<f32> = (0..30).map(|v| v as f32).collect();
     let source = chunked(ColumnData::F32(values), 1, &[10, 0, 15, 5]);
     pollster::block_on(gputable::engine::put_on(&d, &source, false)).unwrap();
@@ -313,7 +318,7 @@ fn row_numbered_ops_continue_across_tasks_cut_at_the_binding_size() {
 /// of 16 MB allocates nothing.
 #[test]
 fn large_reads_reuse_one_staging_buffer() {
-    let d = WebGpu::fresh();
+    let d = pollster::block_on(WebGpu::fresh());
     d.set_pool_cap(12 << 20);
     let rows = 4 << 20;
     let r = ir::binary(Add, &f32s(&vec![1.5; rows], 1), &lit(&[1.0])).unwrap();
@@ -335,7 +340,7 @@ fn large_reads_reuse_one_staging_buffer() {
 #[test]
 fn a_radix_sort_of_over_a_million_rows_carries_its_counts_across_tiles() {
     check_a_two_key_sort_of_1_3m_rows(
-        &WebGpu::fresh(),
+        &pollster::block_on(WebGpu::fresh()),
         "33 dispatches: 11 passes of a 4-bit radix sort (a count, a scan and a placing dispatch each, over 1270 blocks of 1024 rows), after 1 dispatch joining keys stored in chunks",
         34,
     );

@@ -51,9 +51,13 @@ impl CpuDevice {
                 data: ColumnData::with_capacity(dtype, capacity)?,
             })
         })?;
+        // A pooled array comes back as a new one would: empty and of row size 1 (callers
+        // that write wider rows say so). It kept the size of its last use, and the radix
+        // sort's permutation, written into one that had held rows of 2, read past its end.
         let column = lease.get_mut();
         crate::column::with_column_data!(&mut column.data, v => v.clear());
         column.rows = 0;
+        column.size = 1;
         Ok(lease)
     }
 }

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 use gputable::column::ColumnData;
+#[cfg(not(target_arch = "wasm32"))]
 use gputable::evaluator::read_value;
 use gputable::ir::{self, BinaryOp, NodeRef, UnaryOp};
 use gputable::{DType, ErrorCode, Result};
@@ -46,21 +47,25 @@ pub fn f64_words(values: &[f64], size: u32) -> NodeRef {
     ir::source(ColumnData::U32(words), size * 2, false).unwrap()
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 pub fn read(node: &NodeRef) -> ColumnData {
     read_value(node, None, None).unwrap()
 }
+#[cfg(not(target_arch = "wasm32"))]
 pub fn read_f32(node: &NodeRef) -> Vec<f32> {
     match read(node) {
         ColumnData::F32(v) => v,
         other => panic!("expected float32, got {:?}", other.dtype()),
     }
 }
+#[cfg(not(target_arch = "wasm32"))]
 pub fn read_u32(node: &NodeRef) -> Vec<u32> {
     match read(node) {
         ColumnData::U32(v) => v,
         other => panic!("expected uint32, got {:?}", other.dtype()),
     }
 }
+#[cfg(not(target_arch = "wasm32"))]
 pub fn read_i32(node: &NodeRef) -> Vec<i32> {
     match read(node) {
         ColumnData::I32(v) => v,
@@ -352,6 +357,7 @@ pub fn chunked(data: ColumnData, size: u32, chunks: &[u32]) -> NodeRef {
 /// and 700k rows) on `device`, and checks that `explain` shows `line`, that `kernels`
 /// kernels run, that the permutation stays on the device, and its order against a stable
 /// host sort.
+#[cfg(not(target_arch = "wasm32"))]
 pub fn check_a_two_key_sort_of_1_3m_rows<B: gputable::engine::Backend>(
     device: &B,
     line: &str,

@@ -7,8 +7,8 @@ use gputable::engine::{self, budget::TASK_OVERHEAD_BYTES};
 use gputable::ir::ReduceKind;
 use gputable::DType;
 
-pub fn a_memory_budget_refuses_or_streams<T: Target>() {
-    let device = T::fresh();
+pub async fn a_memory_budget_refuses_or_streams<T: Target>() {
+    let device = T::fresh().await;
     let (chunk_rows, chunks) = (32_768u32, 8usize);
     let xs: Vec<f32> = (0..chunk_rows as usize * chunks)
         .map(|i| i as f32)
@@ -23,7 +23,9 @@ pub fn a_memory_budget_refuses_or_streams<T: Target>() {
     device.core().allowed_mem.set(Some(chunk_bytes));
     let refused = graph(&source());
     let kernels = device.core().counters.stats().kernels;
-    let error = evaluate_blocking(&device, std::slice::from_ref(&refused)).unwrap_err();
+    let error = gputable::engine::evaluate(&device, std::slice::from_ref(&refused))
+        .await
+        .unwrap_err();
     assert_eq!(error.code, ErrorCode::LimitExceeded, "{error}");
     assert!(
         error
@@ -48,7 +50,9 @@ pub fn a_memory_budget_refuses_or_streams<T: Target>() {
         "{text}"
     );
     device.core().counters.reset_peak();
-    evaluate_blocking(&device, std::slice::from_ref(&streamed)).unwrap();
+    gputable::engine::evaluate(&device, std::slice::from_ref(&streamed))
+        .await
+        .unwrap();
     let peak = device.core().counters.memory().peak_bytes;
     assert!(peak <= allowed, "peak {peak} over allowedMem {allowed}");
     let home = streamed.home().unwrap();
@@ -62,8 +66,10 @@ pub fn a_memory_budget_refuses_or_streams<T: Target>() {
     // The same work unbounded, for the values.
     device.core().allowed_mem.set(None);
     let unbounded = graph(&source());
-    evaluate_blocking(&device, std::slice::from_ref(&unbounded)).unwrap();
-    assert_eq!(read_f32(&streamed), read_f32(&unbounded));
+    gputable::engine::evaluate(&device, std::slice::from_ref(&unbounded))
+        .await
+        .unwrap();
+    assert_eq!(read_f32(&streamed).await, read_f32(&unbounded).await);
     assert_eq!(
         unbounded.home().unwrap().device,
         device.core().id,
@@ -73,8 +79,8 @@ pub fn a_memory_budget_refuses_or_streams<T: Target>() {
 
 /// A pass's earlier chunks stay on the device while it makes the next: each task's
 /// projection counts them.
-pub fn the_projection_counts_a_pass_s_earlier_chunks<T: Target>() {
-    let device = T::fresh();
+pub async fn the_projection_counts_a_pass_s_earlier_chunks<T: Target>() {
+    let device = T::fresh().await;
     let x = chunked(ColumnData::F32(vec![1.; 4096]), 1, &[1024; 4]);
     let r = ir::unary(Sqrt, &x).unwrap();
     let plan = gputable::plan::plan(std::slice::from_ref(&r), gputable::plan::Fusion::On).unwrap();
@@ -90,8 +96,8 @@ pub fn the_projection_counts_a_pass_s_earlier_chunks<T: Target>() {
 
 /// A reduction of a column larger than the budget streams it a chunk at a time: each task
 /// holds one chunk's part and the small partial states, and the peak stays within it.
-pub fn a_reduction_streams_a_column_larger_than_the_budget<T: Target>() {
-    let device = T::fresh();
+pub async fn a_reduction_streams_a_column_larger_than_the_budget<T: Target>() {
+    let device = T::fresh().await;
     let (chunk_rows, chunks) = (32_768u32, 8usize);
     let xs: Vec<f32> = (0..chunk_rows as usize * chunks)
         .map(|i| (i % 8) as f32)
@@ -114,7 +120,9 @@ pub fn a_reduction_streams_a_column_larger_than_the_budget<T: Target>() {
     let text = engine::explain(&device, &streamed).unwrap();
     assert!(text.contains("fits"), "{text}");
     device.core().counters.reset_peak();
-    evaluate_blocking(&device, std::slice::from_ref(&streamed)).unwrap();
+    gputable::engine::evaluate(&device, std::slice::from_ref(&streamed))
+        .await
+        .unwrap();
     let peak = device.core().counters.memory().peak_bytes;
     assert!(peak <= allowed, "peak {peak} over allowedMem {allowed}");
     assert!(
@@ -122,15 +130,15 @@ pub fn a_reduction_streams_a_column_larger_than_the_budget<T: Target>() {
         "the column is over three times the budget"
     );
     let expected: f64 = xs.iter().map(|&v| 2.0 * v as f64).sum();
-    assert_eq!(read_f32(&streamed), vec![expected as f32]);
+    assert_eq!(read_f32(&streamed).await, vec![expected as f32]);
     assert_eq!(streamed.home().unwrap().device, device.core().id);
 }
 
 /// A sort of host keys (one stored in chunks) under a budget: the keys stay on the host
 /// until the sort reads them (WebGPU uploads them and joins the chunked one for its native
 /// sort), the peak stays within the budget, and the order is the unbounded one.
-pub fn a_sort_of_host_keys_stays_within_the_budget<T: Target>() {
-    let device = T::fresh();
+pub async fn a_sort_of_host_keys_stays_within_the_budget<T: Target>() {
+    let device = T::fresh().await;
     let rows = 30_000u32;
     let first: Vec<u32> = (0..rows)
         .map(|i| i.wrapping_mul(2_654_435_761) >> 20)
@@ -144,18 +152,20 @@ pub fn a_sort_of_host_keys_stays_within_the_budget<T: Target>() {
     let text = engine::explain(&device, &perm).unwrap();
     assert!(text.contains("fits"), "{text}");
     device.core().counters.reset_peak();
-    evaluate_blocking(&device, std::slice::from_ref(&perm)).unwrap();
+    gputable::engine::evaluate(&device, std::slice::from_ref(&perm))
+        .await
+        .unwrap();
     let peak = device.core().counters.memory().peak_bytes;
     assert!(peak <= allowed, "peak {peak} over allowedMem {allowed}");
     device.core().allowed_mem.set(None);
     let mut expected: Vec<u32> = (0..rows).collect();
     expected.sort_by_key(|&i| (first[i as usize], second[i as usize]));
-    assert_eq!(read_u32(&perm), expected);
+    assert_eq!(read_u32(&perm).await, expected);
 }
 
 /// `explain`'s text for `root` on `device`, its largest per-task projection, and the peak
 /// device memory evaluating `root` then took beyond what was live before.
-fn projected_and_peak<B: Backend>(device: &B, root: &NodeRef) -> (String, u64, u64) {
+async fn projected_and_peak<B: Backend>(device: &B, root: &NodeRef) -> (String, u64, u64) {
     let text = engine::explain(device, root).unwrap();
     let projected = (text.lines())
         .filter_map(|l| l.split_once(": projected device memory "))
@@ -165,7 +175,9 @@ fn projected_and_peak<B: Backend>(device: &B, root: &NodeRef) -> (String, u64, u
     let counters = &device.core().counters;
     counters.reset_peak();
     let before = counters.memory().live_bytes;
-    evaluate_blocking(device, std::slice::from_ref(root)).unwrap();
+    gputable::engine::evaluate(device, std::slice::from_ref(root))
+        .await
+        .unwrap();
     let peak = counters.memory().peak_bytes - before;
     (text, projected, peak)
 }
@@ -174,8 +186,8 @@ fn projected_and_peak<B: Backend>(device: &B, root: &NodeRef) -> (String, u64, u
 /// through it, on the CPU) frees the permutation after its pass, and every pass stays
 /// within the memory `explain` projects for it (on WebGPU, with the sort's working arrays,
 /// which its batch keeps).
-pub fn a_permutation_nobody_reads_is_freed_after_its_pass<T: Target>() {
-    let device = T::fresh();
+pub async fn a_permutation_nobody_reads_is_freed_after_its_pass<T: Target>() {
+    let device = T::fresh().await;
     let rows = 40_000u32;
     let keys: Vec<u32> = (0..rows)
         .map(|i| i.wrapping_mul(2_654_435_761) >> 16)
@@ -188,7 +200,7 @@ pub fn a_permutation_nobody_reads_is_freed_after_its_pass<T: Target>() {
         .map(|k| ir::binary(Multiply, &sorted, &ir::u32_constant(k).unwrap()).unwrap())
         .collect();
     let doubled = ir::interleave(&lanes).unwrap();
-    let (text, projected, peak) = projected_and_peak(&device, &doubled);
+    let (text, projected, peak) = projected_and_peak(&device, &doubled).await;
     // On WebGPU the sort's working arrays stay held until the batch is submitted: the
     // projection of the later pass counts them (the peak passed it by 428,608 bytes).
     assert!(
@@ -201,7 +213,7 @@ pub fn a_permutation_nobody_reads_is_freed_after_its_pass<T: Target>() {
         .iter()
         .flat_map(|k| (1..=8).map(move |m| k * m))
         .collect();
-    assert_eq!(read_u32(&doubled), expected);
+    assert_eq!(read_u32(&doubled).await, expected);
 }
 
 /// A reduction's partial states stay held as long as the device keeps them (WebGPU: until
@@ -209,16 +221,18 @@ pub fn a_permutation_nobody_reads_is_freed_after_its_pass<T: Target>() {
 /// projection of every later pass counts both, so the peak of a wider pass after a wide
 /// reduction stays within `explain`'s projection. With its input on the device already and
 /// copied from the host (the copy, 12.8 MB, took the peak 14.4 MB over the projection).
-pub fn a_reduction_s_partial_states_count_until_they_are_freed<T: Target>() {
+pub async fn a_reduction_s_partial_states_count_until_they_are_freed<T: Target>() {
     let rows = 200_000usize;
     // 16 lanes: 3,125 row groups per lane on WebGPU, a few hundred kB of partial states.
     let values: Vec<f32> = (0..rows * 16).map(|i| (i % 13) as f32).collect();
     for on_device in [true, false] {
-        let device = T::fresh();
+        let device = T::fresh().await;
         let mut wide = f32s(&values, 16);
         if on_device {
             wide = ir::binary(Multiply, &wide, &konst(ColumnData::F32(vec![1.0]))).unwrap();
-            evaluate_blocking(&device, std::slice::from_ref(&wide)).unwrap();
+            gputable::engine::evaluate(&device, std::slice::from_ref(&wide))
+                .await
+                .unwrap();
         }
         let total = ir::reduce(ReduceKind::Sum, &wide, None, 4).unwrap();
         // The pass after it: eight products and the totals beside them, 24 lanes a row.
@@ -230,12 +244,12 @@ pub fn a_reduction_s_partial_states_count_until_they_are_freed<T: Target>() {
             .collect();
         lanes.push(ir::gather(&u32s(&vec![0; rows], 1), &total).unwrap());
         let after = ir::interleave(&lanes).unwrap();
-        let (text, projected, peak) = projected_and_peak(&device, &after);
+        let (text, projected, peak) = projected_and_peak(&device, &after).await;
         assert!(
             peak <= projected,
             "input on the device {on_device}: peak {peak} over the projected {projected}:\n{text}"
         );
-        let row = read_f32(&after)[24..48].to_vec();
+        let row = read_f32(&after).await[24..48].to_vec();
         let lane_0: f32 = (0..rows).map(|r| ((r * 16) % 13) as f32).sum();
         // Row 1 of the products: values[1] = 1 times 1..=8.
         assert_eq!(row[..8], (1..=8).map(|k| k as f32).collect::<Vec<_>>()[..]);

@@ -28,7 +28,7 @@ fn f32_chunks(values: &[f32], size: u32, chunks: &[u32]) -> NodeRef {
     chunked(ColumnData::F32(values.to_vec()), size, chunks)
 }
 
-pub fn elementwise_ops_read_across_chunk_boundaries<T: Target>() {
+pub async fn elementwise_ops_read_across_chunk_boundaries<T: Target>() {
     let device = T::device();
     let a = f32_chunks(&[1., 2., 3., 4., 5., 6.], 1, &[2, 4]);
     let b = f32_chunks(&[10., 20., 30., 40., 50., 60.], 1, &[3, 3]);
@@ -47,43 +47,48 @@ pub fn elementwise_ops_read_across_chunk_boundaries<T: Target>() {
         pairs.clone(),
         picked.clone(),
     ];
-    evaluate::<T>(&roots).unwrap();
+    evaluate::<T>(&roots).await.unwrap();
     assert_chunks_on(&sum, &device, &[2, 4]);
-    assert_eq!(read_f32(&sum), vec![11., 22., 33., 44., 55., 66.]);
+    assert_eq!(read_f32(&sum).await, vec![11., 22., 33., 44., 55., 66.]);
     assert_chunks_on(&shifted, &device, &[2, 4]);
-    assert_eq!(read_f32(&shifted), vec![2., 3., 4., 5., 6., 7.]);
+    assert_eq!(read_f32(&shifted).await, vec![2., 3., 4., 5., 6., 7.]);
     assert_chunks_on(&other_first, &device, &[3, 3]);
-    assert_eq!(read_f32(&other_first), vec![11., 21., 31., 41., 51., 61.]);
+    assert_eq!(
+        read_f32(&other_first).await,
+        vec![11., 21., 31., 41., 51., 61.]
+    );
     assert_chunks_on(&pairs, &device, &[2, 4]);
     assert_eq!(
-        read_f32(&pairs),
+        read_f32(&pairs).await,
         vec![1., 10., 2., 20., 3., 30., 4., 40., 5., 50., 6., 60.]
     );
-    assert_eq!(read_f32(&picked), vec![1., 2., 30., 4., 5., 6.]);
+    assert_eq!(read_f32(&picked).await, vec![1., 2., 30., 4., 5., 6.]);
     // The first chunked input is shorter than the output: its last chunk takes the rest,
     // and its rows past its length read 0.
     let short = f32_chunks(&[1., 2., 3., 4.], 1, &[2, 2]);
     let longer = ir::binary(Add, &short, &plain).unwrap();
-    evaluate::<T>(std::slice::from_ref(&longer)).unwrap();
+    evaluate::<T>(std::slice::from_ref(&longer)).await.unwrap();
     assert_chunks_on(&longer, &device, &[2, 4]);
-    assert_eq!(read_f32(&longer), vec![2., 3., 4., 5., 1., 1.]);
+    assert_eq!(read_f32(&longer).await, vec![2., 3., 4., 5., 1., 1.]);
     // Empty chunks stay.
     let gaps = f32_chunks(&[4., 9., 16.], 1, &[0, 2, 0, 1]);
     let roots = ir::unary(Sqrt, &gaps).unwrap();
-    evaluate::<T>(std::slice::from_ref(&roots)).unwrap();
+    evaluate::<T>(std::slice::from_ref(&roots)).await.unwrap();
     assert_chunks_on(&roots, &device, &[0, 2, 0, 1]);
-    assert_eq!(read_f32(&roots), vec![2., 3., 4.]);
+    assert_eq!(read_f32(&roots).await, vec![2., 3., 4.]);
 }
 
-pub fn chunk_tasks_share_one_fused_kernel<T: Target>() {
-    let device = T::fresh();
+pub async fn chunk_tasks_share_one_fused_kernel<T: Target>() {
+    let device = T::fresh().await;
     let xs: Vec<f32> = (0..3000).map(|i| i as f32).collect();
     let x = f32_chunks(&xs, 3, &[400, 0, 600]);
     let r = ir::binary(Add, &ir::unary(Sqrt, &x).unwrap(), &lit(&[1.])).unwrap();
     let text = engine::explain(&device, &r).unwrap();
     assert!(text.contains("runs as 3 chunk tasks"), "{text}");
     let before = stats(&device);
-    evaluate_blocking(&device, std::slice::from_ref(&r)).unwrap();
+    gputable::engine::evaluate(&device, std::slice::from_ref(&r))
+        .await
+        .unwrap();
     let after = stats(&device);
     // One fused pass per chunk with rows (a GPU backend compiles its kernel once).
     assert!(
@@ -97,13 +102,13 @@ pub fn chunk_tasks_share_one_fused_kernel<T: Target>() {
     assert_chunks_on(&r, &device, &[400, 0, 600]);
     let expected: Vec<f32> = xs.iter().map(|v| v.sqrt() + 1.0).collect();
     assert_close(
-        &read_f32(&r),
+        &read_f32(&r).await,
         &expected.iter().map(|&v| v as f64).collect::<Vec<_>>(),
         1e-6,
     );
 }
 
-pub fn extent_over_chunks_follows_its_rules<T: Target>() {
+pub async fn extent_over_chunks_follows_its_rules<T: Target>() {
     let device = T::device();
     let i = |values: &[i32], chunks: &[u32]| chunked(ColumnData::I32(values.to_vec()), 1, chunks);
     // The defects: an integer fold starting from NaN (stored as 0), and an empty batch.
@@ -120,64 +125,75 @@ pub fn extent_over_chunks_follows_its_rules<T: Target>() {
         nan.clone(),
         shifted.clone(),
     ])
+    .await
     .unwrap();
     assert_chunks_on(&up, &device, &[1]);
-    assert_eq!(read_i32(&up), vec![5, 8]);
-    assert_eq!(read_i32(&down), vec![-8, -5]);
-    assert_eq!(read_i32(&gap), vec![-1, 9]);
-    assert_eq!(read_f32(&nan), vec![-1., 2.]);
-    assert_eq!(read_f32(&shifted), vec![6., 9.]);
+    assert_eq!(read_i32(&up).await, vec![5, 8]);
+    assert_eq!(read_i32(&down).await, vec![-8, -5]);
+    assert_eq!(read_i32(&gap).await, vec![-1, 9]);
+    assert_eq!(read_f32(&nan).await, vec![-1., 2.]);
+    assert_eq!(read_f32(&shifted).await, vec![6., 9.]);
     let empty = ir::extent(&i(&[], &[0, 0])).unwrap();
-    assert_eq!(code(evaluate::<T>(&[empty])), ErrorCode::EmptyInput);
+    assert_eq!(code(evaluate::<T>(&[empty]).await), ErrorCode::EmptyInput);
 }
 
-pub fn views_share_whole_chunks_and_copy_parts<T: Target>() {
-    let device = T::fresh();
+pub async fn views_share_whole_chunks_and_copy_parts<T: Target>() {
+    let device = T::fresh().await;
     let values: Vec<i32> = (0..10).collect();
     let x = chunked(ColumnData::I32(values.clone()), 1, &[3, 3, 4]);
-    pollster::block_on(engine::put_on(&device, &x, false)).unwrap();
+    engine::put_on(&device, &x, false).await.unwrap();
     let whole = ir::slice(&x, 3.0, 6.0).unwrap();
     let twice = ir::concat(&[x.clone(), x.clone()]).unwrap();
     let before = stats(&device);
-    evaluate_blocking(&device, &[whole.clone(), twice.clone()]).unwrap();
+    gputable::engine::evaluate(&device, &[whole.clone(), twice.clone()])
+        .await
+        .unwrap();
     assert_eq!(
         stats(&device).kernels,
         before.kernels,
         "whole chunks are shared"
     );
     assert_chunks_on(&whole, &device, &[3]);
-    assert_eq!(read_i32(&whole), vec![3, 4, 5]);
+    assert_eq!(read_i32(&whole).await, vec![3, 4, 5]);
     assert_chunks_on(&twice, &device, &[3, 3, 4, 3, 3, 4]);
-    assert_eq!(read_i32(&twice), [values.clone(), values.clone()].concat());
+    assert_eq!(
+        read_i32(&twice).await,
+        [values.clone(), values.clone()].concat()
+    );
 
     let parts = ir::slice(&x, 2.0, 7.0).unwrap();
     let regrouped = ir::rechunk(&x, vec![5, 5].into()).unwrap();
     let clamped = ir::slice(&x, -4.0, 1e9).unwrap();
     let nothing = ir::slice(&x, 8.0, 2.0).unwrap();
     let before = stats(&device);
-    evaluate_blocking(&device, std::slice::from_ref(&parts)).unwrap();
+    gputable::engine::evaluate(&device, std::slice::from_ref(&parts))
+        .await
+        .unwrap();
     assert_eq!(
         stats(&device).kernels - before.kernels,
         2,
         "one copy per partial chunk"
     );
-    evaluate_blocking(
+    gputable::engine::evaluate(
         &device,
         &[regrouped.clone(), clamped.clone(), nothing.clone()],
     )
+    .await
     .unwrap();
     assert_chunks_on(&parts, &device, &[1, 3, 1]);
-    assert_eq!(read_i32(&parts), vec![2, 3, 4, 5, 6]);
+    assert_eq!(read_i32(&parts).await, vec![2, 3, 4, 5, 6]);
     assert_chunks_on(&regrouped, &device, &[5, 5]);
-    assert_eq!(read_i32(&regrouped), values);
+    assert_eq!(read_i32(&regrouped).await, values);
     assert_eq!(&*clamped.chunks, &[3, 3, 4]);
-    assert_eq!(read_i32(&clamped), values);
-    assert_eq!(read_i32(&nothing), Vec::<i32>::new());
+    assert_eq!(read_i32(&clamped).await, values);
+    assert_eq!(read_i32(&nothing).await, Vec::<i32>::new());
     // Views compose with elementwise work and keep their chunks.
     let r = ir::binary(Multiply, &regrouped, &parts).unwrap();
-    evaluate_blocking(&device, std::slice::from_ref(&r)).unwrap();
+    gputable::engine::evaluate(&device, std::slice::from_ref(&r))
+        .await
+        .unwrap();
     assert_chunks_on(&r, &device, &[5, 5]);
-    assert_eq!(read_i32(&r), vec![0, 3, 8, 15, 24, 0, 0, 0, 0, 0]);
+    assert_eq!(read_i32(&r).await, vec![0, 3, 8, 15, 24, 0, 0, 0, 0, 0]);
 
     assert_eq!(
         code(ir::rechunk(&x, vec![4, 4].into())),
@@ -197,31 +213,33 @@ pub fn views_share_whole_chunks_and_copy_parts<T: Target>() {
     );
     // A view borrows its input's storage, through views of views: it ends with it.
     let nested = ir::slice(&ir::slice(&x, 0.0, 8.0).unwrap(), 2.0, 4.0).unwrap();
-    evaluate_blocking(&device, std::slice::from_ref(&nested)).unwrap();
-    assert_eq!(read_i32(&nested), vec![2, 3]);
+    gputable::engine::evaluate(&device, std::slice::from_ref(&nested))
+        .await
+        .unwrap();
+    assert_eq!(read_i32(&nested).await, vec![2, 3]);
     x.destroy();
     assert_eq!(
-        code(gputable::evaluator::read_value(&nested, None, None)),
+        code(gputable::evaluator::read_value_async(&nested, None, None).await),
         ErrorCode::Destroyed
     );
     assert_eq!(
-        code(gputable::evaluator::read_value(&whole, None, None)),
+        code(gputable::evaluator::read_value_async(&whole, None, None).await),
         ErrorCode::Destroyed
     );
     assert!(r.home().is_some(), "a computed output is its own");
 }
 
-pub fn gather_reads_chunked_ids_and_sources<T: Target>() {
+pub async fn gather_reads_chunked_ids_and_sources<T: Target>() {
     let device = T::device();
     let source = chunked(ColumnData::U32((0..12).collect()), 2, &[2, 0, 4]);
     let ids = chunked(ColumnData::I32(vec![5, 0, -1, 3, 9]), 1, &[2, 3]);
     let r = ir::gather(&ids, &source).unwrap();
-    evaluate::<T>(std::slice::from_ref(&r)).unwrap();
+    evaluate::<T>(std::slice::from_ref(&r)).await.unwrap();
     assert_chunks_on(&r, &device, &[2, 3]);
-    assert_eq!(read_u32(&r), vec![10, 11, 0, 1, 0, 0, 6, 7, 0, 0]);
+    assert_eq!(read_u32(&r).await, vec![10, 11, 0, 1, 0, 0, 6, 7, 0, 0]);
 }
 
-pub fn chunked_sources_validate_their_chunks<T: Target>() {
+pub async fn chunked_sources_validate_their_chunks<T: Target>() {
     let data = || ColumnData::F32(vec![1., 2., 3.]);
     assert_eq!(
         code(ir::source_chunked(data(), 1, vec![1, 1].into())),
@@ -254,8 +272,8 @@ pub fn chunked_sources_validate_their_chunks<T: Target>() {
     );
     // A chunked source reads back whole, and its chunks are its own.
     let x = ir::source_chunked(data(), 1, vec![2, 1].into()).unwrap();
-    evaluate::<T>(std::slice::from_ref(&x)).unwrap();
-    assert_eq!(read_f32(&x), vec![1., 2., 3.]);
+    evaluate::<T>(std::slice::from_ref(&x)).await.unwrap();
+    assert_eq!(read_f32(&x).await, vec![1., 2., 3.]);
     assert_eq!(x.home().unwrap().chunks.len(), 2);
 }
 
@@ -283,7 +301,7 @@ fn cast_reference(v: f64, from_float: bool, to: DType) -> f64 {
     }
 }
 
-pub fn cast_converts_by_the_rules<T: Target>() {
+pub async fn cast_converts_by_the_rules<T: Target>() {
     let device = T::device();
     let floats = [
         1.9,
@@ -315,17 +333,17 @@ pub fn cast_converts_by_the_rules<T: Target>() {
         (i8s(&[-128, -1, 5], 1), false),
     ];
     for (source, from_float) in &sources {
-        let input = read(source);
+        let input = read(source).await;
         for to in DType::ALL {
             // Fused behind another op, as casts usually are.
             let widened = ir::binary(Add, source, &konst(ColumnData::U8(vec![0]))).unwrap();
             let root = ir::cast(&widened, to).unwrap();
             assert_eq!(root.meta.dtype, to);
-            evaluate::<T>(std::slice::from_ref(&root)).unwrap();
+            evaluate::<T>(std::slice::from_ref(&root)).await.unwrap();
             assert_chunks_on(&root, &device, &source.chunks);
-            let got = read(&root);
+            let got = read(&root).await;
             for i in 0..input.len() {
-                let v = read(&widened).get_f64(i);
+                let v = read(&widened).await.get_f64(i);
                 let want = cast_reference(v, *from_float, to);
                 let have = got.get_f64(i);
                 assert!(
@@ -342,12 +360,12 @@ pub fn cast_converts_by_the_rules<T: Target>() {
 /// Joining parts of wide rows binds every tile of every part: where two parts exceed one
 /// kernel's bindings (WebGL2's sampled textures), it is LIMIT_EXCEEDED, never an endless
 /// loop of copies.
-pub fn joining_wide_parts_ends<T: Target>() {
+pub async fn joining_wide_parts_ends<T: Target>() {
     let values: Vec<f32> = (0..36 * 10).map(|i| i as f32).collect();
     let x = chunked(ColumnData::F32(values.clone()), 36, &[5, 5]);
     let joined = ir::rechunk(&x, vec![10].into()).unwrap();
-    match evaluate::<T>(std::slice::from_ref(&joined)) {
-        Ok(()) => assert_eq!(read_f32(&joined), values),
+    match evaluate::<T>(std::slice::from_ref(&joined)).await {
+        Ok(()) => assert_eq!(read_f32(&joined).await, values),
         Err(error) => {
             assert!(!T::WIDE_ROWS, "{error}");
             assert_eq!(error.code, ErrorCode::LimitExceeded, "{error}");
@@ -357,18 +375,19 @@ pub fn joining_wide_parts_ends<T: Target>() {
 
 /// Packing record batches (`GPUTable.packBatches`) joins a column's batches on the device
 /// that holds them: nothing is read back, a batch alone in its group is shared.
-pub fn packing_batches_joins_them_on_the_device<T: Target>() {
-    let device = T::fresh();
+pub async fn packing_batches_joins_them_on_the_device<T: Target>() {
+    let device = T::fresh().await;
     let parts: Vec<NodeRef> = [&[1, 2][..], &[3, 4, 5], &[], &[6]]
         .iter()
         .map(|values| i32s(values, 1))
         .collect();
     for part in &parts {
-        pollster::block_on(engine::put_on(&device, part, true)).unwrap();
+        engine::put_on(&device, part, true).await.unwrap();
     }
     let before = stats(&device);
-    let packed =
-        pollster::block_on(gputable::table::pack_column(&device, &parts, &[2, 1, 1])).unwrap();
+    let packed = gputable::table::pack_column(&device, &parts, &[2, 1, 1])
+        .await
+        .unwrap();
     let after = stats(&device);
     assert_eq!(
         after.readback_bytes, before.readback_bytes,
@@ -384,9 +403,9 @@ pub fn packing_batches_joins_them_on_the_device<T: Target>() {
         std::rc::Rc::ptr_eq(alone, &parts[3].home().unwrap().chunks[0]),
         "a batch alone in its group is shared"
     );
-    assert_eq!(read_i32(&packed[0]), vec![1, 2, 3, 4, 5]);
-    assert_eq!(read_i32(&packed[1]), Vec::<i32>::new());
-    assert_eq!(read_i32(&packed[2]), vec![6]);
-    let bad = pollster::block_on(gputable::table::pack_column(&device, &parts, &[2, 1]));
+    assert_eq!(read_i32(&packed[0]).await, vec![1, 2, 3, 4, 5]);
+    assert_eq!(read_i32(&packed[1]).await, Vec::<i32>::new());
+    assert_eq!(read_i32(&packed[2]).await, vec![6]);
+    let bad = gputable::table::pack_column(&device, &parts, &[2, 1]).await;
     assert_eq!(code(bad), ErrorCode::InvalidArgument);
 }

@@ -5,6 +5,9 @@
 //! Tolerances: exact for integers and `+ - *` on float32, 1e-6 relative for `/` and `sqrt`,
 //! 1e-5 relative for transcendental functions.
 
+// Every check is async: one left un-awaited would pass without running.
+#![deny(unused_must_use)]
+
 mod budget;
 mod chunked;
 mod engine;
@@ -20,7 +23,8 @@ use super::common::*;
 
 use gputable::column::ColumnData;
 use gputable::cpu::CpuDevice;
-use gputable::engine::{evaluate_blocking, Backend};
+use gputable::engine::Backend;
+use gputable::evaluator::read_value_async;
 use gputable::ir::{self, all_nodes, BinaryOp::*, NodeRef, UnaryOp::*};
 use gputable::plan::WIDE_ROW_LANES;
 use gputable::ErrorCode;
@@ -36,13 +40,18 @@ pub use sparse::*;
 pub use sparse_ops::*;
 pub use table::*;
 
-/// A device type under test.
+/// A device type under test. The suite's tests are async, so the same tests run natively
+/// (blocking on each) and in a browser (wasm-bindgen-test, where nothing may block).
+#[allow(async_fn_in_trait)]
 pub trait Target {
     type Device: Backend + Clone;
+    /// Makes this thread's shared device, where making one needs to wait (a browser).
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+    async fn prepare() {}
     /// This thread's shared device.
     fn device() -> Self::Device;
     /// A device of its own, for tests that read its counters.
-    fn fresh() -> Self::Device;
+    async fn fresh() -> Self::Device;
     /// Drops this thread's shared device, if the target keeps one per test.
     fn release() {}
     /// Whether values cross between host and device (uploads and readbacks are counted).
@@ -53,8 +62,8 @@ pub trait Target {
 }
 
 /// Evaluates on the target's shared device.
-pub fn evaluate<T: Target>(roots: &[NodeRef]) -> gputable::Result<()> {
-    evaluate_blocking(&T::device(), roots)
+pub async fn evaluate<T: Target>(roots: &[NodeRef]) -> gputable::Result<()> {
+    gputable::engine::evaluate(&T::device(), roots).await
 }
 
 #[derive(Clone, Copy)]
@@ -85,9 +94,12 @@ fn assert_close_scaled(actual: &[f32], expected: &[f32], rel: f64) {
 }
 
 /// The roots' outputs on a CPU device of its own (the oracle), then forgotten.
-pub fn oracle(roots: &[NodeRef]) -> gputable::Result<Vec<ColumnData>> {
-    evaluate_blocking(&CpuDevice::default(), roots)?;
-    let expected = roots.iter().map(read).collect();
+pub async fn oracle(roots: &[NodeRef]) -> gputable::Result<Vec<ColumnData>> {
+    gputable::engine::evaluate(&CpuDevice::default(), roots).await?;
+    let mut expected = Vec::with_capacity(roots.len());
+    for root in roots {
+        expected.push(read(root).await);
+    }
     for node in all_nodes(roots) {
         node.release_output();
     }
@@ -96,20 +108,23 @@ pub fn oracle(roots: &[NodeRef]) -> gputable::Result<Vec<ColumnData>> {
 
 /// Evaluates `roots` on the CPU oracle, then on the target, checks that the target's device
 /// holds each output, and compares the values.
-pub fn check_roots<T: Target>(roots: &[NodeRef], tolerance: Tolerance) -> gputable::Result<()> {
-    let expected = oracle(roots)?;
-    compare_roots::<T>(roots, &expected, tolerance)
+pub async fn check_roots<T: Target>(
+    roots: &[NodeRef],
+    tolerance: Tolerance,
+) -> gputable::Result<()> {
+    let expected = oracle(roots).await?;
+    compare_roots::<T>(roots, &expected, tolerance).await
 }
 
 /// Evaluates `roots` on the target, checks that its device holds each output, and compares
 /// the values with `expected`.
-pub fn compare_roots<T: Target>(
+pub async fn compare_roots<T: Target>(
     roots: &[NodeRef],
     expected: &[ColumnData],
     tolerance: Tolerance,
 ) -> gputable::Result<()> {
     let device = T::device();
-    evaluate_blocking(&device, roots)?;
+    gputable::engine::evaluate(&device, roots).await?;
     for (root, expected) in roots.iter().zip(expected) {
         let home = root
             .home()
@@ -119,7 +134,7 @@ pub fn compare_roots<T: Target>(
             device.core().id,
             "{root:?} was computed elsewhere"
         );
-        let actual = &read(root);
+        let actual = &read(root).await;
         assert_eq!(actual.dtype(), expected.dtype());
         match (actual, expected, tolerance) {
             (ColumnData::F32(a), ColumnData::F32(e), Tolerance::Relative(rel)) => {
@@ -150,15 +165,38 @@ pub fn compare_roots<T: Target>(
 }
 
 /// The CPU oracle's float32 output of `root`.
-pub fn oracle_f32(root: &NodeRef) -> Vec<f32> {
-    match oracle(std::slice::from_ref(root)).unwrap().remove(0) {
+pub async fn oracle_f32(root: &NodeRef) -> Vec<f32> {
+    match oracle(std::slice::from_ref(root)).await.unwrap().remove(0) {
         ColumnData::F32(values) => values,
         other => panic!("expected float32, got {:?}", other.dtype()),
     }
 }
 
-pub fn check<T: Target>(root: NodeRef, tolerance: Tolerance) {
-    check_roots::<T>(&[root], tolerance).unwrap();
+/// A node's whole output (common's `read`, without blocking).
+pub async fn read(node: &NodeRef) -> ColumnData {
+    read_value_async(node, None, None).await.unwrap()
+}
+pub async fn read_f32(node: &NodeRef) -> Vec<f32> {
+    match read(node).await {
+        ColumnData::F32(v) => v,
+        other => panic!("expected float32, got {:?}", other.dtype()),
+    }
+}
+pub async fn read_u32(node: &NodeRef) -> Vec<u32> {
+    match read(node).await {
+        ColumnData::U32(v) => v,
+        other => panic!("expected uint32, got {:?}", other.dtype()),
+    }
+}
+pub async fn read_i32(node: &NodeRef) -> Vec<i32> {
+    match read(node).await {
+        ColumnData::I32(v) => v,
+        other => panic!("expected sint32, got {:?}", other.dtype()),
+    }
+}
+
+pub async fn check<T: Target>(root: NodeRef, tolerance: Tolerance) {
+    check_roots::<T>(&[root], tolerance).await.unwrap();
 }
 
 pub fn floats(n: usize) -> Vec<f32> {
@@ -166,88 +204,99 @@ pub fn floats(n: usize) -> Vec<f32> {
     (0..n).map(|_| rng.f32()).collect()
 }
 
-pub fn arithmetic_with_literals_and_lane_broadcasting<T: Target>() {
+pub async fn arithmetic_with_literals_and_lane_broadcasting<T: Target>() {
     let xyz = f32s(&floats(3000), 3);
     check::<T>(
         ir::fold_binary(Add, &[xyz.clone(), lit(&[10., 20., 30.]), lit(&[1.])]).unwrap(),
         Tolerance::Exact,
-    );
+    )
+    .await;
     check::<T>(
         ir::fold_binary(Subtract, &[xyz.clone(), f32s(&floats(1000), 1)]).unwrap(),
         Tolerance::Exact,
-    );
+    )
+    .await;
     check::<T>(
         ir::fold_binary(Multiply, &[xyz.clone(), f32s(&floats(2000), 2)]).unwrap(),
         Tolerance::Exact,
-    );
+    )
+    .await;
     check::<T>(
         ir::binary(Divide, &xyz, &lit(&[3., 0., -7.])).unwrap(),
         Tolerance::Relative(1e-6),
-    );
+    )
+    .await;
     // Lane 2 adds 0, not cos(0).
     check::<T>(
         ir::binary(Add, &xyz, &ir::unary(Cos, &f32s(&floats(2000), 2)).unwrap()).unwrap(),
         Tolerance::Relative(1e-5),
-    );
+    )
+    .await;
 }
 
-pub fn integer_wrap_division_and_narrowing_match_exactly<T: Target>() {
+pub async fn integer_wrap_division_and_narrowing_match_exactly<T: Target>() {
     let i = i32s(&[i32::MAX, -7, 7, i32::MIN, 0, 100], 1);
     let j = i32s(&[1, 2, 0, -1, 0, -3], 1);
     for op in [Add, Subtract, Multiply, Divide] {
-        check::<T>(ir::binary(op, &i, &j).unwrap(), Tolerance::Exact);
+        check::<T>(ir::binary(op, &i, &j).unwrap(), Tolerance::Exact).await;
     }
     let u = u32s(&[0, 5, u32::MAX, 9], 1);
     let v = u32s(&[1, 0, 2, 3], 1);
     for op in [Add, Subtract, Multiply, Divide] {
-        check::<T>(ir::binary(op, &u, &v).unwrap(), Tolerance::Exact);
+        check::<T>(ir::binary(op, &u, &v).unwrap(), Tolerance::Exact).await;
     }
     check::<T>(
         ir::binary(Add, &u8s(&[200, 255, 3], 1), &u8s(&[100, 1, 4], 1)).unwrap(),
         Tolerance::Exact,
-    );
+    )
+    .await;
     check::<T>(
         ir::binary(Multiply, &i8s(&[-128, 100, 3], 1), &u8s(&[255, 100, 4], 1)).unwrap(),
         Tolerance::Exact,
-    );
+    )
+    .await;
     check::<T>(
         ir::unary(Abs, &i8s(&[-128, -5, 7], 1)).unwrap(),
         Tolerance::Exact,
-    );
+    )
+    .await;
     check::<T>(
         ir::unary(Abs, &i32s(&[i32::MIN, -3], 1)).unwrap(),
         Tolerance::Exact,
-    );
+    )
+    .await;
 }
 
-pub fn math_functions_within_tolerance<T: Target>() {
+pub async fn math_functions_within_tolerance<T: Target>() {
     let xs: Vec<f32> = (0..2000).map(|i| (i as f32 - 1000.0) * 0.0137).collect();
     let x = f32s(&xs, 1);
-    check::<T>(ir::unary(Sqrt, &x).unwrap(), Tolerance::Relative(1e-6));
+    check::<T>(ir::unary(Sqrt, &x).unwrap(), Tolerance::Relative(1e-6)).await;
     for op in [Sin, Cos, Exp] {
-        check::<T>(ir::unary(op, &x).unwrap(), Tolerance::Relative(1e-5));
+        check::<T>(ir::unary(op, &x).unwrap(), Tolerance::Relative(1e-5)).await;
     }
     let positive = f32s(&xs.iter().map(|v| v.abs() + 0.01).collect::<Vec<_>>(), 1);
     check::<T>(
         ir::unary(Log, &positive).unwrap(),
         Tolerance::Relative(1e-5),
-    );
+    )
+    .await;
     let small = f32s(
         &(0..500)
             .map(|i| (i as f32 - 250.0) * 0.005)
             .collect::<Vec<_>>(),
         1,
     );
-    check::<T>(ir::unary(Tan, &small).unwrap(), Tolerance::Relative(1e-5));
+    check::<T>(ir::unary(Tan, &small).unwrap(), Tolerance::Relative(1e-5)).await;
     let bases = f32s(&[2., 9., -8., 0., -0., 0., -2., 1.5], 1);
     let exps = f32s(&[10., 0.5, 1. / 3., 0., 3., -1., 3., 2.], 1);
     check::<T>(
         ir::binary(Pow, &bases, &exps).unwrap(),
         Tolerance::Relative(1e-5),
-    );
+    )
+    .await;
 }
 
-pub fn nan_and_infinity_behave_the_same<T: Target>() {
+pub async fn nan_and_infinity_behave_the_same<T: Target>() {
     let special = f32s(
         &[f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 0., -0., 1.],
         1,
@@ -255,36 +304,43 @@ pub fn nan_and_infinity_behave_the_same<T: Target>() {
     check::<T>(
         ir::binary(Divide, &lit(&[1.]), &special).unwrap(),
         Tolerance::Relative(1e-6),
-    );
+    )
+    .await;
     check::<T>(
         ir::binary(Add, &special, &special).unwrap(),
         Tolerance::Exact,
-    );
+    )
+    .await;
     check::<T>(
         ir::unary(Sqrt, &special).unwrap(),
         Tolerance::Relative(1e-6),
-    );
+    )
+    .await;
 }
 
-pub fn row_ops_interleave_swizzle_select_dot_length_equal_all<T: Target>() {
+pub async fn row_ops_interleave_swizzle_select_dot_length_equal_all<T: Target>() {
     let xyz = f32s(&floats(300), 3);
     let id = u8s(&(0..100).map(|i| i as u8).collect::<Vec<_>>(), 1);
     check::<T>(
         ir::interleave(&[xyz.clone(), id.clone(), lit(&[7.])]).unwrap(),
         Tolerance::Exact,
-    );
+    )
+    .await;
     check::<T>(
         ir::interleave(&[u8s(&[1, 2], 1), i8s(&[-1, -2], 1)]).unwrap(),
         Tolerance::Exact,
-    );
+    )
+    .await;
     check::<T>(
         ir::swizzle(&xyz, &[2., 0., 0., 1.]).unwrap(),
         Tolerance::Exact,
-    );
+    )
+    .await;
     check::<T>(
         ir::select(&id, &xyz, &lit(&[-1.])).unwrap(),
         Tolerance::Exact,
-    );
+    )
+    .await;
     check::<T>(
         ir::select(
             &f32s(&[1., 0., f32::NAN, 0.], 1),
@@ -293,17 +349,20 @@ pub fn row_ops_interleave_swizzle_select_dot_length_equal_all<T: Target>() {
         )
         .unwrap(),
         Tolerance::Exact,
-    );
+    )
+    .await;
     check::<T>(
         ir::dot(&xyz, &f32s(&floats(300), 3)).unwrap(),
         Tolerance::Relative(1e-5),
-    );
-    check::<T>(ir::length(&xyz).unwrap(), Tolerance::Relative(1e-6));
-    check::<T>(ir::equal_all(&xyz, &xyz).unwrap(), Tolerance::Exact);
+    )
+    .await;
+    check::<T>(ir::length(&xyz).unwrap(), Tolerance::Relative(1e-6)).await;
+    check::<T>(ir::equal_all(&xyz, &xyz).unwrap(), Tolerance::Exact).await;
     check::<T>(
         ir::equal_all(&u32s(&[16777217, 5, 3], 1), &i32s(&[16777216, 5, -3], 1)).unwrap(),
         Tolerance::Exact,
-    );
+    )
+    .await;
     check::<T>(
         ir::equal_all(
             &f32s(&[5., 0.5, -1., f32::NAN], 1),
@@ -311,47 +370,56 @@ pub fn row_ops_interleave_swizzle_select_dot_length_equal_all<T: Target>() {
         )
         .unwrap(),
         Tolerance::Exact,
-    );
+    )
+    .await;
 }
 
-pub fn gather_sequence_and_segmented_map<T: Target>() {
+pub async fn gather_sequence_and_segmented_map<T: Target>() {
     let values = f32s(&floats(200), 2);
     check::<T>(
         ir::gather(&i32s(&[99, 0, -1, 100, 5, i32::MIN], 1), &values).unwrap(),
         Tolerance::Exact,
-    );
+    )
+    .await;
     check::<T>(
         ir::gather(&f32s(&[1.5, 2., f32::NAN, 3.], 1), &values).unwrap(),
         Tolerance::Exact,
-    );
+    )
+    .await;
     check::<T>(
         ir::gather(&u32s(&[1, 0], 1), &u8s(&[7, 8, 9, 10], 2)).unwrap(),
         Tolerance::Exact,
-    );
+    )
+    .await;
     check::<T>(
         ir::gather(&konst(ColumnData::U32(vec![3])), &values).unwrap(),
         Tolerance::Exact,
-    );
+    )
+    .await;
     let doubled = ir::binary(Multiply, &values, &lit(&[2.])).unwrap();
     check::<T>(
         ir::gather(&u32s(&[2, 2, 7], 1), &doubled).unwrap(),
         Tolerance::Exact,
-    );
-    check::<T>(ir::sequence(1000., 7., -3.).unwrap(), Tolerance::Exact);
+    )
+    .await;
+    check::<T>(ir::sequence(1000., 7., -3.).unwrap(), Tolerance::Exact).await;
     check::<T>(
         ir::sequence(3., i32::MAX as f64, 1.).unwrap(),
         Tolerance::Exact,
-    );
+    )
+    .await;
     let starts = generated_segments(&mut Rng(42));
     let count = starts.last().unwrap() + 17;
     check::<T>(
         ir::segmented_map(&u32s(&starts, 1), count as f64).unwrap(),
         Tolerance::Exact,
-    );
+    )
+    .await;
     check::<T>(
         ir::segmented_map(&i32s(&[0, 0, 2, 2], 1), 2.).unwrap(),
         Tolerance::Exact,
-    );
+    )
+    .await;
     let computed = ir::binary(
         Subtract,
         &u32s(&[1, 2], 1),
@@ -359,28 +427,34 @@ pub fn gather_sequence_and_segmented_map<T: Target>() {
     )
     .unwrap();
     let bad = ir::segmented_map(&computed, 4.).unwrap();
-    assert_eq!(code(evaluate::<T>(&[bad])), ErrorCode::InvalidArgument);
+    assert_eq!(
+        code(evaluate::<T>(&[bad]).await),
+        ErrorCode::InvalidArgument
+    );
 }
 
-pub fn lengths_constants_and_empty_inputs<T: Target>() {
+pub async fn lengths_constants_and_empty_inputs<T: Target>() {
     let long = f32s(&[1., 2., 3., 4.], 1);
     check::<T>(
         ir::binary(Add, &long, &ir::unary(Cos, &f32s(&[10., 20.], 1)).unwrap()).unwrap(),
         Tolerance::Relative(1e-5),
-    );
+    )
+    .await;
     check::<T>(
         ir::binary(Add, &lit(&[1., 2.]), &lit(&[3.])).unwrap(),
         Tolerance::Exact,
-    );
+    )
+    .await;
     check::<T>(
         ir::binary(Add, &f32s(&[], 3), &lit(&[1.])).unwrap(),
         Tolerance::Exact,
-    );
+    )
+    .await;
 }
 
 /// Random graphs whose sources and `rechunk`s are split into chunks, against the same graph
 /// in one chunk on the CPU (chunking never changes a value).
-pub fn random_graphs_match_the_cpu<T: Target>() {
+pub async fn random_graphs_match_the_cpu<T: Target>() {
     let mut rng = Rng(0x5eed_1234_abcd);
     let (mut checked, mut refused, mut wide, mut chunked) = (0, 0, 0, 0);
     for graph in 0..200 {
@@ -400,7 +474,7 @@ pub fn random_graphs_match_the_cpu<T: Target>() {
                 gputable::evaluator::explain(root).unwrap_or_default()
             );
         }
-        match oracle(&whole) {
+        match oracle(&whole).await {
             // A graph the contract refuses (an extent of no rows): every backend refuses it
             // with the same code.
             Err(expected) => {
@@ -409,12 +483,15 @@ pub fn random_graphs_match_the_cpu<T: Target>() {
                     ErrorCode::EmptyInput,
                     "graph {graph}: {expected}"
                 );
-                let error = evaluate::<T>(&roots).expect_err("the device refuses it too");
+                let error = evaluate::<T>(&roots)
+                    .await
+                    .expect_err("the device refuses it too");
                 assert_eq!(error.code, expected.code, "graph {graph}: {error}");
                 refused += 1;
             }
             Ok(expected) => {
                 compare_roots::<T>(&roots, &expected, Tolerance::Scaled(1e-4))
+                    .await
                     .unwrap_or_else(|e| panic!("graph {graph}: {e}"));
                 checked += 1;
                 let lanes = all_nodes(&roots).iter().map(|n| n.meta.size).max();
@@ -431,7 +508,7 @@ pub fn random_graphs_match_the_cpu<T: Target>() {
     assert!(chunked >= 50, "only {chunked} graphs had chunks");
 }
 
-pub fn division_by_a_zero_lane_is_infinite_as_on_the_cpu<T: Target>() {
+pub async fn division_by_a_zero_lane_is_infinite_as_on_the_cpu<T: Target>() {
     // The zero of the lane rule must not be a constant the compiler can fold.
     let x = i8s(&[4, -9, 16, 25], 2);
     check::<T>(
@@ -442,7 +519,8 @@ pub fn division_by_a_zero_lane_is_infinite_as_on_the_cpu<T: Target>() {
         )
         .unwrap(),
         Tolerance::Relative(1e-6),
-    );
+    )
+    .await;
     check::<T>(
         ir::unary(
             Log,
@@ -450,46 +528,52 @@ pub fn division_by_a_zero_lane_is_infinite_as_on_the_cpu<T: Target>() {
         )
         .unwrap(),
         Tolerance::Relative(1e-5),
-    );
+    )
+    .await;
 }
 
-pub fn extent_reduces_with_a_fused_prologue<T: Target>() {
+pub async fn extent_reduces_with_a_fused_prologue<T: Target>() {
     let points = f32s(&[4., 9., -1., 8., 7., 3., 2., 12.], 2);
-    check::<T>(ir::extent(&points).unwrap(), Tolerance::Exact);
+    check::<T>(ir::extent(&points).unwrap(), Tolerance::Exact).await;
     let with_nan = f32s(&[f32::NAN, 1., 5., f32::NAN, -2., f32::NAN], 2);
-    check::<T>(ir::extent(&with_nan).unwrap(), Tolerance::Exact);
+    check::<T>(ir::extent(&with_nan).unwrap(), Tolerance::Exact).await;
     check::<T>(
         ir::extent(&f32s(&[f32::NAN, f32::NAN], 1)).unwrap(),
         Tolerance::Exact,
-    );
+    )
+    .await;
     check::<T>(
         ir::extent(&f32s(&[f32::INFINITY, f32::NEG_INFINITY, 3.], 1)).unwrap(),
         Tolerance::Exact,
-    );
+    )
+    .await;
     check::<T>(
         ir::extent(&i8s(&[-5, 7, 100, -128], 1)).unwrap(),
         Tolerance::Exact,
-    );
+    )
+    .await;
     check::<T>(
         ir::extent(&u32s(&[u32::MAX, 3, 0], 1)).unwrap(),
         Tolerance::Exact,
-    );
-    check::<T>(ir::extent(&lit(&[3., 4.])).unwrap(), Tolerance::Exact);
+    )
+    .await;
+    check::<T>(ir::extent(&lit(&[3., 4.])).unwrap(), Tolerance::Exact).await;
     // More rows than 256 workgroups of 256 cover in one sweep, and a fused prologue.
     let n: usize = 256 * 256 * 3 + 17;
     let xs: Vec<f32> = (0..n * 3)
-        .map(|i| ((i * 7919) % 100_003) as f32 - 50_000.0)
+        .map(|i| ((i as u64 * 7919) % 100_003) as f32 - 50_000.0)
         .collect();
     let x = f32s(&xs, 3);
     check::<T>(
         ir::extent(&ir::binary(Multiply, &x, &lit(&[2., -1., 0.5])).unwrap()).unwrap(),
         Tolerance::Exact,
-    );
+    )
+    .await;
     let empty = ir::extent(&f32s(&[], 2)).unwrap();
-    assert_eq!(code(evaluate::<T>(&[empty])), ErrorCode::EmptyInput);
+    assert_eq!(code(evaluate::<T>(&[empty]).await), ErrorCode::EmptyInput);
 }
 
-pub fn fround_rounds_like_the_cpu_without_f64<T: Target>() {
+pub async fn fround_rounds_like_the_cpu_without_f64<T: Target>() {
     let pi = std::f64::consts::PI;
     let mut values = vec![
         pi,
@@ -529,14 +613,16 @@ pub fn fround_rounds_like_the_cpu_without_f64<T: Target>() {
     check::<T>(
         ir::fround(&f64_words(&values, 1)).unwrap(),
         Tolerance::Exact,
-    );
+    )
+    .await;
     check::<T>(
         ir::fround(&f64_words(&[1.5, 2.25, 1e10 + 0.5, -3.0], 2)).unwrap(),
         Tolerance::Exact,
-    );
+    )
+    .await;
 }
 
-pub fn transcendental_special_values_match_the_cpu<T: Target>() {
+pub async fn transcendental_special_values_match_the_cpu<T: Target>() {
     let special = f32s(
         &[
             0.,
@@ -556,18 +642,20 @@ pub fn transcendental_special_values_match_the_cpu<T: Target>() {
         1,
     );
     for op in [Sin, Cos, Tan, Exp, Log] {
-        check::<T>(ir::unary(op, &special).unwrap(), Tolerance::Relative(1e-5));
+        check::<T>(ir::unary(op, &special).unwrap(), Tolerance::Relative(1e-5)).await;
     }
     // Arguments far from the origin (the reduction is exact enough up to 8192).
     let far: Vec<f32> = (0..1000).map(|i| (i as f32 - 500.0) * 16.37).collect();
     check::<T>(
         ir::unary(Sin, &f32s(&far, 1)).unwrap(),
         Tolerance::Relative(1e-4),
-    );
+    )
+    .await;
     check::<T>(
         ir::unary(Cos, &f32s(&far, 1)).unwrap(),
         Tolerance::Relative(1e-4),
-    );
+    )
+    .await;
 }
 
 /// Names every test of the suite for the `$target` of the including file.
@@ -575,9 +663,17 @@ pub fn transcendental_special_values_match_the_cpu<T: Target>() {
 macro_rules! suite {
     ($target:ty; $($name:ident),* $(,)?) => {
         $(
+            #[cfg(not(target_arch = "wasm32"))]
             #[test]
             fn $name() {
-                suite::$name::<$target>();
+                pollster::block_on(suite::$name::<$target>());
+                <$target as suite::Target>::release();
+            }
+            #[cfg(target_arch = "wasm32")]
+            #[wasm_bindgen_test::wasm_bindgen_test]
+            async fn $name() {
+                <$target as suite::Target>::prepare().await;
+                suite::$name::<$target>().await;
                 <$target as suite::Target>::release();
             }
         )*
@@ -616,6 +712,7 @@ macro_rules! suite {
             a_destroyed_input_is_destroyed_not_internal,
             square_roots_of_negative_numbers_are_nan,
             square_roots_are_correctly_rounded,
+            a_pooled_array_forgets_its_row_size,
             // chunked.rs: chunked columns
             elementwise_ops_read_across_chunk_boundaries,
             chunk_tasks_share_one_fused_kernel,

@@ -91,8 +91,8 @@ fn column_of(dtype: DType, values: &[f64]) -> ColumnData {
 
 /// Exact, except that a mean (a float32 division, which GPUs may round a few ulps off: an
 /// H100's did) is held to api.md's float tolerance, 1e-6 relative.
-fn assert_matches(root: &NodeRef, expected: &[f64], what: &str) {
-    let actual = as_f64(&read(root));
+async fn assert_matches(root: &NodeRef, expected: &[f64], what: &str) {
+    let actual = as_f64(&read(root).await);
     assert_eq!(actual.len(), expected.len(), "{what}");
     let tolerance = if what.starts_with("mean") { 1e-6 } else { 0.0 };
     for (k, (a, e)) in actual.iter().zip(expected).enumerate() {
@@ -104,9 +104,9 @@ fn assert_matches(root: &NodeRef, expected: &[f64], what: &str) {
 }
 
 /// Evaluates `roots` on the target and checks each lives on its device.
-fn evaluate_on<T: Target>(roots: &[NodeRef]) {
+async fn evaluate_on<T: Target>(roots: &[NodeRef]) {
     let device = T::device();
-    evaluate_blocking(&device, roots).unwrap();
+    gputable::engine::evaluate(&device, roots).await.unwrap();
     for root in roots {
         assert_eq!(
             root.home().expect("evaluated").device,
@@ -116,7 +116,7 @@ fn evaluate_on<T: Target>(roots: &[NodeRef]) {
     }
 }
 
-pub fn every_reduction_of_every_type_matches_the_reference<T: Target>() {
+pub async fn every_reduction_of_every_type_matches_the_reference<T: Target>() {
     let mut rng = Rng(11);
     for dtype in DType::ALL {
         for (size, chunks) in [(1, vec![5, 0, 17, 1, 9]), (3, vec![4, 4, 0, 3])] {
@@ -134,7 +134,7 @@ pub fn every_reduction_of_every_type_matches_the_reference<T: Target>() {
                     expected.push((kind, every, want.clone()));
                 }
             }
-            evaluate_on::<T>(&roots);
+            evaluate_on::<T>(&roots).await;
             for (root, (kind, every, want)) in roots.iter().zip(&expected) {
                 let what = format!(
                     "{} of {} x{size} ({chunks:?}), splitEvery {every}",
@@ -146,13 +146,13 @@ pub fn every_reduction_of_every_type_matches_the_reference<T: Target>() {
                     (ReduceKind::Mean, _) => want.iter().map(|&v| v as f32 as f64).collect(),
                     _ => want.clone(),
                 };
-                assert_matches(root, &want, &what);
+                assert_matches(root, &want, &what).await;
             }
         }
     }
 }
 
-pub fn reductions_keep_their_rules_at_the_edges<T: Target>() {
+pub async fn reductions_keep_their_rules_at_the_edges<T: Target>() {
     // Ties go to the lowest row, across chunks and combine rounds.
     let ties = chunked(
         ColumnData::F32(vec![1., 5., 0., 5., 5., 0., 0.]),
@@ -203,10 +203,13 @@ pub fn reductions_keep_their_rules_at_the_edges<T: Target>() {
     ];
     roots.extend([umax.clone(), centered.clone()]);
     roots.extend(nans.iter().cloned());
-    evaluate_on::<T>(&roots);
-    assert_eq!(read_i32(&argmax), vec![1]);
-    assert_eq!(read_i32(&argmin), vec![2]);
-    let got: Vec<Vec<f64>> = nans.iter().map(|n| as_f64(&read(n))).collect();
+    evaluate_on::<T>(&roots).await;
+    assert_eq!(read_i32(&argmax).await, vec![1]);
+    assert_eq!(read_i32(&argmin).await, vec![2]);
+    let mut got: Vec<Vec<f64>> = Vec::new();
+    for n in &nans {
+        got.push(as_f64(&read(n).await));
+    }
     let nan_or = |v: &[f64], want: &[f64]| {
         v.len() == want.len()
             && v.iter()
@@ -230,24 +233,24 @@ pub fn reductions_keep_their_rules_at_the_edges<T: Target>() {
             kind.name()
         );
     }
-    assert_eq!(read_i32(&wrapped), vec![i32::MIN + 5]);
-    assert_eq!(read_u32(&umin), vec![7]);
-    assert_eq!(read_u32(&umax), vec![u32::MAX]);
-    assert_eq!(read_f32(&centered), vec![-2., -1., 0., 3.]);
+    assert_eq!(read_i32(&wrapped).await, vec![i32::MIN + 5]);
+    assert_eq!(read_u32(&umin).await, vec![7]);
+    assert_eq!(read_u32(&umax).await, vec![u32::MAX]);
+    assert_eq!(read_f32(&centered).await, vec![-2., -1., 0., 3.]);
     assert_eq!(meta(&centered), (DType::F32, 1, 4, false));
 
     // No rows: a sum is 0, everything else EMPTY_INPUT.
     let empty = chunked(ColumnData::I16(vec![]), 2, &[0, 0]);
     let zero = ir::reduce(ReduceKind::Sum, &empty, None, 2).unwrap();
-    evaluate_on::<T>(std::slice::from_ref(&zero));
-    assert_eq!(read_i32(&zero), vec![0, 0]);
+    evaluate_on::<T>(std::slice::from_ref(&zero)).await;
+    assert_eq!(read_i32(&zero).await, vec![0, 0]);
     for kind in ReduceKind::ALL
         .into_iter()
         .filter(|&k| k != ReduceKind::Sum)
     {
         let root = ir::reduce(kind, &empty, None, 2).unwrap();
         assert_eq!(
-            code(evaluate::<T>(&[root])),
+            code(evaluate::<T>(&[root]).await),
             ErrorCode::EmptyInput,
             "{}",
             kind.name()
@@ -259,7 +262,7 @@ pub fn reductions_keep_their_rules_at_the_edges<T: Target>() {
     );
 }
 
-pub fn reductions_skip_null_slots<T: Target>() {
+pub async fn reductions_skip_null_slots<T: Target>() {
     let values = [1., 9., -4., 7., 2., -8.];
     let x = chunked(column_of(DType::F32, &values), 2, &[2, 1]);
     // Per row: row 1 is null. Per lane: lane 1 of row 0 and lane 0 of row 2 are null.
@@ -282,15 +285,15 @@ pub fn reductions_skip_null_slots<T: Target>() {
             ));
         }
     }
-    evaluate_on::<T>(&roots);
+    evaluate_on::<T>(&roots).await;
     for (root, (kind, want)) in roots.iter().zip(&expected) {
-        assert_matches(root, want, &format!("{} with nulls", kind.name()));
+        assert_matches(root, want, &format!("{} with nulls", kind.name())).await;
     }
     // A lane with every slot null has no value.
     let none = chunked(ColumnData::U8(vec![0, 1, 0, 1, 0, 1]), 2, &[3]);
     let argmin = ir::reduce(ReduceKind::ArgMin, &x, Some(&none), 4).unwrap();
-    evaluate_on::<T>(std::slice::from_ref(&argmin));
-    assert_eq!(read_i32(&argmin), vec![-1, 2]);
+    evaluate_on::<T>(std::slice::from_ref(&argmin)).await;
+    assert_eq!(read_i32(&argmin).await, vec![-1, 2]);
     // Wide rows with flags per row: WebGL2 reads every plane and the flags in one draw, so
     // past its 16 textures the plan is refused with the limit's name; elsewhere it reduces.
     let lanes = 80;
@@ -300,14 +303,14 @@ pub fn reductions_skip_null_slots<T: Target>() {
     let sum = ir::reduce(ReduceKind::Sum, &wide, Some(&flags), 2).unwrap();
     match T::WIDE_ROWS {
         true => {
-            evaluate_on::<T>(std::slice::from_ref(&sum));
+            evaluate_on::<T>(std::slice::from_ref(&sum)).await;
             let want = reference(ReduceKind::Sum, DType::F32, &wide_values, lanes, &|r, _| {
                 r != 1
             });
-            assert_matches(&sum, &want, "a wide nullable sum");
+            assert_matches(&sum, &want, "a wide nullable sum").await;
         }
         false => {
-            let error = evaluate::<T>(&[sum]).unwrap_err();
+            let error = evaluate::<T>(&[sum]).await.unwrap_err();
             assert_eq!(error.code, ErrorCode::LimitExceeded, "{error}");
             assert!(
                 error.message.contains("maxSampledTexturesPerShaderStage"),
@@ -324,7 +327,7 @@ pub fn reductions_skip_null_slots<T: Target>() {
     }
 }
 
-pub fn long_float_sums_stay_accurate<T: Target>() {
+pub async fn long_float_sums_stay_accurate<T: Target>() {
     // 0.1 2^24 times: one running float32 sum stops growing at 2^21; a tree stays within
     // a few float32 roundings.
     let n = 1 << 24;
@@ -340,15 +343,15 @@ pub fn long_float_sums_stay_accurate<T: Target>() {
     let wide_rows = 40_000;
     let wide = f32s(&vec![0.1f32; wide_rows * 20], 20);
     roots.push(ir::reduce(ReduceKind::Sum, &wide, None, 4).unwrap());
-    evaluate_on::<T>(&roots);
+    evaluate_on::<T>(&roots).await;
     for pair in roots[..4].chunks(2) {
-        let sum = read_f32(&pair[0])[0] as f64;
+        let sum = read_f32(&pair[0]).await[0] as f64;
         assert!((sum - exact).abs() <= exact * 1e-6, "sum {sum} vs {exact}");
-        let mean = read_f32(&pair[1])[0] as f64;
+        let mean = read_f32(&pair[1]).await[0] as f64;
         assert!((mean - 0.1).abs() <= 1e-6, "mean {mean}");
     }
     let wide_exact = 0.1f32 as f64 * wide_rows as f64;
-    for sum in read_f32(&roots[4]) {
+    for sum in read_f32(&roots[4]).await {
         assert!(
             (sum as f64 - wide_exact).abs() <= wide_exact * 1e-5,
             "wide sum {sum}"
@@ -356,7 +359,7 @@ pub fn long_float_sums_stay_accurate<T: Target>() {
     }
 }
 
-pub fn wide_rows_reduce_per_lane_over_chunks<T: Target>() {
+pub async fn wide_rows_reduce_per_lane_over_chunks<T: Target>() {
     let mut rng = Rng(5);
     let size = 21;
     let rows = 300;
@@ -379,11 +382,11 @@ pub fn wide_rows_reduce_per_lane_over_chunks<T: Target>() {
         .iter()
         .map(|&k| ir::reduce(k, &x, None, 3).unwrap())
         .collect();
-    evaluate_on::<T>(&roots);
+    evaluate_on::<T>(&roots).await;
     for (root, kind) in roots.iter().zip(kinds) {
         let want = reference(kind, DType::F32, &values, size, &|_, _| true);
         let want: Vec<f64> = want.iter().map(|&v| v as f32 as f64).collect();
-        assert_matches(root, &want, &format!("{} of wide rows", kind.name()));
+        assert_matches(root, &want, &format!("{} of wide rows", kind.name())).await;
     }
     // A fused prologue and a chunked input read across other boundaries.
     let y = chunked(
@@ -393,11 +396,11 @@ pub fn wide_rows_reduce_per_lane_over_chunks<T: Target>() {
     );
     let z = chunked(ColumnData::F32(vec![1.; 12]), 1, &[6, 6]);
     let sum = ir::reduce(ReduceKind::Sum, &ir::binary(Add, &y, &z).unwrap(), None, 2).unwrap();
-    evaluate_on::<T>(std::slice::from_ref(&sum));
-    assert_eq!(read_f32(&sum), vec![78.]);
+    evaluate_on::<T>(std::slice::from_ref(&sum)).await;
+    assert_eq!(read_f32(&sum).await, vec![78.]);
 }
 
-pub fn explain_shows_the_tree_of_combine_rounds<T: Target>() {
+pub async fn explain_shows_the_tree_of_combine_rounds<T: Target>() {
     let x = chunked(ColumnData::F32(vec![1.; 64]), 1, &[4; 16]);
     let root = ir::reduce(ReduceKind::Sum, &x, None, 4).unwrap();
     let text = gputable::engine::explain(&T::device(), &root).unwrap();
@@ -407,10 +410,12 @@ pub fn explain_shows_the_tree_of_combine_rounds<T: Target>() {
         "{text}"
     );
     // The kernels it counts are the kernels that run.
-    let device = T::fresh();
+    let device = T::fresh().await;
     let text = gputable::engine::explain(&device, &root).unwrap();
-    evaluate_blocking(&device, std::slice::from_ref(&root)).unwrap();
-    assert_eq!(read_f32(&root), vec![64.]);
+    gputable::engine::evaluate(&device, std::slice::from_ref(&root))
+        .await
+        .unwrap();
+    assert_eq!(read_f32(&root).await, vec![64.]);
     let counted = text
         .lines()
         .find(|l| l.ends_with(" in all"))

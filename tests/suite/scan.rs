@@ -26,15 +26,15 @@ fn reference(values: &[f64], size: usize, float: bool) -> Vec<f64> {
     out
 }
 
-fn check_scan<T: Target>(x: NodeRef, values: &[f64]) {
+async fn check_scan<T: Target>(x: NodeRef, values: &[f64]) {
     let size = x.meta.size as usize;
     let float = x.meta.dtype == DType::F32;
     let scan = exclusive_scan(&x).unwrap();
-    evaluate::<T>(std::slice::from_ref(&scan)).unwrap();
+    evaluate::<T>(std::slice::from_ref(&scan)).await.unwrap();
     assert_eq!(scan.home().unwrap().device, T::device().core().id);
     assert_eq!(&*scan.chunks, &*x.chunks, "chunked like its input");
     let expected = reference(values, size, float);
-    let actual: Vec<f64> = match read(&scan) {
+    let actual: Vec<f64> = match read(&scan).await {
         ColumnData::F32(v) => v.iter().map(|&v| v as f64).collect(),
         ColumnData::U32(v) => v.iter().map(|&v| v as f64).collect(),
         ColumnData::I32(v) => v.iter().map(|&v| v as u32 as f64).collect(),
@@ -58,7 +58,7 @@ fn check_scan<T: Target>(x: NodeRef, values: &[f64]) {
     }
 }
 
-pub fn exclusive_scans_match_a_plain_reference<T: Target>() {
+pub async fn exclusive_scans_match_a_plain_reference<T: Target>() {
     let fan = SCAN_FAN_IN;
     let mut rng = Rng(7);
     for rows in [
@@ -78,17 +78,20 @@ pub fn exclusive_scans_match_a_plain_reference<T: Target>() {
             check_scan::<T>(
                 f32s(&floats, size),
                 &floats.iter().map(|&v| v as f64).collect::<Vec<_>>(),
-            );
+            )
+            .await;
             let ints: Vec<i32> = (0..n).map(|i| (i as i32 * 7919) % 2001 - 1000).collect();
             check_scan::<T>(
                 i32s(&ints, size),
                 &ints.iter().map(|&v| v as f64).collect::<Vec<_>>(),
-            );
+            )
+            .await;
             let bytes: Vec<u8> = (0..n).map(|i| (i * 37 % 256) as u8).collect();
             check_scan::<T>(
                 u8s(&bytes, size),
                 &bytes.iter().map(|&v| v as f64).collect::<Vec<_>>(),
-            );
+            )
+            .await;
         }
     }
     // uint32 sums wrap.
@@ -96,33 +99,35 @@ pub fn exclusive_scans_match_a_plain_reference<T: Target>() {
     check_scan::<T>(
         u32s(&big, 1),
         &big.iter().map(|&v| v as f64).collect::<Vec<_>>(),
-    );
+    )
+    .await;
     let small: Vec<i8> = (0..300).map(|i| (i % 256) as i8).collect();
     check_scan::<T>(
         i8s(&small, 1),
         &small.iter().map(|&v| v as f64).collect::<Vec<_>>(),
-    );
+    )
+    .await;
 }
 
-pub fn exclusive_scans_of_chunked_and_fused_columns<T: Target>() {
+pub async fn exclusive_scans_of_chunked_and_fused_columns<T: Target>() {
     // Chunked: each chunk's rows continue the sum of the chunks before it.
     let values: Vec<u32> = (0..1000).map(|i| i % 13).collect();
     let x = chunked(ColumnData::U32(values.clone()), 1, &[300, 0, 17, 683]);
-    check_scan::<T>(x, &values.iter().map(|&v| v as f64).collect::<Vec<_>>());
+    check_scan::<T>(x, &values.iter().map(|&v| v as f64).collect::<Vec<_>>()).await;
     // A fused prologue is computed once, then read whole; an epilogue fuses after.
     let ones: Vec<f32> = vec![1.0; 777];
     let doubled = ir::binary(Multiply, &f32s(&ones, 1), &lit(&[2.0])).unwrap();
     let offsets = ir::binary(Add, &exclusive_scan(&doubled).unwrap(), &lit(&[1.0])).unwrap();
-    evaluate::<T>(std::slice::from_ref(&offsets)).unwrap();
+    evaluate::<T>(std::slice::from_ref(&offsets)).await.unwrap();
     let expected: Vec<f32> = (0..777).map(|i| (2 * i + 1) as f32).collect();
-    assert_eq!(read_f32(&offsets), expected);
+    assert_eq!(read_f32(&offsets).await, expected);
     assert_eq!(
         code(exclusive_scan(&lit(&[1.0]))),
         ErrorCode::InvalidArgument
     );
 }
 
-pub fn search_sorted_finds_left_and_right_sides<T: Target>() {
+pub async fn search_sorted_finds_left_and_right_sides<T: Target>() {
     let sorted = i32s(&[-5, 0, 0, 0, 3, 9, 9, 12], 1);
     let queries = chunked(
         ColumnData::I32(vec![-9, -5, 0, 1, 9, 12, 13]),
@@ -131,18 +136,18 @@ pub fn search_sorted_finds_left_and_right_sides<T: Target>() {
     );
     let left = ir::search_sorted(&sorted, &queries, false).unwrap();
     let right = ir::search_sorted(&sorted, &queries, true).unwrap();
-    evaluate::<T>(&[left.clone(), right.clone()]).unwrap();
+    evaluate::<T>(&[left.clone(), right.clone()]).await.unwrap();
     assert_eq!(left.home().unwrap().device, T::device().core().id);
     assert_eq!(&*left.chunks, &[3, 0, 4]);
-    assert_eq!(read_u32(&left), vec![0, 0, 1, 4, 5, 7, 8]);
-    assert_eq!(read_u32(&right), vec![0, 1, 4, 4, 7, 8, 8]);
+    assert_eq!(read_u32(&left).await, vec![0, 0, 1, 4, 5, 7, 8]);
+    assert_eq!(read_u32(&right).await, vec![0, 1, 4, 4, 7, 8, 8]);
     // Floats, a computed sorted column, and every row of a long one.
     let n = 3000u32;
     let steps = f32s(&(0..n).map(|i| (i / 3) as f32 * 0.5).collect::<Vec<_>>(), 1);
     let doubled = ir::binary(Multiply, &steps, &lit(&[2.0])).unwrap();
     let probes = f32s(&(0..n).map(|i| i as f32 * 0.75).collect::<Vec<_>>(), 1);
     let found = ir::search_sorted(&doubled, &probes, true).unwrap();
-    evaluate::<T>(std::slice::from_ref(&found)).unwrap();
+    evaluate::<T>(std::slice::from_ref(&found)).await.unwrap();
     let expected: Vec<u32> = (0..n)
         .map(|i| {
             (0..n)
@@ -150,7 +155,7 @@ pub fn search_sorted_finds_left_and_right_sides<T: Target>() {
                 .count() as u32
         })
         .collect();
-    assert_eq!(read_u32(&found), expected);
+    assert_eq!(read_u32(&found).await, expected);
     assert_eq!(
         code(ir::search_sorted(&sorted, &f32s(&[1.0], 1), true)),
         ErrorCode::TypeMismatch
@@ -161,8 +166,8 @@ pub fn search_sorted_finds_left_and_right_sides<T: Target>() {
     );
 }
 
-pub fn compaction_reads_back_only_the_count<T: Target>() {
-    let device = T::fresh();
+pub async fn compaction_reads_back_only_the_count<T: Target>() {
+    let device = T::fresh().await;
     let rows = 100_000usize;
     let mut rng = Rng(11);
     let flags: Vec<u8> = (0..rows)
@@ -172,16 +177,15 @@ pub fn compaction_reads_back_only_the_count<T: Target>() {
     let flags_node = u8s(&flags, 1);
     let values_node = chunked(ColumnData::F32(values.clone()), 2, &[37_000, 63_000]);
     for node in [&flags_node, &values_node] {
-        pollster::block_on(gputable::engine::put_on(&device, node, true)).unwrap();
+        gputable::engine::put_on(&device, node, true).await.unwrap();
     }
     let before = device.core().counters.stats();
-    let kept = pollster::block_on(gputable::dynamic::compact(
-        &device,
-        &flags_node,
-        &values_node,
-    ))
-    .unwrap();
-    evaluate_blocking(&device, std::slice::from_ref(&kept)).unwrap();
+    let kept = gputable::dynamic::compact(&device, &flags_node, &values_node)
+        .await
+        .unwrap();
+    gputable::engine::evaluate(&device, std::slice::from_ref(&kept))
+        .await
+        .unwrap();
     let after = device.core().counters.stats();
     // The count's row (WebGL2 reads a whole texel row of it: 64 KiB), never the 400 KB of
     // flags or the 800 KB of values.
@@ -194,33 +198,27 @@ pub fn compaction_reads_back_only_the_count<T: Target>() {
         .filter(|&i| flags[i] != 0)
         .flat_map(|i| [values[2 * i], values[2 * i + 1]])
         .collect();
-    assert_eq!(read_f32(&kept), expected);
+    assert_eq!(read_f32(&kept).await, expected);
     // No row kept, and no rows at all.
-    let none = pollster::block_on(gputable::dynamic::compact(
-        &device,
-        &u8s(&[0, 0], 1),
-        &i32s(&[1, 2], 1),
-    ))
-    .unwrap();
-    evaluate_blocking(&device, std::slice::from_ref(&none)).unwrap();
-    assert_eq!(read_i32(&none), Vec::<i32>::new());
-    let empty = pollster::block_on(gputable::dynamic::compact(
-        &device,
-        &u8s(&[], 1),
-        &i32s(&[], 1),
-    ))
-    .unwrap();
-    evaluate_blocking(&device, std::slice::from_ref(&empty)).unwrap();
-    assert_eq!(read_i32(&empty), Vec::<i32>::new());
-    let mismatched = pollster::block_on(gputable::dynamic::compact(
-        &device,
-        &u8s(&[1], 1),
-        &i32s(&[1, 2], 1),
-    ));
+    let none = gputable::dynamic::compact(&device, &u8s(&[0, 0], 1), &i32s(&[1, 2], 1))
+        .await
+        .unwrap();
+    gputable::engine::evaluate(&device, std::slice::from_ref(&none))
+        .await
+        .unwrap();
+    assert_eq!(read_i32(&none).await, Vec::<i32>::new());
+    let empty = gputable::dynamic::compact(&device, &u8s(&[], 1), &i32s(&[], 1))
+        .await
+        .unwrap();
+    gputable::engine::evaluate(&device, std::slice::from_ref(&empty))
+        .await
+        .unwrap();
+    assert_eq!(read_i32(&empty).await, Vec::<i32>::new());
+    let mismatched = gputable::dynamic::compact(&device, &u8s(&[1], 1), &i32s(&[1, 2], 1)).await;
     assert_eq!(code(mismatched), ErrorCode::InvalidArgument);
 }
 
-pub fn stable_sort_permutations_match_a_reference<T: Target>() {
+pub async fn stable_sort_permutations_match_a_reference<T: Target>() {
     let mut rng = Rng(5);
     for rows in [0usize, 1, 2, 3, 17, 1000, 4099] {
         let keys: Vec<i32> = (0..rows).map(|_| rng.below(50) as i32 - 25).collect();
@@ -231,22 +229,24 @@ pub fn stable_sort_permutations_match_a_reference<T: Target>() {
             _ => i32s(&keys, 1),
         };
         let (perm, sorted) = ir::sort_permutation(&node).unwrap();
-        evaluate::<T>(&[perm.clone(), sorted.clone()]).unwrap();
+        evaluate::<T>(&[perm.clone(), sorted.clone()])
+            .await
+            .unwrap();
         if rows > 1 {
             assert_eq!(perm.home().unwrap().device, T::device().core().id);
         }
         assert_eq!(
-            read_u32(&perm),
+            read_u32(&perm).await,
             expected,
             "{rows} keys: ties keep their order"
         );
         let in_order: Vec<i32> = expected.iter().map(|&i| keys[i as usize]).collect();
-        assert_eq!(read_i32(&sorted), in_order);
+        assert_eq!(read_i32(&sorted).await, in_order);
     }
     let unsigned = u32s(&[u32::MAX, 0, 7, u32::MAX - 1, 7], 1);
     let (perm, _) = ir::sort_permutation(&unsigned).unwrap();
-    evaluate::<T>(std::slice::from_ref(&perm)).unwrap();
-    assert_eq!(read_u32(&perm), vec![1, 2, 4, 3, 0]);
+    evaluate::<T>(std::slice::from_ref(&perm)).await.unwrap();
+    assert_eq!(read_u32(&perm).await, vec![1, 2, 4, 3, 0]);
     assert_eq!(
         code(ir::sort_permutation(&f32s(&[1.0], 1))),
         ErrorCode::TypeMismatch
@@ -254,7 +254,7 @@ pub fn stable_sort_permutations_match_a_reference<T: Target>() {
 }
 
 /// The primitives on a million-row scale, against the CPU device (the oracle).
-pub fn primitives_at_scale_match_the_cpu<T: Target>() {
+pub async fn primitives_at_scale_match_the_cpu<T: Target>() {
     let rows = 1usize << 20;
     let mut rng = Rng(3);
     let keys: Vec<u32> = (0..rows).map(|_| rng.below(1 << 16) as u32).collect();
@@ -264,21 +264,27 @@ pub fn primitives_at_scale_match_the_cpu<T: Target>() {
     let (perm, _) = ir::sort_permutation(&u32s(&keys[..sorted_rows], 1)).unwrap();
     let probes = ir::search_sorted(&scan, &u32s(&keys[..4096], 1), true).unwrap();
     let roots = [scan, perm, probes];
-    let expected = oracle(&roots).unwrap();
-    evaluate::<T>(&roots).unwrap();
+    let expected = oracle(&roots).await.unwrap();
+    evaluate::<T>(&roots).await.unwrap();
     for (root, expected) in roots.iter().zip(&expected) {
         assert_eq!(root.home().unwrap().device, T::device().core().id);
-        assert!(same(&read(root), expected), "{root:?} differs from the CPU");
+        assert!(
+            same(&read(root).await, expected),
+            "{root:?} differs from the CPU"
+        );
     }
 }
 
-pub fn segment_sums_add_each_range<T: Target>() {
+pub async fn segment_sums_add_each_range<T: Target>() {
     let values = f32s(&[1., 10., 2., 20., 3., 30., 4., 40., 5., 50.], 2);
     let offsets = u32s(&[0, 2, 2, 5, 5], 1);
     let sums = ir::segment_sum(&values, &offsets).unwrap();
-    evaluate::<T>(std::slice::from_ref(&sums)).unwrap();
+    evaluate::<T>(std::slice::from_ref(&sums)).await.unwrap();
     assert_eq!(sums.home().unwrap().device, T::device().core().id);
-    assert_eq!(read_f32(&sums), vec![3., 30., 0., 0., 12., 120., 0., 0.]);
+    assert_eq!(
+        read_f32(&sums).await,
+        vec![3., 30., 0., 0., 12., 120., 0., 0.]
+    );
     // Integers wrap; offsets past the rows are clipped; computed offsets (a fused
     // producer is materialized first).
     let ints = i8s(&[100, 100, 100, -1], 1);
@@ -293,8 +299,8 @@ pub fn segment_sums_add_each_range<T: Target>() {
     )
     .unwrap();
     let wrapped = ir::segment_sum(&ints, &computed).unwrap();
-    evaluate::<T>(std::slice::from_ref(&wrapped)).unwrap();
-    assert_eq!(read_i32(&wrapped), vec![300, -1]);
+    evaluate::<T>(std::slice::from_ref(&wrapped)).await.unwrap();
+    assert_eq!(read_i32(&wrapped).await, vec![300, -1]);
     // At scale: segments from a sorted column of row ids, as CSR row pointers.
     let rows = 200_000usize;
     let mut rng = Rng(9);
@@ -308,14 +314,14 @@ pub fn segment_sums_add_each_range<T: Target>() {
     .unwrap();
     let weights: Vec<u32> = (0..rows as u32).collect();
     let per_row = ir::segment_sum(&u32s(&weights, 1), &row_ptr).unwrap();
-    let expected = oracle(std::slice::from_ref(&per_row)).unwrap();
-    evaluate::<T>(std::slice::from_ref(&per_row)).unwrap();
-    assert!(same(&read(&per_row), &expected[0]));
+    let expected = oracle(std::slice::from_ref(&per_row)).await.unwrap();
+    evaluate::<T>(std::slice::from_ref(&per_row)).await.unwrap();
+    assert!(same(&read(&per_row).await, &expected[0]));
     let mut by_hand = vec![0u32; 5000];
     for (i, &id) in ids.iter().enumerate() {
         by_hand[id as usize] = by_hand[id as usize].wrapping_add(i as u32);
     }
-    assert_eq!(read_u32(&per_row), by_hand);
+    assert_eq!(read_u32(&per_row).await, by_hand);
     assert_eq!(
         code(ir::segment_sum(&values, &i32s(&[0, 1], 1))),
         ErrorCode::InvalidArgument
@@ -352,7 +358,7 @@ fn sums_in_parts(values: &[f32], size: usize, offsets: &[u32]) -> Vec<f32> {
 /// where read, of 1, 8 and 20 (a lane per GPU invocation) stored; segments block-aligned at
 /// both ends, one short of long, long, 70,000 rows; a first offset past 0; offsets past the
 /// values; values stored in two parts; integers.
-pub fn long_segments_are_summed_in_blocks_in_one_order<T: Target>() {
+pub async fn long_segments_are_summed_in_blocks_in_one_order<T: Target>() {
     let block = ir::SEGMENT_BLOCK_ROWS;
     let lengths = [
         2 * block,
@@ -412,11 +418,13 @@ pub fn long_segments_are_summed_in_blocks_in_one_order<T: Target>() {
     expected.push(sums_in_parts(&values, 1, &offsets));
     let ints: Vec<i32> = (0..rows as i32).map(|r| r % 1001 - 500).collect();
     let int_sums = ir::segment_sum(&i32s(&ints, 1), &offset_column).unwrap();
-    evaluate::<T>(&roots).unwrap();
-    evaluate::<T>(std::slice::from_ref(&int_sums)).unwrap();
+    evaluate::<T>(&roots).await.unwrap();
+    evaluate::<T>(std::slice::from_ref(&int_sums))
+        .await
+        .unwrap();
     for (k, (root, expected)) in roots.iter().zip(&expected).enumerate() {
         assert_eq!(root.home().unwrap().device, T::device().core().id);
-        assert!(read_f32(root) == *expected, "sums {k} differ");
+        assert!(read_f32(root).await == *expected, "sums {k} differ");
     }
     let by_hand: Vec<i32> = (offsets.windows(2))
         .map(|b| {
@@ -425,5 +433,5 @@ pub fn long_segments_are_summed_in_blocks_in_one_order<T: Target>() {
                 .fold(0i32, i32::wrapping_add)
         })
         .collect();
-    assert_eq!(read_i32(&int_sums), by_hand);
+    assert_eq!(read_i32(&int_sums).await, by_hand);
 }

@@ -3,7 +3,7 @@
 
 use super::*;
 
-pub fn scatter_writes_each_row_where_it_says<T: Target>() {
+pub async fn scatter_writes_each_row_where_it_says<T: Target>() {
     let destinations = u32s(&[3, 0, 9, 1], 1);
     let floats = ir::scatter(&destinations, &f32s(&[1.5, -2., 7., 4.], 1), 5).unwrap();
     // Chunked inputs (a task per chunk, one output), signed values, unwritten rows 0.
@@ -21,12 +21,12 @@ pub fn scatter_writes_each_row_where_it_says<T: Target>() {
         nothing_written.clone(),
         no_rows.clone(),
     ];
-    evaluate::<T>(&roots).unwrap();
+    evaluate::<T>(&roots).await.unwrap();
     assert_eq!(floats.home().unwrap().device, T::device().core().id);
-    assert_eq!(read_f32(&floats), vec![-2., 4., 0., 1.5, 0.]);
-    assert_eq!(read_i32(&ints), vec![-3, 0, -2, 0, -1, 0]);
-    assert_eq!(read_u32(&nothing_written), vec![0, 0, 0]);
-    assert!(read_u32(&no_rows).is_empty());
+    assert_eq!(read_f32(&floats).await, vec![-2., 4., 0., 1.5, 0.]);
+    assert_eq!(read_i32(&ints).await, vec![-3, 0, -2, 0, -1, 0]);
+    assert_eq!(read_u32(&nothing_written).await, vec![0, 0, 0]);
+    assert!(read_u32(&no_rows).await.is_empty());
     let wrong = [
         ir::scatter(&f32s(&[0.], 1), &u32s(&[1], 1), 2),
         ir::scatter(&u32s(&[0], 1), &u32s(&[1, 2], 2), 2),
@@ -50,7 +50,7 @@ pub fn scatter_writes_each_row_where_it_says<T: Target>() {
 
 /// A million rows through a random permutation (a few sent past the end), in chunks whose
 /// destinations are computed just before the scatter reads them.
-pub fn scatter_of_a_million_rows_matches_a_reference<T: Target>() {
+pub async fn scatter_of_a_million_rows_matches_a_reference<T: Target>() {
     let rows = 1usize << 20;
     let mut rng = Rng(11);
     let mut permutation: Vec<u32> = (0..rows as u32).collect();
@@ -67,7 +67,9 @@ pub fn scatter_of_a_million_rows_matches_a_reference<T: Target>() {
         let destinations =
             ir::binary(Subtract, &shifted, &ir::u32_constant(round).unwrap()).unwrap();
         let scattered = ir::scatter(&destinations, &u32s(&values, 1), length).unwrap();
-        evaluate::<T>(std::slice::from_ref(&scattered)).unwrap();
+        evaluate::<T>(std::slice::from_ref(&scattered))
+            .await
+            .unwrap();
         assert_eq!(scattered.home().unwrap().device, T::device().core().id);
         let mut expected = vec![0u32; length as usize];
         for (&d, &v) in permutation.iter().zip(&values) {
@@ -75,13 +77,16 @@ pub fn scatter_of_a_million_rows_matches_a_reference<T: Target>() {
                 expected[d as usize] = v;
             }
         }
-        assert!(read_u32(&scattered) == expected, "round {round} differs");
+        assert!(
+            read_u32(&scattered).await == expected,
+            "round {round} differs"
+        );
     }
 }
 
 /// Sorts of keys of every integer width through the radix passes, chunked and long enough
 /// to use every bit the type has, against a stable host sort.
-pub fn radix_sorts_use_every_bit_of_the_keys<T: Target>() {
+pub async fn radix_sorts_use_every_bit_of_the_keys<T: Target>() {
     let mut rng = Rng(17);
     let rows = 5000;
     let wide: Vec<u32> = (0..rows).map(|_| rng.next() as u32).collect();
@@ -97,10 +102,15 @@ pub fn radix_sorts_use_every_bit_of_the_keys<T: Target>() {
     ];
     for (node, keys) in keyed {
         let (perm, _) = ir::sort_permutation(&node).unwrap();
-        evaluate::<T>(std::slice::from_ref(&perm)).unwrap();
+        evaluate::<T>(std::slice::from_ref(&perm)).await.unwrap();
         let mut expected: Vec<u32> = (0..rows as u32).collect();
         expected.sort_by_key(|&i| keys[i as usize]);
-        assert_eq!(read_u32(&perm), expected, "{:?} keys", node.meta.dtype);
+        assert_eq!(
+            read_u32(&perm).await,
+            expected,
+            "{:?} keys",
+            node.meta.dtype
+        );
     }
     // Many short chunked sorts in a row: llvmpipe's GL let a scatter's vertex shader read
     // destinations before the draw rendering them had run, and lost the first chunk in
@@ -109,21 +119,23 @@ pub fn radix_sorts_use_every_bit_of_the_keys<T: Target>() {
         let keys: Vec<u32> = (0..1000).map(|i| (i * 37 + round) % 50).collect();
         let node = chunked(ColumnData::U32(keys.clone()), 1, &[300, 700]);
         let (perm, _) = ir::sort_permutation_below(&node, 1 << 16).unwrap();
-        evaluate::<T>(std::slice::from_ref(&perm)).unwrap();
+        evaluate::<T>(std::slice::from_ref(&perm)).await.unwrap();
         let mut expected: Vec<u32> = (0..1000).collect();
         expected.sort_by_key(|&i| keys[i as usize]);
-        assert_eq!(read_u32(&perm), expected, "round {round}");
+        assert_eq!(read_u32(&perm).await, expected, "round {round}");
     }
     // Below a bound: only its bits are sorted on.
     let small: Vec<u32> = (0..rows).map(|_| rng.below(1000) as u32).collect();
     let (perm, sorted) = ir::sort_permutation_below(&u32s(&small, 1), 1000).unwrap();
-    evaluate::<T>(&[perm.clone(), sorted.clone()]).unwrap();
+    evaluate::<T>(&[perm.clone(), sorted.clone()])
+        .await
+        .unwrap();
     let mut expected: Vec<u32> = (0..rows as u32).collect();
     expected.sort_by_key(|&i| small[i as usize]);
-    assert_eq!(read_u32(&perm), expected);
+    assert_eq!(read_u32(&perm).await, expected);
     let mut in_order = small.clone();
     in_order.sort();
-    assert_eq!(read_u32(&sorted), in_order);
+    assert_eq!(read_u32(&sorted).await, in_order);
     assert_eq!(
         code(ir::sort_permutation_below(&i32s(&[1], 1), 2)),
         ErrorCode::TypeMismatch
@@ -134,8 +146,8 @@ pub fn radix_sorts_use_every_bit_of_the_keys<T: Target>() {
 /// bits after one count, WebGPU three dispatches per 4-bit digit, WebGL2 a draw per merge
 /// pass) or, past what a backend sorts natively, as the one-bit split passes `explain`
 /// names and counts; all give the same stable order.
-pub fn a_sort_is_one_pass_native_or_composed<T: Target>() {
-    let device = T::fresh();
+pub async fn a_sort_is_one_pass_native_or_composed<T: Target>() {
+    let device = T::fresh().await;
     let rows = 100_000u32;
     // Keys past the bound: every backend orders them by the low 20 bits alone.
     let keys: Vec<u32> = (0..rows).map(|i| i.wrapping_mul(2_654_435_761)).collect();
@@ -146,7 +158,9 @@ pub fn a_sort_is_one_pass_native_or_composed<T: Target>() {
         "{text}"
     );
     let before = device.core().counters.stats().kernels;
-    evaluate_blocking(&device, std::slice::from_ref(&perm)).unwrap();
+    gputable::engine::evaluate(&device, std::slice::from_ref(&perm))
+        .await
+        .unwrap();
     let kernels = device.core().counters.stats().kernels - before;
     let counted = text.lines().find(|l| l.ends_with(" in all"));
     match (device.sorts(rows, 1), device.kernel_words()) {
@@ -181,15 +195,15 @@ pub fn a_sort_is_one_pass_native_or_composed<T: Target>() {
     }
     let mut expected: Vec<u32> = (0..rows).collect();
     expected.sort_by_key(|&i| keys[i as usize] & 0xf_ffff);
-    assert_eq!(read_u32(&perm), expected);
+    assert_eq!(read_u32(&perm).await, expected);
 }
 
 /// A sort by several keys (most significant first) orders by each in turn, stably: on the
 /// CPU by counting rows into buckets where the first key has about one value per row, and
 /// by digits otherwise; on WebGPU by digits of every key's bits; on WebGL2 by merge passes
 /// comparing all three keys.
-pub fn a_sort_by_several_keys_orders_by_each_in_turn<T: Target>() {
-    let device = T::fresh();
+pub async fn a_sort_by_several_keys_orders_by_each_in_turn<T: Target>() {
+    let device = T::fresh().await;
     let rows = 20_000u32;
     let mut rng = Rng(23);
     // Row-like first keys (about one per row), then few distinct ones; chunked second keys
@@ -213,13 +227,15 @@ pub fn a_sort_by_several_keys_orders_by_each_in_turn<T: Target>() {
         let line =
             format!("stable sort by 3 keys, most significant first, of {first_bits} + 12 + 2 bits");
         assert!(text.contains(&line), "{text}");
-        evaluate_blocking(&device, std::slice::from_ref(&perm)).unwrap();
+        gputable::engine::evaluate(&device, std::slice::from_ref(&perm))
+            .await
+            .unwrap();
         let mut expected: Vec<u32> = (0..rows).collect();
         expected.sort_by_key(|&i| {
             let i = i as usize;
             (first[i], low(second[i], 1 << 12), third[i])
         });
-        assert_eq!(read_u32(&perm), expected);
+        assert_eq!(read_u32(&perm).await, expected);
     }
     let (a, b) = (u32s(&[1, 2], 1), u32s(&[1, 2, 3], 1));
     assert_eq!(
@@ -236,8 +252,8 @@ pub fn a_sort_by_several_keys_orders_by_each_in_turn<T: Target>() {
 /// sparse conversion's entries in order) are written by the sort's own pass where the
 /// device's sort can (the CPU), and gathered after it elsewhere; a key with values past its
 /// bound keeps them whole, as a gather does.
-pub fn a_sorts_keys_gathered_through_it_are_written_by_its_pass<T: Target>() {
-    let device = T::fresh();
+pub async fn a_sorts_keys_gathered_through_it_are_written_by_its_pass<T: Target>() {
+    let device = T::fresh().await;
     let rows = 30_000u32;
     let mut rng = Rng(41);
     let major: Vec<u32> = (0..rows).map(|_| rng.below(5000) as u32).collect();
@@ -266,30 +282,32 @@ pub fn a_sorts_keys_gathered_through_it_are_written_by_its_pass<T: Target>() {
         sorted_past.clone(),
         gathered.clone(),
     ];
-    evaluate_blocking(&device, &roots).unwrap();
+    gputable::engine::evaluate(&device, &roots).await.unwrap();
     let mut expected: Vec<u32> = (0..rows).collect();
     expected.sort_by_key(|&i| (major[i as usize], past_bound[i as usize] & 0xfff));
-    assert_eq!(read_u32(&perm), expected);
+    assert_eq!(read_u32(&perm).await, expected);
     let in_order = |column: &[u32]| {
         expected
             .iter()
             .map(|&i| column[i as usize])
             .collect::<Vec<_>>()
     };
-    assert_eq!(read_u32(&sorted_major), in_order(&major));
-    assert_eq!(read_u32(&sorted_past), in_order(&past_bound));
+    assert_eq!(read_u32(&sorted_major).await, in_order(&major));
+    assert_eq!(read_u32(&sorted_past).await, in_order(&past_bound));
     let other_in_order: Vec<f32> = expected.iter().map(|&i| other[i as usize]).collect();
-    assert_eq!(read_f32(&gathered), other_in_order);
+    assert_eq!(read_f32(&gathered).await, other_in_order);
     assert_eq!(sorted_major.home().unwrap().device, device.core().id);
 }
 
 /// Row numbers gathered are the ids themselves, and 0 past the end, without a column of
 /// row numbers stored to be read at random.
-pub fn row_numbers_gathered_are_the_ids<T: Target>() {
+pub async fn row_numbers_gathered_are_the_ids<T: Target>() {
     let ids = u32s(&[4, 0, 9, 3, 10, u32::MAX], 1);
     let gathered = ir::gather(&ids, &ir::u32_rows(10).unwrap()).unwrap();
     let text = gputable::engine::explain(&T::device(), &gathered).unwrap();
     assert!(!text.contains("sequence"), "{text}");
-    evaluate::<T>(std::slice::from_ref(&gathered)).unwrap();
-    assert_eq!(read_u32(&gathered), vec![4, 0, 9, 3, 0, 0]);
+    evaluate::<T>(std::slice::from_ref(&gathered))
+        .await
+        .unwrap();
+    assert_eq!(read_u32(&gathered).await, vec![4, 0, 9, 3, 0, 0]);
 }

@@ -2,17 +2,17 @@
 //! and `max` with implicit zeros, `kron`, and a random matrix of a million entries, each on
 //! the device against a dense reference worked out here.
 
-use super::sparse::{block, coo_of, dense, evaluated, random_entries};
+use super::sparse::{coo_of, dense, evaluated, random_entries};
 use super::*;
 use gputable::ir::{ReduceKind, UnaryOp};
 use gputable::sparse::{Format, SparseMatrix};
 use gputable::DType;
 
 /// The dense values of `m` (evaluated on the device), as f64.
-fn dense_of<T: Target>(m: &SparseMatrix) -> Vec<f64> {
+async fn dense_of<T: Target>(m: &SparseMatrix) -> Vec<f64> {
     let d = m.to_dense().unwrap();
-    evaluated::<T>(&[&d]);
-    let data = read(&d);
+    evaluated::<T>(&[&d]).await;
+    let data = read(&d).await;
     (0..data.len()).map(|i| data.get_f64(i)).collect()
 }
 
@@ -24,7 +24,7 @@ fn number(value: f32) -> NodeRef {
     konst(ColumnData::F32(vec![value]))
 }
 
-pub fn sparse_arithmetic_keeps_or_merges_structure<T: Target>() {
+pub async fn sparse_arithmetic_keeps_or_merges_structure<T: Target>() {
     let device = T::device();
     let shape = (3, 4);
     // A: duplicates at (0, 1), a stored zero at (1, 0); B shares (0, 1) and (2, 0).
@@ -34,8 +34,12 @@ pub fn sparse_arithmetic_keeps_or_merges_structure<T: Target>() {
         [2.0f32, -1.0, 1.0, 0.0, 4.0],
     );
     let (br, bc, bv) = ([0u32, 1, 2], [1u32, 2, 0], [5.0f32, 3.0, -4.0]);
-    let a = coo_of(&device, &ar, &ac, &av, shape);
-    let b = block(coo_of(&device, &br, &bc, &bv, shape).to_csr(&device)).unwrap();
+    let a = coo_of(&device, &ar, &ac, &av, shape).await;
+    let b = coo_of(&device, &br, &bc, &bv, shape)
+        .await
+        .to_csr(&device)
+        .await
+        .unwrap();
     let (da, db) = (dense(shape, &ar, &ac, &av), dense(shape, &br, &bc, &bv));
     let each = |f: fn(f64, f64) -> f64| -> Vec<f64> {
         da.iter().zip(&db).map(|(&x, &y)| f(x, y)).collect()
@@ -45,47 +49,55 @@ pub fn sparse_arithmetic_keeps_or_merges_structure<T: Target>() {
         (Subtract, each(|x, y| x - y), 5),
         (Multiply, each(|x, y| x * y), 2),
     ] {
-        let c = block(a.combine(&device, op, &b)).unwrap();
+        let c = a.combine(&device, op, &b).await.unwrap();
         assert_eq!(c.format, Format::Coo, "{op:?}: the left operand's format");
         assert_eq!(
             c.nnz(),
             nnz,
             "{op:?}: union or intersection, stored zeros kept"
         );
-        assert_eq!(dense_of::<T>(&c), expected, "{op:?}");
+        assert_eq!(dense_of::<T>(&c).await, expected, "{op:?}");
         // CSC operands give CSC, canonical: rows sorted within each column.
-        let csc = block(a.transpose().to_csr(&device)).unwrap().transpose();
-        let c = block(csc.combine(&device, op, &b)).unwrap();
+        let csc = a.transpose().to_csr(&device).await.unwrap().transpose();
+        let c = csc.combine(&device, op, &b).await.unwrap();
         assert_eq!((c.format, c.nnz()), (Format::Csc, nnz), "{op:?}");
-        evaluated::<T>(&[&c.minor]);
-        let (ptr, rows) = (read_u32(&c.major), read_u32(&c.minor));
+        evaluated::<T>(&[&c.minor]).await;
+        let (ptr, rows) = (read_u32(&c.major).await, read_u32(&c.minor).await);
         for j in 0..4 {
             let run = &rows[ptr[j] as usize..ptr[j + 1] as usize];
             assert!(run.windows(2).all(|w| w[0] < w[1]), "{op:?} column {j}");
         }
-        assert_eq!(dense_of::<T>(&c), expected, "{op:?} in CSC");
+        assert_eq!(dense_of::<T>(&c).await, expected, "{op:?} in CSC");
     }
     // The values' types join: uint8 + float32 is float32; int32 differences wrap back.
-    let ints = |values: &[i32]| {
-        block(SparseMatrix::coo(
+    let ints = async |values: &[i32]| {
+        SparseMatrix::coo(
             &device,
             &u32s(&[0, 1], 1),
             &u32s(&[0, 1], 1),
             &i32s(values, 1),
             (2, 2),
-        ))
+        )
+        .await
         .unwrap()
     };
-    let d = block(ints(&[i32::MIN, 7]).combine(&device, Subtract, &ints(&[1, 9]))).unwrap();
+    let d = ints(&[i32::MIN, 7])
+        .await
+        .combine(&device, Subtract, &ints(&[1, 9]).await)
+        .await
+        .unwrap();
     assert_eq!(d.values.meta.dtype, DType::I32);
-    assert_eq!(dense_of::<T>(&d), vec![i32::MAX as f64, 0.0, 0.0, -2.0]);
+    assert_eq!(
+        dense_of::<T>(&d).await,
+        vec![i32::MAX as f64, 0.0, 0.0, -2.0]
+    );
     // Unary ops with f(0) = 0 see each cell's sum: |-1 + 3| is 2, not 4.
-    let dup = coo_of(&device, &[0, 0, 1], &[0, 0, 1], &[-1.0, 3.0, -9.0], (2, 2));
-    let abs = block(dup.unary(&device, UnaryOp::Abs)).unwrap();
+    let dup = coo_of(&device, &[0, 0, 1], &[0, 0, 1], &[-1.0, 3.0, -9.0], (2, 2)).await;
+    let abs = dup.unary(&device, UnaryOp::Abs).await.unwrap();
     assert_eq!((abs.format, abs.nnz()), (Format::Coo, 2));
-    assert_eq!(dense_of::<T>(&abs), vec![2.0, 0.0, 0.0, 9.0]);
-    let root = block(dup.unary(&device, UnaryOp::Sqrt)).unwrap();
-    let got = dense_of::<T>(&root);
+    assert_eq!(dense_of::<T>(&abs).await, vec![2.0, 0.0, 0.0, 9.0]);
+    let root = dup.unary(&device, UnaryOp::Sqrt).await.unwrap();
+    let got = dense_of::<T>(&root).await;
     assert_eq!(got[0], 2f64.sqrt() as f32 as f64);
     assert!(
         got[3].is_nan() && got[1] == 0.0,
@@ -97,13 +109,13 @@ pub fn sparse_arithmetic_keeps_or_merges_structure<T: Target>() {
         .unwrap()
         .unwrap();
     assert_eq!(twice.nnz(), 3);
-    assert_eq!(dense_of::<T>(&twice), vec![4.0, 0.0, 0.0, -18.0]);
+    assert_eq!(dense_of::<T>(&twice).await, vec![4.0, 0.0, 0.0, -18.0]);
     let half = dup
         .scaled_now(Divide, &number(2.0), false)
         .unwrap()
         .unwrap();
-    assert_eq!(dense_of::<T>(&half), vec![1.0, 0.0, 0.0, -4.5]);
-    let threes = ints(&[3, 3]);
+    assert_eq!(dense_of::<T>(&half).await, vec![1.0, 0.0, 0.0, -4.5]);
+    let threes = ints(&[3, 3]).await;
     let dup_ints = SparseMatrix {
         major: ir::concat(&[threes.major.clone(), threes.major.clone()]).unwrap(),
         minor: ir::concat(&[threes.minor.clone(), threes.minor.clone()]).unwrap(),
@@ -112,29 +124,32 @@ pub fn sparse_arithmetic_keeps_or_merges_structure<T: Target>() {
     };
     let four = konst(ColumnData::I32(vec![4]));
     assert!(dup_ints.scaled_now(Divide, &four, false).unwrap().is_none());
-    let quarter = block(dup_ints.scaled(&device, Divide, &four, false)).unwrap();
+    let quarter = dup_ints
+        .scaled(&device, Divide, &four, false)
+        .await
+        .unwrap();
     assert_eq!(
-        dense_of::<T>(&quarter),
+        dense_of::<T>(&quarter).await,
         vec![1.0, 0.0, 0.0, 1.0],
         "(3 + 3) / 4, not 3/4 + 3/4"
     );
     // What does not keep zeros is refused here (the JS API gives the dense result).
     for refused in [
-        code(block(dup.unary(&device, UnaryOp::Cos))),
+        code(dup.unary(&device, UnaryOp::Cos).await),
         code(dup.scaled_now(Divide, &number(2.0), true)),
         code(dup.scaled_now(Add, &number(2.0), false)),
-        code(block(a.combine(&device, Divide, &b))),
-        code(block(a.combine(&device, Add, &dup))),
+        code(a.combine(&device, Divide, &b).await),
+        code(a.combine(&device, Add, &dup).await),
     ] {
         assert_eq!(refused, ErrorCode::InvalidArgument);
     }
 }
 
-pub fn sparse_sums_and_extremes_count_implicit_zeros<T: Target>() {
+pub async fn sparse_sums_and_extremes_count_implicit_zeros<T: Target>() {
     let device = T::device();
     let shape = (3, 4);
     let (rows, cols, values) = ([2u32, 0, 2, 0], [1u32, 3, 1, 0], [2.0f32, 5.0, 1.5, 7.0]);
-    let a = coo_of(&device, &rows, &cols, &values, shape);
+    let a = coo_of(&device, &rows, &cols, &values, shape).await;
     let full = dense(shape, &rows, &cols, &values);
     let sum_all = a.sum(None).unwrap();
     let (by_col, by_row) = (a.sum(Some(0)).unwrap(), a.sum(Some(1)).unwrap());
@@ -142,15 +157,15 @@ pub fn sparse_sums_and_extremes_count_implicit_zeros<T: Target>() {
         a.extreme(ReduceKind::Min).unwrap(),
         a.extreme(ReduceKind::Max).unwrap(),
     );
-    evaluated::<T>(&[&sum_all, &by_col, &by_row, &low, &high]);
-    assert_eq!(read_f32(&sum_all), vec![15.5]);
+    evaluated::<T>(&[&sum_all, &by_col, &by_row, &low, &high]).await;
+    assert_eq!(read_f32(&sum_all).await, vec![15.5]);
     let col_sums: Vec<f32> = (0..4)
         .map(|j| (0..3).map(|i| full[i * 4 + j]).sum::<f64>() as f32)
         .collect();
-    assert_eq!(read_f32(&by_col), col_sums);
-    assert_eq!(read_f32(&by_row), vec![12.0, 0.0, 3.5]);
+    assert_eq!(read_f32(&by_col).await, col_sums);
+    assert_eq!(read_f32(&by_row).await, vec![12.0, 0.0, 3.5]);
     assert_eq!(
-        (read_f32(&low), read_f32(&high)),
+        (read_f32(&low).await, read_f32(&high).await),
         (vec![0.0], vec![7.0]),
         "implicit zeros count"
     );
@@ -162,13 +177,17 @@ pub fn sparse_sums_and_extremes_count_implicit_zeros<T: Target>() {
         &[0, 1, 0, 1, 1],
         &[3.0, 4.0, 2.0, 6.0, -1.5],
         (2, 2),
-    );
+    )
+    .await;
     let (low, high) = (
         every.extreme(ReduceKind::Min).unwrap(),
         every.extreme(ReduceKind::Max).unwrap(),
     );
-    evaluated::<T>(&[&low, &high]);
-    assert_eq!((read_f32(&low), read_f32(&high)), (vec![2.0], vec![6.0]));
+    evaluated::<T>(&[&low, &high]).await;
+    assert_eq!(
+        (read_f32(&low).await, read_f32(&high).await),
+        (vec![2.0], vec![6.0])
+    );
     // ... unless duplicates leave a cell empty: four entries, three cells.
     let gap = coo_of(
         &device,
@@ -176,45 +195,54 @@ pub fn sparse_sums_and_extremes_count_implicit_zeros<T: Target>() {
         &[0, 0, 0, 1],
         &[3.0, 4.0, 2.0, 6.0],
         (2, 2),
-    );
+    )
+    .await;
     let low = gap.extreme(ReduceKind::Min).unwrap();
-    evaluated::<T>(&[&low]);
-    assert_eq!(read_f32(&low), vec![0.0]);
+    evaluated::<T>(&[&low]).await;
+    assert_eq!(read_f32(&low).await, vec![0.0]);
     // Negative cells, integer values, and no stored entry at all.
-    let ints = block(SparseMatrix::coo(
+    let ints = SparseMatrix::coo(
         &device,
         &u32s(&[1, 1], 1),
         &u32s(&[2, 2], 1),
         &i32s(&[-5, -4], 1),
         (2, 3),
-    ))
+    )
+    .await
     .unwrap();
     let (low, high, total) = (
         ints.extreme(ReduceKind::Min).unwrap(),
         ints.extreme(ReduceKind::Max).unwrap(),
         ints.sum(Some(1)).unwrap(),
     );
-    evaluated::<T>(&[&low, &high, &total]);
+    evaluated::<T>(&[&low, &high, &total]).await;
     assert_eq!(
-        (read_i32(&low), read_i32(&high), read_i32(&total)),
+        (
+            read_i32(&low).await,
+            read_i32(&high).await,
+            read_i32(&total).await
+        ),
         (vec![-9], vec![0], vec![0, -9])
     );
-    let none = coo_of(&device, &[], &[], &[], (2, 2));
+    let none = coo_of(&device, &[], &[], &[], (2, 2)).await;
     let (low, total) = (
         none.extreme(ReduceKind::Max).unwrap(),
         none.sum(None).unwrap(),
     );
-    evaluated::<T>(&[&low, &total]);
-    assert_eq!((read_f32(&low), read_f32(&total)), (vec![0.0], vec![0.0]));
+    evaluated::<T>(&[&low, &total]).await;
+    assert_eq!(
+        (read_f32(&low).await, read_f32(&total).await),
+        (vec![0.0], vec![0.0])
+    );
 }
 
-pub fn kron_places_every_pair_of_entries<T: Target>() {
+pub async fn kron_places_every_pair_of_entries<T: Target>() {
     let device = T::device();
     let (a_shape, b_shape) = ((2, 3), (2, 2));
     let (ar, ac, av) = ([1u32, 0, 1], [2u32, 0, 2], [2.0f32, 3.0, 1.0]);
     let (br, bc, bv) = ([0u32, 1], [1u32, 0], [5.0f32, -1.0]);
-    let a = coo_of(&device, &ar, &ac, &av, a_shape);
-    let b = coo_of(&device, &br, &bc, &bv, b_shape);
+    let a = coo_of(&device, &ar, &ac, &av, a_shape).await;
+    let b = coo_of(&device, &br, &bc, &bv, b_shape).await;
     let (da, db) = (dense(a_shape, &ar, &ac, &av), dense(b_shape, &br, &bc, &bv));
     let mut expected = vec![0f64; 4 * 6];
     for (i, j, p, q) in (0..2).flat_map(|i| {
@@ -222,39 +250,45 @@ pub fn kron_places_every_pair_of_entries<T: Target>() {
     }) {
         expected[(i * 2 + p) * 6 + j * 2 + q] = da[i * 3 + j] * db[p * 2 + q];
     }
-    let coo = block(a.kron(&device, &b)).unwrap();
+    let coo = a.kron(&device, &b).await.unwrap();
     assert_eq!((coo.format, coo.shape, coo.nnz()), (Format::Coo, (4, 6), 6));
-    assert_eq!(dense_of::<T>(&coo), expected);
-    let csr = block(block(a.to_csr(&device)).unwrap().kron(&device, &b)).unwrap();
+    assert_eq!(dense_of::<T>(&coo).await, expected);
+    let csr = a
+        .to_csr(&device)
+        .await
+        .unwrap()
+        .kron(&device, &b)
+        .await
+        .unwrap();
     assert_eq!(
         (csr.format, csr.nnz()),
         (Format::Csr, 4),
         "canonical: duplicates summed"
     );
-    assert_eq!(dense_of::<T>(&csr), expected);
-    let huge = coo_of(&device, &[0], &[0], &[1.0], (70_000, 1));
+    assert_eq!(dense_of::<T>(&csr).await, expected);
+    let huge = coo_of(&device, &[0], &[0], &[1.0], (70_000, 1)).await;
     assert_eq!(code(huge.kron_entries(&huge)), ErrorCode::LimitExceeded);
 }
 
-pub fn a_million_random_entries_convert_and_multiply<T: Target>() {
+pub async fn a_million_random_entries_convert_and_multiply<T: Target>() {
     let device = T::device();
     let (shape, entries) = ((4_000u32, 3_000u32), 1_000_000usize);
     let (rows, cols, values) = random_entries(shape, entries, 3, 1_000_003);
-    let a = coo_of(&device, &rows, &cols, &values, shape);
-    let csr = block(a.to_csr(&device)).unwrap();
+    let a = coo_of(&device, &rows, &cols, &values, shape).await;
+    let csr = a.to_csr(&device).await.unwrap();
     let x: Vec<f32> = (0..shape.1 * 2).map(|j| (j % 5) as f32 - 2.0).collect();
     let spmm = csr.multiply(&f32s(&x, 2)).unwrap();
     let by_coo = a.multiply(&f32s(&x, 2)).unwrap();
-    evaluated::<T>(&[&csr.major, &csr.minor, &csr.values, &spmm, &by_coo]);
+    evaluated::<T>(&[&csr.major, &csr.minor, &csr.values, &spmm, &by_coo]).await;
     // The reference: cells summed in a map, rows walked in order.
     let mut cells = std::collections::BTreeMap::new();
     for ((&r, &c), &v) in rows.iter().zip(&cols).zip(&values) {
         *cells.entry((r, c)).or_insert(0f64) += v as f64;
     }
     let (ptr, idx, val) = (
-        read_u32(&csr.major),
-        read_u32(&csr.minor),
-        read_f32(&csr.values),
+        read_u32(&csr.major).await,
+        read_u32(&csr.minor).await,
+        read_f32(&csr.values).await,
     );
     assert_eq!(idx.len(), cells.len());
     let mut expected_ptr = vec![0u32; shape.0 as usize + 1];
@@ -276,42 +310,43 @@ pub fn a_million_random_entries_convert_and_multiply<T: Target>() {
         }
     }
     assert_eq!(
-        f64s(read_f32(&spmm)),
+        f64s(read_f32(&spmm).await),
         expected,
         "small integers: exact in any order"
     );
-    assert_eq!(f64s(read_f32(&by_coo)), expected);
+    assert_eq!(f64s(read_f32(&by_coo).await), expected);
 }
 
-pub fn measures_see_the_least_integer_and_nan<T: Target>() {
+pub async fn measures_see_the_least_integer_and_nan<T: Target>() {
     let device = T::device();
     // |-128| wraps in sint8: the norms, droptol and isZero convert before taking it.
-    let int8 = block(SparseMatrix::coo(
+    let int8 = SparseMatrix::coo(
         &device,
         &u32s(&[0, 1], 1),
         &u32s(&[0, 1], 1),
         &ir::cast(&i32s(&[-128, 1], 1), DType::I8).unwrap(),
         (2, 2),
-    ))
+    )
+    .await
     .unwrap();
-    assert_eq!(block(int8.norm(&device, 1.0)).unwrap(), 129.0);
-    assert_eq!(block(int8.norm(&device, f64::INFINITY)).unwrap(), 128.0);
-    assert_eq!(block(int8.opnorm(&device, 1.0)).unwrap(), 128.0);
-    assert_eq!(block(int8.droptol(&device, 0.0)).unwrap().nnz(), 2);
-    assert!(!block(int8.is_zero(&device)).unwrap());
+    assert_eq!(int8.norm(&device, 1.0).await.unwrap(), 129.0);
+    assert_eq!(int8.norm(&device, f64::INFINITY).await.unwrap(), 128.0);
+    assert_eq!(int8.opnorm(&device, 1.0).await.unwrap(), 128.0);
+    assert_eq!(int8.droptol(&device, 0.0).await.unwrap().nnz(), 2);
+    assert!(!int8.is_zero(&device).await.unwrap());
     // A stored NaN is nonzero, as fromDense counts it.
-    let nan = coo_of(&device, &[0, 1], &[0, 1], &[f32::NAN, 0.0], (2, 2));
-    assert!(!block(nan.is_zero(&device)).unwrap());
-    let zeros = coo_of(&device, &[0, 1], &[0, 1], &[0.0, -0.0], (2, 2));
-    assert!(block(zeros.is_zero(&device)).unwrap());
+    let nan = coo_of(&device, &[0, 1], &[0, 1], &[f32::NAN, 0.0], (2, 2)).await;
+    assert!(!nan.is_zero(&device).await.unwrap());
+    let zeros = coo_of(&device, &[0, 1], &[0, 1], &[0.0, -0.0], (2, 2)).await;
+    assert!(zeros.is_zero(&device).await.unwrap());
 }
 
 /// SpMV and SpMM compute each product inside the segmented sum that adds it (one kernel,
 /// no column of products stored), as `explain` shows: empty rows, a row longer than a CPU
 /// block, two lanes, integer values, `alpha` fused after the sum. Values stored in chunks
 /// make the products a pass of their own, with the same sums.
-pub fn products_are_computed_where_the_row_sums_read_them<T: Target>() {
-    let device = T::fresh();
+pub async fn products_are_computed_where_the_row_sums_read_them<T: Target>() {
+    let device = T::fresh().await;
     let lengths = [0usize, 3000, 0, 1, 5, 2];
     let columns = 4000u32;
     let (mut ptr, mut idx, mut val) = (vec![0u32], Vec::new(), Vec::new());
@@ -336,24 +371,19 @@ pub fn products_are_computed_where_the_row_sums_read_them<T: Target>() {
         y
     };
     let floats = |v: &[i32]| v.iter().map(|&v| v as f32).collect::<Vec<f32>>();
-    let matrix = |values: &NodeRef| {
+    let matrix = async |values: &NodeRef| {
         let (ptr, idx) = (u32s(&ptr, 1), u32s(&idx, 1));
-        block(SparseMatrix::compressed(
-            &device,
-            Format::Csr,
-            &ptr,
-            &idx,
-            values,
-            (6, columns),
-        ))
-        .unwrap()
+        SparseMatrix::compressed(&device, Format::Csr, &ptr, &idx, values, (6, columns))
+            .await
+            .unwrap()
     };
-    let a = matrix(&f32s(&floats(&val), 1));
+    let a = matrix(&f32s(&floats(&val), 1)).await;
     let spmv = a
         .multiply_add(&f32s(&floats(&x[..4000]), 1), 3.0, 0.0, None)
         .unwrap();
     let spmm = a.multiply(&f32s(&floats(&x), 2)).unwrap();
     let integers = matrix(&i32s(&val, 1))
+        .await
         .multiply(&i32s(&x[..4000], 1))
         .unwrap();
     for (node, computed_where_read) in [(&spmv, 2), (&spmm, 2), (&integers, 2)] {
@@ -367,13 +397,17 @@ pub fn products_are_computed_where_the_row_sums_read_them<T: Target>() {
         assert!(text.contains(&line), "{text}");
     }
     let before = device.core().counters.stats().kernels;
-    evaluate_blocking(&device, std::slice::from_ref(&spmv)).unwrap();
+    gputable::engine::evaluate(&device, std::slice::from_ref(&spmv))
+        .await
+        .unwrap();
     assert_eq!(
         device.core().counters.stats().kernels - before,
         1,
         "one kernel"
     );
-    evaluate_blocking(&device, &[spmm.clone(), integers.clone()]).unwrap();
+    gputable::engine::evaluate(&device, &[spmm.clone(), integers.clone()])
+        .await
+        .unwrap();
     for node in [&spmv, &spmm, &integers] {
         assert_eq!(
             node.home().unwrap().device,
@@ -381,9 +415,13 @@ pub fn products_are_computed_where_the_row_sums_read_them<T: Target>() {
             "on the device"
         );
     }
-    assert_eq!(f64s(read_f32(&spmv)), expected(1, 3));
-    assert_eq!(f64s(read_f32(&spmm)), expected(2, 1));
-    let integer_sums: Vec<f64> = read_i32(&integers).into_iter().map(f64::from).collect();
+    assert_eq!(f64s(read_f32(&spmv).await), expected(1, 3));
+    assert_eq!(f64s(read_f32(&spmm).await), expected(2, 1));
+    let integer_sums: Vec<f64> = read_i32(&integers)
+        .await
+        .into_iter()
+        .map(f64::from)
+        .collect();
     assert_eq!(integer_sums, expected(1, 1));
     // Values in two chunks: the products are stored first (two passes), same sums.
     let halves = [
@@ -392,20 +430,23 @@ pub fn products_are_computed_where_the_row_sums_read_them<T: Target>() {
     ];
     let chunked_values = chunked(ColumnData::F32(floats(&val)), 1, &halves);
     let stored = matrix(&chunked_values)
+        .await
         .multiply(&f32s(&floats(&x[..4000]), 1))
         .unwrap();
     let text = gputable::engine::explain(&device, &stored).unwrap();
     assert!(!text.contains("computed at the rows"), "{text}");
-    evaluate_blocking(&device, std::slice::from_ref(&stored)).unwrap();
-    assert_eq!(f64s(read_f32(&stored)), expected(1, 1));
+    gputable::engine::evaluate(&device, std::slice::from_ref(&stored))
+        .await
+        .unwrap();
+    assert_eq!(f64s(read_f32(&stored).await), expected(1, 1));
     // Offsets that go down (outside the contract; no matrix makes them) sum as the stored
     // values do on every backend: the CPU once computed only the rows between the block's
     // first and last offsets, cutting the first segment short.
     let one_to_ten: Vec<f32> = (1..=10).map(|v| v as f32).collect();
     let computed = ir::binary(Multiply, &f32s(&one_to_ten, 1), &number(1.0)).unwrap();
     let down = ir::segment_sum(&computed, &u32s(&[0, 10, 3], 1)).unwrap();
-    evaluated::<T>(&[&down]);
-    assert_eq!(read_f32(&down), vec![55.0, 0.0]);
+    evaluated::<T>(&[&down]).await;
+    assert_eq!(read_f32(&down).await, vec![55.0, 0.0]);
 }
 
 /// A row longer than the rows the CPU computes where read at once (65,536) is summed a
@@ -413,8 +454,8 @@ pub fn products_are_computed_where_the_row_sums_read_them<T: Target>() {
 /// the memory projection. On WebGPU and WebGL2 the row is summed in blocks: llvmpipe and
 /// lavapipe, our test drivers, end an invocation's loops after 65,535 iterations in all,
 /// and summed 65,535 of its rows when one loop ran over them (ir/segment.rs).
-pub fn a_long_row_is_summed_where_read_a_piece_at_a_time<T: Target>() {
-    let device = T::fresh();
+pub async fn a_long_row_is_summed_where_read_a_piece_at_a_time<T: Target>() {
+    let device = T::fresh().await;
     let on_cpu = device.kernel_words().is_none();
     let long = 150_000u32;
     let columns = 1000u32;
@@ -434,14 +475,15 @@ pub fn a_long_row_is_summed_where_read_a_piece_at_a_time<T: Target>() {
             expected[r] += val[k] * x[idx[k] as usize];
         }
     }
-    let a = block(SparseMatrix::compressed(
+    let a = SparseMatrix::compressed(
         &device,
         Format::Csr,
         &u32s(&ptr, 1),
         &u32s(&idx, 1),
         &f32s(&val, 1),
         (lengths.len() as u32, columns),
-    ))
+    )
+    .await
     .unwrap();
     let y = a.multiply(&f32s(&x, 1)).unwrap();
     let text = gputable::engine::explain(&device, &y).unwrap();
@@ -461,15 +503,14 @@ pub fn a_long_row_is_summed_where_read_a_piece_at_a_time<T: Target>() {
     let unfused = a.multiply(&f32s(&x, 1)).unwrap();
     let ones = ir::segment_sum(&f32s(&vec![1.0; nnz], 1), &u32s(&ptr, 1)).unwrap();
     let roots = [unfused.clone(), ones.clone()];
-    block(gputable::engine::evaluate_with(
-        &device,
-        &roots,
-        gputable::plan::Fusion::Off,
-    ))
-    .unwrap();
-    assert_eq!(read_f32(&unfused), expected);
-    assert_eq!(read_f32(&ones), vec![0.0, long as f32, 3.0]);
-    evaluate_blocking(&device, std::slice::from_ref(&y)).unwrap();
+    gputable::engine::evaluate_with(&device, &roots, gputable::plan::Fusion::Off)
+        .await
+        .unwrap();
+    assert_eq!(read_f32(&unfused).await, expected);
+    assert_eq!(read_f32(&ones).await, vec![0.0, long as f32, 3.0]);
+    gputable::engine::evaluate(&device, std::slice::from_ref(&y))
+        .await
+        .unwrap();
     assert_eq!(y.home().unwrap().device, device.core().id);
-    assert_eq!(read_f32(&y), expected);
+    assert_eq!(read_f32(&y).await, expected);
 }

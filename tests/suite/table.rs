@@ -10,7 +10,7 @@ use gputable::DType;
 
 /// A batch of columns `x` (int32) and, with `nulls`, `y` with validity flags `nulls`, else
 /// `y` with none; its storage on `device`.
-fn batch<D: Backend>(device: &D, x: &[i32], nulls: Option<&[u8]>) -> BatchRef {
+async fn batch<D: Backend>(device: &D, x: &[i32], nulls: Option<&[u8]>) -> BatchRef {
     let id = Some(device.core().id);
     let y: Vec<f32> = x.iter().map(|v| *v as f32 * 0.5).collect();
     let validity = nulls.map(|flags| Vector::owning("y.validity", u8s(flags, 1), id));
@@ -22,41 +22,40 @@ fn batch<D: Backend>(device: &D, x: &[i32], nulls: Option<&[u8]>) -> BatchRef {
     ];
     let batch = Batch::new(vectors, None).unwrap();
     for node in batch.nodes().unwrap() {
-        pollster::block_on(engine::put_on(device, &node, true)).unwrap();
+        engine::put_on(device, &node, true).await.unwrap();
     }
     batch.shared()
 }
 
-fn read_column_f32(table: &TableRef, name: &str) -> Vec<f32> {
-    read_f32(&table.borrow().column(name).unwrap().node().unwrap())
+/// The node of column `name` (the table's borrow ends before anything awaits).
+fn column_node(table: &TableRef, name: &str) -> NodeRef {
+    table.borrow().column(name).unwrap().node().unwrap()
 }
 
-fn validity_of(table: &TableRef, name: &str) -> Vec<u8> {
+async fn read_column_f32(table: &TableRef, name: &str) -> Vec<f32> {
+    read_f32(&column_node(table, name)).await
+}
+
+async fn validity_of(table: &TableRef, name: &str) -> Vec<u8> {
     let column = table.borrow().column(name).unwrap();
     let flags = column.validity.expect("the column has validity");
     let node = flags.borrow().node().unwrap();
-    match read(&node) {
+    match read(&node).await {
         ColumnData::U8(v) => v,
         other => panic!("validity of {other:?}"),
     }
 }
 
-pub fn tables_own_align_validity_and_pack_on_the_device<T: Target>() {
-    let device = T::fresh();
+pub async fn tables_own_align_validity_and_pack_on_the_device<T: Target>() {
+    let device = T::fresh().await;
     let id = device.core().id;
     let table = Table::new(Vec::new(), Some(id)).shared();
-    table
-        .borrow_mut()
-        .add_batch(batch(&device, &[1, 2], None))
-        .unwrap();
-    table
-        .borrow_mut()
-        .add_batch(batch(&device, &[3, 4, 5], Some(&[1, 0, 1])))
-        .unwrap();
-    table
-        .borrow_mut()
-        .add_batch(batch(&device, &[6], None))
-        .unwrap();
+    let added = batch(&device, &[1, 2], None).await;
+    table.borrow_mut().add_batch(added).unwrap();
+    let added = batch(&device, &[3, 4, 5], Some(&[1, 0, 1])).await;
+    table.borrow_mut().add_batch(added).unwrap();
+    let added = batch(&device, &[6], None).await;
+    table.borrow_mut().add_batch(added).unwrap();
     assert_eq!(
         table::live_buffers_on(id, false),
         9,
@@ -69,7 +68,7 @@ pub fn tables_own_align_validity_and_pack_on_the_device<T: Target>() {
     assert!(!table.borrow().fields[0].nullable);
 
     // Every batch of `y` has validity now (all valid where a batch had none).
-    assert_eq!(validity_of(&table, "y"), vec![1, 1, 1, 0, 1, 1]);
+    assert_eq!(validity_of(&table, "y").await, vec![1, 1, 1, 0, 1, 1]);
 
     // A sum skips the null slot whatever batch holds it.
     let column = table.borrow().column("y").unwrap();
@@ -81,25 +80,27 @@ pub fn tables_own_align_validity_and_pack_on_the_device<T: Target>() {
         4,
     )
     .unwrap();
-    evaluate_blocking(&device, std::slice::from_ref(&total)).unwrap();
-    assert_eq!(read_f32(&total), vec![0.5 + 1.0 + 1.5 + 2.5 + 3.0]);
+    gputable::engine::evaluate(&device, std::slice::from_ref(&total))
+        .await
+        .unwrap();
+    assert_eq!(read_f32(&total).await, vec![0.5 + 1.0 + 1.5 + 2.5 + 3.0]);
 
     // A selection borrows: destroying it frees nothing.
     let selection = table.borrow().select(&["y".to_string()]).unwrap().shared();
     assert_eq!(
-        read_column_f32(&selection, "y"),
+        read_column_f32(&selection, "y").await,
         vec![0.5, 1.0, 1.5, 2.0, 2.5, 3.0]
     );
     selection.borrow_mut().destroy();
     assert_eq!(table::live_buffers_on(id, false), 9);
     assert_eq!(
-        read_column_f32(&table, "y"),
+        read_column_f32(&table, "y").await,
         vec![0.5, 1.0, 1.5, 2.0, 2.5, 3.0]
     );
 
     // Packing joins on the device (nothing read back) and frees the superseded storage.
     let before = device.core().counters.stats();
-    pollster::block_on(table::pack_batches(&device, &table, 4.0)).unwrap();
+    table::pack_batches(&device, &table, 4.0).await.unwrap();
     let after = device.core().counters.stats();
     assert_eq!(
         after.readback_bytes, before.readback_bytes,
@@ -121,9 +122,9 @@ pub fn tables_own_align_validity_and_pack_on_the_device<T: Target>() {
         6,
         "the packed batch's two columns and flags, and the last batch kept"
     );
-    assert_eq!(validity_of(&table, "y"), vec![1, 1, 1, 0, 1, 1]);
+    assert_eq!(validity_of(&table, "y").await, vec![1, 1, 1, 0, 1, 1]);
     assert_eq!(
-        read_i32(&table.borrow().column("x").unwrap().node().unwrap()),
+        read_i32(&column_node(&table, "x")).await,
         vec![1, 2, 3, 4, 5, 6]
     );
 
@@ -135,7 +136,10 @@ pub fn tables_own_align_validity_and_pack_on_the_device<T: Target>() {
     };
     table.borrow_mut().destroy();
     assert_eq!(code(table.borrow().num_rows()), ErrorCode::Destroyed);
-    assert_eq!(read_i32(&detached.node().unwrap()), vec![1, 2, 3, 4, 5, 6]);
+    assert_eq!(
+        read_i32(&detached.node().unwrap()).await,
+        vec![1, 2, 3, 4, 5, 6]
+    );
     assert_eq!(
         first.borrow().num_rows(),
         5,
@@ -148,32 +152,30 @@ pub fn tables_own_align_validity_and_pack_on_the_device<T: Target>() {
     assert_eq!(table::live_buffers_on(id, false), 0, "every buffer freed");
 }
 
-pub fn all_valid_flags_are_made_on_the_device<T: Target>() {
-    let device = T::fresh();
+pub async fn all_valid_flags_are_made_on_the_device<T: Target>() {
+    let device = T::fresh().await;
     let id = device.core().id;
     let rows = 1 << 20;
     let table = Table::new(Vec::new(), Some(id)).shared();
     let many: Vec<i32> = (0..rows).collect();
-    table
-        .borrow_mut()
-        .add_batch(batch(&device, &[1, 2], Some(&[0, 1])))
-        .unwrap();
-    table
-        .borrow_mut()
-        .add_batch(batch(&device, &many, None))
-        .unwrap();
+    let added = batch(&device, &[1, 2], Some(&[0, 1])).await;
+    table.borrow_mut().add_batch(added).unwrap();
+    let added = batch(&device, &many, None).await;
+    table.borrow_mut().add_batch(added).unwrap();
     // Reading the made flags runs on the device and uploads no flag per row.
     let before = device.core().counters.stats();
     let column = table.borrow().column("y").unwrap();
     let flags = column.validity.as_ref().unwrap().borrow().node().unwrap();
     let valid = ir::reduce(ir::ReduceKind::Sum, &flags, None, 4).unwrap();
-    evaluate_blocking(&device, std::slice::from_ref(&valid)).unwrap();
+    gputable::engine::evaluate(&device, std::slice::from_ref(&valid))
+        .await
+        .unwrap();
     let uploaded = device.core().counters.stats().upload_bytes - before.upload_bytes;
     assert!(
         uploaded < rows as u64,
         "uploaded {uploaded} bytes for {rows} flags"
     );
-    assert_eq!(read_u32(&valid), vec![rows as u32 + 1]);
+    assert_eq!(read_u32(&valid).await, vec![rows as u32 + 1]);
     let made = table.borrow().batches[1].borrow().vectors[1]
         .borrow()
         .validity
@@ -183,7 +185,9 @@ pub fn all_valid_flags_are_made_on_the_device<T: Target>() {
         !made.is_evaluated(),
         "the flags were read fused, never stored"
     );
-    evaluate_blocking(&device, std::slice::from_ref(&made)).unwrap();
+    gputable::engine::evaluate(&device, std::slice::from_ref(&made))
+        .await
+        .unwrap();
     assert_eq!(
         made.home().unwrap().device,
         id,
@@ -192,14 +196,12 @@ pub fn all_valid_flags_are_made_on_the_device<T: Target>() {
     table.borrow_mut().destroy();
 }
 
-pub fn table_misuse_is_a_typed_error<T: Target>() {
-    let device = T::fresh();
+pub async fn table_misuse_is_a_typed_error<T: Target>() {
+    let device = T::fresh().await;
     let id = Some(device.core().id);
     let table = Table::new(Vec::new(), id).shared();
-    table
-        .borrow_mut()
-        .add_batch(batch(&device, &[1, 2], None))
-        .unwrap();
+    let added = batch(&device, &[1, 2], None).await;
+    table.borrow_mut().add_batch(added).unwrap();
     let twice = table.borrow().batches[0].clone();
     assert_eq!(
         code(table.borrow_mut().add_batch(twice)),
@@ -219,10 +221,8 @@ pub fn table_misuse_is_a_typed_error<T: Target>() {
         Vector::owning("b", i32s(&[1], 1), id).shared(),
     ];
     assert_eq!(code(Batch::new(uneven, None)), ErrorCode::InvalidArgument);
-    table
-        .borrow_mut()
-        .add_batch(batch(&device, &[3], None))
-        .unwrap();
+    let added = batch(&device, &[3], None).await;
+    table.borrow_mut().add_batch(added).unwrap();
     let two_chunks = table.borrow().column("x").unwrap();
     assert_eq!(
         code(Batch::new(vec![two_chunks.shared()], None)),
@@ -237,10 +237,8 @@ pub fn table_misuse_is_a_typed_error<T: Target>() {
     );
     let moved = table.borrow_mut().detach_batches(0.0, 1.0).unwrap();
     elsewhere.borrow_mut().add_batch(moved[0].clone()).unwrap();
-    table
-        .borrow_mut()
-        .add_batch(batch(&device, &[1, 2], None))
-        .unwrap();
+    let added = batch(&device, &[1, 2], None).await;
+    table.borrow_mut().add_batch(added).unwrap();
     // A schema that does not describe its vectors is refused.
     let field = gputable::table::Field {
         name: "x".into(),
@@ -261,37 +259,30 @@ pub fn table_misuse_is_a_typed_error<T: Target>() {
         .select(&["x".to_string(), "y".to_string()])
         .unwrap()
         .shared();
-    selection
-        .borrow_mut()
-        .add_batch(batch(&device, &[7], None))
-        .unwrap();
+    let added = batch(&device, &[7], None).await;
+    selection.borrow_mut().add_batch(added).unwrap();
     selection.borrow_mut().destroy();
     assert_eq!(table::live_buffers_on(device.core().id, false), before);
-    assert_eq!(
-        read_i32(&elsewhere.borrow().column("x").unwrap().node().unwrap()),
-        vec![1, 2]
-    );
+    assert_eq!(read_i32(&column_node(&elsewhere, "x")).await, vec![1, 2]);
     elsewhere.borrow_mut().destroy();
     assert_eq!(
         code(table.borrow().column("nope")),
         ErrorCode::InvalidArgument
     );
     assert_eq!(
-        code(pollster::block_on(table::pack_batches(
-            &device,
-            &table,
-            f64::NAN
-        ))),
+        code(table::pack_batches(&device, &table, f64::NAN).await),
         ErrorCode::InvalidArgument
     );
     let empty = Table::new(Vec::new(), id).shared();
-    pollster::block_on(table::pack_batches(&device, &empty, f64::INFINITY)).unwrap();
+    table::pack_batches(&device, &empty, f64::INFINITY)
+        .await
+        .unwrap();
     assert_eq!(code(empty.borrow().last_batch()), ErrorCode::EmptyInput);
     table.borrow_mut().destroy();
     assert_eq!(code(table.borrow().column("x")), ErrorCode::Destroyed);
 }
 
-pub fn appendable_vectors_grow_and_reset<T: Target>() {
+pub async fn appendable_vectors_grow_and_reset<T: Target>() {
     let mut vector = Vector::appendable("p", DType::F32, 2, 2).unwrap();
     let buffer = vector.data[0].borrow().buffer.clone();
     vector
@@ -306,8 +297,11 @@ pub fn appendable_vectors_grow_and_reset<T: Target>() {
         "a node of the old rows is destroyed when they change"
     );
     let doubled = ir::binary(Multiply, &vector.node().unwrap(), &lit(&[2.0])).unwrap();
-    evaluate::<T>(std::slice::from_ref(&doubled)).unwrap();
-    assert_eq!(read_f32(&doubled), vec![2.0, 4.0, 6.0, 8.0, 10.0, 12.0]);
+    evaluate::<T>(std::slice::from_ref(&doubled)).await.unwrap();
+    assert_eq!(
+        read_f32(&doubled).await,
+        vec![2.0, 4.0, 6.0, 8.0, 10.0, 12.0]
+    );
     assert_eq!(
         code(vector.append(ColumnData::F32(vec![1.0]))),
         ErrorCode::InvalidArgument

@@ -6,6 +6,8 @@ import {
   interleave, gather, extent, sum, min, mean, argmax, cast, concat, slice, select, swizzle, dot, equalAll,
   sequence, segmentedMap, fround, createDevice, init, GPUTable, SparseMatrix
 } from 'gputable';
+// The module's file, as a bundler's file loader gives it.
+import wasmModuleUrl from 'gputable/wasm';
 
 type Equals<X, Y> = (<T>() => T extends X ? 1 : 2) extends <T>() => T extends Y ? 1 : 2 ? true : false;
 function expectType<Expected>() {
@@ -15,6 +17,7 @@ function expectType<Expected>() {
 export async function examples(bytes: Uint8Array) {
   await init();
   await init(bytes);
+  await init(wasmModuleUrl);
   const device: Device = await createDevice({type: 'best', allowedMem: 1 << 20});
 
   // fromArray takes its type from the typed array; number[] is float32 unless a type is given.

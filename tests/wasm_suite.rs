@@ -1,0 +1,95 @@
+//! The backend-neutral suite in a browser: the CPU, WebGPU and WebGL2 backends compiled to
+//! wasm, in headless Chromium through wasm-bindgen-test (`scripts/wasm-test.sh`, part of
+//! `npm test`). Natively the same suite runs in `cpu_suite.rs`, `webgpu_suite.rs` and
+//! `webgl_suite.rs`. A browser without WebGPU or WebGL2 fails these tests.
+#![cfg(target_arch = "wasm32")]
+
+mod common;
+mod suite;
+
+use std::cell::RefCell;
+
+use gputable::cpu::CpuDevice;
+use gputable::gl::GlDevice;
+use gputable::gpu::GpuDevice;
+
+wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
+
+thread_local! {
+    static WEBGPU: RefCell<Option<GpuDevice>> = const { RefCell::new(None) };
+    static WEBGL: RefCell<Option<GlDevice>> = const { RefCell::new(None) };
+}
+
+struct Cpu;
+
+impl suite::Target for Cpu {
+    type Device = CpuDevice;
+    fn device() -> CpuDevice {
+        CpuDevice::shared()
+    }
+    async fn fresh() -> CpuDevice {
+        CpuDevice::default()
+    }
+    const TRANSFERS: bool = false;
+    const WIDE_ROWS: bool = true;
+}
+
+/// One device per backend for the page, made by the first test (making one waits).
+struct WebGpu;
+
+impl suite::Target for WebGpu {
+    type Device = GpuDevice;
+    async fn prepare() {
+        if WEBGPU.with(|d| d.borrow().is_none()) {
+            let device = Self::fresh().await;
+            WEBGPU.with(|d| *d.borrow_mut() = Some(device));
+        }
+    }
+    fn device() -> GpuDevice {
+        WEBGPU.with(|d| d.borrow().clone().expect("prepare() makes the device"))
+    }
+    async fn fresh() -> GpuDevice {
+        GpuDevice::new()
+            .await
+            .expect("these tests need WebGPU (navigator.gpu)")
+    }
+    const TRANSFERS: bool = true;
+    const WIDE_ROWS: bool = true;
+}
+
+struct WebGl;
+
+impl suite::Target for WebGl {
+    type Device = GlDevice;
+    async fn prepare() {
+        if WEBGL.with(|d| d.borrow().is_none()) {
+            let device = Self::fresh().await;
+            WEBGL.with(|d| *d.borrow_mut() = Some(device));
+        }
+    }
+    fn device() -> GlDevice {
+        WEBGL.with(|d| d.borrow().clone().expect("prepare() makes the device"))
+    }
+    async fn fresh() -> GlDevice {
+        GlDevice::new()
+            .await
+            .expect("these tests need WebGL2 (OffscreenCanvas)")
+    }
+    const TRANSFERS: bool = true;
+    const WIDE_ROWS: bool = false;
+}
+
+mod cpu {
+    use super::*;
+    suite!(Cpu);
+}
+
+mod webgpu {
+    use super::*;
+    suite!(WebGpu);
+}
+
+mod webgl {
+    use super::*;
+    suite!(WebGl);
+}
