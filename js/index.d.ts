@@ -229,8 +229,9 @@ export function createDevice(options?: {type?: DeviceType | 'best'; allowedMem?:
 
 /**
  * Loads the wasm module: its URL, a Response, its bytes or a compiled module (by default the
- * file beside the package's code). Required once in browsers; a no-op in Node. A failed load
- * rejects with `BACKEND_UNAVAILABLE` (and may be retried); so does any call before it.
+ * file beside the package's code; in Node also a path, and no Request). Required once in
+ * browsers; in Node a no-op unless a bundle moved the code away from the module. A failed
+ * load rejects with `BACKEND_UNAVAILABLE` (and may be retried); so does any call before it.
  */
 export function init(input?: string | URL | Request | Response | ArrayBuffer | ArrayBufferView | WebAssembly.Module): Promise<void>;
 
@@ -421,7 +422,7 @@ export class GPUTable {
 export type EvaluatorInput = GPUTableEvaluator | GPUVector;
 /** Arithmetic also accepts number literals and literal rows (float32 constants). */
 /** An argument of the ops: a sparse operand where no sparse rule applies is its dense matrix. */
-export type ArithmeticArgument = EvaluatorInput | number | number[] | SparseOperand;
+export type ArithmeticArgument = EvaluatorInput | number | readonly number[] | SparseOperand;
 /** A sparse matrix or vector. */
 export type SparseOperand = SparseMatrix | SparseVector;
 
@@ -442,6 +443,8 @@ export class GPUTableEvaluator<T extends DataType = DataType> {
    */
   static fromArray<T extends DataType>(array: NumericTypedArray | readonly number[], options: {type: T; size?: number; chunks?: Chunking}): GPUTableEvaluator<T>;
   static fromArray<A extends NumericTypedArray | readonly number[]>(array: A, options?: {type?: undefined; size?: number; chunks?: Chunking} | null): GPUTableEvaluator<TypeOfArray<A>>;
+  /** A type known only at run time. */
+  static fromArray(array: NumericTypedArray | readonly number[], options?: {type?: DataType; size?: number; chunks?: Chunking} | null): GPUTableEvaluator;
   /** One constant row that broadcasts across the rows of other inputs. */
   static fromConstant<T extends DataType = 'float32'>(value: number | readonly number[], type?: T): GPUTableEvaluator<T>;
   /** Borrows the storage of an evaluated vector. */
@@ -484,21 +487,29 @@ export class GPUTableEvaluator<T extends DataType = DataType> {
 
 /** Sparse operands of one shape: the union of their entries (canonical, in the first one's format). */
 export function add<S extends SparseOperand>(a: S, b: SparseOperand, ...more: SparseOperand[]): Promise<S>;
+/** Three or more arguments starting with a sparse operand: each step as above, so a Promise once a sparse-sparse step ran. */
+export function add(a: SparseOperand, b: ArithmeticArgument, c: ArithmeticArgument, ...more: ArithmeticArgument[]): SparseOperand | GPUTableEvaluator | Promise<SparseOperand | GPUTableEvaluator>;
 /** Elementwise sum of one or more arguments, folded left to right. @example add(xyz, [10, 20, 30], 1) */
 export function add<Args extends ArithmeticArgument[]>(...args: Args): GPUTableEvaluator<ArithmeticType<Args>>;
 /** Sparse operands of one shape: the union of their entries. */
 export function subtract<S extends SparseOperand>(a: S, b: SparseOperand, ...more: SparseOperand[]): Promise<S>;
+/** Three or more arguments starting with a sparse operand: each step as above, so a Promise once a sparse-sparse step ran. */
+export function subtract(a: SparseOperand, b: ArithmeticArgument, c: ArithmeticArgument, ...more: ArithmeticArgument[]): SparseOperand | GPUTableEvaluator | Promise<SparseOperand | GPUTableEvaluator>;
 /** Elementwise difference, folded left to right. @example subtract(x, 1) */
 export function subtract<Args extends ArithmeticArgument[]>(...args: Args): GPUTableEvaluator<ArithmeticType<Args>>;
 /** A sparse operand times a number: the same structure, at once. */
-export function multiply<S extends SparseOperand>(a: S, b: number): S;
+export function multiply<S extends SparseOperand>(a: S, b: number, ...more: number[]): S;
 export function multiply<S extends SparseOperand>(a: number, b: S): S;
 /** Sparse operands of one shape: the intersection of their entries. */
 export function multiply<S extends SparseOperand>(a: S, b: SparseOperand, ...more: SparseOperand[]): Promise<S>;
+/** Three or more arguments starting with a sparse operand: each step as above, so a Promise once a sparse-sparse step ran. */
+export function multiply(a: SparseOperand, b: ArithmeticArgument, c: ArithmeticArgument, ...more: ArithmeticArgument[]): SparseOperand | GPUTableEvaluator | Promise<SparseOperand | GPUTableEvaluator>;
 /** Elementwise product, folded left to right. @example multiply(x, x) */
 export function multiply<Args extends ArithmeticArgument[]>(...args: Args): GPUTableEvaluator<ArithmeticType<Args>>;
 /** A sparse operand by a number: the same structure (integer values sum duplicates first: a Promise). */
 export function divide<S extends SparseOperand>(a: S, b: number): S | Promise<S>;
+/** Three or more arguments starting with a sparse operand: each step as above, so a Promise once a sparse-sparse step ran. */
+export function divide(a: SparseOperand, b: ArithmeticArgument, c: ArithmeticArgument, ...more: ArithmeticArgument[]): SparseOperand | GPUTableEvaluator | Promise<SparseOperand | GPUTableEvaluator>;
 /** Elementwise quotient, folded left to right; integer division truncates and x / 0 is 0. */
 export function divide<Args extends ArithmeticArgument[]>(...args: Args): GPUTableEvaluator<ArithmeticType<Args>>;
 /** `base ** exponent`, float32. */

@@ -7,6 +7,8 @@ import {GpuTableError, markWasmLoaded} from '../errors.js';
 export * from '../core.js';
 
 let loaded = false;
+// Why the module beside the code did not load, when it is there but failed.
+let besideError = null;
 
 function load(module) {
   initSync({module});
@@ -16,8 +18,9 @@ function load(module) {
 
 try {
   load(readFileSync(new URL('../wasm/gputable_bg.wasm', import.meta.url)));
-} catch {
-  // Left to init(input); until then every call says to call it.
+} catch (error) {
+  // Not there (a bundle): left to init(input); until then every call says to call it.
+  if (error?.code !== 'ENOENT') besideError = error;
 }
 
 async function bytesOf(input) {
@@ -34,7 +37,9 @@ async function bytesOf(input) {
 export async function init(input) {
   if (loaded) return;
   try {
-    if (input === undefined) throw new Error('it is not beside the code, and init() was given nothing');
+    if (input === undefined) {
+      throw besideError ?? new Error('it is not beside the code, and init() was given nothing');
+    }
     load(await bytesOf(input));
   } catch (error) {
     throw new GpuTableError('BACKEND_UNAVAILABLE',

@@ -4,7 +4,7 @@
 // `?device=best|webgpu|webgl|cpu&rows=N` pick the device and the table size.
 import * as gt from '../dist/web/index.js';
 import {cityTrips} from './city.js';
-import {BIN_WIDTH, filterGraph, filterLoop} from './filters.js';
+import {BIN_WIDTH, filterGraph, filterLoop, sameCounts} from './filters.js';
 import {CanvasPoints, WebGpuPoints, drawBars, intensityFor} from './views.js';
 
 const $ = id => document.getElementById(id);
@@ -53,9 +53,11 @@ async function loadArrow(device) {
   show();
   const fare = table.getVector('fare');
   const km = gt.length(gt.subtract(table.getVector('dropoff'), table.getVector('pickup')));
-  // Null fares read 0; their validity keeps them out of the price per km.
-  const perKm = gt.select(fare.validity, gt.divide(fare, km), 0);
-  const roots = {range: gt.extent(perKm), missing: gt.sum(gt.subtract(1, fare.validity))};
+  // Null fares read 0; their validity keeps them out of the price per km (a column without
+  // nulls has none).
+  const valid = fare.validity ?? gt.GPUTableEvaluator.fromConstant(1, 'uint8');
+  const perKm = gt.select(valid, gt.divide(fare, km), 0);
+  const roots = {range: gt.extent(perKm), missing: gt.sum(gt.subtract(1, valid))};
   await gt.cleanEvaluate(device, roots);
   const [low, high] = await roots.range.readValue();
   const [missing] = await roots.missing.readValue();
@@ -65,7 +67,7 @@ async function loadArrow(device) {
     `missing fares: ${missing}`,
     `fare per km: ${low.toFixed(3)} .. ${high.toFixed(3)}`
   ].join('\n');
-  for (const e of [...Object.values(roots), perKm]) e.destroy();
+  for (const e of [...Object.values(roots), perKm, ...(fare.validity ? [] : [valid])]) e.destroy();
   table.destroy();
 }
 
@@ -95,26 +97,32 @@ async function main() {
     $('min-fare-value').textContent = `$${filter.minFare}`;
     $('max-km-value').textContent = String(filter.maxKm);
     const kernelsBefore = device.stats.kernels;
-    const t0 = performance.now();
     const graph = filterGraph(gt, columns, filter);
     const plan = `${graph.points.explain(device)}\n${graph.histogram.explain(device)}`;
-    await gt.cleanEvaluate(device, graph);
-    const [count] = await graph.count.readValue();
-    const histogram = Array.from(await graph.histogram.readValue());
-    const evaluateMs = performance.now() - t0;
+    let count, histogram, evaluateMs, drawMs;
+    try {
+      const t0 = performance.now();
+      await gt.cleanEvaluate(device, graph);
+      [count] = await graph.count.readValue();
+      histogram = Array.from(await graph.histogram.readValue());
+      evaluateMs = performance.now() - t0;
+      const t1 = performance.now();
+      // WebGPU draws the output's own buffer; the others draw the rows read back.
+      await painter.draw(device.type === 'webgpu' ? await graph.points.evaluate(device) : await graph.points.readValue());
+      drawMs = performance.now() - t1;
+    } catch (error) {
+      for (const e of Object.values(graph)) e.destroy();
+      throw error;
+    }
     const kernels = device.stats.kernels - kernelsBefore;
-
-    const t1 = performance.now();
-    // WebGPU draws the output's own buffer; the others draw the rows read back.
-    await painter.draw(device.type === 'webgpu' ? await graph.points.evaluate(device) : await graph.points.readValue());
-    const drawMs = performance.now() - t1;
+    // The picture on screen is drawn: the graph it came from may go.
     if (shown) for (const e of Object.values(shown)) e.destroy();
     shown = graph;
 
     const t2 = performance.now();
     const reference = filterLoop(trips, filter);
     const jsMs = performance.now() - t2;
-    const same = reference.count === count && reference.histogram.every((v, i) => v === histogram[i]);
+    const same = sameCounts(reference, count, histogram);
 
     $('shown').textContent = count.toLocaleString('en-US');
     $('evaluate-ms').textContent = ms(evaluateMs);
@@ -126,6 +134,8 @@ async function main() {
     $('histogram').dataset.counts = JSON.stringify(histogram);
     drawBars($('histogram'), histogram, histogram.map((_, i) => (i % 4 === 0 ? `$${i * BIN_WIDTH}` : '')), {format: () => ''});
     $('explain').textContent = plan;
+    $('status').className = '';
+    $('status').textContent = `on the ${device.type} device${device.adapterName ? ` (${device.adapterName})` : ''}`;
     document.body.dataset.renders = String(++renders);
     document.body.dataset.state = 'ready';
   }
@@ -174,14 +184,22 @@ async function runBenchmark(device) {
   frame.hidden = true;
   frame.src = `../bench/gpu.html?${sizes}`;
   document.body.append(frame);
+  // The frame sets window.__bench when it is done (an error included); one that never
+  // loads, or dies first, ends the wait after half an hour.
   const report = await new Promise(resolve => {
+    const started = performance.now();
     const poll = setInterval(() => {
       const result = frame.contentWindow?.__bench;
-      if (result !== undefined) {
+      const late = performance.now() - started > 1_800_000;
+      if (result !== undefined || late) {
         clearInterval(poll);
-        resolve(result);
+        resolve(result ?? {error: 'the benchmark frame did not finish in 30 minutes'});
       }
     }, 250);
+    frame.addEventListener('error', () => {
+      clearInterval(poll);
+      resolve({error: 'the benchmark frame did not load'});
+    });
   });
   frame.remove();
   $('bench-run').disabled = false;

@@ -1,5 +1,6 @@
-// The main demo, shared by the Node runner (www/demo-node.js) and the page (www/index.html):
-// a deterministic table of 1M taxi trips, and a chain of lazy, fused computations over it.
+// The text demo of `npm run demo` (www/demo-node.js): a deterministic table of 1M taxi
+// trips and a chain of lazy, fused computations over it. scripts/make-sample-arrow.js
+// writes the bundled Arrow file from the same trips; the page (www/app.js) has its own.
 
 /** Deterministic sample data: pickup/dropoff positions (km), fare, passengers, start time. */
 export function makeTrips(rows) {

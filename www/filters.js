@@ -23,8 +23,9 @@ export function filterGraph(gt, {pickup, dropoff, fare}, {minFare, maxKm}) {
   const one = gt.select(shown, 1, 0);
   const count = gt.sum(one);
   // The bin of each fare, clamped to the last. A lane per bin holds 1 where the trip is
-  // shown and in that bin; each sum adds four bins' lanes (the widest row a reduction
-  // computes where it reads it), and the sums' rows side by side are the histogram.
+  // shown and in that bin. Each sum adds four bins' lanes: a reduction fuses the work that
+  // makes its input only for rows of at most 4 lanes (wider ones are stored first). The
+  // sums' rows side by side are the histogram.
   const scaled = gt.divide(fare, BIN_WIDTH);
   const room = gt.subtract(BINS - 1, scaled);
   const bin = gt.cast(gt.select(positive(gt, room), scaled, BINS - 1), 'uint32');
@@ -34,20 +35,32 @@ export function filterGraph(gt, {pickup, dropoff, fare}, {minFare, maxKm}) {
   return {points, count, histogram};
 }
 
-/** The same in a JavaScript loop over the host arrays, in float32 where the graph is. */
+/**
+ * The same in a JavaScript loop over the host arrays, in float32 where the graph is.
+ * `borderline` counts trips within a rounding step of the distance bound: a GPU may fuse the
+ * length's multiply-adds and put those on the other side, so counts may differ by that many.
+ */
 export function filterLoop(trips, {minFare, maxKm}) {
   const f = Math.fround;
+  const [fareBound, kmBound] = [f(minFare), f(maxKm)];
   const histogram = new Array(BINS).fill(0);
-  let count = 0;
+  let count = 0, borderline = 0;
   for (let i = 0; i < trips.rows; i++) {
     const dx = f(trips.dropoff[2 * i] - trips.pickup[2 * i]);
     const dy = f(trips.dropoff[2 * i + 1] - trips.pickup[2 * i + 1]);
     const km = f(Math.sqrt(f(f(dx * dx) + f(dy * dy))));
+    if (Math.abs(km - kmBound) <= 4e-7 * kmBound) borderline++;
     const fare = trips.fare[i];
-    if (!(f(fare - minFare) > 0 && f(maxKm - km) > 0)) continue;
+    if (!(f(fare - fareBound) > 0 && f(kmBound - km) > 0)) continue;
     count++;
     const scaled = f(fare / BIN_WIDTH);
     histogram[f(BINS - 1 - scaled) > 0 ? Math.trunc(scaled) : BINS - 1]++;
   }
-  return {count, histogram};
+  return {count, histogram, borderline};
+}
+
+/** Whether the graph's count and histogram are the loop's, up to its borderline trips. */
+export function sameCounts(reference, count, histogram) {
+  const off = reference.histogram.reduce((sum, v, i) => sum + Math.abs(v - histogram[i]), 0);
+  return Math.abs(reference.count - count) <= reference.borderline && off <= 2 * reference.borderline;
 }

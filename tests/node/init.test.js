@@ -57,6 +57,14 @@ test('the Node entry away from its wasm module (a bundle) says to call init(inpu
   // dist/ copied without the module, as a bundler leaves the code.
   const copy = mkdtempSync(join(tmpdir(), 'gputable-node-'));
   cpSync(new URL('../../dist', import.meta.url), copy, {recursive: true, filter: source => !source.endsWith('.wasm')});
+  try {
+    await checkMovedEntry(copy);
+  } finally {
+    rmSync(copy, {recursive: true});
+  }
+});
+
+async function checkMovedEntry(copy) {
   const moved = await import(pathToFileURL(join(copy, 'node/index.js')));
   const early = thrown(() => moved.GPUTableEvaluator.fromArray(new Float32Array([1, 2])));
   assert.equal(early?.code, 'BACKEND_UNAVAILABLE');
@@ -67,5 +75,4 @@ test('the Node entry away from its wasm module (a bundle) says to call init(inpu
   await moved.init(new URL(import.meta.resolve('gputable/wasm')));
   const sum = moved.add(moved.GPUTableEvaluator.fromArray(new Float32Array([1, 2])), 1);
   assert.deepEqual([...await sum.readValue()], [2, 3]);
-  rmSync(copy, {recursive: true});
-});
+}

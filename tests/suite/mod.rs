@@ -1,7 +1,9 @@
 //! The backend-neutral suite: every op of `api.md` against the CPU oracle, residency,
 //! memory, concurrency and the regressions of past defects, instantiated by `cpu_suite.rs`,
 //! `webgpu_suite.rs` (Vulkan/lavapipe) and `webgl_suite.rs` (the WebGL2 design on
-//! GL/llvmpipe). Every compared result is checked to live on the device under test.
+//! GL/llvmpipe), and by `wasm_suite.rs` compiled to wasm in headless Chromium. Every test is
+//! async so it runs in both. Every compared result is checked to live on the device under
+//! test.
 //! Tolerances: exact for integers and `+ - *` on float32, 1e-6 relative for `/` and `sqrt`,
 //! 1e-5 relative for transcendental functions.
 

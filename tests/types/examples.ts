@@ -4,7 +4,7 @@
 import {
   GPUTableEvaluator as E, GPUVector, GpuTableError, Device, add, subtract, multiply, divide, sqrt, abs, sin,
   interleave, gather, extent, sum, min, mean, argmax, cast, concat, slice, select, swizzle, dot, equalAll,
-  sequence, segmentedMap, fround, createDevice, init, GPUTable, SparseMatrix
+  sequence, segmentedMap, fround, createDevice, init, GPUTable, SparseMatrix, SparseOperand
 } from 'gputable';
 // The module's file, as a bundler's file loader gives it.
 import wasmModuleUrl from 'gputable/wasm';
@@ -90,6 +90,17 @@ export async function examples(bytes: Uint8Array) {
   expectType<E>()(product);
   expectType<Promise<SparseMatrix>>()(add(matrix, matrix));
   expectType<SparseMatrix>()(multiply(matrix, 2));
+
+  // A fold that starts sparse and mixes in dense arguments may be either, or a Promise.
+  type Folded = SparseOperand | E | Promise<SparseOperand | E>;
+  expectType<Folded>()(add(matrix, matrix, 1));
+  expectType<Folded>()(subtract(matrix, 1, matrix));
+  expectType<SparseMatrix>()(multiply(matrix, 2, 3));
+  // Options whose type is known only at run time, and read-only rows.
+  const settings: {type?: 'uint8' | 'float32'; size: number} = {size: 1};
+  expectType<E>()(E.fromArray([1, 2], settings));
+  const row: readonly number[] = [1, 2];
+  expectType<E<'float32'>>()(add(f32, row));
 
   try {
     column.destroy();
