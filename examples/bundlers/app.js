@@ -15,6 +15,7 @@ export async function run(gt, deviceTypes) {
     results[type] = {
       devices: vectors.map(vector => vector.device?.type ?? null),
       kernels: device.stats.kernels,
+      uploadBytes: device.stats.uploadBytes,
       fused: Array.from(await fused.readValue()),
       total: Array.from(await total.readValue())
     };

@@ -45,7 +45,11 @@ function assertRan(results, deviceTypes, recipe) {
     const result = results[type];
     assert.deepEqual(result.devices, [type, type], `${recipe} on ${type}: where the outputs live`);
     assert.deepEqual({fused: result.fused, total: result.total}, expected, `${recipe} on ${type}`);
-    if (type !== 'cpu') assert.ok(result.kernels >= 2, `${recipe} on ${type}: ${result.kernels} kernels`);
+    if (type !== 'cpu') {
+      // The GPU did the work: the input went up to it and its kernels ran.
+      assert.ok(result.kernels >= 2, `${recipe} on ${type}: ${result.kernels} kernels`);
+      assert.ok(result.uploadBytes >= 16, `${recipe} on ${type}: ${result.uploadBytes} bytes uploaded`);
+    }
   }
 }
 
