@@ -22,6 +22,12 @@ export function markWasmLoaded() {
   wasmLoaded = true;
 }
 
+/** A failed load of the wasm module: what failed and what `init()` takes (`forms`). */
+export function wasmLoadFailed(error, forms) {
+  return new GpuTableError('BACKEND_UNAVAILABLE',
+    `loading the gputable wasm module failed (${error?.message ?? error}); give init() the module: ${forms}`);
+}
+
 function asGpuTableError(error) {
   if (error instanceof GpuTableError) return error;
   if (error && error.name === 'GpuTableError') return new GpuTableError(error.code, error.message);

@@ -2,7 +2,7 @@
 // A bundle that moved the code away from the module loads it with `await init(input)`.
 import {readFileSync} from 'node:fs';
 import {initSync} from '../wasm/gputable.js';
-import {GpuTableError, markWasmLoaded} from '../errors.js';
+import {markWasmLoaded, wasmLoadFailed} from '../errors.js';
 
 export * from '../core.js';
 
@@ -42,8 +42,7 @@ export async function init(input) {
     }
     load(await bytesOf(input));
   } catch (error) {
-    throw new GpuTableError('BACKEND_UNAVAILABLE',
-      `loading the gputable wasm module failed (${error?.message ?? error}); give init() the module: ` +
+    throw wasmLoadFailed(error,
       "its path or file URL (the package's 'gputable/wasm' export), a Response, its bytes or a compiled WebAssembly.Module");
   }
 }

@@ -1,6 +1,6 @@
 // Browser entry point: call `await init()` once before using the API.
 import initWasm from '../wasm/gputable.js';
-import {GpuTableError, markWasmLoaded} from '../errors.js';
+import {markWasmLoaded, wasmLoadFailed} from '../errors.js';
 
 export * from '../core.js';
 
@@ -15,8 +15,7 @@ export function init(input) {
     () => markWasmLoaded(),
     error => {
       ready = null;
-      throw new GpuTableError('BACKEND_UNAVAILABLE',
-        `loading the gputable wasm module failed (${error?.message ?? error}); give init() the module: ` +
+      throw wasmLoadFailed(error,
         "its URL (the package's 'gputable/wasm' export), a Response, its bytes or a compiled WebAssembly.Module");
     });
   return ready;

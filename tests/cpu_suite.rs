@@ -4,23 +4,9 @@
 #[allow(unused_imports)]
 mod common;
 mod suite;
-use suite::Target;
+use suite::Cpu;
 
 use gputable::cpu::CpuDevice;
-
-struct Cpu;
-
-impl Target for Cpu {
-    type Device = CpuDevice;
-    fn device() -> CpuDevice {
-        CpuDevice::shared()
-    }
-    async fn fresh() -> CpuDevice {
-        CpuDevice::default()
-    }
-    const TRANSFERS: bool = false;
-    const WIDE_ROWS: bool = true;
-}
 
 suite!(Cpu);
 

@@ -8,45 +8,43 @@ mod common;
 mod suite;
 
 use std::cell::RefCell;
+use std::future::Future;
+use std::thread::LocalKey;
 
-use gputable::cpu::CpuDevice;
 use gputable::gl::GlDevice;
 use gputable::gpu::GpuDevice;
+use suite::Cpu;
 
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
+
+/// One device per GPU backend for the page, made by the first test (making one waits).
+type Slot<D> = &'static LocalKey<RefCell<Option<D>>>;
 
 thread_local! {
     static WEBGPU: RefCell<Option<GpuDevice>> = const { RefCell::new(None) };
     static WEBGL: RefCell<Option<GlDevice>> = const { RefCell::new(None) };
 }
 
-struct Cpu;
-
-impl suite::Target for Cpu {
-    type Device = CpuDevice;
-    fn device() -> CpuDevice {
-        CpuDevice::shared()
+async fn fill<D>(slot: Slot<D>, make: impl Future<Output = D>) {
+    if slot.with(|d| d.borrow().is_none()) {
+        let device = make.await;
+        slot.with(|d| *d.borrow_mut() = Some(device));
     }
-    async fn fresh() -> CpuDevice {
-        CpuDevice::default()
-    }
-    const TRANSFERS: bool = false;
-    const WIDE_ROWS: bool = true;
 }
 
-/// One device per backend for the page, made by the first test (making one waits).
+fn held<D: Clone>(slot: Slot<D>) -> D {
+    slot.with(|d| d.borrow().clone().expect("prepare() makes the device"))
+}
+
 struct WebGpu;
 
 impl suite::Target for WebGpu {
     type Device = GpuDevice;
     async fn prepare() {
-        if WEBGPU.with(|d| d.borrow().is_none()) {
-            let device = Self::fresh().await;
-            WEBGPU.with(|d| *d.borrow_mut() = Some(device));
-        }
+        fill(&WEBGPU, Self::fresh()).await;
     }
     fn device() -> GpuDevice {
-        WEBGPU.with(|d| d.borrow().clone().expect("prepare() makes the device"))
+        held(&WEBGPU)
     }
     async fn fresh() -> GpuDevice {
         GpuDevice::new()
@@ -62,13 +60,10 @@ struct WebGl;
 impl suite::Target for WebGl {
     type Device = GlDevice;
     async fn prepare() {
-        if WEBGL.with(|d| d.borrow().is_none()) {
-            let device = Self::fresh().await;
-            WEBGL.with(|d| *d.borrow_mut() = Some(device));
-        }
+        fill(&WEBGL, Self::fresh()).await;
     }
     fn device() -> GlDevice {
-        WEBGL.with(|d| d.borrow().clone().expect("prepare() makes the device"))
+        held(&WEBGL)
     }
     async fn fresh() -> GlDevice {
         GlDevice::new()

@@ -22,6 +22,8 @@ for (const id of ['device', 'rows']) {
   });
 }
 
+const deviceLabel = device => `on the ${device.type} device${device.adapterName ? ` (${device.adapterName})` : ''}`;
+
 function fail(error) {
   $('status').textContent = `${error.name} ${error.code ?? ''}: ${error.message}`;
   $('status').className = 'bad';
@@ -76,7 +78,7 @@ async function main() {
   gt.backendRegistry.add(gt.webgpuBackend);
   gt.backendRegistry.add(gt.webglBackend);
   const device = await gt.createDevice({type: settings.device});
-  $('status').textContent = `on the ${device.type} device${device.adapterName ? ` (${device.adapterName})` : ''}`;
+  $('status').textContent = deviceLabel(device);
   document.body.dataset.device = device.type;
   await loadArrow(device);
 
@@ -135,7 +137,7 @@ async function main() {
     drawBars($('histogram'), histogram, histogram.map((_, i) => (i % 4 === 0 ? `$${i * BIN_WIDTH}` : '')), {format: () => ''});
     $('explain').textContent = plan;
     $('status').className = '';
-    $('status').textContent = `on the ${device.type} device${device.adapterName ? ` (${device.adapterName})` : ''}`;
+    $('status').textContent = deviceLabel(device);
     document.body.dataset.renders = String(++renders);
     document.body.dataset.state = 'ready';
   }

@@ -1,5 +1,6 @@
 // The demo page's generated trips: pickups and dropoffs around a city's hotspots and along
 // its street grid, so the plot has something to show. Deterministic (xorshift).
+import {xorshift} from './random.js';
 
 const HOTSPOTS = [
   // x, y (km), spread, share of trips
@@ -13,11 +14,7 @@ const BACKGROUND_SHARE = 1 - HOTSPOTS.reduce((sum, h) => sum + h[3], 0);
 const BLOCK_KM = 0.6;
 
 export function cityTrips(rows) {
-  let seed = 0x2545f491;
-  const random = () => {
-    seed ^= seed << 13; seed ^= seed >>> 17; seed ^= seed << 5;
-    return (seed >>> 0) / 4294967296;
-  };
+  const random = xorshift(0x2545f491);
   const gaussian = () => Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
   const place = out => {
     let pick = random() - BACKGROUND_SHARE;

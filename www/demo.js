@@ -1,14 +1,11 @@
 // The text demo of `npm run demo` (www/demo-node.js): a deterministic table of 1M taxi
 // trips and a chain of lazy, fused computations over it. scripts/make-sample-arrow.js
 // writes the bundled Arrow file from the same trips; the page (www/app.js) has its own.
+import {xorshift} from './random.js';
 
 /** Deterministic sample data: pickup/dropoff positions (km), fare, passengers, start time. */
 export function makeTrips(rows) {
-  let seed = 0x9e3779b9;
-  const random = () => {
-    seed ^= seed << 13; seed ^= seed >>> 17; seed ^= seed << 5;
-    return (seed >>> 0) / 4294967296;
-  };
+  const random = xorshift(0x9e3779b9);
   const pickup = new Float32Array(rows * 2);
   const dropoff = new Float32Array(rows * 2);
   const fare = new Float32Array(rows);

@@ -68,22 +68,25 @@ export class CanvasPoints {
     this.canvas = canvas;
     this.intensity = intensity;
     this.context = canvas.getContext('2d');
+    // Per pixel colour sums and the image, kept from draw to draw.
+    this.sums = new Float32Array(canvas.width * canvas.height * 3);
+    this.image = this.context.createImageData(canvas.width, canvas.height);
   }
   /** `values`: float32 x 3 rows (x, y, fare per km). */
   async draw(values) {
     const {width, height} = this.canvas;
-    const sums = new Float32Array(width * height * 3);
+    const {sums, image, intensity} = this;
+    sums.fill(0);
     for (let i = 0; i < values.length; i += 3) {
       const px = Math.floor((values[i] / EXTENT.x + 1) * 0.5 * width);
       const py = Math.floor((1 - values[i + 1] / EXTENT.y) * 0.5 * height);
       if (px < 0 || py < 0 || px >= width || py >= height) continue;
       const t = Math.min(Math.max(values[i + 2] / 6, 0), 1);
       const p = (py * width + px) * 3;
-      sums[p] += this.intensity * (0.2 + 0.8 * t);
-      sums[p + 1] += this.intensity * (0.5 + 0.2 * t);
-      sums[p + 2] += this.intensity * (1 - 0.85 * t);
+      sums[p] += intensity * (0.2 + 0.8 * t);
+      sums[p + 1] += intensity * (0.5 + 0.2 * t);
+      sums[p + 2] += intensity * (1 - 0.85 * t);
     }
-    const image = this.context.createImageData(width, height);
     for (let p = 0, q = 0; p < sums.length; p += 3, q += 4) {
       image.data[q] = 255 * Math.min(1, BACKGROUND[0] + sums[p]);
       image.data[q + 1] = 255 * Math.min(1, BACKGROUND[1] + sums[p + 1]);

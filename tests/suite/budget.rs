@@ -23,7 +23,7 @@ pub async fn a_memory_budget_refuses_or_streams<T: Target>() {
     device.core().allowed_mem.set(Some(chunk_bytes));
     let refused = graph(&source());
     let kernels = device.core().counters.stats().kernels;
-    let error = gputable::engine::evaluate(&device, std::slice::from_ref(&refused))
+    let error = engine::evaluate(&device, std::slice::from_ref(&refused))
         .await
         .unwrap_err();
     assert_eq!(error.code, ErrorCode::LimitExceeded, "{error}");
@@ -50,7 +50,7 @@ pub async fn a_memory_budget_refuses_or_streams<T: Target>() {
         "{text}"
     );
     device.core().counters.reset_peak();
-    gputable::engine::evaluate(&device, std::slice::from_ref(&streamed))
+    engine::evaluate(&device, std::slice::from_ref(&streamed))
         .await
         .unwrap();
     let peak = device.core().counters.memory().peak_bytes;
@@ -66,7 +66,7 @@ pub async fn a_memory_budget_refuses_or_streams<T: Target>() {
     // The same work unbounded, for the values.
     device.core().allowed_mem.set(None);
     let unbounded = graph(&source());
-    gputable::engine::evaluate(&device, std::slice::from_ref(&unbounded))
+    engine::evaluate(&device, std::slice::from_ref(&unbounded))
         .await
         .unwrap();
     assert_eq!(read_f32(&streamed).await, read_f32(&unbounded).await);
@@ -120,7 +120,7 @@ pub async fn a_reduction_streams_a_column_larger_than_the_budget<T: Target>() {
     let text = engine::explain(&device, &streamed).unwrap();
     assert!(text.contains("fits"), "{text}");
     device.core().counters.reset_peak();
-    gputable::engine::evaluate(&device, std::slice::from_ref(&streamed))
+    engine::evaluate(&device, std::slice::from_ref(&streamed))
         .await
         .unwrap();
     let peak = device.core().counters.memory().peak_bytes;
@@ -152,7 +152,7 @@ pub async fn a_sort_of_host_keys_stays_within_the_budget<T: Target>() {
     let text = engine::explain(&device, &perm).unwrap();
     assert!(text.contains("fits"), "{text}");
     device.core().counters.reset_peak();
-    gputable::engine::evaluate(&device, std::slice::from_ref(&perm))
+    engine::evaluate(&device, std::slice::from_ref(&perm))
         .await
         .unwrap();
     let peak = device.core().counters.memory().peak_bytes;
@@ -175,7 +175,7 @@ async fn projected_and_peak<B: Backend>(device: &B, root: &NodeRef) -> (String, 
     let counters = &device.core().counters;
     counters.reset_peak();
     let before = counters.memory().live_bytes;
-    gputable::engine::evaluate(device, std::slice::from_ref(root))
+    engine::evaluate(device, std::slice::from_ref(root))
         .await
         .unwrap();
     let peak = counters.memory().peak_bytes - before;
@@ -230,7 +230,7 @@ pub async fn a_reduction_s_partial_states_count_until_they_are_freed<T: Target>(
         let mut wide = f32s(&values, 16);
         if on_device {
             wide = ir::binary(Multiply, &wide, &konst(ColumnData::F32(vec![1.0]))).unwrap();
-            gputable::engine::evaluate(&device, std::slice::from_ref(&wide))
+            engine::evaluate(&device, std::slice::from_ref(&wide))
                 .await
                 .unwrap();
         }

@@ -86,7 +86,7 @@ pub async fn chunk_tasks_share_one_fused_kernel<T: Target>() {
     let text = engine::explain(&device, &r).unwrap();
     assert!(text.contains("runs as 3 chunk tasks"), "{text}");
     let before = stats(&device);
-    gputable::engine::evaluate(&device, std::slice::from_ref(&r))
+    engine::evaluate(&device, std::slice::from_ref(&r))
         .await
         .unwrap();
     let after = stats(&device);
@@ -145,7 +145,7 @@ pub async fn views_share_whole_chunks_and_copy_parts<T: Target>() {
     let whole = ir::slice(&x, 3.0, 6.0).unwrap();
     let twice = ir::concat(&[x.clone(), x.clone()]).unwrap();
     let before = stats(&device);
-    gputable::engine::evaluate(&device, &[whole.clone(), twice.clone()])
+    engine::evaluate(&device, &[whole.clone(), twice.clone()])
         .await
         .unwrap();
     assert_eq!(
@@ -166,7 +166,7 @@ pub async fn views_share_whole_chunks_and_copy_parts<T: Target>() {
     let clamped = ir::slice(&x, -4.0, 1e9).unwrap();
     let nothing = ir::slice(&x, 8.0, 2.0).unwrap();
     let before = stats(&device);
-    gputable::engine::evaluate(&device, std::slice::from_ref(&parts))
+    engine::evaluate(&device, std::slice::from_ref(&parts))
         .await
         .unwrap();
     assert_eq!(
@@ -174,7 +174,7 @@ pub async fn views_share_whole_chunks_and_copy_parts<T: Target>() {
         2,
         "one copy per partial chunk"
     );
-    gputable::engine::evaluate(
+    engine::evaluate(
         &device,
         &[regrouped.clone(), clamped.clone(), nothing.clone()],
     )
@@ -189,7 +189,7 @@ pub async fn views_share_whole_chunks_and_copy_parts<T: Target>() {
     assert_eq!(read_i32(&nothing).await, Vec::<i32>::new());
     // Views compose with elementwise work and keep their chunks.
     let r = ir::binary(Multiply, &regrouped, &parts).unwrap();
-    gputable::engine::evaluate(&device, std::slice::from_ref(&r))
+    engine::evaluate(&device, std::slice::from_ref(&r))
         .await
         .unwrap();
     assert_chunks_on(&r, &device, &[5, 5]);
@@ -213,7 +213,7 @@ pub async fn views_share_whole_chunks_and_copy_parts<T: Target>() {
     );
     // A view borrows its input's storage, through views of views: it ends with it.
     let nested = ir::slice(&ir::slice(&x, 0.0, 8.0).unwrap(), 2.0, 4.0).unwrap();
-    gputable::engine::evaluate(&device, std::slice::from_ref(&nested))
+    engine::evaluate(&device, std::slice::from_ref(&nested))
         .await
         .unwrap();
     assert_eq!(read_i32(&nested).await, vec![2, 3]);

@@ -57,7 +57,7 @@ pub async fn results_stay_on_the_device_until_read<T: Target>() {
     let xs = floats(n);
     let x = f32s(&xs, 1);
     let r = ir::binary(Add, &x, &lit(&[1.])).unwrap();
-    gputable::engine::evaluate(&device, std::slice::from_ref(&r))
+    engine::evaluate(&device, std::slice::from_ref(&r))
         .await
         .unwrap();
     assert_eq!(r.home().unwrap().device, device.core().id);
@@ -94,7 +94,7 @@ pub async fn pipelines_are_cached_by_structure_not_data<T: Target>() {
     let device = T::fresh().await;
     let run = async |n: usize, c: f32| {
         let r = ir::binary(Add, &f32s(&floats(n), 1), &lit(&[c])).unwrap();
-        gputable::engine::evaluate(&device, std::slice::from_ref(&r))
+        engine::evaluate(&device, std::slice::from_ref(&r))
             .await
             .unwrap();
     };
@@ -124,14 +124,14 @@ pub async fn an_evaluated_output_feeds_the_next_graph_in_place<T: Target>() {
         oracle(&[c]).await.unwrap()
     };
     let (a, b, c) = steps(&x);
-    gputable::engine::evaluate(&device, std::slice::from_ref(&a))
+    engine::evaluate(&device, std::slice::from_ref(&a))
         .await
         .unwrap();
     let uploaded = stats(&device).upload_bytes;
-    gputable::engine::evaluate(&device, std::slice::from_ref(&b))
+    engine::evaluate(&device, std::slice::from_ref(&b))
         .await
         .unwrap();
-    gputable::engine::evaluate(&device, std::slice::from_ref(&c))
+    engine::evaluate(&device, std::slice::from_ref(&c))
         .await
         .unwrap();
     let after = stats(&device);
@@ -148,17 +148,17 @@ pub async fn inputs_from_another_device_are_copied_once<T: Target>() {
     let cpu = CpuDevice::default();
     let x = f32s(&floats(3000), 1);
     let a = ir::unary(Sqrt, &ir::unary(Abs, &x).unwrap()).unwrap();
-    gputable::engine::evaluate(&cpu, std::slice::from_ref(&a))
+    engine::evaluate(&cpu, std::slice::from_ref(&a))
         .await
         .unwrap();
     let device = T::fresh().await;
     let r1 = ir::binary(Add, &a, &lit(&[1.])).unwrap();
-    gputable::engine::evaluate(&device, std::slice::from_ref(&r1))
+    engine::evaluate(&device, std::slice::from_ref(&r1))
         .await
         .unwrap();
     let uploaded = stats(&device).upload_bytes;
     let r2 = ir::binary(Multiply, &a, &lit(&[2.])).unwrap();
-    gputable::engine::evaluate(&device, std::slice::from_ref(&r2))
+    engine::evaluate(&device, std::slice::from_ref(&r2))
         .await
         .unwrap();
     assert_eq!(stats(&device).upload_bytes, uploaded, "the copy is reused");
@@ -167,7 +167,7 @@ pub async fn inputs_from_another_device_are_copied_once<T: Target>() {
     }
     // And back: a device output feeding a graph on the CPU is read back once.
     let r3 = ir::binary(Subtract, &r1, &r2).unwrap();
-    gputable::engine::evaluate(&cpu, std::slice::from_ref(&r3))
+    engine::evaluate(&cpu, std::slice::from_ref(&r3))
         .await
         .unwrap();
     let a_values = read_f32(&a).await;
@@ -181,7 +181,7 @@ pub async fn live_bytes_return_after_ten_thousand_cycles<T: Target>() {
     let x = f32s(&floats(256), 1);
     let cycle = async |c: f32| {
         let r = ir::binary(Add, &x, &lit(&[c])).unwrap();
-        gputable::engine::evaluate(&device, std::slice::from_ref(&r))
+        engine::evaluate(&device, std::slice::from_ref(&r))
             .await
             .unwrap();
         r.destroy();
@@ -208,7 +208,7 @@ pub async fn the_pool_is_bounded_and_trim_frees_it<T: Target>() {
     for k in 0..60u32 {
         let x = f32s(&floats(1000 + 997 * k as usize), 1);
         let r = ir::binary(Add, &x, &lit(&[1.])).unwrap();
-        gputable::engine::evaluate(&device, std::slice::from_ref(&r))
+        engine::evaluate(&device, std::slice::from_ref(&r))
             .await
             .unwrap();
         assert_eq!(read_f32(&r).await.len(), 1000 + 997 * k as usize);
@@ -235,7 +235,7 @@ pub async fn a_cache_serves_a_loop_without_new_allocations<T: Target>() {
     for pass in 0..5 {
         let shifted = ir::binary(Add, &x, &lit(&[pass as f32, 1.])).unwrap();
         let r = ir::extent(&ir::binary(Multiply, &shifted, &shifted).unwrap()).unwrap();
-        gputable::engine::evaluate(&device, std::slice::from_ref(&r))
+        engine::evaluate(&device, std::slice::from_ref(&r))
             .await
             .unwrap();
         assert_eq!(read_f32(&r).await.len(), 4);
@@ -256,7 +256,7 @@ pub async fn a_cache_serves_a_loop_without_new_allocations<T: Target>() {
     assert!(memory(&device).pooled_bytes < cached);
     // Outside the cache, storage comes from the pool again.
     let r = ir::binary(Add, &x, &lit(&[1., 1.])).unwrap();
-    gputable::engine::evaluate(&device, std::slice::from_ref(&r))
+    engine::evaluate(&device, std::slice::from_ref(&r))
         .await
         .unwrap();
     assert_eq!(read_f32(&r).await.len(), 4000);
@@ -297,7 +297,7 @@ pub async fn overlapping_evaluations_wait_their_turn<T: Target>() {
     // Reads wait for evaluations queued before them, and run in order.
     let x = f32s(&floats(500), 1);
     let r = ir::binary(Add, &x, &lit(&[1.])).unwrap();
-    gputable::engine::evaluate(&device, std::slice::from_ref(&r))
+    engine::evaluate(&device, std::slice::from_ref(&r))
         .await
         .unwrap();
     let turn = device.core().queue.enter().await;
@@ -365,7 +365,7 @@ pub async fn destroying_an_input_or_the_device_during_an_evaluation<T: Target>()
     );
     let again = ir::unary(Sqrt, &y).unwrap();
     assert_eq!(
-        code(gputable::engine::evaluate(&device, &[again]).await),
+        code(engine::evaluate(&device, &[again]).await),
         ErrorCode::Destroyed
     );
     assert_eq!(memory(&device).pooled_bytes, 0);

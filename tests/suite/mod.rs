@@ -63,6 +63,22 @@ pub trait Target {
     const WIDE_ROWS: bool;
 }
 
+/// The CPU device, the oracle's backend: the same target natively and in a browser.
+#[allow(dead_code)] // the GPU suites include the suite without running it on the CPU
+pub struct Cpu;
+
+impl Target for Cpu {
+    type Device = CpuDevice;
+    fn device() -> CpuDevice {
+        CpuDevice::shared()
+    }
+    async fn fresh() -> CpuDevice {
+        CpuDevice::default()
+    }
+    const TRANSFERS: bool = false;
+    const WIDE_ROWS: bool = true;
+}
+
 /// Evaluates on the target's shared device.
 pub async fn evaluate<T: Target>(roots: &[NodeRef]) -> gputable::Result<()> {
     gputable::engine::evaluate(&T::device(), roots).await

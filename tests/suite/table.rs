@@ -80,7 +80,7 @@ pub async fn tables_own_align_validity_and_pack_on_the_device<T: Target>() {
         4,
     )
     .unwrap();
-    gputable::engine::evaluate(&device, std::slice::from_ref(&total))
+    engine::evaluate(&device, std::slice::from_ref(&total))
         .await
         .unwrap();
     assert_eq!(read_f32(&total).await, vec![0.5 + 1.0 + 1.5 + 2.5 + 3.0]);
@@ -167,7 +167,7 @@ pub async fn all_valid_flags_are_made_on_the_device<T: Target>() {
     let column = table.borrow().column("y").unwrap();
     let flags = column.validity.as_ref().unwrap().borrow().node().unwrap();
     let valid = ir::reduce(ir::ReduceKind::Sum, &flags, None, 4).unwrap();
-    gputable::engine::evaluate(&device, std::slice::from_ref(&valid))
+    engine::evaluate(&device, std::slice::from_ref(&valid))
         .await
         .unwrap();
     let uploaded = device.core().counters.stats().upload_bytes - before.upload_bytes;
@@ -185,7 +185,7 @@ pub async fn all_valid_flags_are_made_on_the_device<T: Target>() {
         !made.is_evaluated(),
         "the flags were read fused, never stored"
     );
-    gputable::engine::evaluate(&device, std::slice::from_ref(&made))
+    engine::evaluate(&device, std::slice::from_ref(&made))
         .await
         .unwrap();
     assert_eq!(
