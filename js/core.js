@@ -1,7 +1,7 @@
 // The typed, variadic JavaScript API over the wasm exports. Shared by the web and Node
 // entry points, which differ only in how they load the wasm module.
 import {sparseOps} from './sparse-ops.js';
-import * as wasm from './wasm/gputable.js';
+import {wasm} from './bindings.js';
 import {GpuTableError, fail, guard, guardAsync} from './errors.js';
 import {TYPED_ARRAYS, checkSize, checkType, isNumberArray, liveView, options, typeOfArray} from './types.js';
 import {defaultDevice, deviceOf, resolveDevice, withHandles, withHandlesAsync} from './devices.js';

@@ -1,6 +1,6 @@
 // Devices and backends. A device wraps the wasm device of its backend: evaluation, counters,
 // memory and the caching allocator are the Rust engine's, whatever the device.
-import * as wasm from './wasm/gputable.js';
+import {needWebGl, peek, probe, wasm} from './bindings.js';
 import {fail, guard, guardAsync} from './errors.js';
 import {options} from './types.js';
 
@@ -14,7 +14,7 @@ export function deviceOf(id) {
 
 /** Table storage alive (every device of this module instance), for leak checks. */
 export function liveAllocations() {
-  return guard(() => wasm.liveBuffers(undefined, false));
+  return guard(() => peek('liveBuffers')(undefined, false));
 }
 
 /**
@@ -132,13 +132,16 @@ export const webgpuBackend = Object.freeze({
     if (typeof navigator === 'undefined' || !navigator.gpu) {
       fail('BACKEND_UNAVAILABLE', 'WebGPU is not available here (no navigator.gpu)');
     }
-    return new Device(await guardAsync(() => wasm.createWebGpuDevice()));
+    return new Device(await guardAsync(() => probe(bindings => bindings.createWebGpuDevice())));
   }
 });
 
 /**
  * The WebGL2 backend (register it with `backendRegistry.add`): fragment-shader kernels over
- * data textures through wgpu's GL backend, on an OffscreenCanvas (pages and workers).
+ * data textures through wgpu's GL backend, on an OffscreenCanvas (pages and workers). It is
+ * in its own wasm module: registered before `init()`, that module is the one loaded;
+ * registered later, it replaces the default one at the first WebGL2 device if nothing was
+ * made with the default one yet.
  */
 export const webglBackend = Object.freeze({
   type: 'webgl',
@@ -146,7 +149,8 @@ export const webglBackend = Object.freeze({
     if (typeof OffscreenCanvas === 'undefined') {
       fail('BACKEND_UNAVAILABLE', 'WebGL2 is not available here (no OffscreenCanvas)');
     }
-    return new Device(await guardAsync(() => wasm.createWebGlDevice()));
+    await guardAsync(needWebGl);
+    return new Device(await guardAsync(() => probe(bindings => bindings.createWebGlDevice())));
   }
 });
 

@@ -210,6 +210,12 @@ export interface Backend {
 
 export const cpuBackend: Backend;
 export const webgpuBackend: Backend;
+/**
+ * WebGL2. Its backend is in a second wasm module: register it before `init()` and that module
+ * is the one loaded; registered later, it replaces the default module at the first WebGL2
+ * device (`'webgl'` or `'best'` falling back to it) if nothing was made with the default one
+ * yet, and otherwise rejects with `BACKEND_UNAVAILABLE`.
+ */
 export const webglBackend: Backend;
 
 export const backendRegistry: {
@@ -227,13 +233,19 @@ export const backendRegistry: {
  */
 export function createDevice(options?: {type?: DeviceType | 'best'; allowedMem?: number} | null): Promise<Device>;
 
+/** Where `init()` finds a wasm module. */
+export type WasmInput = string | URL | Request | Response | ArrayBuffer | ArrayBufferView | WebAssembly.Module;
+
 /**
  * Loads the wasm module: its URL, a Response, its bytes or a compiled module (by default the
  * file beside the package's code; in Node also a path, and no Request). Required once in
  * browsers; in Node a no-op unless a bundle moved the code away from the module. A failed
  * load rejects with `BACKEND_UNAVAILABLE` (and may be retried); so does any call before it.
+ * In browsers `input` is the default module (`'gputable/wasm'`: CPU, WebGPU, Arrow IPC) and
+ * `webglModule` the one with WebGL2 too (`'gputable/wasm-webgl'`), loaded instead when
+ * `webglBackend` is registered, or later on demand; Node has no WebGL2.
  */
-export function init(input?: string | URL | Request | Response | ArrayBuffer | ArrayBufferView | WebAssembly.Module): Promise<void>;
+export function init(input?: WasmInput, webglModule?: WasmInput): Promise<void>;
 
 /** Storage of this module instance that a table, batch or vector still owns (leak checks). */
 export function liveAllocations(): number;

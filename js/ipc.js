@@ -1,5 +1,5 @@
 // Arrow IPC out through the wasm writer, for evaluators and tables alike.
-import * as wasm from './wasm/gputable.js';
+import {wasm} from './bindings.js';
 import {guard, guardAsync} from './errors.js';
 import {withHandles} from './devices.js';
 

@@ -1,7 +1,9 @@
 // Node entry point: the wasm module is loaded synchronously on import from beside this file.
+// It is the default module (CPU, WebGPU, Arrow IPC): Node has no WebGL2.
 // A bundle that moved the code away from the module loads it with `await init(input)`.
 import {readFileSync} from 'node:fs';
-import {initSync} from '../wasm/gputable.js';
+import * as bindings from '../wasm/gputable.js';
+import {useBindings} from '../bindings.js';
 import {markWasmLoaded, wasmLoadFailed} from '../errors.js';
 
 export * from '../core.js';
@@ -11,7 +13,8 @@ let loaded = false;
 let besideError = null;
 
 function load(module) {
-  initSync({module});
+  bindings.initSync({module});
+  useBindings(bindings);
   markWasmLoaded();
   loaded = true;
 }

@@ -1,7 +1,7 @@
 // Sparse matrices (api.md "Sparse arrays"): typed views of the Rust sparse model. The
 // components are evaluators; conversions and products are lazy graphs of the IR's
 // primitives, run on the matrix's device with no host round trip of the entries.
-import * as wasm from './wasm/gputable.js';
+import {wasm} from './bindings.js';
 import {fail, guard, guardAsync} from './errors.js';
 import {TYPED_ARRAYS, checkType, options} from './types.js';
 import {resolveDevice, withHandles} from './devices.js';

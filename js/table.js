@@ -3,7 +3,7 @@
 // chunks, and only GPUData owns storage (a DynamicBuffer). Ownership, validity alignment,
 // detach, select, packing and Arrow IPC in and out are the model's (src/table/). A table on
 // a GPU device keeps its storage there only.
-import * as wasm from './wasm/gputable.js';
+import {wasm} from './bindings.js';
 import {fail, guard, guardAsync} from './errors.js';
 import {formatOf, options} from './types.js';
 import {resolveDevice} from './devices.js';

@@ -2,7 +2,7 @@
 // gpu-table-structure.txt): a GPUVector is one logical column over GPUData chunks; a chunk
 // owns or borrows a DynamicBuffer, the only owner of storage. Ownership, appends, reads and
 // destroy are the model's; these classes name its objects for JavaScript.
-import * as wasm from './wasm/gputable.js';
+import {wasm} from './bindings.js';
 import {fail, guard, guardAsync} from './errors.js';
 import {TYPED_ARRAYS, checkSize, checkType, formatOf, liveView, options} from './types.js';
 import {deviceOf} from './devices.js';

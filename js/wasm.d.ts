@@ -1,4 +1,5 @@
-// `gputable/wasm`: the wasm module's file. Bundlers that copy it (esbuild's `file` loader,
-// Vite's `?url`) give its URL or path as the default export; pass that to `init()`.
+// `gputable/wasm` and `gputable/wasm-webgl`: the wasm modules' files (the default one, and
+// the one with WebGL2 too). Bundlers that copy them (esbuild's `file` loader, Vite's `?url`)
+// give the URL or path as the default export; pass them to `init()`.
 declare const wasmModuleUrl: string;
 export default wasmModuleUrl;

@@ -1,22 +1,55 @@
 // Browser entry point: call `await init()` once before using the API.
-import initWasm from '../wasm/gputable.js';
+import * as defaultBindings from '../wasm/gputable.js';
+import {setWebGlLoader, useBindings} from '../bindings.js';
+import {backendRegistry} from '../devices.js';
 import {markWasmLoaded, wasmLoadFailed} from '../errors.js';
 
 export * from '../core.js';
 
+const FORMS = 'a Response, its bytes or a compiled WebAssembly.Module';
 let ready = null;
+let webglInput;
+
+async function instantiate(bindings, input) {
+  await bindings.default(input === undefined ? undefined : {module_or_path: input});
+  return bindings;
+}
+
+async function loadWebGl() {
+  try {
+    return await instantiate(await import('../wasm-webgl/gputable.js'), webglInput);
+  } catch (error) {
+    throw wasmLoadFailed(error,
+      `as init()'s second argument, the WebGL2 module's URL ('gputable/wasm-webgl'), ${FORMS}`);
+  }
+}
+
+setWebGlLoader(loadWebGl);
 
 /**
- * Loads the wasm module (once); `input` may be its URL, a Response, its bytes or a compiled
- * module. A failed load rejects with BACKEND_UNAVAILABLE and may be retried.
+ * Loads the wasm module (once): the default one (CPU, WebGPU, Arrow IPC), or the one with
+ * WebGL2 too when `webglBackend` is registered already. `input` locates the default module
+ * ('gputable/wasm') and `webglModule` the WebGL2 one ('gputable/wasm-webgl'): each a URL, a
+ * Response, its bytes or a compiled module. A failed load rejects with BACKEND_UNAVAILABLE
+ * and may be retried.
  */
-export function init(input) {
-  ready ??= initWasm(input === undefined ? undefined : {module_or_path: input}).then(
-    () => markWasmLoaded(),
+export function init(input, webglModule) {
+  if (webglModule !== undefined) webglInput = webglModule;
+  ready ??= (async () => {
+    if (backendRegistry.has('webgl')) return loadWebGl();
+    try {
+      return await instantiate(defaultBindings, input);
+    } catch (error) {
+      throw wasmLoadFailed(error, `its URL (the package's 'gputable/wasm' export), ${FORMS}`);
+    }
+  })().then(
+    bindings => {
+      useBindings(bindings);
+      markWasmLoaded();
+    },
     error => {
       ready = null;
-      throw wasmLoadFailed(error,
-        "its URL (the package's 'gputable/wasm' export), a Response, its bytes or a compiled WebAssembly.Module");
+      throw error;
     });
   return ready;
 }

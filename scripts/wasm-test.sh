@@ -9,4 +9,4 @@ echo "[test] wasm: the Rust suite in headless Chromium (CPU, WebGPU, WebGL2; was
 export CHROMEDRIVER=${CHROMEDRIVER:-/usr/bin/chromedriver}
 # The whole suite is one page: the runner's limit is for all of it.
 export WASM_BINDGEN_TEST_TIMEOUT=${WASM_BINDGEN_TEST_TIMEOUT:-1800}
-cargo test --target wasm32-unknown-unknown --test wasm_suite 2>&1 | sed '/Invoking test:/d'
+cargo test --target wasm32-unknown-unknown --features webgl --test wasm_suite 2>&1 | sed '/Invoking test:/d'

@@ -11,6 +11,7 @@ pub mod dynamic;
 pub mod engine;
 pub mod error;
 pub mod evaluator;
+#[cfg(gl_backend)]
 pub mod gl;
 pub mod gpu;
 pub mod ipc;

@@ -30,6 +30,7 @@ pub type HostLease = Lease<DType, Column>;
 pub enum Storage {
     Host(HostLease),
     WebGpu(crate::gpu::GpuValue),
+    #[cfg(gl_backend)]
     WebGl(crate::gl::GlValue),
     /// Stored values of one device read as one, in row order: a random-access input bound
     /// part by part (each part within one binding), never stored on a node.
@@ -50,6 +51,7 @@ impl std::fmt::Debug for Value {
         let storage = match self.storage {
             Storage::Host(_) => "host",
             Storage::WebGpu(_) => "webgpu",
+            #[cfg(gl_backend)]
             Storage::WebGl(_) => "webgl",
             Storage::Parts(_) => "parts",
         };

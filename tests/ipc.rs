@@ -312,6 +312,75 @@ fn int64_needs_an_explicit_conversion_and_dictionaries_give_indices() {
     );
 }
 
+/// A stream whose second batch sends only the new dictionary values (a delta): arrow-ipc
+/// joins them to the first dictionary with `arrow_select::concat`, which this crate patches
+/// (vendor/arrow-select) to keep the selection kernels out of the wasm module.
+#[test]
+fn delta_dictionaries_extend_the_dictionary_before_them() {
+    use arrow_ipc::writer::{DictionaryHandling, IpcWriteOptions, StreamWriter};
+    let dictionary = |values: Vec<&str>, keys: Vec<i32>| -> ArrayRef {
+        let values: ArrayRef = Arc::new(StringArray::from(values));
+        Arc::new(DictionaryArray::<Int32Type>::try_new(Int32Array::from(keys), values).unwrap())
+    };
+    // Long values, so a resent dictionary is longer than a delta even after padding.
+    let (a, b) = ("a".repeat(64), "b".repeat(64));
+    let first = dictionary(vec![&a, &b], vec![0, 1, 0]);
+    let second = dictionary(vec![&a, &b, "c"], vec![2, 0, 1]);
+    let schema = Arc::new(Schema::new(vec![Field::new(
+        "cat",
+        first.data_type().clone(),
+        true,
+    )]));
+    let stream = |handling| {
+        let options = IpcWriteOptions::default().with_dictionary_handling(handling);
+        let mut writer = StreamWriter::try_new_with_options(Vec::new(), &schema, options).unwrap();
+        for column in [&first, &second] {
+            writer
+                .write(&RecordBatch::try_new(schema.clone(), vec![column.clone()]).unwrap())
+                .unwrap();
+        }
+        writer.finish().unwrap();
+        writer.into_inner().unwrap()
+    };
+    let delta = stream(DictionaryHandling::Delta);
+    assert!(
+        delta.len() < stream(DictionaryHandling::Resend).len(),
+        "the writer sent a delta"
+    );
+
+    let read =
+        arrow_ipc::reader::StreamReader::try_new(std::io::Cursor::new(&delta), None).unwrap();
+    let batches: Vec<RecordBatch> = read.map(Result::unwrap).collect();
+    assert_eq!(batches[1].column(0).as_ref(), second.as_ref());
+
+    let table = read_ipc(&delta, &ReadOptions::default()).unwrap();
+    let indices: Vec<_> = table
+        .batches
+        .iter()
+        .map(|b| b[0].data.data.clone())
+        .collect();
+    assert_eq!(
+        indices,
+        [
+            ColumnData::I32(vec![0, 1, 0]),
+            ColumnData::I32(vec![2, 0, 1])
+        ]
+    );
+
+    // The patched concat itself: values with nulls in order; mixed types and nothing refused.
+    let (x, y) = (
+        StringArray::from(vec![Some("a"), None]),
+        StringArray::from(vec![Some("c")]),
+    );
+    let joined = arrow_select::concat::concat(&[&x, &y]).unwrap();
+    assert_eq!(
+        joined.as_ref(),
+        &StringArray::from(vec![Some("a"), None, Some("c")]) as &dyn Array
+    );
+    assert!(arrow_select::concat::concat(&[&x, &Int32Array::from(vec![1])]).is_err());
+    assert!(arrow_select::concat::concat(&[]).is_err());
+}
+
 /// Int64 values were narrowed before null slots were zeroed: garbage in a null slot was
 /// TYPE_MISMATCH. Null slots are not converted now, and read 0.
 #[test]

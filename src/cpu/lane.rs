@@ -2,7 +2,7 @@
 
 use crate::column::{try_collect, ColumnData, Elem};
 use crate::dtype::{Class, DType};
-use crate::error::Result;
+use crate::error::{ErrorCode, GpuTableError, Result};
 
 /// Block buffers, one compute domain each.
 pub enum Buf {
@@ -45,6 +45,33 @@ impl Buf {
             Buf::U(_) => Class::U,
         }
     }
+}
+
+/// A stored element type and the lane type of its compute class: kernels whose output has
+/// their input's class are instantiated per stored type, not per stored type and class.
+pub trait Stored: Elem {
+    type Lane: Lane;
+}
+
+macro_rules! stored {
+    ($($t:ty => $lane:ty),*) => {
+        $(impl Stored for $t {
+            type Lane = $lane;
+        })*
+    };
+}
+stored!(u8 => u32, u16 => u32, u32 => u32, i8 => i32, i16 => i32, i32 => i32, f32 => f32);
+
+/// `dst` as lanes of `U`, which the IR guarantees is `T`'s class (one type per class).
+pub fn same_class<U: Lane, T: Lane>(dst: &mut [T]) -> Result<&mut [U]> {
+    if U::CLASS != T::CLASS {
+        return Err(GpuTableError::new(
+            ErrorCode::Internal,
+            format!("a {:?} block written as {:?}", T::CLASS, U::CLASS),
+        ));
+    }
+    // The classes match, so U and T are the same 32-bit type.
+    Ok(unsafe { std::slice::from_raw_parts_mut(dst.as_mut_ptr() as *mut U, dst.len()) })
 }
 
 pub trait Lane: Elem + PartialOrd {

@@ -22,6 +22,7 @@ use crate::ir::{validate_segments, NodeRef, Op, Reduction};
 use crate::plan::Region;
 use crate::value::{HostLease, Storage, Value};
 pub use device::{evaluate, CpuDevice};
+use lane::{same_class, Stored};
 pub use lane::{Buf, Lane};
 
 /// Runs `$body` with `$t` bound to the lane type of a compute class.
@@ -293,6 +294,18 @@ fn own_rows<'a, T>(node: &NodeRef, first: usize, lanes: usize, dst: &'a mut [T])
     &mut dst[..end]
 }
 
+/// `gather_rows` from a whole stored column into blocks of its class.
+fn gather_whole<I: Lane, S: Stored, T: Lane>(
+    ids: &[I],
+    source: &[S],
+    rows: usize,
+    lanes: usize,
+    dst: &mut [T],
+) -> Result<()> {
+    gather_rows(ids, source, rows, lanes, same_class::<S::Lane, T>(dst)?);
+    Ok(())
+}
+
 /// Computes one block of `node` (compute class `T`) into `dst` (`n * size` elements).
 fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> {
     let size = node.meta.size;
@@ -398,12 +411,13 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
                 match &source.storage {
                     // A chunked source is read chunk by chunk where it is stored.
                     Storage::Parts(_) => with_elem_type!(source.dtype, S => {
+                        let dst = same_class::<<S as Stored>::Lane, T>(dst)?;
                         rows::gather_stored(ids, &StoredRows::<S>::new(&source)?, lanes, dst)
                     }),
                     _ => {
                         let whole = source.host_column().ok_or_else(|| internal("a gather source is not in host memory"))?;
                         let rows = whole.rows as usize;
-                        with_column_data!(&whole.data, s => gather_rows(ids, s, rows, lanes, dst));
+                        with_column_data!(&whole.data, s => gather_whole(ids, s, rows, lanes, dst)?);
                     }
                 }
             });
@@ -411,12 +425,12 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
         Op::SearchSorted { upper } => {
             let (sorted, queries) = (&node.inputs[0], &node.inputs[1]);
             let sorted = b.leaf(sorted)?.clone();
-            dispatch_class!(queries.meta.dtype.class(), Q => {
-                let v = b.prepare::<Q>(queries, 1, 0)?;
-                let queries = b.view::<Q>(v, 1);
-                with_elem_type!(sorted.dtype, S => {
-                    rows::search_sorted(&StoredRows::<S>::new(&sorted)?, queries, *upper, dst)
-                });
+            let out = same_class::<u32, T>(dst)?;
+            // The IR gives queries the class of the sorted keys.
+            with_elem_type!(sorted.dtype, S => {
+                let v = b.prepare::<<S as Stored>::Lane>(queries, 1, 0)?;
+                let queries = b.view::<<S as Stored>::Lane>(v, 1);
+                rows::search_sorted(&StoredRows::<S>::new(&sorted)?, queries, *upper, out)
             });
         }
         // Ops that read input 0 whole (in its stored rows) and write this block's own rows.
@@ -428,14 +442,17 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
             let x = b.leaf(&node.inputs[0])?;
             let first = b.pass_row();
             let dst = own_rows(node, first, lanes, dst);
+            // Each of these writes its input's class.
             with_elem_type!(x.dtype, S => {
+                type L = <S as Stored>::Lane;
+                let dst = same_class::<L, T>(dst)?;
                 let x = StoredRows::<S>::new(x)?;
                 match op {
                     Op::SegmentSum | Op::SegmentBlocks => {
                         let offsets = StoredRows::<u32>::new(b.leaf(&node.inputs[1])?)?;
                         match node.inputs.get(2) {
                             Some(blocks) => {
-                                let blocks = StoredRows::<T>::new(b.leaf(blocks)?)?;
+                                let blocks = StoredRows::<L>::new(b.leaf(blocks)?)?;
                                 segment::sums(&x, &offsets, Some(&blocks), first, lanes, dst)?
                             }
                             None if *op == Op::SegmentSum => {
@@ -449,9 +466,9 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
                     _ => {
                         let levels = node.inputs[1..]
                             .iter()
-                            .map(|level| StoredRows::<T>::new(b.leaf(level)?))
+                            .map(|level| StoredRows::<L>::new(b.leaf(level)?))
                             .collect::<Result<Vec<_>>>()?;
-                        rows::scan_rows(&x, &levels, first, lanes, T::CLASS != Class::F, dst)
+                        rows::scan_rows(&x, &levels, first, lanes, L::CLASS != Class::F, dst)
                     }
                 }
             });

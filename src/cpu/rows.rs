@@ -5,7 +5,7 @@
 use std::cell::Cell;
 
 use super::internal;
-use super::lane::Lane;
+use super::lane::{Lane, Stored};
 use crate::column::{Column, Elem};
 use crate::error::Result;
 use crate::ir::{scan_digits, SCAN_FAN_IN};
@@ -182,11 +182,11 @@ pub(super) fn scan_rows<S: Elem, T: Lane>(
 }
 
 /// For each query, how many rows of `sorted` are below it (`upper`: at most it).
-pub(super) fn search_sorted<S: Elem, Q: Lane, T: Lane>(
+pub(super) fn search_sorted<S: Stored>(
     sorted: &StoredRows<S>,
-    queries: &[Q],
+    queries: &[S::Lane],
     upper: bool,
-    dst: &mut [T],
+    dst: &mut [u32],
 ) {
     match sorted.contiguous() {
         Some(keys) if sorted.lanes == 1 => {
@@ -197,12 +197,12 @@ pub(super) fn search_sorted<S: Elem, Q: Lane, T: Lane>(
 }
 
 /// `search_sorted` over `rows` keys read by `key`.
-fn search_slice<S: Elem, Q: Lane, T: Lane>(
+fn search_slice<S: Elem, Q: Lane>(
     key: impl Fn(usize) -> S,
     rows: usize,
     queries: &[Q],
     upper: bool,
-    dst: &mut [T],
+    dst: &mut [u32],
 ) {
     // Whether the answer for `q` lies past row `i`.
     let past = |i: usize, q: f64| {
@@ -244,7 +244,7 @@ fn search_slice<S: Elem, Q: Lane, T: Lane>(
             }
         }
         before = Some((q, lo));
-        *out = T::from_elem(lo as u32);
+        *out = lo as u32;
     }
 }
 

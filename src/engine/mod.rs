@@ -433,6 +433,7 @@ pub async fn read_value(value: &Value, start: u32, end: u32, sink: &mut RowSink<
             Ok(())
         }
         Storage::WebGpu(gpu) => read_in_turn(gpu.device(), value, start, end, sink).await,
+        #[cfg(gl_backend)]
         Storage::WebGl(gl) => read_in_turn(gl.device(), value, start, end, sink).await,
         Storage::Parts(_) => Err(internal("a bound set of parts is never read")),
     }

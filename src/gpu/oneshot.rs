@@ -39,7 +39,8 @@ impl<T> Sender<T> {
 }
 
 impl<T> Receiver<T> {
-    /// The value, if it was sent (for callers that poll the device themselves).
+    /// The value, if it was sent (for callers that poll the device themselves: WebGL2).
+    #[cfg(gl_backend)]
     pub fn try_take(&self) -> Option<T> {
         self.0
             .lock()

@@ -8,6 +8,7 @@ use super::{invalid, set, to_js, Evaluator, EvaluatorList, JsResult};
 use crate::cpu::CpuDevice;
 use crate::engine::{self, Backend};
 use crate::evaluator;
+#[cfg(gl_backend)]
 use crate::gl::GlDevice;
 use crate::gpu::GpuDevice;
 use crate::memory::Home;
@@ -17,6 +18,7 @@ use crate::table;
 pub(super) enum AnyDevice {
     Cpu(CpuDevice),
     WebGpu(GpuDevice),
+    #[cfg(gl_backend)]
     WebGl(GlDevice),
 }
 
@@ -26,6 +28,7 @@ macro_rules! with_device {
         match $device {
             AnyDevice::Cpu($d) => $body,
             AnyDevice::WebGpu($d) => $body,
+            #[cfg(gl_backend)]
             AnyDevice::WebGl($d) => $body,
         }
     };
@@ -64,6 +67,7 @@ impl Device {
         match self.inner {
             AnyDevice::Cpu(_) => "cpu",
             AnyDevice::WebGpu(_) => "webgpu",
+            #[cfg(gl_backend)]
             AnyDevice::WebGl(_) => "webgl",
         }
         .to_string()
@@ -74,6 +78,7 @@ impl Device {
         match &self.inner {
             AnyDevice::Cpu(_) => String::new(),
             AnyDevice::WebGpu(d) => d.adapter_name.clone(),
+            #[cfg(gl_backend)]
             AnyDevice::WebGl(d) => d.adapter_name.clone(),
         }
     }
@@ -104,6 +109,7 @@ impl Device {
                     l.max_storage_buffers_per_shader_stage,
                 );
             }
+            #[cfg(gl_backend)]
             AnyDevice::WebGl(d) => {
                 let l = d.limits;
                 set(&limits, "maxTextureDimension2D", l.max_texture_dimension_2d);
@@ -331,6 +337,7 @@ pub fn create_webgpu_device() -> js_sys::Promise {
 }
 
 /// Resolves to a WebGL2 device, or rejects with `BACKEND_UNAVAILABLE` naming what is missing.
+#[cfg(gl_backend)]
 #[wasm_bindgen(js_name = createWebGlDevice)]
 pub fn create_webgl_device() -> js_sys::Promise {
     wasm_bindgen_futures::future_to_promise(async move {

@@ -4,11 +4,12 @@
 // project of its own (target/recipes, so the bundlers resolve from this checkout's
 // node_modules while 'gputable' resolves to the installed tarball), each recipe built, and
 // the pages run in headless Chromium on the CPU, WebGPU and WebGL2, the Node bundle in Node.
+// A page that does not use WebGL2 must not download its module.
 
 import {test} from 'node:test';
 import assert from 'node:assert/strict';
 import {execFileSync} from 'node:child_process';
-import {cpSync, mkdirSync, rmSync, writeFileSync} from 'node:fs';
+import {cpSync, mkdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs';
 import {checkoutRoot, launchChromium, serveCheckout} from '../../scripts/browser.js';
 
 const project = `${checkoutRoot}target/recipes/`;
@@ -70,18 +71,32 @@ test('the Vite, webpack, esbuild and Node bundle recipes build from the packed p
   try {
     const pages = [['vite', `${served}vite/dist/index.html`], ['webpack', `${served}webpack/index.html`],
       ['esbuild', `${served}esbuild/index.html`], ['the vite dev server', viteDev.resolvedUrls.local[0]]];
+    // Each page twice: without WebGL2 it downloads the default module only, with it the
+    // WebGL2 module only (registered before init()). Told apart by their bytes.
+    const installed = `${project}node_modules/gputable/dist/`;
+    const modules = {default: readFileSync(`${installed}wasm/gputable_bg.wasm`), webgl: readFileSync(`${installed}wasm-webgl/gputable_bg.wasm`)};
+    const runs = [[['cpu', 'webgpu'], ['default']], [['cpu', 'webgpu', 'webgl'], ['webgl']]];
     for (const [recipe, url] of pages) {
-      const tab = await browser.newPage();
-      // A page error or a file the bundle did not ship fails at once.
-      const failed = new Promise(resolve => {
-        tab.on('pageerror', error => resolve(error.message));
-        tab.on('response', response => response.status() >= 400 && resolve(`${response.status()} ${response.url()}`));
-      });
-      await tab.goto(url);
-      const ran = tab.waitForFunction(() => document.getElementById('out')?.textContent !== 'running…', null, {timeout: 120_000});
-      assert.equal(await Promise.race([ran.then(() => null), failed]), null, recipe);
-      assertRan(JSON.parse(await tab.textContent('#out')), ['cpu', 'webgpu', 'webgl'], recipe);
-      await tab.close();
+      for (const [deviceTypes, downloaded] of runs) {
+        const label = `${recipe} with ${deviceTypes.join(', ')}`;
+        const tab = await browser.newPage();
+        const wasm = [];
+        // A page error or a file the bundle did not ship fails at once.
+        const failed = new Promise(resolve => {
+          tab.on('pageerror', error => resolve(error.message));
+          tab.on('response', response => {
+            if (response.status() >= 400) resolve(`${response.status()} ${response.url()}`);
+            else if (response.headers()['content-type'] === 'application/wasm') wasm.push(response.body());
+          });
+        });
+        await tab.goto(`${url}?devices=${deviceTypes.join(',')}`);
+        const ran = tab.waitForFunction(() => document.getElementById('out')?.textContent !== 'running…', null, {timeout: 120_000});
+        assert.equal(await Promise.race([ran.then(() => null), failed]), null, label);
+        assertRan(JSON.parse(await tab.textContent('#out')), deviceTypes, label);
+        const names = (await Promise.all(wasm)).map(body => Object.keys(modules).find(name => modules[name].equals(body)) ?? `${body.length} unknown bytes`);
+        assert.deepEqual(names, downloaded, `${label}: the wasm modules downloaded`);
+        await tab.close();
+      }
     }
   } finally {
     await browser.close();

@@ -8,6 +8,7 @@ import {
 } from 'gputable';
 // The module's file, as a bundler's file loader gives it.
 import wasmModuleUrl from 'gputable/wasm';
+import webglModuleUrl from 'gputable/wasm-webgl';
 
 type Equals<X, Y> = (<T>() => T extends X ? 1 : 2) extends <T>() => T extends Y ? 1 : 2 ? true : false;
 function expectType<Expected>() {
@@ -18,6 +19,9 @@ export async function examples(bytes: Uint8Array) {
   await init();
   await init(bytes);
   await init(wasmModuleUrl);
+  await init(wasmModuleUrl, webglModuleUrl);
+  // @ts-expect-error a module is a URL, a Response, bytes or a compiled module
+  await init(wasmModuleUrl, null);
   const device: Device = await createDevice({type: 'best', allowedMem: 1 << 20});
 
   // fromArray takes its type from the typed array; number[] is float32 unless a type is given.

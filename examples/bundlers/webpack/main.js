@@ -1,8 +1,9 @@
-// webpack 5 ships the wasm module by itself: the glue's `new URL('…wasm', import.meta.url)`
-// is an asset module, so init() needs no argument.
+// webpack 5 ships the wasm modules by itself: each glue's `new URL('…wasm', import.meta.url)`
+// is an asset module, so init() needs no argument. The WebGL2 module's glue is a chunk of
+// its own, loaded only when the WebGL2 backend is used.
 import * as gt from 'gputable';
-import {run} from '../app.js';
+import {registerWebGlIfAsked, run} from '../app.js';
 
+registerWebGlIfAsked(gt);
 await gt.init();
-const results = await run(gt, ['cpu', 'webgpu', 'webgl']);
-document.getElementById('out').textContent = JSON.stringify(results);
+document.getElementById('out').textContent = JSON.stringify(await run(gt));

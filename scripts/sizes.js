@@ -1,0 +1,52 @@
+// What a page's default import of the package downloads: the browser entry, the modules it
+// imports statically, and the default wasm module `init()` fetches; and the WebGL2 module
+// loaded on demand. Printed by the build, checked by tests/node/size.test.js.
+import {readFileSync} from 'node:fs';
+import {dirname, join, relative, resolve} from 'node:path';
+import {fileURLToPath} from 'node:url';
+import {gzipSync} from 'node:zlib';
+
+const dist = resolve(dirname(fileURLToPath(import.meta.url)), '../dist');
+
+/** Issue 12's budget for the default import, gzipped: not reached yet. */
+export const DEFAULT_IMPORT_BUDGET = 500_000;
+/** What the test holds the default import to until then: the size measured, plus 1%. */
+export const DEFAULT_IMPORT_CEILING = 730_000;
+
+const gzipped = file => gzipSync(readFileSync(file), {level: 9}).length;
+
+/** `entry` and every module it imports statically (dynamic `import()` is left out). */
+function staticGraph(entry, seen = new Set()) {
+  if (seen.has(entry)) return seen;
+  seen.add(entry);
+  const source = readFileSync(entry, 'utf8');
+  for (const [, specifier] of source.matchAll(/^\s*(?:import|export)\s[^;]*?from\s+'([^']+)'/gm)) {
+    if (specifier.startsWith('.')) staticGraph(join(dirname(entry), specifier), seen);
+  }
+  return seen;
+}
+
+function measure(files) {
+  const rows = files.map(file => ({file: relative(dist, file), bytes: readFileSync(file).length, gzipped: gzipped(file)}));
+  return {rows, bytes: rows.reduce((a, r) => a + r.bytes, 0), gzipped: rows.reduce((a, r) => a + r.gzipped, 0)};
+}
+
+/** Bytes of the default import (JavaScript and wasm), raw and gzipped, per file and in all. */
+export function defaultImportSize() {
+  return measure([...staticGraph(join(dist, 'web/index.js')), join(dist, 'wasm/gputable_bg.wasm')]);
+}
+
+/** The WebGL2 module and its bindings, loaded on demand. */
+export function webglModuleSize() {
+  return measure([join(dist, 'wasm-webgl/gputable.js'), join(dist, 'wasm-webgl/gputable_bg.wasm')]);
+}
+
+const kB = n => `${(n / 1000).toFixed(1)} kB`;
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const base = defaultImportSize();
+  const webgl = webglModuleSize();
+  console.log(`[build] default import: ${kB(base.gzipped)} gzipped (${kB(base.bytes)}; wasm ${kB(base.rows.at(-1).gzipped)} gzipped), ` +
+    `ceiling ${kB(DEFAULT_IMPORT_CEILING)}, budget ${kB(DEFAULT_IMPORT_BUDGET)} not reached`);
+  console.log(`[build] WebGL2 module, loaded on demand: ${kB(webgl.gzipped)} gzipped (${kB(webgl.bytes)})`);
+}
