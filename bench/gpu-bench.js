@@ -63,8 +63,10 @@ async function bytesMoved(device, run) {
 }
 
 async function main() {
-  await gt.init();
+  // Registered before init(), so init() loads the module with that backend (WebGL2 has one
+  // of its own).
   gt.backendRegistry.add(backend === 'webgl' ? gt.webglBackend : gt.webgpuBackend);
+  await gt.init();
   const device = await gt.createDevice({type: backend});
   if (!(await tf.setBackend(backend))) throw new Error(`tfjs has no ${backend} backend here`);
   await tf.ready();

@@ -3,7 +3,7 @@
 // the bytes) is in a second module with everything else too, loaded only for WebGL2. Objects
 // of one module cannot be used with the other, so the second replaces the first only while
 // nothing has been made with it.
-import {fail} from './errors.js';
+import {GpuTableError, fail} from './errors.js';
 
 let current = null;
 // Whether anything was made with `current`, and calls that may still make something.
@@ -21,7 +21,7 @@ export const wasm = new Proxy({}, {
   }
 });
 
-/** Calls `fn(bindings)` without counting as making something unless it resolves to an object. */
+/** Calls `fn(bindings)`, which makes something only if it resolves (a device). */
 export async function probe(fn) {
   inFlight += 1;
   try {
@@ -71,10 +71,15 @@ export async function needWebGl() {
   }
 }
 
+/** Marks the refusal below, which `'best'` reports instead of falling back past WebGL2. */
+export const MODULE_SPLIT = Symbol('WebGL2 refused: objects of the default module exist');
+
 function checkUntouched() {
   if (touched || inFlight > 0) {
-    fail('BACKEND_UNAVAILABLE',
+    const error = new GpuTableError('BACKEND_UNAVAILABLE',
       'the WebGL2 backend is in its own wasm module, and objects were already made with the default one: ' +
       'call backendRegistry.add(webglBackend) before `await init()`');
+    error[MODULE_SPLIT] = true;
+    throw error;
   }
 }

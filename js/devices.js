@@ -1,6 +1,6 @@
 // Devices and backends. A device wraps the wasm device of its backend: evaluation, counters,
 // memory and the caching allocator are the Rust engine's, whatever the device.
-import {needWebGl, peek, probe, wasm} from './bindings.js';
+import {MODULE_SPLIT, needWebGl, peek, probe, wasm} from './bindings.js';
 import {fail, guard, guardAsync} from './errors.js';
 import {options} from './types.js';
 
@@ -193,7 +193,9 @@ async function createAny(type) {
       try {
         return await backends.get(candidate).createDevice();
       } catch (error) {
-        if (error?.code !== 'BACKEND_UNAVAILABLE') throw error;
+        // WebGL2 refused only because of what was made first is a usage error, not a
+        // browser without WebGL2: reported, never passed over for the CPU.
+        if (error?.code !== 'BACKEND_UNAVAILABLE' || error[MODULE_SPLIT]) throw error;
         reasons.push(`${candidate}: ${error.message}`);
       }
     }

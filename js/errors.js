@@ -13,8 +13,8 @@ export const fail = (code, message) => {
   throw new GpuTableError(code, message);
 };
 
-// Before the wasm module is loaded every call into it fails inside the bindings (reading
-// `__wbindgen_malloc` of undefined): say what to do instead.
+// Before the wasm module is loaded every call into it fails reading an export of no module
+// (bindings.js): say what to do instead.
 let wasmLoaded = false;
 
 /** Called by the entry points once the wasm module is instantiated. */

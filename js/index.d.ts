@@ -214,7 +214,7 @@ export const webgpuBackend: Backend;
  * WebGL2. Its backend is in a second wasm module: register it before `init()` and that module
  * is the one loaded; registered later, it replaces the default module at the first WebGL2
  * device (`'webgl'` or `'best'` falling back to it) if nothing was made with the default one
- * yet, and otherwise rejects with `BACKEND_UNAVAILABLE`.
+ * yet, and otherwise that device (and `'best'`) rejects with `BACKEND_UNAVAILABLE`.
  */
 export const webglBackend: Backend;
 
@@ -243,7 +243,8 @@ export type WasmInput = string | URL | Request | Response | ArrayBuffer | ArrayB
  * load rejects with `BACKEND_UNAVAILABLE` (and may be retried); so does any call before it.
  * In browsers `input` is the default module (`'gputable/wasm'`: CPU, WebGPU, Arrow IPC) and
  * `webglModule` the one with WebGL2 too (`'gputable/wasm-webgl'`), loaded instead when
- * `webglBackend` is registered, or later on demand; Node has no WebGL2.
+ * `webglBackend` is registered (and `webglModule` given, or no input at all), or later on
+ * demand; Node has no WebGL2.
  */
 export function init(input?: WasmInput, webglModule?: WasmInput): Promise<void>;
 

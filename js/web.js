@@ -28,7 +28,8 @@ setWebGlLoader(loadWebGl);
 
 /**
  * Loads the wasm module (once): the default one (CPU, WebGPU, Arrow IPC), or the one with
- * WebGL2 too when `webglBackend` is registered already. `input` locates the default module
+ * WebGL2 too when `webglBackend` is registered already (and `webglModule` is given, or no
+ * input at all). `input` locates the default module
  * ('gputable/wasm') and `webglModule` the WebGL2 one ('gputable/wasm-webgl'): each a URL, a
  * Response, its bytes or a compiled module. A failed load rejects with BACKEND_UNAVAILABLE
  * and may be retried.
@@ -36,7 +37,9 @@ setWebGlLoader(loadWebGl);
 export function init(input, webglModule) {
   if (webglModule !== undefined) webglInput = webglModule;
   ready ??= (async () => {
-    if (backendRegistry.has('webgl')) return loadWebGl();
+    // Given only the default module's location, that one: the WebGL2 module is then
+    // loaded on demand, from where its bindings expect it.
+    if (backendRegistry.has('webgl') && (input === undefined || webglInput !== undefined)) return loadWebGl();
     try {
       return await instantiate(defaultBindings, input);
     } catch (error) {

@@ -20,7 +20,7 @@ function staticGraph(entry, seen = new Set()) {
   if (seen.has(entry)) return seen;
   seen.add(entry);
   const source = readFileSync(entry, 'utf8');
-  for (const [, specifier] of source.matchAll(/^\s*(?:import|export)\s[^;]*?from\s+'([^']+)'/gm)) {
+  for (const [, specifier] of source.matchAll(/^\s*(?:import|export)\s(?:[^;]*?from\s+)?'([^']+)'/gm)) {
     if (specifier.startsWith('.')) staticGraph(join(dirname(entry), specifier), seen);
   }
   return seen;

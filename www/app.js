@@ -74,6 +74,9 @@ async function loadArrow(device) {
 }
 
 async function main() {
+  // WebGL2 asked for: its module is the one init() loads. Otherwise the default module, and
+  // 'best' loads the WebGL2 one only if it falls back to it (nothing is made before).
+  if (settings.device === 'webgl') gt.backendRegistry.add(gt.webglBackend);
   await gt.init();
   gt.backendRegistry.add(gt.webgpuBackend);
   gt.backendRegistry.add(gt.webglBackend);

@@ -64,13 +64,13 @@ stored!(u8 => u32, u16 => u32, u32 => u32, i8 => i32, i16 => i32, i32 => i32, f3
 
 /// `dst` as lanes of `U`, which the IR guarantees is `T`'s class (one type per class).
 pub fn same_class<U: Lane, T: Lane>(dst: &mut [T]) -> Result<&mut [U]> {
-    if U::CLASS != T::CLASS {
+    if std::any::TypeId::of::<U>() != std::any::TypeId::of::<T>() {
         return Err(GpuTableError::new(
             ErrorCode::Internal,
             format!("a {:?} block written as {:?}", T::CLASS, U::CLASS),
         ));
     }
-    // The classes match, so U and T are the same 32-bit type.
+    // U and T are the same type.
     Ok(unsafe { std::slice::from_raw_parts_mut(dst.as_mut_ptr() as *mut U, dst.len()) })
 }
 

@@ -132,8 +132,8 @@ async function evaluatedHere(device, evaluator) {
 }
 
 async function run() {
-  await gt.init();
   gt.backendRegistry.add(backend === 'webgl' ? gt.webglBackend : gt.webgpuBackend);
+  await gt.init();
   let device;
   try {
     device = await gt.createDevice({type: backend});

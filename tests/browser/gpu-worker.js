@@ -4,6 +4,8 @@ import * as gt from '../../dist/web/index.js';
 
 onmessage = async event => {
   try {
+    // Registered after init(): on WebGL2 the first device swaps the default module for the
+    // WebGL2 one, here inside a worker.
     await gt.init();
     gt.backendRegistry.add(event.data === 'webgl' ? gt.webglBackend : gt.webgpuBackend);
     const device = await gt.createDevice({type: event.data});

@@ -85,11 +85,15 @@ test('a page loads the WebGL2 module only when it uses WebGL2, and never mixes t
       await gt.init();
       const x = gt.GPUTableEvaluator.fromArray(new Float32Array([1, 2]));
       gt.backendRegistry.add(gt.webglBackend);
-      const refused = await gt.createDevice({type: 'webgl'}).then(() => null, error => ({code: error.code, message: error.message}));
-      return {refused, doubled: Array.from(await gt.add(x, x).readValue())};
+      const refusal = error => ({code: error.code, message: error.message});
+      const refused = await gt.createDevice({type: 'webgl'}).then(() => null, refusal);
+      // 'best' (no WebGPU registered) reports it rather than passing over WebGL2 for the CPU.
+      const best = await gt.createDevice({type: 'best'}).then(device => device.type, refusal);
+      return {refused, best, doubled: Array.from(await gt.add(x, x).readValue())};
     }));
     assert.equal(result.refused?.code, 'BACKEND_UNAVAILABLE');
     assert.match(result.refused.message, /backendRegistry\.add\(webglBackend\) before `await init\(\)`/);
+    assert.deepEqual(result.best, result.refused);
     assert.deepEqual(result.doubled, [2, 4]);
     assert.deepEqual(downloaded, ['default']);
 
@@ -104,6 +108,16 @@ test('a page loads the WebGL2 module only when it uses WebGL2, and never mixes t
     assert.equal(result.early, 'BACKEND_UNAVAILABLE');
     assert.deepEqual(ran(result.after), onWebGl);
     assert.deepEqual(downloaded, ['webgl']);
+
+    // Registered first but init() given only the default module's location (code written
+    // for one module): that one is loaded, and the WebGL2 one on demand.
+    ({result, downloaded} = await inPage(browser, origin, async (gt, sum4) => {
+      gt.backendRegistry.add(gt.webglBackend);
+      await gt.init('/dist/wasm/gputable_bg.wasm');
+      return sum4(await gt.createDevice({type: 'webgl'}));
+    }));
+    assert.deepEqual(ran(result), onWebGl);
+    assert.deepEqual(downloaded, ['default', 'webgl']);
   } finally {
     await browser.close();
     server.close();

@@ -21,7 +21,8 @@ pub mod concat {
         }
         let data: Vec<_> = arrays.iter().map(|a| a.to_data()).collect();
         let capacity = arrays.iter().map(|a| a.len()).sum();
-        let mut joined = MutableArrayData::new(data.iter().collect(), false, capacity);
+        // Fallible: joining dictionaries of dictionaries may overflow their key type.
+        let mut joined = MutableArrayData::try_new(data.iter().collect(), false, capacity)?;
         for (i, array) in arrays.iter().enumerate() {
             joined.try_extend(i, 0, array.len())?;
         }
