@@ -604,3 +604,32 @@ fn a_stream_or_file_read_in_pieces_gives_the_batches_of_a_whole_read() {
     let error = streamed(b"not arrow at all", 4, ReadOptions::default()).unwrap_err();
     assert_eq!(error.code, ErrorCode::InvalidIpc);
 }
+
+/// The writer (src/ipc/write.rs) refuses columns that disagree instead of writing a stream
+/// no reader accepts, and writes an empty table as a schema alone.
+#[test]
+fn the_writer_refuses_mismatched_columns() {
+    use gputable::column::Column;
+    let three = Column::new(ColumnData::F32(vec![1.0, 2.0, 3.0]), 1).unwrap();
+    let two = Column::new(ColumnData::I32(vec![1, 2]), 1).unwrap();
+    let column = |name, values, validity| WriteColumn {
+        name,
+        kind: SourceKind::Plain,
+        batches: vec![(values, validity)],
+    };
+    let rows = write_ipc(&[column("a", &three, None), column("b", &two, None)]).unwrap_err();
+    assert_eq!(rows.code, ErrorCode::InvalidIpc, "{}", rows.message);
+    let flags = Column::new(ColumnData::U8(vec![1, 0]), 1).unwrap();
+    let validity = write_ipc(&[column("a", &three, Some(&flags))]).unwrap_err();
+    assert_eq!(
+        validity.code,
+        ErrorCode::InvalidArgument,
+        "{}",
+        validity.message
+    );
+
+    let with_nulls = Column::new(ColumnData::U8(vec![1, 0, 1]), 1).unwrap();
+    let back = read_back(&write_ipc(&[column("a", &three, Some(&with_nulls))]).unwrap());
+    assert_eq!(back[0].column(0).logical_nulls().unwrap().null_count(), 1);
+    assert!(read_back(&write_ipc(&[]).unwrap()).is_empty());
+}

@@ -1,5 +1,5 @@
-//! Arrow IPC in and out (arrow-rs): record batches become columns of the table model, one
-//! batch per source batch, and columns are written back as an IPC stream.
+//! Arrow IPC in and out: record batches (read by arrow-rs) become columns of the table model, one
+//! batch per source batch, and columns are written back as an IPC stream (`write`).
 //!
 //! Column types: Int8/16/32, Uint8/16/32, Float32 and `FixedSizeList<T, 1..4>` of those;
 //! Float64 as uint32 word pairs (for `fround`) or converted to float32; Int64/Uint64 only
@@ -8,21 +8,19 @@
 //! flag per row, or one per item for a fixed-size list whose items have nulls.
 
 use std::io::Cursor;
-use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
     Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type, UInt16Type, UInt32Type,
     UInt64Type, UInt8Type,
 };
-use arrow_array::{
-    Array, ArrayRef, BooleanArray, FixedSizeListArray, Float64Array, PrimitiveArray, RecordBatch,
-};
-use arrow_buffer::{NullBuffer, ScalarBuffer};
-use arrow_schema::{ArrowError, DataType, Field, Schema};
+use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_schema::{ArrowError, DataType, Schema};
 
 mod stream;
+mod write;
 pub use stream::StreamReader;
+pub use write::{write_ipc, WriteColumn};
 
 use crate::column::{try_collect, Column, ColumnData};
 use crate::dtype::DType;
@@ -409,120 +407,6 @@ fn values_of(
             return Err(unsupported(name, other, "which gputable does not support"));
         }
     })
-}
-
-/// A column to write: its name, what it was in the source (`Plain` for computed columns),
-/// and per batch its values and optional validity (uint8, 0 null).
-pub struct WriteColumn<'a> {
-    pub name: &'a str,
-    pub kind: SourceKind,
-    pub batches: Vec<(&'a Column, Option<&'a Column>)>,
-}
-
-/// Writes columns of equal batch structure as an IPC stream, one record batch per batch.
-pub fn write_ipc(columns: &[WriteColumn]) -> Result<Vec<u8>> {
-    let batch_count = columns.first().map_or(0, |c| c.batches.len());
-    if columns.iter().any(|c| c.batches.len() != batch_count) {
-        return Err(GpuTableError::invalid(
-            "every column needs the same number of batches",
-        ));
-    }
-    let mut arrays: Vec<Vec<ArrayRef>> = vec![Vec::new(); batch_count];
-    let mut fields = Vec::new();
-    for column in columns {
-        let mut data_type = None;
-        let mut nullable = false;
-        for (b, (values, validity)) in column.batches.iter().enumerate() {
-            nullable |= validity.is_some();
-            let array = to_arrow(values, column.kind, *validity)?;
-            data_type.get_or_insert_with(|| array.data_type().clone());
-            arrays[b].push(array);
-        }
-        let data_type = data_type.unwrap_or(DataType::Null);
-        fields.push(Field::new(column.name, data_type, nullable));
-    }
-    let schema = Arc::new(Schema::new(fields));
-    let mut writer =
-        arrow_ipc::writer::StreamWriter::try_new(Vec::new(), &schema).map_err(from_arrow)?;
-    for columns in arrays {
-        let batch = RecordBatch::try_new(schema.clone(), columns).map_err(from_arrow)?;
-        writer.write(&batch).map_err(from_arrow)?;
-    }
-    writer.finish().map_err(from_arrow)?;
-    writer.into_inner().map_err(from_arrow)
-}
-
-/// Null flags of a validity column: nonzero is valid.
-fn null_buffer(validity: &Column) -> NullBuffer {
-    match &validity.data {
-        ColumnData::U8(flags) => NullBuffer::from_iter(flags.iter().map(|&f| f != 0)),
-        other => NullBuffer::from_iter((0..other.len()).map(|i| other.get_f64(i) != 0.0)),
-    }
-}
-
-/// The Arrow array of a column, with its validity: one flag per row, or per item of a list
-/// (then a row whose items are all null is a null row).
-fn to_arrow(column: &Column, kind: SourceKind, validity: Option<&Column>) -> Result<ArrayRef> {
-    fn prim<T: arrow_array::ArrowPrimitiveType>(values: &[T::Native]) -> ArrayRef {
-        Arc::new(PrimitiveArray::<T>::new(
-            ScalarBuffer::from(values.to_vec()),
-            None,
-        ))
-    }
-    let size = column.size as usize;
-    let (flat, per_row): (ArrayRef, usize) = match (&column.data, kind) {
-        (ColumnData::U32(words), SourceKind::Float64Words) => {
-            let values: Vec<f64> = words
-                .chunks_exact(2)
-                .map(|w| f64::from_bits(w[0] as u64 | (w[1] as u64) << 32))
-                .collect();
-            (Arc::new(Float64Array::from(values)), size / 2)
-        }
-        (ColumnData::U8(v), SourceKind::Bool) if size == 1 => (
-            Arc::new(BooleanArray::from_iter(v.iter().map(|&b| Some(b != 0)))),
-            1,
-        ),
-        (ColumnData::U8(v), _) => (prim::<UInt8Type>(v), size),
-        (ColumnData::I8(v), _) => (prim::<Int8Type>(v), size),
-        (ColumnData::U16(v), _) => (prim::<UInt16Type>(v), size),
-        (ColumnData::I16(v), _) => (prim::<Int16Type>(v), size),
-        (ColumnData::U32(v), _) => (prim::<UInt32Type>(v), size),
-        (ColumnData::I32(v), _) => (prim::<Int32Type>(v), size),
-        (ColumnData::F32(v), _) => (prim::<Float32Type>(v), size),
-    };
-    let per_item = validity.is_some_and(|v| v.size > 1);
-    let with_nulls = |array: ArrayRef, nulls: Option<NullBuffer>| -> Result<ArrayRef> {
-        Ok(match nulls {
-            None => array,
-            Some(nulls) => arrow_array::make_array(
-                array
-                    .to_data()
-                    .into_builder()
-                    .nulls(Some(nulls))
-                    .build()
-                    .map_err(from_arrow)?,
-            ),
-        })
-    };
-    if per_row == 1 {
-        return with_nulls(flat, validity.map(null_buffer));
-    }
-    let (flat, row_nulls) = match validity {
-        Some(items) if per_item => {
-            let rows = items.data.len() / per_row;
-            let all_null =
-                (0..rows).map(|r| (0..per_row).any(|k| items.data.get_f64(r * per_row + k) != 0.0));
-            (
-                with_nulls(flat, Some(null_buffer(items)))?,
-                Some(NullBuffer::from_iter(all_null)),
-            )
-        }
-        rows => (flat, rows.map(null_buffer)),
-    };
-    let item = Arc::new(Field::new_list_field(flat.data_type().clone(), per_item));
-    let list =
-        FixedSizeListArray::try_new(item, per_row as i32, flat, row_nulls).map_err(from_arrow)?;
-    Ok(Arc::new(list))
 }
 
 /// Checks that every message and buffer an IPC reader would allocate or slice lies inside
