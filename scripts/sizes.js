@@ -11,7 +11,7 @@ const dist = resolve(dirname(fileURLToPath(import.meta.url)), '../dist');
 /** Issue 12's budget for the default import, gzipped: not reached yet. */
 export const DEFAULT_IMPORT_BUDGET = 500_000;
 /** What the test holds the default import to until then: the size measured, plus 1%. */
-export const DEFAULT_IMPORT_CEILING = 705_000;
+export const DEFAULT_IMPORT_CEILING = 651_000;
 
 const gzipped = file => gzipSync(readFileSync(file), {level: 9}).length;
 

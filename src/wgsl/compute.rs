@@ -20,9 +20,9 @@ pub const WORKGROUP_SIZE: u32 = 64;
 /// Workgroup size of the narrow first reduction pass.
 pub const REDUCE_WORKGROUP: u32 = 256;
 
-const REDUCE: &str = include_str!("../../shaders/reduce.wgsl");
-const SCATTER: &str = include_str!("../../shaders/scatter.wgsl");
-const RADIX_SORT: &str = include_str!("../../shaders/radix_sort.wgsl");
+const REDUCE: &str = include_str!(concat!(env!("OUT_DIR"), "/shaders/reduce.wgsl"));
+const SCATTER: &str = include_str!(concat!(env!("OUT_DIR"), "/shaders/scatter.wgsl"));
+const RADIX_SORT: &str = include_str!(concat!(env!("OUT_DIR"), "/shaders/radix_sort.wgsl"));
 
 /// Invocations of a radix sort workgroup, and rows each takes in a block.
 pub const SORT_THREADS: u32 = 128;

@@ -15,9 +15,10 @@ use crate::error::Result;
 use crate::plan::Region;
 use crate::value::Value;
 
-pub(super) const FULLSCREEN: &str = include_str!("../../shaders/fullscreen.wgsl");
-const SCATTER_POINTS: &str = include_str!("../../shaders/scatter_points.wgsl");
-const MERGE_SORT: &str = include_str!("../../shaders/merge_sort.wgsl");
+pub(super) const FULLSCREEN: &str =
+    include_str!(concat!(env!("OUT_DIR"), "/shaders/fullscreen.wgsl"));
+const SCATTER_POINTS: &str = include_str!(concat!(env!("OUT_DIR"), "/shaders/scatter_points.wgsl"));
+const MERGE_SORT: &str = include_str!(concat!(env!("OUT_DIR"), "/shaders/merge_sort.wgsl"));
 
 /// Keys a WebGL2 merge pass carries: one render target each besides the permutation's, in
 /// the 4 every WebGL2 device has.

@@ -30,11 +30,11 @@ use crate::value::Value;
 pub const WORKGROUP_SIZE: u32 = 64;
 
 /// Shared helpers: parameters, run-time 0 and 1, integer division (by zero is 0).
-pub(crate) const PRELUDE: &str = include_str!("../../shaders/prelude.wgsl");
+pub(crate) const PRELUDE: &str = include_str!(concat!(env!("OUT_DIR"), "/shaders/prelude.wgsl"));
 /// `gt_sin gt_cos gt_tan gt_exp gt_log gt_pow`: accurate float32 transcendentals.
-const MATH: &str = include_str!("../../shaders/math.wgsl");
+const MATH: &str = include_str!(concat!(env!("OUT_DIR"), "/shaders/math.wgsl"));
 /// `gt_fround`: float64 word pairs to float32 high and low parts, without f64.
-const FROUND: &str = include_str!("../../shaders/fround.wgsl");
+const FROUND: &str = include_str!(concat!(env!("OUT_DIR"), "/shaders/fround.wgsl"));
 
 /// A generated kernel and its parameter words. Binding 0 holds the parameters; with storage
 /// buffers, 1 the output and 2.. the leaves listed in `buffers`; with textures, 1.. the
