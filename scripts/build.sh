@@ -51,4 +51,6 @@ for module in js/*.js; do
 done
 cp js/web.js dist/web/index.js
 cp js/node.js dist/node/index.js
+say "esbuild: the browser entry as one minified module"
+node scripts/bundle-web.js
 node scripts/sizes.js

@@ -11,7 +11,7 @@ const dist = resolve(dirname(fileURLToPath(import.meta.url)), '../dist');
 /** Issue 12's budget for the default import, gzipped: not reached yet. */
 export const DEFAULT_IMPORT_BUDGET = 500_000;
 /** What the test holds the default import to until then: the size measured, plus 1%. */
-export const DEFAULT_IMPORT_CEILING = 651_000;
+export const DEFAULT_IMPORT_CEILING = 631_000;
 
 const gzipped = file => gzipSync(readFileSync(file), {level: 9}).length;
 
@@ -20,7 +20,8 @@ function staticGraph(entry, seen = new Set()) {
   if (seen.has(entry)) return seen;
   seen.add(entry);
   const source = readFileSync(entry, 'utf8');
-  for (const [, specifier] of source.matchAll(/^\s*(?:import|export)\s(?:[^;]*?from\s+)?'([^']+)'/gm)) {
+  // Static imports, minified or not: `import x from './a.js'`, `import{a}from"./b.js"`.
+  for (const [, , specifier] of source.matchAll(/(?:^|[;}\s])(?:import|export)\s*(?:[^;'"()]*?from\s*)?(['"])([^'"]+)\1/gm)) {
     if (specifier.startsWith('.')) staticGraph(join(dirname(entry), specifier), seen);
   }
   return seen;
