@@ -312,9 +312,8 @@ fn int64_needs_an_explicit_conversion_and_dictionaries_give_indices() {
     );
 }
 
-/// A stream whose second batch sends only the new dictionary values (a delta): arrow-ipc
-/// joins them to the first dictionary with `arrow_select::concat`, which this crate patches
-/// (vendor/arrow-select) to keep the selection kernels out of the wasm module.
+/// A stream whose second batch sends only the new dictionary values (a delta): indices into
+/// the joined dictionary are in range.
 #[test]
 fn delta_dictionaries_extend_the_dictionary_before_them() {
     use arrow_ipc::writer::{DictionaryHandling, IpcWriteOptions, StreamWriter};
@@ -366,19 +365,6 @@ fn delta_dictionaries_extend_the_dictionary_before_them() {
             ColumnData::I32(vec![2, 0, 1])
         ]
     );
-
-    // The patched concat itself: values with nulls in order; mixed types and nothing refused.
-    let (x, y) = (
-        StringArray::from(vec![Some("a"), None]),
-        StringArray::from(vec![Some("c")]),
-    );
-    let joined = arrow_select::concat::concat(&[&x, &y]).unwrap();
-    assert_eq!(
-        joined.as_ref(),
-        &StringArray::from(vec![Some("a"), None, Some("c")]) as &dyn Array
-    );
-    assert!(arrow_select::concat::concat(&[&x, &Int32Array::from(vec![1])]).is_err());
-    assert!(arrow_select::concat::concat(&[]).is_err());
 }
 
 /// Int64 values were narrowed before null slots were zeroed: garbage in a null slot was
@@ -632,4 +618,162 @@ fn the_writer_refuses_mismatched_columns() {
     let back = read_back(&write_ipc(&[column("a", &three, Some(&with_nulls))]).unwrap());
     assert_eq!(back[0].column(0).logical_nulls().unwrap().null_count(), 1);
     assert!(read_back(&write_ipc(&[]).unwrap()).is_empty());
+}
+
+/// Our reader walks past columns it does not read (every layout arrow-rs writes: offsets,
+/// views with variadic buffers, children, unions, run ends, dictionaries) to the ones it
+/// reads, and takes a dictionary column's nulls from its indices and its values.
+#[test]
+fn columns_of_every_layout_are_walked_past_and_dictionary_values_give_nulls() {
+    use arrow_array::builder::{ListBuilder, StringBuilder};
+    use arrow_array::types::Int8Type;
+    use arrow_array::{
+        BinaryViewArray, Decimal128Array, FixedSizeBinaryArray, LargeStringArray, NullArray,
+        RunArray, StringViewArray, StructArray, TimestampMillisecondArray, UnionArray,
+    };
+    use arrow_buffer::ScalarBuffer;
+    use arrow_schema::{DataType, UnionFields};
+
+    let mut lists = ListBuilder::new(StringBuilder::new());
+    for row in [vec!["a"], vec![], vec!["b", "c"]] {
+        lists.append_value(row.into_iter().map(Some));
+    }
+    let union = |dense: bool| -> ArrayRef {
+        let fields = UnionFields::try_new(
+            vec![0, 1],
+            vec![
+                Field::new("i", DataType::Int32, true),
+                Field::new("s", DataType::Utf8, true),
+            ],
+        )
+        .unwrap();
+        let types = ScalarBuffer::from(vec![0i8, 1, 0]);
+        let (offsets, children): (_, Vec<ArrayRef>) = match dense {
+            true => (
+                Some(ScalarBuffer::from(vec![0i32, 0, 1])),
+                vec![
+                    Arc::new(Int32Array::from(vec![1, 2])),
+                    Arc::new(StringArray::from(vec!["x"])),
+                ],
+            ),
+            false => (
+                None,
+                vec![
+                    Arc::new(Int32Array::from(vec![1, 0, 2])),
+                    Arc::new(StringArray::from(vec!["", "x", ""])),
+                ],
+            ),
+        };
+        Arc::new(UnionArray::try_new(fields, types, offsets, children).unwrap())
+    };
+    let structs: ArrayRef = Arc::new(StructArray::from(vec![
+        (
+            Arc::new(Field::new("a", DataType::Int32, false)),
+            Arc::new(Int32Array::from(vec![1, 2, 3])) as ArrayRef,
+        ),
+        (
+            Arc::new(Field::new("b", DataType::Utf8, false)),
+            Arc::new(StringArray::from(vec!["p", "q", "r"])) as ArrayRef,
+        ),
+    ]));
+    let run_ends: ArrayRef = Arc::new(
+        RunArray::try_new(&Int32Array::from(vec![2, 3]), &Int32Array::from(vec![7, 8])).unwrap(),
+    );
+    // Values with a null: rows indexing it are null, as are rows whose index is null.
+    let values: ArrayRef = Arc::new(StringArray::from(vec![Some("red"), None, Some("blue")]));
+    let colours: ArrayRef = Arc::new(
+        DictionaryArray::<Int8Type>::try_new(Int8Array::from(vec![Some(0), Some(1), None]), values)
+            .unwrap(),
+    );
+    let skipped: DictionaryArray<Int32Type> = vec!["u", "v", "u"].into_iter().collect();
+    let columns: Vec<(&str, ArrayRef)> = vec![
+        ("utf8", Arc::new(StringArray::from(vec!["a", "bb", "ccc"]))),
+        ("first", Arc::new(Int16Array::from(vec![1, 2, 3]))),
+        (
+            "large",
+            Arc::new(LargeStringArray::from(vec!["x", "y", "z"])),
+        ),
+        (
+            "view",
+            Arc::new(StringViewArray::from(vec![
+                "short",
+                "a string past twelve bytes",
+                "z",
+            ])),
+        ),
+        (
+            "bytes",
+            Arc::new(BinaryViewArray::from(vec![
+                &b"0123456789abcdef"[..],
+                b"",
+                b"q",
+            ])),
+        ),
+        ("lists", Arc::new(lists.finish())),
+        ("structs", structs),
+        ("sparse", union(false)),
+        ("dense", union(true)),
+        ("runs", run_ends),
+        ("skipped", Arc::new(skipped)),
+        ("nulls", Arc::new(NullArray::new(3))),
+        ("decimal", Arc::new(Decimal128Array::from(vec![1, 2, 3]))),
+        (
+            "time",
+            Arc::new(TimestampMillisecondArray::from(vec![1, 2, 3])),
+        ),
+        (
+            "fixed",
+            Arc::new(
+                FixedSizeBinaryArray::try_from_iter([b"ab", b"cd", b"ef"].into_iter()).unwrap(),
+            ),
+        ),
+        ("colours", colours),
+        (
+            "last",
+            Arc::new(Float32Array::from(vec![Some(0.5), None, Some(2.5)])),
+        ),
+    ];
+    let schema = Arc::new(Schema::new(
+        (columns.iter())
+            .map(|(name, a)| Field::new(*name, a.data_type().clone(), true))
+            .collect::<Vec<_>>(),
+    ));
+    let batch =
+        RecordBatch::try_new(schema, columns.into_iter().map(|(_, a)| a).collect()).unwrap();
+    let wanted = ReadOptions {
+        columns: Some(vec!["last".into(), "colours".into(), "first".into()]),
+        ..Default::default()
+    };
+    for bytes in [
+        stream_of(&[batch.clone(), batch.clone()]),
+        file_of(std::slice::from_ref(&batch)),
+    ] {
+        let table = read_ipc(&bytes, &wanted).unwrap();
+        let names: Vec<_> = table.fields.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["last", "colours", "first"]);
+        assert_eq!(table.fields[1].arrow_type, "Dictionary(Int8, Utf8)");
+        for columns in &table.batches {
+            assert_eq!(columns[0].data.data, ColumnData::F32(vec![0.5, 0.0, 2.5]));
+            let flags = |c: &gputable::ipc::IpcColumn| c.validity.as_ref().map(|v| v.data.clone());
+            assert_eq!(flags(&columns[0]), Some(ColumnData::U8(vec![1, 0, 1])));
+            assert_eq!(columns[1].data.data, ColumnData::I8(vec![0, 0, 0]));
+            assert_eq!(flags(&columns[1]), Some(ColumnData::U8(vec![1, 0, 0])));
+            assert_eq!(columns[2].data.data, ColumnData::I16(vec![1, 2, 3]));
+            assert_eq!(flags(&columns[2]), None);
+        }
+        // Reading every column names the first unsupported one.
+        let error = read_ipc(&bytes, &ReadOptions::default()).unwrap_err();
+        assert_eq!(error.code, ErrorCode::TypeMismatch);
+        assert!(error.message.contains("'utf8'"), "{}", error.message);
+    }
+
+    // An index outside its dictionary (arrow-rs writes it unchecked) is INVALID_IPC.
+    let outside: ArrayRef = Arc::new(unsafe {
+        DictionaryArray::<Int32Type>::new_unchecked(
+            Int32Array::from(vec![0, 5]),
+            Arc::new(StringArray::from(vec!["only"])),
+        )
+    });
+    let error = read_ipc(&single("bad", outside), &ReadOptions::default()).unwrap_err();
+    assert_eq!(error.code, ErrorCode::InvalidIpc, "{}", error.message);
 }

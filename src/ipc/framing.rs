@@ -1,0 +1,155 @@
+//! The messages of an IPC stream or file, each checked before anything is read from it: its
+//! metadata verified by flatbuffers, its body, buffers and declared lengths inside the input.
+
+use arrow_ipc::{Block, Message, Schema};
+
+use super::{invalid_ipc, FILE_MAGIC};
+use crate::error::Result;
+
+const CONTINUATION: u32 = 0xFFFF_FFFF;
+
+/// A message's metadata and its body.
+pub struct Framed<'a> {
+    pub message: Message<'a>,
+    pub body: &'a [u8],
+}
+
+fn read_u32(bytes: &[u8], at: usize) -> Option<u32> {
+    let b = bytes.get(at..at.checked_add(4)?)?;
+    Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+}
+
+/// The message whose length prefix starts at `at` and where the next one begins, or `None` at
+/// the end-of-stream marker.
+fn message_at(bytes: &[u8], at: usize) -> Result<Option<(Framed<'_>, usize)>> {
+    let mut at = at;
+    let mut length = read_u32(bytes, at).ok_or_else(|| invalid_ipc("truncated message"))?;
+    at += 4;
+    if length == CONTINUATION {
+        length = read_u32(bytes, at).ok_or_else(|| invalid_ipc("truncated message"))?;
+        at += 4;
+    }
+    if length == 0 {
+        return Ok(None);
+    }
+    let length =
+        i32::try_from(length).map_err(|_| invalid_ipc("negative metadata length"))? as usize;
+    let end = at
+        .checked_add(length)
+        .filter(|&end| end <= bytes.len())
+        .ok_or_else(|| {
+            invalid_ipc(format!(
+                "a message declares {length} bytes of metadata beyond the input"
+            ))
+        })?;
+    let message = arrow_ipc::root_as_message(&bytes[at..end])
+        .map_err(|e| invalid_ipc(format!("corrupt message metadata: {e}")))?;
+    let body =
+        usize::try_from(message.bodyLength()).map_err(|_| invalid_ipc("negative body length"))?;
+    let body_end = end
+        .checked_add(body)
+        .filter(|&e| e <= bytes.len())
+        .ok_or_else(|| {
+            invalid_ipc(format!(
+                "a message declares a body of {body} bytes beyond the input"
+            ))
+        })?;
+    let batch = message
+        .header_as_record_batch()
+        .or_else(|| message.header_as_dictionary_batch().and_then(|d| d.data()));
+    if let Some(batch) = batch {
+        // Lengths the reader multiplies by list sizes (at most 4 for the types read) must not
+        // overflow a 32-bit usize; each value needs at least a bit of body.
+        let limit = (body as u64 * 8).min(i32::MAX as u64 / 4);
+        let nodes = batch.nodes();
+        let lengths =
+            std::iter::once(batch.length()).chain(nodes.iter().flatten().map(|n| n.length()));
+        for length in lengths {
+            if !(0..=limit as i64).contains(&length) {
+                return Err(invalid_ipc(format!(
+                    "a batch declares {length} values for a {body}-byte body"
+                )));
+            }
+        }
+        for buffer in batch.buffers().iter().flatten() {
+            let (offset, len) = (buffer.offset(), buffer.length());
+            let inside = offset >= 0
+                && len >= 0
+                && (offset as u64)
+                    .checked_add(len as u64)
+                    .is_some_and(|e| e <= body as u64);
+            if !inside {
+                return Err(invalid_ipc(format!(
+                    "a buffer at {offset} of {len} bytes lies outside its {body}-byte body"
+                )));
+            }
+        }
+    }
+    let body = &bytes[end..body_end];
+    Ok(Some((Framed { message, body }, body_end)))
+}
+
+/// A stream's schema and the messages after it, to its end marker or the input's end.
+pub fn stream(bytes: &[u8]) -> Result<(Schema<'_>, Vec<Framed<'_>>)> {
+    let mut at = 0;
+    let mut schema = None;
+    let mut messages = Vec::new();
+    while at < bytes.len() {
+        let Some((framed, next)) = message_at(bytes, at)? else {
+            break;
+        };
+        match (framed.message.header_as_schema(), &schema) {
+            (Some(header), None) => schema = Some(header),
+            (Some(_), Some(_)) => return Err(invalid_ipc("a second schema in one stream")),
+            (None, None) => return Err(invalid_ipc("a batch before the schema")),
+            (None, Some(_)) => messages.push(framed),
+        }
+        at = next;
+    }
+    let schema = schema.ok_or_else(|| invalid_ipc("the input ended before its schema"))?;
+    Ok((schema, messages))
+}
+
+/// A file's schema and its dictionary and record batch messages, as its footer lists them.
+pub fn file(bytes: &[u8]) -> Result<(Schema<'_>, Vec<Framed<'_>>)> {
+    // Magic (padded to 8), stream, footer, footer length (4), magic (6).
+    let n = bytes.len();
+    if n < 8 + 10 || !bytes.ends_with(FILE_MAGIC) {
+        return Err(invalid_ipc("an Arrow file must end with the ARROW1 magic"));
+    }
+    let footer_len = read_u32(bytes, n - 10).ok_or_else(|| invalid_ipc("truncated file"))?;
+    let footer_start = (n - 10)
+        .checked_sub(footer_len as usize)
+        .filter(|&s| s >= 8)
+        .ok_or_else(|| invalid_ipc("the footer length exceeds the file"))?;
+    let footer = arrow_ipc::root_as_footer(&bytes[footer_start..n - 10])
+        .map_err(|e| invalid_ipc(format!("corrupt footer: {e}")))?;
+    let schema = footer
+        .schema()
+        .ok_or_else(|| invalid_ipc("a file footer without a schema"))?;
+    let blocks = (footer.dictionaries().into_iter().flatten())
+        .chain(footer.recordBatches().into_iter().flatten());
+    let mut messages = Vec::new();
+    for block in blocks {
+        messages.push(block_message(bytes, block, footer_start)?);
+    }
+    Ok((schema, messages))
+}
+
+fn block_message<'a>(bytes: &'a [u8], block: &Block, footer_start: usize) -> Result<Framed<'a>> {
+    let offset =
+        usize::try_from(block.offset()).map_err(|_| invalid_ipc("negative block offset"))?;
+    let meta = usize::try_from(block.metaDataLength())
+        .map_err(|_| invalid_ipc("negative block metadata length"))?;
+    let body = usize::try_from(block.bodyLength())
+        .map_err(|_| invalid_ipc("negative block body length"))?;
+    let end = offset
+        .checked_add(meta)
+        .and_then(|e| e.checked_add(body))
+        .filter(|&e| e <= footer_start)
+        .ok_or_else(|| invalid_ipc("a block lies beyond the file"))?;
+    match message_at(&bytes[..end], offset)? {
+        Some((framed, next)) if next <= end => Ok(framed),
+        _ => Err(invalid_ipc("a block's message does not fit its block")),
+    }
+}

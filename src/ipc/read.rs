@@ -1,0 +1,463 @@
+//! Our Arrow IPC reader: columns straight from the message bodies through arrow-ipc's
+//! flatbuffer types, with no arrow-rs arrays in between (those cost the wasm module about
+//! 150 kB gzipped). The selected columns are read; the others are only walked past.
+
+use std::collections::HashMap;
+
+use arrow_ipc::{
+    DictionaryBatch, Endianness, Field, FieldNode, MetadataVersion, RecordBatch, Type,
+};
+
+use super::framing::{self, Framed};
+use super::schema::{index_type, item, select_fields, span, unsupported, Scalar};
+use super::{
+    invalid_ipc, FieldInfo, Float64As, Int64As, IpcColumn, IpcTable, ReadOptions, FILE_MAGIC,
+};
+use crate::column::{try_collect, Column, ColumnData};
+use crate::error::{ErrorCode, GpuTableError, Result};
+
+/// Reads an IPC stream or file (told apart by the file magic).
+pub fn read_ipc(bytes: &[u8], options: &ReadOptions) -> Result<IpcTable> {
+    let (schema, messages) = match bytes.starts_with(FILE_MAGIC) {
+        true => framing::file(bytes)?,
+        false => framing::stream(bytes)?,
+    };
+    if schema.endianness() == Endianness::Big {
+        return Err(invalid_ipc("big-endian Arrow IPC is not supported"));
+    }
+    let all: Vec<Field> = schema.fields().into_iter().flatten().collect();
+    // The schema first: unsupported selected columns fail before any batch is read.
+    let selected = select_fields(&all, options)?;
+    let mut dictionaries = Dictionaries::new(&all, &selected);
+    let mut batches = Vec::new();
+    for Framed { message, body } in messages {
+        if let Some(dictionary) = message.header_as_dictionary_batch() {
+            dictionaries.add(dictionary, body)?;
+        } else if let Some(batch) = message.header_as_record_batch() {
+            let reader = BatchReader::new(batch, body, &all, message.version())?;
+            let columns = selected
+                .iter()
+                .map(|(index, info)| {
+                    reader.column(*index, &all[*index], info, &dictionaries, options)
+                })
+                .collect::<Result<Vec<_>>>()?;
+            batches.push(columns);
+        } else {
+            return Err(invalid_ipc(
+                "an IPC message that is not a schema, dictionary or batch",
+            ));
+        }
+    }
+    Ok(IpcTable {
+        fields: selected.into_iter().map(|(_, info)| info).collect(),
+        batches,
+    })
+}
+
+/// One flag per value, from a validity bitmap: `None` when every value is valid.
+fn validity(node: &FieldNode, bitmap: &[u8], len: usize) -> Result<Option<Vec<bool>>> {
+    if node.null_count() == 0 {
+        return Ok(None);
+    }
+    if bitmap.len() < len.div_ceil(8) {
+        return Err(invalid_ipc("a validity bitmap shorter than its column"));
+    }
+    let bit = |i: usize| bitmap[i / 8] & (1 << (i % 8)) != 0;
+    if (0..len).all(bit) {
+        return Ok(None);
+    }
+    Ok(Some(try_collect(len, (0..len).map(bit))?))
+}
+
+/// The validity of each dictionary's values, by id, for the dictionary columns read: a row
+/// whose index points at a null value is null. Other dictionaries are only checked for.
+struct Dictionaries {
+    /// The value type of each dictionary read, and its values so far.
+    read: HashMap<i64, (Type, DictionaryValues)>,
+    /// Every dictionary id in the schema.
+    known: Vec<i64>,
+}
+
+#[derive(Default)]
+struct DictionaryValues {
+    len: usize,
+    /// Per value; `None` when every value is valid.
+    valid: Option<Vec<bool>>,
+    /// Whether a dictionary batch has arrived.
+    seen: bool,
+}
+
+impl Dictionaries {
+    fn new(all: &[Field], selected: &[(usize, FieldInfo)]) -> Dictionaries {
+        // The flatbuffers verifier bounds the nesting (64 levels).
+        fn collect(field: &Field, known: &mut Vec<i64>) {
+            known.extend(field.dictionary().map(|d| d.id()));
+            for child in field.children().into_iter().flatten() {
+                collect(&child, known);
+            }
+        }
+        let mut known = Vec::new();
+        for field in all {
+            collect(field, &mut known);
+        }
+        let mut read = HashMap::new();
+        for (index, _) in selected {
+            let field = &all[*index];
+            if let Some(dictionary) = field.dictionary() {
+                read.insert(
+                    dictionary.id(),
+                    (field.type_type(), DictionaryValues::default()),
+                );
+            }
+        }
+        Dictionaries { read, known }
+    }
+
+    fn add(&mut self, batch: DictionaryBatch, body: &[u8]) -> Result<()> {
+        let id = batch.id();
+        let Some((value_type, values)) = self.read.get_mut(&id) else {
+            return match self.known.contains(&id) {
+                true => Ok(()),
+                false => Err(invalid_ipc(format!(
+                    "a dictionary batch for unknown id {id}"
+                ))),
+            };
+        };
+        let data = batch
+            .data()
+            .ok_or_else(|| invalid_ipc("a dictionary batch without data"))?;
+        if data.compression().is_some() {
+            return Err(compressed());
+        }
+        let node = (data.nodes().into_iter().flatten().next())
+            .ok_or_else(|| invalid_ipc("a dictionary batch without values"))?;
+        let len = node.length() as usize;
+        let valid = match *value_type {
+            Type::Null => Some(try_collect(len, std::iter::repeat_n(false, len))?),
+            // Other value types start with their validity bitmap (the schema refused the rest).
+            _ => {
+                let buffers = data
+                    .buffers()
+                    .ok_or_else(|| invalid_ipc("a dictionary batch without buffers"))?;
+                let bitmap = match buffers.iter().next() {
+                    Some(buffer) => slice(body, buffer.offset(), buffer.length()),
+                    None => &[],
+                };
+                validity(node, bitmap, len)?
+            }
+        };
+        // A delta extends the dictionary; any other dictionary batch replaces it.
+        let (kept, before) = match batch.isDelta() {
+            true => (values.len, values.valid.take()),
+            false => (0, None),
+        };
+        let total = kept
+            .checked_add(len)
+            .ok_or_else(|| invalid_ipc("a dictionary too long"))?;
+        values.valid = match (&before, &valid) {
+            (None, None) => None,
+            _ => {
+                let before = (0..kept).map(|i| before.as_ref().is_none_or(|b| b[i]));
+                let after = (0..len).map(|i| valid.as_ref().is_none_or(|a| a[i]));
+                Some(try_collect(total, before.chain(after))?)
+            }
+        };
+        values.len = total;
+        values.seen = true;
+        Ok(())
+    }
+}
+
+fn compressed() -> GpuTableError {
+    invalid_ipc("compressed IPC bodies (LZ4, ZSTD) are not supported")
+}
+
+/// `len` bytes at `offset` of a body (framing checked every buffer lies inside its body).
+fn slice(body: &[u8], offset: i64, len: i64) -> &[u8] {
+    let start = usize::try_from(offset)
+        .unwrap_or(usize::MAX)
+        .min(body.len());
+    let end = start
+        .saturating_add(usize::try_from(len).unwrap_or(0))
+        .min(body.len());
+    &body[start..end]
+}
+
+/// A record batch's field nodes and buffers, and where each top-level field's begin.
+struct BatchReader<'a> {
+    rows: usize,
+    nodes: Vec<FieldNode>,
+    buffers: Vec<&'a [u8]>,
+    starts: Vec<(usize, usize)>,
+}
+
+impl<'a> BatchReader<'a> {
+    fn new(
+        batch: RecordBatch<'a>,
+        body: &'a [u8],
+        all: &[Field],
+        version: MetadataVersion,
+    ) -> Result<BatchReader<'a>> {
+        if batch.compression().is_some() {
+            return Err(compressed());
+        }
+        let nodes: Vec<FieldNode> = batch.nodes().into_iter().flatten().copied().collect();
+        let buffers: Vec<&[u8]> = (batch.buffers().into_iter().flatten())
+            .map(|b| slice(body, b.offset(), b.length()))
+            .collect();
+        let mut variadic = batch.variadicBufferCounts().into_iter().flatten();
+        let (mut node, mut buffer) = (0, 0);
+        let mut starts = Vec::new();
+        for field in all {
+            starts.push((node, buffer));
+            span(field, version, &mut variadic, &mut node, &mut buffer)?;
+        }
+        if node > nodes.len() || buffer > buffers.len() {
+            return Err(invalid_ipc(
+                "a batch has fewer field nodes or buffers than its schema needs",
+            ));
+        }
+        Ok(BatchReader {
+            rows: batch.length() as usize,
+            nodes,
+            buffers,
+            starts,
+        })
+    }
+
+    /// Column `index` (schema order) as `info` says.
+    fn column(
+        &self,
+        index: usize,
+        field: &Field,
+        info: &FieldInfo,
+        dictionaries: &Dictionaries,
+        options: &ReadOptions,
+    ) -> Result<IpcColumn> {
+        let (n, b) = self.starts[index];
+        let node = &self.nodes[n];
+        let rows = node.length() as usize;
+        if rows != self.rows {
+            return Err(invalid_ipc(format!(
+                "column '{}' has {rows} rows in a batch of {}",
+                info.name, self.rows
+            )));
+        }
+        let mut row_valid = validity(node, self.buffers[b], rows)?;
+        let (scalar, values, items_per_row, item_valid) = if let Some(encoding) = field.dictionary()
+        {
+            let scalar = index_type(field)
+                .ok_or_else(|| unsupported(field, "which gputable does not support"))?;
+            let (_, dictionary) = dictionaries
+                .read
+                .get(&encoding.id())
+                .ok_or_else(|| invalid_ipc("no dictionary for a dictionary column"))?;
+            if !dictionary.seen {
+                return Err(invalid_ipc(format!(
+                    "a batch before the dictionary of column '{}'",
+                    info.name
+                )));
+            }
+            row_valid =
+                dictionary_validity(scalar, self.buffers[b + 1], rows, row_valid, dictionary)?;
+            (scalar, self.buffers[b + 1], 1, None)
+        } else if let (Some(list), Some(item)) = (field.type_as_fixed_size_list(), item(field)) {
+            let per_row = list.listSize() as usize;
+            let child = &self.nodes[n + 1];
+            let items = rows * per_row;
+            if (child.length() as usize) < items {
+                return Err(invalid_ipc(format!(
+                    "column '{}' has fewer list items than its rows need",
+                    info.name
+                )));
+            }
+            let item_valid = validity(child, self.buffers[b + 1], child.length() as usize)?;
+            let scalar = Scalar::of(&item)
+                .ok_or_else(|| unsupported(field, "which gputable does not support"))?;
+            (scalar, self.buffers[b + 2], per_row, item_valid)
+        } else {
+            let scalar = Scalar::of(field)
+                .ok_or_else(|| unsupported(field, "which gputable does not support"))?;
+            (scalar, self.buffers[b + 1], 1, None)
+        };
+        let count = rows * items_per_row;
+        // Per item: its row's flag and its own (the row's flags themselves for one item per row).
+        let item_flags = match (&row_valid, &item_valid) {
+            (None, None) => None,
+            (Some(_), None) if items_per_row == 1 => None,
+            _ => Some(try_collect(
+                count,
+                (0..count).map(|i| {
+                    row_valid.as_ref().is_none_or(|v| v[i / items_per_row])
+                        && item_valid.as_ref().is_none_or(|v| v[i])
+                }),
+            )?),
+        };
+        let valid = item_flags.as_deref().or(row_valid.as_deref());
+        // Null slots hold whatever the writer left there: they read 0, and are not converted.
+        let data = values_of(&info.name, scalar, values, count, options, valid)?;
+        // One flag per item where items have nulls of their own, else one per row.
+        let (flags, size) = match item_valid {
+            Some(_) => (valid, items_per_row as u32),
+            None => (row_valid.as_deref(), 1),
+        };
+        let validity = match flags {
+            Some(flags) => {
+                let flags = try_collect(flags.len(), flags.iter().map(|&v| u8::from(v)))?;
+                Some(Column::new(ColumnData::U8(flags), size)?)
+            }
+            None => None,
+        };
+        Ok(IpcColumn {
+            data: Column::new(data, info.size)?,
+            validity,
+        })
+    }
+}
+
+/// The rows of a dictionary column that are valid: a valid index pointing at a valid value.
+/// An index outside the dictionary is `INVALID_IPC`.
+fn dictionary_validity(
+    scalar: Scalar,
+    keys: &[u8],
+    rows: usize,
+    row_valid: Option<Vec<bool>>,
+    dictionary: &DictionaryValues,
+) -> Result<Option<Vec<bool>>> {
+    let width = scalar.width();
+    if width == 0 || keys.len() < rows.saturating_mul(width) {
+        return Err(invalid_ipc(
+            "a dictionary column's indices are shorter than its rows",
+        ));
+    }
+    let key = |i: usize| -> Option<usize> {
+        let b = &keys[i * width..(i + 1) * width];
+        let mut word = [0u8; 8];
+        word[..width].copy_from_slice(b);
+        let signed = matches!(scalar, Scalar::I8 | Scalar::I16 | Scalar::I32 | Scalar::I64);
+        let negative = signed && b[width - 1] & 0x80 != 0;
+        (!negative)
+            .then(|| usize::try_from(u64::from_le_bytes(word)).ok())
+            .flatten()
+    };
+    let mut valid = row_valid;
+    for i in 0..rows {
+        if valid.as_ref().is_some_and(|v| !v[i]) {
+            continue;
+        }
+        let value = key(i)
+            .filter(|&k| k < dictionary.len)
+            .ok_or_else(|| invalid_ipc("a dictionary index outside its dictionary"))?;
+        if dictionary.valid.as_ref().is_some_and(|v| !v[value]) {
+            let flags = match valid.as_mut() {
+                Some(flags) => flags,
+                None => valid.insert(try_collect(rows, std::iter::repeat_n(true, rows))?),
+            };
+            flags[i] = false;
+        }
+    }
+    Ok(valid)
+}
+
+/// `count` values of `scalar` from `bytes` as the column's element type; values whose flag
+/// in `valid` is false read 0.
+fn values_of(
+    name: &str,
+    scalar: Scalar,
+    bytes: &[u8],
+    count: usize,
+    options: &ReadOptions,
+    valid: Option<&[bool]>,
+) -> Result<ColumnData> {
+    let needed = match scalar {
+        Scalar::Bool => count.div_ceil(8),
+        _ => count.saturating_mul(scalar.width()),
+    };
+    if bytes.len() < needed {
+        return Err(invalid_ipc(format!(
+            "column '{name}' has a values buffer shorter than its values"
+        )));
+    }
+    fn read<const N: usize, T: Default>(
+        bytes: &[u8],
+        count: usize,
+        valid: Option<&[bool]>,
+        from: impl Fn([u8; N]) -> T,
+    ) -> Result<Vec<T>> {
+        let words = bytes.chunks_exact(N).take(count);
+        let word = |w: &[u8]| from(w.try_into().unwrap_or([0; N]));
+        match valid {
+            None => try_collect(count, words.map(word)),
+            Some(valid) => try_collect(
+                count,
+                (words.zip(valid)).map(|(w, &ok)| if ok { word(w) } else { T::default() }),
+            ),
+        }
+    }
+    let out_of_range = || {
+        GpuTableError::new(
+            ErrorCode::TypeMismatch,
+            format!("column '{name}' has 64-bit values outside the 32-bit range"),
+        )
+    };
+    // Int64/Uint64 values narrowed to 32 bits, range-checked where they are not null.
+    fn narrowed<S: Copy + Default, T: TryFrom<S> + Default>(
+        values: &[S],
+        out_of_range: impl Fn() -> GpuTableError,
+        valid: Option<&[bool]>,
+    ) -> Result<Vec<T>> {
+        let mut out = try_collect(values.len(), std::iter::empty())?;
+        for (i, &v) in values.iter().enumerate() {
+            out.push(match valid.is_none_or(|valid| valid[i]) {
+                true => T::try_from(v).map_err(|_| out_of_range())?,
+                false => T::default(),
+            });
+        }
+        Ok(out)
+    }
+    Ok(match scalar {
+        Scalar::I8 => ColumnData::I8(read(bytes, count, valid, i8::from_le_bytes)?),
+        Scalar::I16 => ColumnData::I16(read(bytes, count, valid, i16::from_le_bytes)?),
+        Scalar::I32 => ColumnData::I32(read(bytes, count, valid, i32::from_le_bytes)?),
+        Scalar::U8 => ColumnData::U8(read(bytes, count, valid, u8::from_le_bytes)?),
+        Scalar::U16 => ColumnData::U16(read(bytes, count, valid, u16::from_le_bytes)?),
+        Scalar::U32 => ColumnData::U32(read(bytes, count, valid, u32::from_le_bytes)?),
+        Scalar::F32 => ColumnData::F32(read(bytes, count, valid, f32::from_le_bytes)?),
+        Scalar::F64 => match options.float64 {
+            Float64As::Words => {
+                let words = read(bytes, count, valid, u64::from_le_bytes)?;
+                let pairs = words.iter().flat_map(|&w| [w as u32, (w >> 32) as u32]);
+                ColumnData::U32(try_collect(count * 2, pairs)?)
+            }
+            Float64As::Float32 => {
+                ColumnData::F32(read(bytes, count, valid, |w| f64::from_le_bytes(w) as f32)?)
+            }
+        },
+        Scalar::I64 => match options.int64 {
+            Int64As::Float32 => {
+                ColumnData::F32(read(bytes, count, valid, |w| i64::from_le_bytes(w) as f32)?)
+            }
+            _ => {
+                let values = read(bytes, count, None, i64::from_le_bytes)?;
+                ColumnData::I32(narrowed(&values, out_of_range, valid)?)
+            }
+        },
+        Scalar::U64 => match options.int64 {
+            Int64As::Float32 => {
+                ColumnData::F32(read(bytes, count, valid, |w| u64::from_le_bytes(w) as f32)?)
+            }
+            _ => {
+                let values = read(bytes, count, None, u64::from_le_bytes)?;
+                ColumnData::U32(narrowed(&values, out_of_range, valid)?)
+            }
+        },
+        Scalar::Bool => {
+            let bit = |i: usize| bytes[i / 8] & (1 << (i % 8)) != 0;
+            let valid = |i: usize| valid.is_none_or(|valid| valid[i]);
+            ColumnData::U8(try_collect(
+                count,
+                (0..count).map(|i| u8::from(bit(i) && valid(i))),
+            )?)
+        }
+    })
+}

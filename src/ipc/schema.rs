@@ -1,0 +1,306 @@
+//! What the reader makes of a schema: which Arrow types become which columns, their names
+//! as arrow-rs prints them, and how many field nodes and buffers each field takes in a batch.
+
+use arrow_ipc::{Field, MetadataVersion, Precision, Type, UnionMode};
+
+use super::{invalid_ipc, FieldInfo, Float64As, Int64As, ReadOptions, SourceKind};
+use crate::dtype::DType;
+use crate::error::{ErrorCode, GpuTableError, Result};
+
+/// The schema indices of the columns to read, in order, and what each becomes.
+pub fn select_fields(all: &[Field], options: &ReadOptions) -> Result<Vec<(usize, FieldInfo)>> {
+    let name = |field: &Field| field.name().unwrap_or_default().to_string();
+    let indices: Vec<usize> = match &options.columns {
+        None => (0..all.len()).collect(),
+        Some(names) => (names.iter())
+            .map(|wanted| {
+                all.iter()
+                    .position(|f| f.name() == Some(wanted))
+                    .ok_or_else(|| {
+                        GpuTableError::invalid(format!(
+                            "no column named '{wanted}' in the IPC schema"
+                        ))
+                    })
+            })
+            .collect::<Result<_>>()?,
+    };
+    let mut selected = Vec::new();
+    for index in indices {
+        let field = &all[index];
+        let (dtype, size, kind) = column_type(field, options)?;
+        selected.push((
+            index,
+            FieldInfo {
+                name: name(field),
+                dtype,
+                size,
+                kind,
+                arrow_type: describe(field),
+                nullable: field.nullable(),
+            },
+        ));
+    }
+    Ok(selected)
+}
+
+/// The Arrow types read as values: integers, floats and booleans.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Scalar {
+    I8,
+    I16,
+    I32,
+    I64,
+    U8,
+    U16,
+    U32,
+    U64,
+    F32,
+    F64,
+    Bool,
+}
+
+impl Scalar {
+    pub fn of(field: &Field) -> Option<Scalar> {
+        match field.type_type() {
+            Type::Int => integer(
+                field.type_as_int()?.bitWidth(),
+                field.type_as_int()?.is_signed(),
+            ),
+            Type::FloatingPoint => match field.type_as_floating_point()?.precision() {
+                Precision::SINGLE => Some(Scalar::F32),
+                Precision::DOUBLE => Some(Scalar::F64),
+                _ => None,
+            },
+            Type::Bool => Some(Scalar::Bool),
+            _ => None,
+        }
+    }
+
+    /// Bytes per value (booleans are bits: 0).
+    pub fn width(self) -> usize {
+        match self {
+            Scalar::I8 | Scalar::U8 => 1,
+            Scalar::I16 | Scalar::U16 => 2,
+            Scalar::I32 | Scalar::U32 | Scalar::F32 => 4,
+            Scalar::I64 | Scalar::U64 | Scalar::F64 => 8,
+            Scalar::Bool => 0,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Scalar::I8 => "Int8",
+            Scalar::I16 => "Int16",
+            Scalar::I32 => "Int32",
+            Scalar::I64 => "Int64",
+            Scalar::U8 => "UInt8",
+            Scalar::U16 => "UInt16",
+            Scalar::U32 => "UInt32",
+            Scalar::U64 => "UInt64",
+            Scalar::F32 => "Float32",
+            Scalar::F64 => "Float64",
+            Scalar::Bool => "Boolean",
+        }
+    }
+}
+
+fn integer(bits: i32, signed: bool) -> Option<Scalar> {
+    Some(match (bits, signed) {
+        (8, true) => Scalar::I8,
+        (16, true) => Scalar::I16,
+        (32, true) => Scalar::I32,
+        (64, true) => Scalar::I64,
+        (8, false) => Scalar::U8,
+        (16, false) => Scalar::U16,
+        (32, false) => Scalar::U32,
+        (64, false) => Scalar::U64,
+        _ => return None,
+    })
+}
+
+/// A dictionary field's index type (signed 32-bit when the schema leaves it out).
+pub fn index_type(field: &Field) -> Option<Scalar> {
+    match field.dictionary()?.indexType() {
+        Some(int) => integer(int.bitWidth(), int.is_signed()),
+        None => Some(Scalar::I32),
+    }
+}
+
+/// The field's Arrow type as arrow-rs prints it, for messages and the `arrowType` metadata.
+fn describe(field: &Field) -> String {
+    if let Some(index) = index_type(field) {
+        return format!("Dictionary({}, {})", index.name(), describe_values(field));
+    }
+    describe_values(field)
+}
+
+fn describe_values(field: &Field) -> String {
+    if let Some(scalar) = Scalar::of(field) {
+        return scalar.name().to_string();
+    }
+    match (
+        field.type_type(),
+        field.type_as_fixed_size_list(),
+        item(field),
+    ) {
+        (Type::FloatingPoint, ..) => "Float16".to_string(),
+        (Type::FixedSizeList, Some(list), Some(item)) => {
+            let nullable = if item.nullable() { "" } else { "non-null " };
+            let named = match item.name().unwrap_or_default() {
+                "item" => String::new(),
+                name => format!(", field: '{name}'"),
+            };
+            format!(
+                "FixedSizeList({} x {nullable}{}{named})",
+                list.listSize(),
+                describe(&item)
+            )
+        }
+        (Type::Struct_, ..) => "Struct".to_string(),
+        (other, ..) => other
+            .variant_name()
+            .unwrap_or("an unknown type")
+            .to_string(),
+    }
+}
+
+/// A list field's item field.
+pub fn item<'a>(field: &Field<'a>) -> Option<Field<'a>> {
+    field.children().filter(|c| c.len() == 1).map(|c| c.get(0))
+}
+
+pub fn unsupported(field: &Field, why: &str) -> GpuTableError {
+    GpuTableError::new(
+        ErrorCode::TypeMismatch,
+        format!(
+            "column '{}' has Arrow type {}, {why}",
+            field.name().unwrap_or_default(),
+            describe(field)
+        ),
+    )
+}
+
+/// The element type, values per row and source kind of a column.
+fn column_type(field: &Field, options: &ReadOptions) -> Result<(DType, u32, SourceKind)> {
+    let scalar = |scalar: Option<Scalar>| -> Result<(DType, u32, SourceKind)> {
+        let Some(scalar) = scalar else {
+            return Err(unsupported(field, "which gputable does not support"));
+        };
+        Ok(match scalar {
+            Scalar::I8 => (DType::I8, 1, SourceKind::Plain),
+            Scalar::I16 => (DType::I16, 1, SourceKind::Plain),
+            Scalar::I32 => (DType::I32, 1, SourceKind::Plain),
+            Scalar::U8 => (DType::U8, 1, SourceKind::Plain),
+            Scalar::U16 => (DType::U16, 1, SourceKind::Plain),
+            Scalar::U32 => (DType::U32, 1, SourceKind::Plain),
+            Scalar::F32 => (DType::F32, 1, SourceKind::Plain),
+            Scalar::F64 => match options.float64 {
+                Float64As::Words => (DType::U32, 2, SourceKind::Float64Words),
+                Float64As::Float32 => (DType::F32, 1, SourceKind::Plain),
+            },
+            Scalar::I64 | Scalar::U64 => match options.int64 {
+                Int64As::Refuse => {
+                    return Err(unsupported(
+                        field,
+                        "which needs an explicit conversion: pass int64: 'float32' or 'int32'",
+                    ))
+                }
+                Int64As::Float32 => (DType::F32, 1, SourceKind::Plain),
+                Int64As::Int32 if scalar == Scalar::I64 => (DType::I32, 1, SourceKind::Plain),
+                Int64As::Int32 => (DType::U32, 1, SourceKind::Plain),
+            },
+            Scalar::Bool => (DType::U8, 1, SourceKind::Bool),
+        })
+    };
+    if field.dictionary().is_some() {
+        if !matches!(field.type_type(), Type::Null) && !has_validity_first(field.type_type()) {
+            return Err(unsupported(
+                field,
+                "whose dictionary values are not supported",
+            ));
+        }
+        let (dtype, size, _) = scalar(index_type(field))?;
+        return Ok((dtype, size, SourceKind::DictionaryIndices));
+    }
+    match (field.type_as_fixed_size_list(), item(field)) {
+        (Some(list), Some(item)) if (1..=4).contains(&list.listSize()) => {
+            if item.dictionary().is_some() {
+                return Err(unsupported(field, "which gputable does not support"));
+            }
+            let (dtype, size, kind) = scalar(Scalar::of(&item))?;
+            if kind == SourceKind::Bool {
+                return Err(unsupported(field, "a list of booleans is not supported"));
+            }
+            Ok((dtype, size * list.listSize() as u32, kind))
+        }
+        (Some(_), _) => Err(unsupported(
+            field,
+            "fixed-size lists are supported with 1 to 4 values",
+        )),
+        _ => scalar(Scalar::of(field)),
+    }
+}
+
+/// Whether arrays of this type start with a validity buffer (not Null, Union, RunEndEncoded).
+fn has_validity_first(ty: Type) -> bool {
+    !matches!(
+        ty,
+        Type::Null | Type::Union | Type::RunEndEncoded | Type::NONE
+    )
+}
+
+/// Counts the field nodes and buffers `field` takes in a batch (children included), walking
+/// past columns that are not read. `variadic` gives the view types' extra buffer counts.
+pub fn span(
+    field: &Field,
+    version: MetadataVersion,
+    variadic: &mut dyn Iterator<Item = i64>,
+    nodes: &mut usize,
+    buffers: &mut usize,
+) -> Result<()> {
+    *nodes += 1;
+    if field.dictionary().is_some() {
+        // Only the indices: validity and values.
+        *buffers += 2;
+        return Ok(());
+    }
+    let own = match field.type_type() {
+        Type::Null | Type::RunEndEncoded => 0,
+        Type::Int
+        | Type::FloatingPoint
+        | Type::Bool
+        | Type::Decimal
+        | Type::Date
+        | Type::Time
+        | Type::Timestamp
+        | Type::Interval
+        | Type::Duration
+        | Type::FixedSizeBinary
+        | Type::List
+        | Type::LargeList
+        | Type::Map => 2,
+        Type::Binary | Type::Utf8 | Type::LargeBinary | Type::LargeUtf8 => 3,
+        Type::ListView | Type::LargeListView => 3,
+        Type::BinaryView | Type::Utf8View => {
+            let extra = variadic
+                .next()
+                .and_then(|n| usize::try_from(n).ok())
+                .ok_or_else(|| invalid_ipc("a view column without its variadic buffer count"))?;
+            2usize.saturating_add(extra)
+        }
+        Type::FixedSizeList | Type::Struct_ => 1,
+        Type::Union => {
+            let dense = field
+                .type_as_union()
+                .is_some_and(|u| u.mode() == UnionMode::Dense);
+            // Before V5, unions had a validity buffer too.
+            usize::from(version < MetadataVersion::V5) + 1 + usize::from(dense)
+        }
+        _ => return Err(invalid_ipc("a field of an unknown Arrow type")),
+    };
+    *buffers = buffers.saturating_add(own);
+    for child in field.children().into_iter().flatten() {
+        span(&child, version, variadic, nodes, buffers)?;
+    }
+    Ok(())
+}
