@@ -761,6 +761,18 @@ fn columns_of_every_layout_are_walked_past_and_dictionary_values_give_nulls() {
             assert_eq!(columns[2].data.data, ColumnData::I16(vec![1, 2, 3]));
             assert_eq!(flags(&columns[2]), None);
         }
+        let only = |name: &str| ReadOptions {
+            columns: Some(vec![name.into()]),
+            ..Default::default()
+        };
+        let error = read_ipc(&bytes, &only("time")).unwrap_err();
+        assert!(
+            error.message.contains("Timestamp(Millisecond)"),
+            "{}",
+            error.message
+        );
+        let error = read_ipc(&bytes, &only("lists")).unwrap_err();
+        assert!(error.message.contains("List(Utf8)"), "{}", error.message);
         // Reading every column names the first unsupported one.
         let error = read_ipc(&bytes, &ReadOptions::default()).unwrap_err();
         assert_eq!(error.code, ErrorCode::TypeMismatch);
@@ -775,5 +787,73 @@ fn columns_of_every_layout_are_walked_past_and_dictionary_values_give_nulls() {
         )
     });
     let error = read_ipc(&single("bad", outside), &ReadOptions::default()).unwrap_err();
+    assert_eq!(error.code, ErrorCode::InvalidIpc, "{}", error.message);
+}
+
+/// The messages of an IPC stream, as byte ranges, and their header types.
+fn messages_of(stream: &[u8]) -> Vec<(std::ops::Range<usize>, arrow_ipc::MessageHeader)> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at + 8 <= stream.len() {
+        let length = u32::from_le_bytes(stream[at + 4..at + 8].try_into().unwrap()) as usize;
+        if length == 0 {
+            break;
+        }
+        let message = arrow_ipc::root_as_message(&stream[at + 8..at + 8 + length]).unwrap();
+        let end = at + 8 + length + message.bodyLength() as usize;
+        out.push((at..end, message.header_type()));
+        at = end;
+    }
+    out
+}
+
+/// A dictionary of Null values (a body of no bytes for three values) makes every row null;
+/// a dictionary column whose dictionary never came reads while its indices are all null, as
+/// arrow-rs reads it, and any other index is INVALID_IPC.
+#[test]
+fn null_dictionaries_and_missing_dictionaries() {
+    use arrow_array::types::Int8Type;
+    use arrow_array::NullArray;
+    let nulls: ArrayRef = Arc::new(
+        DictionaryArray::<Int8Type>::try_new(
+            Int8Array::from(vec![Some(0), None, Some(2), Some(1)]),
+            Arc::new(NullArray::new(3)),
+        )
+        .unwrap(),
+    );
+    let table = read_ipc(&single("n", nulls), &ReadOptions::default()).unwrap();
+    let column = &table.batches[0][0];
+    assert_eq!(column.data.data, ColumnData::I8(vec![0, 0, 0, 0]));
+    assert_eq!(
+        column.validity.as_ref().unwrap().data,
+        ColumnData::U8(vec![0, 0, 0, 0])
+    );
+    assert_eq!(table.fields[0].arrow_type, "Dictionary(Int8, Null)");
+
+    let without_dictionary = |keys: Vec<Option<i32>>| {
+        let column: DictionaryArray<Int32Type> = DictionaryArray::try_new(
+            Int32Array::from(keys),
+            Arc::new(StringArray::from(vec!["a"])),
+        )
+        .unwrap();
+        let stream = single("c", Arc::new(column));
+        let mut kept = Vec::new();
+        for (range, header) in messages_of(&stream) {
+            if header != arrow_ipc::MessageHeader::DictionaryBatch {
+                kept.extend_from_slice(&stream[range]);
+            }
+        }
+        assert!(
+            kept.len() < stream.len(),
+            "the dictionary batch was taken out"
+        );
+        read_ipc(&kept, &ReadOptions::default())
+    };
+    let table = without_dictionary(vec![None, None]).unwrap();
+    assert_eq!(
+        table.batches[0][0].validity.as_ref().unwrap().data,
+        ColumnData::U8(vec![0, 0])
+    );
+    let error = without_dictionary(vec![None, Some(0)]).unwrap_err();
     assert_eq!(error.code, ErrorCode::InvalidIpc, "{}", error.message);
 }

@@ -58,16 +58,17 @@ fn message_at(bytes: &[u8], at: usize) -> Result<Option<(Framed<'_>, usize)>> {
         .header_as_record_batch()
         .or_else(|| message.header_as_dictionary_batch().and_then(|d| d.data()));
     if let Some(batch) = batch {
-        // Lengths the reader multiplies by list sizes (at most 4 for the types read) must not
-        // overflow a 32-bit usize; each value needs at least a bit of body.
-        let limit = (body as u64 * 8).min(i32::MAX as u64 / 4);
+        // Lengths times list sizes (at most 4) or value widths (at most 8) must fit a 32-bit
+        // usize: 8 x (2^31 - 1) / 4 just does. What the reader allocates is bounded by the
+        // buffers it reads, not by these lengths (a column of nulls has no buffer at all).
+        let limit = i32::MAX as u64 / 4;
         let nodes = batch.nodes();
         let lengths =
             std::iter::once(batch.length()).chain(nodes.iter().flatten().map(|n| n.length()));
         for length in lengths {
             if !(0..=limit as i64).contains(&length) {
                 return Err(invalid_ipc(format!(
-                    "a batch declares {length} values for a {body}-byte body"
+                    "a batch declares {length} values, past what a column may hold"
                 )));
             }
         }
@@ -148,8 +149,9 @@ fn block_message<'a>(bytes: &'a [u8], block: &Block, footer_start: usize) -> Res
         .and_then(|e| e.checked_add(body))
         .filter(|&e| e <= footer_start)
         .ok_or_else(|| invalid_ipc("a block lies beyond the file"))?;
+    // Read from the block's bytes only, so the message cannot reach past it.
     match message_at(&bytes[..end], offset)? {
-        Some((framed, next)) if next <= end => Ok(framed),
-        _ => Err(invalid_ipc("a block's message does not fit its block")),
+        Some((framed, _)) => Ok(framed),
+        None => Err(invalid_ipc("a block holds the end-of-stream marker")),
     }
 }

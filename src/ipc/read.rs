@@ -2,14 +2,14 @@
 //! flatbuffer types, with no arrow-rs arrays in between (those cost the wasm module about
 //! 150 kB gzipped). The selected columns are read; the others are only walked past.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use arrow_ipc::{
     DictionaryBatch, Endianness, Field, FieldNode, MetadataVersion, RecordBatch, Type,
 };
 
 use super::framing::{self, Framed};
-use super::schema::{index_type, item, select_fields, span, unsupported, Scalar};
+use super::schema::{index_type, item, select_fields, span, unsupported, Scalar, Walk};
 use super::{
     invalid_ipc, FieldInfo, Float64As, Int64As, IpcColumn, IpcTable, ReadOptions, FILE_MAGIC,
 };
@@ -73,49 +73,52 @@ fn validity(node: &FieldNode, bitmap: &[u8], len: usize) -> Result<Option<Vec<bo
 /// whose index points at a null value is null. Other dictionaries are only checked for.
 struct Dictionaries {
     /// The value type of each dictionary read, and its values so far.
-    read: HashMap<i64, (Type, DictionaryValues)>,
+    selected: HashMap<i64, (Type, DictionaryValues)>,
     /// Every dictionary id in the schema.
-    known: Vec<i64>,
+    known: HashSet<i64>,
 }
 
+/// A dictionary's values: none until a dictionary batch arrives (then only null indices are
+/// valid, as arrow-rs reads them).
 #[derive(Default)]
 struct DictionaryValues {
     len: usize,
     /// Per value; `None` when every value is valid.
     valid: Option<Vec<bool>>,
-    /// Whether a dictionary batch has arrived.
-    seen: bool,
 }
 
 impl Dictionaries {
     fn new(all: &[Field], selected: &[(usize, FieldInfo)]) -> Dictionaries {
         // The flatbuffers verifier bounds the nesting (64 levels).
-        fn collect(field: &Field, known: &mut Vec<i64>) {
+        fn collect(field: &Field, known: &mut HashSet<i64>) {
             known.extend(field.dictionary().map(|d| d.id()));
             for child in field.children().into_iter().flatten() {
                 collect(&child, known);
             }
         }
-        let mut known = Vec::new();
+        let mut known = HashSet::new();
         for field in all {
             collect(field, &mut known);
         }
-        let mut read = HashMap::new();
+        let mut dictionaries = HashMap::new();
         for (index, _) in selected {
             let field = &all[*index];
             if let Some(dictionary) = field.dictionary() {
-                read.insert(
+                dictionaries.insert(
                     dictionary.id(),
                     (field.type_type(), DictionaryValues::default()),
                 );
             }
         }
-        Dictionaries { read, known }
+        Dictionaries {
+            selected: dictionaries,
+            known,
+        }
     }
 
     fn add(&mut self, batch: DictionaryBatch, body: &[u8]) -> Result<()> {
         let id = batch.id();
-        let Some((value_type, values)) = self.read.get_mut(&id) else {
+        let Some((value_type, values)) = self.selected.get_mut(&id) else {
             return match self.known.contains(&id) {
                 true => Ok(()),
                 false => Err(invalid_ipc(format!(
@@ -133,46 +136,49 @@ impl Dictionaries {
             .ok_or_else(|| invalid_ipc("a dictionary batch without values"))?;
         let len = node.length() as usize;
         let valid = match *value_type {
-            Type::Null => Some(try_collect(len, std::iter::repeat_n(false, len))?),
+            // No buffers: every value is null (`dictionary_validity`).
+            Type::Null => None,
             // Other value types start with their validity bitmap (the schema refused the rest).
             _ => {
-                let buffers = data
-                    .buffers()
-                    .ok_or_else(|| invalid_ipc("a dictionary batch without buffers"))?;
-                let bitmap = match buffers.iter().next() {
-                    Some(buffer) => slice(body, buffer.offset(), buffer.length()),
-                    None => &[],
-                };
+                let bitmap = (data.buffers().into_iter().flatten().next())
+                    .map_or(&[][..], |b| slice(body, b.offset(), b.length()));
                 validity(node, bitmap, len)?
             }
         };
         // A delta extends the dictionary; any other dictionary batch replaces it.
-        let (kept, before) = match batch.isDelta() {
-            true => (values.len, values.valid.take()),
-            false => (0, None),
-        };
-        let total = kept
+        if !batch.isDelta() {
+            *values = DictionaryValues::default();
+        }
+        let kept = values.len;
+        values.len = kept
             .checked_add(len)
             .ok_or_else(|| invalid_ipc("a dictionary too long"))?;
-        values.valid = match (&before, &valid) {
-            (None, None) => None,
-            _ => {
-                let before = (0..kept).map(|i| before.as_ref().is_none_or(|b| b[i]));
-                let after = (0..len).map(|i| valid.as_ref().is_none_or(|a| a[i]));
-                Some(try_collect(total, before.chain(after))?)
+        let after = (0..len).map(|i| valid.as_ref().is_none_or(|v| v[i]));
+        match (values.valid.as_mut(), &valid) {
+            (None, None) => {}
+            (Some(flags), _) => {
+                flags.try_reserve(len).map_err(|_| out_of_memory())?;
+                flags.extend(after);
             }
-        };
-        values.len = total;
-        values.seen = true;
+            (None, Some(_)) => {
+                let before = std::iter::repeat_n(true, kept);
+                values.valid = Some(try_collect(values.len, before.chain(after))?);
+            }
+        }
         Ok(())
     }
+}
+
+fn out_of_memory() -> GpuTableError {
+    GpuTableError::new(ErrorCode::OutOfMemory, "no memory for a dictionary")
 }
 
 fn compressed() -> GpuTableError {
     invalid_ipc("compressed IPC bodies (LZ4, ZSTD) are not supported")
 }
 
-/// `len` bytes at `offset` of a body (framing checked every buffer lies inside its body).
+/// `len` bytes at `offset` of a body (framing checked every buffer lies inside its body;
+/// the clamps only keep a slip from panicking).
 fn slice(body: &[u8], offset: i64, len: i64) -> &[u8] {
     let start = usize::try_from(offset)
         .unwrap_or(usize::MAX)
@@ -206,16 +212,16 @@ impl<'a> BatchReader<'a> {
             .map(|b| slice(body, b.offset(), b.length()))
             .collect();
         let mut variadic = batch.variadicBufferCounts().into_iter().flatten();
-        let (mut node, mut buffer) = (0, 0);
+        let mut walk = Walk {
+            nodes: 0,
+            buffers: 0,
+            node_count: nodes.len(),
+            buffer_count: buffers.len(),
+        };
         let mut starts = Vec::new();
         for field in all {
-            starts.push((node, buffer));
-            span(field, version, &mut variadic, &mut node, &mut buffer)?;
-        }
-        if node > nodes.len() || buffer > buffers.len() {
-            return Err(invalid_ipc(
-                "a batch has fewer field nodes or buffers than its schema needs",
-            ));
+            starts.push((walk.nodes, walk.buffers));
+            span(field, version, &mut variadic, &mut walk)?;
         }
         Ok(BatchReader {
             rows: batch.length() as usize,
@@ -248,18 +254,20 @@ impl<'a> BatchReader<'a> {
         {
             let scalar = index_type(field)
                 .ok_or_else(|| unsupported(field, "which gputable does not support"))?;
-            let (_, dictionary) = dictionaries
-                .read
-                .get(&encoding.id())
-                .ok_or_else(|| invalid_ipc("no dictionary for a dictionary column"))?;
-            if !dictionary.seen {
-                return Err(invalid_ipc(format!(
-                    "a batch before the dictionary of column '{}'",
-                    info.name
-                )));
-            }
-            row_valid =
-                dictionary_validity(scalar, self.buffers[b + 1], rows, row_valid, dictionary)?;
+            // `Dictionaries::new` took every selected dictionary.
+            let (value_type, dictionary) =
+                (dictionaries.selected.get(&encoding.id())).ok_or_else(|| {
+                    GpuTableError::new(ErrorCode::Internal, "a dictionary not tracked")
+                })?;
+            let all_null = *value_type == Type::Null;
+            row_valid = dictionary_validity(
+                scalar,
+                self.buffers[b + 1],
+                rows,
+                row_valid,
+                dictionary,
+                all_null,
+            )?;
             (scalar, self.buffers[b + 1], 1, None)
         } else if let (Some(list), Some(item)) = (field.type_as_fixed_size_list(), item(field)) {
             let per_row = list.listSize() as usize;
@@ -271,7 +279,7 @@ impl<'a> BatchReader<'a> {
                     info.name
                 )));
             }
-            let item_valid = validity(child, self.buffers[b + 1], child.length() as usize)?;
+            let item_valid = validity(child, self.buffers[b + 1], items)?;
             let scalar = Scalar::of(&item)
                 .ok_or_else(|| unsupported(field, "which gputable does not support"))?;
             (scalar, self.buffers[b + 2], per_row, item_valid)
@@ -323,6 +331,7 @@ fn dictionary_validity(
     rows: usize,
     row_valid: Option<Vec<bool>>,
     dictionary: &DictionaryValues,
+    all_null: bool,
 ) -> Result<Option<Vec<bool>>> {
     let width = scalar.width();
     if width == 0 || keys.len() < rows.saturating_mul(width) {
@@ -348,7 +357,7 @@ fn dictionary_validity(
         let value = key(i)
             .filter(|&k| k < dictionary.len)
             .ok_or_else(|| invalid_ipc("a dictionary index outside its dictionary"))?;
-        if dictionary.valid.as_ref().is_some_and(|v| !v[value]) {
+        if all_null || dictionary.valid.as_ref().is_some_and(|v| !v[value]) {
             let flags = match valid.as_mut() {
                 Some(flags) => flags,
                 None => valid.insert(try_collect(rows, std::iter::repeat_n(true, rows))?),

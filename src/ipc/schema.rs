@@ -1,7 +1,7 @@
 //! What the reader makes of a schema: which Arrow types become which columns, their names
 //! as arrow-rs prints them, and how many field nodes and buffers each field takes in a batch.
 
-use arrow_ipc::{Field, MetadataVersion, Precision, Type, UnionMode};
+use arrow_ipc::{DateUnit, Field, MetadataVersion, Precision, TimeUnit, Type, UnionMode};
 
 use super::{invalid_ipc, FieldInfo, Float64As, Int64As, ReadOptions, SourceKind};
 use crate::dtype::DType;
@@ -126,7 +126,8 @@ pub fn index_type(field: &Field) -> Option<Scalar> {
     }
 }
 
-/// The field's Arrow type as arrow-rs prints it, for messages and the `arrowType` metadata.
+/// The field's Arrow type much as arrow-rs prints it, for messages and the `arrowType`
+/// metadata.
 fn describe(field: &Field) -> String {
     if let Some(index) = index_type(field) {
         return format!("Dictionary({}, {})", index.name(), describe_values(field));
@@ -138,12 +139,51 @@ fn describe_values(field: &Field) -> String {
     if let Some(scalar) = Scalar::of(field) {
         return scalar.name().to_string();
     }
+    let unit = |unit: TimeUnit| unit.variant_name().map_or("?".to_string(), title_case);
+    let bits = |bits: i32, lower: i32, upper: i32| if bits > lower { upper } else { lower };
     match (
         field.type_type(),
         field.type_as_fixed_size_list(),
         item(field),
     ) {
-        (Type::FloatingPoint, ..) => "Float16".to_string(),
+        (Type::FloatingPoint, ..)
+            if field.type_as_floating_point().map(|f| f.precision()) == Some(Precision::HALF) =>
+        {
+            "Float16".to_string()
+        }
+        (Type::Date, ..) => match field.type_as_date().map(|d| d.unit()) {
+            Some(DateUnit::MILLISECOND) => "Date64".to_string(),
+            _ => "Date32".to_string(),
+        },
+        (Type::Time, ..) => field.type_as_time().map_or_else(String::new, |t| {
+            format!("Time{}({})", bits(t.bitWidth(), 32, 64), unit(t.unit()))
+        }),
+        (Type::Timestamp, ..) => {
+            field
+                .type_as_timestamp()
+                .map_or_else(String::new, |t| match t.timezone() {
+                    Some(zone) => format!("Timestamp({}, \"{zone}\")", unit(t.unit())),
+                    None => format!("Timestamp({})", unit(t.unit())),
+                })
+        }
+        (Type::Duration, ..) => field
+            .type_as_duration()
+            .map_or_else(String::new, |d| format!("Duration({})", unit(d.unit()))),
+        (Type::Decimal, ..) => field.type_as_decimal().map_or_else(String::new, |d| {
+            format!("Decimal{}({}, {})", d.bitWidth(), d.precision(), d.scale())
+        }),
+        (Type::FixedSizeBinary, ..) => field
+            .type_as_fixed_size_binary()
+            .map_or_else(String::new, |b| {
+                format!("FixedSizeBinary({})", b.byteWidth())
+            }),
+        (Type::List | Type::LargeList, _, Some(item)) => {
+            format!(
+                "{}({})",
+                field.type_type().variant_name().unwrap_or_default(),
+                describe(&item)
+            )
+        }
         (Type::FixedSizeList, Some(list), Some(item)) => {
             let nullable = if item.nullable() { "" } else { "non-null " };
             let named = match item.name().unwrap_or_default() {
@@ -162,6 +202,16 @@ fn describe_values(field: &Field) -> String {
             .unwrap_or("an unknown type")
             .to_string(),
     }
+}
+
+/// "MILLISECOND" as "Millisecond".
+fn title_case(name: &str) -> String {
+    // ASCII only: Unicode case tables would cost the wasm module 11 kB.
+    let mut title = name.to_ascii_lowercase();
+    if let Some(first) = title.get_mut(..1) {
+        first.make_ascii_uppercase();
+    }
+    title
 }
 
 /// A list field's item field.
@@ -213,6 +263,9 @@ fn column_type(field: &Field, options: &ReadOptions) -> Result<(DType, u32, Sour
         })
     };
     if field.dictionary().is_some() {
+        if field.type_type() == Type::NONE {
+            return Err(invalid_ipc("a dictionary field without a value type"));
+        }
         if !matches!(field.type_type(), Type::Null) && !has_validity_first(field.type_type()) {
             return Err(unsupported(
                 field,
@@ -249,58 +302,76 @@ fn has_validity_first(ty: Type) -> bool {
     )
 }
 
+/// Where a batch's walk over its fields stands: the field nodes and buffers taken so far,
+/// and how many the batch has (a walk past them stops at once: a crafted schema may repeat a
+/// child table many times over).
+pub struct Walk {
+    pub nodes: usize,
+    pub buffers: usize,
+    pub node_count: usize,
+    pub buffer_count: usize,
+}
+
 /// Counts the field nodes and buffers `field` takes in a batch (children included), walking
 /// past columns that are not read. `variadic` gives the view types' extra buffer counts.
 pub fn span(
     field: &Field,
     version: MetadataVersion,
     variadic: &mut dyn Iterator<Item = i64>,
-    nodes: &mut usize,
-    buffers: &mut usize,
+    walk: &mut Walk,
 ) -> Result<()> {
-    *nodes += 1;
-    if field.dictionary().is_some() {
+    let own = if field.dictionary().is_some() {
         // Only the indices: validity and values.
-        *buffers += 2;
-        return Ok(());
-    }
-    let own = match field.type_type() {
-        Type::Null | Type::RunEndEncoded => 0,
-        Type::Int
-        | Type::FloatingPoint
-        | Type::Bool
-        | Type::Decimal
-        | Type::Date
-        | Type::Time
-        | Type::Timestamp
-        | Type::Interval
-        | Type::Duration
-        | Type::FixedSizeBinary
-        | Type::List
-        | Type::LargeList
-        | Type::Map => 2,
-        Type::Binary | Type::Utf8 | Type::LargeBinary | Type::LargeUtf8 => 3,
-        Type::ListView | Type::LargeListView => 3,
-        Type::BinaryView | Type::Utf8View => {
-            let extra = variadic
-                .next()
-                .and_then(|n| usize::try_from(n).ok())
-                .ok_or_else(|| invalid_ipc("a view column without its variadic buffer count"))?;
-            2usize.saturating_add(extra)
+        2
+    } else {
+        match field.type_type() {
+            Type::Null | Type::RunEndEncoded => 0,
+            Type::Int
+            | Type::FloatingPoint
+            | Type::Bool
+            | Type::Decimal
+            | Type::Date
+            | Type::Time
+            | Type::Timestamp
+            | Type::Interval
+            | Type::Duration
+            | Type::FixedSizeBinary
+            | Type::List
+            | Type::LargeList
+            | Type::Map => 2,
+            Type::Binary | Type::Utf8 | Type::LargeBinary | Type::LargeUtf8 => 3,
+            Type::ListView | Type::LargeListView => 3,
+            Type::BinaryView | Type::Utf8View => {
+                let extra = variadic
+                    .next()
+                    .and_then(|n| usize::try_from(n).ok())
+                    .ok_or_else(|| {
+                        invalid_ipc("a view column without its variadic buffer count")
+                    })?;
+                2usize.saturating_add(extra)
+            }
+            Type::FixedSizeList | Type::Struct_ => 1,
+            Type::Union => {
+                let dense = field
+                    .type_as_union()
+                    .is_some_and(|u| u.mode() == UnionMode::Dense);
+                // Before V5, unions had a validity buffer too.
+                usize::from(version < MetadataVersion::V5) + 1 + usize::from(dense)
+            }
+            _ => return Err(invalid_ipc("a field of an unknown Arrow type")),
         }
-        Type::FixedSizeList | Type::Struct_ => 1,
-        Type::Union => {
-            let dense = field
-                .type_as_union()
-                .is_some_and(|u| u.mode() == UnionMode::Dense);
-            // Before V5, unions had a validity buffer too.
-            usize::from(version < MetadataVersion::V5) + 1 + usize::from(dense)
-        }
-        _ => return Err(invalid_ipc("a field of an unknown Arrow type")),
     };
-    *buffers = buffers.saturating_add(own);
-    for child in field.children().into_iter().flatten() {
-        span(&child, version, variadic, nodes, buffers)?;
+    walk.nodes += 1;
+    walk.buffers = walk.buffers.saturating_add(own);
+    if walk.nodes > walk.node_count || walk.buffers > walk.buffer_count {
+        return Err(invalid_ipc(
+            "a batch has fewer field nodes or buffers than its schema needs",
+        ));
+    }
+    if field.dictionary().is_none() {
+        for child in field.children().into_iter().flatten() {
+            span(&child, version, variadic, walk)?;
+        }
     }
     Ok(())
 }
