@@ -198,6 +198,29 @@ pub fn try_collect<T>(len: usize, iter: impl Iterator<Item = T>) -> Result<Vec<T
     Ok(out)
 }
 
+/// Appends the `len` items of `iter`, growing `out` fallibly like `try_collect`.
+pub fn try_extend<T>(out: &mut Vec<T>, len: usize, iter: impl Iterator<Item = T>) -> Result<()> {
+    try_grow(out, len)?;
+    out.extend(iter);
+    Ok(())
+}
+
+/// Appends `items` in one memory copy, growing `out` fallibly.
+pub fn try_append<T: Copy>(out: &mut Vec<T>, items: &[T]) -> Result<()> {
+    try_grow(out, items.len())?;
+    out.extend_from_slice(items);
+    Ok(())
+}
+
+fn try_grow<T>(out: &mut Vec<T>, more: usize) -> Result<()> {
+    out.try_reserve(more).map_err(|_| {
+        GpuTableError::new(
+            ErrorCode::OutOfMemory,
+            format!("could not allocate {more} more values"),
+        )
+    })
+}
+
 /// Number of elements for `rows` rows of `size` lanes, or `LIMIT_EXCEEDED` past the largest
 /// allocation this build can make (`isize::MAX` bytes: 2 GiB in wasm32).
 pub fn element_count(rows: u64, size: u32, dtype: DType) -> Result<usize> {

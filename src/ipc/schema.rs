@@ -9,7 +9,6 @@ use crate::error::{ErrorCode, GpuTableError, Result};
 
 /// The schema indices of the columns to read, in order, and what each becomes.
 pub fn select_fields(all: &[Field], options: &ReadOptions) -> Result<Vec<(usize, FieldInfo)>> {
-    let name = |field: &Field| field.name().unwrap_or_default().to_string();
     let indices: Vec<usize> = match &options.columns {
         None => (0..all.len()).collect(),
         Some(names) => (names.iter())
@@ -31,7 +30,7 @@ pub fn select_fields(all: &[Field], options: &ReadOptions) -> Result<Vec<(usize,
         selected.push((
             index,
             FieldInfo {
-                name: name(field),
+                name: field.name().unwrap_or_default().to_string(),
                 dtype,
                 size,
                 kind,
@@ -62,10 +61,10 @@ pub enum Scalar {
 impl Scalar {
     pub fn of(field: &Field) -> Option<Scalar> {
         match field.type_type() {
-            Type::Int => integer(
-                field.type_as_int()?.bitWidth(),
-                field.type_as_int()?.is_signed(),
-            ),
+            Type::Int => {
+                let int = field.type_as_int()?;
+                integer(int.bitWidth(), int.is_signed())
+            }
             Type::FloatingPoint => match field.type_as_floating_point()?.precision() {
                 Precision::SINGLE => Some(Scalar::F32),
                 Precision::DOUBLE => Some(Scalar::F64),
@@ -74,6 +73,20 @@ impl Scalar {
             Type::Bool => Some(Scalar::Bool),
             _ => None,
         }
+    }
+
+    /// The element type this scalar is stored as unchanged, if any (not 64-bit, not Bool).
+    pub fn stored(self) -> Option<DType> {
+        Some(match self {
+            Scalar::I8 => DType::I8,
+            Scalar::I16 => DType::I16,
+            Scalar::I32 => DType::I32,
+            Scalar::U8 => DType::U8,
+            Scalar::U16 => DType::U16,
+            Scalar::U32 => DType::U32,
+            Scalar::F32 => DType::F32,
+            Scalar::I64 | Scalar::U64 | Scalar::F64 | Scalar::Bool => return None,
+        })
     }
 
     /// Bytes per value (booleans are bits: 0).
@@ -140,7 +153,6 @@ fn describe_values(field: &Field) -> String {
         return scalar.name().to_string();
     }
     let unit = |unit: TimeUnit| unit.variant_name().map_or("?".to_string(), title_case);
-    let bits = |bits: i32, lower: i32, upper: i32| if bits > lower { upper } else { lower };
     match (
         field.type_type(),
         field.type_as_fixed_size_list(),
@@ -156,7 +168,7 @@ fn describe_values(field: &Field) -> String {
             _ => "Date32".to_string(),
         },
         (Type::Time, ..) => field.type_as_time().map_or_else(String::new, |t| {
-            format!("Time{}({})", bits(t.bitWidth(), 32, 64), unit(t.unit()))
+            format!("Time{}({})", t.bitWidth(), unit(t.unit()))
         }),
         (Type::Timestamp, ..) => {
             field
@@ -236,14 +248,10 @@ fn column_type(field: &Field, options: &ReadOptions) -> Result<(DType, u32, Sour
         let Some(scalar) = scalar else {
             return Err(unsupported(field, "which gputable does not support"));
         };
+        if let Some(dtype) = scalar.stored() {
+            return Ok((dtype, 1, SourceKind::Plain));
+        }
         Ok(match scalar {
-            Scalar::I8 => (DType::I8, 1, SourceKind::Plain),
-            Scalar::I16 => (DType::I16, 1, SourceKind::Plain),
-            Scalar::I32 => (DType::I32, 1, SourceKind::Plain),
-            Scalar::U8 => (DType::U8, 1, SourceKind::Plain),
-            Scalar::U16 => (DType::U16, 1, SourceKind::Plain),
-            Scalar::U32 => (DType::U32, 1, SourceKind::Plain),
-            Scalar::F32 => (DType::F32, 1, SourceKind::Plain),
             Scalar::F64 => match options.float64 {
                 Float64As::Words => (DType::U32, 2, SourceKind::Float64Words),
                 Float64As::Float32 => (DType::F32, 1, SourceKind::Plain),
@@ -260,13 +268,15 @@ fn column_type(field: &Field, options: &ReadOptions) -> Result<(DType, u32, Sour
                 Int64As::Int32 => (DType::U32, 1, SourceKind::Plain),
             },
             Scalar::Bool => (DType::U8, 1, SourceKind::Bool),
+            _ => return Err(GpuTableError::new(ErrorCode::Internal, "a stored scalar")),
         })
     };
     if field.dictionary().is_some() {
         if field.type_type() == Type::NONE {
             return Err(invalid_ipc("a dictionary field without a value type"));
         }
-        if !matches!(field.type_type(), Type::Null) && !has_validity_first(field.type_type()) {
+        // Values whose validity is not their first buffer (`Dictionaries::add` reads it).
+        if matches!(field.type_type(), Type::Union | Type::RunEndEncoded) {
             return Err(unsupported(
                 field,
                 "whose dictionary values are not supported",
@@ -292,14 +302,6 @@ fn column_type(field: &Field, options: &ReadOptions) -> Result<(DType, u32, Sour
         )),
         _ => scalar(Scalar::of(field)),
     }
-}
-
-/// Whether arrays of this type start with a validity buffer (not Null, Union, RunEndEncoded).
-fn has_validity_first(ty: Type) -> bool {
-    !matches!(
-        ty,
-        Type::Null | Type::Union | Type::RunEndEncoded | Type::NONE
-    )
 }
 
 /// Where a batch's walk over its fields stands: the field nodes and buffers taken so far,

@@ -8,8 +8,8 @@
 use arrow_ipc::MessageHeader;
 
 use super::{invalid_ipc, read_ipc, FieldInfo, IpcColumn, ReadOptions, FILE_MAGIC};
-use crate::column::try_vec;
-use crate::error::{ErrorCode, GpuTableError, Result};
+use crate::column::{try_append, try_vec};
+use crate::error::Result;
 
 /// The end-of-stream marker: a continuation and a zero length.
 const END: [u8; 8] = [0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0];
@@ -56,12 +56,12 @@ impl StreamReader {
     /// Takes the next bytes of the input; returns the record batches they complete.
     pub fn push(&mut self, bytes: &[u8]) -> Result<Vec<Vec<IpcColumn>>> {
         if let Some(file) = self.file_bytes.as_mut() {
-            append(file, bytes)?;
+            try_append(file, bytes)?;
         }
         if self.ended || self.whole_file {
             return Ok(Vec::new());
         }
-        append(&mut self.pending, bytes)?;
+        try_append(&mut self.pending, bytes)?;
         if !self.started {
             // The file magic, padded to 8 bytes, may still be arriving.
             let magic_so_far =
@@ -210,13 +210,4 @@ impl StreamReader {
             false => Ok(()),
         }
     }
-}
-
-/// Appends `bytes`, reporting a failed allocation as `OUT_OF_MEMORY`.
-fn append(buffer: &mut Vec<u8>, bytes: &[u8]) -> Result<()> {
-    buffer
-        .try_reserve(bytes.len())
-        .map_err(|_| GpuTableError::new(ErrorCode::OutOfMemory, "no memory for an IPC message"))?;
-    buffer.extend_from_slice(bytes);
-    Ok(())
 }

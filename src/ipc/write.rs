@@ -12,8 +12,8 @@ use arrow_schema::{DataType, Field, Schema};
 use flatbuffers::FlatBufferBuilder;
 
 use super::{invalid_ipc, SourceKind};
-use crate::column::{try_collect, Column, ColumnData};
-use crate::error::{ErrorCode, GpuTableError, Result};
+use crate::column::{try_append as append, try_collect, try_extend, Column, ColumnData};
+use crate::error::{GpuTableError, Result};
 
 /// A column to write: its name, what it was in the source (`Plain` for computed columns),
 /// and per batch its values and optional validity (uint8, 0 null).
@@ -96,7 +96,7 @@ pub fn write_ipc(columns: &[WriteColumn]) -> Result<Vec<u8>> {
         write_message(&mut out, fbb.finished_data(), &body.bytes)?;
     }
     // The end-of-stream marker.
-    extend(&mut out, &[0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0])?;
+    append(&mut out, &[0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0])?;
     Ok(out)
 }
 
@@ -195,25 +195,23 @@ impl<'a> Layout<'a> {
         body.node(items, item_validity.as_deref());
         body.bitmap(item_validity.as_deref())?;
         if self.boolean {
-            let bits = match &self.values.data {
-                ColumnData::U8(v) => try_collect(v.len(), v.iter().map(|&b| b != 0))?,
-                _ => return Err(invalid_ipc("a boolean column that is not uint8")),
+            return match &self.values.data {
+                ColumnData::U8(v) => body.bits(v.len(), |i| v[i] != 0),
+                _ => Err(invalid_ipc("a boolean column that is not uint8")),
             };
-            return body.buffer(&pack_bits(&bits)?);
         }
         // Little-endian values as stored; float64 word pairs are the doubles' bytes.
         let data = &self.values.data;
         let bytes = data.len() * data.dtype().byte_width();
-        let bytes = match data {
-            ColumnData::U8(v) => try_collect(bytes, v.iter().copied())?,
-            ColumnData::I8(v) => try_collect(bytes, v.iter().map(|&x| x as u8))?,
-            ColumnData::U16(v) => try_collect(bytes, v.iter().flat_map(|x| x.to_le_bytes()))?,
-            ColumnData::I16(v) => try_collect(bytes, v.iter().flat_map(|x| x.to_le_bytes()))?,
-            ColumnData::U32(v) => try_collect(bytes, v.iter().flat_map(|x| x.to_le_bytes()))?,
-            ColumnData::I32(v) => try_collect(bytes, v.iter().flat_map(|x| x.to_le_bytes()))?,
-            ColumnData::F32(v) => try_collect(bytes, v.iter().flat_map(|x| x.to_le_bytes()))?,
-        };
-        body.buffer(&bytes)
+        match data {
+            ColumnData::U8(v) => body.buffer(bytes, v.iter().copied()),
+            ColumnData::I8(v) => body.buffer(bytes, v.iter().map(|&x| x as u8)),
+            ColumnData::U16(v) => body.buffer(bytes, v.iter().flat_map(|x| x.to_le_bytes())),
+            ColumnData::I16(v) => body.buffer(bytes, v.iter().flat_map(|x| x.to_le_bytes())),
+            ColumnData::U32(v) => body.buffer(bytes, v.iter().flat_map(|x| x.to_le_bytes())),
+            ColumnData::I32(v) => body.buffer(bytes, v.iter().flat_map(|x| x.to_le_bytes())),
+            ColumnData::F32(v) => body.buffer(bytes, v.iter().flat_map(|x| x.to_le_bytes())),
+        }
     }
 }
 
@@ -234,30 +232,29 @@ impl Body {
     /// A validity bitmap, or an empty buffer where every value is valid.
     fn bitmap(&mut self, flags: Option<&[bool]>) -> Result<()> {
         match flags {
-            Some(flags) if flags.contains(&false) => self.buffer(&pack_bits(flags)?),
-            _ => self.buffer(&[]),
+            Some(flags) if flags.contains(&false) => self.bits(flags.len(), |i| flags[i]),
+            _ => self.buffer(0, std::iter::empty()),
         }
     }
 
-    fn buffer(&mut self, bytes: &[u8]) -> Result<()> {
+    /// `count` bits in Arrow's order: value i is bit i % 8 of byte i / 8.
+    fn bits(&mut self, count: usize, bit: impl Fn(usize) -> bool) -> Result<()> {
+        let byte = |at: usize| {
+            let bits = (at..count.min(at + 8)).map(|i| u8::from(bit(i)) << (i - at));
+            bits.fold(0, |byte, bit| byte | bit)
+        };
+        self.buffer(count.div_ceil(8), (0..count).step_by(8).map(byte))
+    }
+
+    /// A buffer of the `len` bytes of `bytes`, padded to the alignment.
+    fn buffer(&mut self, len: usize, bytes: impl Iterator<Item = u8>) -> Result<()> {
         let offset = self.bytes.len();
-        extend(&mut self.bytes, bytes)?;
-        let padded = self.bytes.len().next_multiple_of(ALIGNMENT);
-        self.bytes.resize(padded, 0);
-        self.buffers
-            .push(Buffer::new(offset as i64, bytes.len() as i64));
+        let padding = len.next_multiple_of(ALIGNMENT) - len;
+        let padded = bytes.chain(std::iter::repeat_n(0, padding));
+        try_extend(&mut self.bytes, len + padding, padded)?;
+        self.buffers.push(Buffer::new(offset as i64, len as i64));
         Ok(())
     }
-}
-
-/// Bits in Arrow's order: value i is bit i % 8 of byte i / 8.
-fn pack_bits(bits: &[bool]) -> Result<Vec<u8>> {
-    let bytes = bits.chunks(8).map(|byte| {
-        byte.iter()
-            .enumerate()
-            .fold(0u8, |b, (i, &bit)| b | (u8::from(bit) << i))
-    });
-    try_collect(bits.len().div_ceil(8), bytes)
 }
 
 /// A framed message: the continuation marker, the metadata length (padded so the body
@@ -265,17 +262,9 @@ fn pack_bits(bits: &[bool]) -> Result<Vec<u8>> {
 fn write_message(out: &mut Vec<u8>, metadata: &[u8], body: &[u8]) -> Result<()> {
     let padded = (metadata.len() + 8).next_multiple_of(ALIGNMENT) - 8;
     let length = i32::try_from(padded).map_err(|_| invalid_ipc("a message over 2 GB"))?;
-    extend(out, &0xFFFF_FFFFu32.to_le_bytes())?;
-    extend(out, &length.to_le_bytes())?;
-    extend(out, metadata)?;
-    extend(out, &vec![0; padded - metadata.len()])?;
-    extend(out, body)
-}
-
-/// Appends `bytes`, reporting a failed allocation as `OUT_OF_MEMORY`.
-fn extend(out: &mut Vec<u8>, bytes: &[u8]) -> Result<()> {
-    out.try_reserve(bytes.len())
-        .map_err(|_| GpuTableError::new(ErrorCode::OutOfMemory, "no memory for the IPC stream"))?;
-    out.extend_from_slice(bytes);
-    Ok(())
+    append(out, &0xFFFF_FFFFu32.to_le_bytes())?;
+    append(out, &length.to_le_bytes())?;
+    append(out, metadata)?;
+    append(out, &[0; ALIGNMENT][..padded - metadata.len()])?;
+    append(out, body)
 }
