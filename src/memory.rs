@@ -22,6 +22,8 @@ pub struct Counters {
     pub kernels: Cell<u64>,
     pub pipelines: Cell<u64>,
     pub allocations: Cell<u64>,
+    /// Sorts run (not in `stats`: the tests' check that an operation sorts its entries once).
+    pub sorts: Cell<u64>,
     live_bytes: Cell<u64>,
     pooled_bytes: Cell<u64>,
     peak_bytes: Cell<u64>,
@@ -59,6 +61,9 @@ impl Counters {
     }
     pub fn add_kernels(&self, count: u64) {
         bump(&self.kernels, count);
+    }
+    pub fn add_sort(&self) {
+        bump(&self.sorts, 1);
     }
     pub fn add_pipeline(&self) {
         bump(&self.pipelines, 1);

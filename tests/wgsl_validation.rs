@@ -178,8 +178,9 @@ fn generated_kernels_are_valid_wgsl() {
             validate(&kernel.source, &format!("fragment kernel {i}"));
         }
     }
-    // The scatter kernels: WebGPU's fill and scatter, WebGL2's point draw of each type.
-    for kind in ["fill", "scatter"] {
+    // The scatter kernels: WebGPU's fill, scatter and row numbers, WebGL2's point draw of
+    // each type and of row numbers.
+    for kind in ["fill", "scatter", "row_numbers"] {
         validate(
             &gputable::wgsl::compute::scatter_source(kind).unwrap(),
             &format!("the {kind} kernel"),
@@ -201,10 +202,14 @@ fn generated_kernels_are_valid_wgsl() {
     }
     for class in [Class::F, Class::I, Class::U] {
         validate(
-            &fragment::scatter_points_source(class),
+            &fragment::scatter_points_source(Some(class)).unwrap(),
             &format!("the point scatter of {class:?}"),
         );
     }
+    validate(
+        &fragment::scatter_points_source(None).unwrap(),
+        "the point scatter of row numbers",
+    );
     // A gather source bound as two parts (a chunked or binding-split source).
     let source = f32s(&[1., 2., 3., 4., 5., 6.], 2);
     let root = ir::gather(&u32s(&[2, 0], 1), &source).unwrap();

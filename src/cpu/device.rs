@@ -6,7 +6,7 @@ use std::rc::Rc;
 use super::CpuStates;
 use crate::column::{Column, ColumnData};
 use crate::dtype::DType;
-use crate::engine::{Backend, DeviceCore, LostFlag};
+use crate::engine::{Backend, DeviceCore, LostFlag, Written};
 use crate::error::Result;
 use crate::ir::{Node, NodeRef, Reduction};
 use crate::memory::{Home, Pool};
@@ -133,23 +133,31 @@ impl Backend for CpuDevice {
         _: &mut Home,
         _: &Region,
         destinations: &Value,
-        values: &Value,
+        written: Written<'_>,
         parts: &mut [Value],
     ) -> Result<()> {
         let (
             Some(destinations),
-            Some(values),
             [Value {
                 storage: Storage::Host(lease),
                 ..
             }],
-        ) = (destinations.host_column(), values.host_column(), parts)
+        ) = (destinations.host_column(), parts)
         else {
             return Err(super::internal(
                 "a scatter's inputs or output are not one host column each",
             ));
         };
-        super::kernels::scatter_rows(destinations, values, lease.get_mut())?;
+        match written {
+            Written::Rows(values) => {
+                let values = (values.host_column())
+                    .ok_or_else(|| super::internal("a scatter's values are not a host column"))?;
+                super::kernels::scatter_rows(destinations, values, lease.get_mut())?
+            }
+            Written::RowNumbers { first } => {
+                super::kernels::scatter_row_numbers(destinations, first, lease.get_mut())?
+            }
+        }
         self.0.core.counters.add_kernels(1);
         Ok(())
     }

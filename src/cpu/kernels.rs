@@ -244,9 +244,7 @@ pub(super) fn scatter_rows(
             }
         }
     }
-    let ColumnData::U32(destinations) = &destinations.data else {
-        return Err(internal("scatter destinations are not uint32"));
-    };
+    let destinations = scatter_destinations(destinations)?;
     match (&mut target.data, &values.data) {
         (ColumnData::U32(out), ColumnData::U32(v)) => write(out, destinations, v),
         (ColumnData::I32(out), ColumnData::I32(v)) => write(out, destinations, v),
@@ -254,4 +252,28 @@ pub(super) fn scatter_rows(
         _ => return Err(internal("scatter values and output differ in type")),
     }
     Ok(())
+}
+
+/// `scatter_rows` of each row's number, `first` being the first row's.
+pub(super) fn scatter_row_numbers(
+    destinations: &Column,
+    first: u32,
+    target: &mut Column,
+) -> Result<()> {
+    let ColumnData::U32(out) = &mut target.data else {
+        return Err(internal("row numbers are scattered into a uint32 column"));
+    };
+    for (&d, row) in scatter_destinations(destinations)?.iter().zip(first..) {
+        if let Some(slot) = out.get_mut(d as usize) {
+            *slot = row;
+        }
+    }
+    Ok(())
+}
+
+fn scatter_destinations(destinations: &Column) -> Result<&[u32]> {
+    match &destinations.data {
+        ColumnData::U32(destinations) => Ok(destinations),
+        _ => Err(internal("scatter destinations are not uint32")),
+    }
 }

@@ -160,14 +160,14 @@ pub trait Backend {
         batch: &mut Self::Batch,
         root: &crate::ir::Node,
     ) -> Result<Vec<Value>>;
-    /// Records one chunk task of a scatter: row `i` of `values` written to row
+    /// Records one chunk task of a scatter: row `i` of `written` written to row
     /// `destinations[i]` of the output `parts`, where that is one of its rows.
     async fn scatter_rows(
         &self,
         batch: &mut Self::Batch,
         task: &Region,
         destinations: &Value,
-        values: &Value,
+        written: Written<'_>,
         parts: &mut [Value],
     ) -> Result<()>;
     /// Whether `sort_permutation` runs a sort of `rows` rows by `keys` keys here; elsewhere
@@ -254,6 +254,16 @@ pub trait Backend {
     fn set_pool_cap(&self, bytes: u64);
     /// Frees everything the device holds; later use is `DESTROYED`.
     fn destroy(&self);
+}
+
+/// What a scatter task writes at its destinations.
+#[derive(Clone, Copy)]
+pub enum Written<'a> {
+    /// The rows of a stored value, one per destination.
+    Rows(&'a Value),
+    /// Each input row's number: `first` (the task's first row in the scatter's input) plus
+    /// its row in the task.
+    RowNumbers { first: u32 },
 }
 
 /// Evaluates `roots` on `device`, leaving each root's output there. Roots that have an

@@ -6,7 +6,7 @@
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
-use super::{internal, leaf_home, reads_in_place, rows_past_a_binding, Backend};
+use super::{internal, leaf_home, reads_in_place, rows_past_a_binding, Backend, Written};
 use crate::column::Column;
 use crate::error::{ErrorCode, GpuTableError, Result};
 use crate::ir::{
@@ -232,17 +232,26 @@ impl<B: Backend> Run<'_, B> {
                 .position(|l| l.id == id)
                 .ok_or_else(|| internal("a scatter input is not a leaf of its pass"))
         };
-        let (destinations, written) = (leaf_of(root.inputs[0].id)?, leaf_of(root.inputs[1].id)?);
+        let destinations = leaf_of(root.inputs[0].id)?;
+        // Without a second input, each row's number is written (`ir::scatter`).
+        let written = root.inputs.get(1).map(|v| leaf_of(v.id)).transpose()?;
         let mut first = 0u64;
         for rows in tasks {
             let task = region.task_at(first, rows);
             let leaves = self.task_leaves(&task, values, &random, first).await?;
+            let written = match written {
+                Some(leaf) => Written::Rows(&leaves[leaf]),
+                None => Written::RowNumbers {
+                    first: u32::try_from(first)
+                        .map_err(|_| internal("a scatter's rows pass 2^32"))?,
+                },
+            };
             self.device
                 .scatter_rows(
                     self.batch,
                     &task,
                     &leaves[destinations],
-                    &leaves[written],
+                    written,
                     &mut parts,
                 )
                 .await?;
@@ -280,6 +289,7 @@ impl<B: Backend> Run<'_, B> {
             })
             .collect::<Result<Vec<Output>>>()?;
         let home = self.device.core().id;
+        self.device.core().counters.add_sort();
         let (permutation, sorted_keys) =
             match self.device.sorts(root.meta.length, root.inputs.len()) {
                 true => {

@@ -13,7 +13,7 @@ mod sort;
 use std::rc::Rc;
 
 use crate::column::{try_vec, Column};
-use crate::engine::{device_name, internal, Backend, DeviceCore, READ_PIECE_BYTES};
+use crate::engine::{device_name, internal, Backend, DeviceCore, Written, READ_PIECE_BYTES};
 use crate::error::{ErrorCode, GpuTableError, Result};
 use crate::gpu::{decode, device_words, oneshot, scopes, scopes::ErrorScopes};
 use crate::memory::Home;
@@ -156,6 +156,7 @@ impl GlDevice {
         targets: &[&wgpu::Texture],
         shape: Shape,
     ) -> Result<()> {
+        self.settle()?;
         let formats: Vec<wgpu::TextureFormat> = targets.iter().map(|t| t.format()).collect();
         let topology = match shape {
             Shape::FullTarget(_) => wgpu::PrimitiveTopology::TriangleList,
@@ -233,22 +234,25 @@ impl GlDevice {
         Ok(())
     }
 
+    /// Waits for the work submitted so far (native only). Mesa's llvmpipe, under wgpu's GL
+    /// backend, lets a draw read a texture before the draws that render it have run (seen
+    /// as lost scatters, and as a dense form built from wrong indices in 3 of 10 runs of
+    /// `filters_and_products_sort_their_entries_once`), so natively each draw waits for the
+    /// ones before it; in a browser, WebGL orders them itself.
+    fn settle(&self) -> Result<()> {
+        #[cfg(not(target_arch = "wasm32"))]
+        crate::gpu::wait_idle(&self.device)?;
+        Ok(())
+    }
+
     /// The value `receiver` gets once the device has done its work: natively by waiting; in
     /// a browser WebGL2 completes work only while polled, so poll and yield to the event loop.
     async fn wait_for<T>(&self, receiver: &oneshot::Receiver<T>) -> Result<T> {
-        let lost = |e: wgpu::PollError| {
-            GpuTableError::new(
-                ErrorCode::DeviceLost,
-                format!("waiting for the device failed: {e}"),
-            )
-        };
         loop {
             #[cfg(not(target_arch = "wasm32"))]
-            self.device
-                .poll(wgpu::PollType::wait_indefinitely())
-                .map_err(lost)?;
+            crate::gpu::wait_idle(&self.device)?;
             #[cfg(target_arch = "wasm32")]
-            self.device.poll(wgpu::PollType::Poll).map_err(lost)?;
+            (self.device.poll(wgpu::PollType::Poll)).map_err(crate::gpu::poll_failed)?;
             if let Some(value) = receiver.try_take() {
                 return Ok(value);
             }
@@ -504,7 +508,7 @@ impl Backend for GlDevice {
         batch: &mut GlBatch,
         task: &Region,
         destinations: &Value,
-        values: &Value,
+        written: Written<'_>,
         parts: &mut [Value],
     ) -> Result<()> {
         let [target] = parts else {
@@ -512,7 +516,7 @@ impl Backend for GlDevice {
                 "a WebGL2 scatter output is one value (tiled within)",
             ));
         };
-        self.scatter_task(batch, task, destinations, values, target)
+        self.scatter_task(batch, task, destinations, written, target)
             .await
     }
 

@@ -3,6 +3,7 @@
 //! destination (a vertex shader reading the destination texture).
 
 use super::{gl_value, GlBatch, GlDevice, GlValue, Shape};
+use crate::engine::Written;
 use crate::error::Result;
 use crate::ir::Node;
 use crate::plan::Region;
@@ -34,22 +35,6 @@ impl GlDevice {
         })
     }
 
-    /// Waits for the work submitted so far (native only). Mesa's llvmpipe lets a vertex
-    /// shader read a texture before the draws that render it have run (seen as lost
-    /// scatters in tests); in a browser, WebGL orders them itself.
-    fn settle(&self) -> Result<()> {
-        #[cfg(not(target_arch = "wasm32"))]
-        self.device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| {
-                crate::error::GpuTableError::new(
-                    crate::error::ErrorCode::DeviceLost,
-                    format!("waiting for the device failed: {e}"),
-                )
-            })?;
-        Ok(())
-    }
-
     /// Every texel of `texture` set to 0.
     fn clear(&self, texture: &wgpu::Texture) {
         let view = texture.create_view(&Default::default());
@@ -75,36 +60,37 @@ impl GlDevice {
         batch: &GlBatch,
         task: &Region,
         destinations: &Value,
-        values: &Value,
+        written: Written<'_>,
         target: &Value,
     ) -> Result<()> {
         let layout = self.layout;
-        let (from, written, out) = (
-            gl_value(destinations)?,
-            gl_value(values)?,
-            gl_value(target)?,
-        );
-        let source = scatter_points_source(target.dtype.class());
-        self.settle()?;
+        let (from, out) = (gl_value(destinations)?, gl_value(target)?);
+        let (values, first_row) = match written {
+            Written::Rows(values) => (Some(gl_value(values)?), 0),
+            Written::RowNumbers { first } => (None, first),
+        };
+        let class = values.map(|_| target.dtype.class());
+        let source = scatter_points_source(class)?;
         for tile in 0..layout.tiles(task.rows) {
             let points = layout.rows_in_tile(task.rows, tile);
-            let (Some(d), Some(v)) = (
-                from.tiles.get(tile as usize),
-                written.tiles.get(tile as usize),
-            ) else {
-                return Err(super::internal("a scatter input lacks a tile"));
-            };
+            let d = (from.tiles.get(tile as usize))
+                .ok_or_else(|| super::internal("a scatter input lacks a tile"))?;
+            let mut inputs = vec![&*d[0]];
+            if let Some(values) = values {
+                let v = (values.tiles.get(tile as usize))
+                    .ok_or_else(|| super::internal("a scatter input lacks a tile"))?;
+                inputs.push(&*v[0]);
+            }
             if points == 0 {
                 continue;
             }
-            let inputs = [&*d[0], &*v[0]];
             for (t, planes) in out.tiles.iter().enumerate() {
                 let texture = &*planes[0];
                 let t = t as u32;
                 let mut params = vec![
                     t * layout.tile_rows(),
                     layout.rows_in_tile(target.rows, t),
-                    0,
+                    first_row + tile * layout.tile_rows(),
                     layout.width(),
                     texture.height(),
                 ];

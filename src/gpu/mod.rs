@@ -17,7 +17,7 @@ use std::rc::Rc;
 
 use crate::column::{try_vec, Column, ColumnData, Elem};
 use crate::dtype::DType;
-use crate::engine::{device_name, internal, Backend, DeviceCore};
+use crate::engine::{device_name, internal, Backend, DeviceCore, Written};
 use crate::error::{ErrorCode, GpuTableError, Result};
 use crate::ir::NodeRef;
 use crate::memory::Home;
@@ -104,6 +104,24 @@ fn elementwise_invocations(root: &NodeRef, rows: u32) -> Result<u32> {
 }
 
 /// A column as device words (little-endian 32-bit values, 8/16-bit types widened).
+/// Waits for all work submitted to `device` (native only: a browser runs it on its own).
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) fn wait_idle(device: &wgpu::Device) -> Result<()> {
+    device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .map(|_| ())
+        .map_err(poll_failed)
+}
+
+/// A failed poll: the device is gone.
+#[cfg(any(not(target_arch = "wasm32"), gl_backend))]
+pub(crate) fn poll_failed(e: wgpu::PollError) -> GpuTableError {
+    GpuTableError::new(
+        ErrorCode::DeviceLost,
+        format!("waiting for the device failed: {e}"),
+    )
+}
+
 pub(crate) fn device_words(column: &Column) -> Result<Cow<'_, [u8]>> {
     fn widen<T: Elem>(values: &[T], to_word: impl Fn(T) -> u32) -> Result<Cow<'_, [u8]>> {
         let mut bytes = try_vec(values.len() * 4, "widening an upload")?;
@@ -337,10 +355,10 @@ impl Backend for GpuDevice {
         batch: &mut GpuBatch,
         task: &Region,
         destinations: &Value,
-        values: &Value,
+        written: Written<'_>,
         parts: &mut [Value],
     ) -> Result<()> {
-        self.scatter_task(batch, task, destinations, values, parts)
+        self.scatter_task(batch, task, destinations, written, parts)
             .await
     }
 
@@ -524,14 +542,7 @@ impl Backend for GpuDevice {
             slice.map_async(wgpu::MapMode::Read, move |result| sender.send(result));
             // Natively the callback runs inside poll; in a browser the event loop runs it.
             #[cfg(not(target_arch = "wasm32"))]
-            self.device
-                .poll(wgpu::PollType::wait_indefinitely())
-                .map_err(|e| {
-                    GpuTableError::new(
-                        ErrorCode::DeviceLost,
-                        format!("waiting for the device failed: {e}"),
-                    )
-                })?;
+            wait_idle(&self.device)?;
             mapped.await.map_err(|e| {
                 GpuTableError::new(ErrorCode::DeviceLost, format!("readback failed: {e}"))
             })?;

@@ -3,6 +3,7 @@
 //! destinations fall in its part.
 
 use super::{internal, Dispatch, GpuBatch, GpuDevice, GpuValue, STORAGE};
+use crate::engine::Written;
 use crate::error::Result;
 use crate::ir::Node;
 use crate::plan::Region;
@@ -29,18 +30,19 @@ impl GpuDevice {
         rows.div_ceil(self.scatter_part_rows()).max(1)
     }
 
-    /// Records a dispatch of the scatter kernel `kind` over `rows` invocations, writing a
-    /// part of `part_rows` rows that starts at row `first` of the output.
+    /// Records a dispatch of the scatter kernel `kind` over `rows` invocations (input rows
+    /// from `first_row` on), writing a part of `part_rows` rows that starts at row `first`
+    /// of the output.
     async fn record_scatter(
         &self,
         batch: &mut GpuBatch,
         kind: &str,
-        rows: u32,
+        (rows, first_row): (u32, u32),
         (first, part_rows): (u32, u32),
         buffers: Vec<(wgpu::Buffer, u64)>,
     ) -> Result<()> {
         let (grid, stride) = self.grid(rows, WORKGROUP_SIZE)?;
-        let mut params = vec![rows, stride, 0, part_rows, first];
+        let mut params = vec![rows, stride, first_row, part_rows, first];
         params.resize(SCATTER_PARAMS, 0);
         batch.dispatches.push(Dispatch {
             pipeline: self.pipeline(&scatter_source(kind)?).await?,
@@ -66,7 +68,7 @@ impl GpuDevice {
             let lease = self.take_buffer(bytes.max(4), STORAGE, &batch.home)?;
             if part_rows > 0 {
                 let target = (lease.buffer.clone(), bytes);
-                self.record_scatter(batch, "fill", part_rows, (0, part_rows), vec![target])
+                self.record_scatter(batch, "fill", (part_rows, 0), (0, part_rows), vec![target])
                     .await?;
             }
             parts.push(Value {
@@ -91,7 +93,7 @@ impl GpuDevice {
         batch: &mut GpuBatch,
         task: &Region,
         destinations: &Value,
-        values: &Value,
+        written: Written<'_>,
         parts: &[Value],
     ) -> Result<()> {
         if task.rows == 0 {
@@ -99,8 +101,16 @@ impl GpuDevice {
         }
         let mut first = 0u32;
         for part in parts {
-            let buffers = vec![bound(part)?, bound(destinations)?, bound(values)?];
-            self.record_scatter(batch, "scatter", task.rows, (first, part.rows), buffers)
+            let mut buffers = vec![bound(part)?, bound(destinations)?];
+            let (kind, first_row) = match written {
+                Written::Rows(values) => {
+                    buffers.push(bound(values)?);
+                    ("scatter", 0)
+                }
+                Written::RowNumbers { first } => ("row_numbers", first),
+            };
+            let rows = (task.rows, first_row);
+            self.record_scatter(batch, kind, rows, (first, part.rows), buffers)
                 .await?;
             first += part.rows;
         }

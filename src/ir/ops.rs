@@ -398,7 +398,7 @@ pub fn u32_rows(count: u32) -> Result<NodeRef> {
 }
 
 /// The count of `u32_rows(count)` where `node` is one (and not empty).
-fn row_numbers(node: &Node) -> Option<u32> {
+pub(super) fn row_numbers(node: &Node) -> Option<u32> {
     let [sequence] = &node.inputs[..] else {
         return None;
     };

@@ -3,6 +3,7 @@
 //! input rows (a compute dispatch on WebGPU, a point-list draw on WebGL2, a loop on the
 //! CPU), one task per chunk of the inputs, all writing the same output.
 
+use super::ops::row_numbers;
 use super::{rechunk, single_chunk, Meta, Node, NodeRef, Op};
 use crate::column::element_count;
 use crate::dtype::DType;
@@ -12,7 +13,9 @@ use crate::error::{GpuTableError, Result};
 /// 0, destinations at or past `length` are dropped. Destinations must be distinct: where two
 /// collide, which value lands is unspecified (the CPU and WebGL2 keep the later row, WebGPU
 /// any). `values` are one 32-bit lane per row (scatter row numbers and gather the rest);
-/// on WebGL2 floats pass through a flat varying, which may not keep a NaN's payload.
+/// on WebGL2 floats pass through a flat varying, which may not keep a NaN's payload. Where
+/// `values` are the rows' numbers (`u32_rows`), the scatter has `destinations` as its only
+/// input and writes each row's number itself.
 pub fn scatter(destinations: &NodeRef, values: &NodeRef, length: u32) -> Result<NodeRef> {
     destinations.check_alive()?;
     values.check_alive()?;
@@ -38,10 +41,15 @@ pub fn scatter(destinations: &NodeRef, values: &NodeRef, length: u32) -> Result<
         )));
     }
     element_count(length as u64, 1, values.meta.dtype)?;
-    // A task writes the rows of one chunk of both inputs.
-    let values = match values.chunks == destinations.chunks {
-        true => values.clone(),
-        false => rechunk(values, destinations.chunks.clone())?,
+    let inputs = match row_numbers(values) {
+        // Each input row's own number: written by the scatter's tasks, never stored.
+        Some(_) => vec![destinations.clone()],
+        // A task writes the rows of one chunk of both inputs.
+        None if values.chunks == destinations.chunks => vec![destinations.clone(), values.clone()],
+        None => vec![
+            destinations.clone(),
+            rechunk(values, destinations.chunks.clone())?,
+        ],
     };
     let meta = Meta {
         dtype: values.meta.dtype,
@@ -51,7 +59,7 @@ pub fn scatter(destinations: &NodeRef, values: &NodeRef, length: u32) -> Result<
     };
     Ok(Node::new(
         Op::Scatter,
-        vec![destinations.clone(), values],
+        inputs,
         meta,
         single_chunk(length),
         None,

@@ -26,7 +26,10 @@ impl Plan {
                 }
                 (Op::Reduce(_), 1) => "reduction".to_string(),
                 (Op::Reduce(_), n) => format!("reduction with a fused prologue of {} ops", n - 1),
-                (Op::Scatter, _) => "scatter: each input row written where it says".to_string(),
+                (Op::Scatter, _) => match root.inputs.len() {
+                    1 => "scatter: each input row's number written where it says".to_string(),
+                    _ => "scatter: each input row written where it says".to_string(),
+                },
                 (Op::SortPermutation { bits }, _) => match &bits[..] {
                     [bits] => format!("stable sort by the keys' low {bits} bits"),
                     _ => format!(

@@ -39,7 +39,7 @@ pub(super) fn section(template: &str, name: &str) -> Result<String> {
 }
 
 /// The shared part of a sectioned template and its sections `names`, in that order.
-fn sections(template: &str, names: &[&str]) -> Result<String> {
+pub(super) fn sections(template: &str, names: &[&str]) -> Result<String> {
     let mut parts = template.split("// SECTION ");
     let mut source = parts.next().unwrap_or_default().to_string();
     let parts: Vec<&str> = parts.collect();
@@ -57,9 +57,14 @@ fn reduce_section(name: &str) -> Result<String> {
     section(REDUCE, name)
 }
 
-/// A scatter kernel: `fill` (the output set to 0) or `scatter` (see shaders/scatter.wgsl).
+/// A scatter kernel: `fill` (the output set to 0), `scatter` (a value's rows written) or
+/// `row_numbers` (each row's number written; see shaders/scatter.wgsl).
 pub fn scatter_source(kind: &str) -> Result<String> {
-    let template = section(SCATTER, kind)?.replace("#WORKGROUP#", &WORKGROUP_SIZE.to_string());
+    let template = match kind {
+        "fill" => section(SCATTER, kind)?,
+        _ => sections(SCATTER, &[kind, "write"])?,
+    };
+    let template = template.replace("#WORKGROUP#", &WORKGROUP_SIZE.to_string());
     Ok(format!(
         "{}\n{template}",
         PRELUDE.replace("PARAM_VEC4S", "2")

@@ -29,13 +29,19 @@ pub const MERGE_PARAM_RUN: usize = 1;
 pub const MERGE_PARAM_FIRST_PASS: usize = 4;
 pub const MERGE_PARAM_MASKS: usize = 5;
 
-/// The point-list draw of a scatter of values of `class` (see shaders/scatter_points.wgsl).
-pub fn scatter_points_source(class: Class) -> String {
-    format!(
+/// The point-list draw of a scatter of values of `class`, or of each row's number where
+/// `class` is `None` (see shaders/scatter_points.wgsl).
+pub fn scatter_points_source(class: Option<Class>) -> Result<String> {
+    let (written, class) = match class {
+        Some(class) => ("values", class),
+        None => ("row_numbers", Class::U),
+    };
+    let template = super::compute::sections(SCATTER_POINTS, &[written, "points"])?;
+    Ok(format!(
         "{}\n{}",
         super::PRELUDE.replace("PARAM_VEC4S", "2"),
-        SCATTER_POINTS.replace("#T#", wgsl_type(class))
-    )
+        template.replace("#T#", wgsl_type(class))
+    ))
 }
 
 /// A merge pass of the WebGL2 sort by `keys` uint32 keys (see shaders/merge_sort.wgsl).

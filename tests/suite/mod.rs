@@ -756,6 +756,7 @@ macro_rules! suite {
             // scatter.rs: scatter, and the radix sort built on it
             scatter_writes_each_row_where_it_says,
             scatter_of_a_million_rows_matches_a_reference,
+            row_numbers_are_scattered_without_a_column_of_them,
             radix_sorts_use_every_bit_of_the_keys,
             // sparse.rs: sparse matrices
             coo_with_duplicates_becomes_canonical_csr,

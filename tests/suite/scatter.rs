@@ -48,6 +48,54 @@ pub async fn scatter_writes_each_row_where_it_says<T: Target>() {
     );
 }
 
+/// Compaction (and the first split pass of a sort) scatters each row's number: the scatter
+/// writes the numbers itself, where a pass used to store a full-length column of them for it
+/// to read. Chunked destinations are one task each, numbered from their first row on.
+pub async fn row_numbers_are_scattered_without_a_column_of_them<T: Target>() {
+    let device = T::fresh().await;
+    let rows = 70_000u32;
+    // Distinct (7,919 and 70,500 are coprime), 500 of them past the end.
+    let destinations: Vec<u32> = (0..rows).map(|i| i * 7_919 % (rows + 500)).collect();
+    let chunked_destinations = chunked(
+        ColumnData::U32(destinations.clone()),
+        1,
+        &[20_000, 25_000, 25_000],
+    );
+    let numbers = ir::scatter(&chunked_destinations, &ir::u32_rows(rows).unwrap(), rows).unwrap();
+    let stored_numbers: Vec<u32> = (0..rows).collect();
+    let stored = ir::scatter(&u32s(&destinations, 1), &u32s(&stored_numbers, 1), rows).unwrap();
+    assert_eq!(numbers.inputs.len(), 1, "no column of row numbers is read");
+    let roots = [numbers.clone()];
+    let passes = gputable::plan::plan(&roots, gputable::plan::Fusion::On).unwrap();
+    let text = passes.describe("test");
+    assert!(
+        passes.regions.len() == 1 && text.contains("each input row's number written"),
+        "{text}"
+    );
+    gputable::engine::evaluate(&device, &[numbers.clone(), stored.clone()])
+        .await
+        .unwrap();
+    assert_eq!(numbers.home().unwrap().device, device.core().id);
+    let mut expected = vec![0u32; rows as usize];
+    for (row, &d) in destinations.iter().enumerate() {
+        if d < rows {
+            expected[d as usize] = row as u32;
+        }
+    }
+    assert_eq!(read_u32(&numbers).await, expected);
+    assert_eq!(read_u32(&stored).await, expected);
+    // A compaction of every third row keeps their numbers, in order.
+    let flags: Vec<u32> = (0..rows).map(|i| u32::from(i % 3 == 0)).collect();
+    let kept = gputable::dynamic::compact(&device, &u32s(&flags, 1), &ir::u32_rows(rows).unwrap())
+        .await
+        .unwrap();
+    gputable::engine::evaluate(&device, std::slice::from_ref(&kept))
+        .await
+        .unwrap();
+    let every_third: Vec<u32> = (0..rows).step_by(3).collect();
+    assert_eq!(read_u32(&kept).await, every_third);
+}
+
 /// A million rows through a random permutation (a few sent past the end), in chunks whose
 /// destinations are computed just before the scatter reads them.
 pub async fn scatter_of_a_million_rows_matches_a_reference<T: Target>() {
