@@ -4,7 +4,8 @@
 //! ops that are not linear in each stored value sum duplicates first.
 
 use super::{
-    as_type, csr_of_row_major, place_of, sort_row_major, split_place, Entries, Format, SparseMatrix,
+    as_type, csr_of_row_major, place_of, sort_row_major, split_place, stored, Entries, Format,
+    SparseMatrix,
 };
 use crate::dtype::{Class, DType};
 use crate::engine::Backend;
@@ -208,7 +209,10 @@ async fn intersection<B: Backend>(
     b: &SparseMatrix,
 ) -> Result<SparseMatrix> {
     let (a, b) = (a.to_csr(device).await?, b.to_csr(device).await?);
-    let (rows, cols, values) = sort_row_major(both_entries(BinaryOp::Multiply, &a, &b)?, a.shape)?;
+    let merged = sort_row_major(both_entries(BinaryOp::Multiply, &a, &b)?, a.shape)?;
+    // Stored before the matches read them, or the gathers after the count would sort again.
+    stored(device, &merged).await?;
+    let (rows, cols, values) = merged;
     let total = values.meta.length;
     let pairs = total.saturating_sub(1);
     let cells = ir::interleave(&[rows.clone(), cols.clone()])?;

@@ -4,7 +4,7 @@
 //! condition holds (`d + |d|` is positive iff `d` is), so no comparison op is needed.
 
 use super::{
-    check_limits, csr_of_row_major, csr_of_sorted, magnitude, split_place, Entries, Format,
+    check_limits, csr_of_row_major, csr_of_sorted, magnitude, split_place, stored, Entries, Format,
     SparseMatrix,
 };
 use crate::column::ColumnData;
@@ -72,25 +72,35 @@ impl SparseMatrix {
     }
 
     /// The entries for which `keep` (from each entry's row, column and value) is nonzero, in
-    /// this matrix's format (CSR and CSC canonical), kept on `device`.
+    /// this matrix's format (CSR and CSC canonical), kept on `device` with one sort.
     async fn keep<B: Backend>(
         &self,
         device: &B,
         keep: impl Fn(&NodeRef, &NodeRef, &NodeRef) -> Result<NodeRef>,
     ) -> Result<SparseMatrix> {
-        // Row-major first: a COO result stays row-major, as `toCOO()` is, and a CSR one
-        // needs no second sort (compaction keeps the order).
-        let coo = self.to_coo()?;
-        let entries = (coo.major, coo.minor, coo.values);
-        let kept = kept_entries(device, entries, keep).await?;
-        match self.format {
-            Format::Csr => csr_of_sorted(device, kept, self.shape).await,
-            format => {
-                SparseMatrix::of_entries(self.shape, kept)
-                    .into_format(device, format)
-                    .await
-            }
-        }
+        // CSC of A is CSR of its transpose: sorted column-major there, so the CSC needs no
+        // second sort. Other formats sort row-major: a COO result stays row-major, as
+        // `toCOO()` is, and a CSR one comes straight from the kept entries.
+        let transposed = self.format == Format::Csc;
+        let lines = match transposed {
+            true => self.transpose(),
+            false => self.clone(),
+        };
+        let coo = lines.to_coo()?;
+        let sorted = (coo.major, coo.minor, coo.values);
+        // Stored before the flags read them: the count read back ends an evaluation, and
+        // the entries gathered after it would otherwise be sorted again.
+        stored(device, &sorted).await?;
+        let kept = kept_entries(device, sorted, |major, minor, values| match transposed {
+            true => keep(minor, major, values),
+            false => keep(major, minor, values),
+        })
+        .await?;
+        Ok(match self.format {
+            Format::Csr => csr_of_sorted(device, kept, self.shape).await?,
+            Format::Csc => csr_of_sorted(device, kept, lines.shape).await?.transpose(),
+            Format::Coo => SparseMatrix::of_entries(self.shape, kept),
+        })
     }
 
     /// This matrix's canonical CSR without its entries equal to 0 (NaN is kept, as

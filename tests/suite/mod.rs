@@ -761,6 +761,7 @@ macro_rules! suite {
             // sparse.rs: sparse matrices
             coo_with_duplicates_becomes_canonical_csr,
             to_csr_sorts_the_entries_once,
+            filters_and_products_sort_their_entries_once,
             spmv_and_spmm_match_the_dense_product,
             sparse_constructors_validate_their_components,
             random_coo_to_csr_and_spmv_match_the_reference,

@@ -94,6 +94,71 @@ pub async fn to_csr_sorts_the_entries_once<T: Target>() {
     }
 }
 
+/// `triu`, `tril`, `droptol` and the elementwise product read back a count between their
+/// sort and the entries they gather from it, and sorted again after it (`triu` of CSC three
+/// times). Each sort they need now runs once: one for a filter, three for a product (both
+/// operands' CSR, then their merge).
+pub async fn filters_and_products_sort_their_entries_once<T: Target>() {
+    let device = T::fresh().await;
+    let shape = (60, 50);
+    let (rows, cols, values) = random_entries(shape, 600, 5, 3);
+    let (rows_b, cols_b, values_b) = random_entries(shape, 400, 5, 4);
+    let coo = coo_of(&device, &rows, &cols, &values, shape).await;
+    let other = coo_of(&device, &rows_b, &cols_b, &values_b, shape).await;
+    let (a, b) = (
+        dense(shape, &rows, &cols, &values),
+        dense(shape, &rows_b, &cols_b, &values_b),
+    );
+    let upper: Vec<f64> = (a.iter().enumerate())
+        .map(
+            |(cell, v)| match cell as u32 % shape.1 >= cell as u32 / shape.1 {
+                true => *v,
+                false => 0.0,
+            },
+        )
+        .collect();
+    let product: Vec<f64> = a.iter().zip(&b).map(|(x, y)| x * y).collect();
+    let sorts = || device.core().counters.sorts.get();
+    for format in [Format::Coo, Format::Csr, Format::Csc] {
+        let m = coo.clone().into_format(&device, format).await.unwrap();
+        let n = other.clone().into_format(&device, format).await.unwrap();
+        gputable::engine::evaluate(
+            &device,
+            &[m.major.clone(), m.minor.clone(), m.values.clone()],
+        )
+        .await
+        .unwrap();
+        let cases: [(&str, u64, Vec<f64>); 2] =
+            [("triu", 1, upper.clone()), ("product", 3, product.clone())];
+        for (name, expected_sorts, expected) in cases {
+            let before = sorts();
+            let got = match name {
+                "triu" => m.triangle(&device, 0, true).await.unwrap(),
+                _ => m.combine(&device, Multiply, &n).await.unwrap(),
+            };
+            assert_eq!(got.format, format);
+            let roots = [got.major.clone(), got.minor.clone(), got.values.clone()];
+            gputable::engine::evaluate(&device, &roots).await.unwrap();
+            assert_eq!(
+                sorts() - before,
+                expected_sorts,
+                "{name} of {format:?} sorts again"
+            );
+            let cells = read_f32(&got.to_dense().unwrap()).await;
+            let cells: Vec<f64> = cells.iter().map(|&v| v as f64).collect();
+            assert_eq!(cells, expected, "{name} of {format:?}");
+        }
+        let before = sorts();
+        let kept = m.droptol(&device, 2.5).await.unwrap();
+        gputable::engine::evaluate(&device, &[kept.major.clone(), kept.values.clone()])
+            .await
+            .unwrap();
+        assert_eq!(sorts() - before, 1, "droptol of {format:?} sorts again");
+        let magnitudes = read_f32(&kept.values).await;
+        assert!(magnitudes.iter().all(|v| v.abs() > 2.5), "{format:?}");
+    }
+}
+
 pub async fn coo_with_duplicates_becomes_canonical_csr<T: Target>() {
     let device = T::device();
     // 4 x 5: unsorted, a duplicate (1, 3) twice, a stored zero at (3, 0), empty row 2 and
