@@ -27,8 +27,16 @@ pub async fn read_scalars<B: Backend>(device: &B, nodes: &[NodeRef]) -> Result<V
 /// The rows of `values` whose flag (`flags`: one lane per row, nonzero keeps the row) is
 /// set, in order (stream compaction). Runs the flags' exclusive scan and count on `device`
 /// and reads back the count; the kept rows are lazy: each kept row's number scattered to
-/// its scan position, and the values gathered through them.
-pub async fn compact<B: Backend>(device: &B, flags: &NodeRef, values: &NodeRef) -> Result<NodeRef> {
+/// its scan position, and the values gathered through them. `stored` are evaluated with
+/// the count and keep their output: the count ends an evaluation, and only evaluated roots
+/// keep theirs, so nodes the caller reads on both sides of it (sorted entries above all)
+/// would otherwise be computed twice.
+pub async fn compact<B: Backend>(
+    device: &B,
+    flags: &NodeRef,
+    values: &NodeRef,
+    stored: &[NodeRef],
+) -> Result<NodeRef> {
     flags.check_alive()?;
     values.check_alive()?;
     if flags.meta.size != 1 || flags.meta.length != values.meta.length || flags.meta.constant {
@@ -41,13 +49,17 @@ pub async fn compact<B: Backend>(device: &B, flags: &NodeRef, values: &NodeRef) 
     let positions = ir::exclusive_scan(&kept)?;
     // The count is the last row's position plus its flag: two rows read, no pass over all.
     let rows = match values.meta.length {
-        0 => 0,
+        0 => {
+            engine::evaluate(device, stored).await?;
+            0
+        }
         n => {
             let last = |x: &NodeRef| ir::slice(x, n as f64 - 1.0, n as f64);
             let count = ir::binary(ir::BinaryOp::Add, &last(&positions)?, &last(&kept)?)?;
             // The kept flags are evaluated too: the destinations read them, not the
             // flags' expression again.
-            engine::evaluate(device, &[kept.clone(), positions.clone(), count.clone()]).await?;
+            let roots = [kept.clone(), positions.clone(), count.clone()];
+            engine::evaluate(device, &[&roots[..], stored].concat()).await?;
             read_scalars(device, &[count]).await?[0] as u32
         }
     };

@@ -620,6 +620,35 @@ fn the_writer_refuses_mismatched_columns() {
     assert!(read_back(&write_ipc(&[]).unwrap()).is_empty());
 }
 
+/// Found in review: a "float64" column of odd size had no word pairs to write, and a
+/// validity of two flags per row then split its items in chunks of none (a panic). Odd
+/// sizes are written as the uint32 words they hold.
+#[test]
+fn the_writer_writes_odd_float64_words_as_words() {
+    use gputable::column::Column;
+    let words = Column::empty(gputable::DType::U32, 1).unwrap();
+    let flags = Column::empty(gputable::DType::U8, 2).unwrap();
+    let column = WriteColumn {
+        name: "w",
+        kind: SourceKind::Float64Words,
+        batches: vec![(&words, Some(&flags))],
+    };
+    let outcome = std::panic::catch_unwind(|| write_ipc(&[column]));
+    let written = outcome.expect("no panic").unwrap();
+    assert_eq!(read_back(&written)[0].num_rows(), 0);
+    let one_word = Column::new(ColumnData::U32(vec![7]), 1).unwrap();
+    let column = WriteColumn {
+        name: "w",
+        kind: SourceKind::Float64Words,
+        batches: vec![(&one_word, None)],
+    };
+    let back = read_back(&write_ipc(&[column]).unwrap());
+    assert_eq!(
+        back[0].column(0).data_type(),
+        &arrow_schema::DataType::UInt32
+    );
+}
+
 /// Our reader walks past columns it does not read (every layout arrow-rs writes: offsets,
 /// views with variadic buffers, children, unions, run ends, dictionaries) to the ones it
 /// reads, and takes a dictionary column's nulls from its indices and its values.

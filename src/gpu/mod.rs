@@ -103,7 +103,6 @@ fn elementwise_invocations(root: &NodeRef, rows: u32) -> Result<u32> {
     })
 }
 
-/// A column as device words (little-endian 32-bit values, 8/16-bit types widened).
 /// Waits for all work submitted to `device` (native only: a browser runs it on its own).
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) fn wait_idle(device: &wgpu::Device) -> Result<()> {
@@ -122,6 +121,7 @@ pub(crate) fn poll_failed(e: wgpu::PollError) -> GpuTableError {
     )
 }
 
+/// A column as device words (little-endian 32-bit values, 8/16-bit types widened).
 pub(crate) fn device_words(column: &Column) -> Result<Cow<'_, [u8]>> {
     fn widen<T: Elem>(values: &[T], to_word: impl Fn(T) -> u32) -> Result<Cow<'_, [u8]>> {
         let mut bytes = try_vec(values.len() * 4, "widening an upload")?;

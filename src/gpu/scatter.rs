@@ -99,18 +99,17 @@ impl GpuDevice {
         if task.rows == 0 {
             return Ok(());
         }
+        let (kind, values, first_row) = match written {
+            Written::Rows(values) => ("scatter", Some(bound(values)?), 0),
+            Written::RowNumbers { first } => ("row_numbers", None, first),
+        };
         let mut first = 0u32;
         for part in parts {
-            let mut buffers = vec![bound(part)?, bound(destinations)?];
-            let (kind, first_row) = match written {
-                Written::Rows(values) => {
-                    buffers.push(bound(values)?);
-                    ("scatter", 0)
-                }
-                Written::RowNumbers { first } => ("row_numbers", first),
-            };
+            let buffers = [bound(part)?, bound(destinations)?]
+                .into_iter()
+                .chain(values.clone());
             let rows = (task.rows, first_row);
-            self.record_scatter(batch, kind, rows, (first, part.rows), buffers)
+            self.record_scatter(batch, kind, rows, (first, part.rows), buffers.collect())
                 .await?;
             first += part.rows;
         }

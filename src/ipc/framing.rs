@@ -1,5 +1,6 @@
 //! The messages of an IPC stream or file, each checked before anything is read from it: its
-//! metadata verified by flatbuffers, its body, buffers and declared lengths inside the input.
+//! metadata verified by flatbuffers, its metadata and body inside the input, its buffers
+//! inside its body, its value counts capped for 32-bit arithmetic.
 
 use arrow_ipc::{Block, Message, Schema};
 
@@ -19,10 +20,14 @@ fn read_u32(bytes: &[u8], at: usize) -> Option<u32> {
     Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
 }
 
+/// `start + len`, where that is at most `limit`.
+fn end_within(start: usize, len: usize, limit: usize) -> Option<usize> {
+    start.checked_add(len).filter(|&end| end <= limit)
+}
+
 /// The message whose length prefix starts at `at` and where the next one begins, or `None` at
 /// the end-of-stream marker.
-fn message_at(bytes: &[u8], at: usize) -> Result<Option<(Framed<'_>, usize)>> {
-    let mut at = at;
+fn message_at(bytes: &[u8], mut at: usize) -> Result<Option<(Framed<'_>, usize)>> {
     let mut length = read_u32(bytes, at).ok_or_else(|| invalid_ipc("truncated message"))?;
     at += 4;
     if length == CONTINUATION {
@@ -34,33 +39,28 @@ fn message_at(bytes: &[u8], at: usize) -> Result<Option<(Framed<'_>, usize)>> {
     }
     let length =
         i32::try_from(length).map_err(|_| invalid_ipc("negative metadata length"))? as usize;
-    let end = at
-        .checked_add(length)
-        .filter(|&end| end <= bytes.len())
-        .ok_or_else(|| {
-            invalid_ipc(format!(
-                "a message declares {length} bytes of metadata beyond the input"
-            ))
-        })?;
+    let end = end_within(at, length, bytes.len()).ok_or_else(|| {
+        invalid_ipc(format!(
+            "a message declares {length} bytes of metadata beyond the input"
+        ))
+    })?;
     let message = arrow_ipc::root_as_message(&bytes[at..end])
         .map_err(|e| invalid_ipc(format!("corrupt message metadata: {e}")))?;
     let body =
         usize::try_from(message.bodyLength()).map_err(|_| invalid_ipc("negative body length"))?;
-    let body_end = end
-        .checked_add(body)
-        .filter(|&e| e <= bytes.len())
-        .ok_or_else(|| {
-            invalid_ipc(format!(
-                "a message declares a body of {body} bytes beyond the input"
-            ))
-        })?;
+    let body_end = end_within(end, body, bytes.len()).ok_or_else(|| {
+        invalid_ipc(format!(
+            "a message declares a body of {body} bytes beyond the input"
+        ))
+    })?;
     let batch = message
         .header_as_record_batch()
         .or_else(|| message.header_as_dictionary_batch().and_then(|d| d.data()));
     if let Some(batch) = batch {
         // Lengths times list sizes (at most 4) or value widths (at most 8) must fit a 32-bit
         // usize: 8 x (2^31 - 1) / 4 just does. What the reader allocates is bounded by the
-        // buffers it reads, not by these lengths (a column of nulls has no buffer at all).
+        // buffers it reads, not by these lengths (a column of nulls has no buffer at all; a
+        // dictionary keeps flags only for its batches with nulls).
         let limit = i32::MAX as u64 / 4;
         let nodes = batch.nodes();
         let lengths =
@@ -144,10 +144,8 @@ fn block_message<'a>(bytes: &'a [u8], block: &Block, footer_start: usize) -> Res
         .map_err(|_| invalid_ipc("negative block metadata length"))?;
     let body = usize::try_from(block.bodyLength())
         .map_err(|_| invalid_ipc("negative block body length"))?;
-    let end = offset
-        .checked_add(meta)
-        .and_then(|e| e.checked_add(body))
-        .filter(|&e| e <= footer_start)
+    let end = (offset.checked_add(meta))
+        .and_then(|metadata_end| end_within(metadata_end, body, footer_start))
         .ok_or_else(|| invalid_ipc("a block lies beyond the file"))?;
     // Read from the block's bytes only, so the message cannot reach past it.
     match message_at(&bytes[..end], offset)? {

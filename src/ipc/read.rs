@@ -1,6 +1,7 @@
 //! Our Arrow IPC reader: columns straight from the message bodies through arrow-ipc's
 //! flatbuffer types, with no arrow-rs arrays in between (arrow-rs's reader made the default
-//! wasm module 138 kB gzipped larger than this one). The selected columns are read; the others are only walked past.
+//! wasm module 138 kB gzipped larger than this one). The selected columns are read; the
+//! others are only walked past.
 
 use std::collections::{HashMap, HashSet};
 
@@ -13,7 +14,7 @@ use super::schema::{index_type, item, select_fields, span, unsupported, Scalar, 
 use super::{
     invalid_ipc, FieldInfo, Float64As, Int64As, IpcColumn, IpcTable, ReadOptions, FILE_MAGIC,
 };
-use crate::column::{try_collect, try_extend, Column, ColumnData};
+use crate::column::{try_collect, try_vec, Column, ColumnData};
 use crate::error::{ErrorCode, GpuTableError, Result};
 
 /// Reads an IPC stream or file (told apart by the file magic).
@@ -87,8 +88,19 @@ struct Dictionaries {
 #[derive(Default)]
 struct DictionaryValues {
     len: usize,
-    /// Per value; `None` when every value is valid.
-    valid: Option<Vec<bool>>,
+    /// The flags of the dictionary batches that have nulls, each with its first value:
+    /// batches without nulls keep none, so the flags are bounded by the bitmaps read.
+    nulls: Vec<(usize, Vec<bool>)>,
+}
+
+impl DictionaryValues {
+    fn is_valid(&self, value: usize) -> bool {
+        let after = self.nulls.partition_point(|(first, _)| *first <= value);
+        match after.checked_sub(1).map(|batch| &self.nulls[batch]) {
+            Some((first, flags)) => flags.get(value - first).copied().unwrap_or(true),
+            None => true,
+        }
+    }
 }
 
 impl Dictionaries {
@@ -153,18 +165,12 @@ impl Dictionaries {
         if !batch.isDelta() {
             *values = DictionaryValues::default();
         }
-        let kept = values.len;
-        values.len = kept
+        let first = values.len;
+        values.len = first
             .checked_add(len)
             .ok_or_else(|| invalid_ipc("a dictionary too long"))?;
-        let after = (0..len).map(|i| valid.as_ref().is_none_or(|v| v[i]));
-        match (values.valid.as_mut(), &valid) {
-            (None, None) => {}
-            (Some(flags), _) => try_extend(flags, len, after)?,
-            (None, Some(_)) => {
-                let before = std::iter::repeat_n(true, kept);
-                values.valid = Some(try_collect(values.len, before.chain(after))?);
-            }
+        if let Some(valid) = valid {
+            values.nulls.push((first, valid));
         }
         Ok(())
     }
@@ -186,7 +192,7 @@ fn slice(body: &[u8], offset: i64, len: i64) -> &[u8] {
     &body[start..end]
 }
 
-/// A record batch's field nodes and buffers, and where each top-level field's begin.
+/// A record batch's field nodes and buffers, and where each top-level field begins.
 struct BatchReader<'a> {
     rows: usize,
     nodes: Vec<FieldNode>,
@@ -354,7 +360,7 @@ fn dictionary_validity(
         let value = key(i)
             .filter(|&k| k < dictionary.len)
             .ok_or_else(|| invalid_ipc("a dictionary index outside its dictionary"))?;
-        if all_null || dictionary.valid.as_ref().is_some_and(|v| !v[value]) {
+        if all_null || !dictionary.is_valid(value) {
             let flags = match valid.as_mut() {
                 Some(flags) => flags,
                 None => valid.insert(try_collect(rows, std::iter::repeat_n(true, rows))?),
@@ -406,16 +412,21 @@ fn values_of(
             format!("column '{name}' has 64-bit values outside the 32-bit range"),
         )
     };
-    // Int64/Uint64 values narrowed to 32 bits, range-checked where they are not null.
-    fn narrowed<S: Copy + Default, T: TryFrom<S> + Default>(
-        values: &[S],
-        out_of_range: impl Fn() -> GpuTableError,
+    // Int64/Uint64 values narrowed to 32 bits as they are read, range-checked where they
+    // are not null.
+    fn narrowed<S, T: TryFrom<S> + Default>(
+        bytes: &[u8],
+        count: usize,
         valid: Option<&[bool]>,
+        from: impl Fn([u8; 8]) -> S,
+        out_of_range: impl Fn() -> GpuTableError,
     ) -> Result<Vec<T>> {
-        let mut out = try_collect(values.len(), std::iter::empty())?;
-        for (i, &v) in values.iter().enumerate() {
+        let mut out = try_vec(count, "a column")?;
+        for (i, w) in bytes.chunks_exact(8).take(count).enumerate() {
             out.push(match valid.is_none_or(|valid| valid[i]) {
-                true => T::try_from(v).map_err(|_| out_of_range())?,
+                true => {
+                    T::try_from(from(w.try_into().unwrap_or([0; 8]))).map_err(|_| out_of_range())?
+                }
                 false => T::default(),
             });
         }
@@ -431,9 +442,11 @@ fn values_of(
         Scalar::F32 => ColumnData::F32(read(bytes, count, valid, f32::from_le_bytes)?),
         Scalar::F64 => match options.float64 {
             Float64As::Words => {
-                let words = read(bytes, count, valid, u64::from_le_bytes)?;
-                let pairs = words.iter().flat_map(|&w| [w as u32, (w >> 32) as u32]);
-                ColumnData::U32(try_collect(count * 2, pairs)?)
+                let pair = |w| {
+                    let w = u64::from_le_bytes(w);
+                    [w as u32, (w >> 32) as u32]
+                };
+                ColumnData::U32(read(bytes, count, valid, pair)?.into_flattened())
             }
             Float64As::Float32 => {
                 ColumnData::F32(read(bytes, count, valid, |w| f64::from_le_bytes(w) as f32)?)
@@ -443,19 +456,25 @@ fn values_of(
             Int64As::Float32 => {
                 ColumnData::F32(read(bytes, count, valid, |w| i64::from_le_bytes(w) as f32)?)
             }
-            _ => {
-                let values = read(bytes, count, None, i64::from_le_bytes)?;
-                ColumnData::I32(narrowed(&values, out_of_range, valid)?)
-            }
+            Int64As::Int32 | Int64As::Refuse => ColumnData::I32(narrowed(
+                bytes,
+                count,
+                valid,
+                i64::from_le_bytes,
+                out_of_range,
+            )?),
         },
         Scalar::U64 => match options.int64 {
             Int64As::Float32 => {
                 ColumnData::F32(read(bytes, count, valid, |w| u64::from_le_bytes(w) as f32)?)
             }
-            _ => {
-                let values = read(bytes, count, None, u64::from_le_bytes)?;
-                ColumnData::U32(narrowed(&values, out_of_range, valid)?)
-            }
+            Int64As::Int32 | Int64As::Refuse => ColumnData::U32(narrowed(
+                bytes,
+                count,
+                valid,
+                u64::from_le_bytes,
+                out_of_range,
+            )?),
         },
         Scalar::Bool => {
             let valid = |i: usize| valid.is_none_or(|valid| valid[i]);

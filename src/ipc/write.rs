@@ -38,18 +38,18 @@ pub fn write_ipc(columns: &[WriteColumn]) -> Result<Vec<u8>> {
     }
     let fields: Vec<Field> = columns
         .iter()
-        .map(|column| {
+        .map(|column| -> Result<Field> {
             let data_type = match column.batches.first() {
-                Some((values, validity)) => Layout::of(values, column.kind, *validity).data_type(),
+                Some((values, validity)) => Layout::of(values, column.kind, *validity)?.data_type(),
                 None => DataType::Null,
             };
             let nullable = column
                 .batches
                 .iter()
                 .any(|(_, validity)| validity.is_some());
-            Field::new(column.name, data_type, nullable)
+            Ok(Field::new(column.name, data_type, nullable))
         })
-        .collect();
+        .collect::<Result<_>>()?;
     let schema = Schema::new(fields);
 
     let mut out = Vec::new();
@@ -76,7 +76,7 @@ pub fn write_ipc(columns: &[WriteColumn]) -> Result<Vec<u8>> {
                     values.rows
                 )));
             }
-            Layout::of(values, column.kind, validity).encode(&mut body)?;
+            Layout::of(values, column.kind, validity)?.encode(&mut body)?;
         }
         let mut fbb = FlatBufferBuilder::new();
         let nodes = fbb.create_vector(&body.nodes);
@@ -112,18 +112,31 @@ struct Layout<'a> {
 }
 
 impl<'a> Layout<'a> {
-    fn of(values: &'a Column, kind: SourceKind, validity: Option<&'a Column>) -> Layout<'a> {
+    fn of(
+        values: &'a Column,
+        kind: SourceKind,
+        validity: Option<&'a Column>,
+    ) -> Result<Layout<'a>> {
         let size = values.size as usize;
-        let float64 = kind == SourceKind::Float64Words && matches!(values.data, ColumnData::U32(_));
+        // Word pairs only: an odd size is written as the uint32 words it holds.
+        let float64 = kind == SourceKind::Float64Words
+            && size % 2 == 0
+            && matches!(values.data, ColumnData::U32(_));
         let boolean =
             kind == SourceKind::Bool && size == 1 && matches!(values.data, ColumnData::U8(_));
-        Layout {
+        let per_row = if float64 { size / 2 } else { size };
+        if per_row == 0 || i32::try_from(per_row).is_err() {
+            return Err(GpuTableError::invalid(format!(
+                "a column of {per_row} values per row has no Arrow layout"
+            )));
+        }
+        Ok(Layout {
             values,
             float64,
             boolean,
-            per_row: if float64 { size / 2 } else { size },
+            per_row,
             validity,
-        }
+        })
     }
 
     fn item_type(&self) -> DataType {
@@ -184,16 +197,14 @@ impl<'a> Layout<'a> {
             (flags, _) => (flags, None),
         };
         if self.per_row > 1 {
-            body.node(rows, row_flags.as_deref());
-            body.bitmap(row_flags.as_deref())?;
+            body.validity(rows, row_flags.as_deref())?;
         }
         let item_validity = if self.per_row > 1 {
             item_flags
         } else {
             row_flags
         };
-        body.node(items, item_validity.as_deref());
-        body.bitmap(item_validity.as_deref())?;
+        body.validity(items, item_validity.as_deref())?;
         if self.boolean {
             return match &self.values.data {
                 ColumnData::U8(v) => body.bits(v.len(), |i| v[i] != 0),
@@ -224,15 +235,13 @@ struct Body {
 }
 
 impl Body {
-    fn node(&mut self, length: usize, flags: Option<&[bool]>) {
+    /// The field node of `length` values and its validity bitmap, or an empty buffer where
+    /// every value is valid.
+    fn validity(&mut self, length: usize, flags: Option<&[bool]>) -> Result<()> {
         let nulls = flags.map_or(0, |f| f.iter().filter(|&&valid| !valid).count());
         self.nodes.push(FieldNode::new(length as i64, nulls as i64));
-    }
-
-    /// A validity bitmap, or an empty buffer where every value is valid.
-    fn bitmap(&mut self, flags: Option<&[bool]>) -> Result<()> {
         match flags {
-            Some(flags) if flags.contains(&false) => self.bits(flags.len(), |i| flags[i]),
+            Some(flags) if nulls > 0 => self.bits(flags.len(), |i| flags[i]),
             _ => self.buffer(0, std::iter::empty()),
         }
     }

@@ -4,8 +4,7 @@
 //! ops that are not linear in each stored value sum duplicates first.
 
 use super::{
-    as_type, csr_of_row_major, place_of, sort_row_major, split_place, stored, Entries, Format,
-    SparseMatrix,
+    as_type, csr_of_row_major, place_of, sort_row_major, split_place, Entries, Format, SparseMatrix,
 };
 use crate::dtype::{Class, DType};
 use crate::engine::Backend;
@@ -209,10 +208,7 @@ async fn intersection<B: Backend>(
     b: &SparseMatrix,
 ) -> Result<SparseMatrix> {
     let (a, b) = (a.to_csr(device).await?, b.to_csr(device).await?);
-    let merged = sort_row_major(both_entries(BinaryOp::Multiply, &a, &b)?, a.shape)?;
-    // Stored before the matches read them, or the gathers after the count would sort again.
-    stored(device, &merged).await?;
-    let (rows, cols, values) = merged;
+    let (rows, cols, values) = sort_row_major(both_entries(BinaryOp::Multiply, &a, &b)?, a.shape)?;
     let total = values.meta.length;
     let pairs = total.saturating_sub(1);
     let cells = ir::interleave(&[rows.clone(), cols.clone()])?;
@@ -220,7 +216,9 @@ async fn intersection<B: Backend>(
         &ir::slice(&cells, 0.0, pairs as f64)?,
         &ir::slice(&cells, 1.0, total.max(1) as f64)?,
     )?;
-    let first = crate::dynamic::compact(device, &matched, &u32_rows(pairs)?).await?;
+    // The merged entries are stored with the count, or the gathers after it would sort again.
+    let merged = [rows.clone(), cols.clone(), values.clone()];
+    let first = crate::dynamic::compact(device, &matched, &u32_rows(pairs)?, &merged).await?;
     let second = ir::binary(BinaryOp::Add, &first, &u32_constant(1)?)?;
     let products = ir::binary(
         BinaryOp::Multiply,

@@ -4,7 +4,7 @@
 //! condition holds (`d + |d|` is positive iff `d` is), so no comparison op is needed.
 
 use super::{
-    check_limits, csr_of_row_major, csr_of_sorted, magnitude, split_place, stored, Entries, Format,
+    check_limits, csr_of_row_major, csr_of_sorted, magnitude, split_place, Entries, Format,
     SparseMatrix,
 };
 use crate::column::ColumnData;
@@ -23,14 +23,17 @@ fn i32_constant(value: i32) -> Result<NodeRef> {
 }
 
 /// The `entries` (rows, columns, values) for which `keep` is nonzero, in their order
-/// (compaction keeps it), kept on `device`.
+/// (compaction keeps it), kept on `device`. The entries are stored with the count, so
+/// entries the flags and the gathers both read (sorted ones) are computed once.
 async fn kept_entries<B: Backend>(
     device: &B,
     (rows, cols, values): Entries,
     keep: impl Fn(&NodeRef, &NodeRef, &NodeRef) -> Result<NodeRef>,
 ) -> Result<Entries> {
     let flags = keep(&rows, &cols, &values)?;
-    let kept = crate::dynamic::compact(device, &flags, &u32_rows(values.meta.length)?).await?;
+    let entries = [rows.clone(), cols.clone(), values.clone()];
+    let count_rows = u32_rows(values.meta.length)?;
+    let kept = crate::dynamic::compact(device, &flags, &count_rows, &entries).await?;
     Ok((
         ir::gather(&kept, &rows)?,
         ir::gather(&kept, &cols)?,
@@ -55,8 +58,8 @@ impl SparseMatrix {
         let (m, n) = (dense.meta.length, dense.meta.size);
         let cells = ir::reshape(dense, 1)?;
         let nonzero = ir::select(&cells, &u32_constant(1)?, &u32_constant(0)?)?;
-        let places =
-            crate::dynamic::compact(device, &nonzero, &u32_rows(cells.meta.length)?).await?;
+        let numbers = u32_rows(cells.meta.length)?;
+        let places = crate::dynamic::compact(device, &nonzero, &numbers, &[]).await?;
         let (rows, cols) = split_place(&places, n)?;
         let values = ir::gather(&places, &cells)?;
         check_limits((m, n), &values)?;
@@ -88,9 +91,6 @@ impl SparseMatrix {
         };
         let coo = lines.to_coo()?;
         let sorted = (coo.major, coo.minor, coo.values);
-        // Stored before the flags read them: the count read back ends an evaluation, and
-        // the entries gathered after it would otherwise be sorted again.
-        stored(device, &sorted).await?;
         let kept = kept_entries(device, sorted, |major, minor, values| match transposed {
             true => keep(minor, major, values),
             false => keep(major, minor, values),

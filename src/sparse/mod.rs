@@ -461,11 +461,11 @@ async fn csr_of_sorted<B: Backend>(
     (rows, cols, values): Entries,
     shape: (u32, u32),
 ) -> Result<SparseMatrix> {
-    // Sorted once: the count read back below ends an evaluation.
-    stored(device, &(rows.clone(), cols.clone(), values.clone())).await?;
     let nnz = values.meta.length;
     let starts_run = cell_starts(&rows, &cols)?;
-    let starts = crate::dynamic::compact(device, &starts_run, &u32_rows(nnz)?).await?;
+    // Sorted once: stored with the count, which ends an evaluation.
+    let sorted = [rows.clone(), cols.clone(), values.clone()];
+    let starts = crate::dynamic::compact(device, &starts_run, &u32_rows(nnz)?, &sorted).await?;
     let offsets = ir::concat(&[starts.clone(), u32_row(nnz)?])?;
     // Duplicates add in the values' own type (integers wrap), as toDense's cells do.
     let summed = as_type(&ir::segment_sum(&values, &offsets)?, values.meta.dtype)?;
@@ -475,13 +475,6 @@ async fn csr_of_sorted<B: Backend>(
         summed,
         shape,
     )
-}
-
-/// `entries` evaluated on `device` and kept there: a count read back ends an evaluation, and
-/// only evaluated roots keep their output, so entries read on both sides of it (sorted ones
-/// above all) are stored first rather than computed twice.
-async fn stored<B: Backend>(device: &B, (rows, cols, values): &Entries) -> Result<()> {
-    engine::evaluate(device, &[rows.clone(), cols.clone(), values.clone()]).await
 }
 
 /// Entries sorted by row, then column, stably (one sort by both keys).

@@ -19,7 +19,7 @@ use crate::value::Value;
 #[serde(rename_all = "camelCase")]
 struct IpcOptions {
     columns: Option<Vec<String>>,
-    /// 'words' (default) or 'float32'.
+    /// 'float32' (default) or 'words'.
     float64: Option<String>,
     /// 'float32' or 'int32'; absent: Int64 columns are TYPE_MISMATCH.
     int64: Option<String>,

@@ -180,7 +180,7 @@ pub async fn compaction_reads_back_only_the_count<T: Target>() {
         gputable::engine::put_on(&device, node, true).await.unwrap();
     }
     let before = device.core().counters.stats();
-    let kept = gputable::dynamic::compact(&device, &flags_node, &values_node)
+    let kept = gputable::dynamic::compact(&device, &flags_node, &values_node, &[])
         .await
         .unwrap();
     gputable::engine::evaluate(&device, std::slice::from_ref(&kept))
@@ -200,21 +200,22 @@ pub async fn compaction_reads_back_only_the_count<T: Target>() {
         .collect();
     assert_eq!(read_f32(&kept).await, expected);
     // No row kept, and no rows at all.
-    let none = gputable::dynamic::compact(&device, &u8s(&[0, 0], 1), &i32s(&[1, 2], 1))
+    let none = gputable::dynamic::compact(&device, &u8s(&[0, 0], 1), &i32s(&[1, 2], 1), &[])
         .await
         .unwrap();
     gputable::engine::evaluate(&device, std::slice::from_ref(&none))
         .await
         .unwrap();
     assert_eq!(read_i32(&none).await, Vec::<i32>::new());
-    let empty = gputable::dynamic::compact(&device, &u8s(&[], 1), &i32s(&[], 1))
+    let empty = gputable::dynamic::compact(&device, &u8s(&[], 1), &i32s(&[], 1), &[])
         .await
         .unwrap();
     gputable::engine::evaluate(&device, std::slice::from_ref(&empty))
         .await
         .unwrap();
     assert_eq!(read_i32(&empty).await, Vec::<i32>::new());
-    let mismatched = gputable::dynamic::compact(&device, &u8s(&[1], 1), &i32s(&[1, 2], 1)).await;
+    let mismatched =
+        gputable::dynamic::compact(&device, &u8s(&[1], 1), &i32s(&[1, 2], 1), &[]).await;
     assert_eq!(code(mismatched), ErrorCode::InvalidArgument);
 }
 
