@@ -591,6 +591,86 @@ fn a_stream_or_file_read_in_pieces_gives_the_batches_of_a_whole_read() {
     assert_eq!(error.code, ErrorCode::InvalidIpc);
 }
 
+/// The stream reader keeps what it read between pieces (its dictionaries, its schema)
+/// instead of reading the schema and every dictionary again for each batch (quadratic in
+/// the number of messages before): a stream of many batches, each sending a dictionary
+/// delta that holds a null value, read in pieces of every size, gives the whole read's
+/// batches, and its fields are known once the schema has arrived.
+#[test]
+fn a_stream_reader_keeps_its_dictionaries_between_pieces() {
+    use arrow_ipc::writer::{DictionaryHandling, IpcWriteOptions, StreamWriter};
+    let batches = 60;
+    // Batch k's dictionary: the values of batch k - 1 and two more, one of them null.
+    let values: Vec<Option<String>> = (0..2 * batches)
+        .map(|i| (i % 2 == 0).then(|| format!("value {i}")))
+        .collect();
+    let column = |k: usize| -> ArrayRef {
+        let dictionary: ArrayRef = Arc::new(StringArray::from(values[..2 * k + 2].to_vec()));
+        let keys: Vec<i32> = (0..5)
+            .map(|j| ((k * 7 + j * 3) % (2 * k + 2)) as i32)
+            .collect();
+        Arc::new(DictionaryArray::<Int32Type>::try_new(keys.into(), dictionary).unwrap())
+    };
+    let schema = Arc::new(Schema::new(vec![Field::new(
+        "cat",
+        column(0).data_type().clone(),
+        true,
+    )]));
+    let options = IpcWriteOptions::default().with_dictionary_handling(DictionaryHandling::Delta);
+    let mut writer = StreamWriter::try_new_with_options(Vec::new(), &schema, options).unwrap();
+    for k in 0..batches {
+        let batch = RecordBatch::try_new(schema.clone(), vec![column(k)]).unwrap();
+        writer.write(&batch).unwrap();
+    }
+    writer.finish().unwrap();
+    let bytes = writer.into_inner().unwrap();
+    let messages = messages_of(&bytes);
+    let deltas = (messages.iter())
+        .filter(|(_, header)| *header == arrow_ipc::MessageHeader::DictionaryBatch)
+        .count();
+    assert_eq!(deltas, batches, "one dictionary message per batch");
+    let is_delta = |range: &std::ops::Range<usize>| {
+        let length =
+            u32::from_le_bytes(bytes[range.start + 4..range.start + 8].try_into().unwrap());
+        let metadata = &bytes[range.start + 8..range.start + 8 + length as usize];
+        let message = arrow_ipc::root_as_message(metadata).unwrap();
+        message
+            .header_as_dictionary_batch()
+            .is_some_and(|d| d.isDelta())
+    };
+    let sent_as_deltas = messages.iter().filter(|(range, _)| is_delta(range)).count();
+    assert_eq!(sent_as_deltas, batches - 1, "the writer sent deltas");
+
+    let whole = read_ipc(&bytes, &ReadOptions::default()).unwrap();
+    assert_eq!(whole.batches.len(), batches);
+    let nulls: usize = (whole.batches.iter())
+        .filter_map(|b| b[0].validity.as_ref())
+        .map(|v| match &v.data {
+            ColumnData::U8(flags) => flags.iter().filter(|&&f| f == 0).count(),
+            other => panic!("validity of {other:?}"),
+        })
+        .sum();
+    assert!(nulls > 0, "rows pointing at null values are null");
+    for piece in [1, 5, 64, 999, bytes.len()] {
+        let (parts, fields) = streamed(&bytes, piece, ReadOptions::default()).unwrap();
+        assert_eq!(fields, ["cat"]);
+        assert_eq!(parts.len(), batches, "pieces of {piece}");
+        for (a, b) in parts.iter().zip(&whole.batches) {
+            assert_eq!(format!("{:?}", a[0].data), format!("{:?}", b[0].data));
+            assert_eq!(
+                format!("{:?}", a[0].validity),
+                format!("{:?}", b[0].validity)
+            );
+        }
+    }
+
+    let mut reader = StreamReader::new(ReadOptions::default());
+    let schema_end = messages[0].0.end;
+    assert!(reader.push(&bytes[..schema_end]).unwrap().is_empty());
+    let fields = reader.fields().expect("the fields, once the schema is in");
+    assert_eq!(fields[0].name, "cat");
+}
+
 /// The writer (src/ipc/write.rs) refuses columns that disagree instead of writing a stream
 /// no reader accepts, and writes an empty table as a schema alone.
 #[test]

@@ -5,13 +5,14 @@
 use arrow_ipc::{Block, Message, Schema};
 
 use super::{invalid_ipc, FILE_MAGIC};
-use crate::error::Result;
+use crate::error::{GpuTableError, Result};
 
 const CONTINUATION: u32 = 0xFFFF_FFFF;
 
-/// A message's metadata and its body.
+/// A message's metadata (parsed, and its bytes) and its body.
 pub struct Framed<'a> {
     pub message: Message<'a>,
+    pub metadata: &'a [u8],
     pub body: &'a [u8],
 }
 
@@ -25,69 +26,136 @@ fn end_within(start: usize, len: usize, limit: usize) -> Option<usize> {
     start.checked_add(len).filter(|&end| end <= limit)
 }
 
-/// The message whose length prefix starts at `at` and where the next one begins, or `None` at
-/// the end-of-stream marker.
-fn message_at(bytes: &[u8], mut at: usize) -> Result<Option<(Framed<'_>, usize)>> {
-    let mut length = read_u32(bytes, at).ok_or_else(|| invalid_ipc("truncated message"))?;
+/// What starts at a message boundary of input that may still be arriving.
+pub enum Located<'a> {
+    /// A whole message, and where the next one begins.
+    Message(Framed<'a>, usize),
+    /// The end-of-stream marker.
+    End,
+    /// Part of a message: the rest has not arrived (or, in a whole input, is missing).
+    Short(Missing),
+}
+
+/// What of a message lies past the input's end, and the input length that would hold it.
+pub enum Missing {
+    Prefix,
+    Metadata { length: usize, until: usize },
+    Body { length: usize, until: usize },
+}
+
+impl Missing {
+    /// The input length below which the message cannot be whole (0 when not yet known).
+    pub fn until(&self) -> usize {
+        match *self {
+            Missing::Prefix => 0,
+            Missing::Metadata { until, .. } | Missing::Body { until, .. } => until,
+        }
+    }
+
+    /// The error for a whole input that ends here.
+    pub fn error(self) -> GpuTableError {
+        invalid_ipc(match self {
+            Missing::Prefix => "truncated message".to_string(),
+            Missing::Metadata { length, .. } => {
+                format!("a message declares {length} bytes of metadata beyond the input")
+            }
+            Missing::Body { length, .. } => {
+                format!("a message declares a body of {length} bytes beyond the input")
+            }
+        })
+    }
+}
+
+/// The message whose length prefix starts at `at`, checked as the module doc says.
+pub fn locate(bytes: &[u8], mut at: usize) -> Result<Located<'_>> {
+    let Some(mut length) = read_u32(bytes, at) else {
+        return Ok(Located::Short(Missing::Prefix));
+    };
     at += 4;
     if length == CONTINUATION {
-        length = read_u32(bytes, at).ok_or_else(|| invalid_ipc("truncated message"))?;
+        let Some(next) = read_u32(bytes, at) else {
+            return Ok(Located::Short(Missing::Prefix));
+        };
+        length = next;
         at += 4;
     }
     if length == 0 {
-        return Ok(None);
+        return Ok(Located::End);
     }
     let length =
         i32::try_from(length).map_err(|_| invalid_ipc("negative metadata length"))? as usize;
-    let end = end_within(at, length, bytes.len()).ok_or_else(|| {
-        invalid_ipc(format!(
-            "a message declares {length} bytes of metadata beyond the input"
-        ))
-    })?;
-    let message = arrow_ipc::root_as_message(&bytes[at..end])
+    let Some(end) = end_within(at, length, bytes.len()) else {
+        let until = at.saturating_add(length);
+        return Ok(Located::Short(Missing::Metadata { length, until }));
+    };
+    let metadata = &bytes[at..end];
+    let message = arrow_ipc::root_as_message(metadata)
         .map_err(|e| invalid_ipc(format!("corrupt message metadata: {e}")))?;
     let body =
         usize::try_from(message.bodyLength()).map_err(|_| invalid_ipc("negative body length"))?;
-    let body_end = end_within(end, body, bytes.len()).ok_or_else(|| {
-        invalid_ipc(format!(
-            "a message declares a body of {body} bytes beyond the input"
-        ))
-    })?;
+    // Checked before the body arrives, so a stream fails at the metadata that declares it.
+    check_batch(&message, body)?;
+    let Some(body_end) = end_within(end, body, bytes.len()) else {
+        let until = end.saturating_add(body);
+        return Ok(Located::Short(Missing::Body {
+            length: body,
+            until,
+        }));
+    };
+    let body = &bytes[end..body_end];
+    let framed = Framed {
+        message,
+        metadata,
+        body,
+    };
+    Ok(Located::Message(framed, body_end))
+}
+
+/// A record or dictionary batch's value counts and buffers, against its body's length.
+fn check_batch(message: &Message, body: usize) -> Result<()> {
     let batch = message
         .header_as_record_batch()
         .or_else(|| message.header_as_dictionary_batch().and_then(|d| d.data()));
-    if let Some(batch) = batch {
-        // Lengths times list sizes (at most 4) or value widths (at most 8) must fit a 32-bit
-        // usize: 8 x (2^31 - 1) / 4 just does. What the reader allocates is bounded by the
-        // buffers it reads, not by these lengths (a column of nulls has no buffer at all; a
-        // dictionary keeps flags only for its batches with nulls).
-        let limit = i32::MAX as u64 / 4;
-        let nodes = batch.nodes();
-        let lengths =
-            std::iter::once(batch.length()).chain(nodes.iter().flatten().map(|n| n.length()));
-        for length in lengths {
-            if !(0..=limit as i64).contains(&length) {
-                return Err(invalid_ipc(format!(
-                    "a batch declares {length} values, past what a column may hold"
-                )));
-            }
-        }
-        for buffer in batch.buffers().iter().flatten() {
-            let (offset, len) = (buffer.offset(), buffer.length());
-            let inside = offset >= 0
-                && len >= 0
-                && (offset as u64)
-                    .checked_add(len as u64)
-                    .is_some_and(|e| e <= body as u64);
-            if !inside {
-                return Err(invalid_ipc(format!(
-                    "a buffer at {offset} of {len} bytes lies outside its {body}-byte body"
-                )));
-            }
+    let Some(batch) = batch else {
+        return Ok(());
+    };
+    // Lengths times list sizes (at most 4) or value widths (at most 8) must fit a 32-bit
+    // usize: 8 x (2^31 - 1) / 4 just does. What the reader allocates is bounded by the
+    // buffers it reads, not by these lengths (a column of nulls has no buffer at all; a
+    // dictionary keeps flags only for its batches with nulls).
+    let limit = i32::MAX as u64 / 4;
+    let nodes = batch.nodes();
+    let lengths = std::iter::once(batch.length()).chain(nodes.iter().flatten().map(|n| n.length()));
+    for length in lengths {
+        if !(0..=limit as i64).contains(&length) {
+            return Err(invalid_ipc(format!(
+                "a batch declares {length} values, past what a column may hold"
+            )));
         }
     }
-    let body = &bytes[end..body_end];
-    Ok(Some((Framed { message, body }, body_end)))
+    for buffer in batch.buffers().iter().flatten() {
+        let (offset, len) = (buffer.offset(), buffer.length());
+        let inside = offset >= 0
+            && len >= 0
+            && (offset as u64)
+                .checked_add(len as u64)
+                .is_some_and(|e| e <= body as u64);
+        if !inside {
+            return Err(invalid_ipc(format!(
+                "a buffer at {offset} of {len} bytes lies outside its {body}-byte body"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The message at `at` of a whole input, or `None` at the end-of-stream marker.
+fn message_at(bytes: &[u8], at: usize) -> Result<Option<(Framed<'_>, usize)>> {
+    match locate(bytes, at)? {
+        Located::Message(framed, next) => Ok(Some((framed, next))),
+        Located::End => Ok(None),
+        Located::Short(missing) => Err(missing.error()),
+    }
 }
 
 /// A stream's schema and the messages after it, to its end marker or the input's end.

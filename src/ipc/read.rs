@@ -6,7 +6,7 @@
 use std::collections::{HashMap, HashSet};
 
 use arrow_ipc::{
-    DictionaryBatch, Endianness, Field, FieldNode, MetadataVersion, RecordBatch, Type,
+    DictionaryBatch, Endianness, Field, FieldNode, MetadataVersion, RecordBatch, Schema, Type,
 };
 
 use super::framing::{self, Framed};
@@ -14,7 +14,7 @@ use super::schema::{index_type, item, select_fields, span, unsupported, Scalar, 
 use super::{
     invalid_ipc, FieldInfo, Float64As, Int64As, IpcColumn, IpcTable, ReadOptions, FILE_MAGIC,
 };
-use crate::column::{try_collect, try_vec, Column, ColumnData};
+use crate::column::{try_collect, try_vec, with_elem_type, Column, ColumnData, Elem};
 use crate::error::{ErrorCode, GpuTableError, Result};
 
 /// Reads an IPC stream or file (told apart by the file magic).
@@ -23,36 +23,74 @@ pub fn read_ipc(bytes: &[u8], options: &ReadOptions) -> Result<IpcTable> {
         true => framing::file(bytes)?,
         false => framing::stream(bytes)?,
     };
-    if schema.endianness() == Endianness::Big {
-        return Err(invalid_ipc("big-endian Arrow IPC is not supported"));
-    }
-    let all: Vec<Field> = schema.fields().into_iter().flatten().collect();
-    // The schema first: unsupported selected columns fail before any batch is read.
-    let selected = select_fields(&all, options)?;
-    let mut dictionaries = Dictionaries::new(&all, &selected);
+    let mut decoder = Decoder::new(schema, options.clone())?;
     let mut batches = Vec::new();
-    for Framed { message, body } in messages {
+    for framed in messages {
+        batches.extend(decoder.message(schema, framed)?);
+    }
+    Ok(IpcTable {
+        fields: decoder.fields,
+        batches,
+    })
+}
+
+/// What reading keeps from one message to the next: the columns selected, and the
+/// dictionaries so far. It owns no input bytes, so a stream read in pieces keeps it between
+/// them.
+pub struct Decoder {
+    /// Each selected column's index in the schema, and what it is read as.
+    columns: Vec<usize>,
+    pub fields: Vec<FieldInfo>,
+    dictionaries: Dictionaries,
+    options: ReadOptions,
+}
+
+impl Decoder {
+    /// The schema first: unsupported selected columns fail before any batch is read.
+    pub fn new(schema: Schema, options: ReadOptions) -> Result<Decoder> {
+        if schema.endianness() == Endianness::Big {
+            return Err(invalid_ipc("big-endian Arrow IPC is not supported"));
+        }
+        let all = all_fields(schema);
+        let selected = select_fields(&all, &options)?;
+        let dictionaries = Dictionaries::new(&all, &selected);
+        let (columns, fields) = selected.into_iter().unzip();
+        Ok(Decoder {
+            columns,
+            fields,
+            dictionaries,
+            options,
+        })
+    }
+
+    /// Takes a dictionary batch in, or reads a record batch's selected columns.
+    pub fn message(
+        &mut self,
+        schema: Schema,
+        Framed { message, body, .. }: Framed,
+    ) -> Result<Option<Vec<IpcColumn>>> {
         if let Some(dictionary) = message.header_as_dictionary_batch() {
-            dictionaries.add(dictionary, body)?;
-        } else if let Some(batch) = message.header_as_record_batch() {
-            let reader = BatchReader::new(batch, body, &all, message.version())?;
-            let columns = selected
-                .iter()
-                .map(|(index, info)| {
-                    reader.column(*index, &all[*index], info, &dictionaries, options)
-                })
-                .collect::<Result<Vec<_>>>()?;
-            batches.push(columns);
-        } else {
+            self.dictionaries.add(dictionary, body)?;
+            return Ok(None);
+        }
+        let Some(batch) = message.header_as_record_batch() else {
             return Err(invalid_ipc(
                 "an IPC message that is not a schema, dictionary or batch",
             ));
-        }
+        };
+        let all = all_fields(schema);
+        let reader = BatchReader::new(batch, body, &all, message.version())?;
+        let columns = (self.columns.iter().zip(&self.fields))
+            .map(|(&index, info)| {
+                reader.column(index, &all[index], info, &self.dictionaries, &self.options)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Some(columns))
     }
-    Ok(IpcTable {
-        fields: selected.into_iter().map(|(_, info)| info).collect(),
-        batches,
-    })
+}
+
+fn all_fields(schema: Schema) -> Vec<Field> {
+    schema.fields().into_iter().flatten().collect()
 }
 
 /// One flag per value, from a validity bitmap: `None` when every value is valid.
@@ -390,21 +428,25 @@ fn values_of(
             "column '{name}' has a values buffer shorter than its values"
         )));
     }
-    fn read<const N: usize, T: Default>(
+    /// Values `width` bytes wide; null slots read the default.
+    fn read<T: Default>(
         bytes: &[u8],
+        width: usize,
         count: usize,
         valid: Option<&[bool]>,
-        from: impl Fn([u8; N]) -> T,
+        from: impl Fn(&[u8]) -> T,
     ) -> Result<Vec<T>> {
-        let words = bytes.chunks_exact(N).take(count);
-        let word = |w: &[u8]| from(w.try_into().unwrap_or([0; N]));
+        let words = bytes.chunks_exact(width).take(count);
         match valid {
-            None => try_collect(count, words.map(word)),
+            None => try_collect(count, words.map(from)),
             Some(valid) => try_collect(
                 count,
-                (words.zip(valid)).map(|(w, &ok)| if ok { word(w) } else { T::default() }),
+                (words.zip(valid)).map(|(w, &ok)| if ok { from(w) } else { T::default() }),
             ),
         }
+    }
+    fn word(w: &[u8]) -> [u8; 8] {
+        w.try_into().unwrap_or([0; 8])
     }
     let out_of_range = || {
         GpuTableError::new(
@@ -424,38 +466,29 @@ fn values_of(
         let mut out = try_vec(count, "a column")?;
         for (i, w) in bytes.chunks_exact(8).take(count).enumerate() {
             out.push(match valid.is_none_or(|valid| valid[i]) {
-                true => {
-                    T::try_from(from(w.try_into().unwrap_or([0; 8]))).map_err(|_| out_of_range())?
-                }
+                true => T::try_from(from(word(w))).map_err(|_| out_of_range())?,
                 false => T::default(),
             });
         }
         Ok(out)
     }
     Ok(match scalar {
-        Scalar::I8 => ColumnData::I8(read(bytes, count, valid, i8::from_le_bytes)?),
-        Scalar::I16 => ColumnData::I16(read(bytes, count, valid, i16::from_le_bytes)?),
-        Scalar::I32 => ColumnData::I32(read(bytes, count, valid, i32::from_le_bytes)?),
-        Scalar::U8 => ColumnData::U8(read(bytes, count, valid, u8::from_le_bytes)?),
-        Scalar::U16 => ColumnData::U16(read(bytes, count, valid, u16::from_le_bytes)?),
-        Scalar::U32 => ColumnData::U32(read(bytes, count, valid, u32::from_le_bytes)?),
-        Scalar::F32 => ColumnData::F32(read(bytes, count, valid, f32::from_le_bytes)?),
         Scalar::F64 => match options.float64 {
             Float64As::Words => {
-                let pair = |w| {
-                    let w = u64::from_le_bytes(w);
+                let pair = |w: &[u8]| {
+                    let w = u64::from_le_bytes(word(w));
                     [w as u32, (w >> 32) as u32]
                 };
-                ColumnData::U32(read(bytes, count, valid, pair)?.into_flattened())
+                ColumnData::U32(read(bytes, 8, count, valid, pair)?.into_flattened())
             }
-            Float64As::Float32 => {
-                ColumnData::F32(read(bytes, count, valid, |w| f64::from_le_bytes(w) as f32)?)
-            }
+            Float64As::Float32 => ColumnData::F32(read(bytes, 8, count, valid, |w| {
+                f64::from_le_bytes(word(w)) as f32
+            })?),
         },
         Scalar::I64 => match options.int64 {
-            Int64As::Float32 => {
-                ColumnData::F32(read(bytes, count, valid, |w| i64::from_le_bytes(w) as f32)?)
-            }
+            Int64As::Float32 => ColumnData::F32(read(bytes, 8, count, valid, |w| {
+                i64::from_le_bytes(word(w)) as f32
+            })?),
             Int64As::Int32 | Int64As::Refuse => ColumnData::I32(narrowed(
                 bytes,
                 count,
@@ -465,9 +498,9 @@ fn values_of(
             )?),
         },
         Scalar::U64 => match options.int64 {
-            Int64As::Float32 => {
-                ColumnData::F32(read(bytes, count, valid, |w| u64::from_le_bytes(w) as f32)?)
-            }
+            Int64As::Float32 => ColumnData::F32(read(bytes, 8, count, valid, |w| {
+                u64::from_le_bytes(word(w)) as f32
+            })?),
             Int64As::Int32 | Int64As::Refuse => ColumnData::U32(narrowed(
                 bytes,
                 count,
@@ -482,6 +515,15 @@ fn values_of(
                 count,
                 (0..count).map(|i| u8::from(bit(bytes, i) && valid(i))),
             )?)
+        }
+        // Every other scalar is stored as it is.
+        plain => {
+            let dtype = plain.stored().ok_or_else(|| {
+                GpuTableError::new(ErrorCode::Internal, "a scalar with no stored type")
+            })?;
+            with_elem_type!(dtype, T => {
+                T::wrap_data(read(bytes, std::mem::size_of::<T>(), count, valid, <T as Elem>::from_le)?)
+            })
         }
     })
 }

@@ -7,19 +7,20 @@
 
 use arrow_ipc::MessageHeader;
 
+use super::framing::{self, Framed, Located};
+use super::read::Decoder;
 use super::{invalid_ipc, read_ipc, FieldInfo, IpcColumn, ReadOptions, FILE_MAGIC};
-use crate::column::{try_append, try_vec};
+use crate::column::try_append;
 use crate::error::Result;
-
-/// The end-of-stream marker: a continuation and a zero length.
-const END: [u8; 8] = [0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0];
 
 pub struct StreamReader {
     options: ReadOptions,
-    /// Bytes received and not yet decoded: the start of the next message.
+    /// Bytes received and not yet decoded, from `at` on: the start of the next message.
     pending: Vec<u8>,
-    /// The schema and dictionary messages: every batch is decoded after them.
-    prefix: Vec<u8>,
+    at: usize,
+    /// How long `pending` must grow before its next message can be whole: a large body
+    /// arriving in many pieces is not framed again at each.
+    awaiting: usize,
     /// Whether the input's start (file magic or not) was seen.
     started: bool,
     /// Whether the input is a file: writers pad its first message to an alignment.
@@ -30,7 +31,9 @@ pub struct StreamReader {
     whole_file: bool,
     /// Whether the end marker was seen: what follows (a file's footer) is ignored.
     ended: bool,
-    fields: Option<Vec<FieldInfo>>,
+    /// The schema message's metadata (each batch's fields are read through it) and what
+    /// reading keeps between messages.
+    schema: Option<(Vec<u8>, Decoder)>,
 }
 
 impl StreamReader {
@@ -38,19 +41,20 @@ impl StreamReader {
         StreamReader {
             options,
             pending: Vec::new(),
-            prefix: Vec::new(),
+            at: 0,
+            awaiting: 0,
             started: false,
             file: false,
             file_bytes: None,
             whole_file: false,
             ended: false,
-            fields: None,
+            schema: None,
         }
     }
 
-    /// The columns read (known once the schema or a batch has arrived).
+    /// The columns read (known once the schema has arrived).
     pub fn fields(&self) -> Option<&[FieldInfo]> {
-        self.fields.as_deref()
+        self.schema.as_ref().map(|(_, decoder)| &decoder.fields[..])
     }
 
     /// Takes the next bytes of the input; returns the record batches they complete.
@@ -71,30 +75,58 @@ impl StreamReader {
             }
             if self.pending.starts_with(FILE_MAGIC) {
                 self.file_bytes = Some(self.pending.clone());
-                self.pending.drain(..8);
+                self.at = 8;
                 self.file = true;
             }
             self.started = true;
         }
+        if self.pending.len() < self.awaiting {
+            return Ok(Vec::new());
+        }
+        let batches = self.decode_arrived();
+        // Once per push, not per message: each byte received moves at most once.
+        let decoded = self.at.min(self.pending.len());
+        self.pending.drain(..decoded);
+        self.awaiting = self.awaiting.saturating_sub(decoded);
+        self.at = 0;
+        batches
+    }
+
+    /// Decodes the whole messages from `at` on, moving `at` past them.
+    fn decode_arrived(&mut self) -> Result<Vec<Vec<IpcColumn>>> {
         let mut batches = Vec::new();
-        while let Some((length, metadata)) = self.next_message()? {
-            let mut pending = std::mem::take(&mut self.pending);
-            let message = &pending[..length];
-            if self.decode(message, metadata)? {
-                let mut stream = try_vec(self.prefix.len() + message.len() + END.len(), "a batch")?;
-                stream.extend_from_slice(&self.prefix);
-                stream.extend_from_slice(message);
-                stream.extend_from_slice(&END);
-                let table = read_ipc(&stream, &self.options)?;
-                self.fields = Some(table.fields);
-                batches.extend(table.batches);
+        while !self.ended && !self.whole_file {
+            if self.file && self.schema.is_none() {
+                // Padding between a file's magic and its schema message.
+                let rest = self.pending.get(self.at..).unwrap_or_default();
+                self.at += rest.iter().take_while(|&&b| b == 0).count();
             }
-            if self.whole_file {
-                // The rest is in `file_bytes`, read when the input ends.
-                break;
+            match framing::locate(&self.pending, self.at)? {
+                Located::Short(missing) => {
+                    self.awaiting = missing.until();
+                    break;
+                }
+                Located::End => {
+                    self.ended = true;
+                    self.at = self.pending.len();
+                }
+                Located::Message(framed, next) => {
+                    let batch = decode(
+                        framed,
+                        &mut self.schema,
+                        &mut self.file_bytes,
+                        self.file,
+                        &self.options,
+                    )?;
+                    match batch {
+                        Decoded::Batch(columns) => batches.push(columns),
+                        Decoded::Kept => {}
+                        // The rest is in `file_bytes`, read when the input ends.
+                        Decoded::WholeFile => self.whole_file = true,
+                    }
+                    self.at = next;
+                }
             }
-            pending.drain(..length);
-            self.pending = pending;
         }
         Ok(batches)
     }
@@ -104,110 +136,65 @@ impl StreamReader {
     pub fn finish(&mut self) -> Result<(Vec<FieldInfo>, Vec<Vec<IpcColumn>>)> {
         if self.whole_file {
             let table = read_ipc(&self.file_bytes.take().unwrap_or_default(), &self.options)?;
-            self.fields = Some(table.fields.clone());
             return Ok((table.fields, table.batches));
         }
-        if !self.ended && !self.pending.is_empty() {
+        if !self.ended && self.pending.len() > self.at {
             return Err(invalid_ipc(format!(
                 "the input ended inside a message ({} bytes of it arrived)",
-                self.pending.len()
+                self.pending.len() - self.at
             )));
         }
-        if self.prefix.is_empty() {
-            return Err(invalid_ipc("the input ended before its schema"));
+        match &self.schema {
+            Some((_, decoder)) => Ok((decoder.fields.clone(), Vec::new())),
+            None => Err(invalid_ipc("the input ended before its schema")),
         }
-        if self.fields.is_none() {
-            let mut stream = self.prefix.clone();
-            stream.extend_from_slice(&END);
-            self.fields = Some(read_ipc(&stream, &self.options)?.fields);
-        }
-        Ok((self.fields.clone().unwrap_or_default(), Vec::new()))
     }
+}
 
-    /// The length of the whole message at the start of `pending` and where its metadata
-    /// lies, once it has all arrived; at the end marker, marks the end and gives `None`.
-    fn next_message(&mut self) -> Result<Option<(usize, std::ops::Range<usize>)>> {
-        if self.ended {
-            return Ok(None);
-        }
-        if self.file && self.prefix.is_empty() {
-            // Padding between a file's magic and its schema message.
-            let zeros = self.pending.iter().take_while(|&&b| b == 0).count();
-            self.pending.drain(..zeros);
-        }
-        let word = |at: usize| -> Option<u32> {
-            let b = self.pending.get(at..at + 4)?;
-            Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-        };
-        let (at, length) = match word(0) {
-            Some(length) => (4, length),
-            None => return Ok(None),
-        };
-        let (at, length) = match (length, word(4)) {
-            (0xffff_ffff, Some(next)) => (8, next),
-            (0xffff_ffff, None) => return Ok(None),
-            _ => (at, length),
-        };
-        if length == 0 {
-            self.ended = true;
-            self.pending.clear();
-            return Ok(None);
-        }
-        let metadata =
-            i32::try_from(length).map_err(|_| invalid_ipc("negative metadata length"))?;
-        let end = at + metadata as usize;
-        if self.pending.len() < end {
-            return Ok(None);
-        }
-        let message = arrow_ipc::root_as_message(&self.pending[at..end])
-            .map_err(|e| invalid_ipc(format!("corrupt message metadata: {e}")))?;
-        let body = usize::try_from(message.bodyLength())
-            .map_err(|_| invalid_ipc("negative body length"))?;
-        let total = end
-            .checked_add(body)
-            .ok_or_else(|| invalid_ipc("a message body past any input"))?;
-        Ok((self.pending.len() >= total).then_some((total, at..end)))
-    }
+enum Decoded {
+    Batch(Vec<IpcColumn>),
+    /// A schema or dictionary, kept for the batches after it.
+    Kept,
+    /// A file's batch before any schema: the file is read whole when it ends.
+    WholeFile,
+}
 
-    /// Keeps a schema or dictionary message for the batches after it; whether `message` is a
-    /// record batch to decode.
-    fn decode(&mut self, message: &[u8], metadata: std::ops::Range<usize>) -> Result<bool> {
-        let header = arrow_ipc::root_as_message(&message[metadata])
-            .map_err(|e| invalid_ipc(format!("corrupt message metadata: {e}")))?
-            .header_type();
-        match header {
-            MessageHeader::Schema => {
-                if !self.prefix.is_empty() {
-                    return Err(invalid_ipc("a second schema in one stream"));
-                }
-                self.prefix.extend_from_slice(message);
-                self.file_bytes = None;
-                Ok(false)
-            }
-            _ if self.prefix.is_empty() && self.file => {
-                // A file with its schema only in the footer: read whole when it ends.
-                self.whole_file = true;
-                Ok(false)
-            }
-            MessageHeader::DictionaryBatch => {
-                self.require_schema()?;
-                self.prefix.extend_from_slice(message);
-                Ok(false)
-            }
-            MessageHeader::RecordBatch => {
-                self.require_schema()?;
-                Ok(true)
-            }
-            _ => Err(invalid_ipc(
-                "an IPC message that is not a schema, dictionary or batch",
-            )),
+fn decode(
+    framed: Framed,
+    schema: &mut Option<(Vec<u8>, Decoder)>,
+    file_bytes: &mut Option<Vec<u8>>,
+    file: bool,
+    options: &ReadOptions,
+) -> Result<Decoded> {
+    match (framed.message.header_type(), schema.as_mut()) {
+        (MessageHeader::Schema, None) => {
+            let header = framed
+                .message
+                .header_as_schema()
+                .ok_or_else(|| invalid_ipc("a schema message without its schema"))?;
+            let decoder = Decoder::new(header, options.clone())?;
+            *schema = Some((try_copy(framed.metadata)?, decoder));
+            *file_bytes = None;
+            Ok(Decoded::Kept)
+        }
+        (MessageHeader::Schema, Some(_)) => Err(invalid_ipc("a second schema in one stream")),
+        (_, None) if file => Ok(Decoded::WholeFile),
+        (_, None) => Err(invalid_ipc("a batch before the schema")),
+        (_, Some((metadata, decoder))) => {
+            let header = arrow_ipc::root_as_message(metadata)
+                .ok()
+                .and_then(|message| message.header_as_schema())
+                .ok_or_else(|| invalid_ipc("a schema message without its schema"))?;
+            Ok(match decoder.message(header, framed)? {
+                Some(columns) => Decoded::Batch(columns),
+                None => Decoded::Kept,
+            })
         }
     }
+}
 
-    fn require_schema(&self) -> Result<()> {
-        match self.prefix.is_empty() {
-            true => Err(invalid_ipc("a batch before the schema")),
-            false => Ok(()),
-        }
-    }
+fn try_copy(bytes: &[u8]) -> Result<Vec<u8>> {
+    let mut copy = Vec::new();
+    try_append(&mut copy, bytes)?;
+    Ok(copy)
 }
