@@ -163,7 +163,9 @@ fn describe_split_sort<B: Backend>(device: &B, region: &Region) -> Result<(u64, 
     let stand_ins = (region.root.inputs.iter())
         .map(|_| Output::new(device.core().id, Vec::new()))
         .collect();
-    let (_, plan) = run::split_sort(&region.root.inputs, stand_ins, bits, &device.plan_limits())?;
+    let sorted: Vec<usize> = region.sorted_keys.iter().map(|k| k.key).collect();
+    let limits = device.plan_limits();
+    let (_, plan) = run::split_sort(&region.root.inputs, stand_ins, bits, &sorted, &limits)?;
     let bits: u32 = bits.iter().sum();
     let (_, kernels) = pass_kernels(device, &plan)?;
     let (one, many) = device.kernel_words().unwrap_or(("kernel", "kernels"));

@@ -16,28 +16,37 @@ use crate::plan::{Access, Plan, PlanLimits, Region};
 use crate::value::{DeviceId, Output, Value};
 
 /// A sort by the keys `keys` (whose outputs are `stored`) composed of split passes
-/// (`ir::split_permutation`), and its plan on a backend with `limits`.
+/// (`ir::split_permutation`), the keys `sorted` (indices into `keys`) gathered in its order
+/// (as a device's own sort writes them), and its plan on a backend with `limits`.
 pub(super) fn split_sort(
     keys: &[NodeRef],
     stored: Vec<Output>,
     bits: &[u32],
+    sorted: &[usize],
     limits: &PlanLimits,
-) -> Result<(NodeRef, Plan)> {
+) -> Result<(Vec<NodeRef>, Plan)> {
     let keys: Vec<NodeRef> = keys
         .iter()
         .zip(stored)
         .map(|(key, stored)| ir::computed(key.meta, key.chunks.clone(), stored))
         .collect();
     let permutation = ir::split_permutation(&keys, bits)?;
+    let mut roots = vec![permutation.clone()];
+    for &key in sorted {
+        let key = keys
+            .get(key)
+            .ok_or_else(|| internal("a sorted key the sort does not have"))?;
+        roots.push(ir::gather(&permutation, key)?);
+    }
     let plan = crate::plan::plan_with(
-        std::slice::from_ref(&permutation),
+        &roots,
         &crate::plan::PlanOptions {
             fusion: crate::plan::Fusion::On,
             replan_roots: false,
             limits,
         },
     )?;
-    Ok((permutation, plan))
+    Ok((roots, plan))
 }
 
 /// One evaluation's run of a plan on a device.
@@ -317,16 +326,20 @@ impl<B: Backend> Run<'_, B> {
                     let one = |value| Output::new(home, vec![Rc::new(value)]);
                     (one(permutation), sorted_keys.into_iter().map(one).collect())
                 }
-                false if region.sorted_keys.is_empty() => {
-                    let (permutation, plan) = split_sort(&root.inputs, stored, bits, self.limits)?;
-                    let roots = [permutation];
+                false => {
+                    let sorted: Vec<usize> = region.sorted_keys.iter().map(|k| k.key).collect();
+                    let (roots, plan) =
+                        split_sort(&root.inputs, stored, bits, &sorted, self.limits)?;
                     let mut outputs = Box::pin(self.plan(&plan, &roots, HashMap::new())).await?;
-                    let permutation = outputs
-                        .remove(&roots[0].id)
-                        .ok_or_else(|| internal("a composed sort left no permutation"))?;
-                    (permutation, Vec::new())
+                    let mut take = |node: &NodeRef| {
+                        outputs
+                            .remove(&node.id)
+                            .ok_or_else(|| internal("a composed sort left no output"))
+                    };
+                    let permutation = take(&roots[0])?;
+                    let sorted_keys = roots[1..].iter().map(take).collect::<Result<Vec<_>>>()?;
+                    (permutation, sorted_keys)
                 }
-                false => return Err(internal("a composed sort writes no sorted keys")),
             };
         let mut outputs = Vec::with_capacity(1 + sorted_keys.len());
         for (node, output) in region

@@ -319,7 +319,7 @@ impl Backend for GlDevice {
                 Access::Random => (planes(node.meta.size) * layout.tiles(rows_of(node))) as usize,
                 Access::Row => planes(node.meta.size) as usize,
             }),
-            sort_writes_keys: false,
+            sort_writes_keys: true,
         }
     }
 
@@ -530,7 +530,17 @@ impl Backend for GlDevice {
         keys: &[&[Rc<Value>]],
         bits: &[u32],
     ) -> Result<Value> {
-        self.merge_sort(batch, keys, bits).await
+        Ok(self.merge_sort(batch, keys, bits, &[]).await?.0)
+    }
+
+    async fn sort_permutation_and_keys(
+        &self,
+        batch: &mut GlBatch,
+        keys: &[&[Rc<Value>]],
+        bits: &[u32],
+        sorted: &[usize],
+    ) -> Result<(Value, Vec<Value>)> {
+        self.merge_sort(batch, keys, bits, sorted).await
     }
 
     fn sort_scratch_bytes(&self, rows: u32, keys: usize) -> u64 {

@@ -57,13 +57,15 @@ impl GlDevice {
     }
 
     /// Draws the sort of `keys` (each one value on this device, the most significant key
-    /// first) by their low `bits` bits, and returns the permutation it leaves.
+    /// first) by their low `bits` bits, and returns the permutation it leaves and the keys
+    /// `sorted` (indices into `keys`) in its order, as its last pass carried them.
     pub(super) async fn merge_sort(
         &self,
         batch: &mut GlBatch,
         keys: &[&[Rc<Value>]],
         bits: &[u32],
-    ) -> Result<Value> {
+        sorted: &[usize],
+    ) -> Result<(Value, Vec<Value>)> {
         let rows: u32 = keys
             .first()
             .map_or(0, |key| key.iter().map(|c| c.rows).sum());
@@ -114,17 +116,27 @@ impl GlDevice {
             permutations.swap(0, 1);
             carried.swap(0, 1);
         }
-        let [permutation, _spare] = permutations;
-        Ok(Value {
+        let value = |texture: TextureLease| Value {
             device: self.core.id,
             dtype: DType::U32,
             size: 1,
             rows,
             storage: Storage::WebGl(GlValue {
-                tiles: vec![vec![permutation]],
+                tiles: vec![vec![texture]],
                 device: self.clone(),
             }),
-        })
+        };
+        let [permutation, _spare] = permutations;
+        let [last, _] = carried;
+        let mut last: Vec<Option<TextureLease>> = last.into_iter().map(Some).collect();
+        let mut sorted_keys = Vec::with_capacity(sorted.len());
+        for &key in sorted {
+            // The planner writes each key once (`PlanLimits::sort_writes_keys`).
+            let texture = (last.get_mut(key).and_then(Option::take))
+                .ok_or_else(|| internal("a sorted key the sort does not have, or twice"))?;
+            sorted_keys.push(value(texture));
+        }
+        Ok((value(permutation), sorted_keys))
     }
 }
 

@@ -118,7 +118,11 @@ pub fn plan_with(roots: &[NodeRef], options: &PlanOptions) -> Result<Plan> {
             continue;
         }
         if options.fusion == Fusion::On && options.limits.sort_writes_keys {
-            if let Some(written) = graph.sorted_key(node) {
+            // One gather per key: a second gather of the same key is computed as any other.
+            let written = graph.sorted_key(node);
+            if let Some(written) =
+                written.filter(|w| !graph.written_by_sort.values().any(|x| x == w))
+            {
                 graph.materialized.insert(node.id);
                 graph.written_by_sort.insert(index, written);
                 continue;

@@ -65,7 +65,11 @@ pub fn merge_sort_source(keys: usize) -> Result<String> {
             ),
         };
         let _ = writeln!(outs, "    @location({}) key{key}: u32,", key + 1);
-        let _ = writeln!(stores, "    out.key{key} = key{key}(source);");
+        // Carried whole (compared masked): the last pass's are the keys in sorted order.
+        let _ = writeln!(
+            stores,
+            "    out.key{key} = textureLoad(key{key}_in, texel(source), 0).r;"
+        );
     }
     let template = super::compute::section(MERGE_SORT, "merge")?
         .replace("#KEYS#", &bindings)
