@@ -45,7 +45,8 @@ impl GlDevice {
 
     /// Device bytes `merge_sort` holds besides its keys and its permutation: the other
     /// permutation, the keys carried between passes (two of each), and keys stored in
-    /// chunks joined (by the executor).
+    /// chunks joined (by the executor). The last pass's carried keys that a plan asks for
+    /// are also counted as the pass's outputs: an overestimate of one key each.
     pub(super) fn merge_sort_scratch_bytes(&self, rows: u32, keys: usize) -> u64 {
         (1 + 3 * keys as u64) * self.value_bytes(DType::U32, 1, rows)
     }

@@ -38,7 +38,7 @@ pub fn read_ipc(bytes: &[u8], options: &ReadOptions) -> Result<IpcTable> {
 /// dictionaries so far. It owns no input bytes, so a stream read in pieces keeps it between
 /// them.
 pub struct Decoder {
-    /// Each selected column's index in the schema, and what it is read as.
+    /// Each selected column's index in the schema; `fields` says what it is read as.
     columns: Vec<usize>,
     pub fields: Vec<FieldInfo>,
     dictionaries: Dictionaries,

@@ -66,7 +66,7 @@ pub struct PlanLimits {
     pub binding_cost: BindingCost,
     /// Whether the device's sort writes its keys in sorted order as it sorts: gathers of
     /// its keys through its permutation are then written by its pass, not gathered after.
-    /// Only for a device that sorts every sort natively (`Backend::sorts`).
+    /// A sort the device runs as split passes instead gathers them after those passes.
     pub sort_writes_keys: bool,
 }
 
