@@ -163,7 +163,7 @@ fn describe_split_sort<B: Backend>(device: &B, region: &Region) -> Result<(u64, 
     let stand_ins = (region.root.inputs.iter())
         .map(|_| Output::new(device.core().id, Vec::new()))
         .collect();
-    let sorted: Vec<usize> = region.sorted_keys.iter().map(|k| k.key).collect();
+    let sorted = region.sorted_key_indices();
     let limits = device.plan_limits();
     let (_, plan) = run::split_sort(&region.root.inputs, stand_ins, bits, &sorted, &limits)?;
     let bits: u32 = bits.iter().sum();

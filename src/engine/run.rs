@@ -299,6 +299,7 @@ impl<B: Backend> Run<'_, B> {
             .collect::<Result<Vec<Output>>>()?;
         let home = self.device.core().id;
         self.device.core().counters.add_sort();
+        let sorted = region.sorted_key_indices();
         let (permutation, sorted_keys) =
             match self.device.sorts(root.meta.length, root.inputs.len()) {
                 true => {
@@ -318,7 +319,6 @@ impl<B: Backend> Run<'_, B> {
                         });
                     }
                     let chunks: Vec<&[Rc<Value>]> = keys.iter().map(|k| &k[..]).collect();
-                    let sorted: Vec<usize> = region.sorted_keys.iter().map(|k| k.key).collect();
                     let (permutation, sorted_keys) = self
                         .device
                         .sort_permutation_and_keys(self.batch, &chunks, bits, &sorted)
@@ -327,7 +327,6 @@ impl<B: Backend> Run<'_, B> {
                     (one(permutation), sorted_keys.into_iter().map(one).collect())
                 }
                 false => {
-                    let sorted: Vec<usize> = region.sorted_keys.iter().map(|k| k.key).collect();
                     let (roots, plan) =
                         split_sort(&root.inputs, stored, bits, &sorted, self.limits)?;
                     let mut outputs = Box::pin(self.plan(&plan, &roots, HashMap::new())).await?;

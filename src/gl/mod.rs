@@ -524,15 +524,6 @@ impl Backend for GlDevice {
         self.merge_sorts(rows, keys)
     }
 
-    async fn sort_permutation(
-        &self,
-        batch: &mut GlBatch,
-        keys: &[&[Rc<Value>]],
-        bits: &[u32],
-    ) -> Result<Value> {
-        Ok(self.merge_sort(batch, keys, bits, &[]).await?.0)
-    }
-
     async fn sort_permutation_and_keys(
         &self,
         batch: &mut GlBatch,

@@ -74,7 +74,7 @@ impl StreamReader {
                 return Ok(Vec::new());
             }
             if self.pending.starts_with(FILE_MAGIC) {
-                self.file_bytes = Some(self.pending.clone());
+                self.file_bytes = Some(try_copy(&self.pending)?);
                 self.at = 8;
                 self.file = true;
             }

@@ -60,6 +60,11 @@ impl Region {
         }
     }
 
+    /// Which of a sort's keys (indices into its inputs) its pass writes in sorted order.
+    pub fn sorted_key_indices(&self) -> Vec<usize> {
+        self.sorted_keys.iter().map(|k| k.key).collect()
+    }
+
     /// The nodes whose outputs the pass writes: its root, then any sorted keys.
     pub fn outputs(&self) -> impl Iterator<Item = &NodeRef> {
         std::iter::once(&self.root).chain(self.sorted_keys.iter().map(|k| &k.node))
