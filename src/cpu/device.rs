@@ -10,7 +10,7 @@ use crate::engine::{Backend, DeviceCore, LostFlag, Written};
 use crate::error::Result;
 use crate::ir::{Node, NodeRef, Reduction};
 use crate::memory::{Home, Pool};
-use crate::plan::{Fusion, PlanLimits, Region};
+use crate::plan::{Fusion, PlanLimits, Region, SortWrites};
 use crate::value::{RowSink, Storage, Value};
 
 pub struct CpuInner {
@@ -75,7 +75,7 @@ impl Backend for CpuDevice {
 
     fn plan_limits(&self) -> PlanLimits {
         PlanLimits {
-            sort_writes_keys: true,
+            sort_writes_keys: SortWrites::EveryKey,
             ..PlanLimits::unbounded()
         }
     }

@@ -170,46 +170,32 @@ pub trait Backend {
         written: Written<'_>,
         parts: &mut [Value],
     ) -> Result<()>;
-    /// Whether `sort_permutation` runs a sort of `rows` rows by `keys` keys here; elsewhere
-    /// the executor runs it as the IR's one-bit split passes (`ir::split_permutation`).
+    /// Whether `sort_permutation_and_keys` runs a sort of `rows` rows by `keys` keys here;
+    /// elsewhere the executor runs it as the IR's one-bit split passes
+    /// (`ir::split_permutation`).
     fn sorts(&self, _rows: u32, _keys: usize) -> bool {
         false
     }
-    /// Whether `sort_permutation` reads a key stored in several chunks where it is;
-    /// elsewhere the executor first joins each key into one value on the device.
+    /// Whether `sort_permutation_and_keys` reads a key stored in several chunks where it
+    /// is; elsewhere the executor first joins each key into one value on the device.
     fn sorts_keys_in_chunks(&self) -> bool {
         false
     }
     /// The stable permutation ordering rows by the uint32 `keys` (each key's chunks, in
     /// order, or its one value; the most significant key first), each by its low `bits`
-    /// bits.
-    async fn sort_permutation(
+    /// bits, and the keys `sorted` (indices into `keys`, each one the device's plans let
+    /// its sort write: `PlanLimits::sort_writes_keys`) in its order.
+    async fn sort_permutation_and_keys(
         &self,
         _batch: &mut Self::Batch,
         _keys: &[&[Rc<Value>]],
         _bits: &[u32],
-    ) -> Result<Value> {
+        _sorted: &[usize],
+    ) -> Result<(Value, Vec<Value>)> {
         Err(internal(format!(
             "{} sorts through split passes",
             self.name()
         )))
-    }
-    /// `sort_permutation`, and the keys `sorted` (indices into `keys`) in its order, for a
-    /// device whose plans let its sort write them (`PlanLimits::sort_writes_keys`).
-    async fn sort_permutation_and_keys(
-        &self,
-        batch: &mut Self::Batch,
-        keys: &[&[Rc<Value>]],
-        bits: &[u32],
-        sorted: &[usize],
-    ) -> Result<(Value, Vec<Value>)> {
-        match sorted {
-            [] => Ok((self.sort_permutation(batch, keys, bits).await?, Vec::new())),
-            _ => Err(internal(format!(
-                "{}'s sort writes no sorted keys",
-                self.name()
-            ))),
-        }
     }
     /// Device bytes a sort of `rows` rows by `keys` keys holds besides its keys and its
     /// permutation.

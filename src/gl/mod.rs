@@ -17,7 +17,7 @@ use crate::engine::{device_name, internal, Backend, DeviceCore, Written, READ_PI
 use crate::error::{ErrorCode, GpuTableError, Result};
 use crate::gpu::{decode, device_words, oneshot, scopes, scopes::ErrorScopes};
 use crate::memory::Home;
-use crate::plan::{Access, PlanLimits, Region, MAX_REGION_NODES};
+use crate::plan::{Access, PlanLimits, Region, SortWrites, MAX_REGION_NODES};
 use crate::value::{RowSink, Storage, Value};
 use crate::wgsl::fragment::{self, PARAM_TILE_BASE};
 use crate::wgsl::{is_literal, plane_channels, planes, Kernel, TextureBinding};
@@ -319,7 +319,7 @@ impl Backend for GlDevice {
                 Access::Random => (planes(node.meta.size) * layout.tiles(rows_of(node))) as usize,
                 Access::Row => planes(node.meta.size) as usize,
             }),
-            sort_writes_keys: true,
+            sort_writes_keys: SortWrites::EveryKey,
         }
     }
 

@@ -21,7 +21,7 @@ use crate::engine::{device_name, internal, Backend, DeviceCore, Written};
 use crate::error::{ErrorCode, GpuTableError, Result};
 use crate::ir::NodeRef;
 use crate::memory::Home;
-use crate::plan::{PlanLimits, Region, MAX_REGION_NODES};
+use crate::plan::{PlanLimits, Region, SortWrites, MAX_REGION_NODES};
 use crate::value::{RowSink, Storage, Value};
 use crate::wgsl::compute::{self, WORKGROUP_SIZE};
 use crate::wgsl::{is_literal, Kernel};
@@ -270,7 +270,7 @@ impl Backend for GpuDevice {
                 .saturating_sub(1) as usize,
             binding_limit_name: "maxStorageBuffersPerShaderStage",
             binding_cost: Box::new(|node, _| usize::from(!is_literal(node))),
-            sort_writes_keys: false,
+            sort_writes_keys: SortWrites::MostSignificantKey,
         }
     }
 
@@ -368,13 +368,18 @@ impl Backend for GpuDevice {
         self.sorts_natively(rows)
     }
 
-    async fn sort_permutation(
+    async fn sort_permutation_and_keys(
         &self,
         batch: &mut GpuBatch,
         keys: &[&[Rc<Value>]],
         bits: &[u32],
-    ) -> Result<Value> {
-        self.radix_sort(batch, keys, bits).await
+        sorted: &[usize],
+    ) -> Result<(Value, Vec<Value>)> {
+        if sorted.iter().any(|&key| key != 0) {
+            return Err(internal("WebGPU's sort writes only its first key"));
+        }
+        let (permutation, first_key) = self.radix_sort(batch, keys, bits, sorted == [0]).await?;
+        Ok((permutation, first_key.into_iter().collect()))
     }
 
     fn keeps_scratch_until_flush(&self) -> bool {

@@ -1,6 +1,7 @@
 //! The stable sort on WebGPU: an LSD radix sort of 4-bit digits (shaders/radix_sort.wgsl),
-//! three dispatches a digit, with each key and the permutation in one binding. A sort too
-//! large for that runs as the IR's one-bit split passes, which bind values in parts.
+//! three dispatches a digit, with each key and the permutation in one binding; the last
+//! passes carry the first key, so the sort writes it in order too. A sort too large for
+//! that runs as the IR's one-bit split passes, which bind values in parts.
 
 use std::rc::Rc;
 
@@ -65,8 +66,9 @@ impl GpuDevice {
     }
 
     /// Device bytes `radix_sort` holds besides its keys and its permutation: the other
-    /// permutation, the key carried between passes (two), keys stored in chunks joined (by
-    /// the executor), and each block's digit counts and their totals.
+    /// permutation, the key carried between passes (two; where the sort writes its first
+    /// key in order, one of them is that output, counted here too), keys stored in chunks
+    /// joined (by the executor), and each block's digit counts and their totals.
     pub(super) fn radix_sort_scratch_bytes(&self, rows: u32, keys: usize) -> u64 {
         (3 + keys as u64) * self.value_bytes(DType::U32, 1, rows)
             + self.value_bytes(DType::U32, 1, digit_counts(rows))
@@ -79,13 +81,15 @@ impl GpuDevice {
     }
 
     /// Records the sort of `keys` (each one value on this device, the most significant key
-    /// first) by their low `bits` bits, and returns the permutation it leaves.
+    /// first) by their low `bits` bits, and returns the permutation it leaves and, where
+    /// `writes_first_key`, the first key in its order (whole, as its last passes carry it).
     pub(super) async fn radix_sort(
         &self,
         batch: &mut GpuBatch,
         keys: &[&[Rc<Value>]],
         bits: &[u32],
-    ) -> Result<Value> {
+        writes_first_key: bool,
+    ) -> Result<(Value, Option<Value>)> {
         let rows: u32 = keys
             .first()
             .map_or(0, |key| key.iter().map(|c| c.rows).sum());
@@ -102,8 +106,9 @@ impl GpuDevice {
         let totals = self.sort_array(batch, totals_bytes)?;
         let (counts_bound, totals_bound) =
             (bound(&counts, counts_bytes), bound(&totals, totals_bytes));
-        let carries = bits.iter().any(|&b| b > SORT_DIGIT_BITS);
+        let carries = writes_first_key || bits.iter().any(|&b| b > SORT_DIGIT_BITS);
         let carried_bytes = if carries { bytes } else { 4 };
+        let last_pass = passes(bits).len().saturating_sub(1);
         let mut permutations = [
             self.sort_array(batch, bytes)?,
             self.sort_array(batch, bytes)?,
@@ -124,7 +129,8 @@ impl GpuDevice {
                 _ => Reads::Carried,
             };
             let digit_bits = (bits[key] - shift).min(SORT_DIGIT_BITS);
-            let carries_on = shift + SORT_DIGIT_BITS < bits[key];
+            let carries_on =
+                shift + SORT_DIGIT_BITS < bits[key] || (writes_first_key && pass == last_pass);
             let params = vec![
                 rows,
                 stride / SORT_THREADS,
@@ -176,18 +182,26 @@ impl GpuDevice {
             carried.swap(0, 1);
         }
         let [permutation, spare] = permutations;
-        batch.keep.extend([spare, counts, totals]);
-        batch.keep.extend(carried);
-        Ok(Value {
+        let [first_key, spare_key] = carried;
+        batch.keep.extend([spare, counts, totals, spare_key]);
+        let value = |lease| Value {
             device: self.core.id,
             dtype: DType::U32,
             size: 1,
             rows,
             storage: Storage::WebGpu(GpuValue {
-                lease: permutation,
+                lease,
                 device: self.clone(),
             }),
-        })
+        };
+        let first_key = match writes_first_key {
+            true => Some(value(first_key)),
+            false => {
+                batch.keep.push(first_key);
+                None
+            }
+        };
+        Ok((value(permutation), first_key))
     }
 }
 

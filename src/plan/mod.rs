@@ -64,10 +64,30 @@ pub struct PlanLimits {
     /// The device limit `max_bindings` comes from, for messages.
     pub binding_limit_name: &'static str,
     pub binding_cost: BindingCost,
-    /// Whether the device's sort writes its keys in sorted order as it sorts: gathers of
-    /// its keys through its permutation are then written by its pass, not gathered after.
-    /// A sort the device runs as split passes instead gathers them after those passes.
-    pub sort_writes_keys: bool,
+    /// Which keys the device's sort writes in sorted order as it sorts: gathers of those
+    /// keys through its permutation are then written by its pass, not gathered after. A
+    /// sort the device runs as split passes instead gathers them after those passes.
+    pub sort_writes_keys: SortWrites,
+}
+
+/// Which of a sort's keys its pass writes in sorted order (`PlanLimits::sort_writes_keys`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SortWrites {
+    NoKeys,
+    /// The first key (an LSD radix sort's last passes carry it).
+    MostSignificantKey,
+    EveryKey,
+}
+
+impl SortWrites {
+    /// Whether the sort writes key `key` (0: the most significant).
+    pub fn writes(self, key: usize) -> bool {
+        match self {
+            SortWrites::NoKeys => false,
+            SortWrites::MostSignificantKey => key == 0,
+            SortWrites::EveryKey => true,
+        }
+    }
 }
 
 impl PlanLimits {
@@ -78,7 +98,7 @@ impl PlanLimits {
             max_bindings: usize::MAX,
             binding_limit_name: "",
             binding_cost: Box::new(|_, _| 0),
-            sort_writes_keys: false,
+            sort_writes_keys: SortWrites::NoKeys,
         }
     }
 }
@@ -117,12 +137,13 @@ pub fn plan_with(roots: &[NodeRef], options: &PlanOptions) -> Result<Plan> {
         if graph.leaf[index] {
             continue;
         }
-        if options.fusion == Fusion::On && options.limits.sort_writes_keys {
+        if options.fusion == Fusion::On {
             // One gather per key: a second gather of the same key is computed as any other.
-            let written = graph.sorted_key(node);
-            if let Some(written) =
-                written.filter(|w| !graph.written_by_sort.values().any(|x| x == w))
-            {
+            let written = graph.sorted_key(node).filter(|w| {
+                options.limits.sort_writes_keys.writes(w.1)
+                    && !graph.written_by_sort.values().any(|x| x == w)
+            });
+            if let Some(written) = written {
                 graph.materialized.insert(node.id);
                 graph.written_by_sort.insert(index, written);
                 continue;

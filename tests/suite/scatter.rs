@@ -299,8 +299,9 @@ pub async fn a_sort_by_several_keys_orders_by_each_in_turn<T: Target>() {
 
 /// Gathers of a sort's keys through its permutation (`sort_permutation`'s sorted keys, a
 /// sparse conversion's entries in order) are written by the sort's own pass where the
-/// device's sort can (the CPU; WebGL2's merge passes carry them), and gathered after it
-/// elsewhere; a key with values past its bound keeps them whole, as a gather does.
+/// device's sort can (the CPU; WebGL2's merge passes carry them; WebGPU's radix passes
+/// carry the first key), and gathered after it elsewhere; a key with values past its bound
+/// keeps them whole, as a gather does.
 pub async fn a_sorts_keys_gathered_through_it_are_written_by_its_pass<T: Target>() {
     let device = T::fresh().await;
     let rows = 30_000u32;
@@ -314,7 +315,8 @@ pub async fn a_sorts_keys_gathered_through_it_are_written_by_its_pass<T: Target>
     let sorted_past = ir::gather(&perm, &past_node).unwrap();
     let gathered = ir::gather(&perm, &f32s(&other, 1)).unwrap();
     let text = gputable::engine::explain(&device, &sorted_major).unwrap();
-    match T::device().plan_limits().sort_writes_keys {
+    let writes = T::device().plan_limits().sort_writes_keys;
+    match writes.writes(0) {
         true => assert!(
             text.starts_with(&format!("plan on {}: 1 pass\n", T::device().name()))
                 && text.contains(&format!(
@@ -325,6 +327,12 @@ pub async fn a_sorts_keys_gathered_through_it_are_written_by_its_pass<T: Target>
         ),
         false => assert!(!text.contains("writes its keys"), "{text}"),
     }
+    let text = gputable::engine::explain(&device, &sorted_past).unwrap();
+    assert_eq!(
+        text.contains("writes its keys in order too"),
+        writes.writes(1),
+        "{text}"
+    );
     let roots = [
         perm.clone(),
         sorted_major.clone(),
@@ -375,6 +383,19 @@ pub async fn a_sorts_keys_gathered_through_it_are_written_by_its_pass<T: Target>
         assert_eq!(read_u32(first).await, in_order(&keys[0]));
     }
     assert_eq!(read_u32(&last).await, in_order(&keys[3]));
+
+    // One key of one digit: the sort's only pass reads the key in place and writes it.
+    let small: Vec<u32> = (0..5000).map(|_| rng.below(10) as u32).collect();
+    let (perm, sorted) = ir::sort_permutation_below(&u32s(&small, 1), 10).unwrap();
+    gputable::engine::evaluate(&device, &[perm.clone(), sorted.clone()])
+        .await
+        .unwrap();
+    let mut expected: Vec<u32> = (0..5000).collect();
+    expected.sort_by_key(|&i| small[i as usize]);
+    assert_eq!(read_u32(&perm).await, expected);
+    let mut small_sorted = small.clone();
+    small_sorted.sort_unstable();
+    assert_eq!(read_u32(&sorted).await, small_sorted);
 }
 
 /// Row numbers gathered are the ids themselves, and 0 past the end, without a column of
