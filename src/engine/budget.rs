@@ -154,7 +154,20 @@ pub fn project<B: Backend>(
     // plan's end at the latest), summed as the passes go.
     let mut kept_scratch = 0u64;
     let mut tasks = Vec::with_capacity(plan.regions.len());
+    // Brought to the device a task's part at a time: inputs not on it, and outputs of
+    // earlier passes that were streamed to the host.
+    let is_input = |leaf: &NodeRef| {
+        (!computed.contains_key(&leaf.id)
+            && !on_device[&leaf.id]
+            && !copied_whole.contains(&leaf.id))
+            || streamed.contains(&leaf.id)
+    };
     for (index, region) in plan.regions.iter().enumerate() {
+        // The executor submits the work recorded so far before it uploads rows for a
+        // pass, which frees the working arrays kept for it.
+        if (region.leaves.iter()).any(|leaf| !leaf.meta.constant && is_input(leaf)) {
+            kept_scratch = 0;
+        }
         let held: u64 = (plan.regions[..index].iter())
             .flat_map(|r| r.outputs())
             .filter(|output| {
@@ -169,14 +182,6 @@ pub fn project<B: Backend>(
         if device.keeps_scratch_until_flush() {
             kept_scratch = kept_scratch.saturating_add(scratch_bytes(device, region));
         }
-        // Brought to the device a task's part at a time: inputs not on it, and outputs of
-        // earlier passes that were streamed to the host.
-        let is_input = |leaf: &NodeRef| {
-            (!computed.contains_key(&leaf.id)
-                && !on_device[&leaf.id]
-                && !copied_whole.contains(&leaf.id))
-                || streamed.contains(&leaf.id)
-        };
         let own = task_bytes(
             device,
             region,
@@ -207,7 +212,8 @@ fn past_a_binding<B: Backend>(device: &B, leaf: &Node) -> bool {
 fn scratch_bytes<B: Backend>(device: &B, region: &Region) -> u64 {
     let root = &region.root;
     if region.is_sort() && device.sorts(root.meta.length, root.inputs.len()) {
-        return device.sort_scratch_bytes(root.meta.length, root.inputs.len());
+        return device.sort_scratch_bytes(root.meta.length, root.inputs.len())
+            + joined_key_bytes(device, region);
     }
     if !region.is_reduction() {
         return 0;
@@ -218,6 +224,19 @@ fn scratch_bytes<B: Backend>(device: &B, region: &Region) -> u64 {
         .map(|&rows| device.reduction_scratch_bytes(root, rows))
         .sum();
     (2 * states).saturating_add(tasks)
+}
+
+/// Bytes of the copies joining a native sort's keys stored in several chunks, on a device
+/// whose sort binds each key whole (the executor joins them; a key of one chunk is read
+/// where it is).
+fn joined_key_bytes<B: Backend>(device: &B, region: &Region) -> u64 {
+    if device.sorts_keys_in_chunks() {
+        return 0;
+    }
+    (region.root.inputs.iter())
+        .filter(|key| key.chunks.iter().filter(|&&rows| rows > 0).count() > 1)
+        .map(|key| output_bytes(device, key))
+        .sum()
 }
 
 /// Bytes each task of `region` adds: input parts brought from the host (`from_host`), the
@@ -297,6 +316,9 @@ fn task_bytes<B: Backend>(
         if region.is_sort() {
             // The permutation and the sort's working arrays, beside its keys.
             bytes += device.sort_scratch_bytes(root.meta.length, root.inputs.len());
+            if device.sorts(root.meta.length, root.inputs.len()) {
+                bytes += joined_key_bytes(device, region);
+            }
             bytes += bytes_of(device, root, stored(root)) * if streamed { 2 } else { 1 };
             tasks.push(bytes);
             first += rows;

@@ -43,12 +43,12 @@ impl GlDevice {
             && targets * 4 <= self.limits.max_color_attachment_bytes_per_sample
     }
 
-    /// Device bytes `merge_sort` holds besides its keys and its permutation: the other
-    /// permutation, the keys carried between passes (two of each), and keys stored in
-    /// chunks joined (by the executor). The last pass's carried keys that a plan asks for
-    /// are also counted as the pass's outputs: an overestimate of one key each.
+    /// Device bytes `merge_sort` holds besides its keys (and the executor's copies joining
+    /// keys stored in chunks) and its permutation: the other permutation and the keys
+    /// carried between passes (two of each). The last pass's carried keys that a plan asks
+    /// for are also counted as the pass's outputs: an overestimate of one key each.
     pub(super) fn merge_sort_scratch_bytes(&self, rows: u32, keys: usize) -> u64 {
-        (1 + 3 * keys as u64) * self.value_bytes(DType::U32, 1, rows)
+        (1 + 2 * keys as u64) * self.value_bytes(DType::U32, 1, rows)
     }
 
     /// A texture for one of the sort's arrays of `rows` rows.

@@ -386,9 +386,9 @@ impl Backend for GpuDevice {
         true
     }
 
-    fn sort_scratch_bytes(&self, rows: u32, keys: usize) -> u64 {
+    fn sort_scratch_bytes(&self, rows: u32, _keys: usize) -> u64 {
         match self.sorts_natively(rows) {
-            true => self.radix_sort_scratch_bytes(rows, keys),
+            true => self.radix_sort_scratch_bytes(rows),
             // A split pass's flags, their scan, destinations and the previous permutation.
             false => 4 * self.value_bytes(DType::U32, 1, rows),
         }

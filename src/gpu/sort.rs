@@ -65,12 +65,12 @@ impl GpuDevice {
         rows as u64 * 4 <= self.binding_limit().0
     }
 
-    /// Device bytes `radix_sort` holds besides its keys and its permutation: the other
-    /// permutation, the key carried between passes (two; where the sort writes its first
-    /// key in order, one of them is that output, counted here too), keys stored in chunks
-    /// joined (by the executor), and each block's digit counts and their totals.
-    pub(super) fn radix_sort_scratch_bytes(&self, rows: u32, keys: usize) -> u64 {
-        (3 + keys as u64) * self.value_bytes(DType::U32, 1, rows)
+    /// Device bytes `radix_sort` holds besides its keys (and the executor's copies joining
+    /// keys stored in chunks) and its permutation: the other permutation, the key carried
+    /// between passes (two; where the sort writes its first key in order, one of them is
+    /// that output, counted here too), and each block's digit counts and their totals.
+    pub(super) fn radix_sort_scratch_bytes(&self, rows: u32) -> u64 {
+        3 * self.value_bytes(DType::U32, 1, rows)
             + self.value_bytes(DType::U32, 1, digit_counts(rows))
             + self.value_bytes(DType::U32, 1, DIGITS)
     }

@@ -97,7 +97,9 @@ impl StreamReader {
         let mut batches = Vec::new();
         while !self.ended && !self.whole_file {
             if self.file && self.schema.is_none() {
-                // Padding between a file's magic and its schema message.
+                // Padding between a file's magic and its schema message. No message starts
+                // with a zero byte: the continuation marker is 0xFFFFFFFF, and a legacy
+                // metadata length is 4 past a multiple of 8 (its message stays aligned).
                 let rest = self.pending.get(self.at..).unwrap_or_default();
                 self.at += rest.iter().take_while(|&&b| b == 0).count();
             }

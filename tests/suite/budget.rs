@@ -260,3 +260,50 @@ pub async fn a_reduction_s_partial_states_count_until_they_are_freed<T: Target>(
         );
     }
 }
+
+/// COO to CSR under a budget of twelve columns of its entries (its peak is near nine, and
+/// the projection once counted a WebGPU sort's working arrays as held to the end, though
+/// the upload of the next pass's input submits the sort and frees them): it fits, stays
+/// within the budget, and matches the unbounded conversion. Under four columns it is
+/// refused.
+pub async fn a_conversion_fits_a_budget_near_its_peak<T: Target>() {
+    use gputable::sparse::SparseMatrix;
+    let device = T::fresh().await;
+    let (entries, m) = (100_000u32, 10_000u32);
+    let mut rng = Rng(7);
+    let mut column = |n: u64| {
+        (0..entries)
+            .map(|_| rng.below(n) as u32)
+            .collect::<Vec<_>>()
+    };
+    let (rows, cols) = (column(m as u64), column(m as u64));
+    let values: Vec<f32> = (0..entries).map(|i| i as f32).collect();
+    let convert = |allowed: Option<u64>| {
+        let device = device.clone();
+        let (rows, cols, values) = (u32s(&rows, 1), u32s(&cols, 1), f32s(&values, 1));
+        async move {
+            device.core().allowed_mem.set(allowed);
+            device.core().counters.reset_peak();
+            let before = device.core().counters.memory().live_bytes;
+            let a = SparseMatrix::coo(&device, &rows, &cols, &values, (m, m)).await?;
+            let csr = a.to_csr(&device).await?;
+            let parts = [csr.major.clone(), csr.minor.clone(), csr.values.clone()];
+            engine::evaluate(&device, &parts).await?;
+            let peak = device.core().counters.memory().peak_bytes - before;
+            device.core().allowed_mem.set(None);
+            let (major, minor) = (read_u32(&parts[0]).await, read_u32(&parts[1]).await);
+            Ok::<_, gputable::GpuTableError>((peak, major, minor, read_f32(&parts[2]).await))
+        }
+    };
+    let column_bytes = device.value_bytes(DType::U32, 1, entries);
+    let allowed = 12 * column_bytes + TASK_OVERHEAD_BYTES;
+    let (peak, major, minor, summed) = convert(Some(allowed)).await.unwrap();
+    assert!(peak <= allowed, "peak {peak} over allowedMem {allowed}");
+    let (_, unbounded_major, unbounded_minor, unbounded_summed) = convert(None).await.unwrap();
+    assert_eq!(major, unbounded_major);
+    assert_eq!(minor, unbounded_minor);
+    assert_eq!(summed, unbounded_summed);
+    let error = convert(Some(4 * column_bytes)).await.unwrap_err();
+    device.core().allowed_mem.set(None);
+    assert_eq!(error.code, ErrorCode::LimitExceeded, "{error}");
+}
