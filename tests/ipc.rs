@@ -562,6 +562,33 @@ fn a_stream_or_file_read_in_pieces_gives_the_batches_of_a_whole_read() {
     let (parts, fields) = streamed(&empty, 5, ReadOptions::default()).unwrap();
     assert!(parts.is_empty());
     assert!(!fields.is_empty());
+    // A file with its schema only in its footer and no batches (the schema message after
+    // the magic cut out; the footer lists no blocks): the fields, as a whole read gives them.
+    let footer_only = {
+        let schema = batch(1).schema();
+        let mut writer = arrow_ipc::writer::FileWriter::try_new(Vec::new(), &schema).unwrap();
+        writer.finish().unwrap();
+        let mut bytes = writer.into_inner().unwrap();
+        // The schema message starts with the first continuation marker (after padding).
+        let start = (bytes.windows(4).position(|w| w == [0xff; 4])).unwrap();
+        let metadata = u32::from_le_bytes(bytes[start + 4..start + 8].try_into().unwrap());
+        bytes.drain(start..start + 8 + metadata as usize);
+        bytes
+    };
+    let whole = read_ipc(&footer_only, &ReadOptions::default()).unwrap();
+    assert!(whole.batches.is_empty() && !whole.fields.is_empty());
+    for piece in [1, 8, footer_only.len()] {
+        let (parts, fields) = streamed(&footer_only, piece, ReadOptions::default()).unwrap();
+        assert!(parts.is_empty());
+        assert_eq!(
+            fields,
+            whole
+                .fields
+                .iter()
+                .map(|f| f.name.clone())
+                .collect::<Vec<_>>()
+        );
+    }
     // Cut short anywhere: as a whole read of the same bytes (an end between messages is a
     // shorter stream; inside one, INVALID_IPC), never a panic.
     let bytes = stream_of(&batches);

@@ -3,7 +3,7 @@
 //! one message being received, never the whole input. Files stream too when their messages
 //! after the magic start with the schema (arrow-rs writes it there; the footer after the end
 //! marker is skipped); a file whose schema is only in its footer (apache-arrow JS writes
-//! those) is held whole and decoded when it ends.
+//! those) is held whole and decoded when it ends, batches or none.
 
 use arrow_ipc::MessageHeader;
 
@@ -136,7 +136,9 @@ impl StreamReader {
     /// The input ended: a message left half-received is `INVALID_IPC`. Returns the fields
     /// (from the schema, for an input without batches), and the batches of a file held whole.
     pub fn finish(&mut self) -> Result<(Vec<FieldInfo>, Vec<Vec<IpcColumn>>)> {
-        if self.whole_file {
+        // A file with no schema message before its end has it only in its footer: read
+        // whole, as a file with batches before any schema is.
+        if self.whole_file || (self.file && self.schema.is_none()) {
             let table = read_ipc(&self.file_bytes.take().unwrap_or_default(), &self.options)?;
             return Ok((table.fields, table.batches));
         }
