@@ -147,6 +147,41 @@ export async function sparseChecks(gt, device) {
       return await sameOnDevice(device, gpu.colVal, cpu.colVal) ??
         await sameOnDevice(device, gpu.nzVal, cpu.nzVal) ??
         await sameOnDevice(device, gpu.multiply(x), cpu.multiply(x));
+    },
+    async 'Promise.all of conversions on one device, and a matrix destroyed while it converts'() {
+      const inputs = Array.from({length: 6}, (_, k) => randomCoo(200 + 10 * k, 300, 8_000 + 500 * k, 20 + k));
+      const names = k => (k % 2 ? ['colPtr', 'rowVal', 'nzVal'] : ['rowPtr', 'colVal', 'nzVal']);
+      const convert = (A, k) => (k % 2 ? A.toCSC() : A.toCSR());
+      /** The problem with `got` (converted on the device) against the CPU's conversion of input k. */
+      const compare = async (got, k) => {
+        const want = await convert(SparseMatrix.fromCOO(inputs[k]), k);
+        for (const name of names(k)) {
+          const vector = await got[name].evaluate(device);
+          if (vector.device !== device) return `${k}: ${name} is not on the device`;
+          const problem = firstDifference(await got[name].readValue(), await want[name].readValue(), 0);
+          if (problem) return `${k}: ${name}: ${problem}`;
+        }
+        return null;
+      };
+      const kernels = device.stats.kernels;
+      const converted = await Promise.all(inputs.map((f, k) => convert(SparseMatrix.fromCOO(f, {device}), k)));
+      if (device.stats.kernels <= kernels) return 'no kernel ran on the device';
+      for (const k of inputs.keys()) {
+        const problem = await compare(converted[k], k);
+        if (problem) return problem;
+      }
+      // Destroyed while converting: the conversion finishes or says DESTROYED, and the
+      // device converts as before after it.
+      const A = SparseMatrix.fromCOO(inputs[0], {device});
+      const pending = A.toCSR();
+      A.destroy();
+      try {
+        const problem = await compare(await pending, 0);
+        if (problem) return `converted after destroy: ${problem}`;
+      } catch (error) {
+        if (error.code !== 'DESTROYED') return `destroyed while converting: ${error.code}: ${error.message}`;
+      }
+      return compare(await SparseMatrix.fromCOO(inputs[0], {device}).toCSR(), 0);
     }
   };
   return runChecks(checks);
