@@ -163,11 +163,12 @@ pub fn project<B: Backend>(
             || streamed.contains(&leaf.id)
     };
     for (index, region) in plan.regions.iter().enumerate() {
-        // The executor submits the work recorded so far before it uploads rows for a
-        // pass, which frees the working arrays kept for it.
+        // The executor submits the work recorded so far before a pass that uploads rows
+        // (`Run::plan`), which frees the working arrays kept for it.
         if (region.leaves.iter()).any(|leaf| !leaf.meta.constant && is_input(leaf)) {
             kept_scratch = 0;
         }
+        let joined_keys = joined_key_bytes(device, region, &computed);
         let held: u64 = (plan.regions[..index].iter())
             .flat_map(|r| r.outputs())
             .filter(|output| {
@@ -180,13 +181,14 @@ pub fn project<B: Backend>(
             .saturating_add(kept_scratch)
             .saturating_add(copies_held);
         if device.keeps_scratch_until_flush() {
-            kept_scratch = kept_scratch.saturating_add(scratch_bytes(device, region));
+            kept_scratch = kept_scratch.saturating_add(scratch_bytes(device, region, joined_keys));
         }
         let own = task_bytes(
             device,
             region,
             &is_input,
             streamed.contains(&region.root.id),
+            joined_keys,
         );
         // A sort writing its keys in order holds them too (twice where read back).
         let sorted_keys: u64 = (region.sorted_keys.iter())
@@ -209,11 +211,10 @@ fn past_a_binding<B: Backend>(device: &B, leaf: &Node) -> bool {
 /// Bytes of the working arrays of `region`'s pass besides its inputs and output: a native
 /// sort's, or a reduction's partial states (every set a combine round reads or writes, and
 /// each task's row-group states).
-fn scratch_bytes<B: Backend>(device: &B, region: &Region) -> u64 {
+fn scratch_bytes<B: Backend>(device: &B, region: &Region, joined_keys: u64) -> u64 {
     let root = &region.root;
     if region.is_sort() && device.sorts(root.meta.length, root.inputs.len()) {
-        return device.sort_scratch_bytes(root.meta.length, root.inputs.len())
-            + joined_key_bytes(device, region);
+        return device.sort_scratch_bytes(root.meta.length, root.inputs.len()) + joined_keys;
     }
     if !region.is_reduction() {
         return 0;
@@ -226,26 +227,38 @@ fn scratch_bytes<B: Backend>(device: &B, region: &Region) -> u64 {
     (2 * states).saturating_add(tasks)
 }
 
-/// Bytes of the copies joining a native sort's keys stored in several chunks, on a device
-/// whose sort binds each key whole (the executor joins them; a key of one chunk is read
-/// where it is).
-fn joined_key_bytes<B: Backend>(device: &B, region: &Region) -> u64 {
-    if device.sorts_keys_in_chunks() {
+/// Bytes of the copies joining a native sort's keys stored in several values, on a device
+/// whose sort binds each key whole (the executor joins them). A plan input of one chunk is
+/// one value; a computed key may be stored in parts (its pass cut at a binding's rows for a
+/// wider input), so it is counted too.
+fn joined_key_bytes<B: Backend>(
+    device: &B,
+    region: &Region,
+    computed: &HashMap<u64, usize>,
+) -> u64 {
+    let root = &region.root;
+    let native = region.is_sort() && device.sorts(root.meta.length, root.inputs.len());
+    if !native || device.sorts_keys_in_chunks() {
         return 0;
     }
-    (region.root.inputs.iter())
-        .filter(|key| key.chunks.iter().filter(|&&rows| rows > 0).count() > 1)
+    (root.inputs.iter())
+        .filter(|key| {
+            computed.contains_key(&key.id)
+                || key.chunks.iter().filter(|&&rows| rows > 0).count() > 1
+        })
         .map(|key| output_bytes(device, key))
         .sum()
 }
 
 /// Bytes each task of `region` adds: input parts brought from the host (`from_host`), the
-/// copies assembling parts of several chunks, the output chunk (twice when it is read back).
+/// copies assembling parts of several chunks, the output chunk (twice when it is read back),
+/// and a native sort's working arrays and `joined_keys`.
 fn task_bytes<B: Backend>(
     device: &B,
     region: &Region,
     from_host: &dyn Fn(&NodeRef) -> bool,
     streamed: bool,
+    joined_keys: u64,
 ) -> Vec<u64> {
     let root = &region.root;
     let offsets = root.chunk_offsets();
@@ -316,9 +329,7 @@ fn task_bytes<B: Backend>(
         if region.is_sort() {
             // The permutation and the sort's working arrays, beside its keys.
             bytes += device.sort_scratch_bytes(root.meta.length, root.inputs.len());
-            if device.sorts(root.meta.length, root.inputs.len()) {
-                bytes += joined_key_bytes(device, region);
-            }
+            bytes += joined_keys;
             bytes += bytes_of(device, root, stored(root)) * if streamed { 2 } else { 1 };
             tasks.push(bytes);
             first += rows;

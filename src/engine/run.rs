@@ -75,6 +75,16 @@ impl<B: Backend> Run<'_, B> {
         let keep: HashSet<u64> = pending.iter().map(|r| r.id).collect();
         let freed_after = last_uses(plan, &keep);
         for (index, region) in plan.regions.iter().enumerate() {
+            // A pass that copies host rows first submits the work recorded so far (as
+            // `assemble` would at its first host piece), freeing the working arrays earlier
+            // passes keep before this one allocates: the budget's projection counts on it.
+            let copies_host_rows = (region.leaves.iter())
+                .filter(|leaf| !leaf.meta.constant)
+                .filter_map(|leaf| values.get(&leaf.id))
+                .any(|output| !reads_in_place(self.device, output));
+            if copies_host_rows {
+                self.device.flush(self.batch).await?;
+            }
             let output = match () {
                 _ if region.root.op.is_assembly() => self.assembly(region, &values).await?,
                 _ if region.is_reduction() => self.reduction(region, &values).await?,

@@ -100,6 +100,8 @@ impl StreamReader {
                 // Padding between a file's magic and its schema message. No message starts
                 // with a zero byte: the continuation marker is 0xFFFFFFFF, and a legacy
                 // metadata length is 4 past a multiple of 8 (its message stays aligned).
+                // The legacy end marker (four zero bytes) is skipped too: a legacy file
+                // with no message before its footer does not stream.
                 let rest = self.pending.get(self.at..).unwrap_or_default();
                 self.at += rest.iter().take_while(|&&b| b == 0).count();
             }

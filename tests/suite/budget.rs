@@ -261,6 +261,42 @@ pub async fn a_reduction_s_partial_states_count_until_they_are_freed<T: Target>(
     }
 }
 
+/// A pass that copies host rows after a native sort (a scatter of host values through the
+/// sort's permutation, whose whole output is made before its first upload): the executor
+/// submits the sort first, so the working arrays WebGPU keeps for it are freed before the
+/// scatter allocates, as the projection (which stops counting them there) expects. Before,
+/// they were freed at the scatter's first upload, after its output was made.
+pub async fn a_pass_copying_host_rows_after_a_sort_frees_its_arrays_first<T: Target>() {
+    let device = T::fresh().await;
+    let rows = 100_000u32;
+    let keys: Vec<u32> = (0..rows)
+        .map(|i| i.wrapping_mul(2_654_435_761) >> 16)
+        .collect();
+    let key = u32s(&keys, 1);
+    engine::put_on(&device, &key, true).await.unwrap();
+    let (perm, _) = ir::sort_permutation_below(&key, 1 << 16).unwrap();
+    let values: Vec<f32> = (0..rows).map(|i| i as f32).collect();
+    let scattered = ir::scatter(&perm, &f32s(&values, 1), rows).unwrap();
+    device
+        .core()
+        .allowed_mem
+        .set(Some(64 * device.value_bytes(DType::U32, 1, rows)));
+    let (text, projected, peak) = projected_and_peak(&device, &scattered).await;
+    device.core().allowed_mem.set(None);
+    assert!(
+        peak <= projected,
+        "peak {peak} over the projected {projected}:\n{text}"
+    );
+    let mut order: Vec<u32> = (0..rows).collect();
+    order.sort_by_key(|&i| keys[i as usize]);
+    // Row i's value lands where the permutation sends it: perm[i] = order[i].
+    let mut expected = vec![0f32; rows as usize];
+    for (i, &at) in order.iter().enumerate() {
+        expected[at as usize] = values[i];
+    }
+    assert_eq!(read_f32(&scattered).await, expected);
+}
+
 /// COO to CSR under a budget of twelve columns of its entries (its peak is near nine, and
 /// the projection once counted a WebGPU sort's working arrays as held to the end, though
 /// the upload of the next pass's input submits the sort and frees them): it fits, stays

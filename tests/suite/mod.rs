@@ -795,6 +795,7 @@ macro_rules! suite {
             the_projection_counts_a_pass_s_earlier_chunks,
             a_sort_of_host_keys_stays_within_the_budget,
             a_conversion_fits_a_budget_near_its_peak,
+            a_pass_copying_host_rows_after_a_sort_frees_its_arrays_first,
             a_permutation_nobody_reads_is_freed_after_its_pass,
             a_reduction_s_partial_states_count_until_they_are_freed,
             joining_wide_parts_ends,
