@@ -297,11 +297,11 @@ pub async fn a_pass_copying_host_rows_after_a_sort_frees_its_arrays_first<T: Tar
     assert_eq!(read_f32(&scattered).await, expected);
 }
 
-/// COO to CSR under a budget of twelve columns of its entries (its peak is near nine, and
+/// COO to CSR under a budget of twelve columns of its entries (its peak is about eight, and
 /// the projection once counted a WebGPU sort's working arrays as held to the end, though
-/// the upload of the next pass's input submits the sort and frees them): it fits, stays
-/// within the budget, and matches the unbounded conversion. Under four columns it is
-/// refused.
+/// the executor submits the sort before the next pass uploads its input, which frees them):
+/// it fits, stays within the budget, and matches the unbounded conversion. Under four
+/// columns it is refused.
 pub async fn a_conversion_fits_a_budget_near_its_peak<T: Target>() {
     use gputable::sparse::SparseMatrix;
     let device = T::fresh().await;
