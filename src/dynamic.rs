@@ -47,24 +47,22 @@ pub async fn compact<B: Backend>(
     }
     let kept = ir::select(flags, &u32_constant(1)?, &u32_constant(0)?)?;
     let positions = ir::exclusive_scan(&kept)?;
-    // The count is the last row's position plus its flag: two rows read, no pass over all.
-    let rows = match values.meta.length {
-        0 => {
+    // Rows not kept go past the end, where a scatter drops them.
+    let destinations = ir::select(&kept, &positions, &u32_constant(u32::MAX)?)?;
+    // The count is the scan's own total (its last level): no pass of its own.
+    let rows = match ir::scan_total(&positions) {
+        None => {
             engine::evaluate(device, stored).await?;
             0
         }
-        n => {
-            let last = |x: &NodeRef| ir::slice(x, n as f64 - 1.0, n as f64);
-            let count = ir::binary(ir::BinaryOp::Add, &last(&positions)?, &last(&kept)?)?;
-            // The kept flags are evaluated too: the destinations read them, not the
-            // flags' expression again.
-            let roots = [kept.clone(), positions.clone(), count.clone()];
+        Some(count) => {
+            // The destinations are computed in the scan's last pass and kept for the
+            // scatter: neither the flags nor the positions are stored for it.
+            let roots = [destinations.clone(), count.clone()];
             engine::evaluate(device, &[&roots[..], stored].concat()).await?;
             read_scalars(device, &[count]).await?[0] as u32
         }
     };
-    // Rows not kept go past the end, where a scatter drops them.
-    let destinations = ir::select(&kept, &positions, &u32_constant(u32::MAX)?)?;
     let ids = ir::scatter(&destinations, &u32_rows(values.meta.length)?, rows)?;
     ir::gather(&ids, values)
 }

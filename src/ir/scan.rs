@@ -61,6 +61,17 @@ pub fn exclusive_scan(x: &NodeRef) -> Result<NodeRef> {
     ))
 }
 
+/// The sum of every row of a scan's column (`exclusive_scan`'s output), as the scan's own
+/// last level holds it (one row; the column itself where it has one row); `None` for an
+/// empty column.
+pub fn scan_total(scan: &NodeRef) -> Option<NodeRef> {
+    let top = match scan.op {
+        Op::ScanApply => scan.inputs.last()?,
+        _ => return None,
+    };
+    (top.meta.length == 1).then(|| top.clone())
+}
+
 /// The groups before row `row` at each level of a scan: per level, the first row of the
 /// group and how many rows of it precede (`row`'s digits in base `SCAN_FAN_IN`).
 pub fn scan_digits(row: u64, levels: usize) -> impl Iterator<Item = (u64, u32)> {
