@@ -140,9 +140,7 @@ pub async fn a_reduction_streams_a_column_larger_than_the_budget<T: Target>() {
 pub async fn a_sort_of_host_keys_stays_within_the_budget<T: Target>() {
     let device = T::fresh().await;
     let rows = 30_000u32;
-    let first: Vec<u32> = (0..rows)
-        .map(|i| i.wrapping_mul(2_654_435_761) >> 20)
-        .collect();
+    let first = hashed_keys(rows, 20);
     let second: Vec<u32> = (0..rows).map(|i| (i * 7) % 11).collect();
     let first_node = chunked(ColumnData::U32(first.clone()), 1, &[10_000, 5_000, 15_000]);
     let second_node = u32s(&second, 1);
@@ -161,6 +159,13 @@ pub async fn a_sort_of_host_keys_stays_within_the_budget<T: Target>() {
     let mut expected: Vec<u32> = (0..rows).collect();
     expected.sort_by_key(|&i| (first[i as usize], second[i as usize]));
     assert_eq!(read_u32(&perm).await, expected);
+}
+
+/// `rows` keys scattered over `32 - shift` bits (Knuth's multiplicative hash of the row).
+fn hashed_keys(rows: u32, shift: u32) -> Vec<u32> {
+    (0..rows)
+        .map(|i| i.wrapping_mul(2_654_435_761) >> shift)
+        .collect()
 }
 
 /// `explain`'s text for `root` on `device`, its largest per-task projection, and the peak
@@ -189,9 +194,7 @@ async fn projected_and_peak<B: Backend>(device: &B, root: &NodeRef) -> (String, 
 pub async fn a_permutation_nobody_reads_is_freed_after_its_pass<T: Target>() {
     let device = T::fresh().await;
     let rows = 40_000u32;
-    let keys: Vec<u32> = (0..rows)
-        .map(|i| i.wrapping_mul(2_654_435_761) >> 16)
-        .collect();
+    let keys = hashed_keys(rows, 16);
     let key = u32s(&keys, 1);
     let (_, sorted) = ir::sort_permutation_below(&key, 1 << 16).unwrap();
     // The pass after the sort holds more than the sort's (eight lanes a row), so the
@@ -269,9 +272,7 @@ pub async fn a_reduction_s_partial_states_count_until_they_are_freed<T: Target>(
 pub async fn a_pass_copying_host_rows_after_a_sort_frees_its_arrays_first<T: Target>() {
     let device = T::fresh().await;
     let rows = 100_000u32;
-    let keys: Vec<u32> = (0..rows)
-        .map(|i| i.wrapping_mul(2_654_435_761) >> 16)
-        .collect();
+    let keys = hashed_keys(rows, 16);
     let key = u32s(&keys, 1);
     engine::put_on(&device, &key, true).await.unwrap();
     let (perm, _) = ir::sort_permutation_below(&key, 1 << 16).unwrap();
