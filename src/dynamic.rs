@@ -24,6 +24,18 @@ pub async fn read_scalars<B: Backend>(device: &B, nodes: &[NodeRef]) -> Result<V
     Ok(out)
 }
 
+/// The sum of the rows of `counts` (uint32, one lane, at most `SCAN_FAN_IN` rows: a scan's
+/// top level), evaluated on `device` and read back.
+async fn read_sum<B: Backend>(device: &B, counts: &NodeRef) -> Result<u32> {
+    let output = counts
+        .output_on(device.core().id)
+        .ok_or_else(|| engine::internal("counts to add were not evaluated"))?;
+    let data = engine::read_rows(&output, 0, counts.meta.length).await?;
+    // Each count is below 2^32 and there are at most 16: the f64 sum is exact.
+    let total: f64 = (0..data.len()).map(|i| data.get_f64(i)).sum();
+    u32::try_from(total as u64).map_err(|_| engine::internal("a count past 2^32 rows"))
+}
+
 /// The rows of `values` whose flag (`flags`: one lane per row, nonzero keeps the row) is
 /// set, in order (stream compaction). Runs the flags' exclusive scan and count on `device`
 /// and reads back the count; the kept rows are lazy: each kept row's number scattered to
@@ -49,18 +61,19 @@ pub async fn compact<B: Backend>(
     let positions = ir::exclusive_scan(&kept)?;
     // Rows not kept go past the end, where a scatter drops them.
     let destinations = ir::select(&kept, &positions, &u32_constant(u32::MAX)?)?;
-    // The count is the scan's own total (its last level): no pass of its own.
-    let rows = match ir::scan_total(&positions) {
+    // The count is the sum of the scan's top level (at most SCAN_FAN_IN rows, added here):
+    // no pass of its own.
+    let rows = match ir::scan_top(&positions) {
         None => {
             engine::evaluate(device, stored).await?;
             0
         }
-        Some(count) => {
+        Some(top) => {
             // The destinations are computed in the scan's last pass and kept for the
             // scatter: neither the flags nor the positions are stored for it.
-            let roots = [destinations.clone(), count.clone()];
+            let roots = [destinations.clone(), top.clone()];
             engine::evaluate(device, &[&roots[..], stored].concat()).await?;
-            read_scalars(device, &[count]).await?[0] as u32
+            read_sum(device, &top).await?
         }
     };
     let ids = ir::scatter(&destinations, &u32_rows(values.meta.length)?, rows)?;

@@ -1,7 +1,8 @@
 //! Exclusive scans (prefix sums per lane), composed of two per-row ops that every backend
 //! runs as ordinary kernels: `GroupSum` folds `SCAN_FAN_IN` consecutive rows into one,
-//! level after level until one row is left, and `ScanApply` adds, for each row, the rows
-//! before it in its group at every level (at most `SCAN_FAN_IN - 1` reads per level).
+//! level after level until at most `SCAN_FAN_IN` rows are left, and `ScanApply` adds, for
+//! each row, the rows before it in its group at every level (at most `SCAN_FAN_IN - 1`
+//! reads per level). A fold down to one row would be a pass that no row of the scan reads.
 //! Float sums come out in tree order, not as one long running sum.
 
 use super::{single_chunk, Meta, Node, NodeRef, Op, ReduceKind};
@@ -42,7 +43,7 @@ pub fn exclusive_scan(x: &NodeRef) -> Result<NodeRef> {
     let dtype = ReduceKind::Sum.output_type(x.meta.dtype);
     element_count(x.meta.length as u64, x.meta.size, dtype)?;
     let mut levels = vec![x.clone()];
-    while levels[levels.len() - 1].meta.length > 1 {
+    while levels[levels.len() - 1].meta.length > SCAN_FAN_IN {
         let folded = group_sum(&levels[levels.len() - 1])?;
         levels.push(folded);
     }
@@ -61,15 +62,15 @@ pub fn exclusive_scan(x: &NodeRef) -> Result<NodeRef> {
     ))
 }
 
-/// The sum of every row of a scan's column (`exclusive_scan`'s output), as the scan's own
-/// last level holds it (one row; the column itself where it has one row); `None` for an
-/// empty column.
-pub fn scan_total(scan: &NodeRef) -> Option<NodeRef> {
+/// A scan's top level (`exclusive_scan`'s output): at most `SCAN_FAN_IN` rows whose sum is
+/// the sum of every row of the scanned column (the column itself where it has no more
+/// rows); `None` for an empty column or a node that is no scan.
+pub fn scan_top(scan: &NodeRef) -> Option<NodeRef> {
     let top = match scan.op {
         Op::ScanApply => scan.inputs.last()?,
         _ => return None,
     };
-    (top.meta.length == 1).then(|| top.clone())
+    (top.meta.length > 0).then(|| top.clone())
 }
 
 /// The groups before row `row` at each level of a scan: per level, the first row of the
