@@ -279,6 +279,11 @@ pub fn gather(ids: &NodeRef, values: &NodeRef) -> Result<NodeRef> {
         )));
     }
     if let Some(rows) = row_numbers(values).filter(|_| ids.meta.dtype == DType::U32) {
+        // A scatter of fewer row numbers than these holds only ids below `rows` (its
+        // unwritten rows are 0): each is its own row number (compaction's kept rows).
+        if ids.op == Op::Scatter && ids.inputs.len() == 1 && ids.inputs[0].meta.length <= rows {
+            return Ok(ids.clone());
+        }
         // Row numbers gathered are the ids themselves (0 past the end): no column of them
         // stored to be read at random.
         let past_end = binary(BinaryOp::Divide, ids, &u32_constant(rows)?)?;

@@ -409,4 +409,16 @@ pub async fn row_numbers_gathered_are_the_ids<T: Target>() {
         .await
         .unwrap();
     assert_eq!(read_u32(&gathered).await, vec![4, 0, 9, 3, 0, 0]);
+    // A scatter of 5 row numbers into 7 rows (two unwritten, 0) holds only rows of 5 or
+    // more: gathered, it is itself, with no pass of its own.
+    let kept = ir::scatter(&u32s(&[6, 0, 9, 2, 3], 1), &ir::u32_rows(5).unwrap(), 7).unwrap();
+    for rows in [5, 6] {
+        let same = ir::gather(&kept, &ir::u32_rows(rows).unwrap()).unwrap();
+        assert_eq!(same.id, kept.id, "gathered from {rows} row numbers");
+    }
+    let fewer = ir::gather(&kept, &ir::u32_rows(3).unwrap()).unwrap();
+    assert_ne!(fewer.id, kept.id);
+    evaluate::<T>(&[kept.clone(), fewer.clone()]).await.unwrap();
+    assert_eq!(read_u32(&kept).await, vec![1, 0, 3, 4, 0, 0, 0]);
+    assert_eq!(read_u32(&fewer).await, vec![1, 0, 0, 0, 0, 0, 0]);
 }
