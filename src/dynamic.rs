@@ -4,7 +4,7 @@
 
 use crate::engine::{self, Backend};
 use crate::error::{GpuTableError, Result};
-use crate::ir::{self, u32_constant, u32_rows, NodeRef};
+use crate::ir::{self, u32_constant, u32_rows, BinaryOp, NodeRef};
 
 /// Lane 0 of row 0 of each of `nodes`, evaluated on `device` in one plan (nodes already
 /// there are read as they are) and read back: exact for every 32-bit type.
@@ -37,12 +37,8 @@ async fn read_sum<B: Backend>(device: &B, counts: &NodeRef) -> Result<u32> {
 }
 
 /// The rows of `values` whose flag (`flags`: one lane per row, nonzero keeps the row) is
-/// set, in order (stream compaction). Runs the flags' exclusive scan and count on `device`
-/// and reads back the count; the kept rows are lazy: each kept row's number scattered to
-/// its scan position, and the values gathered through them. `stored` are evaluated with
-/// the count and keep their output: the count ends an evaluation, and only evaluated roots
-/// keep theirs, so nodes the caller reads on both sides of it (sorted entries above all)
-/// would otherwise be computed twice.
+/// set, in order (stream compaction): `compaction`'s kept rows, the values gathered
+/// through them (lazily).
 pub async fn compact<B: Backend>(
     device: &B,
     flags: &NodeRef,
@@ -51,10 +47,66 @@ pub async fn compact<B: Backend>(
 ) -> Result<NodeRef> {
     flags.check_alive()?;
     values.check_alive()?;
-    if flags.meta.size != 1 || flags.meta.length != values.meta.length || flags.meta.constant {
+    if flags.meta.length != values.meta.length {
         return Err(GpuTableError::invalid(format!(
-            "compact needs one flag per row: {} flags of size {} for {} rows",
-            flags.meta.length, flags.meta.size, values.meta.length
+            "compact needs one flag per row: {} flags for {} rows",
+            flags.meta.length, values.meta.length
+        )));
+    }
+    let kept = compaction(device, flags, stored).await?;
+    ir::gather(&kept.kept_rows()?, values)
+}
+
+/// Which rows of a column a compaction keeps, and where each goes.
+pub struct Compaction {
+    /// Each row's place among the kept rows, or `u32::MAX` for a row not kept; stored on
+    /// the device where the column has rows.
+    destinations: NodeRef,
+    /// The number of rows kept.
+    pub count: u32,
+}
+
+impl Compaction {
+    /// The number of each kept row, in order (lazy: each scattered to its place).
+    pub fn kept_rows(&self) -> Result<NodeRef> {
+        let rows = u32_rows(self.destinations.meta.length)?;
+        ir::scatter(&self.destinations, &rows, self.count)
+    }
+
+    /// For each of `rows` (uint32 numbers of rows that were kept, or the column's length),
+    /// its place among the kept rows; the column's length gives the count. Lazy and
+    /// elementwise: one read of the stored places per row, no pass of its own.
+    pub fn places_of_kept(&self, rows: &NodeRef) -> Result<NodeRef> {
+        let length = self.destinations.meta.length;
+        if length == 0 {
+            return ir::binary(BinaryOp::Multiply, rows, &u32_constant(0)?);
+        }
+        // The length reads past the places (0 there) and is the one row it divides to 1.
+        let at_end = ir::binary(BinaryOp::Divide, rows, &u32_constant(length)?)?;
+        ir::binary(
+            BinaryOp::Add,
+            &ir::gather(rows, &self.destinations)?,
+            &ir::binary(BinaryOp::Multiply, &at_end, &u32_constant(self.count)?)?,
+        )
+    }
+}
+
+/// Stream compaction of the rows whose flag (`flags`: one lane per row, nonzero keeps the
+/// row) is set. Runs the flags' exclusive scan on `device` and reads back the count (the
+/// sum of the scan's top level); each row's place is computed in the scan's last pass and
+/// stored. `stored` are evaluated with the count and keep their output: the count ends an
+/// evaluation, and only evaluated roots keep theirs, so nodes the caller reads on both
+/// sides of it (sorted entries above all) would otherwise be computed twice.
+pub async fn compaction<B: Backend>(
+    device: &B,
+    flags: &NodeRef,
+    stored: &[NodeRef],
+) -> Result<Compaction> {
+    flags.check_alive()?;
+    if flags.meta.size != 1 || flags.meta.constant {
+        return Err(GpuTableError::invalid(format!(
+            "a compaction needs one flag per row: {} flags of size {}",
+            flags.meta.length, flags.meta.size
         )));
     }
     let kept = ir::select(flags, &u32_constant(1)?, &u32_constant(0)?)?;
@@ -63,19 +115,20 @@ pub async fn compact<B: Backend>(
     let destinations = ir::select(&kept, &positions, &u32_constant(u32::MAX)?)?;
     // The count is the sum of the scan's top level (at most SCAN_FAN_IN rows, added here):
     // no pass of its own.
-    let rows = match ir::scan_top(&positions) {
+    let count = match ir::scan_top(&positions) {
         None => {
             engine::evaluate(device, stored).await?;
             0
         }
         Some(top) => {
-            // The destinations are computed in the scan's last pass and kept for the
-            // scatter: neither the flags nor the positions are stored for it.
+            // Neither the flags nor the positions are stored: only the places.
             let roots = [destinations.clone(), top.clone()];
             engine::evaluate(device, &[&roots[..], stored].concat()).await?;
             read_sum(device, &top).await?
         }
     };
-    let ids = ir::scatter(&destinations, &u32_rows(values.meta.length)?, rows)?;
-    ir::gather(&ids, values)
+    Ok(Compaction {
+        destinations,
+        count,
+    })
 }

@@ -465,16 +465,21 @@ async fn csr_of_sorted<B: Backend>(
     let starts_run = cell_starts(&rows, &cols)?;
     // Sorted once: stored with the count, which ends an evaluation.
     let sorted = [rows.clone(), cols.clone(), values.clone()];
-    let starts = crate::dynamic::compact(device, &starts_run, &u32_rows(nnz)?, &sorted).await?;
+    let cells = crate::dynamic::compaction(device, &starts_run, &sorted).await?;
+    let starts = cells.kept_rows()?;
     let offsets = ir::concat(&[starts.clone(), u32_row(nnz)?])?;
     // Duplicates add in the values' own type (integers wrap), as toDense's cells do.
     let summed = as_type(&ir::segment_sum(&values, &offsets)?, values.meta.dtype)?;
-    csr_of_row_major(
-        &ir::gather(&starts, &rows)?,
-        ir::gather(&starts, &cols)?,
-        summed,
+    // A row's first sorted entry starts a cell, so the row's pointer is that cell's place:
+    // searched among the sorted entries, no column of the cells' rows gathered for it.
+    let firsts = ir::search_sorted(&rows, &u32_rows(shape.0 + 1)?, false)?;
+    Ok(SparseMatrix {
+        format: Format::Csr,
         shape,
-    )
+        major: cells.places_of_kept(&firsts)?,
+        minor: ir::gather(&starts, &cols)?,
+        values: summed,
+    })
 }
 
 /// Entries sorted by row, then column, stably (one sort by both keys).

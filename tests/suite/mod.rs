@@ -761,6 +761,7 @@ macro_rules! suite {
             // sparse.rs: sparse matrices
             coo_with_duplicates_becomes_canonical_csr,
             to_csr_sorts_the_entries_once,
+            to_csr_runs_six_passes_after_its_count,
             filters_and_products_sort_their_entries_once,
             spmv_and_spmm_match_the_dense_product,
             sparse_constructors_validate_their_components,

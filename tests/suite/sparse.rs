@@ -698,3 +698,54 @@ pub async fn measures_of_twenty_thousand_entries_match_the_cpu<T: Target>() {
         );
     }
 }
+
+/// toCSR's passes after its sort, pinned: the count's evaluation is the sort and six
+/// passes (the cell starts, four levels of their scan, its last pass writing each cell's
+/// place), and what is left is six: the row pointers (searched among the sorted entries,
+/// each row's first entry starting a cell), the cells' first entries scattered, their
+/// columns gathered, the segment offsets assembled and the duplicates summed (two passes).
+/// Before, the kept rows were gathered in a pass of their own for the row pointers, and
+/// the gather of the row numbers through the scatter was a pass too: eight. The last
+/// three rows are empty.
+pub async fn to_csr_runs_six_passes_after_its_count<T: Target>() {
+    let device = T::fresh().await;
+    let (drawn, shape) = ((1000, 1000), (1003, 1000));
+    let (rows, cols, values) = random_entries(drawn, 100_000, 9, 11);
+    let kernels = || device.core().counters.stats().kernels;
+    let sorted = coo_of(&device, &rows, &cols, &values, shape)
+        .await
+        .to_coo()
+        .unwrap();
+    let before_sort = kernels();
+    let entries = [sorted.major, sorted.minor, sorted.values];
+    gputable::engine::evaluate(&device, &entries).await.unwrap();
+    let sort = kernels() - before_sort;
+    let a = coo_of(&device, &rows, &cols, &values, shape).await;
+    let before_count = kernels();
+    let csr = a.to_csr(&device).await.unwrap();
+    let counting = kernels() - before_count;
+    assert!(
+        counting <= sort + 6,
+        "the count took {counting} kernels, the sort {sort}"
+    );
+    let roots = [csr.major.clone(), csr.minor.clone(), csr.values.clone()];
+    let left = gputable::plan::plan(&roots, gputable::plan::Fusion::On).unwrap();
+    assert_eq!(left.regions.len(), 6, "{}", left.describe("test"));
+    evaluated::<T>(&[&csr.major, &csr.minor, &csr.values]).await;
+    let mut cells = std::collections::BTreeMap::new();
+    for ((&r, &c), &v) in rows.iter().zip(&cols).zip(&values) {
+        *cells.entry((r, c)).or_insert(0f32) += v;
+    }
+    let mut pointers = vec![0u32; shape.0 as usize + 1];
+    for &(r, _) in cells.keys() {
+        pointers[r as usize + 1] += 1;
+    }
+    for r in 0..shape.0 as usize {
+        pointers[r + 1] += pointers[r];
+    }
+    assert_eq!(read_u32(&csr.major).await, pointers);
+    let expected_cols: Vec<u32> = cells.keys().map(|&(_, c)| c).collect();
+    assert_eq!(read_u32(&csr.minor).await, expected_cols);
+    let expected_values: Vec<f32> = cells.values().copied().collect();
+    assert_eq!(read_f32(&csr.values).await, expected_values);
+}
