@@ -25,8 +25,11 @@ pub async fn read_scalars<B: Backend>(device: &B, nodes: &[NodeRef]) -> Result<V
 }
 
 /// The sum of the rows of `counts` (uint32, one lane, at most `SCAN_FAN_IN` rows: a scan's
-/// top level), evaluated on `device` and read back.
+/// top level), already evaluated on `device`, read back.
 async fn read_sum<B: Backend>(device: &B, counts: &NodeRef) -> Result<u32> {
+    if counts.meta.size != 1 || counts.meta.length > ir::SCAN_FAN_IN {
+        return Err(engine::internal("counts to add are not a scan's top level"));
+    }
     let output = counts
         .output_on(device.core().id)
         .ok_or_else(|| engine::internal("counts to add were not evaluated"))?;

@@ -279,7 +279,7 @@ pub fn gather(ids: &NodeRef, values: &NodeRef) -> Result<NodeRef> {
         )));
     }
     if let Some(rows) = row_numbers(values).filter(|_| ids.meta.dtype == DType::U32) {
-        // A scatter of fewer row numbers than these holds only ids below `rows` (its
+        // A scatter of no more row numbers than these holds only ids below `rows` (its
         // unwritten rows are 0): each is its own row number (compaction's kept rows).
         if ids.op == Op::Scatter && ids.inputs.len() == 1 && ids.inputs[0].meta.length <= rows {
             return Ok(ids.clone());

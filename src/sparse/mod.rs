@@ -507,13 +507,16 @@ fn cell_starts(rows: &NodeRef, cols: &NodeRef) -> Result<NodeRef> {
         &same_as_before(cols)?,
     )?;
     let differs = ir::binary(BinaryOp::Subtract, &u32_constant(1)?, &same_cell)?;
-    // Row 0 always starts one: 1 - k / k is 1 there (integer division by 0 being 0).
+    // Row 0 always starts one: 1 - k / k is 1 there (integer division by 0 being 0). Its
+    // "entry before" reads past the end (0), so it may differ as well: a flag of 2 there
+    // would count a cell twice where the flags are summed (`cell_sums`).
     let first = ir::binary(
         BinaryOp::Subtract,
         &u32_constant(1)?,
         &ir::binary(BinaryOp::Divide, &k, &k)?,
     )?;
-    ir::binary(BinaryOp::Add, &differs, &first)
+    let flag = ir::binary(BinaryOp::Add, &differs, &first)?;
+    ir::select(&flag, &u32_constant(1)?, &u32_constant(0)?)
 }
 
 /// CSR of entries sorted row-major (columns sorted within rows): the row pointers are where

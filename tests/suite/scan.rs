@@ -166,8 +166,9 @@ pub async fn search_sorted_finds_left_and_right_sides<T: Target>() {
     );
 }
 
-/// Stream compaction reads back only its count, which is the scan's own total: the count's
-/// evaluation runs the flags, the scan and the scatter's destinations, no pass of its own.
+/// Stream compaction reads back only its count, the sum of the scan's top level (at most 16
+/// rows): the count's evaluation runs the flags, the scan and the scatter's destinations,
+/// no pass of its own.
 pub async fn compaction_reads_back_only_the_count<T: Target>() {
     let device = T::fresh().await;
     let rows = 100_000usize;
@@ -221,9 +222,9 @@ pub async fn compaction_reads_back_only_the_count<T: Target>() {
         .await
         .unwrap();
     assert_eq!(read_i32(&empty).await, Vec::<i32>::new());
-    // Counts added from a top level of several rows: the flags themselves (16 rows), and
-    // two group sums (17 and 257 rows).
-    for rows in [16usize, 17, 257] {
+    // Counts added from a top level of several rows: the flags themselves (16 rows), two
+    // group sums (17 and 257 rows), 16 (256 rows) and 2 again (4097 rows).
+    for rows in [16usize, 17, 256, 257, 4097] {
         let flags: Vec<u8> = (0..rows).map(|i| (i % 3 != 1) as u8).collect();
         let values: Vec<i32> = (0..rows as i32).collect();
         let kept = gputable::dynamic::compact(&device, &u8s(&flags, 1), &i32s(&values, 1), &[])

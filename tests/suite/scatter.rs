@@ -409,8 +409,9 @@ pub async fn row_numbers_gathered_are_the_ids<T: Target>() {
         .await
         .unwrap();
     assert_eq!(read_u32(&gathered).await, vec![4, 0, 9, 3, 0, 0]);
-    // A scatter of 5 row numbers into 7 rows (two unwritten, 0) holds only rows of 5 or
-    // more: gathered, it is itself, with no pass of its own.
+    // A scatter of 5 row numbers into 7 rows (rows 1, 4 and 5 unwritten, 0; destination 9
+    // dropped) holds only ids below 5: gathered from 5 or more row numbers it is itself,
+    // with no pass of its own.
     let kept = ir::scatter(&u32s(&[6, 0, 9, 2, 3], 1), &ir::u32_rows(5).unwrap(), 7).unwrap();
     for rows in [5, 6] {
         let same = ir::gather(&kept, &ir::u32_rows(rows).unwrap()).unwrap();

@@ -731,7 +731,10 @@ pub async fn to_csr_runs_six_passes_after_its_count<T: Target>() {
     let roots = [csr.major.clone(), csr.minor.clone(), csr.values.clone()];
     let left = gputable::plan::plan(&roots, gputable::plan::Fusion::On).unwrap();
     assert_eq!(left.regions.len(), 6, "{}", left.describe("test"));
-    evaluated::<T>(&[&csr.major, &csr.minor, &csr.values]).await;
+    gputable::engine::evaluate(&device, &roots).await.unwrap();
+    for root in &roots {
+        assert_eq!(root.home().unwrap().device, device.core().id);
+    }
     let mut cells = std::collections::BTreeMap::new();
     for ((&r, &c), &v) in rows.iter().zip(&cols).zip(&values) {
         *cells.entry((r, c)).or_insert(0f32) += v;

@@ -200,6 +200,27 @@ pub async fn sparse_sums_and_extremes_count_implicit_zeros<T: Target>() {
     let low = gap.extreme(ReduceKind::Min).unwrap();
     evaluated::<T>(&[&low]).await;
     assert_eq!(read_f32(&low).await, vec![0.0]);
+    // The same where no entry is at (0, 0): the first entry's run counted as two cells,
+    // so one cell stored twice in 1 x 2 looked like every cell stored (min 10).
+    for (rows, cols, values, shape) in [
+        (&[0u32, 0][..], &[1u32, 1][..], &[5.0f32, 5.0][..], (1, 2)),
+        (&[1, 0, 1, 1], &[1, 1, 0, 1], &[2.0, 3.0, 4.0, 6.0], (2, 2)),
+    ] {
+        let gap = coo_of(&device, rows, cols, values, shape).await;
+        let (low, high) = (
+            gap.extreme(ReduceKind::Min).unwrap(),
+            gap.extreme(ReduceKind::Max).unwrap(),
+        );
+        evaluated::<T>(&[&low, &high]).await;
+        let most = dense(shape, rows, cols, values)
+            .into_iter()
+            .fold(0f64, f64::max);
+        assert_eq!(
+            (read_f32(&low).await, read_f32(&high).await),
+            (vec![0.0], vec![most as f32]),
+            "{shape:?}"
+        );
+    }
     // Negative cells, integer values, and no stored entry at all.
     let ints = SparseMatrix::coo(
         &device,
