@@ -2,6 +2,7 @@
 //! and read back (one number, never the entries), then the rest of the graph is built
 //! lazily with that length and evaluated where its inputs are.
 
+use crate::column::ColumnData;
 use crate::engine::{self, Backend};
 use crate::error::{GpuTableError, Result};
 use crate::ir::{self, u32_constant, u32_rows, BinaryOp, NodeRef};
@@ -12,10 +13,7 @@ pub async fn read_scalars<B: Backend>(device: &B, nodes: &[NodeRef]) -> Result<V
     engine::evaluate(device, nodes).await?;
     let mut out = Vec::with_capacity(nodes.len());
     for node in nodes {
-        let output = node
-            .output_on(device.core().id)
-            .ok_or_else(|| engine::internal("a scalar to read was not evaluated"))?;
-        let data = engine::read_rows(&output, 0, 1).await?;
+        let data = read_evaluated(device, node, 1).await?;
         match data.is_empty() {
             true => return Err(engine::internal("a scalar to read has no row")),
             false => out.push(data.get_f64(0)),
@@ -24,16 +22,21 @@ pub async fn read_scalars<B: Backend>(device: &B, nodes: &[NodeRef]) -> Result<V
     Ok(out)
 }
 
+/// The first `rows` rows of `node`, evaluated on `device`, read back.
+async fn read_evaluated<B: Backend>(device: &B, node: &NodeRef, rows: u32) -> Result<ColumnData> {
+    let output = node
+        .output_on(device.core().id)
+        .ok_or_else(|| engine::internal("a number to read back was not evaluated"))?;
+    engine::read_rows(&output, 0, rows).await
+}
+
 /// The sum of the rows of `counts` (uint32, one lane, at most `SCAN_FAN_IN` rows: a scan's
 /// top level), already evaluated on `device`, read back.
 async fn read_sum<B: Backend>(device: &B, counts: &NodeRef) -> Result<u32> {
     if counts.meta.size != 1 || counts.meta.length > ir::SCAN_FAN_IN {
         return Err(engine::internal("counts to add are not a scan's top level"));
     }
-    let output = counts
-        .output_on(device.core().id)
-        .ok_or_else(|| engine::internal("counts to add were not evaluated"))?;
-    let data = engine::read_rows(&output, 0, counts.meta.length).await?;
+    let data = read_evaluated(device, counts, counts.meta.length).await?;
     // Each count is below 2^32 and there are at most 16: the f64 sum is exact.
     let total: f64 = (0..data.len()).map(|i| data.get_f64(i)).sum();
     u32::try_from(total as u64).map_err(|_| engine::internal("a count past 2^32 rows"))

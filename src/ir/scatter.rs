@@ -9,6 +9,12 @@ use crate::column::element_count;
 use crate::dtype::DType;
 use crate::error::{GpuTableError, Result};
 
+/// How many row numbers `node` scatters, where it is a scatter of its rows' numbers (its
+/// destinations its only input): each of its rows holds one below that, or 0.
+pub fn scattered_row_numbers(node: &Node) -> Option<u32> {
+    (node.op == Op::Scatter && node.inputs.len() == 1).then(|| node.inputs[0].meta.length)
+}
+
 /// A column of `length` rows: row `destinations[i]` is `values[i]`, rows nobody writes are
 /// 0, destinations at or past `length` are dropped. Destinations must be distinct: where two
 /// collide, which value lands is unspecified (the CPU and WebGL2 keep the later row, WebGPU

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::fmt::Write;
 
 use super::{Plan, Region};
-use crate::ir::{combine_rounds, describe_rounds, NodeRef, Op, Reduction};
+use crate::ir::{combine_rounds, describe_rounds, scattered_row_numbers, NodeRef, Op, Reduction};
 
 impl Plan {
     /// A readable description of the passes, shared by every backend's `explain()`: each
@@ -26,9 +26,9 @@ impl Plan {
                 }
                 (Op::Reduce(_), 1) => "reduction".to_string(),
                 (Op::Reduce(_), n) => format!("reduction with a fused prologue of {} ops", n - 1),
-                (Op::Scatter, _) => match root.inputs.len() {
-                    1 => "scatter: each input row's number written where it says".to_string(),
-                    _ => "scatter: each input row written where it says".to_string(),
+                (Op::Scatter, _) => match scattered_row_numbers(root) {
+                    Some(_) => "scatter: each input row's number written where it says".to_string(),
+                    None => "scatter: each input row written where it says".to_string(),
                 },
                 (Op::SortPermutation { bits }, _) => match &bits[..] {
                     [bits] => format!("stable sort by the keys' low {bits} bits"),

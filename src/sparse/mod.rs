@@ -501,22 +501,19 @@ fn cell_starts(rows: &NodeRef, cols: &NodeRef) -> Result<NodeRef> {
     // Each index compared with the one before it where it is stored: no pairs of them
     // interleaved into a column of their own first.
     let same_as_before = |index: &NodeRef| ir::equal_all(index, &ir::gather(&previous, index)?);
+    // Row 0 has no entry before it (its "entry before" reads past the end, 0), so it is
+    // never the same cell: k / k is 0 there (integer division by 0 being 0), 1 elsewhere.
+    let has_before = ir::binary(BinaryOp::Divide, &k, &k)?;
     let same_cell = ir::binary(
         BinaryOp::Multiply,
-        &same_as_before(rows)?,
-        &same_as_before(cols)?,
+        &ir::binary(
+            BinaryOp::Multiply,
+            &same_as_before(rows)?,
+            &same_as_before(cols)?,
+        )?,
+        &has_before,
     )?;
-    let differs = ir::binary(BinaryOp::Subtract, &u32_constant(1)?, &same_cell)?;
-    // Row 0 always starts one: 1 - k / k is 1 there (integer division by 0 being 0). Its
-    // "entry before" reads past the end (0), so it may differ as well: a flag of 2 there
-    // would count a cell twice where the flags are summed (`cell_sums`).
-    let first = ir::binary(
-        BinaryOp::Subtract,
-        &u32_constant(1)?,
-        &ir::binary(BinaryOp::Divide, &k, &k)?,
-    )?;
-    let flag = ir::binary(BinaryOp::Add, &differs, &first)?;
-    ir::select(&flag, &u32_constant(1)?, &u32_constant(0)?)
+    ir::binary(BinaryOp::Subtract, &u32_constant(1)?, &same_cell)
 }
 
 /// CSR of entries sorted row-major (columns sorted within rows): the row pointers are where
