@@ -65,9 +65,16 @@ pub async fn compact<B: Backend>(
 
 /// Which rows of a column a compaction keeps, and where each goes.
 pub struct Compaction {
-    /// Each row's place among the kept rows, or `u32::MAX` for a row not kept; stored on
-    /// the device where the column has rows.
+    /// Each row's place among the kept rows (the kept rows before it); a row not kept has
+    /// `mark` added, which puts it past the end, where a scatter drops it. Stored on the
+    /// device where the column has rows.
     destinations: NodeRef,
+    /// At least the column's rows and at most 2^31, so a place plus it is past every count
+    /// and fits in 32 bits; 0 for columns of more rows, whose rows not kept go to
+    /// `u32::MAX` (their places are not kept).
+    mark: u32,
+    /// The scan of the places, lazy, for `kept_before` where no mark fits.
+    positions: NodeRef,
     /// The number of rows kept.
     pub count: u32,
 }
@@ -79,21 +86,44 @@ impl Compaction {
         ir::scatter(&self.destinations, &rows, self.count)
     }
 
-    /// For each of `rows` (uint32 numbers of rows that were kept, or the column's length),
-    /// its place among the kept rows; the column's length gives the count. Lazy and
-    /// elementwise: one read of the stored places per row, no pass of its own.
-    pub fn places_of_kept(&self, rows: &NodeRef) -> Result<NodeRef> {
+    /// For each of `rows` (uint32 row numbers of the flagged column, up to its length), the
+    /// number of kept rows before it: a kept row's place, and the count at the length. Lazy
+    /// and elementwise: one read of the stored places per row, no pass of its own (past
+    /// 2^31 flags, the scan runs again).
+    pub fn kept_before(&self, rows: &NodeRef) -> Result<NodeRef> {
         let length = self.destinations.meta.length;
         if length == 0 {
             return ir::binary(BinaryOp::Multiply, rows, &u32_constant(0)?);
         }
+        let places = match self.mark {
+            0 => ir::gather(rows, &self.positions)?,
+            mark => {
+                let marked = ir::gather(rows, &self.destinations)?;
+                let mark = u32_constant(mark)?;
+                let marks = ir::binary(BinaryOp::Divide, &marked, &mark)?;
+                ir::binary(
+                    BinaryOp::Subtract,
+                    &marked,
+                    &ir::binary(BinaryOp::Multiply, &marks, &mark)?,
+                )?
+            }
+        };
         // The length reads past the places (0 there) and is the one row it divides to 1.
         let at_end = ir::binary(BinaryOp::Divide, rows, &u32_constant(length)?)?;
         ir::binary(
             BinaryOp::Add,
-            &ir::gather(rows, &self.destinations)?,
+            &places,
             &ir::binary(BinaryOp::Multiply, &at_end, &u32_constant(self.count)?)?,
         )
+    }
+}
+
+/// The mark `compaction` adds to the places of rows not kept: 2^31, where `rows` fit
+/// below it (a place plus the mark then fits in 32 bits and is past every count).
+fn mark_for(rows: u32) -> u32 {
+    match rows <= 1 << 31 {
+        true => 1 << 31,
+        false => 0,
     }
 }
 
@@ -108,6 +138,17 @@ pub async fn compaction<B: Backend>(
     flags: &NodeRef,
     stored: &[NodeRef],
 ) -> Result<Compaction> {
+    compaction_marked(device, flags, stored, mark_for(flags.meta.length)).await
+}
+
+/// `compaction`, with the rows not kept marked by `mark` (0: sent to `u32::MAX`). Any
+/// mark at or above the flags' rows and at most 2^31 is exact; tests pass small ones.
+pub async fn compaction_marked<B: Backend>(
+    device: &B,
+    flags: &NodeRef,
+    stored: &[NodeRef],
+    mark: u32,
+) -> Result<Compaction> {
     flags.check_alive()?;
     if flags.meta.size != 1 || flags.meta.constant {
         return Err(GpuTableError::invalid(format!(
@@ -115,10 +156,18 @@ pub async fn compaction<B: Backend>(
             flags.meta.length, flags.meta.size
         )));
     }
+    if mark != 0 && (mark < flags.meta.length || mark > 1 << 31) {
+        return Err(engine::internal(
+            "a compaction's mark does not fit its rows",
+        ));
+    }
     let kept = ir::select(flags, &u32_constant(1)?, &u32_constant(0)?)?;
     let positions = ir::exclusive_scan(&kept)?;
-    // Rows not kept go past the end, where a scatter drops them.
-    let destinations = ir::select(&kept, &positions, &u32_constant(u32::MAX)?)?;
+    let dropped = match mark {
+        0 => u32_constant(u32::MAX)?,
+        mark => ir::binary(BinaryOp::Add, &positions, &u32_constant(mark)?)?,
+    };
+    let destinations = ir::select(&kept, &positions, &dropped)?;
     // The count is the sum of the scan's top level (at most SCAN_FAN_IN rows, added here):
     // no pass of its own.
     let count = match ir::scan_top(&positions) {
@@ -135,6 +184,8 @@ pub async fn compaction<B: Backend>(
     };
     Ok(Compaction {
         destinations,
+        mark,
+        positions,
         count,
     })
 }

@@ -4,7 +4,8 @@
 //! ops that are not linear in each stored value sum duplicates first.
 
 use super::{
-    as_type, csr_of_row_major, place_of, sort_row_major, split_place, Entries, Format, SparseMatrix,
+    as_type, copied, csr_of_parts, place_of, sort_row_major, split_place, Entries, Format,
+    SparseMatrix,
 };
 use crate::dtype::{Class, DType};
 use crate::engine::Backend;
@@ -12,9 +13,12 @@ use crate::error::{GpuTableError, Result};
 use crate::ir::{self, u32_constant, u32_rows, BinaryOp, NodeRef, UnaryOp};
 
 impl SparseMatrix {
-    /// The same structure with `map` applied to the stored values.
+    /// The same structure (copied: the result owns its components) with `map` applied to
+    /// the stored values.
     fn with_values(&self, map: impl FnOnce(&NodeRef) -> Result<NodeRef>) -> Result<SparseMatrix> {
         Ok(SparseMatrix {
+            major: copied(&self.major)?,
+            minor: copied(&self.minor)?,
             values: map(&self.values)?,
             ..self.clone()
         })
@@ -31,9 +35,12 @@ impl SparseMatrix {
                 "{op:?} does not keep zeros: apply it to toDense()"
             )));
         }
-        self.canonical(device)
+        // Computed now: an awaited result holds its own data, not a graph over this matrix.
+        self.summed(device)
             .await?
-            .with_values(|values| ir::unary(op, values))
+            .with_values(|values| ir::unary(op, values))?
+            .computed(device)
+            .await
     }
 
     /// `A * number`, `number * A` or `A / number` (`number`: one constant row), with
@@ -79,10 +86,11 @@ impl SparseMatrix {
     ) -> Result<SparseMatrix> {
         match self.scaled_now(op, number, number_first)? {
             Some(scaled) => Ok(scaled),
-            None => self
-                .canonical(device)
-                .await?
-                .with_values(|values| ir::binary(op, values, number)),
+            None => {
+                let summed = self.summed(device).await?;
+                let scaled = summed.with_values(|values| ir::binary(op, values, number))?;
+                scaled.computed(device).await
+            }
         }
     }
 
@@ -157,11 +165,14 @@ impl SparseMatrix {
         ))
     }
 
-    /// `kron(A, B)` in A's format (CSR and CSC canonical, built on `device`).
+    /// `kron(A, B)` in A's format (CSR and CSC canonical), built on `device`.
     pub async fn kron<B: Backend>(&self, device: &B, other: &SparseMatrix) -> Result<SparseMatrix> {
-        self.kron_entries(other)?
-            .into_format(device, self.format)
-            .await
+        let entries = self.kron_entries(other)?;
+        match self.format {
+            // Computed now: the pairs are gathered from both operands' own components.
+            Format::Coo => entries.computed(device).await,
+            format => entries.into_format(device, format).await,
+        }
     }
 }
 
@@ -207,7 +218,7 @@ async fn intersection<B: Backend>(
     a: &SparseMatrix,
     b: &SparseMatrix,
 ) -> Result<SparseMatrix> {
-    let (a, b) = (a.to_csr(device).await?, b.to_csr(device).await?);
+    let (a, b) = (a.shared_csr(device).await?, b.shared_csr(device).await?);
     let (rows, cols, values) = sort_row_major(both_entries(BinaryOp::Multiply, &a, &b)?, a.shape)?;
     let total = values.meta.length;
     let pairs = total.saturating_sub(1);
@@ -218,17 +229,24 @@ async fn intersection<B: Backend>(
     )?;
     // The merged entries are stored with the count, or the gathers after it would sort again.
     let merged = [rows.clone(), cols.clone(), values.clone()];
-    let first = crate::dynamic::compact(device, &matched, &u32_rows(pairs)?, &merged).await?;
+    let pairs_kept = crate::dynamic::compaction(device, &matched, &merged).await?;
+    let first = pairs_kept.kept_rows()?;
     let second = ir::binary(BinaryOp::Add, &first, &u32_constant(1)?)?;
     let products = ir::binary(
         BinaryOp::Multiply,
         &ir::gather(&first, &values)?,
         &ir::gather(&second, &values)?,
     )?;
-    csr_of_row_major(
-        &ir::gather(&first, &rows)?,
+    // A row's pointer is the number of matched pairs before its first merged entry (such a
+    // pair ends before that entry, in an earlier row), and all of them past the last pair:
+    // the search's end (`total`) counts as the last pair's place (`pairs`).
+    let firsts = ir::search_sorted(&rows, &u32_rows(a.shape.0 + 1)?, false)?;
+    let past_end = ir::binary(BinaryOp::Divide, &firsts, &u32_constant(total)?)?;
+    let pair_places = ir::binary(BinaryOp::Subtract, &firsts, &past_end)?;
+    Ok(csr_of_parts(
+        a.shape,
+        pairs_kept.kept_before(&pair_places)?,
         ir::gather(&first, &cols)?,
         products,
-        a.shape,
-    )
+    ))
 }

@@ -4,11 +4,11 @@
 //! condition holds (`d + |d|` is positive iff `d` is), so no comparison op is needed.
 
 use super::{
-    check_limits, csr_of_row_major, csr_of_sorted, magnitude, split_place, Entries, Format,
-    SparseMatrix,
+    check_limits, csr_of_parts, csr_of_sorted, magnitude, split_place, Format, SparseMatrix,
 };
 use crate::column::ColumnData;
 use crate::dtype::DType;
+use crate::dynamic::compaction;
 use crate::engine::Backend;
 use crate::error::{GpuTableError, Result};
 use crate::ir::{self, u32_constant, u32_rows, BinaryOp, NodeRef, UnaryOp};
@@ -20,25 +20,6 @@ fn positive_part_twice(d: &NodeRef) -> Result<NodeRef> {
 
 fn i32_constant(value: i32) -> Result<NodeRef> {
     ir::source(ColumnData::I32(vec![value]), 1, true)
-}
-
-/// The `entries` (rows, columns, values) for which `keep` is nonzero, in their order
-/// (compaction keeps it), kept on `device`. The entries are stored with the count, so
-/// entries the flags and the gathers both read (sorted ones) are computed once.
-async fn kept_entries<B: Backend>(
-    device: &B,
-    (rows, cols, values): Entries,
-    keep: impl Fn(&NodeRef, &NodeRef, &NodeRef) -> Result<NodeRef>,
-) -> Result<Entries> {
-    let flags = keep(&rows, &cols, &values)?;
-    let entries = [rows.clone(), cols.clone(), values.clone()];
-    let count_rows = u32_rows(values.meta.length)?;
-    let kept = crate::dynamic::compact(device, &flags, &count_rows, &entries).await?;
-    Ok((
-        ir::gather(&kept, &rows)?,
-        ir::gather(&kept, &cols)?,
-        ir::gather(&kept, &values)?,
-    ))
 }
 
 impl SparseMatrix {
@@ -58,60 +39,110 @@ impl SparseMatrix {
         let (m, n) = (dense.meta.length, dense.meta.size);
         let cells = ir::reshape(dense, 1)?;
         let nonzero = ir::select(&cells, &u32_constant(1)?, &u32_constant(0)?)?;
-        let numbers = u32_rows(cells.meta.length)?;
-        let places = crate::dynamic::compact(device, &nonzero, &numbers, &[]).await?;
+        // The cells (a reshape, which is a pass of its own) are stored with the count: the
+        // values are gathered from them after it.
+        let nonzeros = compaction(device, &nonzero, std::slice::from_ref(&cells)).await?;
+        let places = nonzeros.kept_rows()?;
         let (rows, cols) = split_place(&places, n)?;
         let values = ir::gather(&places, &cells)?;
         check_limits((m, n), &values)?;
+        // CSR and COO are computed now: with rows of one lane, the cells are `dense` itself,
+        // which the caller may destroy next.
         match format {
-            // Row-major places: already canonical, so the pointers come straight from the rows.
-            Format::Csr => csr_of_row_major(&rows, cols, values, (m, n)),
-            format => {
-                SparseMatrix::of_entries((m, n), (rows, cols, values))
-                    .into_format(device, format)
+            // Row-major places: already canonical, and a row's pointer is the number of
+            // nonzeros before its first cell (no search, no column of the rows).
+            Format::Csr => {
+                let first_cells =
+                    ir::binary(BinaryOp::Multiply, &u32_rows(m + 1)?, &u32_constant(n)?)?;
+                let pointers = nonzeros.kept_before(&first_cells)?;
+                csr_of_parts((m, n), pointers, cols, values)
+                    .computed(device)
                     .await
+            }
+            // Row-major places, one per cell: a canonical COO.
+            format => {
+                let coo = SparseMatrix {
+                    canonical: true,
+                    ..SparseMatrix::of_entries((m, n), (rows, cols, values))
+                };
+                match format {
+                    Format::Coo => coo.computed(device).await,
+                    format => coo.into_format(device, format).await,
+                }
             }
         }
     }
 
     /// The entries for which `keep` (from each entry's row, column and value) is nonzero, in
-    /// this matrix's format (CSR and CSC canonical), kept on `device` with one sort.
+    /// this matrix's format (CSR and CSC canonical), kept on `device` by one compaction,
+    /// which keeps their order: after one sort, or none for a canonical matrix.
     async fn keep<B: Backend>(
         &self,
         device: &B,
         keep: impl Fn(&NodeRef, &NodeRef, &NodeRef) -> Result<NodeRef>,
     ) -> Result<SparseMatrix> {
         // CSC of A is CSR of its transpose: sorted column-major there, so the CSC needs no
-        // second sort. Other formats sort row-major: a COO result stays row-major, as
+        // second sort. Other formats are row-major: a COO result stays row-major, as
         // `toCOO()` is, and a CSR one comes straight from the kept entries.
         let transposed = self.format == Format::Csc;
         let lines = match transposed {
             true => self.transpose(),
             false => self.clone(),
         };
-        let coo = lines.to_coo()?;
-        let sorted = (coo.major, coo.minor, coo.values);
-        let kept = kept_entries(device, sorted, |major, minor, values| match transposed {
-            true => keep(minor, major, values),
-            false => keep(major, minor, values),
-        })
-        .await?;
+        let (major, minor, values) = lines.row_major_entries()?;
+        let flags = match transposed {
+            true => keep(&minor, &major, &values)?,
+            false => keep(&major, &minor, &values)?,
+        };
+        // A canonical CSR's kept entries are canonical: its pointers count them, read from
+        // the compaction's places, so its rows are not kept.
+        let compressed = lines.canonical && lines.format == Format::Csr;
+        let mut stored = vec![minor.clone(), values.clone()];
+        if !compressed {
+            stored.push(major.clone());
+        }
+        // Stored with the count: the gathers after it read them too (sorted entries above all).
+        let kept = compaction(device, &flags, &stored).await?;
+        let rows = kept.kept_rows()?;
+        let (kept_minor, kept_values) = (ir::gather(&rows, &minor)?, ir::gather(&rows, &values)?);
+        if compressed {
+            let pointers = kept.kept_before(&lines.major)?;
+            // Computed now: the gathers read this matrix's own components.
+            let csr = csr_of_parts(lines.shape, pointers, kept_minor, kept_values)
+                .computed(device)
+                .await?;
+            return Ok(match transposed {
+                true => csr.transpose(),
+                false => csr,
+            });
+        }
+        let entries = (ir::gather(&rows, &major)?, kept_minor, kept_values);
         Ok(match self.format {
-            Format::Csr => csr_of_sorted(device, kept, self.shape).await?,
-            Format::Csc => csr_of_sorted(device, kept, lines.shape).await?.transpose(),
-            Format::Coo => SparseMatrix::of_entries(self.shape, kept),
+            Format::Csr => csr_of_sorted(device, entries, self.shape).await?,
+            Format::Csc => csr_of_sorted(device, entries, lines.shape)
+                .await?
+                .transpose(),
+            // Row-major still, and one per cell where the matrix was (then computed now,
+            // its entries being this matrix's own).
+            Format::Coo if lines.canonical => {
+                let coo = SparseMatrix {
+                    canonical: true,
+                    ..SparseMatrix::of_entries(self.shape, entries)
+                };
+                coo.computed(device).await?
+            }
+            Format::Coo => SparseMatrix::of_entries(self.shape, entries),
         })
     }
 
     /// This matrix's canonical CSR without its entries equal to 0 (NaN is kept, as
-    /// `fromDense` keeps it): one sort, then a compaction, which keeps the order.
+    /// `fromDense` keeps it): a compaction of the canonical CSR, which keeps the order.
     pub(super) async fn nonzero_csr<B: Backend>(&self, device: &B) -> Result<SparseMatrix> {
-        let csr = self.to_csr(device).await?;
-        let (rows, cols, values) = kept_entries(device, csr.entries()?, |_, _, values| {
+        let csr = self.shared_csr(device).await?;
+        csr.keep(device, |_, _, values| {
             ir::select(values, &u32_constant(1)?, &u32_constant(0)?)
         })
-        .await?;
-        csr_of_row_major(&rows, cols, values, self.shape)
+        .await
     }
 
     /// Entries with `col - row >= k` (`upper`) or `col - row <= k` (`tril`).

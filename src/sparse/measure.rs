@@ -78,12 +78,7 @@ impl SparseMatrix {
     /// by a scan of where they start; a cell's first entry takes the segmented sum of the
     /// cell (the others an empty segment), and every entry gathers it from there.
     fn cell_sums(&self) -> Result<(NodeRef, NodeRef)> {
-        let SparseMatrix {
-            major: rows,
-            minor: cols,
-            values,
-            ..
-        } = self.to_coo()?;
+        let (rows, cols, values) = self.row_major_entries()?;
         let starts = cell_starts(&rows, &cols)?;
         let cell = ir::binary(BinaryOp::Add, &ir::exclusive_scan(&starts)?, &starts)?;
         // Entry k's segment is [end of entry k-1's cell, end of entry k's cell).
@@ -103,7 +98,7 @@ impl SparseMatrix {
                 "norm takes p = 1, 2 or Infinity, got {p}"
             )));
         }
-        let csr = self.to_csr(device).await?;
+        let csr = self.shared_csr(device).await?;
         let size = magnitude(&csr.values)?;
         match p {
             2.0 => {
@@ -128,7 +123,7 @@ impl SparseMatrix {
                 )))
             }
         };
-        let csr = rows.to_csr(device).await?;
+        let csr = rows.shared_csr(device).await?;
         let sums = ir::segment_sum(&magnitude(&csr.values)?, &csr.major)?;
         largest(device, &sums).await
     }

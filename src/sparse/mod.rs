@@ -33,6 +33,11 @@ pub struct SparseMatrix {
     pub major: NodeRef,
     pub minor: NodeRef,
     pub values: NodeRef,
+    /// Whether the entries are in order along the major axis (CSR and COO: row-major, CSC:
+    /// column-major) with at most one per cell: scipy's canonical format, which every
+    /// conversion leaves. Components given by a caller are not checked, so not assumed to
+    /// be (past one entry); where order matters they are sorted.
+    pub canonical: bool,
 }
 
 /// `node` as uint32 indices: integers of size 1 (negative ones wrap past every bound).
@@ -86,6 +91,12 @@ fn check_limits(shape: (u32, u32), values: &NodeRef) -> Result<u32> {
 
 /// Each stored entry's row, column and value.
 type Entries = (NodeRef, NodeRef, NodeRef);
+
+/// A copy of `node` (lazy, elementwise): a result that keeps an operand's component holds a
+/// node of its own, so destroying either leaves the other.
+fn copied(node: &NodeRef) -> Result<NodeRef> {
+    ir::cast(node, node.meta.dtype)
+}
 
 /// `kind` over every row of `x`.
 fn reduce(kind: ReduceKind, x: &NodeRef) -> Result<NodeRef> {
@@ -147,7 +158,40 @@ impl SparseMatrix {
             major,
             minor,
             values,
+            canonical: false,
         }
+    }
+
+    /// Whether the entries in storage order are row-major, one per cell.
+    fn row_major(&self) -> bool {
+        self.canonical && self.format != Format::Csc
+    }
+
+    /// This matrix with copies of its components (see `copied`).
+    fn copy(&self) -> Result<SparseMatrix> {
+        Ok(SparseMatrix {
+            major: copied(&self.major)?,
+            minor: copied(&self.minor)?,
+            values: copied(&self.values)?,
+            ..self.clone()
+        })
+    }
+
+    /// This matrix with duplicates summed (one count read back), or itself where it is
+    /// canonical, for a result that copies its structure (`with_values`).
+    async fn summed<B: Backend>(&self, device: &B) -> Result<SparseMatrix> {
+        match self.canonical {
+            true => Ok(self.clone()),
+            false => self.canonical(device).await,
+        }
+    }
+
+    /// This matrix with its components computed on `device`: a result that resolves holds
+    /// its own data, not a graph over its source's components, which may be destroyed next.
+    async fn computed<B: Backend>(self, device: &B) -> Result<SparseMatrix> {
+        let components = [self.major.clone(), self.minor.clone(), self.values.clone()];
+        engine::evaluate(device, &components).await?;
+        Ok(self)
     }
 
     /// CSR (`Csr`) or CSC (`Csc`) from components, validated on `device`: `pointers` has
@@ -226,6 +270,7 @@ impl SparseMatrix {
             major: pointers,
             minor: indices,
             values: values.clone(),
+            canonical: nnz <= 1,
         })
     }
 
@@ -268,6 +313,7 @@ impl SparseMatrix {
             major: rows,
             minor: cols,
             values: values.clone(),
+            canonical: nnz <= 1,
         })
     }
 
@@ -288,6 +334,8 @@ impl SparseMatrix {
             major,
             minor,
             values: self.values.clone(),
+            // COO's row-major order becomes column-major.
+            canonical: self.canonical && self.format != Format::Coo,
         }
     }
 
@@ -312,24 +360,68 @@ impl SparseMatrix {
         })
     }
 
-    /// Row-major COO (row, then column; duplicates and stored zeros kept), as a lazy graph.
+    /// Each stored entry's (row, column, value) in row-major order (lazy): a canonical CSR's
+    /// or COO's own order, else sorted (stably; duplicates and stored zeros kept).
+    fn row_major_entries(&self) -> Result<Entries> {
+        match self.row_major() {
+            true => self.entries(),
+            false => sort_row_major(self.entries()?, self.shape),
+        }
+    }
+
+    /// Row-major COO (row, then column; duplicates and stored zeros kept), as a lazy graph:
+    /// a canonical matrix's entries are not sorted again.
     pub fn to_coo(&self) -> Result<SparseMatrix> {
-        Ok(Self::of_entries(
-            self.shape,
-            sort_row_major(self.entries()?, self.shape)?,
-        ))
+        let (rows, cols, values) = self.row_major_entries()?;
+        let own = |node: NodeRef| -> Result<NodeRef> {
+            let components = [&self.major, &self.minor, &self.values];
+            match components.iter().any(|c| c.id == node.id) {
+                true => copied(&node),
+                false => Ok(node),
+            }
+        };
+        // Sorted, a canonical CSC is row-major with one entry per cell too.
+        Ok(SparseMatrix {
+            canonical: self.canonical,
+            ..Self::of_entries(self.shape, (own(rows)?, own(cols)?, own(values)?))
+        })
     }
 
     /// Canonical CSR (columns sorted within each row, duplicates summed, stored zeros kept),
-    /// built on `device`: the one count read back is the number of distinct entries.
+    /// built on `device`: the one count read back is the number of distinct entries. A
+    /// canonical CSR is copied, and a canonical COO's row pointers are searched among its
+    /// rows: neither is sorted.
     pub async fn to_csr<B: Backend>(&self, device: &B) -> Result<SparseMatrix> {
-        let coo = self.to_coo()?;
-        csr_of_sorted(device, (coo.major, coo.minor, coo.values), self.shape).await
+        match (self.canonical, self.format) {
+            (true, Format::Csr) => self.copy()?.computed(device).await,
+            (true, Format::Coo) => {
+                let csr = csr_of_parts(
+                    self.shape,
+                    ir::search_sorted(&self.major, &u32_rows(self.shape.0 + 1)?, false)?,
+                    copied(&self.minor)?,
+                    copied(&self.values)?,
+                );
+                csr.computed(device).await
+            }
+            _ => csr_of_sorted(device, self.row_major_entries()?, self.shape).await,
+        }
+    }
+
+    /// Canonical CSR sharing this matrix's components where it is one (for results that
+    /// hold none of them: copies carry their structure over).
+    async fn shared_csr<B: Backend>(&self, device: &B) -> Result<SparseMatrix> {
+        match self.canonical && self.format == Format::Csr {
+            true => Ok(self.clone()),
+            false => self.to_csr(device).await,
+        }
     }
 
     /// COO of the entries in storage order (row-major for a canonical CSR).
     fn as_coo(&self) -> Result<SparseMatrix> {
-        Ok(Self::of_entries(self.shape, self.entries()?))
+        Ok(SparseMatrix {
+            canonical: self.row_major(),
+            ..Self::of_entries(self.shape, self.entries()?)
+        })
     }
 
     /// These entries in `format`: COO as they are, CSR and CSC canonical (built on `device`).
@@ -344,15 +436,17 @@ impl SparseMatrix {
     /// The same entries in canonical form and this matrix's format: CSR and CSC sorted
     /// within their lines, COO row-major; duplicates summed (one count read back).
     pub async fn canonical<B: Backend>(&self, device: &B) -> Result<SparseMatrix> {
-        match self.format {
-            Format::Coo => self.to_csr(device).await?.as_coo(),
-            format => self.clone().into_format(device, format).await,
+        match (self.canonical, self.format) {
+            (true, _) => self.copy()?.computed(device).await,
+            (false, Format::Coo) => self.to_csr(device).await?.as_coo(),
+            (false, format) => self.clone().into_format(device, format).await,
         }
     }
 
     /// The dense matrix: `m` rows of `n` values (duplicates summed, of the values' type),
-    /// as a lazy graph: entries sorted by their row-major place, each cell the segmented
-    /// sum of the entries at its place (found by searchSorted).
+    /// as a lazy graph: entries sorted by their row-major place (unless they are in that
+    /// order already), each cell the segmented sum of the entries at its place (found by
+    /// searchSorted).
     pub fn to_dense(&self) -> Result<NodeRef> {
         let (m, n) = self.shape;
         let cells = m as u64 * n as u64;
@@ -367,25 +461,37 @@ impl SparseMatrix {
             return ir::source(crate::column::Column::empty(dtype, 1)?.data, 1, false);
         }
         let (rows, cols, values) = self.entries()?;
-        let (order, sorted) = ir::sort_permutation_below(&place_of(&rows, n, &cols)?, cells)?;
-        let bounds = ir::search_sorted(&sorted, &u32_rows(cells as u32 + 1)?, false)?;
-        let sums = ir::segment_sum(&ir::gather(&order, &values)?, &bounds)?;
+        let places = place_of(&rows, n, &cols)?;
+        // Row-major entries are in place order already.
+        let (places, values) = match self.row_major() {
+            true => (places, values),
+            false => {
+                let (order, sorted) = ir::sort_permutation_below(&places, cells)?;
+                (sorted, ir::gather(&order, &values)?)
+            }
+        };
+        let bounds = ir::search_sorted(&places, &u32_rows(cells as u32 + 1)?, false)?;
+        let sums = ir::segment_sum(&values, &bounds)?;
         ir::reshape(&as_type(&sums, dtype)?, n)
     }
 
     /// Each stored entry's column and value grouped by row, with the rows' offsets into
-    /// them (lazy): CSR's own components; other formats sort their entries by row first.
+    /// them (lazy): CSR's own components, a canonical COO's; others sort their entries by
+    /// row first.
     fn by_rows(&self) -> Result<(NodeRef, NodeRef, NodeRef)> {
         if self.format == Format::Csr {
             return Ok((self.minor.clone(), self.values.clone(), self.major.clone()));
         }
         let (rows, cols, values) = self.entries()?;
+        let row_starts = u32_rows(self.shape.0 + 1)?;
+        if self.row_major() {
+            return Ok((cols, values, ir::search_sorted(&rows, &row_starts, false)?));
+        }
         let (order, sorted_rows) = ir::sort_permutation_below(&rows, self.shape.0 as u64)?;
-        let offsets = ir::search_sorted(&sorted_rows, &u32_rows(self.shape.0 + 1)?, false)?;
         Ok((
             ir::gather(&order, &cols)?,
             ir::gather(&order, &values)?,
-            offsets,
+            ir::search_sorted(&sorted_rows, &row_starts, false)?,
         ))
     }
 
@@ -396,8 +502,9 @@ impl SparseMatrix {
     }
 
     /// `A x` (lazy): `x` has one row per column of `A` (size 1: SpMV; size k: SpMM); the
-    /// result one row per row of `A`, of the same size. CSR sums each row's entries where
-    /// they are; other formats first sort their entries by row (duplicates just add).
+    /// result one row per row of `A`, of the same size. CSR (and a canonical COO) sums each
+    /// row's entries where they are; others first sort their entries by row (duplicates
+    /// just add).
     pub fn multiply(&self, x: &NodeRef) -> Result<NodeRef> {
         x.check_alive()?;
         if x.meta.length != self.shape.1 || x.meta.constant {
@@ -470,16 +577,15 @@ async fn csr_of_sorted<B: Backend>(
     let offsets = ir::concat(&[starts.clone(), u32_row(nnz)?])?;
     // Duplicates add in the values' own type (integers wrap), as toDense's cells do.
     let summed = as_type(&ir::segment_sum(&values, &offsets)?, values.meta.dtype)?;
-    // A row's first sorted entry starts a cell, so the row's pointer is that cell's place:
-    // searched among the sorted entries, no column of the cells' rows gathered for it.
+    // A row's pointer is the number of cells before its first sorted entry: searched
+    // among the sorted entries, no column of the cells' rows gathered for it.
     let firsts = ir::search_sorted(&rows, &u32_rows(shape.0 + 1)?, false)?;
-    Ok(SparseMatrix {
-        format: Format::Csr,
+    Ok(csr_of_parts(
         shape,
-        major: cells.places_of_kept(&firsts)?,
-        minor: ir::gather(&starts, &cols)?,
-        values: summed,
-    })
+        cells.kept_before(&firsts)?,
+        ir::gather(&starts, &cols)?,
+        summed,
+    ))
 }
 
 /// Entries sorted by row, then column, stably (one sort by both keys).
@@ -516,19 +622,20 @@ fn cell_starts(rows: &NodeRef, cols: &NodeRef) -> Result<NodeRef> {
     ir::binary(BinaryOp::Subtract, &u32_constant(1)?, &same_cell)
 }
 
-/// CSR of entries sorted row-major (columns sorted within rows): the row pointers are where
-/// each row's entries begin.
-fn csr_of_row_major(
-    rows: &NodeRef,
+/// Canonical CSR of its parts (lazy, not validated): `pointers` has a row per row plus
+/// one, and the columns are sorted within each row, one entry per cell.
+fn csr_of_parts(
+    shape: (u32, u32),
+    pointers: NodeRef,
     cols: NodeRef,
     values: NodeRef,
-    shape: (u32, u32),
-) -> Result<SparseMatrix> {
-    Ok(SparseMatrix {
+) -> SparseMatrix {
+    SparseMatrix {
         format: Format::Csr,
         shape,
-        major: ir::search_sorted(rows, &u32_rows(shape.0 + 1)?, false)?,
+        major: pointers,
         minor: cols,
         values,
-    })
+        canonical: true,
+    }
 }

@@ -142,3 +142,36 @@ test('norms, symmetry, zero tests and entries resolve to numbers', async () => {
   A.destroy();
   await assert.rejects(A.norm(), error => error.code === 'DESTROYED');
 });
+
+test('a derived matrix owns its components: destroying it or its source leaves the other', async () => {
+  const canonicalCsr = () => SparseMatrix.fromCOO({rowInd: [1, 0, 1], colInd: [0, 1, 0], nzVal: [3, 4, 5], shape: [2, 2]}).toCSR();
+  const denseOf = async m => [...await m.toDense().readValue()];
+  // Lazy results (a scaled matrix, toCOO) read their source when evaluated; those that
+  // resolve on the device hold their own data, so they outlive it.
+  const lazy = {scaled: M => gt.multiply(M, 2), toCOO: M => M.toCOO()};
+  const resolved = {
+    toCSR: M => M.toCSR(),
+    toCSC: M => M.toCSC(),
+    abs: M => gt.abs(M),
+    triu: M => M.triu(),
+    droptol: M => M.droptol(3.5)
+  };
+  // The regression: a scaled matrix shared its source's structure, so destroying it
+  // destroyed the source's rowPtr and colVal.
+  const A = await canonicalCsr();
+  for (const [name, make] of Object.entries({...lazy, ...resolved})) {
+    const B = await make(A);
+    await denseOf(B);
+    B.destroy();
+    assert.deepEqual(await denseOf(A), [0, 4, 8, 0], `destroying ${name} destroyed its source`);
+  }
+  A.destroy();
+  for (const [name, make] of Object.entries(resolved)) {
+    const M = await canonicalCsr();
+    const C = await make(M);
+    M.destroy();
+    const expected = {toCSR: [0, 4, 8, 0], toCSC: [0, 4, 8, 0], abs: [0, 4, 8, 0], triu: [0, 4, 0, 0], droptol: [0, 4, 8, 0]}[name];
+    assert.deepEqual(await denseOf(C), expected, `${name} ended with its source`);
+    C.destroy();
+  }
+});

@@ -241,6 +241,50 @@ pub async fn compaction_reads_back_only_the_count<T: Target>() {
     assert_eq!(code(mismatched), ErrorCode::InvalidArgument);
 }
 
+/// A compaction counts the kept rows before any row of its flags (a kept row's place, the
+/// count past the last row), read from the places it stored: rows not kept hold their
+/// place plus a mark that puts them past every count. Small marks stand for 2^31 here, and
+/// mark 0 (no mark fits: past 2^31 flags) runs the scan again for the places.
+pub async fn compactions_count_the_kept_rows_before_any_row<T: Target>() {
+    let device = T::fresh().await;
+    let mut rng = Rng(17);
+    for rows in [0usize, 1, 2, 17, 4097] {
+        let flags: Vec<u8> = (0..rows).map(|_| (rng.below(3) == 0) as u8).collect();
+        let mut before = Vec::with_capacity(rows + 1);
+        let mut count = 0u32;
+        for &flag in &flags {
+            before.push(count);
+            count += flag as u32;
+        }
+        before.push(count);
+        let kept: Vec<u32> = (0..rows as u32)
+            .filter(|&i| flags[i as usize] != 0)
+            .collect();
+        let flags_node = u8s(&flags, 1);
+        for mark in [rows.max(1) as u32, 1 << 31, 0] {
+            let compaction = gputable::dynamic::compaction_marked(&device, &flags_node, &[], mark)
+                .await
+                .unwrap();
+            assert_eq!(compaction.count, count, "{rows} flags, mark {mark}");
+            let queries = ir::u32_rows(rows as u32 + 1).unwrap();
+            let places = compaction.kept_before(&queries).unwrap();
+            let kept_rows = compaction.kept_rows().unwrap();
+            let roots = [places.clone(), kept_rows.clone()];
+            gputable::engine::evaluate(&device, &roots).await.unwrap();
+            assert_eq!(places.home().unwrap().device, device.core().id);
+            assert_eq!(read_u32(&places).await, before, "{rows} flags, mark {mark}");
+            assert_eq!(
+                read_u32(&kept_rows).await,
+                kept,
+                "{rows} flags, mark {mark}"
+            );
+        }
+    }
+    // A mark below the rows would send a row not kept inside the count.
+    let short = gputable::dynamic::compaction_marked(&device, &u8s(&[1, 0, 1], 1), &[], 2).await;
+    assert_eq!(code(short.map(|c| c.count)), ErrorCode::Internal);
+}
+
 pub async fn stable_sort_permutations_match_a_reference<T: Target>() {
     let mut rng = Rng(5);
     for rows in [0usize, 1, 2, 3, 17, 1000, 4099] {
