@@ -19,6 +19,7 @@ mod scan;
 mod scatter;
 mod sparse;
 mod sparse_ops;
+mod sparse_passes;
 mod table;
 
 use super::common::*;
@@ -40,6 +41,7 @@ pub use scan::*;
 pub use scatter::*;
 pub use sparse::*;
 pub use sparse_ops::*;
+pub use sparse_passes::*;
 pub use table::*;
 
 /// A device type under test. The suite's tests are async, so the same tests run natively
