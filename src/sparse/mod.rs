@@ -162,9 +162,10 @@ impl SparseMatrix {
         }
     }
 
-    /// Whether the entries in storage order are row-major, one per cell.
+    /// Whether the entries in storage order are row-major, one per cell (a canonical CSC
+    /// of one column, a sparse vector, is).
     fn row_major(&self) -> bool {
-        self.canonical && self.format != Format::Csc
+        self.canonical && (self.format != Format::Csc || self.shape.1 <= 1)
     }
 
     /// This matrix with copies of its components (see `copied`).
@@ -360,8 +361,9 @@ impl SparseMatrix {
         })
     }
 
-    /// Each stored entry's (row, column, value) in row-major order (lazy): a canonical CSR's
-    /// or COO's own order, else sorted (stably; duplicates and stored zeros kept).
+    /// Each stored entry's (row, column, value) in row-major order (lazy): a canonical CSR's,
+    /// COO's or sparse vector's own order, else sorted (stably; duplicates and stored zeros
+    /// kept).
     fn row_major_entries(&self) -> Result<Entries> {
         match self.row_major() {
             true => self.entries(),
@@ -373,38 +375,38 @@ impl SparseMatrix {
     /// a canonical matrix's entries are not sorted again.
     pub fn to_coo(&self) -> Result<SparseMatrix> {
         let (rows, cols, values) = self.row_major_entries()?;
-        let own = |node: NodeRef| -> Result<NodeRef> {
-            let components = [&self.major, &self.minor, &self.values];
-            match components.iter().any(|c| c.id == node.id) {
-                true => copied(&node),
-                false => Ok(node),
-            }
-        };
+        let entries = (self.owned(rows)?, self.owned(cols)?, self.owned(values)?);
         // Sorted, a canonical CSC is row-major with one entry per cell too.
         Ok(SparseMatrix {
             canonical: self.canonical,
-            ..Self::of_entries(self.shape, (own(rows)?, own(cols)?, own(values)?))
+            ..Self::of_entries(self.shape, entries)
         })
+    }
+
+    /// `node`, copied where it is one of this matrix's components (see `copied`).
+    fn owned(&self, node: NodeRef) -> Result<NodeRef> {
+        let components = [&self.major, &self.minor, &self.values];
+        match components.iter().any(|c| c.id == node.id) {
+            true => copied(&node),
+            false => Ok(node),
+        }
     }
 
     /// Canonical CSR (columns sorted within each row, duplicates summed, stored zeros kept),
     /// built on `device`: the one count read back is the number of distinct entries. A
-    /// canonical CSR is copied, and a canonical COO's row pointers are searched among its
-    /// rows: neither is sorted.
+    /// canonical CSR is copied, and the row pointers of other row-major entries (a
+    /// canonical COO, a sparse vector) are searched among their rows: none is sorted.
     pub async fn to_csr<B: Backend>(&self, device: &B) -> Result<SparseMatrix> {
-        match (self.canonical, self.format) {
-            (true, Format::Csr) => self.copy()?.computed(device).await,
-            (true, Format::Coo) => {
-                let csr = csr_of_parts(
-                    self.shape,
-                    ir::search_sorted(&self.major, &u32_rows(self.shape.0 + 1)?, false)?,
-                    copied(&self.minor)?,
-                    copied(&self.values)?,
-                );
-                csr.computed(device).await
-            }
-            _ => csr_of_sorted(device, self.row_major_entries()?, self.shape).await,
+        if self.canonical && self.format == Format::Csr {
+            return self.copy()?.computed(device).await;
         }
+        if self.row_major() {
+            let (rows, cols, values) = self.entries()?;
+            let pointers = ir::search_sorted(&rows, &u32_rows(self.shape.0 + 1)?, false)?;
+            let csr = csr_of_parts(self.shape, pointers, self.owned(cols)?, self.owned(values)?);
+            return csr.computed(device).await;
+        }
+        csr_of_sorted(device, self.row_major_entries()?, self.shape).await
     }
 
     /// Canonical CSR sharing this matrix's components where it is one (for results that

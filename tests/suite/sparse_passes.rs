@@ -369,6 +369,26 @@ pub async fn canonical_matrices_are_not_sorted_again<T: Target>() {
         .map(|&v| v as f64)
         .collect();
     assert_eq!(cells, upper_expected);
+    // A canonical CSC of one column (a sparse vector) is row-major too.
+    let column = f32s(&[0.0, 1.5, 0.0, 0.0, -2.0, 3.0], 1);
+    let vector = SparseMatrix::from_dense(&device, &column, Format::Csc)
+        .await
+        .unwrap();
+    assert!(vector.canonical);
+    let before = sorts();
+    let (vector_dense, vector_coo) = (vector.to_dense().unwrap(), vector.to_coo().unwrap());
+    let vector_csr = vector.to_csr(&device).await.unwrap();
+    assert!(distinct(&vector_csr, &vector));
+    let roots = [vector_dense.clone(), vector_coo.major.clone()];
+    gputable::engine::evaluate(&device, &roots).await.unwrap();
+    assert_eq!(sorts() - before, 0);
+    assert_eq!(
+        read_f32(&vector_dense).await,
+        [0.0, 1.5, 0.0, 0.0, -2.0, 3.0]
+    );
+    assert_eq!(read_u32(&vector_coo.major).await, [1, 4, 5]);
+    assert_eq!(read_u32(&vector_csr.major).await, [0, 0, 1, 1, 1, 2, 3]);
+    assert_eq!(read_f32(&vector_csr.values).await, [1.5, -2.0, 3.0]);
     // fromDense's COO is row-major, one entry per cell: its CSR is not sorted either.
     let from_dense = SparseMatrix::from_dense(&device, &dense_of_csr, Format::Coo)
         .await
