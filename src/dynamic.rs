@@ -97,16 +97,7 @@ impl Compaction {
         }
         let places = match self.mark {
             0 => ir::gather(rows, &self.positions)?,
-            mark => {
-                let marked = ir::gather(rows, &self.destinations)?;
-                let mark = u32_constant(mark)?;
-                let marks = ir::binary(BinaryOp::Divide, &marked, &mark)?;
-                ir::binary(
-                    BinaryOp::Subtract,
-                    &marked,
-                    &ir::binary(BinaryOp::Multiply, &marks, &mark)?,
-                )?
-            }
+            mark => ir::split_place(&ir::gather(rows, &self.destinations)?, mark)?.1,
         };
         // The length reads past the places (0 there) and is the one row it divides to 1.
         let at_end = ir::binary(BinaryOp::Divide, rows, &u32_constant(length)?)?;

@@ -393,6 +393,19 @@ pub fn u32_constant(value: u32) -> Result<NodeRef> {
     source(ColumnData::U32(vec![value]), 1, true)
 }
 
+/// The quotient and remainder of uint32 `x` by `divisor` (lazy): the (outer, inner) of
+/// row-major places in blocks of `divisor`.
+pub fn split_place(x: &NodeRef, divisor: u32) -> Result<(NodeRef, NodeRef)> {
+    let width = u32_constant(divisor)?;
+    let outer = binary(BinaryOp::Divide, x, &width)?;
+    let inner = binary(
+        BinaryOp::Subtract,
+        x,
+        &binary(BinaryOp::Multiply, &outer, &width)?,
+    )?;
+    Ok((outer, inner))
+}
+
 /// One uint32 row that is not a constant (it joins other rows by `concat`).
 pub fn u32_row(value: u32) -> Result<NodeRef> {
     source(ColumnData::U32(vec![value]), 1, false)

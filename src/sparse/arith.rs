@@ -4,8 +4,7 @@
 //! ops that are not linear in each stored value sum duplicates first.
 
 use super::{
-    as_type, copied, csr_of_parts, place_of, sort_row_major, split_place, Entries, Format,
-    SparseMatrix,
+    as_type, copied, csr_of_parts, place_of, sort_row_major, Entries, Format, SparseMatrix,
 };
 use crate::dtype::{Class, DType};
 use crate::engine::Backend;
@@ -145,7 +144,7 @@ impl SparseMatrix {
             ));
         }
         // Pair k joins A's entry k / nnz(B) with B's entry k % nnz(B).
-        let (a, b) = split_place(&u32_rows(entries as u32)?, other.nnz())?;
+        let (a, b) = ir::split_place(&u32_rows(entries as u32)?, other.nnz())?;
         let (ra, ca, va) = self.entries()?;
         let (rb, cb, vb) = other.entries()?;
         let place = |outer: &NodeRef, inner: &NodeRef, block: u32| -> Result<NodeRef> {
@@ -162,6 +161,7 @@ impl SparseMatrix {
                     &ir::gather(&b, &vb)?,
                 )?,
             ),
+            false,
         ))
     }
 
@@ -206,7 +206,7 @@ async fn union<B: Backend>(
     a: &SparseMatrix,
     b: &SparseMatrix,
 ) -> Result<SparseMatrix> {
-    SparseMatrix::of_entries(a.shape, both_entries(op, a, b)?)
+    SparseMatrix::of_entries(a.shape, both_entries(op, a, b)?, false)
         .to_csr(device)
         .await
 }

@@ -3,9 +3,7 @@
 //! count read back); the keep flags are arithmetic that is positive exactly where the
 //! condition holds (`d + |d|` is positive iff `d` is), so no comparison op is needed.
 
-use super::{
-    check_limits, csr_of_parts, csr_of_sorted, magnitude, split_place, Format, SparseMatrix,
-};
+use super::{check_limits, csr_of_parts, csr_of_sorted, magnitude, Format, SparseMatrix};
 use crate::column::ColumnData;
 use crate::dtype::DType;
 use crate::dynamic::compaction;
@@ -43,7 +41,7 @@ impl SparseMatrix {
         // values are gathered from them after it.
         let nonzeros = compaction(device, &nonzero, std::slice::from_ref(&cells)).await?;
         let places = nonzeros.kept_rows()?;
-        let (rows, cols) = split_place(&places, n)?;
+        let (rows, cols) = ir::split_place(&places, n)?;
         let values = ir::gather(&places, &cells)?;
         check_limits((m, n), &values)?;
         // CSR and COO are computed now: with rows of one lane, the cells are `dense` itself,
@@ -61,10 +59,7 @@ impl SparseMatrix {
             }
             // Row-major places, one per cell: a canonical COO.
             format => {
-                let coo = SparseMatrix {
-                    canonical: true,
-                    ..SparseMatrix::of_entries((m, n), (rows, cols, values))
-                };
+                let coo = SparseMatrix::of_entries((m, n), (rows, cols, values), true);
                 match format {
                     Format::Coo => coo.computed(device).await,
                     format => coo.into_format(device, format).await,
@@ -124,14 +119,13 @@ impl SparseMatrix {
                 .transpose(),
             // Row-major still, and one per cell where the matrix was (then computed now,
             // its entries being this matrix's own).
-            Format::Coo if lines.canonical => {
-                let coo = SparseMatrix {
-                    canonical: true,
-                    ..SparseMatrix::of_entries(self.shape, entries)
-                };
-                coo.computed(device).await?
+            Format::Coo => {
+                let coo = SparseMatrix::of_entries(self.shape, entries, lines.canonical);
+                match lines.canonical {
+                    true => coo.computed(device).await?,
+                    false => coo,
+                }
             }
-            Format::Coo => SparseMatrix::of_entries(self.shape, entries),
         })
     }
 

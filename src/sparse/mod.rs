@@ -131,26 +131,14 @@ fn place_of(outer: &NodeRef, block: u32, inner: &NodeRef) -> Result<NodeRef> {
     )
 }
 
-/// The (outer, inner) of row-major `places` in blocks of `block` (uint32): `place_of`'s
-/// inverse.
-fn split_place(places: &NodeRef, block: u32) -> Result<(NodeRef, NodeRef)> {
-    let width = u32_constant(block)?;
-    let outer = ir::binary(BinaryOp::Divide, places, &width)?;
-    let inner = ir::binary(
-        BinaryOp::Subtract,
-        places,
-        &ir::binary(BinaryOp::Multiply, &outer, &width)?,
-    )?;
-    Ok((outer, inner))
-}
-
 impl SparseMatrix {
     pub fn nnz(&self) -> u32 {
         self.values.meta.length
     }
 
-    /// COO of `entries` (lazy, in their order; no validation).
-    fn of_entries(shape: (u32, u32), entries: Entries) -> SparseMatrix {
+    /// COO of `entries` (lazy, in their order; no validation), `canonical` where they are
+    /// row-major, one per cell.
+    fn of_entries(shape: (u32, u32), entries: Entries, canonical: bool) -> SparseMatrix {
         let (major, minor, values) = entries;
         SparseMatrix {
             format: Format::Coo,
@@ -158,7 +146,7 @@ impl SparseMatrix {
             major,
             minor,
             values,
-            canonical: false,
+            canonical,
         }
     }
 
@@ -377,10 +365,7 @@ impl SparseMatrix {
         let (rows, cols, values) = self.row_major_entries()?;
         let entries = (self.owned(rows)?, self.owned(cols)?, self.owned(values)?);
         // Sorted, a canonical CSC is row-major with one entry per cell too.
-        Ok(SparseMatrix {
-            canonical: self.canonical,
-            ..Self::of_entries(self.shape, entries)
-        })
+        Ok(Self::of_entries(self.shape, entries, self.canonical))
     }
 
     /// `node`, copied where it is one of this matrix's components (see `copied`).
@@ -420,10 +405,11 @@ impl SparseMatrix {
 
     /// COO of the entries in storage order (row-major for a canonical CSR).
     fn as_coo(&self) -> Result<SparseMatrix> {
-        Ok(SparseMatrix {
-            canonical: self.row_major(),
-            ..Self::of_entries(self.shape, self.entries()?)
-        })
+        Ok(Self::of_entries(
+            self.shape,
+            self.entries()?,
+            self.row_major(),
+        ))
     }
 
     /// These entries in `format`: COO as they are, CSR and CSC canonical (built on `device`).
