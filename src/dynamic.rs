@@ -3,14 +3,14 @@
 //! lazily with that length and evaluated where its inputs are.
 
 use crate::column::ColumnData;
-use crate::engine::{self, Backend};
+use crate::engine::{self, Evaluates};
 use crate::error::{GpuTableError, Result};
 use crate::ir::{self, u32_constant, u32_rows, BinaryOp, NodeRef};
 
 /// Lane 0 of row 0 of each of `nodes`, evaluated on `device` in one plan (nodes already
 /// there are read as they are) and read back: exact for every 32-bit type.
-pub async fn read_scalars<B: Backend>(device: &B, nodes: &[NodeRef]) -> Result<Vec<f64>> {
-    engine::evaluate(device, nodes).await?;
+pub async fn read_scalars(device: &dyn Evaluates, nodes: &[NodeRef]) -> Result<Vec<f64>> {
+    device.evaluate_roots(nodes).await?;
     let mut out = Vec::with_capacity(nodes.len());
     for node in nodes {
         let data = read_evaluated(device, node, 1).await?;
@@ -23,16 +23,16 @@ pub async fn read_scalars<B: Backend>(device: &B, nodes: &[NodeRef]) -> Result<V
 }
 
 /// The first `rows` rows of `node`, evaluated on `device`, read back.
-async fn read_evaluated<B: Backend>(device: &B, node: &NodeRef, rows: u32) -> Result<ColumnData> {
+async fn read_evaluated(device: &dyn Evaluates, node: &NodeRef, rows: u32) -> Result<ColumnData> {
     let output = node
-        .output_on(device.core().id)
+        .output_on(device.device_id())
         .ok_or_else(|| engine::internal("a number to read back was not evaluated"))?;
     engine::read_rows(&output, 0, rows).await
 }
 
 /// The sum of the rows of `counts` (uint32, one lane, at most `SCAN_FAN_IN` rows: a scan's
 /// top level), already evaluated on `device`, read back.
-async fn read_sum<B: Backend>(device: &B, counts: &NodeRef) -> Result<u32> {
+async fn read_sum(device: &dyn Evaluates, counts: &NodeRef) -> Result<u32> {
     if counts.meta.size != 1 || counts.meta.length > ir::SCAN_FAN_IN {
         return Err(engine::internal("counts to add are not a scan's top level"));
     }
@@ -45,8 +45,8 @@ async fn read_sum<B: Backend>(device: &B, counts: &NodeRef) -> Result<u32> {
 /// The rows of `values` whose flag (`flags`: one lane per row, nonzero keeps the row) is
 /// set, in order (stream compaction): `compaction`'s kept rows, the values gathered
 /// through them (lazily).
-pub async fn compact<B: Backend>(
-    device: &B,
+pub async fn compact(
+    device: &dyn Evaluates,
     flags: &NodeRef,
     values: &NodeRef,
     stored: &[NodeRef],
@@ -124,8 +124,8 @@ fn mark_for(rows: u32) -> u32 {
 /// stored. `stored` are evaluated with the count and keep their output: the count ends an
 /// evaluation, and only evaluated roots keep theirs, so nodes the caller reads on both
 /// sides of it (sorted entries above all) would otherwise be computed twice.
-pub async fn compaction<B: Backend>(
-    device: &B,
+pub async fn compaction(
+    device: &dyn Evaluates,
     flags: &NodeRef,
     stored: &[NodeRef],
 ) -> Result<Compaction> {
@@ -134,8 +134,8 @@ pub async fn compaction<B: Backend>(
 
 /// `compaction`, with the rows not kept marked by `mark` (0: sent to `u32::MAX`). Any
 /// mark at or above the flags' rows and at most 2^31 is exact; tests pass small ones.
-pub async fn compaction_marked<B: Backend>(
-    device: &B,
+pub async fn compaction_marked(
+    device: &dyn Evaluates,
     flags: &NodeRef,
     stored: &[NodeRef],
     mark: u32,
@@ -163,13 +163,15 @@ pub async fn compaction_marked<B: Backend>(
     // no pass of its own.
     let count = match ir::scan_top(&positions) {
         None => {
-            engine::evaluate(device, stored).await?;
+            device.evaluate_roots(stored).await?;
             0
         }
         Some(top) => {
             // Neither the flags nor the positions are stored: only the places.
             let roots = [destinations.clone(), top.clone()];
-            engine::evaluate(device, &[&roots[..], stored].concat()).await?;
+            device
+                .evaluate_roots(&[&roots[..], stored].concat())
+                .await?;
             read_sum(device, &top).await?
         }
     };

@@ -17,7 +17,7 @@ suite!(Cpu);
 fn a_chunked_gather_source_is_read_chunk_by_chunk() {
     use common::*;
     use gputable::column::ColumnData;
-    use gputable::engine::{evaluate_blocking, Backend};
+    use gputable::engine::{evaluate_blocking, DeviceModel};
     use gputable::ir;
     let device = CpuDevice::default();
     let rows = 100_000u32;

@@ -17,7 +17,7 @@ fn check_roots<T: Target>(roots: &[NodeRef], tolerance: Tolerance) -> gputable::
 }
 
 use gputable::column::ColumnData;
-use gputable::engine::{evaluate_blocking, explain, Backend};
+use gputable::engine::{evaluate_blocking, explain, DeviceModel};
 use gputable::gl::GlDevice;
 use gputable::ir::{self, BinaryOp::*, NodeRef, UnaryOp::*};
 

@@ -6,7 +6,7 @@ use std::rc::Rc;
 use super::CpuStates;
 use crate::column::{Column, ColumnData};
 use crate::dtype::DType;
-use crate::engine::{Backend, DeviceCore, LostFlag, Written};
+use crate::engine::{Backend, DeviceCore, DeviceModel, LostFlag, Written};
 use crate::error::Result;
 use crate::ir::{Node, NodeRef, Reduction};
 use crate::memory::{Home, Pool};
@@ -62,43 +62,57 @@ impl CpuDevice {
     }
 }
 
-impl Backend for CpuDevice {
-    type Batch = Home;
-
+impl DeviceModel for CpuDevice {
     fn core(&self) -> &DeviceCore {
         &self.0.core
     }
-
     fn name(&self) -> String {
         "cpu".to_string()
     }
-
     fn plan_limits(&self) -> PlanLimits {
         PlanLimits {
             sort_writes_keys: SortWrites::EveryKey,
             ..PlanLimits::unbounded()
         }
     }
-
     fn value_bytes(&self, dtype: DType, size: u32, rows: u32) -> u64 {
         let bytes = rows as u64 * size as u64 * dtype.byte_width() as u64;
         crate::memory::size_class(bytes, u64::MAX)
     }
-
     /// A gather source stored in chunks is read chunk by chunk (no joined copy); a leaf
     /// also read at the row is one block of host memory.
     fn binds_parts(&self, read_at_row: bool) -> bool {
         !read_at_row
     }
-
     fn reads_in_place(&self, value: &Value) -> bool {
         value.host_column().is_some()
     }
+    fn sorts(&self, _rows: u32, _keys: usize) -> bool {
+        true
+    }
+    fn sorts_keys_in_chunks(&self) -> bool {
+        true
+    }
+    fn where_read_scratch_bytes(&self, region: &Region) -> u64 {
+        super::where_read::scratch_bytes(region)
+    }
+    fn sort_scratch_bytes(&self, rows: u32, keys: usize) -> u64 {
+        // Packed: two arrays of 64-bit words. By digits: the key carried between passes
+        // (two arrays) and the rows between passes; by buckets: up to two bucket ends per
+        // row and the carried second key.
+        // Keys stored in several chunks are copied whole to be read by row.
+        (3 + keys as u64) * self.value_bytes(DType::U32, 1, rows)
+    }
+    fn reduction_tail_kernels(&self, _: &Node) -> (u64, u64) {
+        (1, 1)
+    }
+}
 
+impl Backend for CpuDevice {
+    type Batch = Home;
     fn begin(&self, home: Home) -> Result<Home> {
         Ok(home)
     }
-
     fn upload(&self, home: &mut Home, column: &Column) -> Result<Value> {
         let mut lease = self.take(home, column.dtype(), column.data.len())?;
         let copy = lease.get_mut();
@@ -106,7 +120,6 @@ impl Backend for CpuDevice {
         copy.append(column.slice_rows(0, column.rows)?)?;
         Ok(Value::from_host_lease(self.0.core.id, lease))
     }
-
     async fn run_region(
         &self,
         home: &mut Home,
@@ -117,7 +130,6 @@ impl Backend for CpuDevice {
         self.0.core.counters.add_kernels(1);
         Ok(Value::from_host_lease(self.0.core.id, lease))
     }
-
     async fn scatter_target(&self, home: &mut Home, root: &Node) -> Result<Vec<Value>> {
         let rows = root.meta.length;
         let mut lease = self.take(home, root.meta.dtype, rows as usize)?;
@@ -127,7 +139,6 @@ impl Backend for CpuDevice {
         column.rows = rows;
         Ok(vec![Value::from_host_lease(self.0.core.id, lease)])
     }
-
     async fn scatter_rows(
         &self,
         _: &mut Home,
@@ -161,15 +172,6 @@ impl Backend for CpuDevice {
         self.0.core.counters.add_kernels(1);
         Ok(())
     }
-
-    fn sorts(&self, _rows: u32, _keys: usize) -> bool {
-        true
-    }
-
-    fn sorts_keys_in_chunks(&self) -> bool {
-        true
-    }
-
     async fn sort_permutation_and_keys(
         &self,
         home: &mut Home,
@@ -225,25 +227,10 @@ impl Backend for CpuDevice {
             .ok_or_else(|| super::internal("a sort without its permutation"))?;
         Ok((permutation, values.collect()))
     }
-
-    fn where_read_scratch_bytes(&self, region: &Region) -> u64 {
-        super::where_read::scratch_bytes(region)
-    }
-
-    fn sort_scratch_bytes(&self, rows: u32, keys: usize) -> u64 {
-        // Packed: two arrays of 64-bit words. By digits: the key carried between passes
-        // (two arrays) and the rows between passes; by buckets: up to two bucket ends per
-        // row and the carried second key.
-        // Keys stored in several chunks are copied whole to be read by row.
-        (3 + keys as u64) * self.value_bytes(DType::U32, 1, rows)
-    }
-
     type States = super::CpuStates;
-
     fn reduction_states(&self, _: &mut Home, root: &Node, parts: u32) -> Result<CpuStates> {
         CpuStates::new(root.inputs[0].meta.size, parts)
     }
-
     async fn reduce_chunk(
         &self,
         _: &mut Home,
@@ -257,7 +244,6 @@ impl Backend for CpuDevice {
         self.0.core.counters.add_kernels(1);
         super::reduce::store_part(states, part, &words)
     }
-
     async fn combine_states(
         &self,
         _: &mut Home,
@@ -276,7 +262,6 @@ impl Backend for CpuDevice {
             every,
         )
     }
-
     async fn finish_reduction(
         &self,
         home: &mut Home,
@@ -292,19 +277,12 @@ impl Backend for CpuDevice {
         self.0.core.counters.add_kernels(1);
         self.upload(home, &column)
     }
-
-    fn reduction_tail_kernels(&self, _: &Node) -> (u64, u64) {
-        (1, 1)
-    }
-
     async fn flush(&self, _: &mut Home) -> Result<()> {
         Ok(())
     }
-
     async fn finish(&self, _: Home) -> Result<()> {
         Ok(())
     }
-
     async fn read_rows(
         &self,
         value: &Value,
@@ -320,15 +298,12 @@ impl Backend for CpuDevice {
             column.slice_rows(start, end)?,
         )
     }
-
     fn trim(&self, cache: Option<&str>) {
         self.0.pool.trim(cache);
     }
-
     fn set_pool_cap(&self, bytes: u64) {
         self.0.pool.set_cap(bytes);
     }
-
     fn destroy(&self) {
         self.0.pool.trim(None);
         self.0.core.lost.set_destroyed("cpu");

@@ -51,12 +51,10 @@ impl DeviceCore {
     }
 }
 
-/// A device the executor can run plans on: the CPU, WebGPU or WebGL2.
-#[allow(async_fn_in_trait)]
-pub trait Backend {
-    /// Work recorded by one evaluation, run by `flush` and `finish`.
-    type Batch;
-
+/// What the planner, the memory budget and `explain` ask of a device: its limits, what its
+/// values and working arrays cost, and the kernels its passes run. Object safe, so the code
+/// that reads it is compiled once rather than once per backend.
+pub trait DeviceModel {
     fn core(&self) -> &DeviceCore;
     /// `cpu`, or the GPU API and adapter, for `explain()`.
     fn name(&self) -> String;
@@ -83,7 +81,72 @@ pub trait Backend {
     fn takes_from_host(&self, _leaf: &crate::ir::Node) -> bool {
         false
     }
+    /// Device bytes of `parts` partial states of the reduction `root`, as the device
+    /// stores them.
+    fn reduction_state_bytes(&self, root: &crate::ir::Node, parts: u32) -> u64 {
+        let words = crate::ir::Reduction::state_words_of(root) as u64;
+        size_class(
+            parts as u64 * root.inputs[0].meta.size as u64 * words * 4,
+            u64::MAX,
+        )
+    }
+    /// Device bytes one chunk task of the reduction `root` over `rows` rows holds besides
+    /// its inputs and the partial states of each chunk (partials of row groups).
+    fn reduction_scratch_bytes(&self, _root: &crate::ir::Node, _rows: u32) -> u64 {
+        0
+    }
+    /// Device bytes one chunk task of `region` holds for the values its nodes compute where
+    /// read (`Region::where_read`), besides its inputs and its output.
+    fn where_read_scratch_bytes(&self, _region: &Region) -> u64 {
+        0
+    }
+    /// Kernels of one combine round and of the final pass of the reduction `root`.
+    fn reduction_tail_kernels(&self, _root: &crate::ir::Node) -> (u64, u64) {
+        (0, 0)
+    }
+    /// Whether `sort_permutation_and_keys` runs a sort of `rows` rows by `keys` keys here;
+    /// elsewhere the executor runs it as the IR's one-bit split passes
+    /// (`ir::split_permutation`).
+    fn sorts(&self, _rows: u32, _keys: usize) -> bool {
+        false
+    }
+    /// Whether `sort_permutation_and_keys` reads a key stored in several chunks where it
+    /// is; elsewhere the executor first joins each key into one value on the device.
+    fn sorts_keys_in_chunks(&self) -> bool {
+        false
+    }
+    /// Device bytes a sort of `rows` rows by `keys` keys holds besides its keys and its
+    /// permutation.
+    fn sort_scratch_bytes(&self, rows: u32, _keys: usize) -> u64 {
+        // A split pass's flags, their scan, destinations and the previous permutation.
+        4 * self.value_bytes(DType::U32, 1, rows)
+    }
+    /// Whether a pass's working arrays (a native sort's, a reduction's partial states) stay
+    /// held until the batch is submitted (WebGPU keeps them for its recorded dispatches),
+    /// not just through the pass.
+    fn keeps_scratch_until_flush(&self) -> bool {
+        false
+    }
+    /// What this device calls one kernel run and several (`("dispatch", "dispatches")`) for
+    /// `explain()`'s kernel lines; `None`: no kernels of its own to show (the CPU).
+    fn kernel_words(&self) -> Option<(&'static str, &'static str)> {
+        None
+    }
+    /// The kernels one chunk task of `region` runs: how many, and a line saying what they do.
+    fn describe_task(&self, _region: &Region) -> Result<(u64, String)> {
+        Ok((0, String::new()))
+    }
+    /// Kernels a pass of `region` runs once besides its tasks' (a scatter's clears).
+    fn pass_kernels(&self, _region: &Region) -> u64 {
+        0
+    }
+}
 
+/// A device the executor can run plans on: the CPU, WebGPU or WebGL2.
+#[allow(async_fn_in_trait)]
+pub trait Backend: DeviceModel {
+    /// Work recorded by one evaluation, run by `flush` and `finish`.
+    type Batch;
     fn begin(&self, home: Home) -> Result<Self::Batch>;
     /// A copy of host data on this device.
     fn upload(&self, batch: &mut Self::Batch, column: &Column) -> Result<Value>;
@@ -130,29 +193,6 @@ pub trait Backend {
         region: &Region,
         states: Self::States,
     ) -> Result<Value>;
-    /// Device bytes of `parts` partial states of the reduction `root`, as the device
-    /// stores them.
-    fn reduction_state_bytes(&self, root: &crate::ir::Node, parts: u32) -> u64 {
-        let words = crate::ir::Reduction::state_words_of(root) as u64;
-        size_class(
-            parts as u64 * root.inputs[0].meta.size as u64 * words * 4,
-            u64::MAX,
-        )
-    }
-    /// Device bytes one chunk task of the reduction `root` over `rows` rows holds besides
-    /// its inputs and the partial states of each chunk (partials of row groups).
-    fn reduction_scratch_bytes(&self, _root: &crate::ir::Node, _rows: u32) -> u64 {
-        0
-    }
-    /// Device bytes one chunk task of `region` holds for the values its nodes compute where
-    /// read (`Region::where_read`), besides its inputs and its output.
-    fn where_read_scratch_bytes(&self, _region: &Region) -> u64 {
-        0
-    }
-    /// Kernels of one combine round and of the final pass of the reduction `root`.
-    fn reduction_tail_kernels(&self, _root: &crate::ir::Node) -> (u64, u64) {
-        (0, 0)
-    }
     /// The output of the scatter `root`, every row 0, which its chunk tasks write into: one
     /// value, or parts of consecutive rows where one binding cannot hold it all.
     async fn scatter_target(
@@ -170,17 +210,6 @@ pub trait Backend {
         written: Written<'_>,
         parts: &mut [Value],
     ) -> Result<()>;
-    /// Whether `sort_permutation_and_keys` runs a sort of `rows` rows by `keys` keys here;
-    /// elsewhere the executor runs it as the IR's one-bit split passes
-    /// (`ir::split_permutation`).
-    fn sorts(&self, _rows: u32, _keys: usize) -> bool {
-        false
-    }
-    /// Whether `sort_permutation_and_keys` reads a key stored in several chunks where it
-    /// is; elsewhere the executor first joins each key into one value on the device.
-    fn sorts_keys_in_chunks(&self) -> bool {
-        false
-    }
     /// The stable permutation ordering rows by the uint32 `keys` (each key's chunks, in
     /// order, or its one value; the most significant key first), each by its low `bits`
     /// bits, and the keys `sorted` (indices into `keys`, each one the device's plans let
@@ -197,18 +226,6 @@ pub trait Backend {
             self.name()
         )))
     }
-    /// Device bytes a sort of `rows` rows by `keys` keys holds besides its keys and its
-    /// permutation.
-    fn sort_scratch_bytes(&self, rows: u32, _keys: usize) -> u64 {
-        // A split pass's flags, their scan, destinations and the previous permutation.
-        4 * self.value_bytes(DType::U32, 1, rows)
-    }
-    /// Whether a pass's working arrays (a native sort's, a reduction's partial states) stay
-    /// held until the batch is submitted (WebGPU keeps them for its recorded dispatches),
-    /// not just through the pass.
-    fn keeps_scratch_until_flush(&self) -> bool {
-        false
-    }
     /// Runs everything recorded so far (before a read in the middle of a plan).
     async fn flush(&self, batch: &mut Self::Batch) -> Result<()>;
     /// Runs what is left and reports any error the device raised during the batch.
@@ -221,25 +238,36 @@ pub trait Backend {
         end: u32,
         sink: &mut RowSink<'_>,
     ) -> Result<()>;
-    /// What this device calls one kernel run and several (`("dispatch", "dispatches")`) for
-    /// `explain()`'s kernel lines; `None`: no kernels of its own to show (the CPU).
-    fn kernel_words(&self) -> Option<(&'static str, &'static str)> {
-        None
-    }
-    /// The kernels one chunk task of `region` runs: how many, and a line saying what they do.
-    fn describe_task(&self, _region: &Region) -> Result<(u64, String)> {
-        Ok((0, String::new()))
-    }
-    /// Kernels a pass of `region` runs once besides its tasks' (a scatter's clears).
-    fn pass_kernels(&self, _region: &Region) -> u64 {
-        0
-    }
     /// Frees the pool and every cache (`None`), or one cache.
     fn trim(&self, cache: Option<&str>);
     /// The most bytes the shared pool keeps (storage past it is freed on release).
     fn set_pool_cap(&self, bytes: u64);
     /// Frees everything the device holds; later use is `DESTROYED`.
     fn destroy(&self);
+}
+
+/// A device as the code above the executor sees it (sparse matrices, lengths known only
+/// after a kernel): it evaluates roots and holds their outputs. Object safe, so that code is
+/// compiled once rather than once per backend.
+pub trait Evaluates {
+    fn device_id(&self) -> DeviceId;
+    /// `evaluate` on this device.
+    fn evaluate_roots<'a>(
+        &'a self,
+        roots: &'a [NodeRef],
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<()>> + 'a>>;
+}
+
+impl<B: Backend> Evaluates for B {
+    fn device_id(&self) -> DeviceId {
+        self.core().id
+    }
+    fn evaluate_roots<'a>(
+        &'a self,
+        roots: &'a [NodeRef],
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<()>> + 'a>> {
+        Box::pin(evaluate(self, roots))
+    }
 }
 
 /// What a scatter task writes at its destinations.
@@ -342,7 +370,7 @@ pub async fn evaluate_with<B: Backend>(
 
 /// Whether a plan input takes no new storage on `device`: on it already (read there, or
 /// copied there before), or a literal its kernels take as parameters.
-fn resident_on<B: Backend>(device: &B, leaf: &NodeRef) -> bool {
+fn resident_on(device: &dyn DeviceModel, leaf: &NodeRef) -> bool {
     device.takes_from_host(leaf)
         || leaf.output_on(device.core().id).is_some()
         || leaf_home(leaf).is_ok_and(|home| reads_in_place(device, &home))
@@ -350,14 +378,14 @@ fn resident_on<B: Backend>(device: &B, leaf: &NodeRef) -> bool {
 
 /// Whether `rows` rows of `size` lanes are more than one of `device`'s bindings holds (such
 /// a chunk is copied to the device a task's part at a time).
-fn rows_past_a_binding<B: Backend>(device: &B, size: u32, rows: u32) -> bool {
+fn rows_past_a_binding(device: &dyn DeviceModel, size: u32, rows: u32) -> bool {
     device
         .max_binding_rows(size)
         .is_some_and(|most| rows > most)
 }
 
 /// Whether every chunk of `output` is where `device`'s kernels read it.
-fn reads_in_place<B: Backend>(device: &B, output: &Output) -> bool {
+fn reads_in_place(device: &dyn DeviceModel, output: &Output) -> bool {
     output.chunks.iter().all(|c| device.reads_in_place(c))
 }
 

@@ -6,7 +6,9 @@
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
-use super::{internal, leaf_home, reads_in_place, rows_past_a_binding, Backend, Written};
+use super::{
+    internal, leaf_home, reads_in_place, rows_past_a_binding, Backend, DeviceModel, Written,
+};
 use crate::column::Column;
 use crate::error::{ErrorCode, GpuTableError, Result};
 use crate::ir::{
@@ -582,8 +584,8 @@ pub(super) fn pieces_per_copy(limits: &PlanLimits, pieces: &[NodeRef]) -> usize 
 /// output is cut into its chunks after (a leaf read both whole and at the row). Chunks too
 /// large for one binding of the device are cut into parts that fit (stored as separate
 /// chunks of the output; a reduction folds each into a partial of its own).
-pub(super) fn planned_tasks<B: Backend>(
-    device: &B,
+pub(super) fn planned_tasks(
+    device: &dyn DeviceModel,
     region: &Region,
     random: &HashSet<u64>,
 ) -> (Vec<u32>, bool) {

@@ -13,7 +13,9 @@ mod sort;
 use std::rc::Rc;
 
 use crate::column::{try_vec, Column};
-use crate::engine::{device_name, internal, Backend, DeviceCore, Written, READ_PIECE_BYTES};
+use crate::engine::{
+    device_name, internal, Backend, DeviceCore, DeviceModel, Written, READ_PIECE_BYTES,
+};
 use crate::error::{ErrorCode, GpuTableError, Result};
 use crate::gpu::{decode, device_words, oneshot, scopes, scopes::ErrorScopes};
 use crate::memory::Home;
@@ -294,17 +296,13 @@ fn bound_textures<'a>(
         .collect()
 }
 
-impl Backend for GlDevice {
-    type Batch = GlBatch;
-
+impl DeviceModel for GlDevice {
     fn core(&self) -> &DeviceCore {
         &self.core
     }
-
     fn name(&self) -> String {
         device_name("webgl", &self.adapter_name)
     }
-
     fn plan_limits(&self) -> PlanLimits {
         let layout = self.layout;
         PlanLimits {
@@ -322,7 +320,6 @@ impl Backend for GlDevice {
             sort_writes_keys: SortWrites::EveryKey,
         }
     }
-
     fn value_bytes(&self, dtype: crate::dtype::DType, size: u32, rows: u32) -> u64 {
         let layout = self.layout;
         let format = texture_format(dtype.class(), plane_channels(size));
@@ -335,22 +332,86 @@ impl Backend for GlDevice {
             })
             .sum()
     }
-
     fn reads_in_place(&self, value: &Value) -> bool {
         value.device == self.core.id
     }
-
     fn takes_from_host(&self, leaf: &crate::ir::Node) -> bool {
         is_literal(leaf)
     }
+    fn reduction_state_bytes(&self, root: &crate::ir::Node, parts: u32) -> u64 {
+        self.reduction_states_bytes(root, parts)
+    }
+    fn reduction_scratch_bytes(&self, root: &crate::ir::Node, rows: u32) -> u64 {
+        self.reduction_scratch(root, rows)
+    }
+    fn reduction_tail_kernels(&self, root: &crate::ir::Node) -> (u64, u64) {
+        let extent =
+            crate::ir::Reduction::of(root).is_some_and(|r| r.kind == crate::ir::ReduceKind::Extent);
+        (
+            1,
+            if extent {
+                1
+            } else {
+                planes(root.inputs[0].meta.size) as u64
+            },
+        )
+    }
+    fn sorts(&self, rows: u32, keys: usize) -> bool {
+        self.merge_sorts(rows, keys)
+    }
+    fn sort_scratch_bytes(&self, rows: u32, keys: usize) -> u64 {
+        match self.merge_sorts(rows, keys) {
+            true => self.merge_sort_scratch_bytes(rows, keys),
+            // A split pass's flags, their scan, destinations and the previous permutation.
+            false => 4 * self.value_bytes(crate::dtype::DType::U32, 1, rows),
+        }
+    }
+    fn describe_task(&self, region: &Region) -> Result<(u64, String)> {
+        let layout = self.layout;
+        let rows = region.rows;
+        let tiles = layout.tiles(rows);
+        let (draws, line) = if region.is_reduction() {
+            let (draws, line) = self.describe_reduction(region);
+            (draws as u32, line)
+        } else if region.is_sort() {
+            let (draws, line) = sort::describe_merge_sort(&region.root);
+            (draws as u32, line)
+        } else if region.is_scatter() {
+            let out_tiles = layout.tiles(region.output_rows());
+            let draws = if rows == 0 { 0 } else { tiles * out_tiles };
+            (
+                draws,
+                format!("{draws} point-list draw(s): a point per input row, placed at its destination, per tile of the input and of the output"),
+            )
+        } else if rows == 0 {
+            (0, "no draw (0 rows)".to_string())
+        } else {
+            let groups = self.plane_groups(region.root.meta.size).len() as u32;
+            let width = layout.width();
+            let height = layout.rows_in_tile(rows, 0).div_ceil(width);
+            (
+                tiles * groups,
+                format!(
+                    "{} draw(s): {tiles} tile(s) of up to {width}x{height} fragments, one per row, {groups} draw(s) per tile",
+                    tiles * groups
+                ),
+            )
+        };
+        Ok((draws as u64, line))
+    }
+    fn kernel_words(&self) -> Option<(&'static str, &'static str)> {
+        Some(("draw", "draws"))
+    }
+}
 
+impl Backend for GlDevice {
+    type Batch = GlBatch;
     fn begin(&self, home: Home) -> Result<GlBatch> {
         Ok(GlBatch {
             home,
             scopes: Some(ErrorScopes::push(&self.device)),
         })
     }
-
     fn upload(&self, batch: &mut GlBatch, column: &Column) -> Result<Value> {
         let layout = self.layout;
         let rows = column.rows;
@@ -420,7 +481,6 @@ impl Backend for GlDevice {
             }),
         })
     }
-
     async fn run_region(
         &self,
         batch: &mut GlBatch,
@@ -429,9 +489,7 @@ impl Backend for GlDevice {
     ) -> Result<Value> {
         self.elementwise(batch, region, leaves).await
     }
-
     type States = reduce::GlStates;
-
     fn reduction_states(
         &self,
         batch: &mut GlBatch,
@@ -440,7 +498,6 @@ impl Backend for GlDevice {
     ) -> Result<reduce::GlStates> {
         self.states_for(batch, root, parts)
     }
-
     async fn reduce_chunk(
         &self,
         batch: &mut GlBatch,
@@ -453,7 +510,6 @@ impl Backend for GlDevice {
         self.reduce_task(batch, task, leaves, first_row, states, part)
             .await
     }
-
     async fn combine_states(
         &self,
         batch: &mut GlBatch,
@@ -464,7 +520,6 @@ impl Backend for GlDevice {
     ) -> Result<reduce::GlStates> {
         self.combine(batch, root, states, parts, every).await
     }
-
     async fn finish_reduction(
         &self,
         batch: &mut GlBatch,
@@ -473,28 +528,6 @@ impl Backend for GlDevice {
     ) -> Result<Value> {
         self.finish_reduce(batch, region, states).await
     }
-
-    fn reduction_state_bytes(&self, root: &crate::ir::Node, parts: u32) -> u64 {
-        self.reduction_states_bytes(root, parts)
-    }
-
-    fn reduction_scratch_bytes(&self, root: &crate::ir::Node, rows: u32) -> u64 {
-        self.reduction_scratch(root, rows)
-    }
-
-    fn reduction_tail_kernels(&self, root: &crate::ir::Node) -> (u64, u64) {
-        let extent =
-            crate::ir::Reduction::of(root).is_some_and(|r| r.kind == crate::ir::ReduceKind::Extent);
-        (
-            1,
-            if extent {
-                1
-            } else {
-                planes(root.inputs[0].meta.size) as u64
-            },
-        )
-    }
-
     async fn scatter_target(
         &self,
         batch: &mut GlBatch,
@@ -502,7 +535,6 @@ impl Backend for GlDevice {
     ) -> Result<Vec<Value>> {
         Ok(vec![self.scatter_target_of(batch, root)?])
     }
-
     async fn scatter_rows(
         &self,
         batch: &mut GlBatch,
@@ -519,11 +551,6 @@ impl Backend for GlDevice {
         self.scatter_task(batch, task, destinations, written, target)
             .await
     }
-
-    fn sorts(&self, rows: u32, keys: usize) -> bool {
-        self.merge_sorts(rows, keys)
-    }
-
     async fn sort_permutation_and_keys(
         &self,
         batch: &mut GlBatch,
@@ -533,23 +560,12 @@ impl Backend for GlDevice {
     ) -> Result<(Value, Vec<Value>)> {
         self.merge_sort(batch, keys, bits, sorted).await
     }
-
-    fn sort_scratch_bytes(&self, rows: u32, keys: usize) -> u64 {
-        match self.merge_sorts(rows, keys) {
-            true => self.merge_sort_scratch_bytes(rows, keys),
-            // A split pass's flags, their scan, destinations and the previous permutation.
-            false => 4 * self.value_bytes(crate::dtype::DType::U32, 1, rows),
-        }
-    }
-
     async fn flush(&self, _: &mut GlBatch) -> Result<()> {
         Ok(())
     }
-
     async fn finish(&self, mut batch: GlBatch) -> Result<()> {
         scopes::finish_evaluation(batch.scopes.take(), &self.core.lost).await
     }
-
     async fn read_rows(
         &self,
         value: &Value,
@@ -652,53 +668,12 @@ impl Backend for GlDevice {
         }
         Ok(())
     }
-
-    fn describe_task(&self, region: &Region) -> Result<(u64, String)> {
-        let layout = self.layout;
-        let rows = region.rows;
-        let tiles = layout.tiles(rows);
-        let (draws, line) = if region.is_reduction() {
-            let (draws, line) = self.describe_reduction(region);
-            (draws as u32, line)
-        } else if region.is_sort() {
-            let (draws, line) = sort::describe_merge_sort(&region.root);
-            (draws as u32, line)
-        } else if region.is_scatter() {
-            let out_tiles = layout.tiles(region.output_rows());
-            let draws = if rows == 0 { 0 } else { tiles * out_tiles };
-            (
-                draws,
-                format!("{draws} point-list draw(s): a point per input row, placed at its destination, per tile of the input and of the output"),
-            )
-        } else if rows == 0 {
-            (0, "no draw (0 rows)".to_string())
-        } else {
-            let groups = self.plane_groups(region.root.meta.size).len() as u32;
-            let width = layout.width();
-            let height = layout.rows_in_tile(rows, 0).div_ceil(width);
-            (
-                tiles * groups,
-                format!(
-                    "{} draw(s): {tiles} tile(s) of up to {width}x{height} fragments, one per row, {groups} draw(s) per tile",
-                    tiles * groups
-                ),
-            )
-        };
-        Ok((draws as u64, line))
-    }
-
-    fn kernel_words(&self) -> Option<(&'static str, &'static str)> {
-        Some(("draw", "draws"))
-    }
-
     fn trim(&self, cache: Option<&str>) {
         self.trim_pools(cache);
     }
-
     fn set_pool_cap(&self, bytes: u64) {
         self.set_caps(bytes);
     }
-
     fn destroy(&self) {
         self.destroy_device();
     }

@@ -7,7 +7,7 @@ use std::rc::Rc;
 
 use super::{internal, texture_format, GlBatch, GlDevice, GlValue, Shape, TextureLease};
 use crate::dtype::{Class, DType};
-use crate::engine::Backend;
+use crate::engine::DeviceModel;
 use crate::error::Result;
 use crate::ir::Node;
 use crate::value::{Storage, Value};

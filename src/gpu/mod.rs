@@ -17,7 +17,7 @@ use std::rc::Rc;
 
 use crate::column::{try_vec, Column, ColumnData, Elem};
 use crate::dtype::DType;
-use crate::engine::{device_name, internal, Backend, DeviceCore, Written};
+use crate::engine::{device_name, internal, Backend, DeviceCore, DeviceModel, Written};
 use crate::error::{ErrorCode, GpuTableError, Result};
 use crate::ir::NodeRef;
 use crate::memory::Home;
@@ -249,17 +249,13 @@ impl GpuDevice {
     }
 }
 
-impl Backend for GpuDevice {
-    type Batch = GpuBatch;
-
+impl DeviceModel for GpuDevice {
     fn core(&self) -> &DeviceCore {
         &self.core
     }
-
     fn name(&self) -> String {
         device_name("webgpu", &self.adapter_name)
     }
-
     fn plan_limits(&self) -> PlanLimits {
         PlanLimits {
             max_region_nodes: MAX_REGION_NODES,
@@ -273,25 +269,85 @@ impl Backend for GpuDevice {
             sort_writes_keys: SortWrites::MostSignificantKey,
         }
     }
-
     fn max_binding_rows(&self, size: u32) -> Option<u32> {
         // Every value is a 32-bit word on the device.
         let rows = self.binding_limit().0 / (size.max(1) as u64 * 4);
         Some(rows.min(u32::MAX as u64) as u32)
     }
-
     fn binds_parts(&self, _read_at_row: bool) -> bool {
         true
     }
-
     fn reads_in_place(&self, value: &Value) -> bool {
         value.device == self.core.id
     }
-
     fn takes_from_host(&self, leaf: &crate::ir::Node) -> bool {
         is_literal(leaf)
     }
+    fn sorts(&self, rows: u32, _keys: usize) -> bool {
+        self.sorts_natively(rows)
+    }
+    fn keeps_scratch_until_flush(&self) -> bool {
+        true
+    }
+    fn sort_scratch_bytes(&self, rows: u32, _keys: usize) -> u64 {
+        match self.sorts_natively(rows) {
+            true => self.radix_sort_scratch_bytes(rows),
+            // A split pass's flags, their scan, destinations and the previous permutation.
+            false => 4 * self.value_bytes(DType::U32, 1, rows),
+        }
+    }
+    fn reduction_scratch_bytes(&self, root: &crate::ir::Node, rows: u32) -> u64 {
+        let lanes = root.inputs[0].meta.size;
+        // The first pass's row-group states and the first combine round's.
+        let groups = self.reduction_groups(rows, lanes) as u64;
+        (groups + groups.div_ceil(16)) * lanes as u64 * 8
+    }
+    fn reduction_tail_kernels(&self, _: &crate::ir::Node) -> (u64, u64) {
+        (1, 1)
+    }
+    fn describe_task(&self, region: &Region) -> Result<(u64, String)> {
+        let rows = region.rows;
+        let described = if region.is_reduction() {
+            self.describe_reduction(region)
+        } else if region.is_sort() {
+            sort::describe_radix_sort(&region.root)
+        } else if region.is_scatter() {
+            let parts = self.scatter_parts(region.output_rows());
+            (
+                u64::from(rows > 0) * parts as u64,
+                format!("{parts} dispatch(es) writing each input row where it says, one per part of the output that fits a binding (each part cleared once by 1 more)"),
+            )
+        } else if rows == 0 {
+            (0, "no dispatch (0 rows)".to_string())
+        } else {
+            let invocations = elementwise_invocations(&region.root, rows)?;
+            let ((x, y), _) = self.grid(invocations, WORKGROUP_SIZE)?;
+            let each = match compute::computes_per_lane(region.root.meta.size) {
+                true => "lane of each row",
+                false => "row",
+            };
+            (
+                1,
+                format!(
+                    "1 dispatch of {x}x{y} workgroups of {WORKGROUP_SIZE} (one invocation per {each})"
+                ),
+            )
+        };
+        Ok(described)
+    }
+    fn kernel_words(&self) -> Option<(&'static str, &'static str)> {
+        Some(("dispatch", "dispatches"))
+    }
+    fn pass_kernels(&self, region: &Region) -> u64 {
+        match region.is_scatter() && region.output_rows() > 0 {
+            true => self.scatter_parts(region.output_rows()) as u64,
+            false => 0,
+        }
+    }
+}
 
+impl Backend for GpuDevice {
+    type Batch = GpuBatch;
     fn begin(&self, home: Home) -> Result<GpuBatch> {
         self.graveyard.start_recording();
         Ok(GpuBatch {
@@ -302,7 +358,6 @@ impl Backend for GpuDevice {
             _recording: Recording(self.graveyard.clone()),
         })
     }
-
     fn upload(&self, batch: &mut GpuBatch, column: &Column) -> Result<Value> {
         let bytes = column.data.len() as u64 * 4;
         self.check_binding(bytes, "an input")?;
@@ -323,7 +378,6 @@ impl Backend for GpuDevice {
             }),
         })
     }
-
     async fn run_region(
         &self,
         batch: &mut GpuBatch,
@@ -341,7 +395,6 @@ impl Backend for GpuDevice {
         }
         Ok(self.value(region, output))
     }
-
     async fn scatter_target(
         &self,
         batch: &mut GpuBatch,
@@ -349,7 +402,6 @@ impl Backend for GpuDevice {
     ) -> Result<Vec<Value>> {
         self.scatter_target_of(batch, root).await
     }
-
     async fn scatter_rows(
         &self,
         batch: &mut GpuBatch,
@@ -361,13 +413,7 @@ impl Backend for GpuDevice {
         self.scatter_task(batch, task, destinations, written, parts)
             .await
     }
-
     type States = reduce::GpuStates;
-
-    fn sorts(&self, rows: u32, _keys: usize) -> bool {
-        self.sorts_natively(rows)
-    }
-
     async fn sort_permutation_and_keys(
         &self,
         batch: &mut GpuBatch,
@@ -381,19 +427,6 @@ impl Backend for GpuDevice {
         let (permutation, first_key) = self.radix_sort(batch, keys, bits, sorted == [0]).await?;
         Ok((permutation, first_key.into_iter().collect()))
     }
-
-    fn keeps_scratch_until_flush(&self) -> bool {
-        true
-    }
-
-    fn sort_scratch_bytes(&self, rows: u32, _keys: usize) -> u64 {
-        match self.sorts_natively(rows) {
-            true => self.radix_sort_scratch_bytes(rows),
-            // A split pass's flags, their scan, destinations and the previous permutation.
-            false => 4 * self.value_bytes(DType::U32, 1, rows),
-        }
-    }
-
     fn reduction_states(
         &self,
         batch: &mut GpuBatch,
@@ -402,7 +435,6 @@ impl Backend for GpuDevice {
     ) -> Result<reduce::GpuStates> {
         self.states(batch, root, parts)
     }
-
     async fn reduce_chunk(
         &self,
         batch: &mut GpuBatch,
@@ -415,7 +447,6 @@ impl Backend for GpuDevice {
         self.reduce_task(batch, task, leaves, first_row, states, part)
             .await
     }
-
     async fn combine_states(
         &self,
         batch: &mut GpuBatch,
@@ -426,7 +457,6 @@ impl Backend for GpuDevice {
     ) -> Result<reduce::GpuStates> {
         self.combine(batch, root, states, parts, every).await
     }
-
     async fn finish_reduction(
         &self,
         batch: &mut GpuBatch,
@@ -435,18 +465,6 @@ impl Backend for GpuDevice {
     ) -> Result<Value> {
         self.finish_reduce(batch, region, states).await
     }
-
-    fn reduction_scratch_bytes(&self, root: &crate::ir::Node, rows: u32) -> u64 {
-        let lanes = root.inputs[0].meta.size;
-        // The first pass's row-group states and the first combine round's.
-        let groups = self.reduction_groups(rows, lanes) as u64;
-        (groups + groups.div_ceil(16)) * lanes as u64 * 8
-    }
-
-    fn reduction_tail_kernels(&self, _: &crate::ir::Node) -> (u64, u64) {
-        (1, 1)
-    }
-
     async fn flush(&self, batch: &mut GpuBatch) -> Result<()> {
         if batch.dispatches.is_empty() {
             return Ok(());
@@ -506,7 +524,6 @@ impl Backend for GpuDevice {
         self.graveyard.bury();
         Ok(())
     }
-
     async fn finish(&self, mut batch: GpuBatch) -> Result<()> {
         let flushed = self.flush(&mut batch).await;
         let caught = scopes::finish_evaluation(batch.scopes.take(), &self.core.lost).await;
@@ -514,7 +531,6 @@ impl Backend for GpuDevice {
         flushed?;
         caught
     }
-
     async fn read_rows(
         &self,
         value: &Value,
@@ -564,57 +580,12 @@ impl Backend for GpuDevice {
         }
         Ok(())
     }
-
-    fn describe_task(&self, region: &Region) -> Result<(u64, String)> {
-        let rows = region.rows;
-        let described = if region.is_reduction() {
-            self.describe_reduction(region)
-        } else if region.is_sort() {
-            sort::describe_radix_sort(&region.root)
-        } else if region.is_scatter() {
-            let parts = self.scatter_parts(region.output_rows());
-            (
-                u64::from(rows > 0) * parts as u64,
-                format!("{parts} dispatch(es) writing each input row where it says, one per part of the output that fits a binding (each part cleared once by 1 more)"),
-            )
-        } else if rows == 0 {
-            (0, "no dispatch (0 rows)".to_string())
-        } else {
-            let invocations = elementwise_invocations(&region.root, rows)?;
-            let ((x, y), _) = self.grid(invocations, WORKGROUP_SIZE)?;
-            let each = match compute::computes_per_lane(region.root.meta.size) {
-                true => "lane of each row",
-                false => "row",
-            };
-            (
-                1,
-                format!(
-                    "1 dispatch of {x}x{y} workgroups of {WORKGROUP_SIZE} (one invocation per {each})"
-                ),
-            )
-        };
-        Ok(described)
-    }
-
-    fn kernel_words(&self) -> Option<(&'static str, &'static str)> {
-        Some(("dispatch", "dispatches"))
-    }
-
-    fn pass_kernels(&self, region: &Region) -> u64 {
-        match region.is_scatter() && region.output_rows() > 0 {
-            true => self.scatter_parts(region.output_rows()) as u64,
-            false => 0,
-        }
-    }
-
     fn trim(&self, cache: Option<&str>) {
         self.trim_pool(cache);
     }
-
     fn set_pool_cap(&self, bytes: u64) {
         self.set_cap(bytes);
     }
-
     fn destroy(&self) {
         self.destroy_device();
     }

@@ -7,7 +7,7 @@ use std::rc::Rc;
 
 use super::{internal, BufferLease, Dispatch, GpuBatch, GpuDevice, GpuValue, STORAGE};
 use crate::dtype::DType;
-use crate::engine::Backend;
+use crate::engine::DeviceModel;
 use crate::error::Result;
 use crate::ir::Node;
 use crate::value::{Storage, Value};

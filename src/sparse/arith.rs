@@ -7,7 +7,7 @@ use super::{
     as_type, copied, csr_of_parts, place_of, sort_row_major, Entries, Format, SparseMatrix,
 };
 use crate::dtype::{Class, DType};
-use crate::engine::Backend;
+use crate::engine::Evaluates;
 use crate::error::{GpuTableError, Result};
 use crate::ir::{self, u32_constant, u32_rows, BinaryOp, NodeRef, UnaryOp};
 
@@ -25,7 +25,7 @@ impl SparseMatrix {
 
     /// `op` of every entry, for the unary ops with f(0) = 0 (`abs sqrt sin tan`): duplicates
     /// are summed first, as `op` of a dense cell sees their sum.
-    pub async fn unary<B: Backend>(&self, device: &B, op: UnaryOp) -> Result<SparseMatrix> {
+    pub async fn unary(&self, device: &dyn Evaluates, op: UnaryOp) -> Result<SparseMatrix> {
         if !matches!(
             op,
             UnaryOp::Abs | UnaryOp::Sqrt | UnaryOp::Sin | UnaryOp::Tan
@@ -76,9 +76,9 @@ impl SparseMatrix {
     }
 
     /// `scaled_now`, summing duplicates on `device` first where it must (only `A / number`).
-    pub async fn scaled<B: Backend>(
+    pub async fn scaled(
         &self,
-        device: &B,
+        device: &dyn Evaluates,
         op: BinaryOp,
         number: &NodeRef,
         number_first: bool,
@@ -95,9 +95,9 @@ impl SparseMatrix {
 
     /// `A + B`, `A - B` (the union of the stored entries) or `A * B` (their intersection)
     /// of two matrices of one shape, canonical, in this matrix's format.
-    pub async fn combine<B: Backend>(
+    pub async fn combine(
         &self,
-        device: &B,
+        device: &dyn Evaluates,
         op: BinaryOp,
         other: &SparseMatrix,
     ) -> Result<SparseMatrix> {
@@ -166,7 +166,7 @@ impl SparseMatrix {
     }
 
     /// `kron(A, B)` in A's format (CSR and CSC canonical), built on `device`.
-    pub async fn kron<B: Backend>(&self, device: &B, other: &SparseMatrix) -> Result<SparseMatrix> {
+    pub async fn kron(&self, device: &dyn Evaluates, other: &SparseMatrix) -> Result<SparseMatrix> {
         let entries = self.kron_entries(other)?;
         match self.format {
             // Computed now: the pairs are gathered from both operands' own components.
@@ -200,8 +200,8 @@ fn both_entries(op: BinaryOp, a: &SparseMatrix, b: &SparseMatrix) -> Result<Entr
 }
 
 /// Canonical CSR of `a ± b`: both operands' entries together, duplicates summed.
-async fn union<B: Backend>(
-    device: &B,
+async fn union(
+    device: &dyn Evaluates,
     op: BinaryOp,
     a: &SparseMatrix,
     b: &SparseMatrix,
@@ -213,8 +213,8 @@ async fn union<B: Backend>(
 
 /// Canonical CSR of `a .* b`: with both canonical, a cell stored in both is two adjacent
 /// entries of their row-major merge (a's first: the sort is stable), kept by compaction.
-async fn intersection<B: Backend>(
-    device: &B,
+async fn intersection(
+    device: &dyn Evaluates,
     a: &SparseMatrix,
     b: &SparseMatrix,
 ) -> Result<SparseMatrix> {

@@ -7,7 +7,7 @@ use super::{check_limits, csr_of_parts, csr_of_sorted, magnitude, Format, Sparse
 use crate::column::ColumnData;
 use crate::dtype::DType;
 use crate::dynamic::compaction;
-use crate::engine::Backend;
+use crate::engine::Evaluates;
 use crate::error::{GpuTableError, Result};
 use crate::ir::{self, u32_constant, u32_rows, BinaryOp, NodeRef, UnaryOp};
 
@@ -23,8 +23,8 @@ fn i32_constant(value: i32) -> Result<NodeRef> {
 impl SparseMatrix {
     /// The nonzeros of `dense` (`m` rows of size `n`; NaN counts as nonzero) in `format`,
     /// found on `device` (one count read back).
-    pub async fn from_dense<B: Backend>(
-        device: &B,
+    pub async fn from_dense(
+        device: &dyn Evaluates,
         dense: &NodeRef,
         format: Format,
     ) -> Result<SparseMatrix> {
@@ -71,9 +71,9 @@ impl SparseMatrix {
     /// The entries for which `keep` (from each entry's row, column and value) is nonzero, in
     /// this matrix's format (CSR and CSC canonical), kept on `device` by one compaction,
     /// which keeps their order: after one sort, or none for a canonical matrix.
-    async fn keep<B: Backend>(
+    async fn keep(
         &self,
-        device: &B,
+        device: &dyn Evaluates,
         keep: impl Fn(&NodeRef, &NodeRef, &NodeRef) -> Result<NodeRef>,
     ) -> Result<SparseMatrix> {
         // CSC of A is CSR of its transpose: sorted column-major there, so the CSC needs no
@@ -131,7 +131,7 @@ impl SparseMatrix {
 
     /// This matrix's canonical CSR without its entries equal to 0 (NaN is kept, as
     /// `fromDense` keeps it): a compaction of the canonical CSR, which keeps the order.
-    pub(super) async fn nonzero_csr<B: Backend>(&self, device: &B) -> Result<SparseMatrix> {
+    pub(super) async fn nonzero_csr(&self, device: &dyn Evaluates) -> Result<SparseMatrix> {
         let csr = self.shared_csr(device).await?;
         csr.keep(device, |_, _, values| {
             ir::select(values, &u32_constant(1)?, &u32_constant(0)?)
@@ -140,9 +140,9 @@ impl SparseMatrix {
     }
 
     /// Entries with `col - row >= k` (`upper`) or `col - row <= k` (`tril`).
-    pub async fn triangle<B: Backend>(
+    pub async fn triangle(
         &self,
-        device: &B,
+        device: &dyn Evaluates,
         k: i64,
         upper: bool,
     ) -> Result<SparseMatrix> {
@@ -169,7 +169,7 @@ impl SparseMatrix {
     }
 
     /// Entries with `|value| > tol` (NaN values are kept).
-    pub async fn droptol<B: Backend>(&self, device: &B, tol: f64) -> Result<SparseMatrix> {
+    pub async fn droptol(&self, device: &dyn Evaluates, tol: f64) -> Result<SparseMatrix> {
         if tol.is_nan() {
             return Err(GpuTableError::invalid("droptol needs a number"));
         }

@@ -7,7 +7,7 @@
 use crate::column::ColumnData;
 use crate::dtype::{Class, DType};
 use crate::dynamic::read_scalars;
-use crate::engine::{self, Backend};
+use crate::engine::{self, Evaluates};
 use crate::error::{GpuTableError, Result};
 use crate::ir::{self, BinaryOp, NodeRef, ReduceKind, UnaryOp, DEFAULT_SPLIT_EVERY};
 use crate::ir::{u32_constant, u32_row, u32_rows};
@@ -54,7 +54,7 @@ fn as_indices(node: &NodeRef, what: &str) -> Result<NodeRef> {
 }
 
 /// `read_scalars` of uint32 checks (exact in f64).
-async fn read_u32s<B: Backend>(device: &B, nodes: &[NodeRef]) -> Result<Vec<u32>> {
+async fn read_u32s(device: &dyn Evaluates, nodes: &[NodeRef]) -> Result<Vec<u32>> {
     Ok(read_scalars(device, nodes)
         .await?
         .into_iter()
@@ -168,7 +168,7 @@ impl SparseMatrix {
 
     /// This matrix with duplicates summed (one count read back), or itself where it is
     /// canonical, for a result that copies its structure (`with_values`).
-    async fn summed<B: Backend>(&self, device: &B) -> Result<SparseMatrix> {
+    async fn summed(&self, device: &dyn Evaluates) -> Result<SparseMatrix> {
         match self.canonical {
             true => Ok(self.clone()),
             false => self.canonical(device).await,
@@ -177,17 +177,17 @@ impl SparseMatrix {
 
     /// This matrix with its components computed on `device`: a result that resolves holds
     /// its own data, not a graph over its source's components, which may be destroyed next.
-    async fn computed<B: Backend>(self, device: &B) -> Result<SparseMatrix> {
+    async fn computed(self, device: &dyn Evaluates) -> Result<SparseMatrix> {
         let components = [self.major.clone(), self.minor.clone(), self.values.clone()];
-        engine::evaluate(device, &components).await?;
+        device.evaluate_roots(&components).await?;
         Ok(self)
     }
 
     /// CSR (`Csr`) or CSC (`Csc`) from components, validated on `device`: `pointers` has
     /// one row per major line plus one, starts at 0, never decreases and ends at the entry
     /// count; every index is below the minor dimension; the components' lengths agree.
-    pub async fn compressed<B: Backend>(
-        device: &B,
+    pub async fn compressed(
+        device: &dyn Evaluates,
         format: Format,
         pointers: &NodeRef,
         indices: &NodeRef,
@@ -264,8 +264,8 @@ impl SparseMatrix {
     }
 
     /// COO from components (duplicates allowed, in any order), validated on `device`.
-    pub async fn coo<B: Backend>(
-        device: &B,
+    pub async fn coo(
+        device: &dyn Evaluates,
         rows: &NodeRef,
         cols: &NodeRef,
         values: &NodeRef,
@@ -381,7 +381,7 @@ impl SparseMatrix {
     /// built on `device`: the one count read back is the number of distinct entries. A
     /// canonical CSR is copied, and the row pointers of other row-major entries (a
     /// canonical COO, a sparse vector) are searched among their rows: none is sorted.
-    pub async fn to_csr<B: Backend>(&self, device: &B) -> Result<SparseMatrix> {
+    pub async fn to_csr(&self, device: &dyn Evaluates) -> Result<SparseMatrix> {
         if self.canonical && self.format == Format::Csr {
             return self.copy()?.computed(device).await;
         }
@@ -396,7 +396,7 @@ impl SparseMatrix {
 
     /// Canonical CSR sharing this matrix's components where it is one (for results that
     /// hold none of them: copies carry their structure over).
-    async fn shared_csr<B: Backend>(&self, device: &B) -> Result<SparseMatrix> {
+    async fn shared_csr(&self, device: &dyn Evaluates) -> Result<SparseMatrix> {
         match self.canonical && self.format == Format::Csr {
             true => Ok(self.clone()),
             false => self.to_csr(device).await,
@@ -413,7 +413,7 @@ impl SparseMatrix {
     }
 
     /// These entries in `format`: COO as they are, CSR and CSC canonical (built on `device`).
-    pub async fn into_format<B: Backend>(self, device: &B, format: Format) -> Result<SparseMatrix> {
+    pub async fn into_format(self, device: &dyn Evaluates, format: Format) -> Result<SparseMatrix> {
         match format {
             Format::Coo => Ok(self),
             Format::Csr => self.to_csr(device).await,
@@ -423,7 +423,7 @@ impl SparseMatrix {
 
     /// The same entries in canonical form and this matrix's format: CSR and CSC sorted
     /// within their lines, COO row-major; duplicates summed (one count read back).
-    pub async fn canonical<B: Backend>(&self, device: &B) -> Result<SparseMatrix> {
+    pub async fn canonical(&self, device: &dyn Evaluates) -> Result<SparseMatrix> {
         match (self.canonical, self.format) {
             (true, _) => self.copy()?.computed(device).await,
             (false, Format::Coo) => self.to_csr(device).await?.as_coo(),
@@ -551,8 +551,8 @@ impl SparseMatrix {
 
 /// Canonical CSR of `entries` sorted row-major (duplicates next to each other), built on
 /// `device`: the one count read back is the number of distinct entries.
-async fn csr_of_sorted<B: Backend>(
-    device: &B,
+async fn csr_of_sorted(
+    device: &dyn Evaluates,
     (rows, cols, values): Entries,
     shape: (u32, u32),
 ) -> Result<SparseMatrix> {

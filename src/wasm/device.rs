@@ -6,7 +6,7 @@ use wasm_bindgen::prelude::*;
 use super::table::{BatchModel, TableModel};
 use super::{invalid, set, to_js, Evaluator, EvaluatorList, JsResult};
 use crate::cpu::CpuDevice;
-use crate::engine::{self, Backend};
+use crate::engine::{self, Backend, DeviceModel};
 use crate::evaluator;
 #[cfg(gl_backend)]
 use crate::gl::GlDevice;
@@ -34,7 +34,12 @@ macro_rules! with_device {
     };
 }
 
-pub(super) use with_device;
+impl AnyDevice {
+    /// The backend device for code compiled once for every backend (sparse matrices).
+    pub(super) fn evaluates(&self) -> &dyn engine::Evaluates {
+        with_device!(self, d => d)
+    }
+}
 
 #[wasm_bindgen]
 pub struct Device {

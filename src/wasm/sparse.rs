@@ -4,7 +4,7 @@
 
 use wasm_bindgen::prelude::*;
 
-use super::device::{with_device, AnyDevice, Device};
+use super::device::{AnyDevice, Device};
 use super::{invalid, to_js, Evaluator, EvaluatorList, JsResult};
 use crate::engine;
 use crate::ir::{BinaryOp, NodeRef, ReduceKind, UnaryOp};
@@ -16,7 +16,8 @@ macro_rules! value_promise {
     ($device:expr, $matrix:expr, |$d:ident, $m:ident| $body:expr) => {{
         let (device, $m) = ($device.any(), $matrix.clone());
         wasm_bindgen_futures::future_to_promise(async move {
-            let value = with_device!(&device, $d => $body).map_err(to_js)?;
+            let $d = device.evaluates();
+            let value = $body.map_err(to_js)?;
             Ok(value.into())
         })
     }};
@@ -70,10 +71,11 @@ async fn construct(
     shape: (u32, u32),
 ) -> crate::Result<SparseMatrix> {
     let (a, b, c) = parts;
-    with_device!(&device, d => match format {
+    let d = device.evaluates();
+    match format {
         Format::Coo => SparseMatrix::coo(d, &a, &b, &c, shape).await,
         _ => SparseMatrix::compressed(d, format, &a, &b, &c, shape).await,
-    })
+    }
 }
 
 /// Whether every component's values are in host memory (validated at once on the CPU).
@@ -197,9 +199,9 @@ impl SparseModel {
         let (device, dense, format) = (device.any(), dense.node.clone(), format_of(format));
         wasm_bindgen_futures::future_to_promise(async move {
             let format = format?;
-            let matrix =
-                with_device!(&device, d => SparseMatrix::from_dense(d, &dense, format).await)
-                    .map_err(to_js)?;
+            let matrix = SparseMatrix::from_dense(device.evaluates(), &dense, format)
+                .await
+                .map_err(to_js)?;
             Ok(SparseModel { matrix }.into())
         })
     }

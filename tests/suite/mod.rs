@@ -26,7 +26,7 @@ use super::common::*;
 
 use gputable::column::ColumnData;
 use gputable::cpu::CpuDevice;
-use gputable::engine::Backend;
+use gputable::engine::{Backend, DeviceModel};
 use gputable::evaluator::read_value_async;
 use gputable::ir::{self, all_nodes, BinaryOp::*, NodeRef, UnaryOp::*};
 use gputable::plan::WIDE_ROW_LANES;
