@@ -168,15 +168,19 @@ impl SparseMatrix {
         .await
     }
 
-    /// Entries with `|value| > tol` (NaN values are kept).
+    /// Cells with `|value| > tol` (NaN values are kept). A cell's value is the sum of its
+    /// entries, so a matrix that may hold duplicates sums them first: 2 and -1.9 in one cell
+    /// are 0.1, dropped by `droptol(1)` (one sort, which `keep` would run anyway).
     pub async fn droptol(&self, device: &dyn Evaluates, tol: f64) -> Result<SparseMatrix> {
         if tol.is_nan() {
             return Err(GpuTableError::invalid("droptol needs a number"));
         }
-        self.keep(device, |_, _, values| {
-            let tol = ir::source(ColumnData::F32(vec![tol as f32]), 1, true)?;
-            positive_part_twice(&ir::binary(BinaryOp::Subtract, &magnitude(values)?, &tol)?)
-        })
-        .await
+        let summed = self.summed(device).await?;
+        summed
+            .keep(device, |_, _, values| {
+                let tol = ir::source(ColumnData::F32(vec![tol as f32]), 1, true)?;
+                positive_part_twice(&ir::binary(BinaryOp::Subtract, &magnitude(values)?, &tol)?)
+            })
+            .await
     }
 }

@@ -362,6 +362,55 @@ pub async fn measures_see_the_least_integer_and_nan<T: Target>() {
     assert!(zeros.is_zero(&device).await.unwrap());
 }
 
+/// `droptol` compares each cell's value, the sum of its entries: a COO and a CSR given with
+/// duplicates sum them before the comparison (a regression: each entry was compared alone,
+/// so 2 and -1.9 in one cell came out as 2).
+pub async fn droptol_compares_the_sums_of_duplicates<T: Target>() {
+    let device = T::device();
+    let shape = (2, 3);
+    // (0, 0): 2 - 1.9 = 0.1, dropped; (1, 1): 0.5 + 0.75 = 1.25, kept though each entry is
+    // not; (0, 2): 3 alone; (1, 0): -4 and 4 cancel.
+    let (rows, cols, values) = (
+        [0u32, 1, 0, 0, 1, 1, 1],
+        [0u32, 1, 2, 0, 1, 0, 0],
+        [2.0f32, 0.5, 3.0, -1.9, 0.75, -4.0, 4.0],
+    );
+    let expected = [0.0, 0.0, 3.0, 0.0, 1.25, 0.0];
+    let coo = coo_of(&device, &rows, &cols, &values, shape).await;
+    // The same entries as a CSR and a CSC holding duplicates, as given.
+    let csr = SparseMatrix::compressed(
+        &device,
+        Format::Csr,
+        &u32s(&[0, 3, 7], 1),
+        &u32s(&[0, 2, 0, 1, 1, 0, 0], 1),
+        &f32s(&[2.0, 3.0, -1.9, 0.5, 0.75, -4.0, 4.0], 1),
+        shape,
+    )
+    .await
+    .unwrap();
+    let csc = SparseMatrix::compressed(
+        &device,
+        Format::Csc,
+        &u32s(&[0, 4, 6, 7], 1),
+        &u32s(&[0, 0, 1, 1, 1, 1, 0], 1),
+        &f32s(&[2.0, -1.9, -4.0, 4.0, 0.5, 0.75, 3.0], 1),
+        shape,
+    )
+    .await
+    .unwrap();
+    for m in [coo.clone(), csr, csc] {
+        let format = m.format;
+        let kept = m.droptol(&device, 1.0).await.unwrap();
+        assert_eq!(kept.format, format);
+        assert!(kept.canonical, "{format:?}");
+        assert_eq!(kept.nnz(), 2, "{format:?}");
+        assert_eq!(dense_of::<T>(&kept).await, expected, "{format:?}");
+    }
+    // Stored zeros of cancelling duplicates go with droptol(0) too.
+    let nonzero = coo.droptol(&device, 0.0).await.unwrap();
+    assert_eq!(nonzero.nnz(), 3);
+}
+
 /// SpMV and SpMM compute each product inside the segmented sum that adds it (one kernel,
 /// no column of products stored), as `explain` shows: empty rows, a row longer than a CPU
 /// block, two lanes, integer values, `alpha` fused after the sum. Values stored in chunks
