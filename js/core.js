@@ -286,6 +286,7 @@ function wrap(fn) {
 }
 
 function withList(args, fn) {
+  if (args.some(isSparse)) sparseOps.oneShape(args);
   const handles = args.map(handleOf);
   return wrap(() => withHandles(handles, fn));
 }

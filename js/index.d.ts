@@ -631,15 +631,20 @@ export interface SparseOptions {
 
 /**
  * A sparse matrix (0-based uint32 indices) whose components live on a device. Constructors
- * validate (`INVALID_ARGUMENT`): synchronously for components in host memory, else a
- * Promise (`await` works for both). Conversions whose entry count depends on the data are
+ * validate (`INVALID_ARGUMENT`): synchronously for arrays and components in host memory (on
+ * a CPU device also for lazy components computed from such), else a Promise, validated on the
+ * device (`await` works for both). Conversions whose entry count depends on the data are
  * Promises; `toDense()` and `multiply()` are lazy evaluators.
  */
 export class SparseMatrix {
   private constructor();
+  /** Components given as arrays: validated at once. */
+  static fromCSR(fields: {rowPtr: ArrayLike<number>; colVal: ArrayLike<number>; nzVal: ArrayLike<number>; shape: [number, number]}, options?: SparseOptions | null): SparseMatrix;
   static fromCSR(fields: {rowPtr: SparseComponent; colVal: SparseComponent; nzVal: SparseComponent; shape: [number, number]}, options?: SparseOptions | null): SparseMatrix | Promise<SparseMatrix>;
+  static fromCSC(fields: {colPtr: ArrayLike<number>; rowVal: ArrayLike<number>; nzVal: ArrayLike<number>; shape: [number, number]}, options?: SparseOptions | null): SparseMatrix;
   static fromCSC(fields: {colPtr: SparseComponent; rowVal: SparseComponent; nzVal: SparseComponent; shape: [number, number]}, options?: SparseOptions | null): SparseMatrix | Promise<SparseMatrix>;
   /** Duplicates allowed, in any order. */
+  static fromCOO(fields: {rowInd: ArrayLike<number>; colInd: ArrayLike<number>; nzVal: ArrayLike<number>; shape: [number, number]}, options?: SparseOptions | null): SparseMatrix;
   static fromCOO(fields: {rowInd: SparseComponent; colInd: SparseComponent; nzVal: SparseComponent; shape: [number, number]}, options?: SparseOptions | null): SparseMatrix | Promise<SparseMatrix>;
   /** The nonzeros (NaN included) of `x`: `m` rows of size `n`. */
   static fromDense(x: SparseComponent, options?: (SparseOptions & {format?: 'csr' | 'csc' | 'coo'}) | null): Promise<SparseMatrix>;
@@ -650,7 +655,8 @@ export class SparseMatrix {
   /** Stored entries, explicit zeros and duplicates included. */
   readonly nnz: number;
   readonly type: DataType;
-  readonly device: Device | null;
+  /** The device its operations run on: the one given, else the default CPU device. */
+  readonly device: Device;
   readonly destroyed: boolean;
   /** CSR components (undefined in other formats). */
   readonly rowPtr?: GPUTableEvaluator<'uint32'>;
@@ -700,6 +706,7 @@ export class SparseMatrix {
 export class SparseVector {
   private constructor();
   /** Indices in any order; duplicates add up. Validated (`INVALID_ARGUMENT`). */
+  static fromArrays(fields: {nzInd: ArrayLike<number>; nzVal: ArrayLike<number>; length: number}, options?: SparseOptions | null): SparseVector;
   static fromArrays(fields: {nzInd: SparseComponent; nzVal: SparseComponent; length: number}, options?: SparseOptions | null): SparseVector | Promise<SparseVector>;
   /** The nonzeros (NaN included) of `x`, rows of size 1. */
   static fromDense(x: SparseComponent, options?: SparseOptions | null): Promise<SparseVector>;
@@ -711,7 +718,7 @@ export class SparseVector {
   /** Stored entries, explicit zeros and duplicates included. */
   readonly nnz: number;
   readonly type: DataType;
-  readonly device: Device | null;
+  readonly device: Device;
   readonly destroyed: boolean;
   readonly nzInd: GPUTableEvaluator<'uint32'>;
   readonly nzVal: GPUTableEvaluator;

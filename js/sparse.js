@@ -4,7 +4,7 @@
 import {wasm} from './bindings.js';
 import {fail, guard, guardAsync} from './errors.js';
 import {TYPED_ARRAYS, checkType, options} from './types.js';
-import {resolveDevice, withHandles} from './devices.js';
+import {defaultDevice, resolveDevice, withHandles} from './devices.js';
 import {GPUVector} from './vectors.js';
 import * as core from './core.js';
 import {GPUTableEvaluator} from './core.js';
@@ -39,8 +39,9 @@ function shapeOf(shape) {
 }
 
 /**
- * A matrix from components, validated: at once on the CPU when they are in host memory,
- * else on the device holding them (a Promise of the matrix then).
+ * A matrix from components, validated: at once on the CPU when they are in host memory (or,
+ * for a matrix on a CPU device, computed from inputs that are), else on the matrix's device
+ * (a Promise of the matrix then).
  */
 function build(format, fields, settings) {
   const {device = null} = options(settings, 'SparseMatrix');
@@ -54,7 +55,7 @@ function build(format, fields, settings) {
   try {
     const parts = FIELDS[format].map((name, i) => component(fields[name], i < 2, name, made));
     return withHandles(parts.map(p => p._live()), list => {
-      if (wasm.SparseModel.inHostMemory(list)) {
+      if (wasm.SparseModel.validatesNow(list, target === null || target.type === 'cpu')) {
         return new SparseMatrix(guard(() => wasm.SparseModel.fromComponentsSync(format, list, m, n)), target, made);
       }
       const on = resolveDevice(target);
@@ -146,8 +147,9 @@ export class SparseMatrix {
   get type() {
     return this._components().nzVal.type;
   }
+  /** The device its operations run on: the one given, else the default CPU device. */
   get device() {
-    return this._device;
+    return this._device ?? defaultDevice();
   }
 
   /**
@@ -404,6 +406,16 @@ const kindOf = (like, result) => (like instanceof SparseVector ? asVector(result
 
 const KEEPS_ZERO = new Set(['abs', 'sqrt', 'sin', 'tan']);
 
+/**
+ * Sparse operands of an op need one shape, also where the result is dense (whose rules would
+ * broadcast rows of other sizes).
+ */
+function oneShape(args) {
+  const shapes = args.map(matrixOf).filter(x => x instanceof SparseMatrix).map(x => x.shape);
+  const other = shapes.find(([m, n]) => m !== shapes[0][0] || n !== shapes[0][1]);
+  if (other) fail('INVALID_ARGUMENT', `sparse operands need one shape, got ${shapes[0].join(' x ')} and ${other.join(' x ')}`);
+}
+
 /** `op` of two operands, one of them sparse: a sparse result where api.md's rules keep zeros. */
 function binary(op, a, b) {
   const [A, B] = [matrixOf(a), matrixOf(b)];
@@ -422,6 +434,7 @@ function binary(op, a, b) {
   };
   if (sparseA && typeof b === 'number' && (op === 'multiply' || op === 'divide')) return scale(A, b, false, a);
   if (sparseB && typeof a === 'number' && op === 'multiply') return scale(B, a, true, b);
+  oneShape([A, B]);
   const denseOf = x => (matrixOf(x) instanceof SparseMatrix ? x.toDense() : x);
   return core[op](denseOf(a), denseOf(b));
 }
@@ -441,6 +454,7 @@ function fold(op, args) {
 
 Object.assign(sparseOps, {
   is: x => x instanceof SparseMatrix || x instanceof SparseVector,
+  oneShape,
   fold,
   unary(op, x) {
     if (!KEEPS_ZERO.has(op)) return core[op](x.toDense());

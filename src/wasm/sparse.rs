@@ -78,9 +78,21 @@ async fn construct(
     }
 }
 
-/// Whether every component's values are in host memory (validated at once on the CPU).
-fn in_host_memory(list: &EvaluatorList) -> bool {
-    list.nodes.iter().all(|n| n.host_output().is_some())
+/// Whether the components can be validated at once on the CPU: each is in host memory, or
+/// with `lazy_too` (a matrix on a CPU device) computed from inputs that all are, which the
+/// CPU computes without waiting. Components on a GPU device are validated there.
+fn validates_now(list: &EvaluatorList, lazy_too: bool) -> bool {
+    fn on_host(node: &NodeRef, seen: &mut std::collections::HashSet<u64>) -> bool {
+        if node.host_output().is_some() || !seen.insert(node.id) {
+            return true;
+        }
+        node.home().is_none() && node.inputs.iter().all(|input| on_host(input, seen))
+    }
+    let mut seen = std::collections::HashSet::new();
+    (list.nodes.iter()).all(|n| match lazy_too {
+        true => on_host(n, &mut seen),
+        false => n.host_output().is_some(),
+    })
 }
 
 #[wasm_bindgen]
@@ -95,7 +107,7 @@ impl SparseModel {
         n: f64,
     ) -> JsResult<SparseModel> {
         let (format, shape) = (format_of(format)?, (dim(m, "rows")?, dim(n, "columns")?));
-        if !in_host_memory(components_list) {
+        if !validates_now(components_list, true) {
             return Err(invalid(
                 "components on a GPU device are validated there: await the constructor",
             ));
@@ -112,10 +124,11 @@ impl SparseModel {
         Ok(SparseModel { matrix })
     }
 
-    /// Whether `fromComponentsSync` can take these components.
-    #[wasm_bindgen(js_name = inHostMemory)]
-    pub fn components_in_host_memory(components_list: &EvaluatorList) -> bool {
-        in_host_memory(components_list)
+    /// Whether `fromComponentsSync` takes these components for a matrix on a CPU device
+    /// (`on_cpu`) or on a GPU device, whose lazy components are computed there.
+    #[wasm_bindgen(js_name = validatesNow)]
+    pub fn components_validate_now(components_list: &EvaluatorList, on_cpu: bool) -> bool {
+        validates_now(components_list, on_cpu)
     }
 
     /// `fromComponentsSync`, validated on `device` (resolves to the matrix).

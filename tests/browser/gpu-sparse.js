@@ -126,6 +126,51 @@ export async function sparseChecks(gt, device) {
       const [gpu, cpu] = [await gt.SparseVector.fromArrays(x, {device}), gt.SparseVector.fromArrays(x)];
       return await sameOnDevice(device, SparseMatrix.fromCOO(fields, {device}).multiply(gpu), SparseMatrix.fromCOO(fields).multiply(cpu));
     },
+    async 'every other entry point of the JS API on the device'() {
+      // Each result is computed by kernels of this check on the device (or by the time its
+      // operation resolved), lives there and matches the CPU device's.
+      const since = device.stats.kernels;
+      const small = randomCoo(60, 50, 900, 5);
+      const cells = Float32Array.from({length: 60 * 30}, (_, i) => (i * 7919 % 7 === 0 ? (i % 9) - 4 : 0));
+      const entries = Float32Array.from({length: 80}, (_, i) => (i % 6 === 0 ? (i % 5) - 2 : 0));
+      const x = Float32Array.from({length: 60}, (_, i) => (i % 4) - 1);
+      const run = async settings => {
+        const A = SparseMatrix.fromCOO(small, settings);
+        const csc = await A.toCSC();
+        const fromCsc = await SparseMatrix.fromCSC({colPtr: csc.colPtr, rowVal: csc.rowVal, nzVal: csc.nzVal, shape: csc.shape}, settings);
+        const dense = E.fromArray(cells, {size: 30});
+        const v = await gt.SparseVector.fromDense(E.fromArray(entries), settings);
+        const evaluators = {
+          fromCSC: fromCsc.toDense(),
+          zeros: SparseMatrix.zeros([4, 5], {...settings, format: 'csc'}).toDense(),
+          'fromDense csc': (await SparseMatrix.fromDense(dense, {...settings, format: 'csc'})).rowVal,
+          'fromDense coo': (await SparseMatrix.fromDense(dense, {...settings, format: 'coo'})).colInd,
+          toCOO: (await A.toCOO()).colInd,
+          findnz: A.findnz().values,
+          tril: (await A.tril(-2)).nzVal,
+          'droptol of duplicates': (await A.droptol(1)).nzVal,
+          add: (await gt.add(A, fromCsc)).nzVal,
+          'multiply by a number': gt.multiply(2, A).nzVal,
+          'divide by a number': gt.divide(A, 4).toDense(),
+          'sqrt of abs': (await gt.sqrt(await gt.abs(A))).nzVal,
+          sum: gt.sum(A),
+          'transposed SpMV': A.transpose().multiply(x),
+          'vector indices': v.nzInd,
+          'vector dense form': v.toDense(),
+          'vector droptol': (await v.droptol(1)).nzVal,
+          'vector findnz': v.findnz().values,
+          'vector zeros': gt.SparseVector.zeros(5, settings).toDense()
+        };
+        const numbers = [await A.norm(1), await A.norm(Infinity), await A.opnorm(Infinity), await A.isZero(), await v.norm(), await v.get(6)];
+        return {evaluators, numbers};
+      };
+      const [gpu, cpu] = [await run({device}), await run(undefined)];
+      for (const [name, evaluator] of Object.entries(gpu.evaluators)) {
+        const problem = await sameOnDevice(device, evaluator, cpu.evaluators[name], since);
+        if (problem) return `${name}: ${problem}`;
+      }
+      return firstDifference(gpu.numbers.map(Number), cpu.numbers.map(Number), 1e-6);
+    },
     async 'a row of 150,000 entries is summed whole on the device, SpMV and SpMM'() {
       // Past the 65,535 loop iterations llvmpipe and lavapipe give an invocation: the row's
       // whole blocks are summed by a pass of their own (ir/segment.rs), in the CPU's order.

@@ -86,6 +86,12 @@ test('arithmetic with sparse operands keeps or merges their structure', async ()
   assert.deepEqual(await dense(absolute), DA.map(Math.abs));
   const root = await gt.sqrt(b);
   assert.deepEqual((await dense(root)).map(Number.isNaN), DB.map(x => x < 0));
+  for (const [op, f] of [['sin', Math.sin], ['tan', Math.tan]]) {
+    const result = await gt[op](a);
+    assert.ok(result instanceof SparseMatrix, op);
+    assert.equal(result.nnz, 4, `${op}: duplicates summed first, the stored zero kept`);
+    (await dense(result)).forEach((x, i) => assert.ok(Math.abs(x - f(DA[i])) <= 1e-5 * Math.max(1, Math.abs(f(DA[i]))), `${op} cell ${i}: ${x}`));
+  }
   // Anything else is the dense result.
   const shifted = gt.add(a, 1);
   assert.ok(shifted instanceof E);
@@ -111,6 +117,9 @@ test('arithmetic with sparse operands keeps or merges their structure', async ()
   assert.equal(wrapped.type, 'uint32');
   assert.deepEqual(await dense(wrapped), [1, 2 ** 32 - 2]);
   await rejectsCode(gt.add(a, SparseMatrix.zeros([4, 3])), 'INVALID_ARGUMENT');
+  // A dense result takes sparse operands of one shape too (dense rules would broadcast).
+  throwsCode(() => gt.divide(a, SparseMatrix.zeros([3, 1])), 'INVALID_ARGUMENT');
+  throwsCode(() => gt.pow(SparseMatrix.zeros([1, 4]), a), 'INVALID_ARGUMENT');
   a.destroy();
   // Arithmetic of two sparse operands gives a Promise, which rejects (never throws) on failure.
   const added = gt.add(a, b);

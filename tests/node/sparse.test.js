@@ -13,6 +13,8 @@ test('CSR from typed arrays: fields, dense form and products', async () => {
   assert.deepEqual(A.shape, [3, 3]);
   assert.equal(A.nnz, 5);
   assert.equal(A.type, 'float32');
+  assert.equal(A.device.type, 'cpu', 'no device given: the default CPU device runs its operations');
+  assert.equal(A.transpose().device, A.device);
   assert.deepEqual([...A.rowPtr.readValueSync()], [0, 2, 2, 5]);
   assert.equal(A.rowInd, undefined, 'CSR has no rowInd');
   assert.deepEqual([...await A.toDense().readValue()], [1, 0, 2, 0, 0, 0, 4, 3, 5]);
@@ -66,6 +68,12 @@ test('sparse constructors validate their components', () => {
   throwsCode(() => SparseMatrix.fromCOO({rowInd: [0, 2 ** 32, 1], colInd: [0, 1, 2], nzVal, shape: [2, 3]}), 'INVALID_ARGUMENT');
   throwsCode(() => SparseMatrix.fromCOO({rowInd: [0], colInd: [0], nzVal: [1], shape: [2 ** 32 - 1, 1]}), 'LIMIT_EXCEEDED');
   throwsCode(() => SparseMatrix.fromCSR(null), 'INVALID_ARGUMENT');
+  // Lazy components over host data are computed and validated at once on a CPU device.
+  const lazyRows = gt.add(E.fromArray(new Uint32Array([0, 1, 1])), E.fromArray(new Uint32Array([0, 0, 1])));
+  const lazy = SparseMatrix.fromCOO({rowInd: lazyRows, colInd: [0, 1, 2], nzVal, shape: [3, 3]});
+  assert.ok(lazy instanceof SparseMatrix, 'no Promise on the CPU');
+  assert.equal(lazy.nnz, 3);
+  throwsCode(() => SparseMatrix.fromCOO({rowInd: lazyRows, colInd: [0, 1, 2], nzVal, shape: [2, 3]}), 'INVALID_ARGUMENT');
   const A = SparseMatrix.fromCSR({rowPtr: [0, 2, 3], colVal: [0, 1, 2], nzVal, shape: [2, 3]});
   throwsCode(() => A.multiply([1, 2]), 'INVALID_ARGUMENT');
   throwsCode(() => A.multiply([1, 2, 3], {beta: 1, y: [1, 2, 3]}), 'INVALID_ARGUMENT');

@@ -89,7 +89,10 @@ export async function examples(bytes: Uint8Array) {
   // Tables and sparse matrices.
   const table = await GPUTable.fromArrowIPC(bytes, {device, float64: 'words'});
   const column: GPUVector = table.getVector('x');
-  const matrix = await SparseMatrix.fromCSR({rowPtr: [0, 1], colVal: [0], nzVal: new Float32Array([2]), shape: [1, 1]});
+  // Arrays are validated at once; evaluators may be on a GPU device (validated there).
+  const matrix = SparseMatrix.fromCSR({rowPtr: [0, 1], colVal: [0], nzVal: new Float32Array([2]), shape: [1, 1]});
+  expectType<SparseMatrix>()(matrix);
+  expectType<SparseMatrix | Promise<SparseMatrix>>()(SparseMatrix.fromCOO({rowInd: [0], colInd: [0], nzVal: f32, shape: [1, 1]}));
   const product = matrix.multiply(new Float32Array([3]));
   expectType<E>()(product);
   expectType<Promise<SparseMatrix>>()(add(matrix, matrix));
