@@ -5,7 +5,7 @@
 
 use super::{check_limits, csr_of_parts, csr_of_sorted, magnitude, Format, SparseMatrix};
 use crate::column::ColumnData;
-use crate::dtype::DType;
+use crate::dtype::{Class, DType};
 use crate::dynamic::compaction;
 use crate::engine::Evaluates;
 use crate::error::{GpuTableError, Result};
@@ -14,6 +14,25 @@ use crate::ir::{self, u32_constant, u32_rows, BinaryOp, NodeRef, UnaryOp};
 /// `d + |d|`: positive where `d` is, 0 elsewhere (NaN stays NaN: kept by compaction).
 fn positive_part_twice(d: &NodeRef) -> Result<NodeRef> {
     ir::binary(BinaryOp::Add, d, &ir::unary(UnaryOp::Abs, d)?)
+}
+
+/// Nonzero where integer `values` have a magnitude above `tol`, exactly (float32 would round
+/// magnitudes past 2^24): the magnitude as uint32 (|-2^31| is 2^31) over `floor(tol) + 1`.
+fn integer_magnitude_above(values: &NodeRef, tol: f64) -> Result<NodeRef> {
+    let magnitude = match values.meta.dtype.class() {
+        Class::U => ir::cast(values, DType::U32)?,
+        _ => ir::cast(
+            &ir::unary(UnaryOp::Abs, &ir::cast(values, DType::I32)?)?,
+            DType::U32,
+        )?,
+    };
+    let threshold = tol.floor();
+    let none = ir::binary(BinaryOp::Multiply, &magnitude, &u32_constant(0)?)?;
+    match threshold {
+        t if t < 0.0 => ir::binary(BinaryOp::Add, &none, &u32_constant(1)?),
+        t if t >= u32::MAX as f64 => Ok(none),
+        t => ir::binary(BinaryOp::Divide, &magnitude, &u32_constant(t as u32 + 1)?),
+    }
 }
 
 fn i32_constant(value: i32) -> Result<NodeRef> {
@@ -178,6 +197,10 @@ impl SparseMatrix {
         let summed = self.summed(device).await?;
         summed
             .keep(device, |_, _, values| {
+                if values.meta.dtype.class() != Class::F {
+                    return integer_magnitude_above(values, tol);
+                }
+                // In float32, as NumPy 2 compares a float32 array with a Python float.
                 let tol = ir::source(ColumnData::F32(vec![tol as f32]), 1, true)?;
                 positive_part_twice(&ir::binary(BinaryOp::Subtract, &magnitude(values)?, &tol)?)
             })

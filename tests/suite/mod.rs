@@ -784,6 +784,7 @@ macro_rules! suite {
             a_long_row_is_summed_where_read_a_piece_at_a_time,
             measures_see_the_least_integer_and_nan,
             droptol_compares_the_sums_of_duplicates,
+            integer_droptol_compares_exactly,
             // table.rs: the table model
             tables_own_align_validity_and_pack_on_the_device,
             all_valid_flags_are_made_on_the_device,

@@ -411,6 +411,56 @@ pub async fn droptol_compares_the_sums_of_duplicates<T: Target>() {
     assert_eq!(nonzero.nnz(), 3);
 }
 
+/// `droptol` of integer values compares their magnitudes exactly (through float32 it rounded
+/// those past 2^24, so |16,777,217| was not above 16,777,216): sint32 with its least value,
+/// uint32 past 2^31, sint8's -128, and thresholds below 0, between integers and past 2^32.
+pub async fn integer_droptol_compares_exactly<T: Target>() {
+    let device = T::device();
+    let kept_values = |m: SparseMatrix| async move {
+        evaluated::<T>(&[&m.values]).await;
+        let data = read(&m.values).await;
+        (0..data.len())
+            .map(|i| data.get_f64(i) as i64)
+            .collect::<Vec<_>>()
+    };
+    let column = |values: NodeRef| {
+        let rows: Vec<u32> = (0..values.meta.length).collect();
+        let shape = (values.meta.length, 1);
+        let device = device.clone();
+        async move {
+            let zeros = vec![0; rows.len()];
+            SparseMatrix::coo(&device, &u32s(&rows, 1), &u32s(&zeros, 1), &values, shape)
+                .await
+                .unwrap()
+        }
+    };
+    let least = i32::MIN as i64;
+    let sint32 = column(i32s(&[16_777_217, -16_777_217, 5, i32::MIN, 0], 1)).await;
+    for (tol, expected) in [
+        (16_777_216.0, vec![16_777_217, -16_777_217, least]),
+        (2_147_483_647.0, vec![least]),
+        (4.5, vec![16_777_217, -16_777_217, 5, least]),
+        (5.0, vec![16_777_217, -16_777_217, least]),
+        (-1.0, vec![16_777_217, -16_777_217, 5, least, 0]),
+        (f64::INFINITY, vec![]),
+    ] {
+        let kept = sint32.droptol(&device, tol).await.unwrap();
+        assert_eq!(kept_values(kept).await, expected, "sint32, tol {tol}");
+    }
+    let uint32 = column(u32s(&[u32::MAX, 3, 1 << 31], 1)).await;
+    for (tol, expected) in [
+        (4_294_967_294.0, vec![u32::MAX as i64]),
+        (4_294_967_295.0, vec![]),
+        (2_147_483_647.0, vec![u32::MAX as i64, 1 << 31]),
+    ] {
+        let kept = uint32.droptol(&device, tol).await.unwrap();
+        assert_eq!(kept_values(kept).await, expected, "uint32, tol {tol}");
+    }
+    let sint8 = column(ir::cast(&i32s(&[-128, 127], 1), DType::I8).unwrap()).await;
+    let kept = sint8.droptol(&device, 127.0).await.unwrap();
+    assert_eq!(kept_values(kept).await, vec![-128]);
+}
+
 /// SpMV and SpMM compute each product inside the segmented sum that adds it (one kernel,
 /// no column of products stored), as `explain` shows: empty rows, a row longer than a CPU
 /// block, two lanes, integer values, `alpha` fused after the sum. Values stored in chunks
