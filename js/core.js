@@ -286,7 +286,6 @@ function wrap(fn) {
 }
 
 function withList(args, fn) {
-  if (args.some(isSparse)) sparseOps.oneShape(args);
   const handles = args.map(handleOf);
   return wrap(() => withHandles(handles, fn));
 }
@@ -309,7 +308,11 @@ export const multiply = (...args) => fold('multiply', args);
 /** Elementwise quotient, folded left to right; integer division by zero is 0. */
 export const divide = (...args) => fold('divide', args);
 /** `base ** exponent`, float32. */
-export const pow = (base, exponent) => withList([base, exponent], list => wasm.foldBinary('pow', list));
+export const pow = (base, exponent) => {
+  // Arithmetic: sparse operands need one shape (concat and interleave join any).
+  if (isSparse(base) && isSparse(exponent)) sparseOps.oneShape([base, exponent]);
+  return withList([base, exponent], list => wasm.foldBinary('pow', list));
+};
 export const sqrt = x => unary('sqrt', x);
 /** Absolute value; keeps the input type. */
 export const abs = x => unary('abs', x);

@@ -55,8 +55,10 @@ function build(format, fields, settings) {
   try {
     const parts = FIELDS[format].map((name, i) => component(fields[name], i < 2, name, made));
     return withHandles(parts.map(p => p._live()), list => {
-      if (wasm.SparseModel.validatesNow(list, target === null || target.type === 'cpu')) {
-        return new SparseMatrix(guard(() => wasm.SparseModel.fromComponentsSync(format, list, m, n)), target, made);
+      const onCpu = target === null || target.type === 'cpu';
+      if (wasm.SparseModel.validatesNow(list, onCpu)) {
+        const validator = resolveDevice(onCpu ? target : null)._handle;
+        return new SparseMatrix(guard(() => wasm.SparseModel.fromComponentsSync(validator, format, list, m, n)), target, made);
       }
       const on = resolveDevice(target);
       return guardAsync(() => wasm.SparseModel.fromComponents(on._handle, format, list, m, n))

@@ -201,6 +201,11 @@ impl SparseMatrix {
                     return integer_magnitude_above(values, tol);
                 }
                 // In float32, as NumPy 2 compares a float32 array with a Python float.
+                if tol as f32 == f32::INFINITY {
+                    // No value is above it (|inf| - inf would be NaN, kept): NaN alone stays.
+                    let equal = ir::equal_all(values, values)?;
+                    return ir::binary(BinaryOp::Subtract, &u32_constant(1)?, &equal);
+                }
                 let tol = ir::source(ColumnData::F32(vec![tol as f32]), 1, true)?;
                 positive_part_twice(&ir::binary(BinaryOp::Subtract, &magnitude(values)?, &tol)?)
             })

@@ -167,7 +167,7 @@ impl SparseMatrix {
     }
 
     /// This matrix with duplicates summed (one count read back), or itself where it is
-    /// canonical, for a result that copies its structure (`with_values`).
+    /// canonical: for ops that see each cell's value (`with_values` results, `droptol`).
     async fn summed(&self, device: &dyn Evaluates) -> Result<SparseMatrix> {
         match self.canonical {
             true => Ok(self.clone()),

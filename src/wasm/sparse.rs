@@ -1,6 +1,6 @@
 //! Sparse matrices across the boundary: a `SparseModel` holds a `crate::sparse` matrix;
 //! constructors and `toCSR` validate or count on a device and resolve, or run at once on
-//! the CPU for components in host memory.
+//! the CPU for components in host memory (or, for a matrix on a CPU device, lazy over such).
 
 use wasm_bindgen::prelude::*;
 
@@ -80,27 +80,35 @@ async fn construct(
 
 /// Whether the components can be validated at once on the CPU: each is in host memory, or
 /// with `lazy_too` (a matrix on a CPU device) computed from inputs that all are, which the
-/// CPU computes without waiting. Components on a GPU device are validated there.
+/// CPU computes without waiting. Components on a GPU device are validated there, and a
+/// destroyed one rejects the constructor's Promise.
 fn validates_now(list: &EvaluatorList, lazy_too: bool) -> bool {
-    fn on_host(node: &NodeRef, seen: &mut std::collections::HashSet<u64>) -> bool {
-        if node.host_output().is_some() || !seen.insert(node.id) {
-            return true;
-        }
-        node.home().is_none() && node.inputs.iter().all(|input| on_host(input, seen))
+    if !lazy_too {
+        return list.nodes.iter().all(|n| n.host_output().is_some());
     }
+    // A worklist, not recursion: a long chain of lazy ops would overflow wasm's stack.
     let mut seen = std::collections::HashSet::new();
-    (list.nodes.iter()).all(|n| match lazy_too {
-        true => on_host(n, &mut seen),
-        false => n.host_output().is_some(),
-    })
+    let mut pending: Vec<NodeRef> = list.nodes.clone();
+    while let Some(node) = pending.pop() {
+        if node.host_output().is_some() || !seen.insert(node.id) {
+            continue;
+        }
+        if node.is_destroyed() || node.home().is_some() {
+            return false;
+        }
+        pending.extend(node.inputs.iter().cloned());
+    }
+    true
 }
 
 #[wasm_bindgen]
 impl SparseModel {
     /// A matrix of `format` from `components` ([pointers or rows, indices, values]),
-    /// validated now on the CPU; components in host memory only.
+    /// validated now on `device` if it is a CPU device (else the shared CPU one): components in
+    /// host memory, or lazy ones over such data (`validatesNow`).
     #[wasm_bindgen(js_name = fromComponentsSync)]
     pub fn from_components_sync(
+        device: &Device,
         format: &str,
         components_list: &EvaluatorList,
         m: f64,
@@ -112,7 +120,10 @@ impl SparseModel {
                 "components on a GPU device are validated there: await the constructor",
             ));
         }
-        let device = AnyDevice::Cpu(crate::cpu::CpuDevice::shared());
+        let device = match device.any() {
+            cpu @ AnyDevice::Cpu(_) => cpu,
+            _ => AnyDevice::Cpu(crate::cpu::CpuDevice::shared()),
+        };
         let matrix = engine::now(construct(
             device,
             format,

@@ -120,6 +120,9 @@ test('arithmetic with sparse operands keeps or merges their structure', async ()
   // A dense result takes sparse operands of one shape too (dense rules would broadcast).
   throwsCode(() => gt.divide(a, SparseMatrix.zeros([3, 1])), 'INVALID_ARGUMENT');
   throwsCode(() => gt.pow(SparseMatrix.zeros([1, 4]), a), 'INVALID_ARGUMENT');
+  // Joining rows or columns takes dense forms of any shape.
+  assert.equal(gt.concat(a, SparseMatrix.zeros([2, 4])).length, 5);
+  assert.equal(gt.interleave(a, SparseMatrix.zeros([3, 2])).size, 6);
   a.destroy();
   // Arithmetic of two sparse operands gives a Promise, which rejects (never throws) on failure.
   const added = gt.add(a, b);

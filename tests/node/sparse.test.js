@@ -34,6 +34,18 @@ test('CSR from typed arrays: fields, dense form and products', async () => {
   throwsCode(() => A.toDense(), 'DESTROYED');
 });
 
+test('a CPU device of its own validates lazy components at once, with its own kernels', async () => {
+  const device = await gt.createDevice({type: 'cpu'});
+  const rows = gt.add(E.fromArray(new Uint32Array([0, 1])), E.fromArray(new Uint32Array([1, 1])));
+  const before = device.stats.kernels;
+  const A = SparseMatrix.fromCOO({rowInd: rows, colInd: [0, 1], nzVal: [1, 2], shape: [3, 2]}, {device});
+  assert.ok(A instanceof SparseMatrix);
+  assert.equal(A.device, device);
+  assert.ok(device.stats.kernels > before, 'validated on the given device');
+  assert.deepEqual([...await A.toDense().readValue()], [0, 0, 1, 0, 0, 2]);
+  device.destroy();
+});
+
 test('COO with duplicates: canonical CSR and CSC, row-major COO', async () => {
   const A = SparseMatrix.fromCOO({rowInd: [3, 1, 0, 1, 3, 1, 0], colInd: [0, 3, 1, 0, 3, 3, 0], nzVal: [0, 2, 1.5, -1, 4, 0.5, 7], shape: [4, 5]});
   const csr = await A.toCSR();

@@ -409,6 +409,19 @@ pub async fn droptol_compares_the_sums_of_duplicates<T: Target>() {
     // Stored zeros of cancelling duplicates go with droptol(0) too.
     let nonzero = coo.droptol(&device, 0.0).await.unwrap();
     assert_eq!(nonzero.nnz(), 3);
+    // No value is above an infinite tolerance, infinities included; NaN is kept, as always.
+    let special = coo_of(
+        &device,
+        &[0, 0, 1],
+        &[0, 1, 2],
+        &[f32::INFINITY, f32::NAN, -5.0],
+        shape,
+    )
+    .await;
+    let kept = special.droptol(&device, f64::INFINITY).await.unwrap();
+    assert_eq!(kept.nnz(), 1);
+    assert!(read_f32(&kept.values).await[0].is_nan());
+    assert_eq!(special.droptol(&device, 1e30).await.unwrap().nnz(), 2);
 }
 
 /// `droptol` of integer values compares their magnitudes exactly (through float32 it rounded
