@@ -112,9 +112,10 @@ impl Compaction {
 /// The mark `compaction` adds to the places of rows not kept: 2^31, where `rows` fit
 /// below it (a place plus the mark then fits in 32 bits and is past every count).
 fn mark_for(rows: u32) -> u32 {
-    match rows <= 1 << 31 {
-        true => 1 << 31,
-        false => 0,
+    if rows <= 1 << 31 {
+        1 << 31
+    } else {
+        0
     }
 }
 

@@ -4,7 +4,8 @@
 //! ops that are not linear in each stored value sum duplicates first.
 
 use super::{
-    as_type, copied, csr_of_parts, place_of, sort_row_major, Entries, Format, SparseMatrix,
+    as_type, copied, csr_of_parts, line_starts, place_of, sort_row_major, Entries, Format,
+    SparseMatrix,
 };
 use crate::dtype::{Class, DType};
 use crate::engine::Evaluates;
@@ -240,7 +241,7 @@ async fn intersection(
     // A row's pointer is the number of matched pairs before its first merged entry (such a
     // pair ends before that entry, in an earlier row), and all of them past the last pair:
     // the search's end (`total`) counts as the last pair's place (`pairs`).
-    let firsts = ir::search_sorted(&rows, &u32_rows(a.shape.0 + 1)?, false)?;
+    let firsts = line_starts(&rows, a.shape.0)?;
     let past_end = ir::binary(BinaryOp::Divide, &firsts, &u32_constant(total)?)?;
     let pair_places = ir::binary(BinaryOp::Subtract, &firsts, &past_end)?;
     Ok(csr_of_parts(

@@ -3,7 +3,7 @@
 //! count read back); the keep flags are arithmetic that is positive exactly where the
 //! condition holds (`d + |d|` is positive iff `d` is), so no comparison op is needed.
 
-use super::{check_limits, csr_of_parts, csr_of_sorted, magnitude, Format, SparseMatrix};
+use super::{as_type, check_limits, csr_of_parts, csr_of_sorted, magnitude, Format, SparseMatrix};
 use crate::column::ColumnData;
 use crate::dtype::{Class, DType};
 use crate::dynamic::compaction;
@@ -20,17 +20,18 @@ fn positive_part_twice(d: &NodeRef) -> Result<NodeRef> {
 /// magnitudes past 2^24): the magnitude as uint32 (|-2^31| is 2^31) over `floor(tol) + 1`.
 fn integer_magnitude_above(values: &NodeRef, tol: f64) -> Result<NodeRef> {
     let magnitude = match values.meta.dtype.class() {
-        Class::U => ir::cast(values, DType::U32)?,
+        Class::U => as_type(values, DType::U32)?,
         _ => ir::cast(
-            &ir::unary(UnaryOp::Abs, &ir::cast(values, DType::I32)?)?,
+            &ir::unary(UnaryOp::Abs, &as_type(values, DType::I32)?)?,
             DType::U32,
         )?,
     };
+    // Past uint32 nothing is above; below 0 everything is (0 * m + 1).
     let threshold = tol.floor();
-    let none = ir::binary(BinaryOp::Multiply, &magnitude, &u32_constant(0)?)?;
+    let none = || ir::binary(BinaryOp::Multiply, &magnitude, &u32_constant(0)?);
     match threshold {
-        t if t < 0.0 => ir::binary(BinaryOp::Add, &none, &u32_constant(1)?),
-        t if t >= u32::MAX as f64 => Ok(none),
+        t if t < 0.0 => ir::binary(BinaryOp::Add, &none()?, &u32_constant(1)?),
+        t if t >= u32::MAX as f64 => none(),
         t => ir::binary(BinaryOp::Divide, &magnitude, &u32_constant(t as u32 + 1)?),
     }
 }
@@ -110,7 +111,7 @@ impl SparseMatrix {
         };
         // A canonical CSR's kept entries are canonical: its pointers count them, read from
         // the compaction's places, so its rows are not kept.
-        let compressed = lines.canonical && lines.format == Format::Csr;
+        let compressed = lines.is_canonical_csr();
         let mut stored = vec![minor.clone(), values.clone()];
         if !compressed {
             stored.push(major.clone());

@@ -131,6 +131,12 @@ fn place_of(outer: &NodeRef, block: u32, inner: &NodeRef) -> Result<NodeRef> {
     )
 }
 
+/// Where each of the `lines` lines' entries begin among entries sorted by line (`major`),
+/// and the entry count at the end: compressed pointers, searched.
+fn line_starts(major: &NodeRef, lines: u32) -> Result<NodeRef> {
+    ir::search_sorted(major, &u32_rows(lines + 1)?, false)
+}
+
 impl SparseMatrix {
     pub fn nnz(&self) -> u32 {
         self.values.meta.length
@@ -148,6 +154,11 @@ impl SparseMatrix {
             values,
             canonical,
         }
+    }
+
+    /// Whether this is a canonical CSR (kept as it is where one is needed).
+    fn is_canonical_csr(&self) -> bool {
+        self.canonical && self.format == Format::Csr
     }
 
     /// Whether the entries in storage order are row-major, one per cell (a canonical CSC
@@ -382,12 +393,12 @@ impl SparseMatrix {
     /// canonical CSR is copied, and the row pointers of other row-major entries (a
     /// canonical COO, a sparse vector) are searched among their rows: none is sorted.
     pub async fn to_csr(&self, device: &dyn Evaluates) -> Result<SparseMatrix> {
-        if self.canonical && self.format == Format::Csr {
+        if self.is_canonical_csr() {
             return self.copy()?.computed(device).await;
         }
         if self.row_major() {
             let (rows, cols, values) = self.entries()?;
-            let pointers = ir::search_sorted(&rows, &u32_rows(self.shape.0 + 1)?, false)?;
+            let pointers = line_starts(&rows, self.shape.0)?;
             let csr = csr_of_parts(self.shape, pointers, self.owned(cols)?, self.owned(values)?);
             return csr.computed(device).await;
         }
@@ -397,7 +408,7 @@ impl SparseMatrix {
     /// Canonical CSR sharing this matrix's components where it is one (for results that
     /// hold none of them: copies carry their structure over).
     async fn shared_csr(&self, device: &dyn Evaluates) -> Result<SparseMatrix> {
-        match self.canonical && self.format == Format::Csr {
+        match self.is_canonical_csr() {
             true => Ok(self.clone()),
             false => self.to_csr(device).await,
         }
@@ -458,7 +469,7 @@ impl SparseMatrix {
                 (sorted, ir::gather(&order, &values)?)
             }
         };
-        let bounds = ir::search_sorted(&places, &u32_rows(cells as u32 + 1)?, false)?;
+        let bounds = line_starts(&places, cells as u32)?;
         let sums = ir::segment_sum(&values, &bounds)?;
         ir::reshape(&as_type(&sums, dtype)?, n)
     }
@@ -471,15 +482,14 @@ impl SparseMatrix {
             return Ok((self.minor.clone(), self.values.clone(), self.major.clone()));
         }
         let (rows, cols, values) = self.entries()?;
-        let row_starts = u32_rows(self.shape.0 + 1)?;
         if self.row_major() {
-            return Ok((cols, values, ir::search_sorted(&rows, &row_starts, false)?));
+            return Ok((cols, values, line_starts(&rows, self.shape.0)?));
         }
         let (order, sorted_rows) = ir::sort_permutation_below(&rows, self.shape.0 as u64)?;
         Ok((
             ir::gather(&order, &cols)?,
             ir::gather(&order, &values)?,
-            ir::search_sorted(&sorted_rows, &row_starts, false)?,
+            line_starts(&sorted_rows, self.shape.0)?,
         ))
     }
 
@@ -567,7 +577,7 @@ async fn csr_of_sorted(
     let summed = as_type(&ir::segment_sum(&values, &offsets)?, values.meta.dtype)?;
     // A row's pointer is the number of cells before its first sorted entry: searched
     // among the sorted entries, no column of the cells' rows gathered for it.
-    let firsts = ir::search_sorted(&rows, &u32_rows(shape.0 + 1)?, false)?;
+    let firsts = line_starts(&rows, shape.0)?;
     Ok(csr_of_parts(
         shape,
         cells.kept_before(&firsts)?,
