@@ -340,11 +340,7 @@ export function gather(ids, source) {
  */
 function reduction(kind, x, settings) {
   if (isSparse(x) && ['sum', 'min', 'max'].includes(kind)) return sparseOps.reduce(kind, x, settings);
-  const given = options(settings, kind);
-  // A misspelt option (`splitevery`) must not silently fall back to the default.
-  const unknown = Object.keys(given).filter(key => key !== 'splitEvery');
-  if (unknown.length) fail('INVALID_ARGUMENT', `${kind} takes only {splitEvery}, got ${unknown.join(', ')}`);
-  const {splitEvery = 4} = given;
+  const {splitEvery = 4} = options(settings, kind, ['splitEvery']);
   if (typeof splitEvery !== 'number') fail('INVALID_ARGUMENT', `${kind} splitEvery must be a number`);
   // Null slots are known where `x` is a vector with validity; a graph over it (add(vector,
   // 1)) carries no validity of its own.

@@ -519,8 +519,8 @@ export function multiply<S extends SparseOperand>(a: S, b: SparseOperand, ...mor
 export function multiply(a: SparseOperand, b: ArithmeticArgument, c: ArithmeticArgument, ...more: ArithmeticArgument[]): SparseOperand | GPUTableEvaluator | Promise<SparseOperand | GPUTableEvaluator>;
 /** Elementwise product, folded left to right. @example multiply(x, x) */
 export function multiply<Args extends ArithmeticArgument[]>(...args: Args): GPUTableEvaluator<ArithmeticType<Args>>;
-/** A sparse operand by a number: the same structure (integer values sum duplicates first: a Promise). */
-export function divide<S extends SparseOperand>(a: S, b: number): S | Promise<S>;
+/** A sparse operand by a number: the same structure (float32 values), at once. */
+export function divide<S extends SparseOperand>(a: S, b: number): S;
 /** Three or more arguments starting with a sparse operand: each step as above, so a Promise once a sparse-sparse step ran. */
 export function divide(a: SparseOperand, b: ArithmeticArgument, c: ArithmeticArgument, ...more: ArithmeticArgument[]): SparseOperand | GPUTableEvaluator | Promise<SparseOperand | GPUTableEvaluator>;
 /** Elementwise quotient, folded left to right; integer division truncates and x / 0 is 0. */

@@ -44,7 +44,7 @@ function shapeOf(shape) {
  * (a Promise of the matrix then).
  */
 function build(format, fields, settings) {
-  const {device = null} = options(settings, 'SparseMatrix');
+  const {device = null} = options(settings, 'SparseMatrix', ['device']);
   const target = device === null ? null : resolveDevice(device);
   const [m, n] = shapeOf(fields?.shape);
   const made = [];
@@ -99,7 +99,7 @@ export class SparseMatrix {
 
   /** The nonzeros (NaN included) of `x`, `m` rows of size `n`: a Promise of the matrix. */
   static async fromDense(x, settings) {
-    const {format = 'csr', device = null} = options(settings, 'fromDense');
+    const {format = 'csr', device = null} = options(settings, 'fromDense', ['format', 'device']);
     const target = device === null ? null : resolveDevice(device);
     const made = [];
     const dense = component(x, false, 'x', made);
@@ -116,7 +116,7 @@ export class SparseMatrix {
 
   /** A structurally empty `m x n` matrix (no stored entries) of `type`, in `format`. */
   static zeros(shape, settings) {
-    const {type = 'float32', format = 'csr', device = null} = options(settings, 'zeros');
+    const {type = 'float32', format = 'csr', device = null} = options(settings, 'zeros', ['type', 'format', 'device']);
     const [m, n] = shapeOf(shape);
     checkType(type);
     const pointers = lines => {
@@ -232,7 +232,7 @@ export class SparseMatrix {
    * `SparseVector` of length `n`.
    */
   multiply(x, settings) {
-    const {alpha = 1, beta = 0, y} = options(settings, 'multiply');
+    const {alpha = 1, beta = 0, y} = options(settings, 'multiply', ['alpha', 'beta', 'y']);
     for (const [name, value] of [['alpha', alpha], ['beta', beta]]) {
       if (typeof value !== 'number' || Number.isNaN(value)) fail('INVALID_ARGUMENT', `${name} must be a number`);
     }
@@ -315,7 +315,7 @@ export class SparseVector {
 
   /** The nonzeros of `x` (rows of size 1): a Promise of the vector. */
   static async fromDense(x, settings) {
-    const {device = null} = options(settings, 'fromDense');
+    const {device = null} = options(settings, 'fromDense', ['device']);
     const matrix = await SparseMatrix.fromDense(x, {device, format: 'csc'});
     const size = matrix.shape[1];
     if (size !== 1) {
@@ -327,7 +327,7 @@ export class SparseVector {
 
   /** No stored entries, of `type`. */
   static zeros(length, settings) {
-    const {type = 'float32', device = null} = options(settings, 'zeros');
+    const {type = 'float32', device = null} = options(settings, 'zeros', ['type', 'device']);
     return asVector(SparseMatrix.zeros([length, 1], {type, device, format: 'csc'}));
   }
 
@@ -430,9 +430,7 @@ function binary(op, a, b) {
   const scale = (matrix, number, numberFirst, like) => {
     const factor = GPUTableEvaluator.fromConstant(number)._live();
     const model = matrix._live();
-    const now = guard(() => model.scaledNow(op, factor, numberFirst));
-    const scaled = now ? matrix._derived(now) : matrix._derivedOnDevice(device => model.scaled(device, op, factor, numberFirst));
-    return kindOf(like, scaled);
+    return kindOf(like, matrix._derived(guard(() => model.scaled(op, factor, numberFirst))));
   };
   if (sparseA && typeof b === 'number' && (op === 'multiply' || op === 'divide')) return scale(A, b, false, a);
   if (sparseB && typeof a === 'number' && op === 'multiply') return scale(B, a, true, b);
@@ -464,14 +462,14 @@ Object.assign(sparseOps, {
     return kindOf(x, matrix._derivedOnDevice(device => matrix._live().unary(device, op)));
   },
   reduce(kind, x, settings) {
-    const given = options(settings, kind);
-    const allowed = kind === 'sum' ? ['axis', 'splitEvery'] : ['splitEvery'];
-    const unknown = Object.keys(given).filter(key => !allowed.includes(key));
-    if (unknown.length) fail('INVALID_ARGUMENT', `${kind} of a sparse operand takes only {${allowed.join(', ')}}, got ${unknown.join(', ')}`);
-    const model = matrixOf(x)._live();
-    const {axis = null} = given;
+    const known = kind === 'sum' ? ['axis', 'splitEvery'] : ['splitEvery'];
+    const {axis = null, splitEvery = 4} = options(settings, `${kind} of a sparse operand`, known);
     if (axis !== null && typeof axis !== 'number') fail('INVALID_ARGUMENT', `axis must be 0 or 1, got ${axis}`);
-    return new GPUTableEvaluator(guard(() => (kind === 'sum' ? model.sum(axis ?? undefined) : model.extreme(kind === 'max'))));
+    if (typeof splitEvery !== 'number') fail('INVALID_ARGUMENT', `${kind} splitEvery must be a number`);
+    const model = matrixOf(x)._live();
+    return new GPUTableEvaluator(
+      guard(() => (kind === 'sum' ? model.sum(axis ?? undefined, splitEvery) : model.extreme(kind === 'max', splitEvery)))
+    );
   }
 });
 

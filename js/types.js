@@ -39,10 +39,16 @@ export function checkSize(size) {
   return size;
 }
 
-/** An options argument: `undefined` and `null` are no options; anything else is an object. */
-export function options(value, what) {
+/**
+ * An options argument: `undefined` and `null` are no options; anything else is an object.
+ * Where `known` names every option, another key is `INVALID_ARGUMENT`: a misspelt option
+ * (`splitevery`, `formats`) must not silently fall back to the default.
+ */
+export function options(value, what, known) {
   if (value === undefined || value === null) return {};
   if (typeof value !== 'object') fail('INVALID_ARGUMENT', `${what} options must be an object, got ${typeof value}`);
+  const unknown = known ? Object.keys(value).filter(key => !known.includes(key)) : [];
+  if (unknown.length) fail('INVALID_ARGUMENT', `${what} takes only {${known.join(', ')}}, got ${unknown.join(', ')}`);
   return value;
 }
 

@@ -25,15 +25,16 @@ async fn largest(device: &dyn Evaluates, x: &NodeRef) -> Result<f64> {
 
 impl SparseMatrix {
     /// `sum(A, {axis})` (lazy): every entry (`None`), one row per column (`Some(0)`) or one
-    /// row per row (`Some(1)`), in `sum`'s type.
-    pub fn sum(&self, axis: Option<u32>) -> Result<NodeRef> {
+    /// row per row (`Some(1)`), in `sum`'s type. The sum of every entry combines at most
+    /// `split_every` partials at a time, as the dense reductions do; the sums along an axis
+    /// are segmented sums, which have no partials.
+    pub fn sum(&self, axis: Option<u32>, split_every: u32) -> Result<NodeRef> {
         let cells = self.shape.0 as u64 * self.shape.1 as u64;
+        let total = |x: &NodeRef| ir::reduce(ReduceKind::Sum, x, None, split_every);
         match axis {
             // No stored entry in a nonempty matrix sums to 0, as the dense one does.
-            None if self.nnz() == 0 && cells > 0 => {
-                reduce(ReduceKind::Sum, &zero_row(self.values.meta.dtype)?)
-            }
-            None => reduce(ReduceKind::Sum, &self.values),
+            None if self.nnz() == 0 && cells > 0 => total(&zero_row(self.values.meta.dtype)?),
+            None => total(&self.values),
             Some(1) => self.row_sums(),
             Some(0) => self.transpose().row_sums(),
             Some(other) => Err(GpuTableError::invalid(format!(
@@ -43,8 +44,9 @@ impl SparseMatrix {
     }
 
     /// `min(A)` or `max(A)` (lazy, one row of the values' type): over the stored cells
-    /// (duplicates summed) and, unless every cell is stored, an implicit 0.
-    pub fn extreme(&self, kind: ReduceKind) -> Result<NodeRef> {
+    /// (duplicates summed) and, unless every cell is stored, an implicit 0; combining at
+    /// most `split_every` partials at a time.
+    pub fn extreme(&self, kind: ReduceKind, split_every: u32) -> Result<NodeRef> {
         if !matches!(kind, ReduceKind::Min | ReduceKind::Max) {
             return Err(GpuTableError::new(
                 ErrorCode::Internal,
@@ -70,7 +72,7 @@ impl SparseMatrix {
                 ir::concat(&[sums, implicit])?
             }
         };
-        reduce(kind, &candidates)
+        ir::reduce(kind, &candidates, None, split_every)
     }
 
     /// Each stored entry (sorted row-major) with the sum of every entry in its cell, in the

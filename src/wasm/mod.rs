@@ -330,6 +330,16 @@ pub fn segmented_map(segments: &Evaluator, vertex_count: f64) -> JsResult<Evalua
 
 /// `sum min max mean argmin argmax extent` of `x` (`kind`), skipping rows whose flag in
 /// `validity` (an empty list, or one uint8 vector) is 0.
+/// A reduction's `splitEvery`: an integer of at least 2 (partials combined at a time).
+fn split_every_of(split_every: f64) -> JsResult<u32> {
+    match split_every {
+        n if n.fract() == 0.0 && (2.0..=u32::MAX as f64).contains(&n) => Ok(n as u32),
+        n => Err(invalid(format!(
+            "splitEvery must be an integer of at least 2, got {n}"
+        ))),
+    }
+}
+
 #[wasm_bindgen]
 pub fn reduce(
     kind: &str,
@@ -337,14 +347,7 @@ pub fn reduce(
     validity: &EvaluatorList,
     split_every: f64,
 ) -> JsResult<Evaluator> {
-    let split_every = match split_every {
-        n if n.fract() == 0.0 && (2.0..=u32::MAX as f64).contains(&n) => n as u32,
-        n => {
-            return Err(to_js(GpuTableError::invalid(format!(
-                "splitEvery must be an integer of at least 2, got {n}"
-            ))))
-        }
-    };
+    let split_every = split_every_of(split_every)?;
     wrap(
         ir::ReduceKind::parse(kind)
             .and_then(|kind| ir::reduce(kind, &x.node, validity.nodes.first(), split_every)),

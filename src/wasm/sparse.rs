@@ -5,8 +5,9 @@
 use wasm_bindgen::prelude::*;
 
 use super::device::{AnyDevice, Device};
-use super::{invalid, to_js, Evaluator, EvaluatorList, JsResult};
+use super::{invalid, split_every_of, to_js, Evaluator, EvaluatorList, JsResult};
 use crate::engine;
+use crate::error::{ErrorCode, GpuTableError};
 use crate::ir::{BinaryOp, NodeRef, ReduceKind, UnaryOp};
 use crate::sparse::{Format, SparseMatrix};
 
@@ -277,31 +278,27 @@ impl SparseModel {
             .unary(d, op)
             .await))
     }
-    /// `A * number`, `number * A` or `A / number` with this structure, or `undefined` when
-    /// duplicates must be summed first (`scaled`).
-    #[wasm_bindgen(js_name = scaledNow)]
-    pub fn scaled_now(
-        &self,
-        op: &str,
-        number: &Evaluator,
-        number_first: bool,
-    ) -> JsResult<Option<SparseModel>> {
-        let op = BinaryOp::parse(op).map_err(to_js)?;
-        let scaled = self.matrix.scaled_now(op, &number.node, number_first);
-        Ok(scaled.map_err(to_js)?.map(|matrix| SparseModel { matrix }))
-    }
-    /// `scaledNow`, summing duplicates on `device` first.
+    /// `A * number`, `number * A` or `A / number` with this structure, at once. JS's
+    /// number is a float32 constant, so a quotient is a float, linear in each stored value:
+    /// no duplicates to sum first (only an integer quotient would need that).
     pub fn scaled(
         &self,
-        device: &Device,
         op: &str,
         number: &Evaluator,
         number_first: bool,
-    ) -> JsResult<js_sys::Promise> {
-        let (op, number) = (BinaryOp::parse(op).map_err(to_js)?, number.node.clone());
-        Ok(matrix_promise!(device, self.matrix, |d, m| m
-            .scaled(d, op, &number, number_first)
-            .await))
+    ) -> JsResult<SparseModel> {
+        let op = BinaryOp::parse(op).map_err(to_js)?;
+        match self
+            .matrix
+            .scaled_now(op, &number.node, number_first)
+            .map_err(to_js)?
+        {
+            Some(matrix) => Ok(SparseModel { matrix }),
+            None => Err(to_js(GpuTableError::new(
+                ErrorCode::Internal,
+                "an integer quotient of a sparse matrix (JS divides by float32 numbers)",
+            ))),
+        }
     }
     /// `A + B`, `A - B` (union) or `A * B` (intersection), canonical, on `device`.
     pub fn combine(
@@ -320,8 +317,9 @@ impl SparseModel {
         let other = other.matrix.clone();
         matrix_promise!(device, self.matrix, |d, m| m.kron(d, &other).await)
     }
-    /// `sum(A, {axis})` (lazy): `axis` undefined, 0 or 1.
-    pub fn sum(&self, axis: Option<f64>) -> JsResult<Evaluator> {
+    /// `sum(A, {axis, splitEvery})` (lazy): `axis` undefined, 0 or 1.
+    pub fn sum(&self, axis: Option<f64>, split_every: f64) -> JsResult<Evaluator> {
+        let split_every = split_every_of(split_every)?;
         let axis = match axis {
             None => None,
             Some(a) if a == 0.0 || a == 1.0 => Some(a as u32),
@@ -331,15 +329,22 @@ impl SparseModel {
                 )))
             }
         };
-        self.matrix.sum(axis).map(Evaluator::of).map_err(to_js)
+        self.matrix
+            .sum(axis, split_every)
+            .map(Evaluator::of)
+            .map_err(to_js)
     }
     /// `min(A)` or (`greatest`) `max(A)` (lazy), implicit zeros counted.
-    pub fn extreme(&self, greatest: bool) -> JsResult<Evaluator> {
+    pub fn extreme(&self, greatest: bool, split_every: f64) -> JsResult<Evaluator> {
+        let split_every = split_every_of(split_every)?;
         let kind = match greatest {
             true => ReduceKind::Max,
             false => ReduceKind::Min,
         };
-        self.matrix.extreme(kind).map(Evaluator::of).map_err(to_js)
+        self.matrix
+            .extreme(kind, split_every)
+            .map(Evaluator::of)
+            .map_err(to_js)
     }
     /// `alpha * A x + beta * y` (lazy); `y`: an empty list, or one evaluator.
     pub fn multiply(

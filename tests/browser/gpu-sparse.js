@@ -64,10 +64,28 @@ export async function sparseChecks(gt, device) {
     async 'norms, symmetry and entries resolve on the device'() {
       const [A, B] = [SparseMatrix.fromCOO(fields, {device}), SparseMatrix.fromCOO(fields)];
       const kernels = device.stats.kernels;
-      const got = [await A.norm(), await A.opnorm(1), await A.isSymmetric(), await A.get(3, 5)];
+      const got = [await A.norm(), await A.opnorm(1), await A.get(3, 5)];
       if (device.stats.kernels <= kernels) return 'no kernel ran on the device';
-      const want = [await B.norm(), await B.opnorm(1), await B.isSymmetric(), await B.get(3, 5)];
-      return got.every((v, i) => Math.abs(v - want[i]) <= 1e-5 * Math.abs(want[i])) ? null : `device ${got}, CPU ${want}`;
+      const want = [await B.norm(), await B.opnorm(1), await B.get(3, 5)];
+      if (!got.every((v, i) => Math.abs(v - want[i]) <= 1e-5 * Math.abs(want[i]))) return `device ${got}, CPU ${want}`;
+      // Symmetry of square matrices (a non-square one is refused before any kernel): the
+      // entries of a random one mirrored (duplicates and all), and the random one itself.
+      const square = randomCoo(200, 200, 3_000, 9);
+      const mirrored = {
+        rowInd: Uint32Array.of(...square.rowInd, ...square.colInd),
+        colInd: Uint32Array.of(...square.colInd, ...square.rowInd),
+        nzVal: Float32Array.of(...square.nzVal, ...square.nzVal),
+        shape: [200, 200]
+      };
+      for (const [what, parts, symmetric] of [['mirrored', mirrored, true], ['random', square, false]]) {
+        const before = device.stats.kernels;
+        const answer = await SparseMatrix.fromCOO(parts, {device}).isSymmetric();
+        if (device.stats.kernels <= before) return `isSymmetric of the ${what} matrix ran no kernel on the device`;
+        if (answer !== symmetric || (await SparseMatrix.fromCOO(parts).isSymmetric()) !== symmetric) {
+          return `isSymmetric of the ${what} matrix: ${answer} on the device`;
+        }
+      }
+      return null;
     },
     async 'SpMV, SpMM and the dense form on the device'() {
       const A = SparseMatrix.fromCOO(fields, {device});
@@ -152,14 +170,23 @@ export async function sparseChecks(gt, device) {
           'multiply by a number': gt.multiply(2, A).nzVal,
           'divide by a number': gt.divide(A, 4).toDense(),
           'sqrt of abs': (await gt.sqrt(await gt.abs(A))).nzVal,
+          sin: (await gt.sin(A)).nzVal,
+          tan: (await gt.tan(A)).toDense(),
+          'zeros coo': SparseMatrix.zeros([3, 2], {...settings, format: 'coo', type: 'sint32'}).toDense(),
           sum: gt.sum(A),
           'transposed SpMV': A.transpose().multiply(x),
           'vector indices': v.nzInd,
           'vector dense form': v.toDense(),
           'vector droptol': (await v.droptol(1)).nzVal,
           'vector findnz': v.findnz().values,
-          'vector zeros': gt.SparseVector.zeros(5, settings).toDense()
+          'vector zeros': gt.SparseVector.zeros(5, settings).toDense(),
+          'vector sum': gt.sum(v),
+          'vector min': gt.min(v),
+          'kron of vectors': (await gt.kron(v, v)).nzVal
         };
+        // The device operations run on: the one given, else the default CPU device.
+        const devices = [A.device, csc.device, v.device];
+        if (devices.some(d => (settings ? d !== settings.device : d?.type !== 'cpu'))) throw new Error(`a matrix's device is ${devices.map(d => d?.type)}`);
         const numbers = [await A.norm(1), await A.norm(Infinity), await A.opnorm(Infinity), await A.isZero(), await v.norm(), await v.get(6)];
         return {evaluators, numbers};
       };

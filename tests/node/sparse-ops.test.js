@@ -80,6 +80,13 @@ test('arithmetic with sparse operands keeps or merges their structure', async ()
   assert.equal(scaled.nnz, 5);
   assert.deepEqual(await dense(scaled), DA.map(x => x / 2));
   assert.deepEqual(await dense(gt.divide(a, 4)), DA.map(x => x / 4));
+  // JS numbers are float32: an integer matrix's quotient is float32, at once, and linear in
+  // each duplicate (3 / 2 + 4 / 2 is 7 / 2).
+  const ints = SparseMatrix.fromCOO({rowInd: [0, 0, 1], colInd: [0, 0, 1], nzVal: new Int32Array([3, 4, -5]), shape: [2, 2]});
+  const half = gt.divide(ints, 2);
+  assert.ok(half instanceof SparseMatrix, 'a matrix at once');
+  assert.equal(half.type, 'float32');
+  assert.deepEqual(await dense(half), [3.5, 0, 0, -2.5]);
   // Unary ops with f(0) = 0 stay sparse and see each cell's sum.
   const absolute = await gt.abs(a);
   assert.equal(absolute.nnz, 4, 'duplicates summed first');
@@ -146,6 +153,18 @@ test('sum along an axis, min and max count implicit zeros', async () => {
   throwsCode(() => gt.sum(a, {axis: 2}), 'INVALID_ARGUMENT');
   throwsCode(() => gt.sum(a, {axes: 1}), 'INVALID_ARGUMENT');
   throwsCode(() => gt.min(a, {axis: 0}), 'INVALID_ARGUMENT');
+  for (const splitEvery of [1, 2.5, 'two']) {
+    for (const kind of ['sum', 'min', 'max']) throwsCode(() => gt[kind](a, {splitEvery}), 'INVALID_ARGUMENT');
+  }
+  // splitEvery shapes the tree over the values' chunks, as for a dense column.
+  const chunked = SparseMatrix.fromCOO({
+    rowInd: [0, 1, 2, 3, 0, 1, 2, 3], colInd: [0, 1, 2, 3, 1, 2, 3, 0],
+    nzVal: E.fromArray(new Float32Array([1, 2, 3, 4, 5, 6, 7, -8]), {chunks: 2}), shape: [4, 4]
+  });
+  assert.match(gt.sum(chunked, {splitEvery: 2}).explain(), /tree of 2 combine rounds of at most 2 partials \(4 -> 2 -> 1\)/);
+  assert.deepEqual([...await gt.sum(chunked, {splitEvery: 2}).readValue()], [20]);
+  assert.deepEqual([...await gt.min(chunked, {splitEvery: 3}).readValue()], [-8]);
+  assert.deepEqual([...await gt.max(chunked, {splitEvery: 2}).readValue()], [7]);
   // Other reductions see the dense matrix.
   assert.deepEqual([...await gt.mean(positive).readValue()], [1, 1.5]);
 });

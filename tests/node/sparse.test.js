@@ -3,9 +3,9 @@
 import {test} from 'node:test';
 import assert from 'node:assert/strict';
 import * as gt from '../../dist/node/index.js';
-import {throwsCode} from './helpers.js';
+import {throwsCode, rejectsCode} from './helpers.js';
 
-const {SparseMatrix, GPUTableEvaluator: E} = gt;
+const {SparseMatrix, SparseVector, GPUTableEvaluator: E} = gt;
 
 test('CSR from typed arrays: fields, dense form and products', async () => {
   const A = SparseMatrix.fromCSR({rowPtr: [0, 2, 2, 5], colVal: [0, 2, 1, 0, 2], nzVal: new Float32Array([1, 2, 3, 4, 5]), shape: [3, 3]});
@@ -91,6 +91,12 @@ test('sparse constructors validate their components', () => {
   throwsCode(() => A.multiply([1, 2, 3], {beta: 1, y: [1, 2, 3]}), 'INVALID_ARGUMENT');
   throwsCode(() => A.multiply([1, 2, 3], {beta: 1, y: 'nope'}), 'INVALID_ARGUMENT');
   throwsCode(() => A.multiply([1, 2, 3], {alpha: 'x'}), 'INVALID_ARGUMENT');
+  // A misspelt option is refused, never replaced by its default.
+  throwsCode(() => A.multiply([1, 2, 3], {Alpha: 2}), 'INVALID_ARGUMENT');
+  throwsCode(() => SparseMatrix.fromCSR({rowPtr: [0, 1], colVal: [0], nzVal: [1], shape: [1, 1]}, {devices: null}), 'INVALID_ARGUMENT');
+  throwsCode(() => SparseMatrix.zeros([2, 2], {formats: 'csc'}), 'INVALID_ARGUMENT');
+  throwsCode(() => SparseVector.fromArrays({nzInd: [0], nzVal: [1], length: 1}, {type: 'uint8'}), 'INVALID_ARGUMENT');
+  throwsCode(() => SparseVector.zeros(2, {format: 'csr'}), 'INVALID_ARGUMENT');
   A.destroy();
 });
 
@@ -140,6 +146,8 @@ test('fromDense, zeros, findnz, triu, tril and droptol', async () => {
   assert.deepEqual([Z.format, Z.nnz, Z.type], ['csc', 0, 'uint8']);
   assert.deepEqual([...await Z.toDense().readValue()], [0, 0, 0, 0, 0, 0]);
   throwsCode(() => SparseMatrix.zeros([3, 2], {format: 'dia'}), 'INVALID_ARGUMENT');
+  await rejectsCode(SparseMatrix.fromDense(dense, {formats: 'coo'}), 'INVALID_ARGUMENT');
+  await rejectsCode(SparseVector.fromDense([0, 1], {format: 'coo'}), 'INVALID_ARGUMENT');
   A.destroy();
   Z.destroy();
 });

@@ -4,7 +4,7 @@
 
 use super::sparse::{coo_of, dense, evaluated, random_entries};
 use super::*;
-use gputable::ir::{ReduceKind, UnaryOp};
+use gputable::ir::{ReduceKind, UnaryOp, DEFAULT_SPLIT_EVERY};
 use gputable::sparse::{Format, SparseMatrix};
 use gputable::DType;
 
@@ -151,11 +151,14 @@ pub async fn sparse_sums_and_extremes_count_implicit_zeros<T: Target>() {
     let (rows, cols, values) = ([2u32, 0, 2, 0], [1u32, 3, 1, 0], [2.0f32, 5.0, 1.5, 7.0]);
     let a = coo_of(&device, &rows, &cols, &values, shape).await;
     let full = dense(shape, &rows, &cols, &values);
-    let sum_all = a.sum(None).unwrap();
-    let (by_col, by_row) = (a.sum(Some(0)).unwrap(), a.sum(Some(1)).unwrap());
+    let sum_all = a.sum(None, DEFAULT_SPLIT_EVERY).unwrap();
+    let (by_col, by_row) = (
+        a.sum(Some(0), DEFAULT_SPLIT_EVERY).unwrap(),
+        a.sum(Some(1), DEFAULT_SPLIT_EVERY).unwrap(),
+    );
     let (low, high) = (
-        a.extreme(ReduceKind::Min).unwrap(),
-        a.extreme(ReduceKind::Max).unwrap(),
+        a.extreme(ReduceKind::Min, DEFAULT_SPLIT_EVERY).unwrap(),
+        a.extreme(ReduceKind::Max, DEFAULT_SPLIT_EVERY).unwrap(),
     );
     evaluated::<T>(&[&sum_all, &by_col, &by_row, &low, &high]).await;
     assert_eq!(read_f32(&sum_all).await, vec![15.5]);
@@ -169,7 +172,10 @@ pub async fn sparse_sums_and_extremes_count_implicit_zeros<T: Target>() {
         (vec![0.0], vec![7.0]),
         "implicit zeros count"
     );
-    assert_eq!(code(a.sum(Some(2))), ErrorCode::InvalidArgument);
+    assert_eq!(
+        code(a.sum(Some(2), DEFAULT_SPLIT_EVERY)),
+        ErrorCode::InvalidArgument
+    );
     // Every cell stored (with duplicates): the least cell sum, no implicit zero.
     let every = coo_of(
         &device,
@@ -180,8 +186,8 @@ pub async fn sparse_sums_and_extremes_count_implicit_zeros<T: Target>() {
     )
     .await;
     let (low, high) = (
-        every.extreme(ReduceKind::Min).unwrap(),
-        every.extreme(ReduceKind::Max).unwrap(),
+        every.extreme(ReduceKind::Min, DEFAULT_SPLIT_EVERY).unwrap(),
+        every.extreme(ReduceKind::Max, DEFAULT_SPLIT_EVERY).unwrap(),
     );
     evaluated::<T>(&[&low, &high]).await;
     assert_eq!(
@@ -197,7 +203,7 @@ pub async fn sparse_sums_and_extremes_count_implicit_zeros<T: Target>() {
         (2, 2),
     )
     .await;
-    let low = gap.extreme(ReduceKind::Min).unwrap();
+    let low = gap.extreme(ReduceKind::Min, DEFAULT_SPLIT_EVERY).unwrap();
     evaluated::<T>(&[&low]).await;
     assert_eq!(read_f32(&low).await, vec![0.0]);
     // The same where no entry is at (0, 0): the first entry's run counted as two cells,
@@ -208,8 +214,8 @@ pub async fn sparse_sums_and_extremes_count_implicit_zeros<T: Target>() {
     ] {
         let gap = coo_of(&device, rows, cols, values, shape).await;
         let (low, high) = (
-            gap.extreme(ReduceKind::Min).unwrap(),
-            gap.extreme(ReduceKind::Max).unwrap(),
+            gap.extreme(ReduceKind::Min, DEFAULT_SPLIT_EVERY).unwrap(),
+            gap.extreme(ReduceKind::Max, DEFAULT_SPLIT_EVERY).unwrap(),
         );
         evaluated::<T>(&[&low, &high]).await;
         let most = dense(shape, rows, cols, values)
@@ -232,9 +238,9 @@ pub async fn sparse_sums_and_extremes_count_implicit_zeros<T: Target>() {
     .await
     .unwrap();
     let (low, high, total) = (
-        ints.extreme(ReduceKind::Min).unwrap(),
-        ints.extreme(ReduceKind::Max).unwrap(),
-        ints.sum(Some(1)).unwrap(),
+        ints.extreme(ReduceKind::Min, DEFAULT_SPLIT_EVERY).unwrap(),
+        ints.extreme(ReduceKind::Max, DEFAULT_SPLIT_EVERY).unwrap(),
+        ints.sum(Some(1), DEFAULT_SPLIT_EVERY).unwrap(),
     );
     evaluated::<T>(&[&low, &high, &total]).await;
     assert_eq!(
@@ -247,8 +253,8 @@ pub async fn sparse_sums_and_extremes_count_implicit_zeros<T: Target>() {
     );
     let none = coo_of(&device, &[], &[], &[], (2, 2)).await;
     let (low, total) = (
-        none.extreme(ReduceKind::Max).unwrap(),
-        none.sum(None).unwrap(),
+        none.extreme(ReduceKind::Max, DEFAULT_SPLIT_EVERY).unwrap(),
+        none.sum(None, DEFAULT_SPLIT_EVERY).unwrap(),
     );
     evaluated::<T>(&[&low, &total]).await;
     assert_eq!(
