@@ -3,7 +3,7 @@
 import {sparseOps} from './sparse-ops.js';
 import {wasm} from './bindings.js';
 import {GpuTableError, fail, guard, guardAsync} from './errors.js';
-import {TYPED_ARRAYS, checkSize, checkType, isNumberArray, liveView, options, typeOfArray} from './types.js';
+import {TYPED_ARRAYS, checkSize, checkType, isNumberArray, liveView, options, splitEveryOf, typeOfArray} from './types.js';
 import {defaultDevice, deviceOf, resolveDevice, withHandles, withHandlesAsync} from './devices.js';
 import {DynamicBuffer, GPUData, GPUVector, viewOf} from './vectors.js';
 import {writeIpc} from './ipc.js';
@@ -340,8 +340,7 @@ export function gather(ids, source) {
  */
 function reduction(kind, x, settings) {
   if (isSparse(x) && ['sum', 'min', 'max'].includes(kind)) return sparseOps.reduce(kind, x, settings);
-  const {splitEvery = 4} = options(settings, kind, ['splitEvery']);
-  if (typeof splitEvery !== 'number') fail('INVALID_ARGUMENT', `${kind} splitEvery must be a number`);
+  const splitEvery = splitEveryOf(options(settings, kind, ['splitEvery']), kind);
   // Null slots are known where `x` is a vector with validity; a graph over it (add(vector,
   // 1)) carries no validity of its own.
   const input = handleOf(x);

@@ -3,7 +3,7 @@
 // primitives, run on the matrix's device with no host round trip of the entries.
 import {wasm} from './bindings.js';
 import {fail, guard, guardAsync} from './errors.js';
-import {TYPED_ARRAYS, checkType, options} from './types.js';
+import {TYPED_ARRAYS, checkType, options, splitEveryOf} from './types.js';
 import {defaultDevice, resolveDevice, withHandles} from './devices.js';
 import {GPUVector} from './vectors.js';
 import * as core from './core.js';
@@ -463,9 +463,10 @@ Object.assign(sparseOps, {
   },
   reduce(kind, x, settings) {
     const known = kind === 'sum' ? ['axis', 'splitEvery'] : ['splitEvery'];
-    const {axis = null, splitEvery = 4} = options(settings, `${kind} of a sparse operand`, known);
+    const given = options(settings, `${kind} of a sparse operand`, known);
+    const {axis = null} = given;
     if (axis !== null && typeof axis !== 'number') fail('INVALID_ARGUMENT', `axis must be 0 or 1, got ${axis}`);
-    if (typeof splitEvery !== 'number') fail('INVALID_ARGUMENT', `${kind} splitEvery must be a number`);
+    const splitEvery = splitEveryOf(given, kind);
     const model = matrixOf(x)._live();
     return new GPUTableEvaluator(
       guard(() => (kind === 'sum' ? model.sum(axis ?? undefined, splitEvery) : model.extreme(kind === 'max', splitEvery)))

@@ -52,6 +52,13 @@ export function options(value, what, known) {
   return value;
 }
 
+/** A reduction's `splitEvery` option (default 4; wasm checks it is an integer of at least 2). */
+export function splitEveryOf(given, kind) {
+  const {splitEvery = 4} = given;
+  if (typeof splitEvery !== 'number') fail('INVALID_ARGUMENT', `${kind} splitEvery must be a number`);
+  return splitEvery;
+}
+
 export function isNumberArray(value) {
   return Array.isArray(value) && value.every(v => typeof v === 'number');
 }

@@ -328,8 +328,6 @@ pub fn segmented_map(segments: &Evaluator, vertex_count: f64) -> JsResult<Evalua
     wrap(ir::segmented_map(&segments.node, vertex_count))
 }
 
-/// `sum min max mean argmin argmax extent` of `x` (`kind`), skipping rows whose flag in
-/// `validity` (an empty list, or one uint8 vector) is 0.
 /// A reduction's `splitEvery`: an integer of at least 2 (partials combined at a time).
 fn split_every_of(split_every: f64) -> JsResult<u32> {
     match split_every {
@@ -340,6 +338,8 @@ fn split_every_of(split_every: f64) -> JsResult<u32> {
     }
 }
 
+/// `sum min max mean argmin argmax extent` of `x` (`kind`), skipping rows whose flag in
+/// `validity` (an empty list, or one uint8 vector) is 0.
 #[wasm_bindgen]
 pub fn reduce(
     kind: &str,
