@@ -2,7 +2,8 @@
 //!
 //! Everything here is plain Rust that runs natively under `cargo test`; only `wasm/`
 //! touches JavaScript. `engine` is the one executor; `cpu`, `gpu` (WebGPU) and `gl`
-//! (WebGL2) are its backends; `wgsl` generates the GPU kernels both GPU backends run.
+//! (WebGL2) are its backends; `wgsl` generates the GPU kernels both GPU backends run and
+//! `wgpu_shared` holds the rest of what those two share.
 
 pub mod column;
 pub mod cpu;
@@ -23,6 +24,7 @@ pub mod table;
 pub mod value;
 #[cfg(target_arch = "wasm32")]
 mod wasm;
+pub mod wgpu_shared;
 pub mod wgsl;
 
 pub use column::{Column, ColumnData};

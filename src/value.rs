@@ -1,13 +1,18 @@
 //! A node's materialized output on one device: host memory (the CPU devices and data handed
-//! in by the user), a WebGPU buffer or WebGL2 textures. Values are reference-counted: a node
-//! holds its own, an evaluation holds the ones it reads, and the storage goes back to its
-//! device's pool when the last holder lets go.
+//! in by the user) or a GPU backend's storage (a WebGPU buffer, WebGL2 textures), which only
+//! that backend looks inside. Values are reference-counted: a node holds its own, an
+//! evaluation holds the ones it reads, and the storage goes back to its device's pool when
+//! the last holder lets go.
 
+use std::any::Any;
+use std::future::Future;
+use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::column::{Column, ColumnData};
 use crate::dtype::DType;
+use crate::error::Result;
 use crate::memory::{Lease, Resource};
 
 /// Which device holds a value. `HOST` is memory no device owns (user data, IPC loads).
@@ -27,11 +32,27 @@ impl Resource for Column {
 /// Host storage: a CPU device's pooled output, or unpooled user data.
 pub type HostLease = Lease<DType, Column>;
 
+/// A future that reads rows, boxed so backends stay behind `dyn DeviceStorage`.
+pub type Reading<'a> = Pin<Box<dyn Future<Output = Result<()>> + 'a>>;
+
+/// A GPU backend's storage of one value. The code above the backends reads it through this
+/// trait; the backend that made it downcasts it (`Value::storage_of`).
+pub trait DeviceStorage: Any {
+    /// Rows `start..end` of `value` (whose storage this is), handed to `sink` a piece at a
+    /// time once the device's earlier work is done (its turn).
+    fn read<'a, 's: 'a>(
+        &'a self,
+        value: &'a Value,
+        start: u32,
+        end: u32,
+        sink: &'a mut RowSink<'s>,
+    ) -> Reading<'a>;
+    fn as_any(&self) -> &dyn Any;
+}
+
 pub enum Storage {
     Host(HostLease),
-    WebGpu(crate::gpu::GpuValue),
-    #[cfg(gl_backend)]
-    WebGl(crate::gl::GlValue),
+    Device(Box<dyn DeviceStorage>),
     /// Stored values of one device read as one, in row order: a random-access input bound
     /// part by part (each part within one binding), never stored on a node.
     Parts(Vec<Rc<Value>>),
@@ -50,9 +71,7 @@ impl std::fmt::Debug for Value {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let storage = match self.storage {
             Storage::Host(_) => "host",
-            Storage::WebGpu(_) => "webgpu",
-            #[cfg(gl_backend)]
-            Storage::WebGl(_) => "webgl",
+            Storage::Device(_) => "stored",
             Storage::Parts(_) => "parts",
         };
         write!(
@@ -99,6 +118,14 @@ impl Value {
     pub fn host_column(&self) -> Option<&Column> {
         match &self.storage {
             Storage::Host(lease) => Some(lease),
+            _ => None,
+        }
+    }
+
+    /// The backend storage of type `S`, when this value has it.
+    pub fn storage_of<S: DeviceStorage>(&self) -> Option<&S> {
+        match &self.storage {
+            Storage::Device(storage) => storage.as_any().downcast_ref(),
             _ => None,
         }
     }

@@ -15,7 +15,7 @@ fn check<T: Target>(root: NodeRef, tolerance: Tolerance) {
 use std::cell::RefCell;
 
 use gputable::column::ColumnData;
-use gputable::engine::{evaluate_blocking, explain, Backend, DeviceModel};
+use gputable::engine::{evaluate_blocking, explain, DeviceModel};
 use gputable::gpu::GpuDevice;
 use gputable::ir::{self, BinaryOp::*, NodeRef, UnaryOp::*};
 

@@ -1,12 +1,10 @@
 //! The CPU backend's inner loops over one block: flat slices, kept out of line so they
 //! vectorize (simd128 in the wasm build).
 
-use super::internal;
 use super::lane::Lane;
 use super::math;
-use crate::column::{Column, ColumnData, Elem};
+use crate::column::Elem;
 use crate::dtype::Class;
-use crate::error::Result;
 use crate::ir::{BinaryOp, UnaryOp};
 
 /// `dst` row i = `src` row `ids[i]`, or zeros where the id is not a valid row.
@@ -228,52 +226,4 @@ pub(super) fn unary<T: Lane>(op: UnaryOp, x: &[T], dst: &mut [T]) {
         UnaryOp::Abs => unreachable!("handled above"),
     };
     f(x, out);
-}
-
-/// Row `i` of `values` written to row `destinations[i]` of `target` (host columns of one
-/// 32-bit type), where that is one of its rows.
-pub(super) fn scatter_rows(
-    destinations: &Column,
-    values: &Column,
-    target: &mut Column,
-) -> Result<()> {
-    fn write<T: Copy>(out: &mut [T], destinations: &[u32], values: &[T]) {
-        for (&d, &v) in destinations.iter().zip(values) {
-            if let Some(slot) = out.get_mut(d as usize) {
-                *slot = v;
-            }
-        }
-    }
-    let destinations = scatter_destinations(destinations)?;
-    match (&mut target.data, &values.data) {
-        (ColumnData::U32(out), ColumnData::U32(v)) => write(out, destinations, v),
-        (ColumnData::I32(out), ColumnData::I32(v)) => write(out, destinations, v),
-        (ColumnData::F32(out), ColumnData::F32(v)) => write(out, destinations, v),
-        _ => return Err(internal("scatter values and output differ in type")),
-    }
-    Ok(())
-}
-
-/// `scatter_rows` of each row's number, `first` being the first row's.
-pub(super) fn scatter_row_numbers(
-    destinations: &Column,
-    first: u32,
-    target: &mut Column,
-) -> Result<()> {
-    let ColumnData::U32(out) = &mut target.data else {
-        return Err(internal("row numbers are scattered into a uint32 column"));
-    };
-    for (&d, row) in scatter_destinations(destinations)?.iter().zip(first..) {
-        if let Some(slot) = out.get_mut(d as usize) {
-            *slot = row;
-        }
-    }
-    Ok(())
-}
-
-fn scatter_destinations(destinations: &Column) -> Result<&[u32]> {
-    match &destinations.data {
-        ColumnData::U32(destinations) => Ok(destinations),
-        _ => Err(internal("scatter destinations are not uint32")),
-    }
 }

@@ -3,12 +3,18 @@
 //! tree (pairwise order, so a float sum does not drift with the row count). A chunk's
 //! partial is stored as the GPU backends store theirs: up to two 32-bit words per lane.
 
+use std::rc::Rc;
+
 use super::lane::{Buf, Lane};
-use super::{append_block, internal, Block};
+use super::{append_block, internal, Block, CpuDevice};
 use crate::column::{try_vec, Column};
 use crate::dtype::{Class, DType};
+use crate::engine::{DeviceModel, ReductionModel, Reductions, Transfers};
 use crate::error::{ErrorCode, GpuTableError, Result};
-use crate::ir::{NodeRef, ReduceKind};
+use crate::ir::{Node, NodeRef, ReduceKind, Reduction};
+use crate::memory::Home;
+use crate::plan::Region;
+use crate::value::Value;
 
 /// One lane's state as the device stores it.
 pub type Words = [u32; 2];
@@ -550,4 +556,63 @@ pub(super) fn finish(kind: ReduceKind, input: DType, states: &CpuStates) -> Resu
     append_block(&values, &mut column.data, len);
     column.rows = (len / column.size as usize) as u32;
     Ok(column)
+}
+
+impl ReductionModel for CpuDevice {
+    fn reduction_tail_kernels(&self, _: &Node) -> (u64, u64) {
+        (1, 1)
+    }
+}
+
+impl Reductions for CpuDevice {
+    type States = CpuStates;
+    fn reduction_states(&self, _: &mut Home, root: &Node, parts: u32) -> Result<CpuStates> {
+        CpuStates::new(root.inputs[0].meta.size, parts)
+    }
+    async fn reduce_chunk(
+        &self,
+        _: &mut Home,
+        task: &Region,
+        leaves: &[Rc<Value>],
+        first_row: u64,
+        states: &mut CpuStates,
+        part: u32,
+    ) -> Result<()> {
+        let words = super::region::reduce_region(task, leaves, first_row)?;
+        self.core().counters.add_kernels(1);
+        store_part(states, part, &words)
+    }
+    async fn combine_states(
+        &self,
+        _: &mut Home,
+        root: &Node,
+        states: CpuStates,
+        parts: u32,
+        every: u32,
+    ) -> Result<CpuStates> {
+        let kind = Reduction::kind_of(root)?;
+        self.core().counters.add_kernels(1);
+        combine(
+            kind,
+            root.inputs[0].meta.dtype.class(),
+            &states,
+            parts,
+            every,
+        )
+    }
+    async fn finish_reduction(
+        &self,
+        home: &mut Home,
+        region: &Region,
+        states: CpuStates,
+    ) -> Result<Value> {
+        let root = &region.root;
+        let column = finish(
+            Reduction::kind_of(root)?,
+            root.inputs[0].meta.dtype,
+            &states,
+        )?;
+        self.core().counters.add_kernels(1);
+        self.upload(home, &column)
+    }
 }

@@ -16,8 +16,15 @@
 use std::borrow::Cow;
 use std::cmp::Ordering;
 
-use crate::column::try_collect;
+use std::rc::Rc;
+
+use super::{internal, CpuDevice};
+use crate::column::{try_collect, ColumnData};
+use crate::dtype::DType;
+use crate::engine::{DeviceModel, SortModel, Sorts};
 use crate::error::Result;
+use crate::memory::Home;
+use crate::value::Value;
 
 /// 2^11 counts (8 KiB) per digit stay in L1 beside the pass's streams.
 const MAX_DIGIT_BITS: u32 = 11;
@@ -354,6 +361,80 @@ fn sort_by_digits(
         }
     }
     Ok(1 + passes as u64)
+}
+
+impl SortModel for CpuDevice {
+    fn sorts(&self, _rows: u32, _keys: usize) -> bool {
+        true
+    }
+    fn sorts_keys_in_chunks(&self) -> bool {
+        true
+    }
+    fn sort_scratch_bytes(&self, rows: u32, keys: usize) -> u64 {
+        // Packed: two arrays of 64-bit words. By digits: the key carried between passes
+        // (two arrays) and the rows between passes; by buckets: up to two bucket ends per
+        // row and the carried second key.
+        // Keys stored in several chunks are copied whole to be read by row.
+        (3 + keys as u64) * self.value_bytes(DType::U32, 1, rows)
+    }
+}
+
+impl Sorts for CpuDevice {
+    async fn sort_permutation_and_keys(
+        &self,
+        home: &mut Home,
+        keys: &[&[Rc<Value>]],
+        bits: &[u32],
+        sorted: &[usize],
+    ) -> Result<(Value, Vec<Value>)> {
+        let mut chunks: Vec<Vec<&[u32]>> = Vec::with_capacity(keys.len());
+        for key in keys {
+            let mut parts = Vec::with_capacity(key.len());
+            for value in key.iter() {
+                match value.host_column().map(|c| &c.data) {
+                    Some(ColumnData::U32(keys)) => parts.push(keys.as_slice()),
+                    _ => return Err(internal("sort keys are not uint32 host columns")),
+                }
+            }
+            chunks.push(parts);
+        }
+        let chunks: Vec<&[&[u32]]> = chunks.iter().map(|c| &c[..]).collect();
+        let rows: usize = chunks
+            .first()
+            .map_or(0, |c| c.iter().map(|p| p.len()).sum());
+        if sorted.iter().any(|&k| k >= chunks.len()) {
+            return Err(internal("a sorted key the sort does not have"));
+        }
+        let mut leases = Vec::with_capacity(1 + sorted.len());
+        for _ in 0..=sorted.len() {
+            leases.push(self.take(home, DType::U32, rows)?);
+        }
+        let mut lists = Vec::with_capacity(leases.len());
+        for lease in leases.iter_mut() {
+            let column = lease.get_mut();
+            column.rows = rows as u32;
+            match &mut column.data {
+                ColumnData::U32(list) => lists.push(list),
+                _ => return Err(internal("a uint32 lease holds another type")),
+            }
+        }
+        let Some((out, keys_out)) = lists.split_first_mut() else {
+            return Err(internal("a sort without its permutation's list"));
+        };
+        let mut sorted_out: Vec<(usize, &mut Vec<u32>)> = sorted
+            .iter()
+            .copied()
+            .zip(keys_out.iter_mut().map(|l| &mut **l))
+            .collect();
+        let passes = sort_permutation(&chunks, bits, out, &mut sorted_out)?;
+        self.core().counters.add_kernels(passes);
+        let id = self.core().id;
+        let mut values = (leases.into_iter()).map(|lease| Value::from_host_lease(id, lease));
+        let permutation = values
+            .next()
+            .ok_or_else(|| internal("a sort without its permutation"))?;
+        Ok((permutation, values.collect()))
+    }
 }
 
 #[cfg(test)]

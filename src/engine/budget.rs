@@ -7,7 +7,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::{rows_past_a_binding, DeviceModel};
+use super::{rows_past_a_binding, CostModel};
 use crate::error::{ErrorCode, GpuTableError, Result};
 use crate::ir::{assembly_ranges, Node, NodeRef};
 use crate::plan::{Plan, Region};
@@ -49,7 +49,7 @@ impl Projection {
 }
 
 /// Device bytes of `rows` rows of `node`'s type and row size on `device`.
-fn bytes_of(device: &dyn DeviceModel, node: &Node, rows: u64) -> u64 {
+fn bytes_of(device: &dyn CostModel, node: &Node, rows: u64) -> u64 {
     device.value_bytes(
         node.meta.dtype,
         node.meta.size,
@@ -67,7 +67,7 @@ fn stored(node: &Node) -> u64 {
 }
 
 /// Device bytes of `node`'s whole output: each chunk is stored on its own.
-fn output_bytes(device: &dyn DeviceModel, node: &Node) -> u64 {
+fn output_bytes(device: &dyn CostModel, node: &Node) -> u64 {
     match node.meta.constant {
         true => bytes_of(device, node, 1),
         false => node
@@ -79,7 +79,7 @@ fn output_bytes(device: &dyn DeviceModel, node: &Node) -> u64 {
 }
 
 /// Device bytes of the parts of `node`'s chunks in rows `start..end`, each stored alone.
-fn range_bytes(device: &dyn DeviceModel, node: &Node, start: u64, end: u64) -> u64 {
+fn range_bytes(device: &dyn CostModel, node: &Node, start: u64, end: u64) -> u64 {
     let offsets = node.chunk_offsets();
     let from = offsets[1..].partition_point(|&e| e <= start);
     offsets[from..]
@@ -105,7 +105,7 @@ fn whole_chunk(node: &Node, start: u64, end: u64) -> bool {
 /// are on the device already (they are the caller's, not the evaluation's); `budget` decides
 /// which roots stream to the host.
 pub fn project(
-    device: &dyn DeviceModel,
+    device: &dyn CostModel,
     plan: &Plan,
     roots: &HashSet<u64>,
     resident: &dyn Fn(&NodeRef) -> bool,
@@ -204,14 +204,14 @@ pub fn project(
 
 /// Whether a chunk of `leaf` has more rows than one of the device's bindings holds (it is
 /// copied a task's part at a time).
-fn past_a_binding(device: &dyn DeviceModel, leaf: &Node) -> bool {
+fn past_a_binding(device: &dyn CostModel, leaf: &Node) -> bool {
     (leaf.chunks.iter()).any(|&rows| rows_past_a_binding(device, leaf.meta.size, rows))
 }
 
 /// Bytes of the working arrays of `region`'s pass besides its inputs and output: a native
 /// sort's, or a reduction's partial states (every set a combine round reads or writes, and
 /// each task's row-group states).
-fn scratch_bytes(device: &dyn DeviceModel, region: &Region, joined_keys: u64) -> u64 {
+fn scratch_bytes(device: &dyn CostModel, region: &Region, joined_keys: u64) -> u64 {
     let root = &region.root;
     if region.is_sort() && device.sorts(root.meta.length, root.inputs.len()) {
         return device.sort_scratch_bytes(root.meta.length, root.inputs.len()) + joined_keys;
@@ -232,7 +232,7 @@ fn scratch_bytes(device: &dyn DeviceModel, region: &Region, joined_keys: u64) ->
 /// one value; a computed key may be stored in parts (its pass cut at a binding's rows for a
 /// wider input), so it is counted too.
 fn joined_key_bytes(
-    device: &dyn DeviceModel,
+    device: &dyn CostModel,
     region: &Region,
     computed: &HashMap<u64, usize>,
 ) -> u64 {
@@ -254,7 +254,7 @@ fn joined_key_bytes(
 /// copies assembling parts of several chunks, the output chunk (twice when it is read back),
 /// and a native sort's working arrays and `joined_keys`.
 fn task_bytes(
-    device: &dyn DeviceModel,
+    device: &dyn CostModel,
     region: &Region,
     from_host: &dyn Fn(&NodeRef) -> bool,
     streamed: bool,

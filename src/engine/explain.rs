@@ -3,14 +3,14 @@
 
 use std::collections::HashSet;
 
-use super::{budget, internal, resident_on, run, DeviceModel};
+use super::{budget, internal, resident_on, run, CostModel};
 use crate::error::Result;
 use crate::ir::{combine_rounds, NodeRef, Op};
 use crate::plan::{plan_with, Fusion, Plan, PlanLimits, PlanOptions, Region, ASSEMBLY_PASS};
 use crate::value::Output;
 
 /// The plan `root` runs on `device` (as if it had not run yet), with the device's kernels.
-pub fn explain(device: &dyn DeviceModel, root: &NodeRef) -> Result<String> {
+pub fn explain(device: &dyn CostModel, root: &NodeRef) -> Result<String> {
     root.check_alive()?;
     let limits = device.plan_limits();
     let plan = plan_with(
@@ -52,7 +52,7 @@ pub fn explain(device: &dyn DeviceModel, root: &NodeRef) -> Result<String> {
 
 /// The kernels each pass of `plan` runs on `device`, a line per pass and a total. Chunk
 /// tasks run the same kernels: a pass is described once and counted per task.
-fn describe_passes(device: &dyn DeviceModel, plan: &Plan) -> Result<String> {
+fn describe_passes(device: &dyn CostModel, plan: &Plan) -> Result<String> {
     let Some((one, many)) = device.kernel_words() else {
         return Ok(String::new());
     };
@@ -64,7 +64,7 @@ fn describe_passes(device: &dyn DeviceModel, plan: &Plan) -> Result<String> {
 }
 
 /// `describe_passes`' lines, and the kernels of every pass together.
-fn pass_kernels(device: &dyn DeviceModel, plan: &Plan) -> Result<(Vec<String>, u64)> {
+fn pass_kernels(device: &dyn CostModel, plan: &Plan) -> Result<(Vec<String>, u64)> {
     let mut lines = Vec::with_capacity(plan.regions.len());
     let mut total = 0;
     for (index, region) in plan.regions.iter().enumerate() {
@@ -85,8 +85,15 @@ fn pass_kernels(device: &dyn DeviceModel, plan: &Plan) -> Result<(Vec<String>, u
         }
         let (tasks, _) = run::planned_tasks(device, region, &region.random_access_inputs());
         let largest = region.task(tasks.iter().copied().max().unwrap_or(0));
-        let (kernels, line) = device.describe_task(&largest)?;
-        total += kernels * tasks.len() as u64 + device.pass_kernels(region);
+        let (kernels, line) = match () {
+            _ if region.is_reduction() => device.describe_reduction(&largest),
+            _ if region.is_scatter() => device.describe_scatter(&largest),
+            _ => device.describe_region(&largest)?,
+        };
+        total += kernels * tasks.len() as u64;
+        if region.is_scatter() {
+            total += device.scatter_pass_kernels(region);
+        }
         let split = match tasks.len() > region.task_chunks().len() {
             true => " (chunks cut at this device's binding size)",
             false => "",
@@ -106,8 +113,8 @@ fn pass_kernels(device: &dyn DeviceModel, plan: &Plan) -> Result<(Vec<String>, u
 }
 
 /// The kernels of a device's own sort, with the copies joining keys stored in chunks.
-fn describe_native_sort(device: &dyn DeviceModel, region: &Region) -> Result<(u64, String)> {
-    let (kernels, line) = device.describe_task(region)?;
+fn describe_native_sort(device: &dyn CostModel, region: &Region) -> Result<(u64, String)> {
+    let (kernels, line) = device.describe_sort(&region.root);
     if device.sorts_keys_in_chunks() {
         return Ok((kernels, line));
     }
@@ -155,7 +162,7 @@ fn joining_copies(limits: &PlanLimits, key: &NodeRef) -> Result<u64> {
 }
 
 /// The kernels of a sort composed of split passes, counted over the plan it runs as.
-fn describe_split_sort(device: &dyn DeviceModel, region: &Region) -> Result<(u64, String)> {
+fn describe_split_sort(device: &dyn CostModel, region: &Region) -> Result<(u64, String)> {
     let Op::SortPermutation { bits } = &region.root.op else {
         return Err(internal("a sort pass without a sort"));
     };

@@ -9,20 +9,8 @@ use crate::error::{ErrorCode, GpuTableError, Result};
 pub struct LostFlag(Arc<Mutex<Option<GpuTableError>>>);
 
 impl LostFlag {
-    /// A flag that `device`'s lost callback sets; `name` says which device in messages.
-    pub fn watch(device: &wgpu::Device, name: &'static str) -> LostFlag {
-        let flag = LostFlag::default();
-        let on_lost = flag.clone();
-        device.set_device_lost_callback(move |reason, message| {
-            on_lost.set(GpuTableError::new(
-                ErrorCode::DeviceLost,
-                format!("the {name} device was lost ({reason:?}): {message}"),
-            ));
-        });
-        flag
-    }
-
-    fn set(&self, error: GpuTableError) {
+    /// Records why the device went (the first reason stays).
+    pub fn set(&self, error: GpuTableError) {
         let mut lost = self
             .0
             .lock()

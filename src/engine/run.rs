@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 use super::{
-    internal, leaf_home, reads_in_place, rows_past_a_binding, Backend, DeviceModel, Written,
+    internal, leaf_home, reads_in_place, rows_past_a_binding, Backend, CostModel, Written,
 };
 use crate::column::Column;
 use crate::error::{ErrorCode, GpuTableError, Result};
@@ -585,7 +585,7 @@ pub(super) fn pieces_per_copy(limits: &PlanLimits, pieces: &[NodeRef]) -> usize 
 /// large for one binding of the device are cut into parts that fit (stored as separate
 /// chunks of the output; a reduction folds each into a partial of its own).
 pub(super) fn planned_tasks(
-    device: &dyn DeviceModel,
+    device: &dyn CostModel,
     region: &Region,
     random: &HashSet<u64>,
 ) -> (Vec<u32>, bool) {

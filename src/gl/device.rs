@@ -1,15 +1,18 @@
 //! The WebGL2 device: wgpu on its GL backend (WebGL2 in a browser, EGL natively), used only
 //! through render pipelines, as WebGL2 has no compute shaders and no storage buffers.
 
-use std::cell::RefCell;
-use std::collections::HashMap;
 use std::rc::Rc;
 
 use crate::dtype::Class;
-use crate::engine::{DeviceCore, LostFlag};
+use crate::engine::{device_name, DeviceCore, DeviceModel};
 use crate::error::{ErrorCode, GpuTableError, Result};
 use crate::memory::{Budget, Home, Lease, Pool, Resource};
-use crate::wgsl::TextureLayout;
+use crate::plan::{Access, PlanLimits, SortWrites, MAX_REGION_NODES};
+use crate::value::Value;
+use crate::wgpu_shared::{open, unavailable, PipelineCache};
+use crate::wgsl::{is_literal, plane_channels, planes, TextureLayout};
+
+use super::rows_of;
 
 /// The limits that decide what fits in one draw.
 #[derive(Clone, Copy, Debug)]
@@ -45,7 +48,7 @@ pub struct GlInner {
     pub adapter_name: String,
     /// How every column of this device lies in textures.
     pub layout: TextureLayout,
-    pipelines: RefCell<HashMap<String, Rc<wgpu::RenderPipeline>>>,
+    pipelines: PipelineCache<wgpu::RenderPipeline>,
     textures: Rc<Pool<TextureKey, wgpu::Texture>>,
     buffers: Rc<Pool<wgpu::BufferUsages, wgpu::Buffer>>,
     /// A WebGL2 context belongs to its canvas: kept for the device's lifetime.
@@ -62,10 +65,6 @@ impl std::ops::Deref for GlDevice {
     fn deref(&self) -> &GlInner {
         &self.0
     }
-}
-
-fn unavailable(message: impl Into<String>) -> GpuTableError {
-    GpuTableError::new(ErrorCode::BackendUnavailable, message)
 }
 
 /// The largest texture side the layout uses: a power of two, at most 2^14 so a tile's rows
@@ -114,31 +113,18 @@ impl GlDevice {
                 .create_surface(wgpu::SurfaceTarget::OffscreenCanvas(canvas))
                 .map_err(|e| unavailable(format!("no WebGL2 context: {e}")))?
         };
-        let adapter = instance
-            .request_adapter(&wgpu::RequestAdapterOptions {
-                #[cfg(target_arch = "wasm32")]
-                compatible_surface: Some(&surface),
-                ..Default::default()
-            })
-            .await
-            .map_err(|e| unavailable(format!("no WebGL2/GL adapter: {e}")))?;
-        check_capabilities(&adapter)?;
-        let required_limits = adapter.limits();
-        let (device, queue) = adapter
-            .request_device(&wgpu::DeviceDescriptor {
-                required_limits,
-                ..Default::default()
-            })
-            .await
-            .map_err(|e| unavailable(format!("the GL adapter refused a device: {e}")))?;
-        let l = device.limits();
-        let core = DeviceCore::new(LostFlag::watch(&device, "WebGL2"));
-        let info = adapter.get_info();
-        let max_bytes = l.max_buffer_size;
+        let options = wgpu::RequestAdapterOptions {
+            #[cfg(target_arch = "wasm32")]
+            compatible_surface: Some(&surface),
+            ..Default::default()
+        };
+        let opened = open(&instance, &options, "WebGL2", check_capabilities).await?;
+        let l = opened.limits;
+        let counters = opened.core.counters.clone();
         // Textures and buffers share one cap.
         let budget = Rc::new(Budget::default());
-        let textures = Pool::with_budget(core.counters.clone(), u64::MAX, budget.clone());
-        let buffers = Pool::with_budget(core.counters.clone(), max_bytes, budget);
+        let textures = Pool::with_budget(counters.clone(), u64::MAX, budget.clone());
+        let buffers = Pool::with_budget(counters, l.max_buffer_size, budget);
         Ok(GlDevice(Rc::new(GlInner {
             limits: GlLimits {
                 max_texture_dimension_2d: l.max_texture_dimension_2d,
@@ -147,11 +133,11 @@ impl GlDevice {
                 max_sampled_textures_per_shader_stage: l.max_sampled_textures_per_shader_stage,
             },
             layout: layout_for(l.max_texture_dimension_2d),
-            adapter_name: info.name,
-            core,
-            device,
-            queue,
-            pipelines: RefCell::new(HashMap::new()),
+            adapter_name: opened.adapter_name,
+            core: opened.core,
+            device: opened.device,
+            queue: opened.queue,
+            pipelines: PipelineCache::default(),
             textures,
             buffers,
             #[cfg(target_arch = "wasm32")]
@@ -172,11 +158,6 @@ impl GlDevice {
             .ok_or_else(|| crate::engine::internal("cap limits before sharing the device"))?;
         inner.layout = layout_for(side.min(inner.limits.max_texture_dimension_2d));
         Ok(())
-    }
-
-    pub(crate) fn set_caps(&self, bytes: u64) {
-        self.textures.set_cap(bytes);
-        self.buffers.set_cap(bytes);
     }
 
     /// A texture of the layout's width and at least `height` rows.
@@ -272,71 +253,111 @@ impl GlDevice {
         topology: wgpu::PrimitiveTopology,
     ) -> Result<Rc<wgpu::RenderPipeline>> {
         let key = format!("{targets:?} {topology:?}\n{source}");
-        if let Some(pipeline) = self.pipelines.borrow().get(&key) {
-            return Ok(pipeline.clone());
-        }
-        let scopes = crate::gpu::scopes::ErrorScopes::push(&self.device);
-        let module = self
-            .device
-            .create_shader_module(wgpu::ShaderModuleDescriptor {
-                label: Some("gputable fragment kernel"),
-                source: wgpu::ShaderSource::Wgsl(source.into()),
-            });
-        let color_targets: Vec<Option<wgpu::ColorTargetState>> =
-            targets.iter().map(|&format| Some(format.into())).collect();
-        let pipeline = self
-            .device
-            .create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-                label: Some("gputable fragment kernel"),
-                layout: None,
-                vertex: wgpu::VertexState {
-                    module: &module,
-                    entry_point: Some("vs"),
-                    compilation_options: Default::default(),
-                    buffers: &[],
-                },
-                primitive: wgpu::PrimitiveState {
-                    topology,
-                    ..Default::default()
-                },
-                depth_stencil: None,
-                multisample: Default::default(),
-                fragment: Some(wgpu::FragmentState {
-                    module: &module,
-                    entry_point: Some("main"),
-                    compilation_options: Default::default(),
-                    targets: &color_targets,
-                }),
-                multiview_mask: None,
-                cache: None,
-            });
-        if let Some(error) = scopes
-            .pop(&format!("fragment kernel rejected\n{source}\n"))
+        let build = || {
+            let module = self
+                .device
+                .create_shader_module(wgpu::ShaderModuleDescriptor {
+                    label: Some("gputable fragment kernel"),
+                    source: wgpu::ShaderSource::Wgsl(source.into()),
+                });
+            let color_targets: Vec<Option<wgpu::ColorTargetState>> =
+                targets.iter().map(|&format| Some(format.into())).collect();
+            self.device
+                .create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+                    label: Some("gputable fragment kernel"),
+                    layout: None,
+                    vertex: wgpu::VertexState {
+                        module: &module,
+                        entry_point: Some("vs"),
+                        compilation_options: Default::default(),
+                        buffers: &[],
+                    },
+                    primitive: wgpu::PrimitiveState {
+                        topology,
+                        ..Default::default()
+                    },
+                    depth_stencil: None,
+                    multisample: Default::default(),
+                    fragment: Some(wgpu::FragmentState {
+                        module: &module,
+                        entry_point: Some("main"),
+                        compilation_options: Default::default(),
+                        targets: &color_targets,
+                    }),
+                    multiview_mask: None,
+                    cache: None,
+                })
+        };
+        let kind = "fragment kernel";
+        (self.pipelines)
+            .get_or_build(&key, &self.device, &self.core, kind, source, build)
             .await
-        {
-            return Err(self.core.lost.explain(error));
-        }
-        self.core.counters.add_pipeline();
-        let pipeline = Rc::new(pipeline);
-        self.pipelines.borrow_mut().insert(key, pipeline.clone());
-        Ok(pipeline)
     }
 
     pub fn cached_pipelines(&self) -> usize {
-        self.pipelines.borrow().len()
+        self.pipelines.len()
     }
+}
 
-    pub(crate) fn trim_pools(&self, cache: Option<&str>) {
+impl DeviceModel for GlDevice {
+    fn core(&self) -> &DeviceCore {
+        &self.core
+    }
+    fn name(&self) -> String {
+        device_name("webgl", &self.adapter_name)
+    }
+    fn plan_limits(&self) -> PlanLimits {
+        let layout = self.layout;
+        PlanLimits {
+            max_region_nodes: MAX_REGION_NODES,
+            max_bindings: self.limits.max_sampled_textures_per_shader_stage as usize,
+            binding_limit_name: "maxSampledTexturesPerShaderStage",
+            // A plane per leaf, every tile of one read at any row; a reduction reads its
+            // materialized input one plane of one tile per draw.
+            binding_cost: Box::new(move |node, access| match access {
+                _ if is_literal(node) => 0,
+                Access::Reduced => 1,
+                Access::Random => (planes(node.meta.size) * layout.tiles(rows_of(node))) as usize,
+                Access::Row => planes(node.meta.size) as usize,
+            }),
+            sort_writes_keys: SortWrites::EveryKey,
+        }
+    }
+    fn value_bytes(&self, dtype: crate::dtype::DType, size: u32, rows: u32) -> u64 {
+        let layout = self.layout;
+        let format = texture_format(dtype.class(), plane_channels(size));
+        let width = self.texture_width(format, planes(size), layout.rows_in_tile(rows, 0));
+        let row_bytes = width as u64 * texel_bytes(format) as u64;
+        (0..layout.tiles(rows).max(1))
+            .map(|tile| {
+                let height = layout.rows_in_tile(rows, tile).div_ceil(width).max(1) as u64;
+                crate::memory::size_class(height * row_bytes, u64::MAX) * planes(size) as u64
+            })
+            .sum()
+    }
+    fn reads_in_place(&self, value: &Value) -> bool {
+        value.device == self.core.id
+    }
+    fn takes_from_host(&self, leaf: &crate::ir::Node) -> bool {
+        is_literal(leaf)
+    }
+    fn kernel_words(&self) -> Option<(&'static str, &'static str)> {
+        Some(("draw", "draws"))
+    }
+    fn trim(&self, cache: Option<&str>) {
         self.textures.trim(cache);
         self.buffers.trim(cache);
     }
-
+    fn set_pool_cap(&self, bytes: u64) {
+        self.textures.set_cap(bytes);
+        self.buffers.set_cap(bytes);
+    }
     /// Frees every texture and pipeline and destroys the device; later use is `DESTROYED`.
-    pub fn destroy_device(&self) {
+    fn destroy(&self) {
         self.core.lost.set_destroyed("WebGL2");
         self.textures.close();
         self.buffers.close();
-        self.pipelines.borrow_mut().clear();
+        self.pipelines.clear();
         self.device.destroy();
     }
 }

@@ -7,7 +7,7 @@ use std::rc::Rc;
 use super::{
     bound_textures, gl_value, texture_format, GlBatch, GlDevice, GlValue, Shape, TextureLease,
 };
-use crate::engine::internal;
+use crate::engine::{internal, ReductionModel, Reductions};
 use crate::error::{ErrorCode, GpuTableError, Result};
 use crate::ir::{Node, ReduceKind, Reduction};
 use crate::plan::Region;
@@ -35,23 +35,7 @@ impl GlStates {
 
 impl GlDevice {
     /// State textures holding `texels` texels.
-    /// State textures for `parts` parts (each a texel per plane of 4 lanes).
-    pub(super) fn states_for(&self, batch: &GlBatch, root: &Node, parts: u32) -> Result<GlStates> {
-        let texels = parts
-            .checked_mul(planes(root.inputs[0].meta.size))
-            .ok_or_else(|| {
-                GpuTableError::new(
-                    ErrorCode::LimitExceeded,
-                    format!(
-                        "{parts} partial states of {} lanes exceed 2^32 texels",
-                        root.inputs[0].meta.size
-                    ),
-                )
-            })?;
-        self.states(batch, root, texels)
-    }
-
-    pub(super) fn states(&self, batch: &GlBatch, root: &Node, texels: u32) -> Result<GlStates> {
+    fn state_textures(&self, batch: &GlBatch, root: &Node, texels: u32) -> Result<GlStates> {
         let class = root.inputs[0].meta.dtype.class();
         let height = texels.div_ceil(STATE_WIDTH);
         let words = Reduction::kind_of(root)?
@@ -63,17 +47,122 @@ impl GlDevice {
             .collect::<Result<Vec<_>>>()?;
         Ok(GlStates { words })
     }
+}
 
+/// How a reduction's first pass reads its input.
+enum FirstPass<'a> {
+    /// A materialized input, a plane texture per draw.
+    Stored { value: &'a GlValue, source: &'a str },
+    /// Computed per row by the region's fused prologue.
+    Fused(Kernel),
+}
+
+/// Per tile, the first row of its band in the partial textures and the band's rows; and the
+/// partial textures' height.
+fn reduce_bands(layout: TextureLayout, rows: u32) -> (Vec<(u32, u32)>, u32) {
+    let mut bands = Vec::new();
+    let mut y = 0;
+    for tile in 0..layout.tiles(rows) {
+        let fragments = layout.rows_in_tile(rows, tile).div_ceil(REDUCE_FOLD);
+        let height = fragments.div_ceil(STATE_WIDTH).max(1);
+        bands.push((y, height));
+        y += height;
+    }
+    (bands, y)
+}
+
+/// Fold passes after the first reduction pass.
+fn reduce_fold_passes(layout: TextureLayout, rows: u32) -> u32 {
+    let mut texels = reduce_bands(layout, rows).1 * STATE_WIDTH;
+    let mut passes = 0;
+    while texels > FOLD_TEXELS {
+        texels = texels.div_ceil(FOLD_TEXELS);
+        passes += 1;
+    }
+    passes
+}
+
+impl ReductionModel for GlDevice {
+    /// Device bytes of `parts` partial states in state textures.
+    fn reduction_state_bytes(&self, root: &Node, parts: u32) -> u64 {
+        let input = &root.inputs[0];
+        let words = Reduction::state_words_of(root) as u64;
+        let texels = parts as u64 * planes(input.meta.size) as u64;
+        let row_bytes = STATE_WIDTH as u64 * 16;
+        words
+            * crate::memory::size_class(
+                texels.div_ceil(STATE_WIDTH as u64).max(1) * row_bytes,
+                u64::MAX,
+            )
+    }
+    /// Device bytes of a chunk task's partial-state textures: the first pass's and the
+    /// first fold's, one texture per state word (planes reuse them through the pool).
+    fn reduction_scratch_bytes(&self, root: &Node, rows: u32) -> u64 {
+        let words = Reduction::state_words_of(root) as u64;
+        let height = reduce_bands(self.layout, rows).1;
+        let texture = |height: u32| {
+            crate::memory::size_class(height as u64 * STATE_WIDTH as u64 * 16, u64::MAX)
+        };
+        let folded = (height * STATE_WIDTH)
+            .div_ceil(FOLD_TEXELS)
+            .div_ceil(STATE_WIDTH);
+        words * (texture(height) + texture(folded))
+    }
+    /// Draws of one chunk task, and a line saying what they do.
+    fn describe_reduction(&self, region: &Region) -> (u64, String) {
+        let layout = self.layout;
+        let rows = region.rows;
+        let tiles = layout.tiles(rows);
+        let lanes = region.root.inputs[0].meta.size;
+        let folds = reduce_fold_passes(layout, rows);
+        let draws = planes(lanes) * (tiles + folds + 1);
+        (
+            draws as u64,
+            format!(
+                "{draws} draws: per 4 lanes, {tiles} draw(s) folding {REDUCE_FOLD} rows per fragment into partial states, {folds} folding {FOLD_TEXELS} texels per fragment, 1 writing the chunk's partial"
+            ),
+        )
+    }
+    fn reduction_tail_kernels(&self, root: &Node) -> (u64, u64) {
+        let extent = Reduction::of(root).is_some_and(|r| r.kind == ReduceKind::Extent);
+        (
+            1,
+            if extent {
+                1
+            } else {
+                planes(root.inputs[0].meta.size) as u64
+            },
+        )
+    }
+}
+
+impl Reductions for GlDevice {
+    type States = GlStates;
+    /// State textures for `parts` parts (each a texel per plane of 4 lanes).
+    fn reduction_states(&self, batch: &mut GlBatch, root: &Node, parts: u32) -> Result<GlStates> {
+        let texels = parts
+            .checked_mul(planes(root.inputs[0].meta.size))
+            .ok_or_else(|| {
+                GpuTableError::new(
+                    ErrorCode::LimitExceeded,
+                    format!(
+                        "{parts} partial states of {} lanes exceed 2^32 texels",
+                        root.inputs[0].meta.size
+                    ),
+                )
+            })?;
+        self.state_textures(batch, root, texels)
+    }
     /// A chunk task: per plane of 4 lanes, each tile folds into a band of partial-state
     /// textures (fused prologue included), fold draws shrink them `FOLD_TEXELS` times each,
     /// and the last writes texel `part * planes + plane` of `states`.
-    pub(super) async fn reduce_task(
+    async fn reduce_chunk(
         &self,
-        batch: &GlBatch,
+        batch: &mut GlBatch,
         task: &Region,
         leaves: &[Rc<Value>],
         first_row: u64,
-        states: &GlStates,
+        states: &mut GlStates,
         part: u32,
     ) -> Result<()> {
         let rows = task.rows;
@@ -98,7 +187,7 @@ impl GlDevice {
         };
         let plane_count = planes(lanes);
         for plane in 0..plane_count {
-            let mut partials = self.states(batch, root, partial_height * width)?;
+            let mut partials = self.state_textures(batch, root, partial_height * width)?;
             let first_pass = match &stored {
                 Some((value, source)) => FirstPass::Stored { value, source },
                 None => FirstPass::Fused(fragment::reduce_partials_kernel(
@@ -160,7 +249,7 @@ impl GlDevice {
             while texels > FOLD_TEXELS {
                 let folded = texels.div_ceil(FOLD_TEXELS);
                 let height = folded.div_ceil(width);
-                let next = self.states(batch, root, folded)?;
+                let next = self.state_textures(batch, root, folded)?;
                 let scissor = Some((0, 0, width, height));
                 self.draw(
                     batch,
@@ -187,11 +276,10 @@ impl GlDevice {
         }
         Ok(())
     }
-
     /// One combine round over `parts` parts, `every` at a time.
-    pub(super) async fn combine(
+    async fn combine_states(
         &self,
-        batch: &GlBatch,
+        batch: &mut GlBatch,
         root: &Node,
         states: GlStates,
         parts: u32,
@@ -199,7 +287,7 @@ impl GlDevice {
     ) -> Result<GlStates> {
         let input = &root.inputs[0];
         let plane_count = planes(input.meta.size);
-        let next = self.states_for(batch, root, parts.div_ceil(every))?;
+        let next = self.reduction_states(batch, root, parts.div_ceil(every))?;
         let texels = parts.div_ceil(every) * plane_count;
         let source =
             fragment::reduce_combine_source(Reduction::kind_of(root)?, input.meta.dtype.class());
@@ -216,12 +304,11 @@ impl GlDevice {
         .await?;
         Ok(next)
     }
-
     /// The output from the one partial left: `extent`'s texel per lane, or a texture per
     /// plane of the one output row.
-    pub(super) async fn finish_reduce(
+    async fn finish_reduction(
         &self,
-        batch: &GlBatch,
+        batch: &mut GlBatch,
         region: &Region,
         states: GlStates,
     ) -> Result<Value> {
@@ -266,80 +353,4 @@ impl GlDevice {
         }
         Ok(self.value(region, vec![textures]))
     }
-
-    /// Device bytes of `parts` partial states in state textures.
-    pub(super) fn reduction_states_bytes(&self, root: &Node, parts: u32) -> u64 {
-        let input = &root.inputs[0];
-        let words = Reduction::state_words_of(root) as u64;
-        let texels = parts as u64 * planes(input.meta.size) as u64;
-        let row_bytes = STATE_WIDTH as u64 * 16;
-        words
-            * crate::memory::size_class(
-                texels.div_ceil(STATE_WIDTH as u64).max(1) * row_bytes,
-                u64::MAX,
-            )
-    }
-
-    /// Device bytes of a chunk task's partial-state textures: the first pass's and the
-    /// first fold's, one texture per state word (planes reuse them through the pool).
-    pub(super) fn reduction_scratch(&self, root: &Node, rows: u32) -> u64 {
-        let words = Reduction::state_words_of(root) as u64;
-        let height = reduce_bands(self.layout, rows).1;
-        let texture = |height: u32| {
-            crate::memory::size_class(height as u64 * STATE_WIDTH as u64 * 16, u64::MAX)
-        };
-        let folded = (height * STATE_WIDTH)
-            .div_ceil(FOLD_TEXELS)
-            .div_ceil(STATE_WIDTH);
-        words * (texture(height) + texture(folded))
-    }
-
-    /// Draws of one chunk task, and a line saying what they do.
-    pub(super) fn describe_reduction(&self, region: &Region) -> (u64, String) {
-        let layout = self.layout;
-        let rows = region.rows;
-        let tiles = layout.tiles(rows);
-        let lanes = region.root.inputs[0].meta.size;
-        let folds = reduce_fold_passes(layout, rows);
-        let draws = planes(lanes) * (tiles + folds + 1);
-        (
-            draws as u64,
-            format!(
-                "{draws} draws: per 4 lanes, {tiles} draw(s) folding {REDUCE_FOLD} rows per fragment into partial states, {folds} folding {FOLD_TEXELS} texels per fragment, 1 writing the chunk's partial"
-            ),
-        )
-    }
-}
-
-/// How a reduction's first pass reads its input.
-enum FirstPass<'a> {
-    /// A materialized input, a plane texture per draw.
-    Stored { value: &'a GlValue, source: &'a str },
-    /// Computed per row by the region's fused prologue.
-    Fused(Kernel),
-}
-
-/// Per tile, the first row of its band in the partial textures and the band's rows; and the
-/// partial textures' height.
-fn reduce_bands(layout: TextureLayout, rows: u32) -> (Vec<(u32, u32)>, u32) {
-    let mut bands = Vec::new();
-    let mut y = 0;
-    for tile in 0..layout.tiles(rows) {
-        let fragments = layout.rows_in_tile(rows, tile).div_ceil(REDUCE_FOLD);
-        let height = fragments.div_ceil(STATE_WIDTH).max(1);
-        bands.push((y, height));
-        y += height;
-    }
-    (bands, y)
-}
-
-/// Fold passes after the first reduction pass.
-fn reduce_fold_passes(layout: TextureLayout, rows: u32) -> u32 {
-    let mut texels = reduce_bands(layout, rows).1 * STATE_WIDTH;
-    let mut passes = 0;
-    while texels > FOLD_TEXELS {
-        texels = texels.div_ceil(FOLD_TEXELS);
-        passes += 1;
-    }
-    passes
 }

@@ -2,39 +2,16 @@
 //! draw for each pair of an input tile and an output tile, each point placed by its
 //! destination (a vertex shader reading the destination texture).
 
-use super::{gl_value, GlBatch, GlDevice, GlValue, Shape};
-use crate::engine::Written;
+use super::{gl_value, texture_format, GlBatch, GlDevice, Shape};
+use crate::engine::{internal, ScatterModel, Scatters, Written};
 use crate::error::Result;
 use crate::ir::Node;
 use crate::plan::Region;
-use crate::value::{Storage, Value};
+use crate::value::Value;
 use crate::wgsl::fragment::scatter_points_source;
 use crate::wgsl::SCATTER_PARAMS;
 
 impl GlDevice {
-    pub(super) fn scatter_target_of(&self, batch: &GlBatch, root: &Node) -> Result<Value> {
-        let rows = root.meta.length;
-        let layout = self.layout;
-        let format = super::texture_format(root.meta.dtype.class(), 1);
-        let mut tiles = Vec::new();
-        for tile in 0..layout.tiles(rows) {
-            let height = layout.rows_in_tile(rows, tile).div_ceil(layout.width());
-            let texture = self.take_texture(format, height, &batch.home)?;
-            self.clear(&texture);
-            tiles.push(vec![texture]);
-        }
-        Ok(Value {
-            device: self.core.id,
-            dtype: root.meta.dtype,
-            size: 1,
-            rows,
-            storage: Storage::WebGl(GlValue {
-                tiles,
-                device: self.clone(),
-            }),
-        })
-    }
-
     /// Every texel of `texture` set to 0.
     fn clear(&self, texture: &wgpu::Texture) {
         let view = texture.create_view(&Default::default());
@@ -54,15 +31,51 @@ impl GlDevice {
         });
         self.queue.submit([encoder.finish()]);
     }
+}
 
-    pub(super) async fn scatter_task(
+impl ScatterModel for GlDevice {
+    fn describe_scatter(&self, region: &Region) -> (u64, String) {
+        let layout = self.layout;
+        let out_tiles = layout.tiles(region.output_rows());
+        let draws = match region.rows {
+            0 => 0,
+            rows => layout.tiles(rows) * out_tiles,
+        };
+        (
+            draws as u64,
+            format!("{draws} point-list draw(s): a point per input row, placed at its destination, per tile of the input and of the output"),
+        )
+    }
+}
+
+impl Scatters for GlDevice {
+    async fn scatter_target(&self, batch: &mut GlBatch, root: &Node) -> Result<Vec<Value>> {
+        let rows = root.meta.length;
+        let layout = self.layout;
+        let format = texture_format(root.meta.dtype.class(), 1);
+        let mut tiles = Vec::new();
+        for tile in 0..layout.tiles(rows) {
+            let height = layout.rows_in_tile(rows, tile).div_ceil(layout.width());
+            let texture = self.take_texture(format, height, &batch.home)?;
+            self.clear(&texture);
+            tiles.push(vec![texture]);
+        }
+        // One value, tiled within.
+        Ok(vec![self.stored(root.meta.dtype, 1, rows, tiles)])
+    }
+    async fn scatter_rows(
         &self,
-        batch: &GlBatch,
+        batch: &mut GlBatch,
         task: &Region,
         destinations: &Value,
         written: Written<'_>,
-        target: &Value,
+        parts: &mut [Value],
     ) -> Result<()> {
+        let [target] = parts else {
+            return Err(internal(
+                "a WebGL2 scatter output is one value (tiled within)",
+            ));
+        };
         let layout = self.layout;
         let (from, out) = (gl_value(destinations)?, gl_value(target)?);
         let (values, first_row) = match written {
@@ -74,11 +87,11 @@ impl GlDevice {
         for tile in 0..layout.tiles(task.rows) {
             let points = layout.rows_in_tile(task.rows, tile);
             let d = (from.tiles.get(tile as usize))
-                .ok_or_else(|| super::internal("a scatter input lacks a tile"))?;
+                .ok_or_else(|| internal("a scatter input lacks a tile"))?;
             let mut inputs = vec![&*d[0]];
             if let Some(values) = values {
                 let v = (values.tiles.get(tile as usize))
-                    .ok_or_else(|| super::internal("a scatter input lacks a tile"))?;
+                    .ok_or_else(|| internal("a scatter input lacks a tile"))?;
                 inputs.push(&*v[0]);
             }
             if points == 0 {

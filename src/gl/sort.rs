@@ -7,10 +7,10 @@ use std::rc::Rc;
 
 use super::{internal, texture_format, GlBatch, GlDevice, GlValue, Shape, TextureLease};
 use crate::dtype::{Class, DType};
-use crate::engine::DeviceModel;
+use crate::engine::{split_sort_scratch_bytes, DeviceModel, SortModel, Sorts};
 use crate::error::Result;
 use crate::ir::Node;
-use crate::value::{Storage, Value};
+use crate::value::Value;
 use crate::wgsl::fragment::{
     merge_sort_source, MERGE_PARAM_FIRST_PASS, MERGE_PARAM_MASKS, MERGE_PARAM_RUN,
     MERGE_SORT_MAX_KEYS,
@@ -21,21 +21,10 @@ fn merge_passes(rows: u32) -> u32 {
     32 - rows.saturating_sub(1).leading_zeros()
 }
 
-/// The draws of the merge sort `sort` (one per merge pass), and `explain`'s line for them.
-pub(super) fn describe_merge_sort(sort: &Node) -> (u64, String) {
-    let passes = merge_passes(sort.meta.length) as u64;
-    (
-        passes,
-        format!(
-            "{passes} draws: {passes} merge passes (runs of 1, 2, 4, ... rows merged in pairs, a fragment per row)"
-        ),
-    )
-}
-
 impl GlDevice {
     /// Whether a sort of `rows` rows by `keys` keys runs as merge passes: its arrays in one
     /// tile, and a render target for each key besides the permutation's.
-    pub(super) fn merge_sorts(&self, rows: u32, keys: usize) -> bool {
+    fn merge_sorts(&self, rows: u32, keys: usize) -> bool {
         let targets = keys as u32 + 1;
         rows <= self.layout.tile_rows()
             && keys <= MERGE_SORT_MAX_KEYS
@@ -47,7 +36,7 @@ impl GlDevice {
     /// keys stored in chunks) and its permutation: the other permutation and the keys
     /// carried between passes (two of each). The last pass's carried keys that a plan asks
     /// for are also counted as the pass's outputs: an overestimate of one key each.
-    pub(super) fn merge_sort_scratch_bytes(&self, rows: u32, keys: usize) -> u64 {
+    fn merge_sort_scratch_bytes(&self, rows: u32, keys: usize) -> u64 {
         (1 + 2 * keys as u64) * self.value_bytes(DType::U32, 1, rows)
     }
 
@@ -56,11 +45,35 @@ impl GlDevice {
         let format = texture_format(Class::U, 1);
         self.take_texture(format, rows.div_ceil(self.layout.width()), &batch.home)
     }
+}
 
+/// The texture of a key the executor joined into one value on this device.
+fn key_texture(device: &GlDevice, key: &[Rc<Value>], rows: u32) -> Result<wgpu::Texture> {
+    match key {
+        [value] if value.rows == rows && value.device == device.core.id => {
+            first_texture(super::gl_value(value)?)
+        }
+        _ => Err(internal(
+            "a sort key is not one value of the sort's rows on this device",
+        )),
+    }
+}
+
+/// The texture of a one-tile, one-plane value.
+fn first_texture(value: &GlValue) -> Result<wgpu::Texture> {
+    value
+        .tiles
+        .first()
+        .and_then(|planes| planes.first())
+        .map(|texture| (**texture).clone())
+        .ok_or_else(|| internal("a sort key has no texture"))
+}
+
+impl Sorts for GlDevice {
     /// Draws the sort of `keys` (each one value on this device, the most significant key
     /// first) by their low `bits` bits, and returns the permutation it leaves and the keys
     /// `sorted` (indices into `keys`) in its order, as its last pass carried them.
-    pub(super) async fn merge_sort(
+    async fn sort_permutation_and_keys(
         &self,
         batch: &mut GlBatch,
         keys: &[&[Rc<Value>]],
@@ -117,16 +130,7 @@ impl GlDevice {
             permutations.swap(0, 1);
             carried.swap(0, 1);
         }
-        let value = |texture: TextureLease| Value {
-            device: self.core.id,
-            dtype: DType::U32,
-            size: 1,
-            rows,
-            storage: Storage::WebGl(GlValue {
-                tiles: vec![vec![texture]],
-                device: self.clone(),
-            }),
-        };
+        let value = |texture: TextureLease| self.stored(DType::U32, 1, rows, vec![vec![texture]]);
         let [permutation, _spare] = permutations;
         let [last, _] = carried;
         let mut last: Vec<Option<TextureLease>> = last.into_iter().map(Some).collect();
@@ -141,25 +145,24 @@ impl GlDevice {
     }
 }
 
-/// The texture of a key the executor joined into one value on this device.
-fn key_texture(device: &GlDevice, key: &[Rc<Value>], rows: u32) -> Result<wgpu::Texture> {
-    match key {
-        [value] if value.rows == rows && value.device == device.core.id => match &value.storage {
-            Storage::WebGl(stored) => first_texture(stored),
-            _ => Err(internal("a sort key is not a WebGL2 texture")),
-        },
-        _ => Err(internal(
-            "a sort key is not one value of the sort's rows on this device",
-        )),
+impl SortModel for GlDevice {
+    fn sorts(&self, rows: u32, keys: usize) -> bool {
+        self.merge_sorts(rows, keys)
     }
-}
-
-/// The texture of a one-tile, one-plane value.
-fn first_texture(value: &GlValue) -> Result<wgpu::Texture> {
-    value
-        .tiles
-        .first()
-        .and_then(|planes| planes.first())
-        .map(|texture| (**texture).clone())
-        .ok_or_else(|| internal("a sort key has no texture"))
+    fn sort_scratch_bytes(&self, rows: u32, keys: usize) -> u64 {
+        match self.merge_sorts(rows, keys) {
+            true => self.merge_sort_scratch_bytes(rows, keys),
+            false => split_sort_scratch_bytes(self, rows),
+        }
+    }
+    /// The draws of the merge sort `sort` (one per merge pass), and `explain`'s line for them.
+    fn describe_sort(&self, sort: &Node) -> (u64, String) {
+        let passes = merge_passes(sort.meta.length) as u64;
+        (
+            passes,
+            format!(
+                "{passes} draws: {passes} merge passes (runs of 1, 2, 4, ... rows merged in pairs, a fragment per row)"
+            ),
+        )
+    }
 }

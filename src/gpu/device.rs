@@ -2,12 +2,16 @@
 //! cache.
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
 use std::rc::Rc;
 
-use crate::engine::{DeviceCore, LostFlag};
+use crate::engine::{device_name, DeviceCore, DeviceModel};
 use crate::error::{ErrorCode, GpuTableError, Result};
+use crate::ir::Node;
 use crate::memory::{Home, Lease, Pool, Resource};
+use crate::plan::{PlanLimits, SortWrites, MAX_REGION_NODES};
+use crate::value::Value;
+use crate::wgpu_shared::{open, PipelineCache};
+use crate::wgsl::is_literal;
 
 /// The limits that decide what fits in one dispatch.
 #[derive(Clone, Copy, Debug)]
@@ -65,7 +69,7 @@ pub struct GpuInner {
     pub queue: wgpu::Queue,
     pub limits: GpuLimits,
     pub adapter_name: String,
-    pipelines: RefCell<HashMap<String, Rc<wgpu::ComputePipeline>>>,
+    pipelines: PipelineCache<wgpu::ComputePipeline>,
     pool: Rc<Pool<wgpu::BufferUsages, GpuBuffer>>,
     pub graveyard: Rc<Graveyard>,
 }
@@ -81,10 +85,6 @@ impl std::ops::Deref for GpuDevice {
     }
 }
 
-fn unavailable(message: impl Into<String>) -> GpuTableError {
-    GpuTableError::new(ErrorCode::BackendUnavailable, message)
-}
-
 impl GpuDevice {
     /// A device on the first adapter wgpu finds (natively Vulkan; `WGPU_BACKEND` overrides).
     pub async fn new() -> Result<GpuDevice> {
@@ -97,21 +97,8 @@ impl GpuDevice {
             descriptor.backends = wgpu::Backends::VULKAN;
         }
         let instance = wgpu::Instance::new(descriptor.with_env());
-        let adapter = instance
-            .request_adapter(&wgpu::RequestAdapterOptions::default())
-            .await
-            .map_err(|e| unavailable(format!("no WebGPU adapter: {e}")))?;
-        // Ask for everything the adapter offers: bigger bindings mean fewer LIMIT_EXCEEDED.
-        let required_limits = adapter.limits();
-        let (device, queue) = adapter
-            .request_device(&wgpu::DeviceDescriptor {
-                required_limits,
-                ..Default::default()
-            })
-            .await
-            .map_err(|e| unavailable(format!("the WebGPU adapter refused a device: {e}")))?;
-        let l = device.limits();
-        let core = DeviceCore::new(LostFlag::watch(&device, "WebGPU"));
+        let opened = open(&instance, &Default::default(), "WebGPU", |_| Ok(())).await?;
+        let l = opened.limits;
         let limits = GpuLimits {
             max_storage_buffer_binding_size: l.max_storage_buffer_binding_size,
             max_buffer_size: l.max_buffer_size,
@@ -119,14 +106,14 @@ impl GpuDevice {
             max_storage_buffers_per_shader_stage: l.max_storage_buffers_per_shader_stage,
             min_uniform_buffer_offset_alignment: l.min_uniform_buffer_offset_alignment,
         };
-        let pool = Pool::new(core.counters.clone(), limits.max_buffer_size);
+        let pool = Pool::new(opened.core.counters.clone(), limits.max_buffer_size);
         Ok(GpuDevice(Rc::new(GpuInner {
-            core,
+            core: opened.core,
             limits,
-            adapter_name: adapter.get_info().name,
-            device,
-            queue,
-            pipelines: RefCell::new(HashMap::new()),
+            adapter_name: opened.adapter_name,
+            device: opened.device,
+            queue: opened.queue,
+            pipelines: PipelineCache::default(),
             pool,
             graveyard: Rc::new(Graveyard::default()),
         })))
@@ -145,10 +132,6 @@ impl GpuDevice {
         inner.limits.max_storage_buffer_binding_size =
             inner.limits.max_storage_buffer_binding_size.min(bytes);
         Ok(())
-    }
-
-    pub(crate) fn set_cap(&self, bytes: u64) {
-        self.pool.set_cap(bytes);
     }
 
     /// The most bytes one binding holds, and the limit that says so.
@@ -199,53 +182,86 @@ impl GpuDevice {
         })
     }
 
-    /// The pipeline for `source`, compiled once: kernel source depends only on a graph's
-    /// structure and types, so the source itself is the cache key.
+    /// The pipeline for `source`, compiled once (see `PipelineCache`).
     pub async fn pipeline(&self, source: &str) -> Result<Rc<wgpu::ComputePipeline>> {
-        if let Some(pipeline) = self.pipelines.borrow().get(source) {
-            return Ok(pipeline.clone());
-        }
-        let scopes = super::scopes::ErrorScopes::push(&self.device);
-        let module = self
-            .device
-            .create_shader_module(wgpu::ShaderModuleDescriptor {
-                label: Some("gputable kernel"),
-                source: wgpu::ShaderSource::Wgsl(source.into()),
-            });
-        let pipeline = self
-            .device
-            .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some("gputable kernel"),
-                layout: None,
-                module: &module,
-                entry_point: Some("main"),
-                compilation_options: Default::default(),
-                cache: None,
-            });
-        if let Some(error) = scopes.pop(&format!("kernel rejected\n{source}\n")).await {
-            return Err(self.core.lost.explain(error));
-        }
-        self.core.counters.add_pipeline();
-        let pipeline = Rc::new(pipeline);
-        self.pipelines
-            .borrow_mut()
-            .insert(source.to_string(), pipeline.clone());
-        Ok(pipeline)
+        let build = || {
+            let module = self
+                .device
+                .create_shader_module(wgpu::ShaderModuleDescriptor {
+                    label: Some("gputable kernel"),
+                    source: wgpu::ShaderSource::Wgsl(source.into()),
+                });
+            self.device
+                .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                    label: Some("gputable kernel"),
+                    layout: None,
+                    module: &module,
+                    entry_point: Some("main"),
+                    compilation_options: Default::default(),
+                    cache: None,
+                })
+        };
+        (self.pipelines)
+            .get_or_build(source, &self.device, &self.core, "kernel", source, build)
+            .await
     }
 
     pub fn cached_pipelines(&self) -> usize {
-        self.pipelines.borrow().len()
+        self.pipelines.len()
     }
+}
 
-    pub(crate) fn trim_pool(&self, cache: Option<&str>) {
+impl DeviceModel for GpuDevice {
+    fn core(&self) -> &DeviceCore {
+        &self.core
+    }
+    fn name(&self) -> String {
+        device_name("webgpu", &self.adapter_name)
+    }
+    fn plan_limits(&self) -> PlanLimits {
+        PlanLimits {
+            max_region_nodes: MAX_REGION_NODES,
+            // One storage binding is the output.
+            max_bindings: self
+                .limits
+                .max_storage_buffers_per_shader_stage
+                .saturating_sub(1) as usize,
+            binding_limit_name: "maxStorageBuffersPerShaderStage",
+            binding_cost: Box::new(|node, _| usize::from(!is_literal(node))),
+            sort_writes_keys: SortWrites::MostSignificantKey,
+        }
+    }
+    fn max_binding_rows(&self, size: u32) -> Option<u32> {
+        // Every value is a 32-bit word on the device.
+        let rows = self.binding_limit().0 / (size.max(1) as u64 * 4);
+        Some(rows.min(u32::MAX as u64) as u32)
+    }
+    fn binds_parts(&self, _read_at_row: bool) -> bool {
+        true
+    }
+    fn reads_in_place(&self, value: &Value) -> bool {
+        value.device == self.core.id
+    }
+    fn takes_from_host(&self, leaf: &Node) -> bool {
+        is_literal(leaf)
+    }
+    fn keeps_scratch_until_flush(&self) -> bool {
+        true
+    }
+    fn kernel_words(&self) -> Option<(&'static str, &'static str)> {
+        Some(("dispatch", "dispatches"))
+    }
+    fn trim(&self, cache: Option<&str>) {
         self.pool.trim(cache);
     }
-
+    fn set_pool_cap(&self, bytes: u64) {
+        self.pool.set_cap(bytes);
+    }
     /// Frees every buffer and pipeline and destroys the device; later use is `DESTROYED`.
-    pub fn destroy_device(&self) {
+    fn destroy(&self) {
         self.core.lost.set_destroyed("WebGPU");
         self.pool.close();
-        self.pipelines.borrow_mut().clear();
+        self.pipelines.clear();
         self.graveyard.bury();
         self.device.destroy();
     }

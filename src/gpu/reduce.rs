@@ -5,6 +5,7 @@
 use std::rc::Rc;
 
 use super::{BufferLease, Dispatch, GpuBatch, GpuDevice, STORAGE};
+use crate::engine::{ReductionModel, Reductions};
 use crate::error::{ErrorCode, GpuTableError, Result};
 use crate::ir::{combine_rounds, Node, Reduction};
 use crate::plan::Region;
@@ -59,23 +60,13 @@ impl GpuDevice {
     /// Row groups of a chunk task's first pass over `rows` rows of `lanes` lanes: enough
     /// that no invocation folds more than `ROWS_PER_INVOCATION` rows, within one dimension
     /// of the dispatch grid.
-    pub(super) fn reduction_groups(&self, rows: u32, lanes: u32) -> u32 {
+    fn reduction_groups(&self, rows: u32, lanes: u32) -> u32 {
         let most = self.limits.max_compute_workgroups_per_dimension.max(1);
         match is_narrow(lanes) {
             true => rows.div_ceil(REDUCE_WORKGROUP * ROWS_PER_INVOCATION),
             false => rows.div_ceil(ROWS_PER_INVOCATION),
         }
         .clamp(1, most)
-    }
-
-    pub(super) fn states(&self, batch: &GpuBatch, root: &Node, parts: u32) -> Result<GpuStates> {
-        let bytes = parts as u64 * root.inputs[0].meta.size as u64 * state_bytes(root);
-        self.check_binding(bytes, "the partial states of a reduction")?;
-        Ok(GpuStates {
-            lease: self.take_buffer(bytes.max(4), STORAGE, &batch.home)?,
-            bytes: bytes.max(4),
-            scratch: [None, None],
-        })
     }
 
     /// Scratch buffer `k` of `states` with room for `parts` states: the one an earlier task
@@ -137,9 +128,51 @@ impl GpuDevice {
         });
         Ok(())
     }
+}
 
+impl ReductionModel for GpuDevice {
+    /// Dispatches of one chunk task over `rows` rows, and a line saying what they do.
+    fn describe_reduction(&self, region: &Region) -> (u64, String) {
+        let lanes = region.root.inputs[0].meta.size;
+        let groups = self.reduction_groups(region.rows, lanes);
+        // The rounds of `reduce_task`: 16-way ones, the last writing the chunk's partial.
+        let rounds = combine_rounds(groups, GROUPS_PER_COMBINE).len().max(1) as u64;
+        let folding = match is_narrow(lanes) {
+            true => format!("{groups} workgroup(s) of {REDUCE_WORKGROUP} fold partial states"),
+            false => format!("{groups} row groups per lane fold partial states"),
+        };
+        (
+            1 + rounds,
+            format!(
+                "{} dispatches: {folding}, then {rounds} combining them into the chunk's partial",
+                1 + rounds
+            ),
+        )
+    }
+    fn reduction_scratch_bytes(&self, root: &Node, rows: u32) -> u64 {
+        let lanes = root.inputs[0].meta.size;
+        // The first pass's row-group states and the first combine round's.
+        let groups = self.reduction_groups(rows, lanes) as u64;
+        (groups + groups.div_ceil(16)) * lanes as u64 * 8
+    }
+    fn reduction_tail_kernels(&self, _: &Node) -> (u64, u64) {
+        (1, 1)
+    }
+}
+
+impl Reductions for GpuDevice {
+    type States = GpuStates;
+    fn reduction_states(&self, batch: &mut GpuBatch, root: &Node, parts: u32) -> Result<GpuStates> {
+        let bytes = parts as u64 * root.inputs[0].meta.size as u64 * state_bytes(root);
+        self.check_binding(bytes, "the partial states of a reduction")?;
+        Ok(GpuStates {
+            lease: self.take_buffer(bytes.max(4), STORAGE, &batch.home)?,
+            bytes: bytes.max(4),
+            scratch: [None, None],
+        })
+    }
     /// A chunk task: partial states per row group, combined into part `part` of `states`.
-    pub(super) async fn reduce_task(
+    async fn reduce_chunk(
         &self,
         batch: &mut GpuBatch,
         task: &Region,
@@ -201,8 +234,8 @@ impl GpuDevice {
         self.combine_round(batch, root, current, target, round)
             .await
     }
-
-    pub(super) async fn combine(
+    /// One combine round over the parts.
+    async fn combine_states(
         &self,
         batch: &mut GpuBatch,
         root: &Node,
@@ -210,7 +243,7 @@ impl GpuDevice {
         parts: u32,
         every: u32,
     ) -> Result<GpuStates> {
-        let next = self.states(batch, root, parts.div_ceil(every))?;
+        let next = self.reduction_states(batch, root, parts.div_ceil(every))?;
         let round = Round {
             parts,
             every,
@@ -224,8 +257,7 @@ impl GpuDevice {
         keep_all(batch, states);
         Ok(next)
     }
-
-    pub(super) async fn finish_reduce(
+    async fn finish_reduction(
         &self,
         batch: &mut GpuBatch,
         region: &Region,
@@ -256,24 +288,5 @@ impl GpuDevice {
         });
         keep_all(batch, states);
         Ok(self.value(region, output))
-    }
-
-    /// Dispatches of one chunk task over `rows` rows, and a line saying what they do.
-    pub(super) fn describe_reduction(&self, region: &Region) -> (u64, String) {
-        let lanes = region.root.inputs[0].meta.size;
-        let groups = self.reduction_groups(region.rows, lanes);
-        // The rounds of `reduce_task`: 16-way ones, the last writing the chunk's partial.
-        let rounds = combine_rounds(groups, GROUPS_PER_COMBINE).len().max(1) as u64;
-        let folding = match is_narrow(lanes) {
-            true => format!("{groups} workgroup(s) of {REDUCE_WORKGROUP} fold partial states"),
-            false => format!("{groups} row groups per lane fold partial states"),
-        };
-        (
-            1 + rounds,
-            format!(
-                "{} dispatches: {folding}, then {rounds} combining them into the chunk's partial",
-                1 + rounds
-            ),
-        )
     }
 }

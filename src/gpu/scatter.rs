@@ -2,22 +2,14 @@
 //! per part; then per chunk task a dispatch per part, each writing the input rows whose
 //! destinations fall in its part.
 
-use super::{internal, Dispatch, GpuBatch, GpuDevice, GpuValue, STORAGE};
-use crate::engine::Written;
+use super::{bound, Dispatch, GpuBatch, GpuDevice, STORAGE};
+use crate::engine::{ScatterModel, Scatters, Written};
 use crate::error::Result;
 use crate::ir::Node;
 use crate::plan::Region;
-use crate::value::{Storage, Value};
+use crate::value::Value;
 use crate::wgsl::compute::{scatter_source, WORKGROUP_SIZE};
 use crate::wgsl::SCATTER_PARAMS;
-
-/// The buffer of a value on this device, and its bytes.
-fn bound(value: &Value) -> Result<(wgpu::Buffer, u64)> {
-    match &value.storage {
-        Storage::WebGpu(gpu) => Ok((gpu.buffer().clone(), value.elements() * 4)),
-        _ => Err(internal("a scatter input is not on this WebGPU device")),
-    }
-}
 
 impl GpuDevice {
     /// Rows of each part of a scatter's output: as many as one binding holds.
@@ -26,7 +18,7 @@ impl GpuDevice {
     }
 
     /// Parts of a scatter output of `rows` rows (at least one).
-    pub(super) fn scatter_parts(&self, rows: u32) -> u32 {
+    fn scatter_parts(&self, rows: u32) -> u32 {
         rows.div_ceil(self.scatter_part_rows()).max(1)
     }
 
@@ -52,12 +44,10 @@ impl GpuDevice {
         });
         Ok(())
     }
+}
 
-    pub(super) async fn scatter_target_of(
-        &self,
-        batch: &mut GpuBatch,
-        root: &Node,
-    ) -> Result<Vec<Value>> {
+impl Scatters for GpuDevice {
+    async fn scatter_target(&self, batch: &mut GpuBatch, root: &Node) -> Result<Vec<Value>> {
         let rows = root.meta.length;
         let most = self.scatter_part_rows();
         let mut parts = Vec::new();
@@ -71,30 +61,20 @@ impl GpuDevice {
                 self.record_scatter(batch, "fill", (part_rows, 0), (0, part_rows), vec![target])
                     .await?;
             }
-            parts.push(Value {
-                device: self.core.id,
-                dtype: root.meta.dtype,
-                size: 1,
-                rows: part_rows,
-                storage: Storage::WebGpu(GpuValue {
-                    lease,
-                    device: self.clone(),
-                }),
-            });
+            parts.push(self.stored(root.meta.dtype, 1, part_rows, lease));
             first += part_rows;
             if first >= rows {
                 return Ok(parts);
             }
         }
     }
-
-    pub(super) async fn scatter_task(
+    async fn scatter_rows(
         &self,
         batch: &mut GpuBatch,
         task: &Region,
         destinations: &Value,
         written: Written<'_>,
-        parts: &[Value],
+        parts: &mut [Value],
     ) -> Result<()> {
         if task.rows == 0 {
             return Ok(());
@@ -114,5 +94,21 @@ impl GpuDevice {
             first += part.rows;
         }
         Ok(())
+    }
+}
+
+impl ScatterModel for GpuDevice {
+    fn describe_scatter(&self, region: &Region) -> (u64, String) {
+        let parts = self.scatter_parts(region.output_rows());
+        (
+            u64::from(region.rows > 0) * parts as u64,
+            format!("{parts} dispatch(es) writing each input row where it says, one per part of the output that fits a binding (each part cleared once by 1 more)"),
+        )
+    }
+    fn scatter_pass_kernels(&self, region: &Region) -> u64 {
+        match region.output_rows() > 0 {
+            true => self.scatter_parts(region.output_rows()) as u64,
+            false => 0,
+        }
     }
 }

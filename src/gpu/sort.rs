@@ -7,10 +7,10 @@ use std::rc::Rc;
 
 use super::{internal, BufferLease, Dispatch, GpuBatch, GpuDevice, GpuValue, STORAGE};
 use crate::dtype::DType;
-use crate::engine::DeviceModel;
+use crate::engine::{split_sort_scratch_bytes, DeviceModel, SortModel, Sorts};
 use crate::error::Result;
 use crate::ir::Node;
-use crate::value::{Storage, Value};
+use crate::value::Value;
 use crate::wgsl::compute::{sort_source, SORT_BLOCK, SORT_DIGIT_BITS, SORT_THREADS};
 
 const DIGITS: u32 = 1 << SORT_DIGIT_BITS;
@@ -43,25 +43,9 @@ fn digit_counts(rows: u32) -> u32 {
     rows.div_ceil(SORT_BLOCK) * DIGITS
 }
 
-/// The dispatches of the native sort `sort` (three per digit), and `explain`'s line for them.
-pub(super) fn describe_radix_sort(sort: &Node) -> (u64, String) {
-    let crate::ir::Op::SortPermutation { bits } = &sort.op else {
-        return (0, String::new());
-    };
-    let digits = passes(bits).len() as u64;
-    let dispatches = 3 * digits;
-    let blocks = sort.meta.length.div_ceil(SORT_BLOCK);
-    (
-        dispatches,
-        format!(
-            "{dispatches} dispatches: {digits} passes of a 4-bit radix sort (a count, a scan and a placing dispatch each, over {blocks} blocks of {SORT_BLOCK} rows)"
-        ),
-    )
-}
-
 impl GpuDevice {
     /// Whether a sort of `rows` rows runs natively: each array it binds fits one binding.
-    pub(super) fn sorts_natively(&self, rows: u32) -> bool {
+    fn sorts_natively(&self, rows: u32) -> bool {
         rows as u64 * 4 <= self.binding_limit().0
     }
 
@@ -69,7 +53,7 @@ impl GpuDevice {
     /// keys stored in chunks) and its permutation: the other permutation, the key carried
     /// between passes (two; where the sort writes its first key in order, one of them is
     /// that output, counted here too), and each block's digit counts and their totals.
-    pub(super) fn radix_sort_scratch_bytes(&self, rows: u32) -> u64 {
+    fn radix_sort_scratch_bytes(&self, rows: u32) -> u64 {
         3 * self.value_bytes(DType::U32, 1, rows)
             + self.value_bytes(DType::U32, 1, digit_counts(rows))
             + self.value_bytes(DType::U32, 1, DIGITS)
@@ -79,17 +63,38 @@ impl GpuDevice {
     fn sort_array(&self, batch: &GpuBatch, bytes: u64) -> Result<BufferLease> {
         self.take_buffer(bytes.max(4), STORAGE, &batch.home)
     }
+}
 
+/// The buffer of a key the executor joined into one value on this device.
+fn key_buffer(device: &GpuDevice, key: &[Rc<Value>], rows: u32) -> Result<(wgpu::Buffer, u64)> {
+    match key {
+        [value] if value.rows == rows && value.device == device.core.id => {
+            match value.storage_of::<GpuValue>() {
+                Some(stored) => Ok((stored.buffer().clone(), rows as u64 * 4)),
+                None => Err(internal("a sort key is not a WebGPU buffer")),
+            }
+        }
+        _ => Err(internal(
+            "a sort key is not one value of the sort's rows on this device",
+        )),
+    }
+}
+
+impl Sorts for GpuDevice {
     /// Records the sort of `keys` (each one value on this device, the most significant key
-    /// first) by their low `bits` bits, and returns the permutation it leaves and, where
-    /// `writes_first_key`, the first key in its order (whole, as its last passes carry it).
-    pub(super) async fn radix_sort(
+    /// first) by their low `bits` bits; its last passes carry the first key whole, so it
+    /// writes that key in its order where `sorted` asks (WebGPU writes no other).
+    async fn sort_permutation_and_keys(
         &self,
         batch: &mut GpuBatch,
         keys: &[&[Rc<Value>]],
         bits: &[u32],
-        writes_first_key: bool,
-    ) -> Result<(Value, Option<Value>)> {
+        sorted: &[usize],
+    ) -> Result<(Value, Vec<Value>)> {
+        if sorted.iter().any(|&key| key != 0) {
+            return Err(internal("WebGPU's sort writes only its first key"));
+        }
+        let writes_first_key = sorted == [0];
         let rows: u32 = keys
             .first()
             .map_or(0, |key| key.iter().map(|c| c.rows).sum());
@@ -184,36 +189,41 @@ impl GpuDevice {
         let [permutation, spare] = permutations;
         let [first_key, spare_key] = carried;
         batch.keep.extend([spare, counts, totals, spare_key]);
-        let value = |lease| Value {
-            device: self.core.id,
-            dtype: DType::U32,
-            size: 1,
-            rows,
-            storage: Storage::WebGpu(GpuValue {
-                lease,
-                device: self.clone(),
-            }),
-        };
-        let first_key = match writes_first_key {
-            true => Some(value(first_key)),
+        let value = |lease| self.stored(DType::U32, 1, rows, lease);
+        let sorted_keys = match writes_first_key {
+            true => vec![value(first_key)],
             false => {
                 batch.keep.push(first_key);
-                None
+                Vec::new()
             }
         };
-        Ok((value(permutation), first_key))
+        Ok((value(permutation), sorted_keys))
     }
 }
 
-/// The buffer of a key the executor joined into one value on this device.
-fn key_buffer(device: &GpuDevice, key: &[Rc<Value>], rows: u32) -> Result<(wgpu::Buffer, u64)> {
-    match key {
-        [value] if value.rows == rows && value.device == device.core.id => match &value.storage {
-            Storage::WebGpu(stored) => Ok((stored.buffer().clone(), rows as u64 * 4)),
-            _ => Err(internal("a sort key is not a WebGPU buffer")),
-        },
-        _ => Err(internal(
-            "a sort key is not one value of the sort's rows on this device",
-        )),
+impl SortModel for GpuDevice {
+    fn sorts(&self, rows: u32, _keys: usize) -> bool {
+        self.sorts_natively(rows)
+    }
+    fn sort_scratch_bytes(&self, rows: u32, _keys: usize) -> u64 {
+        match self.sorts_natively(rows) {
+            true => self.radix_sort_scratch_bytes(rows),
+            false => split_sort_scratch_bytes(self, rows),
+        }
+    }
+    /// The dispatches of the native sort `sort` (three per digit), and `explain`'s line for them.
+    fn describe_sort(&self, sort: &Node) -> (u64, String) {
+        let crate::ir::Op::SortPermutation { bits } = &sort.op else {
+            return (0, String::new());
+        };
+        let digits = passes(bits).len() as u64;
+        let dispatches = 3 * digits;
+        let blocks = sort.meta.length.div_ceil(SORT_BLOCK);
+        (
+            dispatches,
+            format!(
+                "{dispatches} dispatches: {digits} passes of a 4-bit radix sort (a count, a scan and a placing dispatch each, over {blocks} blocks of {SORT_BLOCK} rows)"
+            ),
+        )
     }
 }

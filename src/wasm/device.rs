@@ -6,7 +6,7 @@ use wasm_bindgen::prelude::*;
 use super::table::{BatchModel, TableModel};
 use super::{invalid, set, to_js, Evaluator, EvaluatorList, JsResult};
 use crate::cpu::CpuDevice;
-use crate::engine::{self, Backend, DeviceModel};
+use crate::engine::{self, DeviceModel};
 use crate::evaluator;
 #[cfg(gl_backend)]
 use crate::gl::GlDevice;

@@ -16,7 +16,7 @@ use crate::ir::NodeRef;
 use crate::table::{
     self, Batch, BatchRef, BufferRef, DataRef, Field, Table, TableRef, Vector, VectorRef,
 };
-use crate::value::{Storage, Value};
+use crate::value::Value;
 
 #[derive(Deserialize)]
 struct FieldSpec {
@@ -535,13 +535,13 @@ impl BufferModel {
         match output
             .as_ref()
             .and_then(|o| o.chunks.get(chunk as usize))
-            .map(|v| &v.storage)
+            .and_then(|v| v.storage_of::<crate::gpu::GpuValue>())
         {
-            Some(Storage::WebGpu(value)) => value
+            Some(value) => value
                 .buffer()
                 .as_webgpu()
                 .map_or(JsValue::UNDEFINED, |b| b.clone().into()),
-            _ => JsValue::UNDEFINED,
+            None => JsValue::UNDEFINED,
         }
     }
     pub fn destroy(&self) {

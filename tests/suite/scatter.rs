@@ -2,6 +2,7 @@
 //! host references and the CPU oracle.
 
 use super::*;
+use gputable::engine::SortModel;
 
 pub async fn scatter_writes_each_row_where_it_says<T: Target>() {
     let destinations = u32s(&[3, 0, 9, 1], 1);

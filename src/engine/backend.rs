@@ -1,0 +1,340 @@
+//! What a device is to the executor, split by capability. Each capability is a pair: an
+//! object-safe model of what its passes hold and run (read by the planner, the schedule and
+//! `explain`, compiled once) and the async trait that runs them (compiled per backend).
+//! Every backend implements each pair in the file that owns those kernels, with the same file
+//! roles everywhere:
+//!
+//! | file | implements |
+//! |---|---|
+//! | `device.rs` | `DeviceModel`: identity, limits, storage costs and upkeep |
+//! | `mod.rs` | the backend's stored values and `Batches`: recording and submitting work |
+//! | `transfer.rs` | `Transfers`: host data in, rows out |
+//! | `region.rs` | `RegionModel`, `Regions`: fused elementwise passes |
+//! | `reduce.rs` | `ReductionModel`, `Reductions` |
+//! | `scatter.rs` | `ScatterModel`, `Scatters` |
+//! | `sort.rs` | `SortModel`, `Sorts` |
+
+use std::rc::Rc;
+
+use crate::column::Column;
+use crate::dtype::DType;
+use crate::error::Result;
+use crate::ir::{Node, NodeRef};
+use crate::memory::{size_class, Counters, Home, Homes};
+use crate::plan::{PlanLimits, Region};
+use crate::value::{DeviceId, RowSink, Value};
+
+use super::{LostFlag, Turnstile};
+
+/// What every device has, whatever runs its kernels.
+pub struct DeviceCore {
+    pub id: DeviceId,
+    pub counters: Rc<Counters>,
+    /// Where new storage goes: the pool, a named cache, or nowhere (`uncached`).
+    pub homes: Homes,
+    /// Evaluations and reads on this device take turns.
+    pub queue: Turnstile,
+    pub lost: LostFlag,
+    /// `allowedMem`: the device bytes one evaluation may hold at once, if bounded.
+    pub allowed_mem: std::cell::Cell<Option<u64>>,
+}
+
+impl DeviceCore {
+    pub fn new(lost: LostFlag) -> DeviceCore {
+        DeviceCore {
+            id: crate::value::next_device_id(),
+            counters: Rc::new(Counters::default()),
+            homes: Homes::default(),
+            queue: Turnstile::default(),
+            lost,
+            allowed_mem: std::cell::Cell::new(None),
+        }
+    }
+}
+
+/// A device's identity, limits, what its values cost and how its storage is kept.
+pub trait DeviceModel {
+    fn core(&self) -> &DeviceCore;
+    /// `cpu`, or the GPU API and adapter, for `explain()`.
+    fn name(&self) -> String;
+    fn plan_limits(&self) -> PlanLimits;
+    /// Device bytes a value of `rows` rows takes, as the device's pool allocates them.
+    fn value_bytes(&self, dtype: DType, size: u32, rows: u32) -> u64 {
+        let _ = dtype;
+        size_class(rows as u64 * size as u64 * 4, u64::MAX)
+    }
+    /// The most rows of `size` lanes one kernel binding holds, where values are bound whole
+    /// (WebGPU's storage buffers); larger chunks are computed a part at a time.
+    fn max_binding_rows(&self, _size: u32) -> Option<u32> {
+        None
+    }
+    /// Whether kernels may bind a random-access input as several parts (`Storage::Parts`),
+    /// each within one binding; `read_at_row`: the task also reads it at the output row.
+    fn binds_parts(&self, _read_at_row: bool) -> bool {
+        false
+    }
+    /// Whether kernels of this device read `value` where it is (no copy needed).
+    fn reads_in_place(&self, value: &Value) -> bool;
+    /// Whether the kernels take this leaf's values from host memory as parameters (small
+    /// literals), so it needs no copy on the device.
+    fn takes_from_host(&self, _leaf: &Node) -> bool {
+        false
+    }
+    /// Whether a pass's working arrays (a native sort's, a reduction's partial states) stay
+    /// held until the batch is submitted (WebGPU keeps them for its recorded dispatches),
+    /// not just through the pass.
+    fn keeps_scratch_until_flush(&self) -> bool {
+        false
+    }
+    /// What this device calls one kernel run and several (`("dispatch", "dispatches")`) for
+    /// `explain()`'s kernel lines; `None`: no kernels of its own to show (the CPU).
+    fn kernel_words(&self) -> Option<(&'static str, &'static str)> {
+        None
+    }
+    /// Frees the pool and every cache (`None`), or one cache.
+    fn trim(&self, cache: Option<&str>);
+    /// The most bytes the shared pool keeps (storage past it is freed on release).
+    fn set_pool_cap(&self, bytes: u64);
+    /// Frees everything the device holds; later use is `DESTROYED`.
+    fn destroy(&self);
+}
+
+/// What a fused elementwise pass holds and runs.
+pub trait RegionModel: DeviceModel {
+    /// Device bytes one chunk task of `region` holds for the values its nodes compute where
+    /// read (`Region::where_read`), besides its inputs and its output.
+    fn where_read_scratch_bytes(&self, _region: &Region) -> u64 {
+        0
+    }
+    /// The kernels one chunk task of the elementwise `region` runs: how many, and a line
+    /// saying what they do (read only where `kernel_words` names kernels).
+    fn describe_region(&self, _region: &Region) -> Result<(u64, String)> {
+        Ok((0, String::new()))
+    }
+}
+
+/// What a reduction's passes hold and run.
+pub trait ReductionModel: DeviceModel {
+    /// Device bytes of `parts` partial states of the reduction `root`, as the device
+    /// stores them.
+    fn reduction_state_bytes(&self, root: &Node, parts: u32) -> u64 {
+        let words = crate::ir::Reduction::state_words_of(root) as u64;
+        size_class(
+            parts as u64 * root.inputs[0].meta.size as u64 * words * 4,
+            u64::MAX,
+        )
+    }
+    /// Device bytes one chunk task of the reduction `root` over `rows` rows holds besides
+    /// its inputs and the partial states of each chunk (partials of row groups).
+    fn reduction_scratch_bytes(&self, _root: &Node, _rows: u32) -> u64 {
+        0
+    }
+    /// Kernels of one combine round and of the final pass of the reduction `root`.
+    fn reduction_tail_kernels(&self, _root: &Node) -> (u64, u64) {
+        (0, 0)
+    }
+    /// The kernels one chunk task of the reduction `region` runs, and a line saying what
+    /// they do.
+    fn describe_reduction(&self, _region: &Region) -> (u64, String) {
+        (0, String::new())
+    }
+}
+
+/// What a scatter's pass holds and runs.
+pub trait ScatterModel: DeviceModel {
+    /// The kernels one chunk task of the scatter `region` runs, and a line saying what they do.
+    fn describe_scatter(&self, _region: &Region) -> (u64, String) {
+        (0, String::new())
+    }
+    /// Kernels the scatter pass of `region` runs once besides its tasks' (its clears).
+    fn scatter_pass_kernels(&self, _region: &Region) -> u64 {
+        0
+    }
+}
+
+/// What a sort's pass holds and runs.
+pub trait SortModel: DeviceModel {
+    /// Whether `Sorts::sort_permutation_and_keys` runs a sort of `rows` rows by `keys`
+    /// keys here; elsewhere the executor runs it as the IR's one-bit split passes
+    /// (`ir::split_permutation`).
+    fn sorts(&self, rows: u32, keys: usize) -> bool;
+    /// Whether `sort_permutation_and_keys` reads a key stored in several chunks where it
+    /// is; elsewhere the executor first joins each key into one value on the device.
+    fn sorts_keys_in_chunks(&self) -> bool {
+        false
+    }
+    /// Device bytes a sort of `rows` rows by `keys` keys holds besides its keys and its
+    /// permutation.
+    fn sort_scratch_bytes(&self, rows: u32, _keys: usize) -> u64 {
+        split_sort_scratch_bytes(self, rows)
+    }
+    /// The kernels of this device's own sort of `sort` (a sort's pass), and a line saying
+    /// what they do.
+    fn describe_sort(&self, _sort: &Node) -> (u64, String) {
+        (0, String::new())
+    }
+}
+
+/// Bytes a one-bit split pass holds besides its keys: the flags, their scan, the
+/// destinations and the previous permutation.
+pub fn split_sort_scratch_bytes<D: DeviceModel + ?Sized>(device: &D, rows: u32) -> u64 {
+    4 * device.value_bytes(DType::U32, 1, rows)
+}
+
+/// Every model of a device together, as the schedule, the budget and `explain` read it.
+pub trait CostModel: RegionModel + ReductionModel + ScatterModel + SortModel {}
+
+impl<T: RegionModel + ReductionModel + ScatterModel + SortModel + ?Sized> CostModel for T {}
+
+/// The work one evaluation records, and submitting it.
+#[allow(async_fn_in_trait)]
+pub trait Batches: DeviceModel {
+    /// Work recorded by one evaluation, run by `flush` and `finish`.
+    type Batch;
+    fn begin(&self, home: Home) -> Result<Self::Batch>;
+    /// Runs everything recorded so far (before a read in the middle of a plan).
+    async fn flush(&self, batch: &mut Self::Batch) -> Result<()>;
+    /// Runs what is left and reports any error the device raised during the batch.
+    async fn finish(&self, batch: Self::Batch) -> Result<()>;
+}
+
+/// Host data onto the device, and rows back.
+#[allow(async_fn_in_trait)]
+pub trait Transfers: Batches {
+    /// A copy of host data on this device.
+    fn upload(&self, batch: &mut Self::Batch, column: &Column) -> Result<Value>;
+    /// Rows `start..end` of one of this device's values, handed to `sink` a piece at a time.
+    async fn read_rows(
+        &self,
+        value: &Value,
+        start: u32,
+        end: u32,
+        sink: &mut RowSink<'_>,
+    ) -> Result<()>;
+}
+
+/// Fused elementwise passes.
+#[allow(async_fn_in_trait)]
+pub trait Regions: Batches + RegionModel {
+    /// Records (or runs) the pass of `region` over `leaves` (its leaves' values, in order).
+    async fn run_region(
+        &self,
+        batch: &mut Self::Batch,
+        region: &Region,
+        leaves: &[Rc<Value>],
+    ) -> Result<Value>;
+}
+
+/// Reductions: a partial state per chunk task, combine rounds, the final row.
+#[allow(async_fn_in_trait)]
+pub trait Reductions: Batches + ReductionModel {
+    /// Partial states of a reduction, per part and lane, in the device's own storage.
+    type States;
+    /// Storage for `parts` partial states of the reduction `root`.
+    fn reduction_states(
+        &self,
+        batch: &mut Self::Batch,
+        root: &Node,
+        parts: u32,
+    ) -> Result<Self::States>;
+    /// Folds one chunk task of a reduction region (whose rows start at row `first_row` of
+    /// the reduced column) into part `part` of `states`.
+    async fn reduce_chunk(
+        &self,
+        batch: &mut Self::Batch,
+        task: &Region,
+        leaves: &[Rc<Value>],
+        first_row: u64,
+        states: &mut Self::States,
+        part: u32,
+    ) -> Result<()>;
+    /// One combine round: `parts` partials combined in order, `every` at a time.
+    async fn combine_states(
+        &self,
+        batch: &mut Self::Batch,
+        root: &Node,
+        states: Self::States,
+        parts: u32,
+        every: u32,
+    ) -> Result<Self::States>;
+    /// The reduction's output from the one partial left.
+    async fn finish_reduction(
+        &self,
+        batch: &mut Self::Batch,
+        region: &Region,
+        states: Self::States,
+    ) -> Result<Value>;
+}
+
+/// Scatters: rows written where their destinations say.
+#[allow(async_fn_in_trait)]
+pub trait Scatters: Batches + ScatterModel {
+    /// The output of the scatter `root`, every row 0, which its chunk tasks write into: one
+    /// value, or parts of consecutive rows where one binding cannot hold it all.
+    async fn scatter_target(&self, batch: &mut Self::Batch, root: &Node) -> Result<Vec<Value>>;
+    /// Records one chunk task of a scatter: row `i` of `written` written to row
+    /// `destinations[i]` of the output `parts`, where that is one of its rows.
+    async fn scatter_rows(
+        &self,
+        batch: &mut Self::Batch,
+        task: &Region,
+        destinations: &Value,
+        written: Written<'_>,
+        parts: &mut [Value],
+    ) -> Result<()>;
+}
+
+/// The device's own sort (where `SortModel::sorts` says it runs one).
+#[allow(async_fn_in_trait)]
+pub trait Sorts: Batches + SortModel {
+    /// The stable permutation ordering rows by the uint32 `keys` (each key's chunks, in
+    /// order, or its one value; the most significant key first), each by its low `bits`
+    /// bits, and the keys `sorted` (indices into `keys`, each one the device's plans let
+    /// its sort write: `PlanLimits::sort_writes_keys`) in its order.
+    async fn sort_permutation_and_keys(
+        &self,
+        batch: &mut Self::Batch,
+        keys: &[&[Rc<Value>]],
+        bits: &[u32],
+        sorted: &[usize],
+    ) -> Result<(Value, Vec<Value>)>;
+}
+
+/// A device the executor can run plans on: the CPU, WebGPU or WebGL2.
+pub trait Backend: Transfers + Regions + Reductions + Scatters + Sorts {}
+
+impl<T: Transfers + Regions + Reductions + Scatters + Sorts> Backend for T {}
+
+/// A device as the code above the executor sees it (sparse matrices, lengths known only
+/// after a kernel): it evaluates roots and holds their outputs. Object safe, so that code is
+/// compiled once rather than once per backend.
+pub trait Evaluates {
+    fn device_id(&self) -> DeviceId;
+    /// `evaluate` on this device.
+    fn evaluate_roots<'a>(
+        &'a self,
+        roots: &'a [NodeRef],
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<()>> + 'a>>;
+}
+
+impl<B: Backend> Evaluates for B {
+    fn device_id(&self) -> DeviceId {
+        self.core().id
+    }
+    fn evaluate_roots<'a>(
+        &'a self,
+        roots: &'a [NodeRef],
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<()>> + 'a>> {
+        Box::pin(super::evaluate(self, roots))
+    }
+}
+
+/// What a scatter task writes at its destinations.
+#[derive(Clone, Copy)]
+pub enum Written<'a> {
+    /// The rows of a stored value, one per destination.
+    Rows(&'a Value),
+    /// Each input row's number: `first` (the task's first row in the scatter's input) plus
+    /// its row in the task.
+    RowNumbers { first: u32 },
+}

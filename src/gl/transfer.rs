@@ -1,0 +1,174 @@
+//! Host data onto a WebGL2 device (written into data textures, tile by tile) and rows back
+//! (texel rows copied to a staging buffer and mapped, a piece at a time).
+
+use super::{gl_value, GlBatch, GlDevice};
+use crate::column::{try_vec, Column};
+use crate::engine::{internal, Transfers, READ_PIECE_BYTES};
+use crate::error::Result;
+use crate::memory::Home;
+use crate::value::{RowSink, Value};
+use crate::wgpu_shared::{decode, device_words, map_read, Completion};
+use crate::wgsl::{plane_channels, planes};
+
+use super::device::texture_format;
+
+impl Transfers for GlDevice {
+    fn upload(&self, batch: &mut GlBatch, column: &Column) -> Result<Value> {
+        let layout = self.layout;
+        let rows = column.rows;
+        let size = column.size as usize;
+        let channels = plane_channels(column.size) as usize;
+        let format = texture_format(column.dtype().class(), channels as u32);
+        let words = device_words(column)?;
+        let width =
+            self.texture_width(format, planes(column.size), layout.rows_in_tile(rows, 0)) as usize;
+        let mut tiles = Vec::new();
+        for tile in 0..layout.tiles(rows) {
+            let tile_rows = layout.rows_in_tile(rows, tile) as usize;
+            let base = (tile * layout.tile_rows()) as usize;
+            let height = tile_rows.div_ceil(width).max(1);
+            let mut textures = Vec::new();
+            for plane in 0..planes(column.size) as usize {
+                let texture =
+                    self.take_texture_of(format, width as u32, height as u32, &batch.home)?;
+                if rows == 0 {
+                    // An empty value binds a texture whose texels nothing reads.
+                    textures.push(texture);
+                    continue;
+                }
+                let mut texels = try_vec(width * height * channels * 4, "staging an upload")?;
+                if channels == 1 {
+                    texels.extend_from_slice(&words[base * 4..(base + tile_rows) * 4]);
+                } else {
+                    for row in base..base + tile_rows {
+                        for c in 0..channels {
+                            let lane = plane * 4 + c;
+                            let at = (row * size + lane) * 4;
+                            match words.get(at..at + 4) {
+                                Some(word) if lane < size => texels.extend_from_slice(word),
+                                _ => texels.extend_from_slice(&[0; 4]),
+                            }
+                        }
+                    }
+                }
+                texels.resize(width * height * channels * 4, 0);
+                self.queue.write_texture(
+                    texture.as_image_copy(),
+                    &texels,
+                    wgpu::TexelCopyBufferLayout {
+                        offset: 0,
+                        bytes_per_row: Some((width * channels * 4) as u32),
+                        rows_per_image: None,
+                    },
+                    wgpu::Extent3d {
+                        width: width as u32,
+                        height: height as u32,
+                        depth_or_array_layers: 1,
+                    },
+                );
+                self.core.counters.add_upload(texels.len() as u64);
+                textures.push(texture);
+            }
+            tiles.push(textures);
+        }
+        Ok(self.stored(column.dtype(), column.size, rows, tiles))
+    }
+    async fn read_rows(
+        &self,
+        value: &Value,
+        start: u32,
+        end: u32,
+        sink: &mut RowSink<'_>,
+    ) -> Result<()> {
+        let gl = gl_value(value)?;
+        let layout = self.layout;
+        let size = value.size as usize;
+        let channels = plane_channels(value.size) as u64;
+        let tile_rows = layout.tile_rows();
+        let mut row = start;
+        while row < end {
+            let tile = row / tile_rows;
+            let base = tile * tile_rows;
+            let textures = gl
+                .tiles
+                .get(tile as usize)
+                .filter(|textures| !textures.is_empty())
+                .ok_or_else(|| internal("a read past a value's tiles"))?;
+            // Values too wide to sample at once have narrower textures.
+            let width = textures[0].width() as u64;
+            let row_bytes = width * channels * 4;
+            // Texel rows per piece: a read holds at most about READ_PIECE_BYTES at once.
+            let piece = (READ_PIECE_BYTES / (row_bytes * textures.len() as u64)).max(1);
+            let first = row - base;
+            let y0 = first as u64 / width;
+            let last = ((y0 + piece) * width)
+                .min((end - base) as u64)
+                .min(tile_rows as u64) as u32;
+            // Texel rows holding rows first..last of this tile (one texel per row).
+            let y1 = (last as u64).div_ceil(width);
+            let plane_bytes = (y1 - y0) * row_bytes;
+            let staging = self.take_buffer(
+                plane_bytes * textures.len() as u64,
+                wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                &Home::Pool,
+            )?;
+            let mut encoder = self.device.create_command_encoder(&Default::default());
+            for (p, texture) in textures.iter().enumerate() {
+                encoder.copy_texture_to_buffer(
+                    wgpu::TexelCopyTextureInfo {
+                        texture,
+                        mip_level: 0,
+                        origin: wgpu::Origin3d {
+                            x: 0,
+                            y: y0 as u32,
+                            z: 0,
+                        },
+                        aspect: wgpu::TextureAspect::All,
+                    },
+                    wgpu::TexelCopyBufferInfo {
+                        buffer: &staging,
+                        layout: wgpu::TexelCopyBufferLayout {
+                            offset: p as u64 * plane_bytes,
+                            bytes_per_row: Some(row_bytes as u32),
+                            rows_per_image: None,
+                        },
+                    },
+                    wgpu::Extent3d {
+                        width: width as u32,
+                        height: (y1 - y0) as u32,
+                        depth_or_array_layers: 1,
+                    },
+                );
+            }
+            self.queue.submit([encoder.finish()]);
+            let total = plane_bytes * textures.len() as u64;
+            let slice = staging.slice(..total);
+            map_read(&self.device, &slice, &self.core.lost, Completion::Polled).await?;
+            let count = (last - first) as usize;
+            let mut words = try_vec(count * size * 4, "a readback")?;
+            {
+                let view = slice
+                    .get_mapped_range()
+                    .map_err(|e| internal(format!("readback mapping failed: {e}")))?;
+                // Texel of row `first` in the copied texel rows.
+                let skip = (first as u64 - y0 * width) as usize;
+                if channels == 1 {
+                    words.extend_from_slice(&view[skip * 4..(skip + count) * 4]);
+                } else {
+                    for local in skip..skip + count {
+                        for lane in 0..size {
+                            let at = (lane / 4) * plane_bytes as usize
+                                + (local * channels as usize + lane % 4) * 4;
+                            words.extend_from_slice(&view[at..at + 4]);
+                        }
+                    }
+                }
+            }
+            staging.unmap();
+            self.core.counters.add_readback(total);
+            sink(row as u64 * size as u64, decode(&words, value.dtype)?)?;
+            row = base + last;
+        }
+        Ok(())
+    }
+}
