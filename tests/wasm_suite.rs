@@ -51,6 +51,12 @@ impl suite::Target for WebGpu {
             .await
             .expect("these tests need WebGPU (navigator.gpu)")
     }
+    async fn capped() -> GpuDevice {
+        let mut device = Self::fresh().await;
+        // 1,024 values a binding: chunks of the random graphs are cut into parts.
+        device.cap_binding_size(4096).unwrap();
+        device
+    }
     const TRANSFERS: bool = true;
     const WIDE_ROWS: bool = true;
 }
@@ -69,6 +75,12 @@ impl suite::Target for WebGl {
         GlDevice::new()
             .await
             .expect("these tests need WebGL2 (OffscreenCanvas)")
+    }
+    async fn capped() -> GlDevice {
+        let mut device = Self::fresh().await;
+        // Tiles of 4,096 rows.
+        device.cap_texture_side(64).unwrap();
+        device
     }
     const TRANSFERS: bool = true;
     const WIDE_ROWS: bool = false;

@@ -49,6 +49,12 @@ impl Target for WebGl {
     async fn fresh() -> GlDevice {
         new_device()
     }
+    async fn capped() -> GlDevice {
+        let mut device = new_device();
+        // Tiles of 4,096 rows.
+        device.cap_texture_side(64).unwrap();
+        device
+    }
     const TRANSFERS: bool = true;
     const WIDE_ROWS: bool = false;
 }

@@ -53,6 +53,12 @@ impl Target for WebGpu {
     async fn fresh() -> GpuDevice {
         new_device()
     }
+    async fn capped() -> GpuDevice {
+        let mut device = new_device();
+        // 1,024 values a binding: chunks of the random graphs are cut into parts.
+        device.cap_binding_size(4096).unwrap();
+        device
+    }
     const TRANSFERS: bool = true;
     const WIDE_ROWS: bool = true;
 }

@@ -1,115 +1,111 @@
-//! `explain`: the plan a node runs on a device, the kernels of each pass (counted as the
-//! executor runs them), and the device memory each chunk task is projected to hold.
+//! `explain`: the schedule a node runs on a device, pass by pass: what each fused, its chunk
+//! tasks, a reduction's combine rounds, the kernels each task runs (counted as the executor
+//! runs them) and the device memory each task is projected to hold.
 
-use std::collections::HashSet;
+use std::fmt::Write;
 
-use super::{budget, internal, resident_on, run, CostModel};
+use super::schedule::{self, sorts_natively, Cut, Pass, Schedule};
+use super::{internal, CostModel};
 use crate::error::Result;
-use crate::ir::{combine_rounds, NodeRef, Op};
-use crate::plan::{plan_with, Fusion, Plan, PlanLimits, PlanOptions, Region, ASSEMBLY_PASS};
-use crate::value::Output;
+use crate::ir::{describe_rounds, NodeRef, Reduction};
+use crate::plan::{PlanLimits, Region, ASSEMBLY_PASS};
 
-/// The plan `root` runs on `device` (as if it had not run yet), with the device's kernels.
+/// The schedule `root` runs on `device` (as if it had not run yet), with the device's kernels.
 pub fn explain(device: &dyn CostModel, root: &NodeRef) -> Result<String> {
     root.check_alive()?;
-    let limits = device.plan_limits();
-    let plan = plan_with(
-        std::slice::from_ref(root),
-        &PlanOptions {
-            fusion: Fusion::On,
-            replan_roots: true,
-            limits: &limits,
-        },
-    )?;
-    let mut text = plan.describe(&device.name());
-    text.push_str(&describe_passes(device, &plan)?);
-    let budget = device.core().allowed_mem.get();
-    let roots = HashSet::from([root.id]);
-    let resident = |leaf: &NodeRef| resident_on(device, leaf);
-    let projection = budget::project(device, &plan, &roots, &resident, budget);
-    for (index, tasks) in projection.tasks.iter().enumerate() {
-        let most = tasks.iter().max().copied().unwrap_or(0);
-        text.push_str(&format!(
-            "pass {}: projected device memory {most} bytes per chunk task\n",
-            index + 1
-        ));
-    }
-    match budget {
-        Some(budget) => {
-            let verdict = match projection.check(&plan, budget) {
-                Ok(()) => "fits".to_string(),
-                Err(e) => format!("refused: {}", e.message),
-            };
-            text.push_str(&format!("allowedMem {budget} bytes: {verdict}\n"));
-            if !projection.streamed.is_empty() {
-                text.push_str("the output is larger than half of allowedMem: its chunks are read back to the host as they are computed\n");
-            }
-        }
-        None => text.push_str("no allowedMem: tasks are not bounded\n"),
-    }
-    Ok(text)
-}
-
-/// The kernels each pass of `plan` runs on `device`, a line per pass and a total. Chunk
-/// tasks run the same kernels: a pass is described once and counted per task.
-fn describe_passes(device: &dyn CostModel, plan: &Plan) -> Result<String> {
-    let Some((one, many)) = device.kernel_words() else {
-        return Ok(String::new());
-    };
-    let (lines, total) = pass_kernels(device, plan)?;
-    let mut text: String = lines.iter().map(|line| format!("{line}\n")).collect();
-    let word = if total == 1 { one } else { many };
-    text.push_str(&format!("{total} {word} in all\n"));
-    Ok(text)
-}
-
-/// `describe_passes`' lines, and the kernels of every pass together.
-fn pass_kernels(device: &dyn CostModel, plan: &Plan) -> Result<(Vec<String>, u64)> {
-    let mut lines = Vec::with_capacity(plan.regions.len());
+    let schedule = schedule::of_roots(device, std::slice::from_ref(root), true)?;
+    let plan = &schedule.plan;
+    let mut text = plan.describe_header(&device.name());
+    let words = device.kernel_words();
     let mut total = 0;
-    for (index, region) in plan.regions.iter().enumerate() {
-        let pass = index + 1;
-        if region.root.op.is_assembly() {
-            lines.push(format!("pass {pass}: {ASSEMBLY_PASS}"));
-            continue;
+    for (index, (region, pass)) in plan.regions.iter().zip(&schedule.passes).enumerate() {
+        text.push_str(&plan.describe_pass(index));
+        let tasks = pass.tasks.len();
+        if tasks > 1 && !region.root.op.is_assembly() {
+            let cut = match pass.cut {
+                Some(Cut::Binding) => " (chunks cut at this device's binding size)",
+                Some(Cut::Budget) => " (chunks cut into row ranges that fit allowedMem)",
+                None => "",
+            };
+            let _ = writeln!(text, "    runs as {tasks} chunk tasks{cut}");
         }
-        if region.is_sort() {
-            let (kernels, line) =
-                match device.sorts(region.root.meta.length, region.root.inputs.len()) {
-                    true => describe_native_sort(device, region)?,
-                    false => describe_split_sort(device, region)?,
-                };
+        if let Some(reduction) = Reduction::of(&region.root) {
+            let rounds = describe_rounds(tasks as u32, &pass.rounds, reduction.split_every);
+            let _ = writeln!(text, "    a partial per chunk; {rounds}");
+        }
+        if words.is_some() {
+            let (kernels, line) = pass_kernels(device, region, pass)?;
             total += kernels;
-            lines.push(format!("pass {pass}: {line}"));
-            continue;
+            let _ = writeln!(text, "    kernels: {line}");
         }
-        let (tasks, _) = run::planned_tasks(device, region, &region.random_access_inputs());
-        let largest = region.task(tasks.iter().copied().max().unwrap_or(0));
-        let (kernels, line) = match () {
-            _ if region.is_reduction() => device.describe_reduction(&largest),
-            _ if region.is_scatter() => device.describe_scatter(&largest),
-            _ => device.describe_region(&largest)?,
-        };
-        total += kernels * tasks.len() as u64;
-        if region.is_scatter() {
-            total += device.scatter_pass_kernels(region);
-        }
-        let split = match tasks.len() > region.task_chunks().len() {
-            true => " (chunks cut at this device's binding size)",
-            false => "",
-        };
-        let line = match tasks.len() {
-            1 => line,
-            n => format!("each of {n} chunk tasks{split}: {line}"),
-        };
-        if let Some(reduction) = crate::ir::Reduction::of(&region.root) {
-            let rounds = combine_rounds(tasks.len() as u32, reduction.split_every);
-            let (per_round, last) = device.reduction_tail_kernels(&region.root);
-            total += per_round * rounds.len() as u64 + last;
-        }
-        lines.push(format!("pass {pass}: {line}"));
+        let most = pass.tasks.iter().map(|t| t.bytes).max().unwrap_or(0);
+        let _ = writeln!(
+            text,
+            "    projected device memory: at most {most} bytes per chunk task"
+        );
     }
-    Ok((lines, total))
+    if let Some((one, many)) = words {
+        let word = if total == 1 { one } else { many };
+        let _ = writeln!(text, "{total} {word} in all");
+    }
+    describe_budget(&schedule, &mut text);
+    Ok(text)
+}
+
+/// Whether the schedule fits `allowedMem`, and what streams to the host.
+fn describe_budget(schedule: &Schedule, text: &mut String) {
+    let Some(budget) = schedule.budget else {
+        text.push_str("no allowedMem: tasks are not bounded\n");
+        return;
+    };
+    let verdict = match schedule.check() {
+        Ok(()) => "fits".to_string(),
+        Err(e) => format!("refused: {}", e.message),
+    };
+    let _ = writeln!(text, "allowedMem {budget} bytes: {verdict}");
+    if !schedule.streamed.is_empty() {
+        text.push_str("the output is larger than half of allowedMem: its chunks are read back to the host as they are computed\n");
+    }
+}
+
+/// The kernels `pass` of `region` runs on `device` (every task's, a reduction's rounds, a
+/// scatter's clears, a sort's split passes), and a line saying what they do.
+fn pass_kernels(device: &dyn CostModel, region: &Region, pass: &Pass) -> Result<(u64, String)> {
+    if region.root.op.is_assembly() {
+        return Ok((0, ASSEMBLY_PASS.to_string()));
+    }
+    if region.is_sort() {
+        return match &pass.split_sort {
+            None => describe_native_sort(device, region),
+            Some(split) => describe_split_sort(device, region, &split.schedule),
+        };
+    }
+    let tasks = pass.tasks.len() as u64;
+    let largest = pass.tasks.iter().map(|t| t.rows).max().unwrap_or(0);
+    let largest = region.task(largest);
+    let (each, line) = match () {
+        _ if region.is_reduction() => device.describe_reduction(&largest),
+        _ if region.is_scatter() => device.describe_scatter(&largest),
+        _ => device.describe_region(&largest)?,
+    };
+    let mut kernels = each * tasks;
+    if region.is_scatter() {
+        kernels += device.scatter_pass_kernels(region);
+    }
+    if region.is_reduction() {
+        let (per_round, last) = device.reduction_tail_kernels(&region.root);
+        kernels += per_round * pass.rounds.len() as u64 + last;
+    }
+    let cut = match pass.cut {
+        Some(Cut::Binding) => " (chunks cut at this device's binding size)",
+        Some(Cut::Budget) => " (chunks cut to fit allowedMem)",
+        None => "",
+    };
+    let line = match tasks {
+        1 => line,
+        n => format!("each of {n} chunk tasks{cut}: {line}"),
+    };
+    Ok((kernels, line))
 }
 
 /// The kernels of a device's own sort, with the copies joining keys stored in chunks.
@@ -149,7 +145,7 @@ fn joining_copies(limits: &PlanLimits, key: &NodeRef) -> Result<u64> {
         let stand_ins = (pieces.iter())
             .map(|&(start, end)| crate::ir::slice(key, start as f64, end as f64))
             .collect::<Result<Vec<_>>>()?;
-        let joined = run::pieces_per_copy(limits, &stand_ins);
+        let joined = super::run::pieces_per_copy(limits, &stand_ins);
         // No copy joins two pieces here: `assemble` reports the limit when it runs.
         if joined < 2 {
             break;
@@ -161,20 +157,21 @@ fn joining_copies(limits: &PlanLimits, key: &NodeRef) -> Result<u64> {
     Ok(copies)
 }
 
-/// The kernels of a sort composed of split passes, counted over the plan it runs as.
-fn describe_split_sort(device: &dyn CostModel, region: &Region) -> Result<(u64, String)> {
-    let Op::SortPermutation { bits } = &region.root.op else {
+/// The kernels of a sort composed of split passes, counted over their schedule.
+fn describe_split_sort(
+    device: &dyn CostModel,
+    region: &Region,
+    split: &Schedule,
+) -> Result<(u64, String)> {
+    let crate::ir::Op::SortPermutation { bits } = &region.root.op else {
         return Err(internal("a sort pass without a sort"));
     };
-    // Planning looks only at the keys' shape: outputs with no chunks stand for them.
-    let stand_ins = (region.root.inputs.iter())
-        .map(|_| Output::new(device.core().id, Vec::new()))
-        .collect();
-    let sorted = region.sorted_key_indices();
-    let limits = device.plan_limits();
-    let (_, plan) = run::split_sort(&region.root.inputs, stand_ins, bits, &sorted, &limits)?;
+    debug_assert!(!sorts_natively(device, region));
+    let mut kernels = 0;
+    for (region, pass) in split.plan.regions.iter().zip(&split.passes) {
+        kernels += pass_kernels(device, region, pass)?.0;
+    }
     let bits: u32 = bits.iter().sum();
-    let (_, kernels) = pass_kernels(device, &plan)?;
     let (one, many) = device.kernel_words().unwrap_or(("kernel", "kernels"));
     let word = if kernels == 1 { one } else { many };
     Ok((

@@ -1,7 +1,10 @@
-//! The one executor every device runs: it plans a graph, brings the plan's inputs onto the
-//! device (read in place where they already are, copied once otherwise), runs the regions
-//! through the device's `Backend`, frees each intermediate after its last use, and leaves
-//! the roots' outputs on the device until someone reads them.
+//! The one executor every device runs: it plans a graph and makes the plan, once, an explicit
+//! schedule (`schedule.rs`: tasks, copies, submits, frees and projected memory), which the
+//! memory budget checks (`budget.rs`), `explain` prints and the executor runs (`run.rs`):
+//! the plan's inputs brought onto the device (read in place where they already are, copied
+//! once otherwise), the passes through the device's capabilities (`backend.rs`), each
+//! intermediate freed after its last use, and the roots' outputs left on the device until
+//! someone reads them.
 
 mod backend;
 pub mod budget;
@@ -9,10 +12,12 @@ mod explain;
 mod lost;
 mod queue;
 mod run;
+mod schedule;
 
 pub use backend::*;
 pub use explain::explain;
 use run::Run;
+pub use schedule::{Cut, Pass, Schedule, Step, Task};
 
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
@@ -44,6 +49,44 @@ pub async fn evaluate_with<B: Backend>(
     roots: &[NodeRef],
     fusion: Fusion,
 ) -> Result<()> {
+    run(device, roots, fusion, None).await.map(|_| ())
+}
+
+/// What an evaluation's schedule listed and what its executor did (`evaluate_listed`).
+pub struct Listed {
+    /// The schedule's steps, in order.
+    pub listed: Vec<Step>,
+    /// The steps the executor took.
+    pub ran: Vec<Step>,
+    /// The most device bytes the schedule projected any task to hold.
+    pub projected_peak: u64,
+}
+
+/// `evaluate`, also returning what its schedule listed and what ran (for tests that check
+/// the executor runs what the schedule says, within its projected memory).
+pub async fn evaluate_listed<B: Backend>(device: &B, roots: &[NodeRef]) -> Result<Listed> {
+    let mut ran = Vec::new();
+    let schedule = run(device, roots, Fusion::On, Some(&mut ran)).await?;
+    Ok(Listed {
+        listed: schedule.as_ref().map(Schedule::steps).unwrap_or_default(),
+        ran,
+        projected_peak: schedule.as_ref().map_or(0, Schedule::peak),
+    })
+}
+
+/// The schedule `roots` would run on `device` now (as if they had not run yet).
+pub fn schedule_of(device: &dyn CostModel, roots: &[NodeRef]) -> Result<Schedule> {
+    schedule::of_roots(device, roots, true)
+}
+
+/// Runs the schedule of `roots`' pending work on `device` (the steps it took into `steps`
+/// when asked); returns that schedule, if there was work.
+async fn run<B: Backend>(
+    device: &B,
+    roots: &[NodeRef],
+    fusion: Fusion,
+    steps: Option<&mut Vec<Step>>,
+) -> Result<Option<Schedule>> {
     let core = device.core();
     let home = core.homes.current();
     core.lost.check()?;
@@ -57,7 +100,7 @@ pub async fn evaluate_with<B: Backend>(
         .cloned()
         .collect();
     if pending.is_empty() {
-        return Ok(());
+        return Ok(None);
     }
     let limits = device.plan_limits();
     let plan = plan_with(
@@ -69,22 +112,15 @@ pub async fn evaluate_with<B: Backend>(
         },
     )?;
     check_before_running(&plan)?;
+    let root_ids: HashSet<u64> = pending.iter().map(|r| r.id).collect();
+    let resident = |leaf: &NodeRef| resident_on(device, leaf);
     let budget = core.allowed_mem.get();
-    // Only a budget needs the projection: which task would exceed it, which roots stream.
-    let streamed = match budget {
-        Some(budget) => {
-            let root_ids: HashSet<u64> = pending.iter().map(|r| r.id).collect();
-            let resident = |leaf: &NodeRef| resident_on(device, leaf);
-            let projection = budget::project(device, &plan, &root_ids, &resident, Some(budget));
-            projection.check(&plan, budget)?;
-            projection.streamed
-        }
-        None => HashSet::new(),
-    };
+    let schedule = Schedule::new(device, plan, &root_ids, &resident, budget)?;
+    schedule.check()?;
     // Inputs that live on another GPU device come back to the host first, outside this
     // device's turn: waiting for that device while holding ours could deadlock.
     let mut fetched = HashMap::new();
-    for leaf in plan.leaves() {
+    for leaf in schedule.plan.leaves() {
         let home = leaf_home(&leaf)?;
         let in_place = reads_in_place(device, &home) || leaf.output_on(core.id).is_some();
         if !in_place && !home.in_host_memory() {
@@ -98,10 +134,12 @@ pub async fn evaluate_with<B: Backend>(
         device,
         batch: &mut batch,
         limits: &limits,
-        streaming: budget.is_some(),
-        streamed,
+        steps: steps.as_ref().map(|_| Vec::new()),
     };
-    let result = run.plan(&plan, &pending, fetched).await;
+    let result = run.schedule(&schedule, fetched).await;
+    if let (Some(steps), Some(ran)) = (steps, run.steps.take()) {
+        *steps = ran;
+    }
     let finished = device.finish(batch).await;
     let outputs = result?;
     finished.map_err(|e| core.lost.explain(e))?;
@@ -110,7 +148,7 @@ pub async fn evaluate_with<B: Backend>(
         root.check_alive()?;
         root.add_output(outputs[&root.id].clone());
     }
-    Ok(())
+    Ok(Some(schedule))
 }
 
 /// Whether a plan input takes no new storage on `device`: on it already (read there, or

@@ -1,116 +1,147 @@
-//! One evaluation's run of a plan on a device: plan inputs read in place or copied once
-//! (a task's part at a time under a memory budget), a task per chunk of each pass, chunks
-//! assembled from parts of stored ones, results read back to the host when they are
-//! streamed, and each intermediate freed after its last reader.
+//! One evaluation's run of its schedule on a device: plan inputs read in place or copied
+//! once (a task's rows at a time where the schedule says so), the listed chunk tasks of each
+//! pass, chunks assembled from parts of stored ones, results read back to the host when they
+//! are streamed, and each intermediate freed after its last reader.
 
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
-use super::{
-    internal, leaf_home, reads_in_place, rows_past_a_binding, Backend, CostModel, Written,
-};
+use super::schedule::{Pass, Schedule, Step, Task};
+use super::{internal, leaf_home, reads_in_place, Backend, Written};
 use crate::column::Column;
 use crate::error::{ErrorCode, GpuTableError, Result};
-use crate::ir::{
-    self, assembly_ranges, combine_rounds, validate_segments, Node, NodeRef, Op, Reduction,
-};
-use crate::plan::{Access, Plan, PlanLimits, Region};
+use crate::ir::{self, assembly_ranges, validate_segments, Node, NodeRef, Op, Reduction};
+use crate::plan::{Access, PlanLimits, Region};
 use crate::value::{DeviceId, Output, Value};
 
-/// A sort by the keys `keys` (whose outputs are `stored`) composed of split passes
-/// (`ir::split_permutation`), the keys `sorted` (indices into `keys`) gathered in its order
-/// (as a device's own sort writes them), and its plan on a backend with `limits`.
-pub(super) fn split_sort(
-    keys: &[NodeRef],
-    stored: Vec<Output>,
-    bits: &[u32],
-    sorted: &[usize],
-    limits: &PlanLimits,
-) -> Result<(Vec<NodeRef>, Plan)> {
-    let keys: Vec<NodeRef> = keys
-        .iter()
-        .zip(stored)
-        .map(|(key, stored)| ir::computed(key.meta, key.chunks.clone(), stored))
-        .collect();
-    let permutation = ir::split_permutation(&keys, bits)?;
-    let mut roots = vec![permutation.clone()];
-    for &key in sorted {
-        let key = keys
-            .get(key)
-            .ok_or_else(|| internal("a sorted key the sort does not have"))?;
-        roots.push(ir::gather(&permutation, key)?);
-    }
-    let plan = crate::plan::plan_with(
-        &roots,
-        &crate::plan::PlanOptions {
-            fusion: crate::plan::Fusion::On,
-            replan_roots: false,
-            limits,
-        },
-    )?;
-    Ok((roots, plan))
-}
-
-/// One evaluation's run of a plan on a device.
+/// One evaluation's run of a schedule on a device.
 pub(super) struct Run<'a, B: Backend> {
     pub device: &'a B,
     pub batch: &'a mut B::Batch,
     pub limits: &'a PlanLimits,
-    /// Under a memory budget: host inputs are copied a task's part at a time, not whole.
-    pub streaming: bool,
-    /// Roots whose chunks are read back to the host as they are computed.
-    pub streamed: HashSet<u64>,
+    /// What ran, where the caller asked to see it.
+    pub steps: Option<Vec<Step>>,
+}
+
+/// The chunks of an output streamed to the host, each joined there from its tasks' rows
+/// (a pass cut at a binding's or the budget's rows keeps its root's chunks on the host).
+struct HostChunks {
+    /// The end row of each chunk.
+    ends: Vec<u64>,
+    chunks: Vec<Rc<Value>>,
+    pending: Option<Column>,
+}
+
+impl HostChunks {
+    fn new(root: &Node) -> HostChunks {
+        HostChunks {
+            ends: root.chunk_offsets()[1..].to_vec(),
+            chunks: Vec::with_capacity(root.chunks.len()),
+            pending: None,
+        }
+    }
+
+    /// The column task `task`'s rows are read into.
+    fn column_for(&mut self, root: &Node, task: &Task) -> Result<&mut Column> {
+        if self.pending.is_none() {
+            let at = self.chunks.len();
+            let start = match at {
+                0 => 0,
+                _ => self.ends[at - 1],
+            };
+            let rows = self
+                .ends
+                .get(at)
+                .map_or(task.rows as u64, |&end| end - start);
+            let mut column = Column::empty(root.meta.dtype, root.meta.size)?;
+            column.reserve_rows(rows as u32)?;
+            self.pending = Some(column);
+        }
+        self.pending
+            .as_mut()
+            .ok_or_else(|| internal("a streamed chunk without its column"))
+    }
+
+    /// Task `task`'s rows are in: its chunk is done when the task ends it.
+    fn read(&mut self, task: &Task) {
+        let end = task.first + task.rows as u64;
+        if self.ends.get(self.chunks.len()).is_none_or(|&e| e <= end) {
+            if let Some(column) = self.pending.take() {
+                self.chunks.push(Rc::new(Value::host(column)));
+            }
+        }
+    }
 }
 
 impl<B: Backend> Run<'_, B> {
-    pub async fn plan(
+    fn step(&mut self, step: Step) {
+        if let Some(steps) = &mut self.steps {
+            steps.push(step);
+        }
+    }
+
+    /// Runs `schedule`: `fetched` holds the host copies of inputs that live on another GPU
+    /// device. Returns the output of every pass not freed.
+    pub async fn schedule(
         &mut self,
-        plan: &Plan,
-        pending: &[NodeRef],
+        schedule: &Schedule,
         mut fetched: HashMap<u64, Vec<Column>>,
     ) -> Result<HashMap<u64, Output>> {
         let mut values: HashMap<u64, Output> = HashMap::new();
-        for leaf in plan.leaves() {
-            let value = self.leaf(&leaf, fetched.remove(&leaf.id))?;
+        for leaf in schedule.plan.leaves() {
+            let whole = schedule.copied_whole.contains(&leaf.id);
+            let value = self.leaf(&leaf, whole, fetched.remove(&leaf.id))?;
             values.insert(leaf.id, value);
         }
-        let keep: HashSet<u64> = pending.iter().map(|r| r.id).collect();
-        let freed_after = last_uses(plan, &keep);
-        for (index, region) in plan.regions.iter().enumerate() {
-            // A pass that copies host rows first submits the work recorded so far (as
-            // `assemble` would at its first host piece), freeing the working arrays earlier
-            // passes keep before this one allocates: the budget's projection counts on it.
-            let copies_host_rows = (region.leaves.iter())
-                .filter(|leaf| !leaf.meta.constant)
-                .filter_map(|leaf| values.get(&leaf.id))
-                .any(|output| !reads_in_place(self.device, output));
-            if copies_host_rows {
+        let streamed = &schedule.streamed;
+        for (index, (region, pass)) in schedule
+            .plan
+            .regions
+            .iter()
+            .zip(&schedule.passes)
+            .enumerate()
+        {
+            self.step(Step::Pass(index));
+            if pass.submit_before {
                 self.device.flush(self.batch).await?;
             }
+            let root = &region.root;
             let output = match () {
-                _ if region.root.op.is_assembly() => self.assembly(region, &values).await?,
-                _ if region.is_reduction() => self.reduction(region, &values).await?,
-                _ if region.is_scatter() => self.scatter(region, &values).await?,
+                _ if root.op.is_assembly() => {
+                    self.assembly(region, pass, &values, streamed).await?
+                }
+                _ if region.is_reduction() => {
+                    self.reduction(region, pass, &values, streamed).await?
+                }
+                _ if region.is_scatter() => self.scatter(region, pass, &values, streamed).await?,
                 _ if region.is_sort() => {
-                    let (permutation, sorted_keys) = self.sort(region, &values).await?;
+                    let (permutation, sorted_keys) =
+                        self.sort(region, pass, &values, streamed).await?;
                     let keys = region.sorted_keys.iter().map(|k| k.node.id);
                     values.extend(keys.zip(sorted_keys));
                     permutation
                 }
-                _ => self.region(region, &values).await?,
+                _ => self.region(region, pass, &values, streamed).await?,
             };
-            values.insert(region.root.id, output);
+            values.insert(root.id, output);
             // An intermediate is freed (back to the pool) after its last reader.
-            for id in &freed_after[index] {
-                values.remove(id);
+            for &id in &pass.frees {
+                values.remove(&id);
+                self.step(Step::Free(id));
             }
         }
         Ok(values)
     }
 
-    /// A plan input on this device: read in place, or copied here once (later evaluations
-    /// on this device read the copy).
-    fn leaf(&mut self, leaf: &NodeRef, fetched: Option<Vec<Column>>) -> Result<Output> {
+    /// A plan input on this device: read in place, copied here whole once (`whole`: later
+    /// evaluations on this device read the copy), or left where it is for each task to copy
+    /// the rows it reads (see `assemble`).
+    fn leaf(
+        &mut self,
+        leaf: &NodeRef,
+        whole: bool,
+        fetched: Option<Vec<Column>>,
+    ) -> Result<Output> {
         let device = self.device;
         let host = match device.takes_from_host(leaf) {
             true => leaf.host_output(),
@@ -123,9 +154,7 @@ impl<B: Backend> Run<'_, B> {
         if reads_in_place(device, &home) {
             return Ok(home);
         }
-        let too_big = (home.chunks.iter()).any(|c| rows_past_a_binding(device, c.size, c.rows));
-        if self.streaming || too_big {
-            // Each task copies the rows it reads (see `assemble`).
+        if !whole {
             return Ok(match fetched {
                 Some(columns) => Output::new(
                     crate::value::HOST,
@@ -160,68 +189,95 @@ impl<B: Backend> Run<'_, B> {
         Ok(copy)
     }
 
-    /// A kernel region, one task per chunk of its output.
-    async fn region(&mut self, region: &Region, values: &HashMap<u64, Output>) -> Result<Output> {
+    /// A kernel region: its listed tasks, one output chunk each (or, for a pass cut after,
+    /// the one task's output cut into the root's chunks).
+    async fn region(
+        &mut self,
+        region: &Region,
+        pass: &Pass,
+        values: &HashMap<u64, Output>,
+        streamed: &HashSet<u64>,
+    ) -> Result<Output> {
+        let root = &region.root;
         let random = region.random_access_inputs();
-        let (tasks, split) = planned_tasks(self.device, region, &random);
-        let mut chunks = Vec::new();
-        let mut first = 0u64;
-        for rows in tasks {
-            let task = region.task_at(first, rows);
-            let leaves = self.task_leaves(&task, values, &random, first).await?;
-            let value = self.device.run_region(self.batch, &task, &leaves).await?;
+        let read_back = streamed.contains(&root.id) && !pass.cut_after;
+        let mut host = HostChunks::new(root);
+        let mut chunks = Vec::with_capacity(pass.tasks.len());
+        for task in &pass.tasks {
+            let work = region.task_at(task.first, task.rows);
+            let leaves = self.task_leaves(&work, values, &random, task.first).await?;
+            let value = self.device.run_region(self.batch, &work, &leaves).await?;
+            self.step(Step::Task {
+                first: task.first,
+                rows: task.rows,
+            });
             drop(leaves);
-            chunks.push(Rc::new(
-                match self.streamed.contains(&region.root.id) && !split {
-                    true => self.read_back(&value).await?,
-                    false => value,
-                },
-            ));
-            first += rows as u64;
+            match read_back {
+                true => {
+                    self.read_into(&value, host.column_for(root, task)?).await?;
+                    host.read(task);
+                }
+                false => chunks.push(Rc::new(value)),
+            }
         }
-        let output = Output::new(self.home_of(&region.root), chunks);
-        if !split {
+        if read_back {
+            return Ok(Output::new(crate::value::HOST, host.chunks));
+        }
+        let output = Output::new(self.device.core().id, chunks);
+        if !pass.cut_after {
             return Ok(output);
         }
-        let offsets = region.root.chunk_offsets();
-        let mut parts = Vec::with_capacity(region.root.chunks.len());
-        for c in 0..region.root.chunks.len() {
+        let offsets = root.chunk_offsets();
+        let mut parts = Vec::with_capacity(root.chunks.len());
+        for c in 0..root.chunks.len() {
             let pieces = output.pieces(offsets[c], offsets[c + 1]);
-            let part = self.assemble(pieces, &region.root).await?;
-            parts.push(match self.streamed.contains(&region.root.id) {
+            let part = self.assemble(pieces, root).await?;
+            parts.push(match streamed.contains(&root.id) {
                 true => Rc::new(self.read_back(&part).await?),
                 false => part,
             });
         }
-        Ok(Output::new(self.home_of(&region.root), parts))
+        Ok(Output::new(
+            home_of(self.device.core().id, root, streamed),
+            parts,
+        ))
     }
 
-    /// A reduction: a partial per chunk task, combine rounds of at most `splitEvery`
+    /// A reduction: a partial per task, the listed combine rounds of at most `splitEvery`
     /// partials, then the final row.
     async fn reduction(
         &mut self,
         region: &Region,
+        pass: &Pass,
         values: &HashMap<u64, Output>,
+        streamed: &HashSet<u64>,
     ) -> Result<Output> {
         let root = &region.root;
         let reduction =
             Reduction::of(root).ok_or_else(|| internal("a reduction pass without a reduction"))?;
         let random = region.random_access_inputs();
-        let (tasks, _) = planned_tasks(self.device, region, &random);
-        let parts = u32::try_from(tasks.len())
+        let mut parts = u32::try_from(pass.tasks.len())
             .map_err(|_| internal("more chunk tasks than a u32 counts"))?;
         let mut states = self.device.reduction_states(self.batch, root, parts)?;
-        let mut first = 0u64;
-        for (part, rows) in tasks.into_iter().enumerate() {
-            let task = region.task_at(first, rows);
-            let leaves = self.task_leaves(&task, values, &random, first).await?;
+        for (part, task) in pass.tasks.iter().enumerate() {
+            let work = region.task_at(task.first, task.rows);
+            let leaves = self.task_leaves(&work, values, &random, task.first).await?;
             self.device
-                .reduce_chunk(self.batch, &task, &leaves, first, &mut states, part as u32)
+                .reduce_chunk(
+                    self.batch,
+                    &work,
+                    &leaves,
+                    task.first,
+                    &mut states,
+                    part as u32,
+                )
                 .await?;
-            first += rows as u64;
+            self.step(Step::Task {
+                first: task.first,
+                rows: task.rows,
+            });
         }
-        let mut parts = parts;
-        for next in combine_rounds(parts, reduction.split_every) {
+        for &next in &pass.rounds {
             states = self
                 .device
                 .combine_states(self.batch, root, states, parts, reduction.split_every)
@@ -232,20 +288,26 @@ impl<B: Backend> Run<'_, B> {
             .device
             .finish_reduction(self.batch, region, states)
             .await?;
-        let value = match self.streamed.contains(&root.id) {
+        let value = match streamed.contains(&root.id) {
             true => self.read_back(&value).await?,
             false => value,
         };
-        Ok(Output::new(self.home_of(root), vec![Rc::new(value)]))
+        let home = home_of(self.device.core().id, root, streamed);
+        Ok(Output::new(home, vec![Rc::new(value)]))
     }
 
-    /// A scatter: one output, written by a task per chunk of its inputs.
-    async fn scatter(&mut self, region: &Region, values: &HashMap<u64, Output>) -> Result<Output> {
+    /// A scatter: one output, written by each listed task of its inputs' rows.
+    async fn scatter(
+        &mut self,
+        region: &Region,
+        pass: &Pass,
+        values: &HashMap<u64, Output>,
+        streamed: &HashSet<u64>,
+    ) -> Result<Output> {
         let root = &region.root;
         let mut parts = self.device.scatter_target(self.batch, root).await?;
         // Both inputs are read at the row: no random-access leaves.
         let random = region.random_access_inputs();
-        let (tasks, _) = planned_tasks(self.device, region, &random);
         let leaf_of = |id: u64| {
             region
                 .leaves
@@ -256,52 +318,55 @@ impl<B: Backend> Run<'_, B> {
         let destinations = leaf_of(root.inputs[0].id)?;
         // Without a second input, each row's number is written (`ir::scatter`).
         let written = root.inputs.get(1).map(|v| leaf_of(v.id)).transpose()?;
-        let mut first = 0u64;
-        for rows in tasks {
-            let task = region.task_at(first, rows);
-            let leaves = self.task_leaves(&task, values, &random, first).await?;
+        for task in &pass.tasks {
+            let work = region.task_at(task.first, task.rows);
+            let leaves = self.task_leaves(&work, values, &random, task.first).await?;
             let written = match written {
                 Some(leaf) => Written::Rows(&leaves[leaf]),
                 None => Written::RowNumbers {
-                    first: u32::try_from(first)
+                    first: u32::try_from(task.first)
                         .map_err(|_| internal("a scatter's rows pass 2^32"))?,
                 },
             };
             self.device
                 .scatter_rows(
                     self.batch,
-                    &task,
+                    &work,
                     &leaves[destinations],
                     written,
                     &mut parts,
                 )
                 .await?;
-            first += rows as u64;
+            self.step(Step::Task {
+                first: task.first,
+                rows: task.rows,
+            });
         }
         let mut chunks = Vec::with_capacity(parts.len());
         for part in parts {
-            chunks.push(Rc::new(match self.streamed.contains(&root.id) {
+            chunks.push(Rc::new(match streamed.contains(&root.id) {
                 true => self.read_back(&part).await?,
                 false => part,
             }));
         }
-        Ok(Output::new(self.home_of(root), chunks))
+        let home = home_of(self.device.core().id, root, streamed);
+        Ok(Output::new(home, chunks))
     }
 
-    /// A sort's pass: the device's own, or the one-bit split passes planned and run here.
-    /// Returns the permutation and the region's sorted keys.
+    /// A sort's pass: the device's own, or its schedule of one-bit split passes. Returns the
+    /// permutation and the region's sorted keys.
     async fn sort(
         &mut self,
         region: &Region,
+        pass: &Pass,
         values: &HashMap<u64, Output>,
+        streamed: &HashSet<u64>,
     ) -> Result<(Output, Vec<Output>)> {
         let root = &region.root;
         let Op::SortPermutation { bits } = &root.op else {
             return Err(internal("a sort pass without a sort"));
         };
-        let stored = root
-            .inputs
-            .iter()
+        let stored = (root.inputs.iter())
             .map(|key| {
                 values
                     .get(&key.id)
@@ -311,59 +376,69 @@ impl<B: Backend> Run<'_, B> {
             .collect::<Result<Vec<Output>>>()?;
         let home = self.device.core().id;
         self.device.core().counters.add_sort();
-        let sorted = region.sorted_key_indices();
-        let (permutation, sorted_keys) =
-            match self.device.sorts(root.meta.length, root.inputs.len()) {
-                true => {
-                    let mut keys = Vec::with_capacity(stored.len());
-                    for (key, output) in root.inputs.iter().zip(&stored) {
-                        keys.push(match self.device.sorts_keys_in_chunks() {
-                            true => output.chunks.clone(),
-                            // One value per key, as the device's sort binds it; the executor
-                            // holds it until the sort is recorded.
-                            false => {
-                                let pieces = (output.chunks.iter())
-                                    .filter(|chunk| chunk.rows > 0)
-                                    .map(|chunk| (chunk.clone(), 0, chunk.rows))
-                                    .collect();
-                                Rc::from([self.assemble(pieces, key).await?])
-                            }
-                        });
-                    }
-                    let chunks: Vec<&[Rc<Value>]> = keys.iter().map(|k| &k[..]).collect();
-                    let (permutation, sorted_keys) = self
-                        .device
-                        .sort_permutation_and_keys(self.batch, &chunks, bits, &sorted)
-                        .await?;
-                    let one = |value| Output::new(home, vec![Rc::new(value)]);
-                    (one(permutation), sorted_keys.into_iter().map(one).collect())
+        let (permutation, sorted_keys) = match &pass.split_sort {
+            None => {
+                let mut keys = Vec::with_capacity(stored.len());
+                for (key, output) in root.inputs.iter().zip(&stored) {
+                    keys.push(match self.device.sorts_keys_in_chunks() {
+                        true => output.chunks.clone(),
+                        // One value per key, as the device's sort binds it; the executor
+                        // holds it until the sort is recorded.
+                        false => {
+                            let pieces = (output.chunks.iter())
+                                .filter(|chunk| chunk.rows > 0)
+                                .map(|chunk| (chunk.clone(), 0, chunk.rows))
+                                .collect();
+                            Rc::from([self.assemble(pieces, key).await?])
+                        }
+                    });
                 }
-                false => {
-                    let (roots, plan) =
-                        split_sort(&root.inputs, stored, bits, &sorted, self.limits)?;
-                    let mut outputs = Box::pin(self.plan(&plan, &roots, HashMap::new())).await?;
-                    let mut take = |node: &NodeRef| {
-                        outputs
-                            .remove(&node.id)
-                            .ok_or_else(|| internal("a composed sort left no output"))
-                    };
-                    let permutation = take(&roots[0])?;
-                    let sorted_keys = roots[1..].iter().map(take).collect::<Result<Vec<_>>>()?;
-                    (permutation, sorted_keys)
+                let chunks: Vec<&[Rc<Value>]> = keys.iter().map(|k| &k[..]).collect();
+                let sorted = region.sorted_key_indices();
+                let (permutation, sorted_keys) = self
+                    .device
+                    .sort_permutation_and_keys(self.batch, &chunks, bits, &sorted)
+                    .await?;
+                for task in &pass.tasks {
+                    self.step(Step::Task {
+                        first: task.first,
+                        rows: task.rows,
+                    });
                 }
-            };
+                let one = |value| Output::new(home, vec![Rc::new(value)]);
+                (one(permutation), sorted_keys.into_iter().map(one).collect())
+            }
+            Some(split) => {
+                // The split passes read the stored keys through the schedule's stand-ins.
+                for (key, output) in split.keys.iter().zip(stored) {
+                    key.replace_outputs(output);
+                }
+                let run = Box::pin(self.schedule(&split.schedule, HashMap::new()));
+                let mut outputs = run.await?;
+                let mut take = |node: &NodeRef| {
+                    outputs
+                        .remove(&node.id)
+                        .ok_or_else(|| internal("a composed sort left no output"))
+                };
+                let permutation = take(&split.roots[0])?;
+                let sorted_keys = (split.roots[1..].iter())
+                    .map(take)
+                    .collect::<Result<Vec<_>>>()?;
+                (permutation, sorted_keys)
+            }
+        };
         let mut outputs = Vec::with_capacity(1 + sorted_keys.len());
         for (node, output) in region
             .outputs()
             .zip([permutation].into_iter().chain(sorted_keys))
         {
-            outputs.push(match self.streamed.contains(&node.id) {
+            outputs.push(match streamed.contains(&node.id) {
                 true => {
                     let mut chunks = Vec::with_capacity(output.chunks.len());
                     for chunk in output.chunks.iter() {
                         chunks.push(Rc::new(self.read_back(chunk).await?));
                     }
-                    Output::new(self.home_of(node), chunks)
+                    Output::new(crate::value::HOST, chunks)
                 }
                 false => output,
             });
@@ -416,7 +491,6 @@ impl<B: Backend> Run<'_, B> {
         check_segments(task, &leaves, self.device, self.batch).await?;
         Ok(leaves)
     }
-
     /// A gather source stored in several chunks (or too large for one binding) bound part by
     /// part, each part a stored chunk or a binding's worth of rows uploaded on its own: no
     /// copy joining them. `None` where the device binds inputs whole or the parts would need
@@ -460,48 +534,6 @@ impl<B: Backend> Run<'_, B> {
         }
         Ok(Some(Rc::new(Value::parts(parts))))
     }
-
-    /// Where `root`'s output lives: this device, or the host for an output streamed there.
-    fn home_of(&self, root: &Node) -> DeviceId {
-        match self.streamed.contains(&root.id) {
-            true => crate::value::HOST,
-            false => self.device.core().id,
-        }
-    }
-
-    /// A host copy of `value`, read once the device has done the work recorded so far.
-    async fn read_back(&mut self, value: &Value) -> Result<Value> {
-        self.device.flush(self.batch).await?;
-        let mut column = Column::empty(value.dtype, value.size)?;
-        column.reserve_rows(value.rows)?;
-        self.device
-            .read_rows(value, 0, value.rows, &mut |_, data| column.append(data))
-            .await?;
-        Ok(Value::host(column))
-    }
-
-    /// A view op's chunks from its inputs' stored rows.
-    async fn assembly(&mut self, region: &Region, values: &HashMap<u64, Output>) -> Result<Output> {
-        let node = &region.root;
-        let offsets = node.chunk_offsets();
-        let mut chunks = Vec::with_capacity(node.chunks.len());
-        for c in 0..node.chunks.len() {
-            let mut pieces = Vec::new();
-            for (input, lo, hi) in assembly_ranges(node, offsets[c], offsets[c + 1]) {
-                let output = values
-                    .get(&node.inputs[input].id)
-                    .ok_or_else(|| internal("an assembled input has no value"))?;
-                pieces.extend(output.pieces(lo, hi));
-            }
-            let chunk = self.assemble(pieces, node).await?;
-            chunks.push(match self.streamed.contains(&node.id) {
-                true => Rc::new(self.read_back(&chunk).await?),
-                false => chunk,
-            });
-        }
-        Ok(Output::new(self.home_of(node), chunks))
-    }
-
     /// One value of the rows `pieces` hold, in order: a whole stored chunk as it is, else a
     /// copy (in as few kernels as the device's bindings allow).
     async fn assemble(
@@ -565,6 +597,66 @@ impl<B: Backend> Run<'_, B> {
             pieces = std::iter::once((copy, 0, rows)).chain(rest).collect();
         }
     }
+
+    /// A host copy of `value`, read once the device has done the work recorded so far.
+    async fn read_back(&mut self, value: &Value) -> Result<Value> {
+        let mut column = Column::empty(value.dtype, value.size)?;
+        column.reserve_rows(value.rows)?;
+        self.read_into(value, &mut column).await?;
+        Ok(Value::host(column))
+    }
+
+    /// `value`'s rows appended to `column`, once the device has done the work recorded so
+    /// far.
+    async fn read_into(&mut self, value: &Value, column: &mut Column) -> Result<()> {
+        self.device.flush(self.batch).await?;
+        self.device
+            .read_rows(value, 0, value.rows, &mut |_, data| column.append(data))
+            .await
+    }
+
+    /// A view op's chunks from its inputs' stored rows: a task per chunk.
+    async fn assembly(
+        &mut self,
+        region: &Region,
+        pass: &Pass,
+        values: &HashMap<u64, Output>,
+        streamed: &HashSet<u64>,
+    ) -> Result<Output> {
+        let node = &region.root;
+        let mut chunks = Vec::with_capacity(pass.tasks.len());
+        for task in &pass.tasks {
+            let end = task.first + task.rows as u64;
+            let mut pieces = Vec::new();
+            for (input, lo, hi) in assembly_ranges(node, task.first, end) {
+                let output = values
+                    .get(&node.inputs[input].id)
+                    .ok_or_else(|| internal("an assembled input has no value"))?;
+                pieces.extend(output.pieces(lo, hi));
+            }
+            let chunk = self.assemble(pieces, node).await?;
+            self.step(Step::Task {
+                first: task.first,
+                rows: task.rows,
+            });
+            chunks.push(match streamed.contains(&node.id) {
+                true => Rc::new(self.read_back(&chunk).await?),
+                false => chunk,
+            });
+        }
+        Ok(Output::new(
+            home_of(self.device.core().id, node, streamed),
+            chunks,
+        ))
+    }
+}
+
+/// Where `root`'s output lives: `device`, or the host for an output streamed there.
+fn home_of(device: DeviceId, root: &Node, streamed: &HashSet<u64>) -> DeviceId {
+    match streamed.contains(&root.id) {
+        true => crate::value::HOST,
+        false => device,
+    }
 }
 
 /// How many of `pieces` (in order) one copy kernel binds: the longest prefix within the
@@ -578,72 +670,6 @@ pub(super) fn pieces_per_copy(limits: &PlanLimits, pieces: &[NodeRef]) -> usize 
         }
     }
     pieces.len()
-}
-
-/// The rows of each task a pass runs on `device`, and whether it runs as one task whose
-/// output is cut into its chunks after (a leaf read both whole and at the row). Chunks too
-/// large for one binding of the device are cut into parts that fit (stored as separate
-/// chunks of the output; a reduction folds each into a partial of its own).
-pub(super) fn planned_tasks(
-    device: &dyn CostModel,
-    region: &Region,
-    random: &HashSet<u64>,
-) -> (Vec<u32>, bool) {
-    let tasks = region.task_chunks();
-    // A leaf bound whole is read at the row from its first row: tasks past the first would
-    // read the wrong rows, so such a pass is never cut (not even at the binding size).
-    if region.reads_a_leaf_both_ways(random) {
-        return (vec![region.rows], tasks.len() > 1);
-    }
-    let widest = region
-        .leaves
-        .iter()
-        .filter(|l| !l.meta.constant && !random.contains(&l.id))
-        .map(|l| l.meta.size)
-        .chain([region.root.meta.size])
-        .max()
-        .unwrap_or(1);
-    let Some(most) = device.max_binding_rows(widest) else {
-        return (tasks, false);
-    };
-    let most = most.max(1);
-    let mut parts = Vec::with_capacity(tasks.len());
-    for rows in tasks {
-        // An empty chunk is still one (empty) task.
-        for k in 0..rows.div_ceil(most).max(1) {
-            parts.push((rows - k * most).min(most));
-        }
-    }
-    (parts, false)
-}
-
-/// Per region, the computed values no later region (and no root) reads.
-fn last_uses(plan: &Plan, keep: &HashSet<u64>) -> Vec<Vec<u64>> {
-    let computed = plan.computed_ids();
-    let mut last: HashMap<u64, usize> = HashMap::new();
-    for (index, region) in plan.regions.iter().enumerate() {
-        for leaf in &region.leaves {
-            if computed.contains(&leaf.id) {
-                last.insert(leaf.id, index);
-            }
-        }
-    }
-    let mut freed = vec![Vec::new(); plan.regions.len()];
-    // An output no later pass reads (a sort's permutation when its pass also wrote the
-    // only keys read through it) is freed after its own pass.
-    for (index, region) in plan.regions.iter().enumerate() {
-        for output in region.outputs() {
-            if !last.contains_key(&output.id) && !keep.contains(&output.id) {
-                freed[index].push(output.id);
-            }
-        }
-    }
-    for (id, index) in last {
-        if !keep.contains(&id) {
-            freed[index].push(id);
-        }
-    }
-    freed
 }
 
 /// `segmentedMap` needs valid segment starts; computed ones are read back to check them.

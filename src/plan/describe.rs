@@ -4,21 +4,33 @@ use std::collections::HashMap;
 use std::fmt::Write;
 
 use super::{Plan, Region};
-use crate::ir::{combine_rounds, describe_rounds, scattered_row_numbers, NodeRef, Op, Reduction};
+use crate::ir::{scattered_row_numbers, NodeRef, Op};
 
 impl Plan {
     /// A readable description of the passes, shared by every backend's `explain()`: each
     /// pass names its output, its inputs, and the fused expression (nodes used twice in a
     /// pass get their own line).
     pub fn describe(&self, backend: &str) -> String {
-        let mut out = String::new();
+        let mut out = self.describe_header(backend);
+        for index in 0..self.regions.len() {
+            out.push_str(&self.describe_pass(index));
+        }
+        out
+    }
+
+    /// `describe`'s first line.
+    pub fn describe_header(&self, backend: &str) -> String {
         let count = self.regions.len();
-        let _ = writeln!(
-            out,
-            "plan on {backend}: {count} pass{}",
+        format!(
+            "plan on {backend}: {count} pass{}\n",
             if count == 1 { "" } else { "es" }
-        );
-        for (index, region) in self.regions.iter().enumerate() {
+        )
+    }
+
+    /// `describe`'s lines for pass `index`: its output, what it fused, what it reads.
+    pub fn describe_pass(&self, index: usize) -> String {
+        let mut out = String::new();
+        if let Some(region) = self.regions.get(index) {
             let root = &region.root;
             let kind = match (&root.op, region.nodes.len()) {
                 (op, _) if op.is_assembly() => {
@@ -70,19 +82,6 @@ impl Plan {
                 root.id,
                 shape(root)
             );
-            let tasks = region.task_chunks().len();
-            if tasks > 1 && !root.op.is_assembly() {
-                let _ = writeln!(out, "    runs as {tasks} chunk tasks");
-            }
-            if let Some(reduction) = Reduction::of(root) {
-                let parts = tasks as u32;
-                let rounds = combine_rounds(parts, reduction.split_every);
-                let _ = writeln!(
-                    out,
-                    "    a partial per chunk; {}",
-                    describe_rounds(parts, &rounds, reduction.split_every)
-                );
-            }
             let uses = use_counts(region);
             let mut text: HashMap<u64, String> =
                 region.leaves.iter().map(|l| (l.id, leaf_name(l))).collect();

@@ -634,8 +634,8 @@ pub async fn a_long_row_is_summed_where_read_a_piece_at_a_time<T: Target>() {
         // The products' buffer: 65,536 float32 rows beside the 12-byte output.
         let projected = text
             .lines()
-            .find_map(|l| l.strip_prefix("pass 1: projected device memory "))
-            .and_then(|l| l.split(' ').next()?.parse::<u64>().ok());
+            .find_map(|l| l.split_once("projected device memory: at most "))
+            .and_then(|(_, l)| l.split(' ').next()?.parse::<u64>().ok());
         assert!(projected.is_some_and(|bytes| bytes >= 1 << 18), "{text}");
     }
     // Stored first (no fusion): the sum of a long segment alone, and of ones.
