@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
-# Installs what the build and tests need, skipping whatever is already present.
+# Installs what is missing, saying what it does; whatever is present is left alone.
+#   setup.sh         everything the tests need: the build's tools, GL and Vulkan drivers,
+#                    headless Chromium
+#   setup.sh build   only what building the package needs (`npm run demo`, `npm pack`)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 say() { printf '[setup] %s\n' "$*"; }
+what=${1:-test}
+case "$what" in test|build) ;; *) say "unknown setup '$what' (test or build)"; exit 1;; esac
 
 if ! command -v cargo >/dev/null; then
   say "cargo not found: install Rust from https://rustup.rs first"; exit 1
@@ -24,6 +29,17 @@ if [ "$have" = "$want" ]; then
 else
   say "installing wasm-bindgen-cli $want (a few minutes, once; --locked would pin an unserved crate)"
   cargo install wasm-bindgen-cli --version "$want"
+fi
+
+if [ -d node_modules ] && [ node_modules/.package-lock.json -nt package-lock.json ]; then
+  say "npm packages: present"
+else
+  say "installing npm packages (npm ci)"
+  npm ci --no-audit --no-fund
+fi
+
+if [ "$what" = build ]; then
+  exit 0
 fi
 
 # lavapipe: the Vulkan driver the native WebGPU tests run on (no GPU on CI machines).
@@ -56,9 +72,3 @@ else
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q chromium chromium-driver fonts-liberation
 fi
 
-if [ -d node_modules ] && [ node_modules/.package-lock.json -nt package-lock.json ]; then
-  say "npm packages: present"
-else
-  say "installing npm packages (npm ci)"
-  npm ci --no-audit --no-fund
-fi

@@ -1,12 +1,16 @@
 // What `npm pack` puts in the tarball (scripts skipped: `prepack` builds dist/, which the
 // test run has built already): the code, both wasm modules, the declarations and the
 // license; and the package's metadata (issue 12: a clean clone packed a 14 kB package with
-// no code and no LICENSE).
+// no code and no LICENSE). And `git clone && npm pack` itself (issue 37: prepack needed
+// esbuild but installed nothing, and shipped unoptimized wasm where binaryen was missing).
 
 import {test} from 'node:test';
 import assert from 'node:assert/strict';
-import {execFileSync} from 'node:child_process';
-import {readFileSync} from 'node:fs';
+import {execFileSync, spawnSync} from 'node:child_process';
+import {mkdtempSync, readFileSync, readdirSync, rmSync} from 'node:fs';
+import {tmpdir} from 'node:os';
+import {join} from 'node:path';
+import {fileURLToPath} from 'node:url';
 
 const root = new URL('../../', import.meta.url);
 
@@ -20,10 +24,39 @@ test('npm pack ships the code, both wasm modules, the declarations and the licen
     assert.ok(files.has(file), `${file} is not in the tarball`);
   }
   const pkg = JSON.parse(readFileSync(new URL('package.json', root)));
-  assert.equal(pkg.scripts.prepack, 'bash scripts/build.sh');
+  assert.equal(pkg.scripts.prepack, 'bash scripts/setup.sh build && bash scripts/build.sh');
   assert.equal(pkg.license, 'MIT');
   assert.match(readFileSync(new URL('LICENSE', root), 'utf8'), /^MIT License/);
   for (const target of Object.values(pkg.exports).flatMap(e => (typeof e === 'string' ? [e] : Object.values(e)))) {
     assert.ok(files.has(target.replace(/^\.\//, '')), `the export ${target} is not in the tarball`);
+  }
+});
+
+// The clone is of the committed HEAD (what CI tests); it shares this checkout's cargo target
+// directory, so only this crate is compiled again.
+test('a fresh clone packs a working package: prepack installs what its build needs', {timeout: 30 * 60_000}, () => {
+  const work = mkdtempSync(join(tmpdir(), 'gputable-pack-'));
+  try {
+    const clone = join(work, 'clone');
+    execFileSync('git', ['clone', '--quiet', fileURLToPath(root), clone]);
+    const env = {...process.env, CARGO_TARGET_DIR: process.env.CARGO_TARGET_DIR ?? fileURLToPath(new URL('target', root))};
+    const packed = spawnSync('npm', ['pack', '--pack-destination', work], {cwd: clone, env, encoding: 'utf8', maxBuffer: 64 << 20});
+    const said = `${packed.stdout}\n${packed.stderr}`;
+    assert.equal(packed.status, 0, said);
+    assert.match(said, /\[setup\] installing npm packages \(npm ci\)/);
+    assert.match(said, /\[build\] wasm-opt -O3 \(npm binaryen, wasm\)/);
+    assert.match(said, /\[build\] wasm-opt -O3 \(npm binaryen, wasm-webgl\)/);
+    const tarball = readdirSync(work).find(name => name.endsWith('.tgz'));
+    assert.ok(tarball, `no tarball in ${readdirSync(work)}`);
+    execFileSync('tar', ['xzf', join(work, tarball), '-C', work]);
+    // The packed package computes in a Node process of its own.
+    const program = `
+      import * as gt from ${JSON.stringify(join(work, 'package/dist/node/index.js'))};
+      const x = gt.GPUTableEvaluator.fromArray(new Float32Array([1, 2, 3]));
+      console.log(Array.from(await gt.add(x, 1).readValue()).join(','));`;
+    const ran = execFileSync(process.execPath, ['--input-type=module', '-e', program], {encoding: 'utf8'});
+    assert.equal(ran.trim(), '2,3,4');
+  } finally {
+    rmSync(work, {recursive: true, force: true});
   }
 });
