@@ -4,7 +4,7 @@ import {sparseOps} from './sparse-ops.js';
 import {wasm} from './bindings.js';
 import {GpuTableError, fail, guard, guardAsync} from './errors.js';
 import {TYPED_ARRAYS, checkSize, checkType, isNumberArray, liveView, options, splitEveryOf, typeOfArray} from './types.js';
-import {defaultDevice, deviceOf, resolveDevice, withHandles, withHandlesAsync} from './devices.js';
+import {deviceOf, resolveDevice, withHandles, withHandlesAsync} from './devices.js';
 import {DynamicBuffer, GPUData, GPUVector, viewOf} from './vectors.js';
 import {writeIpc} from './ipc.js';
 
@@ -45,7 +45,6 @@ export class GPUTableEvaluator {
   /** @internal Use the static constructors or the operations. */
   constructor(handle) {
     this._handle = handle;
-    this._device = null;
     // Per device id: the output vector, and an evaluation under way.
     this._vectors = new Map();
     this._pending = new Map();
@@ -119,10 +118,10 @@ export class GPUTableEvaluator {
   get chunks() {
     return Array.from(this._live().chunks);
   }
-  /** The device holding the output: where it was last evaluated, or null before. */
+  /** The device holding the materialized output (see `evaluated`), or null. */
   get device() {
     if (this._released || this._handle.destroyed) return null;
-    return this._device ?? deviceOf(this._handle.deviceId);
+    return deviceOf(this._handle.deviceId);
   }
 
   /**
@@ -142,14 +141,12 @@ export class GPUTableEvaluator {
   }
 
   async _evaluateOn(target, handle) {
-    if (this._vectors.has(target.id)) return;
+    // The engine evaluates the graph and puts the output on `target` (no work if it is).
     await withHandlesAsync([handle], list => target._handle.evaluate(list));
-    if (!onDevice(handle, target)) await guardAsync(() => target._handle.putHere(handle, false));
   }
 
   _outputOn(target) {
     this._live();
-    this._device = target;
     let vector = this._vectors.get(target.id);
     if (!vector) {
       vector = outputVector(this, target);
@@ -162,15 +159,7 @@ export class GPUTableEvaluator {
   evaluateSync(device) {
     const target = resolveDevice(device);
     const handle = this._live();
-    if (target.type !== 'cpu') {
-      fail('INVALID_ARGUMENT', `evaluateSync() is for the CPU device; use await evaluate(device) on ${target.type}`);
-    }
-    if (!this._vectors.has(target.id)) {
-      guard(() => withHandles([handle], list => target._handle.evaluateSync(list)));
-      if (!onDevice(handle, target)) {
-        fail('INVALID_ARGUMENT', 'this output lives on a GPU device: copy it with await evaluate(cpuDevice)');
-      }
-    }
+    guard(() => withHandles([handle], list => target._handle.evaluateSync(list)));
     return this._outputOn(target);
   }
 
@@ -184,7 +173,6 @@ export class GPUTableEvaluator {
     checkRow(endRow);
     await Promise.allSettled([...this._pending.values()]);
     const handle = this._live();
-    if (!handle.evaluated) this._device = defaultDevice();
     return guardAsync(() => handle.readValue(startRow, endRow));
   }
 
@@ -193,7 +181,6 @@ export class GPUTableEvaluator {
     checkRow(startRow);
     checkRow(endRow);
     const handle = this._live();
-    if (!handle.evaluated) this._device = defaultDevice();
     return guard(() => handle.readValueSync(startRow, endRow));
   }
 
@@ -248,11 +235,6 @@ export class GPUTableEvaluator {
   toString() {
     return `GPUTableEvaluator<${this.type} x${this.size}, ${this.length} rows>`;
   }
-}
-
-/** Whether `handle`'s output is on `device` (CPU devices read host memory in place). */
-function onDevice(handle, device) {
-  return handle.isOn(device.id) || (device.type === 'cpu' && handle.inHostMemory);
 }
 
 /** The output vector of an evaluated evaluator on `device`: a GPUData borrowing each chunk. */
@@ -525,7 +507,6 @@ export async function cleanEvaluate(device, roots) {
   const target = resolveDevice(device);
   const evaluators = [...collectEvaluators(roots, new Set(), new Set())];
   await withHandlesAsync(evaluators.map(e => e._live()), list => target._handle.cleanEvaluate(list));
-  for (const evaluator of evaluators) await evaluator.evaluate(target);
   return roots;
 }
 

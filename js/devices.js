@@ -7,9 +7,14 @@ import {options} from './types.js';
 // Devices by the id the engine gives them, so an output can name its device.
 const devicesById = new Map();
 
-/** The device with engine id `id`, if this module made it. */
+/** The device with engine id `id`, if this module made it (or it is the shared CPU device
+ * that `readValue()` of an evaluator never evaluated uses). */
 export function deviceOf(id) {
-  return id === undefined ? null : devicesById.get(id)?.deref() ?? null;
+  if (id === undefined || id === null) return null;
+  const made = devicesById.get(id)?.deref();
+  if (made) return made;
+  const shared = defaultDevice();
+  return shared.id === id ? shared : null;
 }
 
 /** Table storage alive (every device of this module instance), for leak checks. */

@@ -14,7 +14,7 @@ use crate::value::Output;
 /// was never evaluated (as `readValue()` does).
 pub async fn output(node: &NodeRef) -> Result<Output> {
     node.check_alive()?;
-    if !node.is_evaluated() {
+    if !node.has_output() {
         engine::evaluate(&CpuDevice::shared(), std::slice::from_ref(node)).await?;
     }
     node.home().ok_or_else(|| {
@@ -59,10 +59,21 @@ pub fn read_value(node: &NodeRef, start: Option<f64>, end: Option<f64>) -> Resul
     pollster::block_on(read_value_async(node, start, end))
 }
 
-/// Evaluates every root in one plan on `device`, then releases the outputs of every other
-/// node of the graph (intermediates evaluated before included).
-pub async fn clean_evaluate<B: Backend>(device: &B, roots: &[NodeRef]) -> Result<()> {
+/// `evaluate(device)` of api.md: every root evaluated in one plan on `device` and its output
+/// put there (a root evaluated elsewhere is copied once), so `device` holds each.
+pub async fn evaluate_on<B: Backend>(device: &B, roots: &[NodeRef]) -> Result<()> {
     engine::evaluate(device, roots).await?;
+    for root in roots {
+        engine::put_on(device, root, false).await?;
+    }
+    Ok(())
+}
+
+/// Evaluates every root in one plan on `device`, then releases the outputs of every other
+/// node of the graph (intermediates evaluated before included; inputs keep their data but
+/// not the copies made of it).
+pub async fn clean_evaluate<B: Backend>(device: &B, roots: &[NodeRef]) -> Result<()> {
+    evaluate_on(device, roots).await?;
     let root_ids: HashSet<u64> = roots.iter().map(|r| r.id).collect();
     for node in all_nodes(roots) {
         if !root_ids.contains(&node.id) {

@@ -10,6 +10,31 @@ use gputable::cpu::CpuDevice;
 
 suite!(Cpu);
 
+/// Every backend-neutral test (an `async fn name<T: Target>()` of `tests/suite/`) is in the
+/// suite's list, which every backend's suite runs: one left out would silently run nowhere.
+#[test]
+fn every_suite_test_is_registered() {
+    let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suite");
+    let mut defined = Vec::new();
+    for entry in std::fs::read_dir(&folder).unwrap() {
+        let source = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+        for line in source.lines() {
+            let name = (line.trim().strip_prefix("pub async fn "))
+                .and_then(|rest| rest.strip_suffix("<T: Target>() {"));
+            defined.extend(name.map(str::to_string));
+        }
+    }
+    defined.sort();
+    let mut registered: Vec<String> = REGISTERED_TESTS.iter().map(|s| s.to_string()).collect();
+    registered.sort();
+    assert!(
+        defined.len() >= 90,
+        "only {} suite tests found",
+        defined.len()
+    );
+    assert_eq!(defined, registered, "tests/suite/ and suite!'s list differ");
+}
+
 /// A gather from a source stored in chunks reads each chunk where it is: no copy joins
 /// them (the device holds only the output), and ids in every chunk, past the end and
 /// negative are read right.

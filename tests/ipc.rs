@@ -618,6 +618,102 @@ fn a_stream_or_file_read_in_pieces_gives_the_batches_of_a_whole_read() {
     assert_eq!(error.code, ErrorCode::InvalidIpc);
 }
 
+/// A file's footer must agree with its messages, whichever reader reads it: a file whose
+/// schema message holds no fields but whose footer holds three (as arrow-testing's fuzz file
+/// 5654157323403264, there of union fields) was INVALID_IPC read whole and an empty table
+/// read in pieces. Now both refuse it, and a file whose footer holds another type, lists
+/// other batches, or is missing (cut short anywhere) too; a good file reads the same both
+/// ways.
+#[test]
+fn a_file_and_its_pieces_agree_with_its_footer() {
+    let three = || {
+        let fields =
+            ["a", "b", "c"].map(|name| Field::new(name, arrow_schema::DataType::Int32, true));
+        Schema::new(fields.to_vec())
+    };
+    let file_with = |schema: &Schema, batches: &[RecordBatch]| {
+        let mut writer = arrow_ipc::writer::FileWriter::try_new(Vec::new(), schema).unwrap();
+        for b in batches {
+            writer.write(b).unwrap();
+        }
+        writer.finish().unwrap();
+        writer.into_inner().unwrap()
+    };
+    // The schema message after the magic replaced by `other`'s (the footer lists no blocks,
+    // so nothing else moves).
+    let with_header = |file: Vec<u8>, other: &Schema| {
+        let header = {
+            let mut writer = arrow_ipc::writer::StreamWriter::try_new(Vec::new(), other).unwrap();
+            writer.finish().unwrap();
+            let stream = writer.into_inner().unwrap();
+            let (range, _) = messages_of(&stream)[0].clone();
+            stream[range].to_vec()
+        };
+        let start = (file.windows(4).position(|w| w == [0xff; 4])).unwrap();
+        let metadata = u32::from_le_bytes(file[start + 4..start + 8].try_into().unwrap());
+        let mut bytes = file[..start].to_vec();
+        bytes.extend(header);
+        bytes.extend(&file[start + 8 + metadata as usize..]);
+        bytes
+    };
+    let both = |bytes: &[u8]| {
+        let whole = read_ipc(bytes, &ReadOptions::default());
+        let pieces =
+            [1, 7, bytes.len()].map(|piece| streamed(bytes, piece, ReadOptions::default()));
+        (whole, pieces)
+    };
+    let refused = |bytes: &[u8], why: &str| {
+        let (whole, pieces) = both(bytes);
+        let error = whole.expect_err(why);
+        assert_eq!(error.code, ErrorCode::InvalidIpc, "{why}: {error}");
+        for piece in pieces {
+            let error = piece.expect_err(why);
+            assert_eq!(
+                error.code,
+                ErrorCode::InvalidIpc,
+                "{why}, in pieces: {error}"
+            );
+        }
+    };
+    let empty_schema = Schema::empty();
+    refused(
+        &with_header(file_with(&three(), &[]), &empty_schema),
+        "no fields, three in the footer",
+    );
+    let floats = Schema::new(
+        ["a", "b", "c"]
+            .map(|n| Field::new(n, arrow_schema::DataType::Float32, true))
+            .to_vec(),
+    );
+    refused(
+        &with_header(file_with(&three(), &[]), &floats),
+        "another type in the footer",
+    );
+    // The footer lists the first of two batches only.
+    let batches = vec![batch(1), batch(2)];
+    let good = file_of(&batches);
+    let one = file_of(&batches[..1]);
+    let footer_of = |bytes: &[u8]| {
+        let n = bytes.len();
+        let len = u32::from_le_bytes(bytes[n - 10..n - 6].try_into().unwrap()) as usize;
+        bytes[n - 10 - len..].to_vec()
+    };
+    let mut fewer = good[..good.len() - footer_of(&good).len()].to_vec();
+    let footer = footer_of(&one);
+    fewer.extend(footer);
+    refused(&fewer, "a footer listing one of two batches");
+    // Cut short anywhere: no footer, refused both ways.
+    for end in (0..good.len() - 1).step_by(17) {
+        refused(&good[..end], &format!("a file cut at {end}"));
+    }
+    // The good file: the same batches both ways.
+    let (whole, pieces) = both(&good);
+    let whole = whole.unwrap();
+    for piece in pieces {
+        assert_eq!(piece.unwrap().0.len(), whole.batches.len());
+    }
+}
+
 /// The stream reader keeps what it read between pieces (its dictionaries, its schema)
 /// instead of reading the schema and every dictionary again for each batch (quadratic in
 /// the number of messages before): a stream of many batches, each sending a dictionary

@@ -251,3 +251,58 @@ fn sorts_past_one_tile_or_three_keys_run_as_split_passes() {
         assert_eq!(read_u32(&perm), expected(count), "{count} keys");
     }
 }
+
+/// A read copies only the texels of the rows asked (issue 37: `readValue(10, 20)` of a 100k
+/// row result read back 32 kB, a texture row): ten rows of a one-lane column are 40 bytes,
+/// rows across texel rows and tiles (64-texel textures) read back their texels alone, and
+/// every range reads the values a whole read does.
+#[test]
+fn a_read_copies_only_the_texels_of_its_rows() {
+    use gputable::evaluator::read_value;
+    let devices = [
+        (pollster::block_on(WebGl::fresh()), 100_000u32),
+        (pollster::block_on(WebGlTiled::fresh()), 3 * 4096 + 77),
+    ];
+    for (device, n) in devices {
+        let counters = device.core().counters.clone();
+        for size in [1u32, 2, 6] {
+            let values: Vec<f32> = (0..n * size).map(|i| i as f32).collect();
+            let x = ir::binary(Add, &f32s(&values, size), &lit(&[0.5])).unwrap();
+            evaluate_blocking(&device, std::slice::from_ref(&x)).unwrap();
+            let whole = read_value(&x, None, None).unwrap();
+            // A texel holds one lane of a one-lane column, four of a wider one.
+            let texel_bytes = match size {
+                1 => 4,
+                _ => 16 * (size as u64).div_ceil(4),
+            };
+            let width = device.layout.width();
+            for (start, end) in [
+                (10, 20),
+                (width - 3, width + 5),
+                (0, 3 * width + 1),
+                (4090, 4110),
+                (n - 7, n),
+            ] {
+                let before = counters.stats().readback_bytes;
+                let part = read_value(&x, Some(start as f64), Some(end as f64)).unwrap();
+                let read = counters.stats().readback_bytes - before;
+                assert_eq!(
+                    read,
+                    (end - start) as u64 * texel_bytes,
+                    "rows {start}..{end} of {size} lanes"
+                );
+                let lanes = |c: &ColumnData| match c {
+                    ColumnData::F32(v) => v.clone(),
+                    _ => unreachable!(),
+                };
+                let expected =
+                    lanes(&whole)[(start * size) as usize..(end * size) as usize].to_vec();
+                assert_eq!(
+                    lanes(&part),
+                    expected,
+                    "rows {start}..{end} of {size} lanes"
+                );
+            }
+        }
+    }
+}

@@ -96,7 +96,7 @@ async fn run<B: Backend>(
         .map(|r| r.check_alive().map(|_| r))
         .collect::<Result<Vec<_>>>()?
         .into_iter()
-        .filter(|r| !r.is_evaluated() && seen.insert(r.id))
+        .filter(|r| !r.has_output() && seen.insert(r.id))
         .cloned()
         .collect();
     if pending.is_empty() {
@@ -147,6 +147,7 @@ async fn run<B: Backend>(
         // A root destroyed while it was computed keeps nothing.
         root.check_alive()?;
         root.add_output(outputs[&root.id].clone());
+        root.materialize_on(core.id);
     }
     Ok(Some(schedule))
 }
@@ -284,10 +285,12 @@ pub async fn read_rows(output: &Output, start: u32, end: u32) -> Result<ColumnDa
 }
 
 /// Puts a node's output on `device` now, copied once (later calls find the copy), and with
-/// `only` drops every other copy (a table loaded onto a GPU device keeps no host copy).
+/// `only` drops every other copy (a table loaded onto a GPU device keeps no host copy). The
+/// device holds the materialized output after (api.md's `evaluated` and `device`).
 pub async fn put_on<B: Backend>(device: &B, node: &NodeRef, only: bool) -> Result<()> {
     node.check_alive()?;
-    let home = match node.output_on(device.core().id) {
+    let id = device.core().id;
+    let home = match node.output_on(id) {
         Some(output) => output,
         None => leaf_home(node)?,
     };
@@ -295,6 +298,7 @@ pub async fn put_on<B: Backend>(device: &B, node: &NodeRef, only: bool) -> Resul
         if only {
             node.replace_outputs(home);
         }
+        node.materialize_on(id);
         return Ok(());
     }
     if let Some(budget) = device.core().allowed_mem.get() {
@@ -304,7 +308,9 @@ pub async fn put_on<B: Backend>(device: &B, node: &NodeRef, only: bool) -> Resul
             .map(|c| device.value_bytes(c.dtype, c.size, c.rows))
             .sum();
         if bytes.saturating_mul(2) > budget {
-            // Larger than half of allowedMem: it stays on the host, streamed when read.
+            // Larger than half of allowedMem: it stays on the host, streamed when read, as
+            // an output that large is when the device computes it.
+            node.materialize_on(id);
             return Ok(());
         }
     }
@@ -338,12 +344,13 @@ pub async fn put_on<B: Backend>(device: &B, node: &NodeRef, only: bool) -> Resul
     copied?;
     finished?;
     node.check_alive()?;
-    let copy = Output::new(device.core().id, copies);
+    let copy = Output::new(id, copies);
     if only {
         node.replace_outputs(copy);
     } else {
         node.add_output(copy);
     }
+    node.materialize_on(id);
     Ok(())
 }
 

@@ -185,6 +185,7 @@ impl<B: Backend> Run<'_, B> {
         let copy = Output::new(device.core().id, chunks);
         if !leaf.is_destroyed() {
             leaf.add_output(copy.clone());
+            leaf.materialize_copy_on(device.core().id);
         }
         Ok(copy)
     }

@@ -83,8 +83,12 @@ impl Transfers for GlDevice {
         let gl = gl_value(value)?;
         let layout = self.layout;
         let size = value.size as usize;
-        let channels = plane_channels(value.size) as u64;
+        let channels = plane_channels(value.size) as usize;
+        let texel_bytes = channels as u64 * 4;
         let tile_rows = layout.tile_rows();
+        // Rows per piece: a read holds at most about READ_PIECE_BYTES at once.
+        let planes = planes(value.size) as u64;
+        let piece = (READ_PIECE_BYTES / (texel_bytes * planes)).clamp(1, u32::MAX as u64) as u32;
         let mut row = start;
         while row < end {
             let tile = row / tile_rows;
@@ -94,54 +98,54 @@ impl Transfers for GlDevice {
                 .get(tile as usize)
                 .filter(|textures| !textures.is_empty())
                 .ok_or_else(|| internal("a read past a value's tiles"))?;
-            // Values too wide to sample at once have narrower textures.
-            let width = textures[0].width() as u64;
-            let row_bytes = width * channels * 4;
-            // Texel rows per piece: a read holds at most about READ_PIECE_BYTES at once.
-            let piece = (READ_PIECE_BYTES / (row_bytes * textures.len() as u64)).max(1);
             let first = row - base;
-            let y0 = first as u64 / width;
-            let last = ((y0 + piece) * width)
-                .min((end - base) as u64)
-                .min(tile_rows as u64) as u32;
-            // Texel rows holding rows first..last of this tile (one texel per row).
-            let y1 = (last as u64).div_ceil(width);
-            let plane_bytes = (y1 - y0) * row_bytes;
+            let last = (end - base).min(tile_rows).min(first.saturating_add(piece));
+            // Only the texels of rows first..last: their texel rows' parts (values too wide to
+            // sample at once have narrower textures).
+            let spans = texel_spans(first, last, textures[0].width());
+            let plane_bytes = (last - first) as u64 * texel_bytes;
+            let total = plane_bytes * textures.len() as u64;
             let staging = self.take_buffer(
-                plane_bytes * textures.len() as u64,
+                total,
                 wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
                 &Home::Pool,
             )?;
             let mut encoder = self.device.create_command_encoder(&Default::default());
             for (p, texture) in textures.iter().enumerate() {
-                encoder.copy_texture_to_buffer(
-                    wgpu::TexelCopyTextureInfo {
-                        texture,
-                        mip_level: 0,
-                        origin: wgpu::Origin3d {
-                            x: 0,
-                            y: y0 as u32,
-                            z: 0,
+                let mut offset = p as u64 * plane_bytes;
+                for span in &spans {
+                    encoder.copy_texture_to_buffer(
+                        wgpu::TexelCopyTextureInfo {
+                            texture,
+                            mip_level: 0,
+                            origin: wgpu::Origin3d {
+                                x: span.x,
+                                y: span.y,
+                                z: 0,
+                            },
+                            aspect: wgpu::TextureAspect::All,
                         },
-                        aspect: wgpu::TextureAspect::All,
-                    },
-                    wgpu::TexelCopyBufferInfo {
-                        buffer: &staging,
-                        layout: wgpu::TexelCopyBufferLayout {
-                            offset: p as u64 * plane_bytes,
-                            bytes_per_row: Some(row_bytes as u32),
-                            rows_per_image: None,
+                        wgpu::TexelCopyBufferInfo {
+                            buffer: &staging,
+                            layout: wgpu::TexelCopyBufferLayout {
+                                offset,
+                                // Full texel rows are at least 256 bytes, as copies of several
+                                // rows need; a part of a row is copied alone.
+                                bytes_per_row: (span.height > 1)
+                                    .then_some(span.width * texel_bytes as u32),
+                                rows_per_image: None,
+                            },
                         },
-                    },
-                    wgpu::Extent3d {
-                        width: width as u32,
-                        height: (y1 - y0) as u32,
-                        depth_or_array_layers: 1,
-                    },
-                );
+                        wgpu::Extent3d {
+                            width: span.width,
+                            height: span.height,
+                            depth_or_array_layers: 1,
+                        },
+                    );
+                    offset += span.width as u64 * span.height as u64 * texel_bytes;
+                }
             }
             self.queue.submit([encoder.finish()]);
-            let total = plane_bytes * textures.len() as u64;
             let slice = staging.slice(..total);
             map_read(&self.device, &slice, &self.core.lost, Completion::Polled).await?;
             let count = (last - first) as usize;
@@ -150,15 +154,13 @@ impl Transfers for GlDevice {
                 let view = slice
                     .get_mapped_range()
                     .map_err(|e| internal(format!("readback mapping failed: {e}")))?;
-                // Texel of row `first` in the copied texel rows.
-                let skip = (first as u64 - y0 * width) as usize;
                 if channels == 1 {
-                    words.extend_from_slice(&view[skip * 4..(skip + count) * 4]);
+                    words.extend_from_slice(&view[..count * 4]);
                 } else {
-                    for local in skip..skip + count {
+                    for local in 0..count {
                         for lane in 0..size {
                             let at = (lane / 4) * plane_bytes as usize
-                                + (local * channels as usize + lane % 4) * 4;
+                                + (local * channels + lane % 4) * 4;
                             words.extend_from_slice(&view[at..at + 4]);
                         }
                     }
@@ -171,4 +173,49 @@ impl Transfers for GlDevice {
         }
         Ok(())
     }
+}
+
+/// A rectangle of texels one copy reads.
+struct Span {
+    x: u32,
+    y: u32,
+    width: u32,
+    height: u32,
+}
+
+/// The texels of rows `first..last` of a tile whose textures are `width` texels wide (a
+/// texel per row, rows along texel rows), in row order: the rest of the first texel row, the
+/// full texel rows, then the start of the last.
+fn texel_spans(first: u32, last: u32, width: u32) -> Vec<Span> {
+    let mut spans = Vec::with_capacity(3);
+    let mut at = first;
+    if at % width != 0 && at < last {
+        let end = last.min((at / width + 1) * width);
+        spans.push(Span {
+            x: at % width,
+            y: at / width,
+            width: end - at,
+            height: 1,
+        });
+        at = end;
+    }
+    let full = (last - at) / width;
+    if full > 0 {
+        spans.push(Span {
+            x: 0,
+            y: at / width,
+            width,
+            height: full,
+        });
+        at += full * width;
+    }
+    if at < last {
+        spans.push(Span {
+            x: 0,
+            y: at / width,
+            width: last - at,
+            height: 1,
+        });
+    }
+    spans
 }

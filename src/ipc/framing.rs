@@ -2,8 +2,9 @@
 //! metadata verified by flatbuffers, its metadata and body inside the input, its buffers
 //! inside its body, its value counts capped for 32-bit arithmetic.
 
-use arrow_ipc::{Block, Message, Schema};
+use arrow_ipc::{Block, Field, Footer, Message, MessageHeader, Schema};
 
+use super::schema::describe;
 use super::{invalid_ipc, FILE_MAGIC};
 use crate::error::{GpuTableError, Result};
 
@@ -30,8 +31,8 @@ fn end_within(start: usize, len: usize, limit: usize) -> Option<usize> {
 pub enum Located<'a> {
     /// A whole message, and where the next one begins.
     Message(Framed<'a>, usize),
-    /// The end-of-stream marker.
-    End,
+    /// The end-of-stream marker, and where what follows it begins.
+    End(usize),
     /// Part of a message: the rest has not arrived (or, in a whole input, is missing).
     Short(Missing),
 }
@@ -80,7 +81,7 @@ pub fn locate(bytes: &[u8], mut at: usize) -> Result<Located<'_>> {
         at += 4;
     }
     if length == 0 {
-        return Ok(Located::End);
+        return Ok(Located::End(at));
     }
     let length =
         i32::try_from(length).map_err(|_| invalid_ipc("negative metadata length"))? as usize;
@@ -153,7 +154,7 @@ fn check_batch(message: &Message, body: usize) -> Result<()> {
 fn message_at(bytes: &[u8], at: usize) -> Result<Option<(Framed<'_>, usize)>> {
     match locate(bytes, at)? {
         Located::Message(framed, next) => Ok(Some((framed, next))),
-        Located::End => Ok(None),
+        Located::End(_) => Ok(None),
         Located::Short(missing) => Err(missing.error()),
     }
 }
@@ -182,20 +183,13 @@ pub fn stream(bytes: &[u8]) -> Result<(Schema<'_>, Vec<Framed<'_>>)> {
 /// A file's schema and its dictionary and record batch messages, as its footer lists them.
 pub fn file(bytes: &[u8]) -> Result<(Schema<'_>, Vec<Framed<'_>>)> {
     // Magic (padded to 8), stream, footer, footer length (4), magic (6).
-    let n = bytes.len();
-    if n < 8 + 10 || !bytes.ends_with(FILE_MAGIC) {
-        return Err(invalid_ipc("an Arrow file must end with the ARROW1 magic"));
-    }
-    let footer_len = read_u32(bytes, n - 10).ok_or_else(|| invalid_ipc("truncated file"))?;
-    let footer_start = (n - 10)
-        .checked_sub(footer_len as usize)
-        .filter(|&s| s >= 8)
-        .ok_or_else(|| invalid_ipc("the footer length exceeds the file"))?;
-    let footer = arrow_ipc::root_as_footer(&bytes[footer_start..n - 10])
-        .map_err(|e| invalid_ipc(format!("corrupt footer: {e}")))?;
+    let (footer, footer_start) = footer_at_end(bytes, 8)?;
     let schema = footer
         .schema()
         .ok_or_else(|| invalid_ipc("a file footer without a schema"))?;
+    if let Some(stream) = stream_section(&bytes[..footer_start])? {
+        stream.check(&footer)?;
+    }
     let blocks = (footer.dictionaries().into_iter().flatten())
         .chain(footer.recordBatches().into_iter().flatten());
     let mut messages = Vec::new();
@@ -203,6 +197,131 @@ pub fn file(bytes: &[u8]) -> Result<(Schema<'_>, Vec<Framed<'_>>)> {
         messages.push(block_message(bytes, block, footer_start)?);
     }
     Ok((schema, messages))
+}
+
+/// The footer of a file (or of its bytes from `least` on: `least` bytes come before the
+/// footer at least), and where it starts.
+pub fn footer_at_end(bytes: &[u8], least: usize) -> Result<(Footer<'_>, usize)> {
+    let n = bytes.len();
+    if n < least + 10 || !bytes.ends_with(FILE_MAGIC) {
+        return Err(invalid_ipc("an Arrow file must end with the ARROW1 magic"));
+    }
+    let footer_len = read_u32(bytes, n - 10).ok_or_else(|| invalid_ipc("truncated file"))?;
+    let footer_start = (n - 10)
+        .checked_sub(footer_len as usize)
+        .filter(|&s| s >= least)
+        .ok_or_else(|| invalid_ipc("the footer length exceeds the file"))?;
+    let footer = arrow_ipc::root_as_footer(&bytes[footer_start..n - 10])
+        .map_err(|e| invalid_ipc(format!("corrupt footer: {e}")))?;
+    Ok((footer, footer_start))
+}
+
+/// What a file's messages (after its magic) hold where they start with a schema: what its
+/// footer must agree with, so that a file read whole and one read in pieces (which decodes
+/// the messages as they arrive) give the same table.
+pub struct StreamSection<'a> {
+    pub schema: Schema<'a>,
+    /// Where each dictionary batch and record batch message starts in the file, in order.
+    pub dictionaries: Vec<i64>,
+    pub batches: Vec<i64>,
+}
+
+impl StreamSection<'_> {
+    /// `INVALID_IPC` unless `footer` holds the same schema and lists these batches, in order.
+    pub fn check(&self, footer: &Footer) -> Result<()> {
+        let footer_schema = footer
+            .schema()
+            .ok_or_else(|| invalid_ipc("a file footer without a schema"))?;
+        if !same_fields(self.schema, footer_schema) {
+            return Err(invalid_ipc(
+                "the file's footer and its messages hold different schemas",
+            ));
+        }
+        let offsets = |blocks: Option<flatbuffers::Vector<'_, Block>>| -> Vec<i64> {
+            blocks.iter().flatten().map(|b| b.offset()).collect()
+        };
+        if offsets(footer.dictionaries()) != self.dictionaries
+            || offsets(footer.recordBatches()) != self.batches
+        {
+            return Err(invalid_ipc(
+                "the file's footer lists other batches than its messages hold",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A file's messages from its magic to its end marker (`bytes` ends where its footer
+/// starts), where the first is a schema; `None` where its schema is only in its footer.
+fn stream_section(bytes: &[u8]) -> Result<Option<StreamSection<'_>>> {
+    // Padding after the magic (see `StreamReader` on why no message starts with a zero).
+    let mut at = 8 + bytes
+        .get(8..)
+        .unwrap_or_default()
+        .iter()
+        .take_while(|&&b| b == 0)
+        .count();
+    let Some((first, next)) = message_at(bytes, at)? else {
+        return Ok(None);
+    };
+    let Some(schema) = first.message.header_as_schema() else {
+        return Ok(None);
+    };
+    let mut section = StreamSection {
+        schema,
+        dictionaries: Vec::new(),
+        batches: Vec::new(),
+    };
+    at = next;
+    while let Some((framed, next)) = message_at(bytes, at)? {
+        section.record(framed.message.header_type(), at)?;
+        at = next;
+    }
+    Ok(Some(section))
+}
+
+impl StreamSection<'_> {
+    /// Records the message of type `header` that starts at `at` in the file.
+    pub fn record(&mut self, header: MessageHeader, at: usize) -> Result<()> {
+        let at = at as i64;
+        match header {
+            MessageHeader::DictionaryBatch => self.dictionaries.push(at),
+            MessageHeader::RecordBatch => self.batches.push(at),
+            MessageHeader::Schema => return Err(invalid_ipc("a second schema in one stream")),
+            _ => {
+                return Err(invalid_ipc(
+                    "an IPC message that is not a schema, dictionary or batch",
+                ))
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether two schemas hold the same fields: names, types, nullability, dictionaries and
+/// children, in order.
+fn same_fields(a: Schema, b: Schema) -> bool {
+    let (a, b) = (a.fields(), b.fields());
+    let count = |f: Option<flatbuffers::Vector<'_, flatbuffers::ForwardsUOffset<Field<'_>>>>| {
+        f.map_or(0, |f| f.len())
+    };
+    count(a) == count(b)
+        && a.iter()
+            .flatten()
+            .zip(b.iter().flatten())
+            .all(|(x, y)| same_field(x, y))
+}
+
+fn same_field(a: Field, b: Field) -> bool {
+    let children = |f: &Field| f.children().map_or(0, |c| c.len());
+    a.name() == b.name()
+        && a.nullable() == b.nullable()
+        && describe(&a) == describe(&b)
+        && a.dictionary().map(|d| d.id()) == b.dictionary().map(|d| d.id())
+        && children(&a) == children(&b)
+        && (a.children().iter().flatten())
+            .zip(b.children().iter().flatten())
+            .all(|(x, y)| same_field(x, y))
 }
 
 fn block_message<'a>(bytes: &'a [u8], block: &Block, footer_start: usize) -> Result<Framed<'a>> {

@@ -141,7 +141,7 @@ pub fn index_type(field: &Field) -> Option<Scalar> {
 
 /// The field's Arrow type much as arrow-rs prints it, for messages and the `arrowType`
 /// metadata.
-fn describe(field: &Field) -> String {
+pub fn describe(field: &Field) -> String {
     if let Some(index) = index_type(field) {
         return format!("Dictionary({}, {})", index.name(), describe_values(field));
     }

@@ -3,11 +3,12 @@
 //! one message being received, never the whole input. Files stream too when their messages
 //! after the magic start with the schema (arrow-rs writes it there; the footer after the end
 //! marker is skipped); a file whose schema is only in its footer (apache-arrow JS writes
-//! those) is held whole and decoded when it ends, batches or none.
+//! those) is held whole and decoded when it ends, batches or none. A streamed file's footer
+//! must agree with the messages read (`framing::StreamSection`), as a whole read checks.
 
 use arrow_ipc::MessageHeader;
 
-use super::framing::{self, Framed, Located};
+use super::framing::{self, Framed, Located, StreamSection};
 use super::read::Decoder;
 use super::{invalid_ipc, read_ipc, FieldInfo, IpcColumn, ReadOptions, FILE_MAGIC};
 use crate::column::try_append;
@@ -18,6 +19,13 @@ pub struct StreamReader {
     /// Bytes received and not yet decoded, from `at` on: the start of the next message.
     pending: Vec<u8>,
     at: usize,
+    /// Where `pending` starts in the input.
+    base: usize,
+    /// Where each dictionary and record batch message of a file started, for its footer.
+    dictionaries: Vec<i64>,
+    batches: Vec<i64>,
+    /// What follows a file's end marker: its footer.
+    tail: Vec<u8>,
     /// How long `pending` must grow before its next message can be whole: a large body
     /// arriving in many pieces is not framed again at each.
     awaiting: usize,
@@ -42,6 +50,10 @@ impl StreamReader {
             options,
             pending: Vec::new(),
             at: 0,
+            base: 0,
+            dictionaries: Vec::new(),
+            batches: Vec::new(),
+            tail: Vec::new(),
             awaiting: 0,
             started: false,
             file: false,
@@ -61,6 +73,9 @@ impl StreamReader {
     pub fn push(&mut self, bytes: &[u8]) -> Result<Vec<Vec<IpcColumn>>> {
         if let Some(file) = self.file_bytes.as_mut() {
             try_append(file, bytes)?;
+        }
+        if self.ended && self.file {
+            try_append(&mut self.tail, bytes)?;
         }
         if self.ended || self.whole_file {
             return Ok(Vec::new());
@@ -87,6 +102,7 @@ impl StreamReader {
         // Once per push, not per message: each byte received moves at most once.
         let decoded = self.at.min(self.pending.len());
         self.pending.drain(..decoded);
+        self.base += decoded;
         self.awaiting = self.awaiting.saturating_sub(decoded);
         self.at = 0;
         batches
@@ -110,11 +126,15 @@ impl StreamReader {
                     self.awaiting = missing.until();
                     break;
                 }
-                Located::End => {
+                Located::End(next) => {
                     self.ended = true;
+                    if self.file {
+                        try_append(&mut self.tail, self.pending.get(next..).unwrap_or_default())?;
+                    }
                     self.at = self.pending.len();
                 }
                 Located::Message(framed, next) => {
+                    let (header, start) = (framed.message.header_type(), self.base + self.at);
                     let batch = decode(
                         framed,
                         &mut self.schema,
@@ -122,6 +142,13 @@ impl StreamReader {
                         self.file,
                         &self.options,
                     )?;
+                    if self.file && header != MessageHeader::Schema {
+                        match header {
+                            MessageHeader::DictionaryBatch => &mut self.dictionaries,
+                            _ => &mut self.batches,
+                        }
+                        .push(start as i64);
+                    }
                     match batch {
                         Decoded::Batch(columns) => batches.push(columns),
                         Decoded::Kept => {}
@@ -150,10 +177,28 @@ impl StreamReader {
                 self.pending.len() - self.at
             )));
         }
-        match &self.schema {
-            Some((_, decoder)) => Ok((decoder.fields.clone(), Vec::new())),
-            None => Err(invalid_ipc("the input ended before its schema")),
+        let Some((metadata, decoder)) = &self.schema else {
+            return Err(invalid_ipc("the input ended before its schema"));
+        };
+        if self.file {
+            if !self.ended {
+                return Err(invalid_ipc(
+                    "the file ended before its end marker and footer",
+                ));
+            }
+            let (footer, _) = framing::footer_at_end(&self.tail, 0)?;
+            let schema = arrow_ipc::root_as_message(metadata)
+                .ok()
+                .and_then(|message| message.header_as_schema())
+                .ok_or_else(|| invalid_ipc("a schema message without its schema"))?;
+            let section = StreamSection {
+                schema,
+                dictionaries: std::mem::take(&mut self.dictionaries),
+                batches: std::mem::take(&mut self.batches),
+            };
+            section.check(&footer)?;
         }
+        Ok((decoder.fields.clone(), Vec::new()))
     }
 }
 

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::dtype::DType;
 use crate::error::{ErrorCode, GpuTableError, Result};
-use crate::value::{DeviceId, Output};
+use crate::value::{DeviceId, Output, HOST};
 
 mod chunked;
 mod ops;
@@ -274,6 +274,11 @@ struct NodeState {
     /// The output on each device it is on; the first is where it was computed or loaded,
     /// the others are copies made when another device read it.
     outputs: Vec<Output>,
+    /// The device holding the evaluator's materialized output (api.md's `evaluated` and
+    /// `device`): where it was last evaluated, or a device an input was copied to for a
+    /// graph. User data in host memory is not one: a source is materialized once evaluated
+    /// or uploaded.
+    materialized: Option<DeviceId>,
     destroyed: bool,
 }
 
@@ -331,6 +336,7 @@ impl Node {
             offsets: std::cell::OnceCell::new(),
             input_offsets: std::cell::OnceCell::new(),
             state: RefCell::new(NodeState {
+                materialized: output.as_ref().map(|o| o.device).filter(|&d| d != HOST),
                 outputs: output.into_iter().collect(),
                 destroyed: false,
             }),
@@ -373,6 +379,22 @@ impl Node {
         drop(old);
     }
 
+    /// The device holding the materialized output, if one does (see `NodeState`).
+    pub fn materialized_on(&self) -> Option<DeviceId> {
+        self.state.borrow().materialized
+    }
+
+    /// Records that `device` holds the output now (it was evaluated or put there).
+    pub fn materialize_on(&self, device: DeviceId) {
+        self.state.borrow_mut().materialized = Some(device);
+    }
+
+    /// Records that `device` holds a copy an evaluation made of this input, unless another
+    /// device already holds the materialized output.
+    pub fn materialize_copy_on(&self, device: DeviceId) {
+        self.state.borrow_mut().materialized.get_or_insert(device);
+    }
+
     pub fn is_destroyed(&self) -> bool {
         self.state.borrow().destroyed
     }
@@ -381,7 +403,9 @@ impl Node {
         self.op == Op::Source
     }
 
-    pub fn is_evaluated(&self) -> bool {
+    /// Whether the node has data anywhere (a source's, or a computed output): planning
+    /// reads it rather than computing it.
+    pub fn has_output(&self) -> bool {
         !self.state.borrow().outputs.is_empty()
     }
 
@@ -412,17 +436,30 @@ impl Node {
         let old = {
             let mut state = self.state.borrow_mut();
             state.destroyed = true;
+            state.materialized = None;
             std::mem::take(&mut state.outputs)
         };
         drop(old);
     }
 
-    /// Drops a computed output so it is recomputed on demand; sources keep their data.
+    /// Drops a computed output so it is recomputed on demand. A source keeps its data: the
+    /// copies made of user data in host memory are dropped, but data only a device holds
+    /// (a table loaded there) stays.
     pub fn release_output(&self) {
-        if !self.is_source() {
-            let old = std::mem::take(&mut self.state.borrow_mut().outputs);
-            drop(old);
-        }
+        let old = {
+            let mut state = self.state.borrow_mut();
+            let keeps_data = self.is_source() && !state.outputs.iter().any(|o| o.device == HOST);
+            if keeps_data {
+                return;
+            }
+            state.materialized = None;
+            let (host, copies): (Vec<Output>, Vec<Output>) = std::mem::take(&mut state.outputs)
+                .into_iter()
+                .partition(|o| o.device == HOST && self.is_source());
+            state.outputs = host;
+            copies
+        };
+        drop(old);
     }
 
     pub fn check_alive(&self) -> Result<()> {
@@ -476,7 +513,7 @@ pub fn chunk_offsets(chunks: &[u32]) -> Vec<u64> {
 
 /// Every node reachable from `roots`, inputs before consumers, each once.
 pub fn topological_order(roots: &[NodeRef]) -> Vec<NodeRef> {
-    topological_order_with(roots, &|n: &NodeRef| n.is_evaluated())
+    topological_order_with(roots, &|n: &NodeRef| n.has_output())
 }
 
 /// `topological_order`, where `is_leaf` says which nodes' inputs are not needed.

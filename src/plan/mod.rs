@@ -126,7 +126,7 @@ pub fn plan_with(roots: &[NodeRef], options: &PlanOptions) -> Result<Plan> {
     let root_ids: HashSet<u64> = roots.iter().map(|r| r.id).collect();
     let replan = options.replan_roots;
     let cached =
-        |n: &NodeRef| n.is_evaluated() && !(replan && root_ids.contains(&n.id) && !n.is_source());
+        |n: &NodeRef| n.has_output() && !(replan && root_ids.contains(&n.id) && !n.is_source());
     let order = topological_order_with(roots, &cached);
     for node in &order {
         node.check_alive()?;

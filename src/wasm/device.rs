@@ -154,7 +154,7 @@ impl Device {
     pub fn evaluate(&self, roots: &EvaluatorList) -> js_sys::Promise {
         let (device, roots) = (self.inner.clone(), roots.nodes.clone());
         wasm_bindgen_futures::future_to_promise(async move {
-            with_device!(&device, d => engine::evaluate(d, &roots).await).map_err(to_js)?;
+            with_device!(&device, d => evaluator::evaluate_on(d, &roots).await).map_err(to_js)?;
             Ok(JsValue::UNDEFINED)
         })
     }
@@ -168,7 +168,7 @@ impl Device {
                 self.kind()
             )));
         };
-        engine::now(engine::evaluate(device, &roots.nodes))
+        engine::now(evaluator::evaluate_on(device, &roots.nodes))
             .and_then(|r| r)
             .map_err(to_js)
     }

@@ -155,7 +155,7 @@ impl IpcWriter {
         self.columns.iter().all(|(_, _, data, validity)| {
             data.iter()
                 .chain(validity)
-                .all(|n| n.host_output().is_some() || !n.is_evaluated())
+                .all(|n| n.host_output().is_some() || !n.has_output())
         })
     }
     /// The IPC stream bytes; every column must be evaluated. Columns on a GPU device are read

@@ -161,9 +161,10 @@ impl Evaluator {
     pub fn is_constant(&self) -> bool {
         self.node.meta.constant
     }
+    /// Whether a device holds the materialized output (user data in host memory is not one).
     #[wasm_bindgen(getter)]
     pub fn evaluated(&self) -> bool {
-        self.node.is_evaluated()
+        self.node.materialized_on().is_some()
     }
     #[wasm_bindgen(getter)]
     pub fn destroyed(&self) -> bool {
@@ -173,10 +174,10 @@ impl Evaluator {
     pub fn id(&self) -> f64 {
         self.node.id as f64
     }
-    /// The device the output was computed on or moved to (0: host memory of no device).
+    /// The device holding the materialized output: where it was last evaluated.
     #[wasm_bindgen(getter, js_name = deviceId)]
     pub fn device_id(&self) -> Option<u32> {
-        self.node.home().map(|v| v.device)
+        self.node.materialized_on()
     }
 
     /// Whether the output is in host memory (which every CPU device reads in place).

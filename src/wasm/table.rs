@@ -286,7 +286,7 @@ impl BatchModel {
         Ok(batch
             .nodes()?
             .into_iter()
-            .filter(|n| n.is_evaluated())
+            .filter(|n| n.has_output())
             .collect())
     }
     pub fn destroy(&self) {

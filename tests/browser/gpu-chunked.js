@@ -188,34 +188,41 @@ export async function chunkedChecks(gt, device) {
   return runChecks(checks);
 }
 
-/** A device of `type` with `allowedMem`: a column 8 x larger streams through within it. */
+/**
+ * A device of `type` with `allowedMem`: a column 8 x larger streams through within it, a
+ * chunk at a time, or cut into row ranges where a chunk's task does not fit; a budget no
+ * row fits is refused before any kernel runs.
+ */
 export async function budgetCheck(gt, type) {
   const rows = 32_768;
   const values = Float32Array.from({length: rows * 8}, (_, i) => i);
   const build = () => gt.add(gt.sqrt(gt.GPUTableEvaluator.fromArray(values, {chunks: rows})), 1);
-  const allowed = 3 * rows * 4 + 65_536;
-  const device = await gt.createDevice({type, allowedMem: allowed});
-  try {
-    device.resetPeak();
-    const kernels = device.stats.kernels;
-    const streamed = build();
-    await streamed.evaluate(device);
-    if (device.stats.kernels < kernels + 8) return 'the chunks did not run on the device';
-    if (device.memory.peakBytes > allowed) return `peak ${device.memory.peakBytes} over allowedMem ${allowed}`;
-    const got = await streamed.readValue();
-    const wrong = got.findIndex((v, i) => Math.abs(v - (Math.sqrt(i) + 1)) > 1e-6 * (Math.sqrt(i) + 1));
-    if (wrong >= 0) return `value ${wrong}: ${got[wrong]}`;
-    const tight = await gt.createDevice({type, allowedMem: 100_000});
+  for (const allowed of [3 * rows * 4 + 65_536, 2 * rows * 4 + 65_536]) {
+    const device = await gt.createDevice({type, allowedMem: allowed});
     try {
-      await build().evaluate(tight);
-      return 'a task over allowedMem ran';
-    } catch (error) {
-      if (error.code !== 'LIMIT_EXCEEDED') return `${error.code}: ${error.message}`;
+      device.resetPeak();
+      const kernels = device.stats.kernels;
+      const streamed = build();
+      await streamed.evaluate(device);
+      if (device.stats.kernels < kernels + 8) return 'the chunks did not run on the device';
+      if (device.memory.peakBytes > allowed) return `peak ${device.memory.peakBytes} over allowedMem ${allowed}`;
+      const got = await streamed.readValue();
+      const wrong = got.findIndex((v, i) => Math.abs(v - (Math.sqrt(i) + 1)) > 1e-6 * (Math.sqrt(i) + 1));
+      if (wrong >= 0) return `value ${wrong} under ${allowed}: ${got[wrong]}`;
     } finally {
-      tight.destroy();
+      device.destroy();
     }
-    return null;
-  } finally {
-    device.destroy();
   }
+  const tiny = await gt.createDevice({type, allowedMem: 65_536});
+  const kernels = tiny.stats.kernels;
+  try {
+    await build().evaluate(tiny);
+    return 'a task over allowedMem ran';
+  } catch (error) {
+    if (error.code !== 'LIMIT_EXCEEDED') return `${error.code}: ${error.message}`;
+    if (tiny.stats.kernels !== kernels) return 'kernels ran before the refusal';
+  } finally {
+    tiny.destroy();
+  }
+  return null;
 }

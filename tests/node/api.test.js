@@ -218,6 +218,39 @@ test('explain shows fused passes; cleanEvaluate releases intermediates', async (
   assert.deepEqual(await e.readValue(), new Float32Array([1, Math.fround(Math.sqrt(3))]));
 });
 
+// api.md: `evaluated` is true exactly while the evaluator holds a materialized output, and
+// `device` is then its device. Issue 37: a fromArray source was evaluated with device null,
+// and stayed evaluated after cleanEvaluate released it.
+test('evaluated and device: a source is evaluated once evaluated, and not after cleanEvaluate releases it', async () => {
+  const cpu = await gt.createDevice();
+  const x = E.fromArray(new Float32Array([1, 4, 9]));
+  assert.deepEqual([x.evaluated, x.device], [false, null], 'user data is not a materialized output');
+  const r = gt.add(x, 1);
+  assert.deepEqual([r.evaluated, r.device], [false, null]);
+  await r.evaluate(cpu);
+  assert.deepEqual([r.evaluated, r.device], [true, cpu]);
+  assert.deepEqual([x.evaluated, x.device], [false, null], 'a CPU graph reads its input in place');
+  await x.evaluate(cpu);
+  assert.deepEqual([x.evaluated, x.device], [true, cpu]);
+  const inner = gt.sqrt(x);
+  const outer = gt.add(inner, 1);
+  await inner.evaluate(cpu);
+  assert.deepEqual([inner.evaluated, inner.device], [true, cpu]);
+  await gt.cleanEvaluate(cpu, outer);
+  assert.deepEqual([outer.evaluated, outer.device], [true, cpu]);
+  assert.deepEqual([inner.evaluated, inner.device], [false, null], 'released by cleanEvaluate');
+  assert.deepEqual([x.evaluated, x.device], [false, null], 'its input keeps its data, not its evaluation');
+  assert.deepEqual(await outer.readValue(), new Float32Array([2, 3, 4]));
+  assert.deepEqual(await x.readValue(), new Float32Array([1, 4, 9]));
+  // readValue() of an evaluator never evaluated evaluates it on the CPU device first.
+  const late = gt.multiply(x, 2);
+  assert.deepEqual(await late.readValue(), new Float32Array([2, 8, 18]));
+  assert.equal(late.evaluated, true);
+  assert.equal(late.device?.type, 'cpu');
+  late.destroy();
+  assert.deepEqual([late.evaluated, late.device], [false, null]);
+});
+
 test('fromVector borrows an evaluated output', async () => {
   const v = await gt.add(f32([1, 2]), 1).evaluate();
   const again = gt.multiply(E.fromVector(v), 10);

@@ -138,30 +138,36 @@ test('cast converts lanes by the rules of api.md', async () => {
   throwsCode(() => gt.cast(x, 'float64'), 'INVALID_ARGUMENT');
 });
 
-test('allowedMem refuses a task over it before anything runs, and streams chunks within it', async () => {
+test('allowedMem refuses a task that cannot fit before anything runs, and streams chunks within it', async () => {
   await assert.rejects(gt.createDevice({allowedMem: -5}), error => error.code === 'INVALID_ARGUMENT');
   await assert.rejects(gt.createDevice({allowedMem: 1.5}), error => error.code === 'INVALID_ARGUMENT');
   const rows = 32_768;
   const values = Float32Array.from({length: rows * 8}, (_, i) => i);
   const build = () => gt.add(gt.sqrt(E.fromArray(values, {chunks: rows})), 1);
-  const tight = await gt.createDevice({allowedMem: 100_000});
-  assert.equal(tight.allowedMem, 100_000);
-  const kernels = tight.stats.kernels;
-  await assert.rejects(build().evaluate(tight),
-    error => error.code === 'LIMIT_EXCEEDED' && /needs \d+ bytes.*allowedMem is 100000/.test(error.message));
-  assert.equal(tight.stats.kernels, kernels, 'refused before any kernel ran');
-  assert.match(build().explain(tight), /refused/);
-  // Three chunks' worth and the parameters: eight chunks stream through.
-  const allowed = 3 * rows * 4 + 65_536;
-  const device = await gt.createDevice({allowedMem: allowed});
-  device.resetPeak();
-  const streamed = build();
-  assert.match(streamed.explain(device), new RegExp(`allowedMem ${allowed} bytes: fits`));
-  await streamed.evaluate(device);
-  assert.ok(device.memory.peakBytes <= allowed, `peak ${device.memory.peakBytes} over ${allowed}`);
-  const unbounded = build();
-  assert.deepEqual(await streamed.readValue(), await unbounded.readValue());
-  assert.deepEqual(streamed.chunks, Array(8).fill(rows));
+  // Only a task's parameters: not even a row fits.
+  const tiny = await gt.createDevice({allowedMem: 65_536});
+  assert.equal(tiny.allowedMem, 65_536);
+  const kernels = tiny.stats.kernels;
+  await assert.rejects(build().evaluate(tiny),
+    error => error.code === 'LIMIT_EXCEEDED' && /needs \d+ bytes.*allowedMem is 65536/.test(error.message));
+  assert.equal(tiny.stats.kernels, kernels, 'refused before any kernel ran');
+  assert.match(build().explain(tiny), /refused/);
+  const unbounded = await build().readValue();
+  // Less than a chunk's output and its copy read back: the elementwise pass is cut into row
+  // ranges that fit; three chunks' worth and the parameters: each chunk a task.
+  for (const [allowed, cut] of [[100_000, true], [3 * rows * 4 + 65_536, false]]) {
+    const device = await gt.createDevice({allowedMem: allowed});
+    device.resetPeak();
+    const streamed = build();
+    const text = streamed.explain(device);
+    assert.match(text, new RegExp(`allowedMem ${allowed} bytes: fits`));
+    assert.equal(/row ranges that fit allowedMem/.test(text), cut, text);
+    const vector = await streamed.evaluate(device);
+    assert.ok(device.memory.peakBytes <= allowed, `peak ${device.memory.peakBytes} over ${allowed}`);
+    assert.deepEqual(await streamed.readValue(), unbounded);
+    assert.deepEqual(streamed.chunks, Array(8).fill(rows));
+    assert.equal(vector.data.length, 8, 'the host joins the ranges back into the chunks');
+  }
 });
 
 test('fromArrowIPC reads a stream of byte pieces batch by batch', async () => {

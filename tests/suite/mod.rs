@@ -694,6 +694,10 @@ pub async fn transcendental_special_values_match_the_cpu<T: Target>() {
 #[macro_export]
 macro_rules! suite {
     ($target:ty; $($name:ident),* $(,)?) => {
+        /// The suite's tests this file runs (`every_suite_test_is_registered` holds them
+        /// against the suite's sources).
+        #[allow(dead_code)]
+        const REGISTERED_TESTS: &[&str] = &[$(stringify!($name)),*];
         $(
             #[cfg(not(target_arch = "wasm32"))]
             #[test]
