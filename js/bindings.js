@@ -13,7 +13,7 @@ let inFlight = 0;
 let webglLoader = null;
 let swapping = null;
 
-/** The bindings: reading any export counts as making something with the module. */
+// The bindings: reading any export counts as making something with the module.
 export const wasm = new Proxy({}, {
   get(_, name) {
     touched = true;
@@ -21,7 +21,7 @@ export const wasm = new Proxy({}, {
   }
 });
 
-/** Calls `fn(bindings)`, which makes something only if it resolves (a device). */
+// Calls `fn(bindings)`, which makes something only if it resolves (a device).
 export async function probe(fn) {
   inFlight += 1;
   try {
@@ -33,27 +33,25 @@ export async function probe(fn) {
   }
 }
 
-/** Read-only calls (counters) that make nothing. */
+// Read-only calls (counters) that make nothing.
 export function peek(name) {
   return current[name];
 }
 
-/** Called by the entry point with the bindings it instantiated. */
+// Called by the entry point with the bindings it instantiated.
 export function useBindings(bindings) {
   current = bindings;
   touched = false;
 }
 
-/** Called by the browser entry point: how to load the module with WebGL2 on demand. */
+// Called by the browser entry point: how to load the module with WebGL2 on demand.
 export function setWebGlLoader(loader) {
   webglLoader = loader;
 }
 
-/**
- * Makes sure the loaded module has the WebGL2 backend: the default module is replaced by the
- * WebGL2 one when nothing was made with it yet, and BACKEND_UNAVAILABLE says what to do when
- * something was.
- */
+// Makes sure the loaded module has the WebGL2 backend: the default module is replaced by
+// the WebGL2 one when nothing was made with it yet, and BACKEND_UNAVAILABLE says what to do
+// when something was.
 export async function needWebGl() {
   if (swapping) await swapping;
   // Before init() the call fails as every other does (errors.js says what to do).
@@ -71,7 +69,7 @@ export async function needWebGl() {
   }
 }
 
-/** Marks the refusal below, which `'best'` reports instead of falling back past WebGL2. */
+// Marks the refusal below, which `'best'` reports instead of falling back past WebGL2.
 export const MODULE_SPLIT = Symbol('WebGL2 refused: objects of the default module exist');
 
 function checkUntouched() {

@@ -7,8 +7,8 @@ import {options} from './types.js';
 // Devices by the id the engine gives them, so an output can name its device.
 const devicesById = new Map();
 
-/** The device with engine id `id`, if this module made it (or it is the shared CPU device
- * that `readValue()` of an evaluator never evaluated uses). */
+// The device with engine id `id`, if this module made it (or it is the shared CPU device
+// that `readValue()` of an evaluator never evaluated uses).
 export function deviceOf(id) {
   if (id === undefined || id === null) return null;
   const made = devicesById.get(id)?.deref();
@@ -17,17 +17,12 @@ export function deviceOf(id) {
   return shared.id === id ? shared : null;
 }
 
-/** Table storage alive (every device of this module instance), for leak checks. */
 export function liveAllocations() {
   return guard(() => peek('liveBuffers')(undefined, false));
 }
 
-/**
- * A device: the CPU, a WebGPU adapter or a WebGL2 context. Outputs evaluated on it stay on
- * it until read.
- */
 export class Device {
-  /** @internal Use `createDevice()`. */
+  // Use `createDevice()`.
   constructor(handle) {
     this._handle = handle;
     this.type = handle.type;
@@ -35,51 +30,39 @@ export class Device {
     this.limits = Object.freeze(handle.limits);
     devicesById.set(handle.id, new WeakRef(this));
   }
-  /** @internal The engine's id of this device. */
+  // The engine's id of this device.
   get id() {
     return this._handle.id;
   }
   get destroyed() {
     return this._handle.destroyed;
   }
-  /** Cumulative counters: `{uploadBytes, readbackBytes, kernels, pipelines, allocations}`. */
   get stats() {
     return this._handle.stats;
   }
-  /** Bytes of device storage: `{liveBytes, pooledBytes, peakBytes}`. */
   get memory() {
     return this._handle.memory;
   }
-  /** Table storage alive on this device (CPU: also tables loaded without a device). */
   get liveAllocations() {
     return wasm.liveBuffers(this.id, this.type === 'cpu');
   }
-  /** The device bytes one evaluation may hold at once (`createDevice({allowedMem})`), or undefined. */
   get allowedMem() {
     return this._handle.allowedMem;
   }
-  /** WebGPU: the browser's `GPUDevice` the outputs' buffers live on. */
   get gpuDevice() {
     return this._handle.gpuDevice;
   }
-  /** Frees the reuse pool and every cache, or only the cache `name`. */
   trim(name) {
     if (name !== undefined && typeof name !== 'string') fail('INVALID_ARGUMENT', 'trim() takes a cache name or nothing');
     this._handle.trim(name);
   }
-  /** `memory.peakBytes` starts again from what is live now. */
   resetPeak() {
     this._handle.resetPeak();
   }
-  /**
-   * Runs `fn` with every new device allocation served from and returned to the cache `name`,
-   * which outlives the call: a loop evaluating the same shapes reuses its storage.
-   */
   async cached(name, fn) {
     if (typeof name !== 'string' || name === '') fail('INVALID_ARGUMENT', 'cached() needs a cache name');
     return this._scoped(name, fn);
   }
-  /** Runs `fn` with every new device allocation made fresh and freed on release. */
   async uncached(fn) {
     return this._scoped(undefined, fn);
   }
@@ -93,11 +76,10 @@ export class Device {
       this._handle.leaveCache(name);
     }
   }
-  /** Frees the device's memory and pipelines; using it afterwards is `DESTROYED`. */
   destroy() {
     this._handle.destroy();
   }
-  /** @internal */
+  // @internal
   _check() {
     if (this.destroyed) fail('DESTROYED', `the ${this.type} device was destroyed`);
   }
@@ -108,13 +90,13 @@ export class Device {
 
 let shared = null;
 
-/** The CPU device used when none is given. */
+// The CPU device used when none is given.
 export function defaultDevice() {
   shared ??= new Device(guard(() => wasm.sharedCpuDevice()));
   return shared;
 }
 
-/** `device` (or the default CPU device), checked to be a live device of this module. */
+// `device` (or the default CPU device), checked to be a live device of this module.
 export function resolveDevice(device) {
   if (device === undefined || device === null) return defaultDevice();
   if (!(device instanceof Device)) fail('INVALID_ARGUMENT', `expected a device from createDevice(), got ${device?.constructor?.name ?? typeof device}`);
@@ -122,7 +104,6 @@ export function resolveDevice(device) {
   return device;
 }
 
-/** The CPU backend, registered by default. */
 export const cpuBackend = Object.freeze({
   type: 'cpu',
   async createDevice() {
@@ -130,7 +111,6 @@ export const cpuBackend = Object.freeze({
   }
 });
 
-/** The WebGPU backend (register it with `backendRegistry.add`): WGSL compute through wgpu. */
 export const webgpuBackend = Object.freeze({
   type: 'webgpu',
   async createDevice() {
@@ -141,13 +121,6 @@ export const webgpuBackend = Object.freeze({
   }
 });
 
-/**
- * The WebGL2 backend (register it with `backendRegistry.add`): fragment-shader kernels over
- * data textures through wgpu's GL backend, on an OffscreenCanvas (pages and workers). It is
- * in its own wasm module: registered before `init()`, that module is the one loaded;
- * registered later, it replaces the default one at the first WebGL2 device if nothing was
- * made with the default one yet.
- */
 export const webglBackend = Object.freeze({
   type: 'webgl',
   async createDevice() {
@@ -161,7 +134,6 @@ export const webglBackend = Object.freeze({
 
 const backends = new Map([['cpu', cpuBackend]]);
 
-/** The backends `createDevice()` can use; `cpu` is registered by default. */
 export const backendRegistry = Object.freeze({
   add(backend) {
     if (!backend || typeof backend.type !== 'string' || typeof backend.createDevice !== 'function') {
@@ -174,11 +146,6 @@ export const backendRegistry = Object.freeze({
   types: () => [...backends.keys()]
 });
 
-/**
- * A device of `type` ('cpu' by default, 'webgpu', 'webgl', or 'best' for the first of
- * those that works). Rejects with `BACKEND_UNAVAILABLE`, never falls back silently.
- * `allowedMem` bounds the device bytes one evaluation may hold at once.
- */
 export async function createDevice(settings) {
   const {type = 'cpu', allowedMem} = options(settings, 'createDevice');
   if (typeof type !== 'string') fail('INVALID_ARGUMENT', `device type must be a string, got ${typeof type}`);
@@ -213,7 +180,7 @@ async function createAny(type) {
   return guardAsync(() => backend.createDevice());
 }
 
-/** @internal The wasm list of evaluator handles for one call; freed after it. */
+// The wasm list of evaluator handles for one call; freed after it.
 export function withHandles(handles, fn) {
   const list = new wasm.EvaluatorList();
   try {
@@ -224,7 +191,7 @@ export function withHandles(handles, fn) {
   }
 }
 
-/** @internal `withHandles` for calls that return a promise. */
+// `withHandles` for calls that return a promise.
 export async function withHandlesAsync(handles, fn) {
   const list = new wasm.EvaluatorList();
   try {

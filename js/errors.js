@@ -1,6 +1,5 @@
 // Errors of the JavaScript layer, shared by the API (core.js) and the table model (table.js).
 
-/** Every failure of the library: `name === 'GpuTableError'` and a stable `code`. */
 export class GpuTableError extends Error {
   constructor(code, message) {
     super(message);
@@ -17,12 +16,12 @@ export const fail = (code, message) => {
 // (bindings.js): say what to do instead.
 let wasmLoaded = false;
 
-/** Called by the entry points once the wasm module is instantiated. */
+// Called by the entry points once the wasm module is instantiated.
 export function markWasmLoaded() {
   wasmLoaded = true;
 }
 
-/** A failed load of the wasm module: what failed and what `init()` takes (`forms`). */
+// A failed load of the wasm module: what failed and what `init()` takes (`forms`).
 export function wasmLoadFailed(error, forms) {
   return new GpuTableError('BACKEND_UNAVAILABLE',
     `loading the gputable wasm module failed (${error?.message ?? error}); give init() the module: ${forms}`);
@@ -39,7 +38,7 @@ function asGpuTableError(error) {
   return new GpuTableError('INTERNAL', String(error && error.message ? error.message : error));
 }
 
-/** Runs `fn`, turning anything it throws into a GpuTableError. */
+// Runs `fn`, turning anything it throws into a GpuTableError.
 export function guard(fn) {
   try {
     return fn();
@@ -48,7 +47,7 @@ export function guard(fn) {
   }
 }
 
-/** `guard` for promises. */
+// `guard` for promises.
 export async function guardAsync(fn) {
   try {
     return await fn();

@@ -460,7 +460,11 @@ export class GPUTableEvaluator<T extends DataType = DataType> {
   static fromArray(array: NumericTypedArray | readonly number[], options?: {type?: DataType; size?: number; chunks?: Chunking} | null): GPUTableEvaluator;
   /** One constant row that broadcasts across the rows of other inputs. */
   static fromConstant<T extends DataType = 'float32'>(value: number | readonly number[], type?: T): GPUTableEvaluator<T>;
-  /** Borrows the storage of an evaluated vector. */
+  /**
+   * Borrows the storage of a `GPUVector` (the output of another evaluation, a table column):
+   * no copy. A vector of several chunks is read through a view of them. `destroy()` of the
+   * evaluator ends only the view; the storage stays the vector's.
+   */
   static fromVector<T extends DataType>(vector: GPUVector<T>): GPUTableEvaluator<T>;
 
   readonly type: T;
@@ -471,8 +475,13 @@ export class GPUTableEvaluator<T extends DataType = DataType> {
   /** Row counts of the chunks, in order (`[length]` for one chunk). */
   readonly chunks: number[];
   readonly isConstant: boolean;
+  /**
+   * Whether a device holds the evaluator's materialized output: false for a source made by
+   * `fromArray` until it is evaluated or uploaded for a graph, and for an intermediate
+   * `cleanEvaluate` released.
+   */
   readonly evaluated: boolean;
-  /** The device holding the output: where it was last evaluated, or null before. */
+  /** The device holding the materialized output (where it was last evaluated), else null. */
   readonly device: Device | null;
 
   /**
@@ -481,20 +490,31 @@ export class GPUTableEvaluator<T extends DataType = DataType> {
    * A second call does no work.
    */
   evaluate(device?: Device | null): Promise<GPUVector<T>>;
-  /** Synchronous `evaluate()` for the CPU device (`INVALID_ARGUMENT` on a GPU device). */
+  /**
+   * Synchronous `evaluate()` for the CPU device: `INVALID_ARGUMENT` on a GPU device, or where
+   * an input must first come back from one.
+   */
   evaluateSync(device?: Device | null): GPUVector<T>;
   /**
    * Rows `startRow..endRow` (clamped), packed, as a typed array of this type, copied back
-   * from the device (only those rows). Never evaluated: evaluates on the CPU first.
+   * from the device (only those rows). Never evaluated: evaluates on the CPU first; being
+   * evaluated: read once that is done.
    */
   readValue(startRow?: number, endRow?: number): Promise<TypedArrayFor<T>>;
   /** Synchronous `readValue()` for outputs in host memory (the CPU devices). */
   readValueSync(startRow?: number, endRow?: number): TypedArrayFor<T>;
   /** The passes this graph runs: kernels, what was fused, passes per backend. */
   explain(device?: Device | null): string;
-  /** The output as an Arrow IPC stream with one column (one record batch per chunk); a promise for an output on a GPU device. */
+  /**
+   * The output as an Arrow IPC stream with one column `name` (one record batch per chunk):
+   * the bytes, or a promise of them for an output on a GPU device. Never evaluated:
+   * evaluates on the CPU first.
+   */
   toArrowIPC(name?: string): Uint8Array | Promise<Uint8Array>;
-  /** Releases the output; any later use gives `DESTROYED`. */
+  /**
+   * Releases the output (on every device, at once); any later use gives `DESTROYED`. An
+   * evaluator over a vector's storage (`fromVector`) ends only itself.
+   */
   destroy(): void;
 }
 
@@ -523,7 +543,7 @@ export function multiply<Args extends ArithmeticArgument[]>(...args: Args): GPUT
 export function divide<S extends SparseOperand>(a: S, b: number): S;
 /** Three or more arguments starting with a sparse operand: each step as above, so a Promise once a sparse-sparse step ran. */
 export function divide(a: SparseOperand, b: ArithmeticArgument, c: ArithmeticArgument, ...more: ArithmeticArgument[]): SparseOperand | GPUTableEvaluator | Promise<SparseOperand | GPUTableEvaluator>;
-/** Elementwise quotient, folded left to right; integer division truncates and x / 0 is 0. */
+/** Elementwise quotient, folded left to right; integer division truncates toward zero and integer division by zero is 0 (float division by zero is IEEE). */
 export function divide<Args extends ArithmeticArgument[]>(...args: Args): GPUTableEvaluator<ArithmeticType<Args>>;
 /** `base ** exponent`, float32. */
 export function pow(base: ArithmeticArgument, exponent: ArithmeticArgument): GPUTableEvaluator<'float32'>;
@@ -545,7 +565,7 @@ export function log(x: ArithmeticArgument): GPUTableEvaluator<'float32'>;
 
 /** Concatenates each row of the inputs; size = sum of sizes. @example interleave(xyz, id) */
 export function interleave<Args extends ArithmeticArgument[]>(...inputs: Args): GPUTableEvaluator<ArithmeticType<Args>>;
-/** Rows of `source` at `ids` (one integer per row); out-of-range or negative ids give zero rows. */
+/** Rows of `source` at `ids` (one integer per row); out-of-range or negative ids give zero rows; constant when `ids` is. */
 export function gather<S extends ArithmeticArgument>(ids: EvaluatorInput, source: S): GPUTableEvaluator<TypeOf<S>>;
 /** Options of the reductions. */
 export interface ReductionOptions {

@@ -3,10 +3,8 @@ import {wasm} from './bindings.js';
 import {guard, guardAsync} from './errors.js';
 import {withHandles} from './devices.js';
 
-/**
- * Arrow IPC bytes of columns `[name, kind, dataHandles, validityHandles]`: at once when
- * every column is in host memory, else a promise (GPU outputs are read back first).
- */
+// Arrow IPC bytes of columns `[name, kind, dataHandles, validityHandles]`: at once when
+// every column is in host memory, else a promise (GPU outputs are read back first).
 export function writeIpc(columns) {
   const writer = new wasm.IpcWriter();
   try {
@@ -20,7 +18,7 @@ export function writeIpc(columns) {
   return finishIpc(writer);
 }
 
-/** The bytes of a filled wasm `IpcWriter` (a promise where a column is on a GPU); frees it. */
+// The bytes of a filled wasm `IpcWriter` (a promise where a column is on a GPU); frees it.
 export function finishIpc(writer) {
   if (writer.inHostMemory) {
     try {

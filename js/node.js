@@ -33,10 +33,6 @@ async function bytesOf(input) {
   throw new TypeError(`init() takes a path, a URL, a Response, bytes or a WebAssembly.Module, got ${typeof input}`);
 }
 
-/**
- * A no-op where the module loaded on import; otherwise loads it from `input`: its path or
- * file URL (the package's 'gputable/wasm' export), a Response, its bytes or a compiled module.
- */
 export async function init(input) {
   if (loaded) return;
   try {

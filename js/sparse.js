@@ -3,12 +3,10 @@
 // primitives, run on the matrix's device with no host round trip of the entries.
 import {wasm} from './bindings.js';
 import {fail, guard, guardAsync} from './errors.js';
-import {TYPED_ARRAYS, checkType, options, splitEveryOf} from './types.js';
+import {TYPED_ARRAYS, checkType, options} from './types.js';
 import {defaultDevice, resolveDevice, withHandles} from './devices.js';
 import {GPUVector} from './vectors.js';
-import * as core from './core.js';
-import {GPUTableEvaluator} from './core.js';
-import {sparseOps} from './sparse-ops.js';
+import {AS_DENSE, GPUTableEvaluator, denseFold, denseUnary} from './evaluator.js';
 
 const FIELDS = {
   csr: ['rowPtr', 'colVal', 'nzVal'],
@@ -16,7 +14,7 @@ const FIELDS = {
   coo: ['rowInd', 'colInd', 'nzVal']
 };
 
-/** A component as an evaluator (made here from arrays: the matrix then owns it). */
+// A component as an evaluator (made here from arrays: the matrix then owns it).
 function component(value, indices, what, made) {
   if (value instanceof GPUTableEvaluator) return value;
   if (value instanceof GPUVector) return GPUTableEvaluator.fromVector(value);
@@ -38,11 +36,9 @@ function shapeOf(shape) {
   return shape;
 }
 
-/**
- * A matrix from components, validated: at once on the CPU when they are in host memory (or,
- * for a matrix on a CPU device, computed from inputs that are), else on the matrix's device
- * (a Promise of the matrix then).
- */
+// A matrix from components, validated: at once on the CPU when they are in host memory (or,
+// for a matrix on a CPU device, computed from inputs that are), else on the matrix's device
+// (a Promise of the matrix then).
 function build(format, fields, settings) {
   const {device = null} = options(settings, 'SparseMatrix', ['device']);
   const target = device === null ? null : resolveDevice(device);
@@ -72,9 +68,8 @@ function build(format, fields, settings) {
 // A matrix collected without destroy() still frees its model (and the graph it holds).
 const release = new FinalizationRegistry(model => model.free());
 
-/** A sparse matrix: CSR, CSC or COO components on a device (0-based uint32 indices). */
 export class SparseMatrix {
-  /** @internal Use the static constructors. */
+  // Use the static constructors.
   constructor(model, device, owned) {
     this._m = model;
     release.register(this, model, this);
@@ -84,20 +79,16 @@ export class SparseMatrix {
     this.destroyed = false;
   }
 
-  /** CSR from `{rowPtr, colVal, nzVal, shape}`, validated (`INVALID_ARGUMENT` if not). */
   static fromCSR(fields, settings) {
     return build('csr', fields, settings);
   }
-  /** CSC from `{colPtr, rowVal, nzVal, shape}`. */
   static fromCSC(fields, settings) {
     return build('csc', fields, settings);
   }
-  /** COO from `{rowInd, colInd, nzVal, shape}`: duplicates allowed, in any order. */
   static fromCOO(fields, settings) {
     return build('coo', fields, settings);
   }
 
-  /** The nonzeros (NaN included) of `x`, `m` rows of size `n`: a Promise of the matrix. */
   static async fromDense(x, settings) {
     const {format = 'csr', device = null} = options(settings, 'fromDense', ['format', 'device']);
     const target = device === null ? null : resolveDevice(device);
@@ -114,7 +105,6 @@ export class SparseMatrix {
     }
   }
 
-  /** A structurally empty `m x n` matrix (no stored entries) of `type`, in `format`. */
   static zeros(shape, settings) {
     const {type = 'float32', format = 'csr', device = null} = options(settings, 'zeros', ['type', 'format', 'device']);
     const [m, n] = shapeOf(shape);
@@ -142,95 +132,76 @@ export class SparseMatrix {
     const model = this._live();
     return [model.rows, model.columns];
   }
-  /** Stored entries, explicit zeros and duplicates included. */
   get nnz() {
     return this._live().nnz;
   }
   get type() {
     return this._components().nzVal.type;
   }
-  /** The device its operations run on: the one given, else the default CPU device. */
   get device() {
     return this._device ?? defaultDevice();
   }
 
-  /**
-   * `A.transpose()`: CSR becomes CSC of the transpose without moving data (it shares this
-   * matrix's components: destroying this one ends both).
-   */
   transpose() {
     return new SparseMatrix(this._live().transpose(), this._device, []);
   }
-  /** Row-major COO (duplicates and stored zeros kept). */
   toCOO() {
     return this._derived(guard(() => this._live().toCOO()));
   }
-  /** Canonical CSR (columns sorted within rows, duplicates summed): a Promise. */
   toCSR() {
     return this._derivedOnDevice(device => this._live().toCSR(device));
   }
-  /** Canonical CSC: a Promise. */
   async toCSC() {
     const csr = await this.transpose().toCSR();
     const csc = csr.transpose();
     [csc._owned, csr._owned] = [csr._owned, []];
     return csc;
   }
-  /** `{rows, cols, values}` of every stored entry in row-major order (zeros included). */
   findnz() {
     const coo = this.toCOO();
     const {rowInd: rows, colInd: cols, nzVal: values} = coo._components();
     return {rows, cols, values};
   }
-  /** Entries with `col - row >= k`: a Promise of the matrix, in this format. */
   triu(k = 0) {
     return this._derivedOnDevice(device => this._live().triangle(device, k, true));
   }
-  /** Entries with `col - row <= k`. */
   tril(k = 0) {
     return this._derivedOnDevice(device => this._live().triangle(device, k, false));
   }
-  /** Entries with `|value| > tol` (`droptol(0)` drops stored zeros). */
   droptol(tol = 0) {
     return this._derivedOnDevice(device => this._live().droptol(device, tol));
   }
-  /** A Promise of `norm(p)`: 2 (Frobenius), 1 (sum of |v|), Infinity (largest |v|). */
   norm(p = 2) {
     return this._resolve(device => this._live().norm(device, p, false));
   }
-  /** A Promise of `opnorm(p)`: 1 (largest column sum of |v|), Infinity (largest row sum). */
   opnorm(p) {
     return this._resolve(device => this._live().norm(device, p, true));
   }
-  /** A Promise of whether no stored entry is nonzero. */
   isZero() {
     return this._resolve(device => this._live().test(device, false));
   }
-  /** A Promise of whether the matrix is square and equal to its transpose. */
   isSymmetric() {
     return this._resolve(device => this._live().test(device, true));
   }
-  /** A Promise of entry `(i, j)` (0 where nothing is stored; duplicates summed). */
   get(i, j) {
     return this._resolve(device => this._live().get(device, i, j));
   }
   _resolve(run) {
     return guardAsync(() => run(resolveDevice(this._device)._handle));
   }
-  /** A matrix made on this matrix's device by `run(deviceHandle)`, owning its components. */
   async _derivedOnDevice(run) {
     const model = await guardAsync(() => run(resolveDevice(this._device)._handle));
     return this._derived(model);
   }
 
-  /** The dense matrix: an evaluator of `m` rows of size `n` (lazy). */
   toDense() {
     return new GPUTableEvaluator(guard(() => this._live().toDense()));
   }
-  /**
-   * `alpha * A x + beta * y` (lazy): `x` of `n` rows (size 1: SpMV; size k: SpMM) or a
-   * `SparseVector` of length `n`.
-   */
+
+  // As an operand of a dense op.
+  [AS_DENSE]() {
+    return this.toDense();
+  }
   multiply(x, settings) {
     const {alpha = 1, beta = 0, y} = options(settings, 'multiply', ['alpha', 'beta', 'y']);
     for (const [name, value] of [['alpha', alpha], ['beta', beta]]) {
@@ -243,7 +214,6 @@ export class SparseMatrix {
     return new GPUTableEvaluator(guard(() => withHandles(extra, list => model.multiply(handle, alpha, beta, list))));
   }
 
-  /** Frees the components this matrix made; later use is `DESTROYED`. */
   destroy() {
     if (this.destroyed) return;
     for (const evaluator of this._owned) evaluator.destroy();
@@ -259,7 +229,6 @@ export class SparseMatrix {
     if (this.destroyed) fail('DESTROYED', 'this sparse matrix was destroyed');
     return this._m;
   }
-  /** The components under their conventional names (evaluators). */
   _components() {
     const model = this._live();
     if (!this._fields) {
@@ -272,7 +241,6 @@ export class SparseMatrix {
     }
     return this._fields;
   }
-  /** A matrix made by a conversion: it owns its new components. */
   _derived(model) {
     const matrix = new SparseMatrix(model, this._device, []);
     matrix._owned = Object.values(matrix._components());
@@ -290,17 +258,12 @@ for (const name of new Set(Object.values(FIELDS).flat())) {
   });
 }
 
-/**
- * A sparse vector of `length` (0-based uint32 indices): a one-column CSC matrix underneath,
- * so every matrix operation serves it.
- */
 export class SparseVector {
-  /** @internal Use the static constructors. */
+  // Use the static constructors.
   constructor(matrix) {
     this._matrix = matrix;
   }
 
-  /** From `{nzInd, nzVal, length}` (indices in any order; duplicates add up), validated. */
   static fromArrays(fields, settings) {
     const {nzInd, nzVal, length} = fields ?? {};
     if (!Number.isInteger(length) || length < 0 || length >= 0xffffffff) {
@@ -313,7 +276,6 @@ export class SparseVector {
     return asVector(build('csc', {colPtr: [0, count], rowVal: nzInd, nzVal, shape: [length, 1]}, settings));
   }
 
-  /** The nonzeros of `x` (rows of size 1): a Promise of the vector. */
   static async fromDense(x, settings) {
     const {device = null} = options(settings, 'fromDense', ['device']);
     const matrix = await SparseMatrix.fromDense(x, {device, format: 'csc'});
@@ -325,7 +287,6 @@ export class SparseVector {
     return new SparseVector(matrix);
   }
 
-  /** No stored entries, of `type`. */
   static zeros(length, settings) {
     const {type = 'float32', device = null} = options(settings, 'zeros', ['type', 'device']);
     return asVector(SparseMatrix.zeros([length, 1], {type, device, format: 'csc'}));
@@ -352,7 +313,6 @@ export class SparseVector {
   get destroyed() {
     return this._matrix.destroyed;
   }
-  /** The stored entries' indices (uint32). */
   get nzInd() {
     return this._matrix.rowVal;
   }
@@ -360,27 +320,27 @@ export class SparseVector {
     return this._matrix.nzVal;
   }
 
-  /** The dense vector: an evaluator of `length` rows of size 1 (lazy; duplicates summed). */
   toDense() {
     return this._matrix.toDense();
   }
-  /** `{indices, values}` of every stored entry, by index (zeros included). */
+
+  // As an operand of a dense op.
+  [AS_DENSE]() {
+    return this.toDense();
+  }
   findnz() {
     const {rows, values} = this._matrix.findnz();
     return {indices: rows, values};
   }
-  /** Entries with `|value| > tol`: a Promise of the vector. */
   async droptol(tol = 0) {
     return new SparseVector(await this._matrix.droptol(tol));
   }
-  /** A Promise of `norm(p)` (2, 1 or Infinity). */
   norm(p = 2) {
     return this._matrix.norm(p);
   }
   isZero() {
     return this._matrix.isZero();
   }
-  /** A Promise of entry `i` (0 where nothing is stored). */
   get(i) {
     return this._matrix.get(i, 0);
   }
@@ -389,7 +349,7 @@ export class SparseVector {
   }
 }
 
-/** Entries of a component given to `SparseVector.fromArrays`. */
+// Entries of a component given to `SparseVector.fromArrays`.
 function entriesIn(value, what) {
   if (ArrayBuffer.isView(value) || Array.isArray(value) || value instanceof GPUTableEvaluator || value instanceof GPUVector) {
     return value.length;
@@ -397,28 +357,27 @@ function entriesIn(value, what) {
   return fail('INVALID_ARGUMENT', `${what} must be a typed array, an array of numbers, an evaluator or a vector`);
 }
 
-/** A one-column matrix (or a Promise of one) as a vector. */
+// A one-column matrix (or a Promise of one) as a vector.
 function asVector(matrix) {
   return matrix instanceof Promise ? matrix.then(m => new SparseVector(m)) : new SparseVector(matrix);
 }
 
 const matrixOf = x => (x instanceof SparseVector ? x._matrix : x);
-/** `result` as the kind of `like` (a vector stays a vector). */
+// `result` as the kind of `like` (a vector stays a vector).
 const kindOf = (like, result) => (like instanceof SparseVector ? asVector(result) : result);
 
 const KEEPS_ZERO = new Set(['abs', 'sqrt', 'sin', 'tan']);
 
-/**
- * Sparse operands of an op need one shape, also where the result is dense (whose rules would
- * broadcast rows of other sizes).
- */
+// Sparse operands of an op need one shape, also where the result is dense (whose rules
+// would broadcast rows of other sizes).
 function oneShape(args) {
   const shapes = args.map(matrixOf).filter(x => x instanceof SparseMatrix).map(x => x.shape);
   const other = shapes.find(([m, n]) => m !== shapes[0][0] || n !== shapes[0][1]);
   if (other) fail('INVALID_ARGUMENT', `sparse operands need one shape, got ${shapes[0].join(' x ')} and ${other.join(' x ')}`);
 }
 
-/** `op` of two operands, one of them sparse: a sparse result where api.md's rules keep zeros. */
+// `op` of two operands, one of them sparse: a sparse result where api.md's rules keep
+// zeros.
 function binary(op, a, b) {
   const [A, B] = [matrixOf(a), matrixOf(b)];
   const sparseA = A instanceof SparseMatrix;
@@ -436,10 +395,10 @@ function binary(op, a, b) {
   if (sparseB && typeof a === 'number' && op === 'multiply') return scale(B, a, true, b);
   oneShape([A, B]);
   const denseOf = x => (matrixOf(x) instanceof SparseMatrix ? x.toDense() : x);
-  return core[op](denseOf(a), denseOf(b));
+  return denseFold(op, [denseOf(a), denseOf(b)]);
 }
 
-/** `op` folded left to right; a step that resolves on the device makes the rest wait for it. */
+// `op` folded left to right; a step that resolves on the device makes the rest wait for it.
 function fold(op, args) {
   let result = args[0];
   for (let i = 1; i < args.length; i++) {
@@ -452,32 +411,31 @@ function fold(op, args) {
   return result;
 }
 
-Object.assign(sparseOps, {
-  is: x => x instanceof SparseMatrix || x instanceof SparseVector,
-  oneShape,
-  fold,
-  unary(op, x) {
-    if (!KEEPS_ZERO.has(op)) return core[op](x.toDense());
-    const matrix = matrixOf(x);
-    return kindOf(x, matrix._derivedOnDevice(device => matrix._live().unary(device, op)));
-  },
-  reduce(kind, x, settings) {
-    const known = kind === 'sum' ? ['axis', 'splitEvery'] : ['splitEvery'];
-    const given = options(settings, `${kind} of a sparse operand`, known);
-    const {axis = null} = given;
-    if (axis !== null && typeof axis !== 'number') fail('INVALID_ARGUMENT', `axis must be 0 or 1, got ${axis}`);
-    const splitEvery = splitEveryOf(given, kind);
-    const model = matrixOf(x)._live();
-    return new GPUTableEvaluator(
-      guard(() => (kind === 'sum' ? model.sum(axis ?? undefined, splitEvery) : model.extreme(kind === 'max', splitEvery)))
-    );
-  }
-});
+// Whether `x` is a sparse operand, which follows the sparse rules of an op.
+export const isSparse = x => x instanceof SparseMatrix || x instanceof SparseVector;
 
-/**
- * `kron(A, B)`: A(i, j) B(p, q) at row `i * mB + p`, column `j * nB + q`, in A's format (a
- * vector's for two vectors): a Promise.
- */
+export {oneShape, fold as sparseFold};
+
+// A unary `op` of a sparse operand: sparse where it keeps zeros, else dense.
+export function sparseUnary(op, x) {
+  if (!KEEPS_ZERO.has(op)) return denseUnary(op, x.toDense());
+  const matrix = matrixOf(x);
+  return kindOf(x, matrix._derivedOnDevice(device => matrix._live().unary(device, op)));
+}
+
+// `sum`, `min` or `max` of a sparse operand, with dense semantics.
+export function sparseReduce(kind, x, settings) {
+  const known = kind === 'sum' ? ['axis', 'splitEvery'] : ['splitEvery'];
+  const given = options(settings, `${kind} of a sparse operand`, known);
+  const {axis = null} = given;
+  if (axis !== null && typeof axis !== 'number') fail('INVALID_ARGUMENT', `axis must be 0 or 1, got ${axis}`);
+  const {splitEvery} = given;
+  const model = matrixOf(x)._live();
+  return new GPUTableEvaluator(
+    guard(() => (kind === 'sum' ? model.sum(axis ?? undefined, splitEvery) : model.extreme(kind === 'max', splitEvery)))
+  );
+}
+
 export async function kron(a, b) {
   const [A, B] = [matrixOf(a), matrixOf(b)];
   if (!(A instanceof SparseMatrix) || !(B instanceof SparseMatrix)) {

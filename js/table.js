@@ -10,7 +10,6 @@ import {resolveDevice} from './devices.js';
 import {GPUVector, MODEL, remember, viewOf} from './vectors.js';
 import {finishIpc} from './ipc.js';
 
-/** A column of a schema: name, element type and values per row (`format` like `float32x3`). */
 export class GPUField {
   constructor({name, type, size = 1, nullable = false, metadata = {}}) {
     this.name = name;
@@ -22,7 +21,6 @@ export class GPUField {
   }
 }
 
-/** The selected columns of a table or batch, as plain metadata. */
 export class GPUSchema {
   constructor(fields, metadata = {}) {
     this.fields = fields;
@@ -44,13 +42,11 @@ const VERTEX_FORMATS = new Set([
 
 const DEVICE_TYPES = {uint8: 'uint32', uint16: 'uint32', uint32: 'uint32', sint8: 'sint32', sint16: 'sint32', sint32: 'sint32', float32: 'float32'};
 
-/**
- * Rendering descriptions of single-chunk vectors: a WebGPU-style buffer layout per column
- * (one buffer per column, `format` null where no vertex format fits), attributes and
- * bindings pointing at each column's buffer. On a WebGPU device the column's resident
- * `gpuBuffer` (on `device.gpuDevice`) is included; there every value is 32 bits, so
- * `gpuFormat` and `gpuByteStride` describe that layout.
- */
+// Rendering descriptions of single-chunk vectors: a WebGPU-style buffer layout per column
+// (one buffer per column, `format` null where no vertex format fits), attributes and
+// bindings pointing at each column's buffer. On a WebGPU device the column's resident
+// `gpuBuffer` (on `device.gpuDevice`) is included; there every value is 32 bits, so
+// `gpuFormat` and `gpuByteStride` describe that layout.
 function describeVectors(vectors) {
   const bufferLayout = [];
   const attributes = {};
@@ -72,12 +68,12 @@ function describeVectors(vectors) {
   return {bufferLayout, attributes, bindings};
 }
 
-/** The model's fields (`[{name, type, size, nullable, metadata}]`) as a GPUSchema. */
+// The model's fields (`[{name, type, size, nullable, metadata}]`) as a GPUSchema.
 function schemaOf(fields) {
   return new GPUSchema(Array.from(fields, f => new GPUField(f)));
 }
 
-/** The schema of a table or batch view, described again only when its model's changed. */
+// The schema of a table or batch view, described again only when its model's changed.
 function cachedSchema(view) {
   if (view._schemaVersion !== view._m.version) {
     view._schema = schemaOf(view._m.fields());
@@ -86,7 +82,7 @@ function cachedSchema(view) {
   return view._schema;
 }
 
-/** A GPUSchema (or a list of fields) as the model's fields. */
+// A GPUSchema (or a list of fields) as the model's fields.
 function fieldsOf(schema) {
   const fields = schema instanceof GPUSchema ? schema.fields : schema;
   if (!Array.isArray(fields)) fail('INVALID_ARGUMENT', 'a schema needs a GPUSchema or an array of fields');
@@ -97,9 +93,7 @@ function fieldsOf(schema) {
   });
 }
 
-/** One preserved batch: a row range of every selected column, one chunk per vector. */
 export class GPURecordBatch {
-  /** `vectors`: single-chunk vectors of equal length; the batch takes ownership. */
   constructor(vectors, schema = null) {
     if (vectors?.[MODEL]) {
       this._m = vectors[MODEL];
@@ -124,7 +118,6 @@ export class GPURecordBatch {
   get destroyed() {
     return this._m.destroyed;
   }
-  /** The batch's vectors in column order, also reachable by name (`gpuVectors.x`). */
   get gpuVectors() {
     return byName(this._vectors());
   }
@@ -146,7 +139,6 @@ export class GPURecordBatch {
   get bindings() {
     return describeVectors(this._vectors()).bindings;
   }
-  /** Destroys the batch-local vectors (and the storage they own). */
   destroy() {
     this._m.destroy();
   }
@@ -155,24 +147,24 @@ export class GPURecordBatch {
   }
 }
 
-/** Puts every batch's storage on a GPU `device`, keeping no other copy. */
+// Puts every batch's storage on a GPU `device`, keeping no other copy.
 async function putOnDevice(batches, device) {
   if (!onGpu(device)) return;
   for (const batch of batches) await guardAsync(() => device._handle.putBatchHere(batch._m));
 }
 
-/** Whether a table's storage lives on a GPU device (reads and writes wait for it). */
+// Whether a table's storage lives on a GPU device (reads and writes wait for it).
 function onGpu(device) {
   return device !== null && device.type !== 'cpu';
 }
 
-/** Whether `source` hands out bytes a piece at a time (a ReadableStream, an async iterable). */
+// Whether `source` hands out bytes a piece at a time (a ReadableStream, an async iterable).
 function isByteStream(source) {
   return source !== null && typeof source === 'object' && !ArrayBuffer.isView(source) && !(source instanceof ArrayBuffer) &&
     (typeof source.getReader === 'function' || typeof source[Symbol.asyncIterator] === 'function');
 }
 
-/** The pieces of a ReadableStream or an async iterable of bytes. */
+// The pieces of a ReadableStream or an async iterable of bytes.
 async function* byteChunks(source) {
   if (typeof source.getReader !== 'function') {
     yield* source;
@@ -200,10 +192,6 @@ function bytesOf(bytes) {
 // the model objects its batches share).
 const releaseTable = new FinalizationRegistry(model => model.free());
 
-/**
- * A table on a device: a schema and preserved record batches. The table owns its batches
- * until they are detached; `destroy()` frees what it owns.
- */
 export class GPUTable {
   constructor(settings = {}) {
     const {schema = null, batches = [], device = null} = settings ?? {};
@@ -225,14 +213,6 @@ export class GPUTable {
     }
   }
 
-  /**
-   * Reads an Arrow IPC stream or file: one GPURecordBatch per source batch, each column one
-   * GPUData, on `device` (a GPU device keeps the columns there only). `bytes` may also be a
-   * ReadableStream or async iterable of byte pieces (`(await fetch(url)).body`): batches are
-   * decoded as they arrive and handed to `onBatch(batch, table)`. Options: `columns` (names
-   * to keep, in order), `float64: 'words' | 'float32'`, `int64: 'float32' | 'int32'` (Int64
-   * columns are TYPE_MISMATCH without it), `onBatch`.
-   */
   static async fromArrowIPC(bytes, settings) {
     const {device = null, columns, float64, int64, onBatch} = options(settings, 'fromArrowIPC');
     const target = device === null ? null : resolveDevice(device);
@@ -248,7 +228,6 @@ export class GPUTable {
     return table;
   }
 
-  /** `fromArrowIPC` for the CPU (tables on a GPU device load with `await fromArrowIPC`). */
   static fromArrowIPCSync(bytes, settings) {
     const {device = null, columns, float64, int64} = options(settings, 'fromArrowIPCSync');
     const target = device === null ? null : resolveDevice(device);
@@ -261,10 +240,6 @@ export class GPUTable {
     return new GPUTable({[MODEL]: model, device});
   }
 
-  /**
-   * Reads IPC bytes as they arrive: each record batch is decoded (and moved to `device`) as
-   * soon as its message is whole, and handed to `onBatch(batch, table)` if given.
-   */
   static async _readStream(source, read, device, onBatch) {
     const reader = guard(() => new wasm.IpcStreamReader(read, device?.id));
     const table = new GPUTable({device});
@@ -316,7 +291,6 @@ export class GPUTable {
     return this.schema.fields.length;
   }
 
-  /** Table-level vectors: per column, the batches' chunks (borrowed) as one logical vector. */
   get gpuVectors() {
     guard(() => this._m.check());
     return byName(this.schema.fields.map(f => this.getVector(f.name)));
@@ -326,7 +300,6 @@ export class GPUTable {
     return viewOf(GPUVector, guard(() => this._m.column(String(name))));
   }
 
-  /** The last batch's descriptions: bind one batch at a time for rendering. */
   get bufferLayout() {
     return this._lastBatch().bufferLayout;
   }
@@ -337,20 +310,10 @@ export class GPUTable {
     return this._lastBatch().bindings;
   }
 
-  /**
-   * An Arrow IPC stream of the table, one record batch per batch, nulls restored: the bytes,
-   * or a promise of them for a table on a GPU device.
-   */
   toArrowIPC() {
     return finishIpc(guard(() => this._m.ipcWriter()));
   }
 
-  /**
-   * Repacks consecutive batches into batches of at least `minBatchSize` rows (all into one by
-   * default), joined on the table's device (nothing is read back), and destroys the
-   * superseded storage the table owned. Returns the table, or a promise of it for a table on
-   * a GPU device.
-   */
   packBatches(settings) {
     const {minBatchSize = Infinity} = options(settings, 'packBatches');
     if (typeof minBatchSize !== 'number' || !(minBatchSize >= 0)) fail('INVALID_ARGUMENT', 'minBatchSize must be a number of rows');
@@ -361,39 +324,30 @@ export class GPUTable {
     return this;
   }
 
-  /** Removes column `name` from the table and hands its storage (every batch) to the caller. */
   detachVector(name) {
     return viewOf(GPUVector, guard(() => this._m.detachVector(String(name))));
   }
 
-  /** Removes batches `first..last` and hands them (and their storage) to the caller. */
   detachBatches(first = 0, last = Number.MAX_SAFE_INTEGER) {
     if (typeof first !== 'number' || typeof last !== 'number') fail('INVALID_ARGUMENT', 'detachBatches takes batch indices');
     return Array.from(guard(() => this._m.detachBatches(first, last)), b => viewOf(GPURecordBatch, b));
   }
 
-  /**
-   * Appends a batch with this table's schema; the table takes ownership. A column with nulls
-   * in some batches gets validity in every batch (all valid where a batch had none).
-   */
   addBatch(batch) {
     if (!(batch instanceof GPURecordBatch)) fail('INVALID_ARGUMENT', 'addBatch needs a GPURecordBatch');
     guard(() => this._m.addBatch(batch._m));
     return this;
   }
 
-  /** A table of some columns, borrowing this table's storage (destroying it frees nothing). */
   select(...names) {
     if (names.some(n => typeof n !== 'string')) fail('INVALID_ARGUMENT', 'select takes column names');
     return new GPUTable({[MODEL]: guard(() => this._m.select(names)), device: this.device});
   }
 
-  /** Clears the last batch's appendable vectors, keeping their capacity. */
   resetLastBatch() {
     guard(() => this._m.resetLastBatch());
   }
 
-  /** Destroys the batches the table owns (borrowed storage stays); later use is `DESTROYED`. */
   destroy() {
     this._m.destroy();
   }
@@ -403,7 +357,7 @@ export class GPUTable {
   }
 }
 
-/** `vectors` with each also under its name (non-enumerable: the array stays an array). */
+// `vectors` with each also under its name (non-enumerable: the array stays an array).
 function byName(vectors) {
   const out = [...vectors];
   for (const v of vectors) {

@@ -11,7 +11,6 @@ export const TYPED_ARRAYS = {
   float32: Float32Array
 };
 
-/** The element types of the API. */
 export const TYPES = Object.freeze(Object.keys(TYPED_ARRAYS));
 
 export function checkType(type) {
@@ -39,11 +38,9 @@ export function checkSize(size) {
   return size;
 }
 
-/**
- * An options argument: `undefined` and `null` are no options; anything else is an object.
- * Where `known` names every option, another key is `INVALID_ARGUMENT`: a misspelt option
- * (`splitevery`, `formats`) must not silently fall back to the default.
- */
+// An options argument: `undefined` and `null` are no options; anything else is an object.
+// Where `known` names every option, another key is `INVALID_ARGUMENT`: a misspelt option
+// (`splitevery`, `formats`) must not silently fall back to the default.
 export function options(value, what, known) {
   if (value === undefined || value === null) return {};
   if (typeof value !== 'object') fail('INVALID_ARGUMENT', `${what} options must be an object, got ${typeof value}`);
@@ -52,18 +49,11 @@ export function options(value, what, known) {
   return value;
 }
 
-/** A reduction's `splitEvery` option (default 4; wasm checks it is an integer of at least 2). */
-export function splitEveryOf(given, kind) {
-  const {splitEvery = 4} = given;
-  if (typeof splitEvery !== 'number') fail('INVALID_ARGUMENT', `${kind} splitEvery must be a number`);
-  return splitEvery;
-}
-
 export function isNumberArray(value) {
   return Array.isArray(value) && value.every(v => typeof v === 'number');
 }
 
-/** Whether a typed array's buffer was transferred or detached (its views read nothing). */
+// Whether a typed array's buffer was transferred or detached (its views read nothing).
 export function isDetached(view) {
   const buffer = view.buffer;
   if (typeof buffer.detached === 'boolean') return buffer.detached;
@@ -75,7 +65,7 @@ export function isDetached(view) {
   }
 }
 
-/** A typed array that can be read, or INVALID_ARGUMENT. */
+// A typed array that can be read, or INVALID_ARGUMENT.
 export function liveView(view, what) {
   if (!ArrayBuffer.isView(view) || view instanceof DataView) {
     fail('INVALID_ARGUMENT', `${what} needs a typed array or an array of numbers`);
@@ -86,7 +76,6 @@ export function liveView(view, what) {
 
 const VERTEX_TYPES = {uint8: 'uint8', sint8: 'sint8', uint16: 'uint16', sint16: 'sint16', uint32: 'uint32', sint32: 'sint32', float32: 'float32'};
 
-/** `float32x3` style format of rows of `size` values of `type`. */
 export function formatOf(type, size) {
   return size === 1 ? VERTEX_TYPES[type] : `${VERTEX_TYPES[type]}x${size}`;
 }

@@ -7,7 +7,7 @@ import {fail, guard, guardAsync} from './errors.js';
 import {TYPED_ARRAYS, checkSize, checkType, formatOf, liveView, options} from './types.js';
 import {deviceOf} from './devices.js';
 
-/** @internal Wraps a model handle for a view's constructor. */
+// Wraps a model handle for a view's constructor.
 export const MODEL = Symbol('gputable model');
 
 // One view per model object (by its id) while the view is reachable: `table.batches[0]`
@@ -18,14 +18,14 @@ const release = new FinalizationRegistry(({id, handle}) => {
   handle.free();
 });
 
-/** @internal Records `view` as the view of its model (`view._m`). */
+// Records `view` as the view of its model (`view._m`).
 export function remember(view) {
   views.set(view._m.id, new WeakRef(view));
   release.register(view, {id: view._m.id, handle: view._m});
   return view;
 }
 
-/** @internal The view (of class `View`) of model `handle`, made once per model object. */
+// The view (of class `View`) of model `handle`, made once per model object.
 export function viewOf(View, handle) {
   const view = views.get(handle.id)?.deref();
   if (view) {
@@ -35,22 +35,17 @@ export function viewOf(View, handle) {
   return new View({[MODEL]: handle});
 }
 
-/** The model handle a view constructor was given, or a typed error for user calls. */
+// The model handle a view constructor was given, or a typed error for user calls.
 function modelOf(arg, what) {
   return arg?.[MODEL] ?? fail('INVALID_ARGUMENT', `${what} objects are made by vectors and tables, not constructed`);
 }
 
-/**
- * A stable handle to one column chunk's storage. The backing is replaced when it grows
- * (`generation` counts replacements); `destroy()` frees it (on a GPU device, at once).
- */
 export class DynamicBuffer {
-  /** @internal */
+  // @internal
   constructor(model) {
     this._m = modelOf(model, 'DynamicBuffer');
     remember(this);
   }
-  /** The device holding the storage (null: host memory of no device). */
   get device() {
     return deviceOf(this._m.deviceId);
   }
@@ -60,7 +55,6 @@ export class DynamicBuffer {
   get size() {
     return this._m.size;
   }
-  /** Rows in use. */
   get length() {
     return this._m.length;
   }
@@ -70,17 +64,12 @@ export class DynamicBuffer {
   get destroyed() {
     return this._m.destroyed;
   }
-  /** Rows the current backing holds without growing. */
   get capacity() {
     return this._m.capacity;
   }
   get byteLength() {
     return this._m.byteLength;
   }
-  /**
-   * On a WebGPU device, the `GPUBuffer` holding these rows (usable as a vertex or storage
-   * buffer on `device.gpuDevice`): 32-bit values, rows packed; it may be longer than them.
-   */
   get gpuBuffer() {
     const device = this.device;
     if (device?.type !== 'webgpu' || this.destroyed) return undefined;
@@ -91,9 +80,8 @@ export class DynamicBuffer {
   }
 }
 
-/** One chunk of a vector: a buffer (owned or borrowed) plus its row layout. */
 export class GPUData {
-  /** @internal */
+  // @internal
   constructor(model) {
     this._m = modelOf(model, 'GPUData');
     remember(this);
@@ -128,21 +116,16 @@ export class GPUData {
   get length() {
     return this._m.length;
   }
-  /** Frees the buffer if this chunk owns it; a borrowed buffer is left alone. */
   destroy() {
     this._m.destroy();
   }
 }
 
-/**
- * One logical column over one or more `GPUData` chunks (one per record batch). A vector
- * owns or borrows its chunks as they say; `destroy()` frees only what they own.
- */
 export class GPUVector {
-  /** @internal */
+  // @internal
   constructor(model) {
     this._m = modelOf(model, 'GPUVector');
-    /** The evaluator whose output this is (`fromVector` gives it back). */
+    // The evaluator whose output this is (`fromVector` gives it back).
     this._evaluator = null;
     remember(this);
   }
@@ -170,14 +153,12 @@ export class GPUVector {
   get length() {
     return this._m.length;
   }
-  /** Row counts of the chunks, in order. */
   get chunks() {
     return Array.from(this._m.chunks);
   }
   get data() {
     return Array.from(this._m.data(), d => viewOf(GPUData, d));
   }
-  /** Per-row validity (uint8: 1 valid, 0 null), chunked like `data`, or null. */
   get validity() {
     const validity = this._m.validity();
     return validity ? viewOf(GPUVector, validity) : null;
@@ -185,12 +166,10 @@ export class GPUVector {
   get destroyed() {
     return this._m.destroyed;
   }
-  /** The device the vector's storage lives on (null: host memory of no device). */
   get device() {
     return deviceOf(this._m.deviceId);
   }
 
-  /** An empty vector that grows by `append` (capacity doubles as needed). */
   static appendable(settings) {
     const {name = '', type = 'float32', size = 1, capacity = 1024} = options(settings, 'appendable');
     checkType(type);
@@ -199,7 +178,6 @@ export class GPUVector {
     return viewOf(GPUVector, guard(() => wasm.VectorModel.appendable(String(name), type, size, capacity)));
   }
 
-  /** Appends packed rows to the last chunk (appendable vectors only). */
   append(values) {
     const Typed = TYPED_ARRAYS[this.type];
     const rows = Array.isArray(values) ? values : liveView(values, 'append');
@@ -207,22 +185,18 @@ export class GPUVector {
     return this;
   }
 
-  /** Clears the last chunk's rows and keeps its capacity for reuse. */
   resetLastBatch() {
     guard(() => this._m.resetLastBatch());
   }
 
-  /** Rows `startRow..endRow` of all chunks as one typed array, read from their device. */
   readValue(startRow, endRow) {
     return guardAsync(() => this._m.readValue(rowBound(startRow), rowBound(endRow)));
   }
 
-  /** `readValue` for storage in host memory (CPU devices), without waiting. */
   readValueSync(startRow, endRow) {
     return guard(() => this._m.readValueSync(rowBound(startRow), rowBound(endRow)));
   }
 
-  /** Frees the chunks (and validity) this vector owns; later use is `DESTROYED`. */
   destroy() {
     this._m.destroy();
   }

@@ -26,14 +26,6 @@ async function loadWebGl() {
 
 setWebGlLoader(loadWebGl);
 
-/**
- * Loads the wasm module (once): the default one (CPU, WebGPU, Arrow IPC), or the one with
- * WebGL2 too when `webglBackend` is registered already (and `webglModule` is given, or no
- * input at all). `input` locates the default module
- * ('gputable/wasm') and `webglModule` the WebGL2 one ('gputable/wasm-webgl'): each a URL, a
- * Response, its bytes or a compiled module. A failed load rejects with BACKEND_UNAVAILABLE
- * and may be retried.
- */
 export function init(input, webglModule) {
   if (webglModule !== undefined) webglInput = webglModule;
   ready ??= (async () => {

@@ -42,6 +42,30 @@ fn invalid(message: impl Into<String>) -> JsValue {
     to_js(GpuTableError::invalid(message))
 }
 
+/// A number argument of `what`, `default` where it was left out. Taken as a `JsValue`: a
+/// parameter typed as a number would turn '3' into 3 and null into 0 on the way in.
+fn number_arg(value: &JsValue, what: &str, default: Option<f64>) -> JsResult<f64> {
+    match (value.as_f64(), default) {
+        (Some(number), _) => Ok(number),
+        (None, Some(default)) if value.is_undefined() => Ok(default),
+        _ => Err(invalid(format!(
+            "{what} must be a number, got {}",
+            value
+                .js_typeof()
+                .as_string()
+                .unwrap_or_else(|| "something else".to_string())
+        ))),
+    }
+}
+
+/// `number_arg` where leaving the argument out means none.
+fn optional_number_arg(value: &JsValue, what: &str) -> JsResult<Option<f64>> {
+    match value.is_undefined() {
+        true => Ok(None),
+        false => number_arg(value, what, None).map(Some),
+    }
+}
+
 #[wasm_bindgen]
 pub struct Evaluator {
     node: NodeRef,
@@ -195,9 +219,11 @@ impl Evaluator {
     /// Rows `start..end` as a typed array of the evaluator's type, read from wherever the
     /// output lives (evaluated on the shared CPU device first if it never was).
     #[wasm_bindgen(js_name = readValue)]
-    pub fn read_value(&self, start: Option<f64>, end: Option<f64>) -> js_sys::Promise {
+    pub fn read_value(&self, start: JsValue, end: JsValue) -> js_sys::Promise {
         let node = self.node.clone();
         wasm_bindgen_futures::future_to_promise(async move {
+            let start = optional_number_arg(&start, "readValue startRow")?;
+            let end = optional_number_arg(&end, "readValue endRow")?;
             let output = evaluator::output(&node).await.map_err(to_js)?;
             let rows = output.rows() as u32;
             let (start, end) = evaluator::row_range(rows, start, end).map_err(to_js)?;
@@ -207,7 +233,9 @@ impl Evaluator {
 
     /// `readValue` for outputs in host memory (CPU devices, user data), without waiting.
     #[wasm_bindgen(js_name = readValueSync)]
-    pub fn read_value_sync(&self, start: Option<f64>, end: Option<f64>) -> JsResult<JsValue> {
+    pub fn read_value_sync(&self, start: JsValue, end: JsValue) -> JsResult<JsValue> {
+        let start = optional_number_arg(&start, "readValue startRow")?;
+        let end = optional_number_arg(&end, "readValue endRow")?;
         let node = self.node.clone();
         let output = crate::engine::now(evaluator::output(&node))
             .and_then(|r| r)
@@ -277,8 +305,17 @@ pub fn interleave(args: &EvaluatorList) -> JsResult<Evaluator> {
 }
 
 #[wasm_bindgen]
-pub fn swizzle(x: &Evaluator, channels: Vec<f64>) -> JsResult<Evaluator> {
-    wrap(ir::swizzle(&x.node, &channels))
+pub fn swizzle(x: &Evaluator, channels: JsValue) -> JsResult<Evaluator> {
+    let numbers: Vec<f64> = (js_sys::Array::is_array(&channels))
+        .then(|| {
+            js_sys::Array::from(&channels)
+                .iter()
+                .map(|c| c.as_f64())
+                .collect()
+        })
+        .flatten()
+        .ok_or_else(|| invalid("swizzle channels must be an array of numbers"))?;
+    wrap(ir::swizzle(&x.node, &numbers))
 }
 
 #[wasm_bindgen]
@@ -315,8 +352,12 @@ pub fn fround(x: &Evaluator) -> JsResult<Evaluator> {
 }
 
 #[wasm_bindgen]
-pub fn sequence(count: f64, start: f64, step: f64) -> JsResult<Evaluator> {
-    wrap(ir::sequence(count, start, step))
+pub fn sequence(count: JsValue, start: JsValue, step: JsValue) -> JsResult<Evaluator> {
+    wrap(ir::sequence(
+        number_arg(&count, "sequence count", None)?,
+        number_arg(&start, "sequence start", Some(0.0))?,
+        number_arg(&step, "sequence step", Some(1.0))?,
+    ))
 }
 
 #[wasm_bindgen]
@@ -325,13 +366,16 @@ pub fn gather(ids: &Evaluator, values: &Evaluator) -> JsResult<Evaluator> {
 }
 
 #[wasm_bindgen(js_name = segmentedMap)]
-pub fn segmented_map(segments: &Evaluator, vertex_count: f64) -> JsResult<Evaluator> {
+pub fn segmented_map(segments: &Evaluator, vertex_count: JsValue) -> JsResult<Evaluator> {
+    let vertex_count = number_arg(&vertex_count, "segmentedMap vertexCount", None)?;
     wrap(ir::segmented_map(&segments.node, vertex_count))
 }
 
-/// A reduction's `splitEvery`: an integer of at least 2 (partials combined at a time).
-fn split_every_of(split_every: f64) -> JsResult<u32> {
-    match split_every {
+/// A reduction's `splitEvery`: an integer of at least 2 (partials combined at a time),
+/// api.md's 4 where it was left out.
+fn split_every_of(split_every: &JsValue) -> JsResult<u32> {
+    let default = Some(ir::DEFAULT_SPLIT_EVERY as f64);
+    match number_arg(split_every, "splitEvery", default)? {
         n if n.fract() == 0.0 && (2.0..=u32::MAX as f64).contains(&n) => Ok(n as u32),
         n => Err(invalid(format!(
             "splitEvery must be an integer of at least 2, got {n}"
@@ -346,9 +390,9 @@ pub fn reduce(
     kind: &str,
     x: &Evaluator,
     validity: &EvaluatorList,
-    split_every: f64,
+    split_every: JsValue,
 ) -> JsResult<Evaluator> {
-    let split_every = split_every_of(split_every)?;
+    let split_every = split_every_of(&split_every)?;
     wrap(
         ir::ReduceKind::parse(kind)
             .and_then(|kind| ir::reduce(kind, &x.node, validity.nodes.first(), split_every)),
@@ -366,7 +410,9 @@ pub fn concat(inputs: &EvaluatorList) -> JsResult<Evaluator> {
 }
 
 #[wasm_bindgen]
-pub fn slice(x: &Evaluator, start: f64, end: f64) -> JsResult<Evaluator> {
+pub fn slice(x: &Evaluator, start: JsValue, end: JsValue) -> JsResult<Evaluator> {
+    let start = number_arg(&start, "slice start", Some(0.0))?;
+    let end = number_arg(&end, "slice end", Some(f64::INFINITY))?;
     wrap(ir::slice(&x.node, start, end))
 }
 

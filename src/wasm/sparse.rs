@@ -318,8 +318,8 @@ impl SparseModel {
         matrix_promise!(device, self.matrix, |d, m| m.kron(d, &other).await)
     }
     /// `sum(A, {axis, splitEvery})` (lazy): `axis` undefined, 0 or 1.
-    pub fn sum(&self, axis: Option<f64>, split_every: f64) -> JsResult<Evaluator> {
-        let split_every = split_every_of(split_every)?;
+    pub fn sum(&self, axis: Option<f64>, split_every: JsValue) -> JsResult<Evaluator> {
+        let split_every = split_every_of(&split_every)?;
         let axis = match axis {
             None => None,
             Some(a) if a == 0.0 || a == 1.0 => Some(a as u32),
@@ -335,8 +335,8 @@ impl SparseModel {
             .map_err(to_js)
     }
     /// `min(A)` or (`greatest`) `max(A)` (lazy), implicit zeros counted.
-    pub fn extreme(&self, greatest: bool, split_every: f64) -> JsResult<Evaluator> {
-        let split_every = split_every_of(split_every)?;
+    pub fn extreme(&self, greatest: bool, split_every: JsValue) -> JsResult<Evaluator> {
+        let split_every = split_every_of(&split_every)?;
         let kind = match greatest {
             true => ReduceKind::Max,
             false => ReduceKind::Min,

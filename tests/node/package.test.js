@@ -32,14 +32,15 @@ test('npm pack ships the code, both wasm modules, the declarations and the licen
   }
 });
 
-// The clone is of the committed HEAD (what CI tests); it shares this checkout's cargo target
-// directory, so only this crate is compiled again.
+// The clone is of the committed HEAD (what CI tests). It builds in a cargo target directory
+// of its own (kept under this checkout's, so later runs reuse its dependencies): sharing
+// this checkout's would overwrite the wasm modules cargo keeps there for it.
 test('a fresh clone packs a working package: prepack installs what its build needs', {timeout: 30 * 60_000}, () => {
   const work = mkdtempSync(join(tmpdir(), 'gputable-pack-'));
   try {
     const clone = join(work, 'clone');
     execFileSync('git', ['clone', '--quiet', fileURLToPath(root), clone]);
-    const env = {...process.env, CARGO_TARGET_DIR: process.env.CARGO_TARGET_DIR ?? fileURLToPath(new URL('target', root))};
+    const env = {...process.env, CARGO_TARGET_DIR: fileURLToPath(new URL('target/pack-clone', root))};
     const packed = spawnSync('npm', ['pack', '--pack-destination', work], {cwd: clone, env, encoding: 'utf8', maxBuffer: 64 << 20});
     const said = `${packed.stdout}\n${packed.stderr}`;
     assert.equal(packed.status, 0, said);

@@ -1,0 +1,190 @@
+// The operations of api.md over evaluators, vectors, numbers and sparse operands.
+import {wasm} from './bindings.js';
+import {fail} from './errors.js';
+import {isNumberArray, options} from './types.js';
+import {resolveDevice, withHandles, withHandlesAsync} from './devices.js';
+import {GPUVector} from './vectors.js';
+import {GPUTableEvaluator, denseFold, denseUnary, describe, handleOf, withList, wrap} from './evaluator.js';
+import {isSparse, oneShape, sparseFold, sparseReduce, sparseUnary} from './sparse.js';
+
+function fold(op, args) {
+  // One evaluator is the result itself (the engine also gives back the same node).
+  if (args.length === 1 && args[0] instanceof GPUTableEvaluator) return args[0];
+  if (args.some(isSparse)) return sparseFold(op, args);
+  return denseFold(op, args);
+}
+
+const unary = (op, x) => (isSparse(x) ? sparseUnary(op, x) : denseUnary(op, x));
+
+export const add = (...args) => fold('add', args);
+export const subtract = (...args) => fold('subtract', args);
+export const multiply = (...args) => fold('multiply', args);
+export const divide = (...args) => fold('divide', args);
+export const pow = (base, exponent) => {
+  // Arithmetic: sparse operands need one shape (concat and interleave join any).
+  if (isSparse(base) && isSparse(exponent)) oneShape([base, exponent]);
+  return withList([base, exponent], list => wasm.foldBinary('pow', list));
+};
+export const sqrt = x => unary('sqrt', x);
+export const abs = x => unary('abs', x);
+export const sin = x => unary('sin', x);
+export const cos = x => unary('cos', x);
+export const tan = x => unary('tan', x);
+export const exp = x => unary('exp', x);
+export const log = x => unary('log', x);
+
+export function interleave(...args) {
+  if (args.length === 1 && args[0] instanceof GPUTableEvaluator) return args[0];
+  return withList(args, list => wasm.interleave(list));
+}
+
+export function gather(ids, source) {
+  return wrap(() => wasm.gather(handleOf(ids), handleOf(source)));
+}
+
+// A reduction over every row, skipping a vector's null slots: a partial per chunk, then
+// combines of at most `splitEvery` partials, then the final row.
+function reduction(kind, x, settings) {
+  if (isSparse(x) && ['sum', 'min', 'max'].includes(kind)) return sparseReduce(kind, x, settings);
+  // The engine checks splitEvery and gives it api.md's default.
+  const {splitEvery} = options(settings, kind, ['splitEvery']);
+  // Null slots are known where `x` is a vector with validity; a graph over it (add(vector,
+  // 1)) carries no validity of its own.
+  const input = handleOf(x);
+  const validity = x instanceof GPUVector && x.validity ? [handleOf(x.validity)] : [];
+  return wrap(() => withHandles(validity, list => wasm.reduce(kind, input, list, splitEvery)));
+}
+
+export const extent = (x, settings) => reduction('extent', x, settings);
+export const sum = (x, settings) => reduction('sum', x, settings);
+export const min = (x, settings) => reduction('min', x, settings);
+export const max = (x, settings) => reduction('max', x, settings);
+export const mean = (x, settings) => reduction('mean', x, settings);
+export const argmin = (x, settings) => reduction('argmin', x, settings);
+export const argmax = (x, settings) => reduction('argmax', x, settings);
+
+export function cast(x, type) {
+  return wrap(() => wasm.cast(handleOf(x), type));
+}
+
+export function concat(...inputs) {
+  return withList(inputs, list => wasm.concat(list));
+}
+
+export function slice(x, start, end) {
+  return wrap(() => wasm.slice(handleOf(x), start, end));
+}
+
+export function rechunk(x, chunks) {
+  return wrap(() => wasm.rechunk(handleOf(x), chunks));
+}
+
+// Row offset of each chunk of `counts`, and the end.
+function offsetsOf(counts) {
+  const offsets = [0];
+  for (const rows of counts) offsets.push(offsets[offsets.length - 1] + rows);
+  return offsets;
+}
+
+// An evaluator argument (or a GPUVector, as one), checked alive.
+function evaluatorOf(arg, what) {
+  if (arg instanceof GPUVector) return GPUTableEvaluator.fromVector(arg);
+  if (arg instanceof GPUTableEvaluator) {
+    arg._live();
+    return arg;
+  }
+  return fail('INVALID_ARGUMENT', `${what} must be an evaluator or a GPUVector, got ${describe(arg)}`);
+}
+
+// `fn`'s result for one block, checked to be an evaluator of `rows` rows (when given).
+function blockResult(result, k, rows) {
+  if (!(result instanceof GPUTableEvaluator)) fail('INVALID_ARGUMENT', `the block function returned ${describe(result)} for block ${k}, not an evaluator`);
+  if (rows !== undefined && result.length !== rows) {
+    fail('INVALID_ARGUMENT', `block ${k} has ${result.length} rows; its chunk has ${rows}`);
+  }
+  return result;
+}
+
+export function mapBlocks(fn, ...inputs) {
+  if (typeof fn !== 'function') fail('INVALID_ARGUMENT', 'mapBlocks needs a function');
+  if (inputs.length === 0) fail('INVALID_ARGUMENT', 'mapBlocks needs at least one input');
+  const evaluators = inputs.map(x => evaluatorOf(x, 'a mapBlocks input'));
+  const counts = evaluators.map(e => e.chunks);
+  if (counts.some(c => c.length !== counts[0].length)) {
+    fail('INVALID_ARGUMENT', `mapBlocks inputs need the same number of chunks, got ${counts.map(c => c.length).join(' and ')}`);
+  }
+  const offsets = counts.map(offsetsOf);
+  const blocks = counts[0].map((_, k) => {
+    const block = evaluators.map((e, i) => slice(e, offsets[i][k], offsets[i][k + 1]));
+    return blockResult(fn(...block, {blockId: k, rowOffset: offsets[0][k]}), k);
+  });
+  return concat(...blocks);
+}
+
+export function blockwise(fn, inputs, settings) {
+  if (typeof fn !== 'function') fail('INVALID_ARGUMENT', 'blockwise needs a function');
+  if (!Array.isArray(inputs)) fail('INVALID_ARGUMENT', 'blockwise inputs must be an array');
+  const {chunks, keys} = options(settings, 'blockwise');
+  if (!Array.isArray(chunks) || chunks.length === 0 || !chunks.every(n => Number.isInteger(n) && n >= 0)) {
+    fail('INVALID_ARGUMENT', 'blockwise chunks must be a non-empty array of row counts');
+  }
+  if (typeof keys !== 'function') fail('INVALID_ARGUMENT', 'blockwise keys must be a function of the output chunk');
+  const evaluators = inputs.map(x => evaluatorOf(x, 'a blockwise input'));
+  const offsets = evaluators.map(e => offsetsOf(e.chunks));
+  const blocks = chunks.map((rows, k) => {
+    const wanted = keys(k);
+    if (!Array.isArray(wanted) || wanted.length !== evaluators.length) {
+      fail('INVALID_ARGUMENT', `keys(${k}) must give one list of chunk indices per input`);
+    }
+    const lists = wanted.map((indices, i) => {
+      const count = evaluators[i].chunks.length;
+      if (!Array.isArray(indices)) fail('INVALID_ARGUMENT', `keys(${k})[${i}] must be an array of chunk indices`);
+      return indices.map(j => {
+        if (!Number.isInteger(j) || j < 0 || j >= count) fail('INVALID_ARGUMENT', `keys(${k})[${i}] names chunk ${j}; input ${i} has ${count}`);
+        return slice(evaluators[i], offsets[i][j], offsets[i][j + 1]);
+      });
+    });
+    return blockResult(fn(k, ...lists), k, rows);
+  });
+  return rechunk(concat(...blocks), chunks);
+}
+
+export function sequence(count, start, step) {
+  return wrap(() => wasm.sequence(count, start, step));
+}
+
+export function segmentedMap(segments, vertexCount) {
+  return wrap(() => wasm.segmentedMap(handleOf(segments), vertexCount));
+}
+
+export const fround = x => wrap(() => wasm.fround(handleOf(x)));
+
+export function swizzle(x, channels) {
+  return wrap(() => wasm.swizzle(handleOf(x), channels));
+}
+
+export const select = (cond, whenTrue, whenFalse) =>
+  wrap(() => wasm.select(handleOf(cond), handleOf(whenTrue), handleOf(whenFalse)));
+
+export const dot = (a, b) => wrap(() => wasm.dot(handleOf(a), handleOf(b)));
+export const length = x => wrap(() => wasm.length(handleOf(x)));
+export const equalAll = (a, b) => wrap(() => wasm.equalAll(handleOf(a), handleOf(b)));
+
+function collectEvaluators(value, found, seen) {
+  if (value instanceof GPUTableEvaluator) {
+    found.add(value);
+  } else if (value && typeof value === 'object' && !seen.has(value)) {
+    seen.add(value);
+    const items = Array.isArray(value) ? value : Object.getPrototypeOf(value) === Object.prototype ? Object.values(value) : [];
+    for (const item of items) collectEvaluators(item, found, seen);
+  }
+  return found;
+}
+
+export async function cleanEvaluate(device, roots) {
+  const target = resolveDevice(device);
+  const evaluators = [...collectEvaluators(roots, new Set(), new Set())];
+  await withHandlesAsync(evaluators.map(e => e._live()), list => target._handle.cleanEvaluate(list));
+  return roots;
+}
+
