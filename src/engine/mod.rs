@@ -26,7 +26,7 @@ use crate::column::{Column, ColumnData};
 use crate::error::{ErrorCode, GpuTableError, Result};
 use crate::ir::NodeRef;
 use crate::plan::{plan_with, Fusion, Plan, PlanOptions};
-use crate::value::{Output, RowSink, Storage, Value};
+use crate::value::{DeviceStorage, Output, Reading, RowSink, Storage, Value};
 pub use lost::LostFlag;
 pub use queue::{Turn, Turnstile};
 
@@ -245,8 +245,30 @@ pub async fn read_value(value: &Value, start: u32, end: u32, sink: &mut RowSink<
     }
 }
 
+/// A value's storage on a GPU backend's device (a buffer, textures), with the device, which
+/// reads it in its turn.
+pub struct OnDevice<B, S> {
+    pub device: B,
+    pub storage: S,
+}
+
+impl<B: Backend + 'static, S: 'static> DeviceStorage for OnDevice<B, S> {
+    fn read<'a, 's: 'a>(
+        &'a self,
+        value: &'a Value,
+        start: u32,
+        end: u32,
+        sink: &'a mut RowSink<'s>,
+    ) -> Reading<'a> {
+        Box::pin(read_in_turn(&self.device, value, start, end, sink))
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
 /// `read_rows` on `device` once its earlier work is done (`DeviceStorage::read`).
-pub async fn read_in_turn<B: Backend>(
+async fn read_in_turn<B: Backend>(
     device: &B,
     value: &Value,
     start: u32,

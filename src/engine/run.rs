@@ -80,6 +80,36 @@ impl<B: Backend> Run<'_, B> {
         }
     }
 
+    /// Records that `task` ran.
+    fn ran(&mut self, task: &Task) {
+        self.step(Step::Task {
+            first: task.first,
+            rows: task.rows,
+        });
+    }
+
+    /// `task` of `region`'s pass, and the values it reads (`random`: the pass's
+    /// random-access inputs).
+    async fn task(
+        &mut self,
+        region: &Region,
+        task: &Task,
+        values: &HashMap<u64, Output>,
+        random: &HashSet<u64>,
+    ) -> Result<(Region, Vec<Rc<Value>>)> {
+        let work = region.task_at(task.first, task.rows);
+        let leaves = self.task_leaves(&work, values, random, task.first).await?;
+        Ok((work, leaves))
+    }
+
+    /// `value` as the output keeps it: where it is, or copied to the host when `streamed`.
+    async fn kept(&mut self, value: Rc<Value>, streamed: bool) -> Result<Rc<Value>> {
+        Ok(match streamed {
+            true => Rc::new(self.read_back(&value).await?),
+            false => value,
+        })
+    }
+
     /// Runs `schedule`: `fetched` holds the host copies of inputs that live on another GPU
     /// device. Returns the output of every pass not freed.
     pub async fn schedule(
@@ -205,13 +235,9 @@ impl<B: Backend> Run<'_, B> {
         let mut host = HostChunks::new(root);
         let mut chunks = Vec::with_capacity(pass.tasks.len());
         for task in &pass.tasks {
-            let work = region.task_at(task.first, task.rows);
-            let leaves = self.task_leaves(&work, values, &random, task.first).await?;
+            let (work, leaves) = self.task(region, task, values, &random).await?;
             let value = self.device.run_region(self.batch, &work, &leaves).await?;
-            self.step(Step::Task {
-                first: task.first,
-                rows: task.rows,
-            });
+            self.ran(task);
             drop(leaves);
             match read_back {
                 true => {
@@ -233,10 +259,7 @@ impl<B: Backend> Run<'_, B> {
         for c in 0..root.chunks.len() {
             let pieces = output.pieces(offsets[c], offsets[c + 1]);
             let part = self.assemble(pieces, root).await?;
-            parts.push(match streamed.contains(&root.id) {
-                true => Rc::new(self.read_back(&part).await?),
-                false => part,
-            });
+            parts.push(self.kept(part, streamed.contains(&root.id)).await?);
         }
         Ok(Output::new(
             home_of(self.device.core().id, root, streamed),
@@ -261,8 +284,7 @@ impl<B: Backend> Run<'_, B> {
             .map_err(|_| internal("more chunk tasks than a u32 counts"))?;
         let mut states = self.device.reduction_states(self.batch, root, parts)?;
         for (part, task) in pass.tasks.iter().enumerate() {
-            let work = region.task_at(task.first, task.rows);
-            let leaves = self.task_leaves(&work, values, &random, task.first).await?;
+            let (work, leaves) = self.task(region, task, values, &random).await?;
             self.device
                 .reduce_chunk(
                     self.batch,
@@ -273,10 +295,7 @@ impl<B: Backend> Run<'_, B> {
                     part as u32,
                 )
                 .await?;
-            self.step(Step::Task {
-                first: task.first,
-                rows: task.rows,
-            });
+            self.ran(task);
         }
         for &next in &pass.rounds {
             states = self
@@ -289,12 +308,11 @@ impl<B: Backend> Run<'_, B> {
             .device
             .finish_reduction(self.batch, region, states)
             .await?;
-        let value = match streamed.contains(&root.id) {
-            true => self.read_back(&value).await?,
-            false => value,
-        };
+        let value = self
+            .kept(Rc::new(value), streamed.contains(&root.id))
+            .await?;
         let home = home_of(self.device.core().id, root, streamed);
-        Ok(Output::new(home, vec![Rc::new(value)]))
+        Ok(Output::new(home, vec![value]))
     }
 
     /// A scatter: one output, written by each listed task of its inputs' rows.
@@ -320,8 +338,7 @@ impl<B: Backend> Run<'_, B> {
         // Without a second input, each row's number is written (`ir::scatter`).
         let written = root.inputs.get(1).map(|v| leaf_of(v.id)).transpose()?;
         for task in &pass.tasks {
-            let work = region.task_at(task.first, task.rows);
-            let leaves = self.task_leaves(&work, values, &random, task.first).await?;
+            let (work, leaves) = self.task(region, task, values, &random).await?;
             let written = match written {
                 Some(leaf) => Written::Rows(&leaves[leaf]),
                 None => Written::RowNumbers {
@@ -338,17 +355,14 @@ impl<B: Backend> Run<'_, B> {
                     &mut parts,
                 )
                 .await?;
-            self.step(Step::Task {
-                first: task.first,
-                rows: task.rows,
-            });
+            self.ran(task);
         }
         let mut chunks = Vec::with_capacity(parts.len());
         for part in parts {
-            chunks.push(Rc::new(match streamed.contains(&root.id) {
-                true => self.read_back(&part).await?,
-                false => part,
-            }));
+            chunks.push(
+                self.kept(Rc::new(part), streamed.contains(&root.id))
+                    .await?,
+            );
         }
         let home = home_of(self.device.core().id, root, streamed);
         Ok(Output::new(home, chunks))
@@ -401,10 +415,7 @@ impl<B: Backend> Run<'_, B> {
                     .sort_permutation_and_keys(self.batch, &chunks, bits, &sorted)
                     .await?;
                 for task in &pass.tasks {
-                    self.step(Step::Task {
-                        first: task.first,
-                        rows: task.rows,
-                    });
+                    self.ran(task);
                 }
                 let one = |value| Output::new(home, vec![Rc::new(value)]);
                 (one(permutation), sorted_keys.into_iter().map(one).collect())
@@ -433,16 +444,15 @@ impl<B: Backend> Run<'_, B> {
             .outputs()
             .zip([permutation].into_iter().chain(sorted_keys))
         {
-            outputs.push(match streamed.contains(&node.id) {
-                true => {
-                    let mut chunks = Vec::with_capacity(output.chunks.len());
-                    for chunk in output.chunks.iter() {
-                        chunks.push(Rc::new(self.read_back(chunk).await?));
-                    }
-                    Output::new(crate::value::HOST, chunks)
-                }
-                false => output,
-            });
+            let mut chunks = Vec::with_capacity(output.chunks.len());
+            for chunk in output.chunks.iter() {
+                chunks.push(
+                    self.kept(chunk.clone(), streamed.contains(&node.id))
+                        .await?,
+                );
+            }
+            let home = home_of(output.device, node, streamed);
+            outputs.push(Output::new(home, chunks));
         }
         let permutation = outputs.remove(0);
         Ok((permutation, outputs))
@@ -636,14 +646,8 @@ impl<B: Backend> Run<'_, B> {
                 pieces.extend(output.pieces(lo, hi));
             }
             let chunk = self.assemble(pieces, node).await?;
-            self.step(Step::Task {
-                first: task.first,
-                rows: task.rows,
-            });
-            chunks.push(match streamed.contains(&node.id) {
-                true => Rc::new(self.read_back(&chunk).await?),
-                false => chunk,
-            });
+            self.ran(task);
+            chunks.push(self.kept(chunk, streamed.contains(&node.id)).await?);
         }
         Ok(Output::new(
             home_of(self.device.core().id, node, streamed),

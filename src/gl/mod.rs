@@ -15,33 +15,21 @@ mod transfer;
 use std::rc::Rc;
 
 use crate::dtype::DType;
-use crate::engine::{internal, read_in_turn, Batches};
+use crate::engine::{internal, Batches, OnDevice};
 use crate::error::Result;
 use crate::memory::Home;
 use crate::plan::Region;
-use crate::value::{DeviceStorage, Reading, RowSink, Storage, Value};
+use crate::value::{Storage, Value};
 use crate::wgpu_shared::{scopes, scopes::ErrorScopes};
 use crate::wgsl::{Kernel, TextureBinding};
 pub use device::{texture_format, GlDevice, GlLimits, TextureLease};
 
 /// A value on the device: per tile, one texture per plane (see `TextureLayout`).
-pub struct GlValue {
-    tiles: Vec<Vec<TextureLease>>,
-    device: GlDevice,
-}
+pub type GlValue = OnDevice<GlDevice, Vec<Vec<TextureLease>>>;
 
-impl DeviceStorage for GlValue {
-    fn read<'a, 's: 'a>(
-        &'a self,
-        value: &'a Value,
-        start: u32,
-        end: u32,
-        sink: &'a mut RowSink<'s>,
-    ) -> Reading<'a> {
-        Box::pin(read_in_turn(&self.device, value, start, end, sink))
-    }
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
+impl GlValue {
+    fn tiles(&self) -> &[Vec<TextureLease>] {
+        &self.storage
     }
 }
 
@@ -87,8 +75,8 @@ impl GlDevice {
             size,
             rows,
             storage: Storage::Device(Box::new(GlValue {
-                tiles,
                 device: self.clone(),
+                storage: tiles,
             })),
         }
     }
@@ -218,8 +206,8 @@ fn bound_textures<'a>(
                     None => tile,
                 };
                 // A shorter leaf has no such tile: any texture will do, its rows read as 0.
-                let t = (wanted as usize).min(value.tiles.len() - 1);
-                Ok(&*value.tiles[t][plane as usize])
+                let t = (wanted as usize).min(value.tiles().len() - 1);
+                Ok(&*value.tiles()[t][plane as usize])
             },
         )
         .collect()

@@ -202,7 +202,7 @@ impl Reductions for GlDevice {
                 match &first_pass {
                     FirstPass::Stored { value, source } => {
                         let texture = value
-                            .tiles
+                            .tiles()
                             .get(tile as usize)
                             .and_then(|planes| planes.get(plane as usize))
                             .ok_or_else(|| internal("a reduced input lacks a tile"))?;

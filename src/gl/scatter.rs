@@ -86,18 +86,18 @@ impl Scatters for GlDevice {
         let source = scatter_points_source(class)?;
         for tile in 0..layout.tiles(task.rows) {
             let points = layout.rows_in_tile(task.rows, tile);
-            let d = (from.tiles.get(tile as usize))
+            let d = (from.tiles().get(tile as usize))
                 .ok_or_else(|| internal("a scatter input lacks a tile"))?;
             let mut inputs = vec![&*d[0]];
             if let Some(values) = values {
-                let v = (values.tiles.get(tile as usize))
+                let v = (values.tiles().get(tile as usize))
                     .ok_or_else(|| internal("a scatter input lacks a tile"))?;
                 inputs.push(&*v[0]);
             }
             if points == 0 {
                 continue;
             }
-            for (t, planes) in out.tiles.iter().enumerate() {
+            for (t, planes) in out.tiles().iter().enumerate() {
                 let texture = &*planes[0];
                 let t = t as u32;
                 let mut params = vec![

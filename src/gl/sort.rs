@@ -62,7 +62,7 @@ fn key_texture(device: &GlDevice, key: &[Rc<Value>], rows: u32) -> Result<wgpu::
 /// The texture of a one-tile, one-plane value.
 fn first_texture(value: &GlValue) -> Result<wgpu::Texture> {
     value
-        .tiles
+        .tiles()
         .first()
         .and_then(|planes| planes.first())
         .map(|texture| (**texture).clone())

@@ -94,7 +94,7 @@ impl Transfers for GlDevice {
             let tile = row / tile_rows;
             let base = tile * tile_rows;
             let textures = gl
-                .tiles
+                .tiles()
                 .get(tile as usize)
                 .filter(|textures| !textures.is_empty())
                 .ok_or_else(|| internal("a read past a value's tiles"))?;

@@ -15,11 +15,11 @@ use std::num::NonZeroU64;
 use std::rc::Rc;
 
 use crate::dtype::DType;
-use crate::engine::{internal, read_in_turn, Batches};
+use crate::engine::{internal, Batches, OnDevice};
 use crate::error::{ErrorCode, GpuTableError, Result};
 use crate::memory::Home;
 use crate::plan::Region;
-use crate::value::{DeviceStorage, Reading, RowSink, Storage, Value};
+use crate::value::{Storage, Value};
 use crate::wgpu_shared::scopes;
 use crate::wgsl::Kernel;
 pub use device::{BufferLease, GpuDevice, GpuLimits};
@@ -32,30 +32,12 @@ const STORAGE: wgpu::BufferUsages = wgpu::BufferUsages::STORAGE
 const UNIFORM: wgpu::BufferUsages = wgpu::BufferUsages::UNIFORM.union(wgpu::BufferUsages::COPY_DST);
 
 /// A value in a buffer of this device.
-pub struct GpuValue {
-    lease: BufferLease,
-    device: GpuDevice,
-}
+pub type GpuValue = OnDevice<GpuDevice, BufferLease>;
 
 impl GpuValue {
     /// The buffer: 32-bit values, rows packed (it may be longer than the value).
     pub fn buffer(&self) -> &wgpu::Buffer {
-        &self.lease.buffer
-    }
-}
-
-impl DeviceStorage for GpuValue {
-    fn read<'a, 's: 'a>(
-        &'a self,
-        value: &'a Value,
-        start: u32,
-        end: u32,
-        sink: &'a mut RowSink<'s>,
-    ) -> Reading<'a> {
-        Box::pin(read_in_turn(&self.device, value, start, end, sink))
-    }
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
+        &self.storage.buffer
     }
 }
 
@@ -132,8 +114,8 @@ impl GpuDevice {
             size,
             rows,
             storage: Storage::Device(Box::new(GpuValue {
-                lease,
                 device: self.clone(),
+                storage: lease,
             })),
         }
     }
