@@ -2,7 +2,7 @@
 // operations turn their arguments into nodes.
 import {wasm} from './bindings.js';
 import {fail, guard, guardAsync} from './errors.js';
-import {TYPED_ARRAYS, checkSize, checkType, isNumberArray, liveView, options, typeOfArray} from './types.js';
+import {TYPED_ARRAYS, checkType, isNumberArray, liveView, options, typeOfArray} from './types.js';
 import {deviceOf, resolveDevice, withHandles, withHandlesAsync} from './devices.js';
 import {GPUVector, viewOf} from './vectors.js';
 import {writeIpc} from './ipc.js';
@@ -34,7 +34,6 @@ export class GPUTableEvaluator {
 
   static fromArray(array, settings) {
     const {type, size = 1, chunks} = options(settings, 'fromArray');
-    checkSize(size);
     if (type !== undefined) checkType(type);
     if (Array.isArray(array)) {
       if (!isNumberArray(array)) fail('INVALID_ARGUMENT', 'fromArray needs numbers');

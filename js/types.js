@@ -31,6 +31,7 @@ export function typeOfArray(array) {
   return fail('TYPE_MISMATCH', `unsupported array type ${array?.constructor?.name}`);
 }
 
+// An appendable vector's row size (the engine takes it as a uint32, which would wrap).
 export function checkSize(size) {
   if (!Number.isInteger(size) || size < 1 || size > 0xffffffff) {
     fail('INVALID_ARGUMENT', `size must be a positive integer, got ${size}`);

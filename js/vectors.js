@@ -190,11 +190,11 @@ export class GPUVector {
   }
 
   readValue(startRow, endRow) {
-    return guardAsync(() => this._m.readValue(rowBound(startRow), rowBound(endRow)));
+    return guardAsync(() => this._m.readValue(startRow, endRow));
   }
 
   readValueSync(startRow, endRow) {
-    return guard(() => this._m.readValueSync(rowBound(startRow), rowBound(endRow)));
+    return guard(() => this._m.readValueSync(startRow, endRow));
   }
 
   destroy() {
@@ -204,9 +204,4 @@ export class GPUVector {
   _check() {
     guard(() => this._m.check());
   }
-}
-
-function rowBound(row) {
-  if (row === undefined || typeof row === 'number') return row;
-  return fail('INVALID_ARGUMENT', `row bounds must be numbers, got ${row}`);
 }

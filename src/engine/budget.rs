@@ -128,10 +128,11 @@ impl<'a> Ledger<'a> {
             .sum();
         let extra = extra.saturating_add(sorted_keys);
         let parts = tasks.len() as u32;
+        let random = region.random_access_inputs();
         let mut done = 0u64;
         let mut bytes = Vec::with_capacity(tasks.len());
         for &(first, rows) in tasks {
-            let own = self.task_bytes(region, first, rows, parts, cut_after);
+            let own = self.task_bytes(region, &random, (first, rows), parts, cut_after);
             bytes.push(own.saturating_add(done).saturating_add(extra));
             done = done.saturating_add(self.left_by_task(region, rows));
         }
@@ -167,6 +168,7 @@ impl<'a> Ledger<'a> {
         budget: u64,
         parts: u32,
     ) -> Option<Vec<(u64, u32)>> {
+        let random = region.random_access_inputs();
         let mut fitted = Vec::with_capacity(tasks.len());
         let mut done = 0u64;
         for &(start, rows) in tasks {
@@ -175,7 +177,7 @@ impl<'a> Ledger<'a> {
             loop {
                 let left = (end - first) as u32;
                 let bytes = |rows: u32| {
-                    (self.task_bytes(region, first, rows, parts, false))
+                    (self.task_bytes(region, &random, (first, rows), parts, false))
                         .saturating_add(done)
                         .saturating_add(extra)
                 };
@@ -231,21 +233,21 @@ impl<'a> Ledger<'a> {
         output_bytes(self.device, node) * times
     }
 
-    /// Bytes one task over rows `first..first + rows` of `region`'s pass adds: input parts
-    /// brought from the host, the copies assembling parts of several chunks, the output
-    /// (twice when it is read back), and a sort's or a reduction's working arrays.
+    /// Bytes one task over rows `first..first + rows` of `region`'s pass (whose
+    /// random-access inputs are `random`) adds: input parts brought from the host, the copies
+    /// assembling parts of several chunks, the output (twice when it is read back), and a
+    /// sort's or a reduction's working arrays.
     fn task_bytes(
         &self,
         region: &Region,
-        first: u64,
-        rows: u32,
+        random: &HashSet<u64>,
+        (first, rows): (u64, u32),
         parts: u32,
         cut_after: bool,
     ) -> u64 {
         let device = self.device;
         let root = &region.root;
         let rows = rows as u64;
-        let random = region.random_access_inputs();
         let native_sort = region.is_sort() && sorts_natively(device, region);
         let mut bytes = TASK_OVERHEAD_BYTES;
         for leaf in &region.leaves {

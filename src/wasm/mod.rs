@@ -59,7 +59,7 @@ fn number_arg(value: &JsValue, what: &str, default: Option<f64>) -> JsResult<f64
 }
 
 /// `number_arg` where leaving the argument out means none.
-fn optional_number_arg(value: &JsValue, what: &str) -> JsResult<Option<f64>> {
+pub(super) fn optional_number_arg(value: &JsValue, what: &str) -> JsResult<Option<f64>> {
     match value.is_undefined() {
         true => Ok(None),
         false => number_arg(value, what, None).map(Some),

@@ -8,7 +8,7 @@ use std::rc::Rc;
 use serde::Deserialize;
 use wasm_bindgen::prelude::*;
 
-use super::{copy_typed, invalid, read, set, to_js, Evaluator, JsResult};
+use super::{copy_typed, invalid, optional_number_arg, read, set, to_js, Evaluator, JsResult};
 use crate::dtype::DType;
 use crate::error::{ErrorCode, GpuTableError};
 use crate::evaluator;
@@ -413,9 +413,11 @@ impl VectorModel {
         self.vector.borrow_mut().reset_last().map_err(to_js)
     }
     #[wasm_bindgen(js_name = readValue)]
-    pub fn read_value(&self, start: Option<f64>, end: Option<f64>) -> js_sys::Promise {
+    pub fn read_value(&self, start: JsValue, end: JsValue) -> js_sys::Promise {
         let vector = self.vector.clone();
         wasm_bindgen_futures::future_to_promise(async move {
+            let start = optional_number_arg(&start, "readValue startRow")?;
+            let end = optional_number_arg(&end, "readValue endRow")?;
             let (dtype, size) = {
                 let v = vector.borrow();
                 (v.dtype, v.size)
@@ -426,7 +428,9 @@ impl VectorModel {
     }
     /// `readValue` for storage in host memory, without waiting.
     #[wasm_bindgen(js_name = readValueSync)]
-    pub fn read_value_sync(&self, start: Option<f64>, end: Option<f64>) -> JsResult<JsValue> {
+    pub fn read_value_sync(&self, start: JsValue, end: JsValue) -> JsResult<JsValue> {
+        let start = optional_number_arg(&start, "readValue startRow")?;
+        let end = optional_number_arg(&end, "readValue endRow")?;
         let pieces = crate::engine::now(vector_pieces(&self.vector, start, end))
             .and_then(|r| r)
             .map_err(to_js)?;
