@@ -149,9 +149,9 @@ export const backendRegistry = Object.freeze({
 export async function createDevice(settings) {
   const {type = 'cpu', allowedMem} = options(settings, 'createDevice');
   if (typeof type !== 'string') fail('INVALID_ARGUMENT', `device type must be a string, got ${typeof type}`);
-  if (allowedMem !== undefined && (typeof allowedMem !== 'number' || !Number.isInteger(allowedMem) || allowedMem < 1)) {
-    fail('INVALID_ARGUMENT', `allowedMem must be a whole number of bytes of at least 1, got ${allowedMem}`);
-  }
+  // Checked by the engine before a device is made for it (a check makes nothing: the
+  // WebGL2 module may still replace the default one after it).
+  guard(() => peek('checkAllowedMem')(allowedMem));
   const device = await createAny(type);
   if (allowedMem !== undefined) guard(() => { device._handle.allowedMem = allowedMem; });
   return device;

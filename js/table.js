@@ -315,8 +315,7 @@ export class GPUTable {
   }
 
   packBatches(settings) {
-    const {minBatchSize = Infinity} = options(settings, 'packBatches');
-    if (typeof minBatchSize !== 'number' || !(minBatchSize >= 0)) fail('INVALID_ARGUMENT', 'minBatchSize must be a number of rows');
+    const {minBatchSize} = options(settings, 'packBatches');
     guard(() => this._m.check());
     const device = resolveDevice(this.device);
     if (onGpu(this.device)) return guardAsync(() => device._handle.packBatches(this._m, minBatchSize)).then(() => this);
@@ -328,8 +327,7 @@ export class GPUTable {
     return viewOf(GPUVector, guard(() => this._m.detachVector(String(name))));
   }
 
-  detachBatches(first = 0, last = Number.MAX_SAFE_INTEGER) {
-    if (typeof first !== 'number' || typeof last !== 'number') fail('INVALID_ARGUMENT', 'detachBatches takes batch indices');
+  detachBatches(first, last) {
     return Array.from(guard(() => this._m.detachBatches(first, last)), b => viewOf(GPURecordBatch, b));
   }
 

@@ -4,7 +4,7 @@
 use wasm_bindgen::prelude::*;
 
 use super::table::{BatchModel, TableModel};
-use super::{invalid, set, to_js, Evaluator, EvaluatorList, JsResult};
+use super::{invalid, number_arg, set, to_js, Evaluator, EvaluatorList, JsResult};
 use crate::cpu::CpuDevice;
 use crate::engine::{self, DeviceModel};
 use crate::evaluator;
@@ -136,16 +136,8 @@ impl Device {
         with_device!(&self.inner, d => d.core().allowed_mem.get()).map(|b| b as f64)
     }
     #[wasm_bindgen(setter, js_name = allowedMem)]
-    pub fn set_allowed_mem(&self, bytes: Option<f64>) -> JsResult<()> {
-        let bytes = match bytes {
-            None => None,
-            Some(b) if b.is_finite() && b >= 1.0 && b.fract() == 0.0 => Some(b as u64),
-            Some(b) => {
-                return Err(invalid(format!(
-                    "allowedMem must be a whole number of bytes of at least 1, got {b}"
-                )))
-            }
-        };
+    pub fn set_allowed_mem(&self, bytes: JsValue) -> JsResult<()> {
+        let bytes = allowed_mem_of(&bytes)?;
         with_device!(&self.inner, d => d.core().allowed_mem.set(bytes));
         Ok(())
     }
@@ -216,9 +208,10 @@ impl Device {
     /// Joins `table`'s batches into batches of at least `minRows` rows on this device (a
     /// batch alone in its group stays) and destroys the superseded ones it owned.
     #[wasm_bindgen(js_name = packBatches)]
-    pub fn pack_batches(&self, table: &TableModel, min_rows: f64) -> js_sys::Promise {
+    pub fn pack_batches(&self, table: &TableModel, min_rows: JsValue) -> js_sys::Promise {
         let (device, table) = (self.inner.clone(), table.shared());
         wasm_bindgen_futures::future_to_promise(async move {
+            let min_rows = number_arg(&min_rows, "minBatchSize", Some(f64::INFINITY))?;
             with_device!(&device, d => table::pack_batches(d, &table, min_rows).await)
                 .map_err(to_js)?;
             Ok(JsValue::UNDEFINED)
@@ -227,7 +220,8 @@ impl Device {
 
     /// `packBatches` on the CPU device, now.
     #[wasm_bindgen(js_name = packBatchesSync)]
-    pub fn pack_batches_sync(&self, table: &TableModel, min_rows: f64) -> JsResult<()> {
+    pub fn pack_batches_sync(&self, table: &TableModel, min_rows: JsValue) -> JsResult<()> {
+        let min_rows = number_arg(&min_rows, "minBatchSize", Some(f64::INFINITY))?;
         let AnyDevice::Cpu(device) = &self.inner else {
             return Err(invalid(format!(
                 "packBatchesSync() is for the CPU device; use await packBatches() on {}",
@@ -352,4 +346,23 @@ pub fn create_webgl_device() -> js_sys::Promise {
         }
         .into())
     })
+}
+
+/// `allowedMem`: a whole number of bytes of at least 1, or none (`undefined`, `null`).
+fn allowed_mem_of(bytes: &JsValue) -> JsResult<Option<u64>> {
+    if bytes.is_undefined() || bytes.is_null() {
+        return Ok(None);
+    }
+    match number_arg(bytes, "allowedMem", None)? {
+        b if b.is_finite() && b >= 1.0 && b.fract() == 0.0 => Ok(Some(b as u64)),
+        b => Err(invalid(format!(
+            "allowedMem must be a whole number of bytes of at least 1, got {b}"
+        ))),
+    }
+}
+
+/// Checks `createDevice`'s `allowedMem` before a device is made for it.
+#[wasm_bindgen(js_name = checkAllowedMem)]
+pub fn check_allowed_mem(bytes: JsValue) -> JsResult<()> {
+    allowed_mem_of(&bytes).map(|_| ())
 }

@@ -44,7 +44,7 @@ fn invalid(message: impl Into<String>) -> JsValue {
 
 /// A number argument of `what`, `default` where it was left out. Taken as a `JsValue`: a
 /// parameter typed as a number would turn '3' into 3 and null into 0 on the way in.
-fn number_arg(value: &JsValue, what: &str, default: Option<f64>) -> JsResult<f64> {
+pub(super) fn number_arg(value: &JsValue, what: &str, default: Option<f64>) -> JsResult<f64> {
     match (value.as_f64(), default) {
         (Some(number), _) => Ok(number),
         (None, Some(default)) if value.is_undefined() => Ok(default),

@@ -8,7 +8,9 @@ use std::rc::Rc;
 use serde::Deserialize;
 use wasm_bindgen::prelude::*;
 
-use super::{copy_typed, invalid, optional_number_arg, read, set, to_js, Evaluator, JsResult};
+use super::{
+    copy_typed, invalid, number_arg, optional_number_arg, read, set, to_js, Evaluator, JsResult,
+};
 use crate::dtype::DType;
 use crate::error::{ErrorCode, GpuTableError};
 use crate::evaluator;
@@ -158,7 +160,9 @@ impl TableModel {
         Ok(VectorModel::of(vector.shared()))
     }
     #[wasm_bindgen(js_name = detachBatches)]
-    pub fn detach_batches(&self, first: f64, last: f64) -> JsResult<js_sys::Array> {
+    pub fn detach_batches(&self, first: JsValue, last: JsValue) -> JsResult<js_sys::Array> {
+        let first = number_arg(&first, "detachBatches first", Some(0.0))?;
+        let last = number_arg(&last, "detachBatches last", Some(f64::INFINITY))?;
         let batches = self
             .table
             .borrow_mut()

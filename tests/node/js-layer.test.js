@@ -1,5 +1,5 @@
 // The JavaScript layer stays thin (issue 37): the API is documented once, in index.d.ts;
-// its modules import no circle; the index (core.js) only re-exports.
+// its modules import no circle; the index (core.js) only re-exports; the engine checks arguments.
 import {test} from 'node:test';
 import assert from 'node:assert/strict';
 import {readFileSync, readdirSync} from 'node:fs';
@@ -28,4 +28,22 @@ test('the modules import no circle, and the index only re-exports', () => {
   for (const name of modules) visit(name, []);
   const index = source('core.js').split('\n').filter(line => line.trim() && !line.startsWith('//'));
   for (const line of index) assert.match(line, /^export .* from '\.\/[\w-]+\.js';$/, `core.js: ${line}`);
+});
+
+test('number arguments are checked by the engine, the same before and after init', async () => {
+  const gt = await import('../../dist/node/index.js');
+  const refused = async (call, pattern) => {
+    await assert.rejects(async () => call(), e => e.name === 'GpuTableError' && e.code === 'INVALID_ARGUMENT' && pattern.test(e.message));
+  };
+  await refused(() => gt.createDevice({allowedMem: '3'}), /allowedMem must be a number/);
+  await gt.init();
+  await refused(() => gt.createDevice({allowedMem: 0}), /at least 1, got 0/);
+  const device = await gt.createDevice({allowedMem: null});
+  assert.equal(device.allowedMem, undefined);
+  const arrow = await import('apache-arrow');
+  const table = gt.GPUTable.fromArrowIPCSync(arrow.tableToIPC(arrow.tableFromArrays({a: new Float32Array([1, 2, 3])})));
+  await refused(() => table.packBatches({minBatchSize: '2'}), /minBatchSize must be a number/);
+  await refused(() => table.packBatches({minBatchSize: Number.NaN}), /minBatchSize/);
+  await refused(() => table.detachBatches('0'), /detachBatches first must be a number/);
+  assert.equal(table.detachBatches(0).length, 1, 'the last batch defaults to the end');
 });
