@@ -13,7 +13,8 @@ fn main() {
 
 /// shaders/*.wgsl without their comments, for `include_str!`: the comments explain the
 /// kernels to readers and would be a quarter of the shaders' bytes in the wasm module.
-/// `// SECTION name` lines stay (templates are split on them).
+/// `// SECTION name` lines stay (templates are split on them). Indentation goes too: WGSL
+/// reads no whitespace.
 fn strip_shader_comments() {
     println!("cargo::rerun-if-changed=shaders");
     let out = Path::new(&env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("shaders");
@@ -34,8 +35,8 @@ fn strip_shader_comments() {
             );
             let code = match line.find("//") {
                 Some(_) if line.trim_start().starts_with("// SECTION ") => line.trim_start(),
-                Some(start) => line[..start].trim_end(),
-                None => line.trim_end(),
+                Some(start) => line[..start].trim(),
+                None => line.trim(),
             };
             if !code.is_empty() {
                 stripped.push_str(code);

@@ -638,6 +638,52 @@ export function length(x: ArithmeticArgument): GPUTableEvaluator<'float32'>;
 /** 1 where every lane of the two rows is equal, else 0 (uint32, size 1). */
 export function equalAll(a: ArithmeticArgument, b: ArithmeticArgument): GPUTableEvaluator<'uint32'>;
 
+/** Predicate inputs: evaluators, vectors, numbers or number arrays (integer literals compare exactly). */
+export type PredicateArgument = EvaluatorInput | number | readonly number[];
+/**
+ * 1 where `a == b`, else 0, per lane (uint8). Values compare exactly across types, as
+ * JavaScript compares the same numbers; NaN equals nothing. Arithmetic's size, length and
+ * broadcast rules. @example filter(x, equal(kind, 3))
+ */
+export function equal(a: PredicateArgument, b: PredicateArgument): GPUTableEvaluator<'uint8'>;
+/** 1 where `a != b` (NaN is unequal to everything, itself included), else 0 (uint8). */
+export function notEqual(a: PredicateArgument, b: PredicateArgument): GPUTableEvaluator<'uint8'>;
+/** 1 where `a < b` exactly (NaN is never less), else 0 (uint8). @example less(fare, 10) */
+export function less(a: PredicateArgument, b: PredicateArgument): GPUTableEvaluator<'uint8'>;
+export function lessEqual(a: PredicateArgument, b: PredicateArgument): GPUTableEvaluator<'uint8'>;
+export function greater(a: PredicateArgument, b: PredicateArgument): GPUTableEvaluator<'uint8'>;
+export function greaterEqual(a: PredicateArgument, b: PredicateArgument): GPUTableEvaluator<'uint8'>;
+/** 1 where every argument is nonzero (NaN counts as nonzero), folded left to right (uint8). */
+export function and(...args: PredicateArgument[]): GPUTableEvaluator<'uint8'>;
+/** 1 where any argument is nonzero (uint8). */
+export function or(...args: PredicateArgument[]): GPUTableEvaluator<'uint8'>;
+/** Exclusive or of the arguments' truth, folded left to right (uint8). */
+export function xor(...args: PredicateArgument[]): GPUTableEvaluator<'uint8'>;
+/** 1 where `x` is 0 (uint8). */
+export function not(x: PredicateArgument): GPUTableEvaluator<'uint8'>;
+/** 1 where `x` is NaN (uint8); integers are never NaN. */
+export function isNaN(x: PredicateArgument): GPUTableEvaluator<'uint8'>;
+/** 1 where `x` is neither infinite nor NaN (uint8); integers are always finite. */
+export function isFinite(x: PredicateArgument): GPUTableEvaluator<'uint8'>;
+/** The least argument per lane, folded left to right; NaN if any is NaN (as `Math.min`). */
+export function minimum<Args extends PredicateArgument[]>(...args: Args): GPUTableEvaluator<ArithmeticType<Args>>;
+/** The greatest argument per lane; NaN if any is NaN (as `Math.max`). */
+export function maximum<Args extends PredicateArgument[]>(...args: Args): GPUTableEvaluator<ArithmeticType<Args>>;
+/** `minimum(maximum(x, lo), hi)`. @example clamp(x, 0, 1) */
+export function clamp<X extends PredicateArgument, L extends PredicateArgument, H extends PredicateArgument>(x: X, lo: L, hi: H): GPUTableEvaluator<ArithmeticType<[X, L, H]>>;
+/** Rounds down: float32 for a float input; integers are returned as they are. */
+export function floor<X extends PredicateArgument>(x: X): GPUTableEvaluator<TypeOf<X>>;
+/** Rounds up: float32 for a float input; integers are returned as they are. */
+export function ceil<X extends PredicateArgument>(x: X): GPUTableEvaluator<TypeOf<X>>;
+/** Rounds toward zero: float32 for a float input; integers are returned as they are. */
+export function trunc<X extends PredicateArgument>(x: X): GPUTableEvaluator<TypeOf<X>>;
+/** Rounds to nearest, halves to even (as NumPy): float32 for a float input; integers are returned as they are. */
+export function round<X extends PredicateArgument>(x: X): GPUTableEvaluator<TypeOf<X>>;
+/** -1, 0 or 1 in x's type (NaN stays NaN). */
+export function sign<X extends PredicateArgument>(x: X): GPUTableEvaluator<TypeOf<X>>;
+/** The remainder with the sign of `b` (Python's `%`); integer `mod` by 0 is 0, float `mod` by 0 NaN. */
+export function mod<A extends PredicateArgument, B extends PredicateArgument>(a: A, b: B): GPUTableEvaluator<ArithmeticType<[A, B]>>;
+
 /** Evaluates every evaluator in `roots` (nested in arrays and plain objects) in one plan and releases every intermediate. */
 export function cleanEvaluate<R>(device: Device | undefined | null, roots: R): Promise<R>;
 

@@ -170,6 +170,40 @@ export const dot = (a, b) => wrap(() => wasm.dot(handleOf(a), handleOf(b)));
 export const length = x => wrap(() => wasm.length(handleOf(x)));
 export const equalAll = (a, b) => wrap(() => wasm.equalAll(handleOf(a), handleOf(b)));
 
+// A comparison's number literal: integers as sint32 or uint32 constants, so they compare
+// exactly (a float32 literal would round 4294967295 to 4294967296); other numbers float32.
+function comparand(arg) {
+  const row = typeof arg === 'number' ? [arg] : isNumberArray(arg) && arg.length > 0 ? arg : null;
+  if (!row || !row.every(Number.isInteger)) return arg;
+  if (row.every(v => v >= -0x80000000 && v < 0x80000000)) return GPUTableEvaluator.fromConstant(arg, 'sint32');
+  if (row.every(v => v >= 0 && v <= 0xffffffff)) return GPUTableEvaluator.fromConstant(arg, 'uint32');
+  return arg;
+}
+
+const predicate = (op, args) => withList(args, list => wasm.predicate(op, list));
+const comparison = op => (a, b) => predicate(op, [comparand(a), comparand(b)]);
+export const equal = comparison('equal');
+export const notEqual = comparison('notEqual');
+export const less = comparison('less');
+export const lessEqual = comparison('lessEqual');
+export const greater = comparison('greater');
+export const greaterEqual = comparison('greaterEqual');
+export const and = (...args) => withList(args, list => wasm.foldLogic('and', list));
+export const or = (...args) => withList(args, list => wasm.foldLogic('or', list));
+export const xor = (...args) => withList(args, list => wasm.foldLogic('xor', list));
+export const not = x => predicate('not', [x]);
+export const isNaN = x => predicate('isNaN', [x]);
+export const isFinite = x => predicate('isFinite', [x]);
+export const minimum = (...args) => denseFold('minimum', args);
+export const maximum = (...args) => denseFold('maximum', args);
+export const clamp = (x, lo, hi) => wrap(() => wasm.clamp(handleOf(x), handleOf(lo), handleOf(hi)));
+export const mod = (a, b) => withList([a, b], list => wasm.foldBinary('mod', list));
+export const floor = x => denseUnary('floor', x);
+export const ceil = x => denseUnary('ceil', x);
+export const trunc = x => denseUnary('trunc', x);
+export const round = x => denseUnary('round', x);
+export const sign = x => denseUnary('sign', x);
+
 function collectEvaluators(value, found, seen) {
   if (value instanceof GPUTableEvaluator) {
     found.add(value);

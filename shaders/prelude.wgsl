@@ -22,6 +22,17 @@ fn gt_one() -> f32 {
     return bitcast<f32>(param(2u) | 0x3f800000u);
 }
 
+// An integer as the nearest float32, as the CPU converts it: WGSL lets `f32(x)` round either
+// way (SwiftShader rounds a large uint32 down). The 16-bit halves convert exactly and one
+// add rounds to nearest.
+fn gt_f32_u(x: u32) -> f32 {
+    return f32(x >> 16u) * 65536.0 + f32(x & 0xffffu);
+}
+
+fn gt_f32_i(x: i32) -> f32 {
+    return f32(x >> 16u) * 65536.0 + f32(x & 0xffffi);
+}
+
 // Integer division by zero is 0 on every backend (WGSL alone would give the dividend), and
 // i32 min / -1 wraps to i32 min. The divisor is made safe first: GLSL (the WebGL2 path)
 // leaves both cases undefined, and a CPU driver's division instruction can trap on them.

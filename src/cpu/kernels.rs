@@ -5,7 +5,7 @@ use super::lane::Lane;
 use super::math;
 use crate::column::Elem;
 use crate::dtype::Class;
-use crate::ir::{BinaryOp, UnaryOp};
+use crate::ir::{BinaryOp, Predicate, UnaryOp};
 
 /// `dst` row i = `src` row `ids[i]`, or zeros where the id is not a valid row.
 #[inline(never)]
@@ -155,6 +155,11 @@ pub(super) fn binary<T: Lane>(op: BinaryOp, x: &[T], y: &[T], dst: &mut [T]) {
         BinaryOp::Subtract => map2(dst, x, y, T::sub),
         BinaryOp::Multiply => map2(dst, x, y, T::mul),
         BinaryOp::Divide => map2(dst, x, y, T::div),
+        // Plain loops: unrolled, these ops would add kilobytes to the wasm module for a
+        // speed no benchmark asks of them yet.
+        BinaryOp::Minimum => plain2(dst, x, y, T::minimum),
+        BinaryOp::Maximum => plain2(dst, x, y, T::maximum),
+        BinaryOp::Mod => plain2(dst, x, y, T::modulo),
         BinaryOp::Pow => {
             let (out, x, y) = (f32_slice(dst), as_f32(x), as_f32(y));
             map2(out, x, y, math::pow);
@@ -187,6 +192,22 @@ fn map2<T: Copy, U: Copy, V: Copy>(dst: &mut [V], x: &[T], y: &[U], f: impl Fn(T
     }
 }
 
+/// `dst[i] = f(x[i], y[i])`, not unrolled.
+#[inline(always)]
+fn plain2<T: Copy, U: Copy, V: Copy>(dst: &mut [V], x: &[T], y: &[U], f: impl Fn(T, U) -> V) {
+    for ((o, a), b) in dst.iter_mut().zip(x).zip(y) {
+        *o = f(*a, *b);
+    }
+}
+
+/// `dst[i] = f(x[i])`, not unrolled.
+#[inline(always)]
+fn plain1<T: Copy, V: Copy>(dst: &mut [V], x: &[T], f: impl Fn(T) -> V) {
+    for (o, a) in dst.iter_mut().zip(x) {
+        *o = f(*a);
+    }
+}
+
 /// `dst[i] = f(x[i])`, unrolled like `map2`.
 #[inline(always)]
 fn map1<T: Copy, V: Copy>(dst: &mut [V], x: &[T], f: impl Fn(T) -> V) {
@@ -211,9 +232,16 @@ fn as_f32<T: Lane>(x: &[T]) -> &[f32] {
 
 #[inline(never)]
 pub(super) fn unary<T: Lane>(op: UnaryOp, x: &[T], dst: &mut [T]) {
-    if op == UnaryOp::Abs {
-        map1(dst, x, T::abs);
-        return;
+    match op {
+        UnaryOp::Abs => return map1(dst, x, T::abs),
+        UnaryOp::Sign => return plain1(dst, x, T::sign),
+        // Integers are their own floor.
+        UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Trunc | UnaryOp::Round
+            if T::CLASS != Class::F =>
+        {
+            return dst.copy_from_slice(&x[..dst.len()]);
+        }
+        _ => {}
     }
     let (out, x) = (f32_slice(dst), as_f32(x));
     let f: fn(&[f32], &mut [f32]) = match op {
@@ -223,7 +251,61 @@ pub(super) fn unary<T: Lane>(op: UnaryOp, x: &[T], dst: &mut [T]) {
         UnaryOp::Tan => |x, o| o.iter_mut().zip(x).for_each(|(o, a)| *o = math::tan(*a)),
         UnaryOp::Exp => |x, o| o.iter_mut().zip(x).for_each(|(o, a)| *o = math::exp(*a)),
         UnaryOp::Log => |x, o| o.iter_mut().zip(x).for_each(|(o, a)| *o = math::log(*a)),
-        UnaryOp::Abs => unreachable!("handled above"),
+        UnaryOp::Floor => |x, o| plain1(o, x, f32::floor),
+        UnaryOp::Ceil => |x, o| plain1(o, x, f32::ceil),
+        UnaryOp::Trunc => |x, o| plain1(o, x, f32::trunc),
+        UnaryOp::Round => |x, o| plain1(o, x, f32::round_ties_even),
+        UnaryOp::Abs | UnaryOp::Sign => unreachable!("handled above"),
     };
     f(x, out);
+}
+
+/// Lanes as f64 (exact for every type).
+#[inline(never)]
+pub(super) fn widen<A: Lane>(x: &[A], out: &mut [f64]) {
+    for (o, a) in out.iter_mut().zip(x) {
+        *o = a.to_f64();
+    }
+}
+
+/// `out` = 1 where `predicate` holds for the lanes of `x` and `y` (widened): a code per
+/// pair of lanes (their order, or their two truths) picks the answer from the predicate's
+/// table.
+#[inline(never)]
+pub(super) fn compare(predicate: Predicate, x: &[f64], y: &[f64], out: &mut [u32]) {
+    let table = predicate.table();
+    let pairs = out.iter_mut().zip(x).zip(y);
+    if predicate.is_logic() {
+        for ((o, a), b) in pairs {
+            *o = table[2 * (*a != 0.0) as usize + (*b != 0.0) as usize];
+        }
+    } else {
+        for ((o, a), b) in pairs {
+            *o = table[order_code(*a, *b)];
+        }
+    }
+}
+
+/// 0 less, 1 equal, 2 greater, 3 unordered (a NaN).
+#[inline(always)]
+fn order_code(a: f64, b: f64) -> usize {
+    match a.partial_cmp(&b) {
+        Some(std::cmp::Ordering::Less) => 0,
+        Some(std::cmp::Ordering::Equal) => 1,
+        Some(std::cmp::Ordering::Greater) => 2,
+        None => 3,
+    }
+}
+
+/// `out` = 1 where the one-input `predicate` holds for the (widened) lane of `x`.
+#[inline(never)]
+pub(super) fn test(predicate: Predicate, x: &[f64], out: &mut [u32]) {
+    let check: fn(f64) -> bool = match predicate {
+        Predicate::IsNaN => f64::is_nan,
+        Predicate::IsFinite => f64::is_finite,
+        _ => |v| v == 0.0,
+    };
+    for (o, a) in out.iter_mut().zip(x) {
+        *o = check(*a) as u32;
+    }
 }

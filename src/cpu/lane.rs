@@ -86,6 +86,13 @@ pub trait Lane: Elem + PartialOrd {
     fn mul(self, b: Self) -> Self;
     fn div(self, b: Self) -> Self;
     fn abs(self) -> Self;
+    /// The smaller value; NaN if either is (as `Math.min`, -0 below +0).
+    fn minimum(self, b: Self) -> Self;
+    fn maximum(self, b: Self) -> Self;
+    /// The remainder with `b`'s sign (Python's `%`): integers by 0 give 0, floats NaN.
+    fn modulo(self, b: Self) -> Self;
+    /// -1, 0 or 1 (NaN stays NaN; -0 gives +0, as NumPy's `sign`).
+    fn sign(self) -> Self;
     fn is_nonzero(self) -> bool;
     /// `v` if it is below the running minimum; a NaN `v` never is, so NaN is ignored.
     #[inline(always)]
@@ -167,6 +174,25 @@ macro_rules! int_lane {
                 int_lane!(@abs $class, self)
             }
             #[inline(always)]
+            fn minimum(self, b: Self) -> Self {
+                Ord::min(self, b)
+            }
+            #[inline(always)]
+            fn maximum(self, b: Self) -> Self {
+                Ord::max(self, b)
+            }
+            #[inline(always)]
+            fn modulo(self, b: Self) -> Self {
+                if b == 0 {
+                    return 0;
+                }
+                int_lane!(@mod $class, self, b)
+            }
+            #[inline(always)]
+            fn sign(self) -> Self {
+                int_lane!(@sign $class, self)
+            }
+            #[inline(always)]
             fn is_nonzero(self) -> bool {
                 self != 0
             }
@@ -190,6 +216,14 @@ macro_rules! int_lane {
     (@conv U, $e:expr) => { $e.to_u32() };
     (@abs I, $v:expr) => { $v.wrapping_abs() };
     (@abs U, $v:expr) => { $v };
+    (@sign I, $v:expr) => { $v.signum() };
+    // A remainder whose sign differs from the divisor's moves by one divisor.
+    (@mod I, $a:expr, $b:expr) => {{
+        let r = $a.wrapping_rem($b);
+        if r != 0 && ((r < 0) != ($b < 0)) { r.wrapping_add($b) } else { r }
+    }};
+    (@mod U, $a:expr, $b:expr) => { $a % $b };
+    (@sign U, $v:expr) => { $v.min(1) };
     (@mask8 I) => { -1 };
     (@mask8 U) => { 0xFF };
     (@mask16 I) => { -1 };
@@ -243,6 +277,50 @@ impl Lane for f32 {
     #[inline(always)]
     fn abs(self) -> Self {
         self.abs()
+    }
+    #[inline(always)]
+    fn minimum(self, b: Self) -> Self {
+        match (self.is_nan() || b.is_nan(), self.partial_cmp(&b)) {
+            (true, _) => f32::NAN,
+            (_, Some(std::cmp::Ordering::Less)) => self,
+            (_, Some(std::cmp::Ordering::Greater)) => b,
+            // Equal: -0 and +0 give -0.
+            _ => f32::from_bits(self.to_bits() | b.to_bits()),
+        }
+    }
+    #[inline(always)]
+    fn maximum(self, b: Self) -> Self {
+        match (self.is_nan() || b.is_nan(), self.partial_cmp(&b)) {
+            (true, _) => f32::NAN,
+            (_, Some(std::cmp::Ordering::Less)) => b,
+            (_, Some(std::cmp::Ordering::Greater)) => self,
+            _ => f32::from_bits(self.to_bits() & b.to_bits()),
+        }
+    }
+    #[inline(always)]
+    fn modulo(self, b: Self) -> Self {
+        // NumPy's npy_divmod: fmod (exact), moved by one divisor to take b's sign; a zero
+        // remainder takes b's sign too.
+        let r = self % b;
+        if r == 0.0 {
+            0.0f32.copysign(b)
+        } else if (r < 0.0) != (b < 0.0) {
+            r + b
+        } else {
+            r
+        }
+    }
+    #[inline(always)]
+    fn sign(self) -> Self {
+        if self > 0.0 {
+            1.0
+        } else if self < 0.0 {
+            -1.0
+        } else if self == 0.0 {
+            0.0
+        } else {
+            self
+        }
     }
     #[inline(always)]
     fn is_nonzero(self) -> bool {

@@ -8,8 +8,8 @@ use std::rc::Rc;
 
 use super::block::Block;
 use super::kernels::{
-    binary, equal_rows, f32_slice, gather_rows, place_columns, row_dot, sqrt_in_place, u32_slice,
-    unary, UNROLL,
+    binary, compare, equal_rows, f32_slice, gather_rows, place_columns, row_dot, sqrt_in_place,
+    test, u32_slice, unary, widen, UNROLL,
 };
 use super::lane::{same_class, Buf, Lane, Stored};
 use super::reduce::{self, Words};
@@ -20,7 +20,7 @@ use crate::column::{element_count, try_collect, with_column_data, with_elem_type
 use crate::dtype::{Class, DType};
 use crate::engine::{DeviceModel, RegionModel, Regions};
 use crate::error::Result;
-use crate::ir::{validate_segments, NodeRef, Op, Reduction};
+use crate::ir::{validate_segments, NodeRef, Op, Predicate, Reduction};
 use crate::memory::Home;
 use crate::plan::Region;
 use crate::value::{HostLease, Storage, Value};
@@ -262,6 +262,38 @@ fn gather_whole<I: Lane, S: Stored, T: Lane>(
     Ok(())
 }
 
+/// One block of a predicate (always `uint8` out): its inputs widened to f64, which holds
+/// every value of every type exactly, a piece at a time, so the comparison loops are
+/// instantiated once, not once per pair of classes.
+fn predicate_block(
+    predicate: Predicate,
+    node: &NodeRef,
+    b: &mut Block,
+    out: &mut [u32],
+) -> Result<()> {
+    const PIECE: usize = 256;
+    let (size, lanes) = (node.meta.size, node.meta.size as usize);
+    let mut views = Vec::with_capacity(2);
+    for (k, input) in node.inputs.iter().enumerate() {
+        let class = input.meta.dtype.class();
+        dispatch_class!(class, A => { views.push((b.prepare::<A>(input, size, k)?, class)) });
+    }
+    let mut wide = [[0f64; PIECE]; 2];
+    for start in (0..out.len()).step_by(PIECE) {
+        let end = (start + PIECE).min(out.len());
+        for ((view, class), wide) in views.iter().zip(&mut wide) {
+            dispatch_class!(*class, A => { widen(&b.view::<A>(*view, lanes)[start..end], wide) });
+        }
+        let (piece, out) = (end - start, &mut out[start..end]);
+        match views.len() {
+            1 => test(predicate, &wide[0][..piece], out),
+            2 => compare(predicate, &wide[0][..piece], &wide[1][..piece], out),
+            _ => return Err(internal("a predicate reads one or two inputs")),
+        }
+    }
+    Ok(())
+}
+
 /// Computes one block of `node` (compute class `T`) into `dst` (`n * size` elements).
 fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> {
     let size = node.meta.size;
@@ -277,6 +309,7 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
             let x = b.prepare::<T>(&node.inputs[0], size, 0)?;
             unary(*op, b.view(x, lanes), dst);
         }
+        Op::Predicate(predicate) => predicate_block(*predicate, node, b, u32_slice(dst))?,
         Op::Interleave => {
             let mut offset = 0;
             for (k, input) in node.inputs.iter().enumerate() {

@@ -16,6 +16,7 @@ use crate::value::{DeviceId, Output, HOST};
 
 mod chunked;
 mod ops;
+mod predicate;
 mod reduce;
 mod scan;
 mod scatter;
@@ -23,6 +24,7 @@ mod segment;
 mod sort;
 pub use chunked::*;
 pub use ops::*;
+pub use predicate::*;
 pub use reduce::*;
 pub use scan::*;
 pub use scatter::*;
@@ -38,6 +40,10 @@ pub enum BinaryOp {
     Multiply,
     Divide,
     Pow,
+    Minimum,
+    Maximum,
+    /// The remainder with the divisor's sign (Python's `%`).
+    Mod,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -49,6 +55,12 @@ pub enum UnaryOp {
     Tan,
     Exp,
     Log,
+    Floor,
+    Ceil,
+    Trunc,
+    /// Halves to even.
+    Round,
+    Sign,
 }
 
 impl BinaryOp {
@@ -59,6 +71,9 @@ impl BinaryOp {
             "multiply" => BinaryOp::Multiply,
             "divide" => BinaryOp::Divide,
             "pow" => BinaryOp::Pow,
+            "minimum" => BinaryOp::Minimum,
+            "maximum" => BinaryOp::Maximum,
+            "mod" => BinaryOp::Mod,
             _ => {
                 return Err(GpuTableError::invalid(format!(
                     "unknown binary operation '{name}'"
@@ -73,6 +88,9 @@ impl BinaryOp {
             BinaryOp::Multiply => "multiply",
             BinaryOp::Divide => "divide",
             BinaryOp::Pow => "pow",
+            BinaryOp::Minimum => "minimum",
+            BinaryOp::Maximum => "maximum",
+            BinaryOp::Mod => "mod",
         }
     }
 }
@@ -87,6 +105,11 @@ impl UnaryOp {
             "tan" => UnaryOp::Tan,
             "exp" => UnaryOp::Exp,
             "log" => UnaryOp::Log,
+            "floor" => UnaryOp::Floor,
+            "ceil" => UnaryOp::Ceil,
+            "trunc" => UnaryOp::Trunc,
+            "round" => UnaryOp::Round,
+            "sign" => UnaryOp::Sign,
             _ => {
                 return Err(GpuTableError::invalid(format!(
                     "unknown unary operation '{name}'"
@@ -103,6 +126,11 @@ impl UnaryOp {
             UnaryOp::Tan => "tan",
             UnaryOp::Exp => "exp",
             UnaryOp::Log => "log",
+            UnaryOp::Floor => "floor",
+            UnaryOp::Ceil => "ceil",
+            UnaryOp::Trunc => "trunc",
+            UnaryOp::Round => "round",
+            UnaryOp::Sign => "sign",
         }
     }
 }
@@ -115,6 +143,8 @@ pub enum Op {
     Unary(UnaryOp),
     Interleave,
     Swizzle(Vec<u32>),
+    /// A `uint8` 1 or 0 per lane; inputs read in their own types (predicate.rs).
+    Predicate(Predicate),
     /// inputs: condition, whenTrue, whenFalse
     Select,
     Dot,
@@ -177,6 +207,7 @@ impl Op {
             Op::Source => "source",
             Op::Binary(op) => op.name(),
             Op::Unary(op) => op.name(),
+            Op::Predicate(p) => p.name(),
             Op::Interleave => "interleave",
             Op::Swizzle(_) => "swizzle",
             Op::Select => "select",

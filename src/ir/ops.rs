@@ -56,7 +56,12 @@ fn max_length(inputs: &[&NodeRef]) -> (u32, bool) {
     (length, constant)
 }
 
-fn elementwise(op: Op, inputs: Vec<NodeRef>, dtype: DType, size: u32) -> Result<NodeRef> {
+pub(super) fn elementwise(
+    op: Op,
+    inputs: Vec<NodeRef>,
+    dtype: DType,
+    size: u32,
+) -> Result<NodeRef> {
     let refs: Vec<&NodeRef> = inputs.iter().collect();
     alive(&refs)?;
     let (length, constant) = max_length(&refs);
@@ -92,10 +97,11 @@ pub fn cast(x: &NodeRef, dtype: DType) -> Result<NodeRef> {
 }
 
 pub fn unary(op: UnaryOp, x: &NodeRef) -> Result<NodeRef> {
-    let dtype = if op == UnaryOp::Abs {
-        x.meta.dtype
-    } else {
-        DType::F32
+    let dtype = match op {
+        UnaryOp::Abs | UnaryOp::Sign => x.meta.dtype,
+        // Integers are their own floor; a float's floor is a float32.
+        UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Trunc | UnaryOp::Round => x.meta.dtype,
+        _ => DType::F32,
     };
     elementwise(Op::Unary(op), vec![x.clone()], dtype, x.meta.size)
 }

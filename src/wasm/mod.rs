@@ -294,6 +294,23 @@ pub fn fold_binary(op: &str, args: &EvaluatorList) -> JsResult<Evaluator> {
     wrap(BinaryOp::parse(op).and_then(|op| ir::fold_binary(op, &args.nodes)))
 }
 
+/// A comparison, `not`, `isNaN` or `isFinite` of its arguments.
+#[wasm_bindgen]
+pub fn predicate(op: &str, args: &EvaluatorList) -> JsResult<Evaluator> {
+    wrap(ir::Predicate::parse(op).and_then(|op| ir::predicate(op, &args.nodes)))
+}
+
+/// `and`, `or` or `xor` folded over its arguments.
+#[wasm_bindgen(js_name = foldLogic)]
+pub fn fold_logic(op: &str, args: &EvaluatorList) -> JsResult<Evaluator> {
+    wrap(ir::Predicate::parse(op).and_then(|op| ir::fold_logic(op, &args.nodes)))
+}
+
+#[wasm_bindgen]
+pub fn clamp(x: &Evaluator, lo: &Evaluator, hi: &Evaluator) -> JsResult<Evaluator> {
+    wrap(ir::clamp(&x.node, &lo.node, &hi.node))
+}
+
 #[wasm_bindgen(js_name = unaryOp)]
 pub fn unary_op(op: &str, x: &Evaluator) -> JsResult<Evaluator> {
     wrap(UnaryOp::parse(op).and_then(|op| ir::unary(op, &x.node)))

@@ -33,6 +33,8 @@ pub const WORKGROUP_SIZE: u32 = 64;
 pub(crate) const PRELUDE: &str = include_str!(concat!(env!("OUT_DIR"), "/shaders/prelude.wgsl"));
 /// `gt_sin gt_cos gt_tan gt_exp gt_log gt_pow`: accurate float32 transcendentals.
 const MATH: &str = include_str!(concat!(env!("OUT_DIR"), "/shaders/math.wgsl"));
+/// `gt_ord_* gt_min_f gt_max_f gt_mod_* gt_sign_f`: exact comparisons and the NaN rules.
+const COMPARE: &str = include_str!(concat!(env!("OUT_DIR"), "/shaders/compare.wgsl"));
 /// `gt_fround`: float64 word pairs to float32 high and low parts, without f64.
 const FROUND: &str = include_str!(concat!(env!("OUT_DIR"), "/shaders/fround.wgsl"));
 
@@ -132,10 +134,11 @@ pub(crate) fn zero(class: Class) -> &'static str {
 }
 
 fn convert(expr: &str, from: Class, to: Class) -> String {
-    if from == to {
-        expr.to_string()
-    } else {
-        format!("{}({expr})", wgsl_type(to))
+    match (from, to) {
+        _ if from == to => expr.to_string(),
+        (Class::U, Class::F) => format!("gt_f32_u({expr})"),
+        (Class::I, Class::F) => format!("gt_f32_i({expr})"),
+        _ => format!("{}({expr})", wgsl_type(to)),
     }
 }
 
@@ -424,12 +427,24 @@ pub(crate) fn start_with(
     }
     let _ = writeln!(g.out, "{PRELUDE}");
     let transcendental = |n: &NodeRef| match n.op {
-        Op::Unary(op) => !matches!(op, UnaryOp::Sqrt | UnaryOp::Abs),
+        Op::Unary(op) => matches!(
+            op,
+            UnaryOp::Sin | UnaryOp::Cos | UnaryOp::Tan | UnaryOp::Exp | UnaryOp::Log
+        ),
         Op::Binary(op) => op == BinaryOp::Pow,
         _ => false,
     };
     if region.computed().any(transcendental) {
         let _ = writeln!(g.out, "{MATH}");
+    }
+    let compares = |n: &NodeRef| match n.op {
+        Op::Predicate(_) => true,
+        Op::Unary(op) => matches!(op, UnaryOp::Sign | UnaryOp::Floor | UnaryOp::Ceil),
+        Op::Binary(op) => matches!(op, BinaryOp::Minimum | BinaryOp::Maximum | BinaryOp::Mod),
+        _ => false,
+    };
+    if region.computed().any(compares) {
+        let _ = writeln!(g.out, "{COMPARE}");
     }
     if region.computed().any(|n| n.op == Op::Fround) {
         let _ = writeln!(g.out, "{FROUND}");

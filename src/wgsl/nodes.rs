@@ -6,7 +6,7 @@ use std::fmt::Write;
 use super::{convert, internal, segment, wgsl_type, zero, Gen};
 use crate::dtype::{Class, DType};
 use crate::error::Result;
-use crate::ir::{BinaryOp, NodeRef, Op, UnaryOp, SCAN_FAN_IN};
+use crate::ir::{BinaryOp, NodeRef, Op, Predicate, UnaryOp, SCAN_FAN_IN};
 
 /// Lane `at` (a WGSL u32 expression) of a node computing each lane from the same lane of
 /// its inputs (binary, unary, select); `None` for other ops.
@@ -25,6 +25,11 @@ pub(crate) fn lanewise_expr(g: &Gen, node: &NodeRef, at: &str) -> Option<String>
                 (BinaryOp::Divide, Class::I) => format!("gt_div_i({a}, {b})"),
                 (BinaryOp::Divide, Class::U) => format!("gt_div_u({a}, {b})"),
                 (BinaryOp::Pow, _) => format!("gt_pow({a}, {b})"),
+                (BinaryOp::Minimum, Class::F) => format!("gt_min_f({a}, {b})"),
+                (BinaryOp::Minimum, _) => format!("min({a}, {b})"),
+                (BinaryOp::Maximum, Class::F) => format!("gt_max_f({a}, {b})"),
+                (BinaryOp::Maximum, _) => format!("max({a}, {b})"),
+                (BinaryOp::Mod, _) => format!("gt_mod_{}({a}, {b})", class_letter(class)),
             }
         }
         Op::Unary(op) => {
@@ -40,6 +45,19 @@ pub(crate) fn lanewise_expr(g: &Gen, node: &NodeRef, at: &str) -> Option<String>
                 (UnaryOp::Tan, _) => format!("gt_tan({a})"),
                 (UnaryOp::Exp, _) => format!("gt_exp({a})"),
                 (UnaryOp::Log, _) => format!("gt_log({a})"),
+                // Integers are their own floor.
+                (
+                    UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Trunc | UnaryOp::Round,
+                    Class::I | Class::U,
+                ) => a,
+                (UnaryOp::Floor, _) => format!("gt_floor_f({a})"),
+                (UnaryOp::Ceil, _) => format!("gt_ceil_f({a})"),
+                (UnaryOp::Trunc, _) => format!("trunc({a})"),
+                // WGSL's round halves to even (GLSL's roundEven).
+                (UnaryOp::Round, _) => format!("round({a})"),
+                (UnaryOp::Sign, Class::F) => format!("gt_sign_f({a})"),
+                (UnaryOp::Sign, Class::I) => format!("sign({a})"),
+                (UnaryOp::Sign, Class::U) => format!("min({a}, 1u)"),
             }
         }
         Op::Cast(to) => {
@@ -53,18 +71,28 @@ pub(crate) fn lanewise_expr(g: &Gen, node: &NodeRef, at: &str) -> Option<String>
                     // type give 0; the rest truncate.
                     format!("gt_cast_{ty}({a}, {lo:.1}, {end:.1})",)
                 }
-                (Class::I | Class::U, Class::F) => format!("f32({a})"),
+                (Class::I | Class::U, Class::F) => convert(&a, from, class),
                 (Class::I, Class::U) => format!("bitcast<u32>({a})"),
                 (Class::U, Class::I) => format!("bitcast<i32>({a})"),
                 _ => a,
             }
         }
+        Op::Predicate(predicate) => {
+            let read = |k: usize| {
+                let input = &inputs[k];
+                let class = input.meta.dtype.class();
+                (g.lane(input, at, class), class)
+            };
+            let test = predicate_test(*predicate, read(0), (inputs.len() > 1).then(|| read(1)));
+            // `| param(2u)` (0 at run time): a predicate of one value with itself is known
+            // to the compiler, which would then fold NaN * 0 to 0 under WGSL's no-NaN rule.
+            format!("(select(0u, 1u, {test}) | param(2u))")
+        }
         Op::Select => {
             let cond_class = inputs[0].meta.dtype.class();
             let c = g.lane(&inputs[0], at, cond_class);
             let (a, b) = (g.lane(&inputs[1], at, class), g.lane(&inputs[2], at, class));
-            // `!(c == 0)`: WGSL's `!=` is an ordered compare, false for NaN; the CPU's is true.
-            format!("select({b}, {a}, !({c} == {}))", zero(cond_class))
+            format!("select({b}, {a}, {})", truth(&c, cond_class))
         }
         _ => return None,
     })
@@ -188,7 +216,7 @@ pub(crate) fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Resul
         return Err(internal("a per-row node reads a node computed per lane"));
     }
     match &node.op {
-        Op::Binary(_) | Op::Unary(_) | Op::Select | Op::Cast(_) => {
+        Op::Binary(_) | Op::Unary(_) | Op::Predicate(_) | Op::Select | Op::Cast(_) => {
             let expr = lanewise_expr(g, node, "l")
                 .ok_or_else(|| internal("a lane-wise op has no lane expression"))?;
             each(body, expr);
@@ -220,9 +248,11 @@ pub(crate) fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Resul
             } else {
                 format!("s{id}")
             };
+            // Summed from 0.0 read at run time: a compiler folding a literal 0.0 + p to p
+            // gives -0 where p is -0 (and x / dot then the other infinity).
             let _ = writeln!(
                 body,
-                "    var s{id} = 0.0;\n    for (var l = 0u; l < {width}u; l++) {{ s{id} = s{id} + {a} * {b}; }}\n    v{id}[0] = {finish};"
+                "    var s{id} = gt_zero();\n    for (var l = 0u; l < {width}u; l++) {{ s{id} = s{id} + {a} * {b}; }}\n    v{id}[0] = {finish};"
             );
         }
         Op::EqualAll => {
@@ -430,6 +460,55 @@ pub(crate) fn narrowed(node: &NodeRef, place: &str) -> Option<String> {
         _ => return None,
     };
     Some(format!("{place} = {expr};"))
+}
+
+/// The WGSL bool of `x != 0` as the CPU tests it: a float by its bits, so NaN and
+/// subnormals are true (WGSL's `!=` is an ordered compare, false for NaN, and a GPU may flush
+/// a subnormal to 0).
+fn truth(x: &str, class: Class) -> String {
+    match class {
+        Class::F => format!("((bitcast<u32>({x}) << 1u) != 0u)"),
+        _ => format!("({x} != {})", zero(class)),
+    }
+}
+
+/// The letter naming a class in the helpers of compare.wgsl.
+fn class_letter(class: Class) -> char {
+    match class {
+        Class::F => 'f',
+        Class::I => 'i',
+        Class::U => 'u',
+    }
+}
+
+/// The WGSL bool of `predicate` over lanes `a` and `b` (each `(expression, class)`, read in
+/// its own class).
+fn predicate_test(predicate: Predicate, a: (String, Class), b: Option<(String, Class)>) -> String {
+    let (a, ca) = a;
+    let Some((b, cb)) = b else {
+        return match (predicate, ca) {
+            (Predicate::IsNaN, Class::F) => format!("gt_nan_bits({a})"),
+            (Predicate::IsFinite, Class::F) => format!("gt_finite_bits({a})"),
+            // Integers are never NaN; the input is still read, so its binding stays in the
+            // pipeline's layout.
+            (Predicate::IsNaN, _) => format!("({a} != {a})"),
+            (Predicate::IsFinite, _) => format!("({a} == {a})"),
+            _ => format!("!{}", truth(&a, ca)),
+        };
+    };
+    let order = || format!("gt_ord_{}{}({a}, {b})", class_letter(ca), class_letter(cb));
+    match predicate {
+        Predicate::And => format!("({} && {})", truth(&a, ca), truth(&b, cb)),
+        Predicate::Or => format!("({} || {})", truth(&a, ca), truth(&b, cb)),
+        Predicate::Xor => format!("({} != {})", truth(&a, ca), truth(&b, cb)),
+        Predicate::Equal => format!("({} == 1u)", order()),
+        Predicate::NotEqual => format!("({} != 1u)", order()),
+        Predicate::Less => format!("({} == 0u)", order()),
+        Predicate::LessEqual => format!("({} <= 1u)", order()),
+        Predicate::Greater => format!("({} == 2u)", order()),
+        Predicate::GreaterEqual => format!("({} - 1u <= 1u)", order()),
+        Predicate::Not | Predicate::IsNaN | Predicate::IsFinite => "false".into(),
+    }
 }
 
 /// Exact equality of two values of any classes (the CPU compares them as f64).

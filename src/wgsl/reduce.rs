@@ -61,10 +61,7 @@ pub fn state_functions(kind: ReduceKind, class: Class) -> String {
             )
         }
         ReduceKind::Mean => {
-            let value = match class {
-                Class::F => "v".to_string(),
-                _ => "f32(v)".to_string(),
-            };
+            let value = super::convert("v", class, Class::F);
             format!(
                 "fn state_identity() -> State {{ return State(0.0, 0u); }}\n\
                  fn state_add(s: State, v: {ty}, row: i32) -> State {{ return State(s.a + {value}, s.b + 1u); }}\n\

@@ -39,6 +39,34 @@ const cases = () => [
   ['extent with NaN', () => gt.extent(f32([NaN, 1, 5, NaN, -2, NaN], 2)), 0],
   ['extent with prologue', () => gt.extent(gt.multiply(f32(random(300000), 3), [2, -1, 0.5])), 0],
   ['extent sint8', () => gt.extent(E.fromArray(new Int8Array([-5, 7, 100, -128]))), 0],
+  ['comparisons across types', () => gt.interleave(
+    gt.less(E.fromArray(new Uint32Array([4294967295, 0, 16777217, 5, 7])), E.fromArray(new Int32Array([-1, 0, 16777216, 5, 8]))),
+    gt.equal(f32([16777216, NaN, -0, Infinity, 1e-45]), E.fromArray(new Int32Array([16777216, 0, 0, 2147483647, 0]))),
+    gt.greaterEqual(f32([NaN, 1, -Infinity, 3, 2]), 2),
+    gt.notEqual(f32([NaN, 1, 2, 3, 4]), f32([NaN, 1, 0, 3, 4])),
+    gt.lessEqual(E.fromArray(new Int8Array([-128, 127, 0, -1, 5])), E.fromArray(new Uint16Array([0, 127, 65535, 0, 4])))), 0],
+  ['logic and float tests', () => gt.interleave(
+    gt.and(f32([NaN, 0, 1, -0, 1e-45]), E.fromArray(new Uint8Array([1, 1, 0, 1, 3]))),
+    gt.or(f32([0, 0, 1, -0, NaN]), 0),
+    gt.xor(f32([1, 0, 1, 0, 2]), E.fromArray(new Int16Array([1, 1, 0, 0, -3]))),
+    gt.not(f32([NaN, 0, -0, 1e-45, 2])),
+    gt.isNaN(f32([NaN, Infinity, 0, -1, 3])),
+    gt.isFinite(f32([NaN, Infinity, -Infinity, -1, 3e38]))), 0],
+  ['minimum maximum clamp mod', () => gt.interleave(
+    gt.minimum(f32([NaN, -0, 1, 5, -3, 1e-45]), f32([1, 0, NaN, 2, -4, 0])),
+    gt.maximum(f32([NaN, -0, 1, 5, -3, 1e-45]), f32([1, 0, NaN, 2, -4, 0])),
+    gt.clamp(f32([-20, -5, 0, 5, 20, NaN]), -10, 10),
+    gt.mod(f32([5.5, -5.5, 5.5, -5.5, 1e30, 7]), f32([2, 2, -2, -2, 3, 0]))), 0],
+  ['integer mod and sign', () => gt.interleave(
+    gt.mod(E.fromArray(new Int32Array([7, -7, 7, -7, -2147483648])), E.fromArray(new Int32Array([3, 3, -3, 0, -1]))),
+    gt.sign(E.fromArray(new Int32Array([-5, 0, 9, -2147483648, 1]))),
+    gt.maximum(E.fromArray(new Uint16Array([1, 65535, 3, 0, 9])), E.fromArray(new Uint8Array([2, 0, 3, 255, 8])))), 0],
+  ['rounding and sign', () => gt.interleave(
+    gt.round(f32([0.5, 1.5, 2.5, -0.5, -2.5])),
+    gt.floor(f32([-1.5, 1e-45, -1e-45, 3, NaN])),
+    gt.ceil(f32([-1.5, 1e-45, -1e-45, 3, Infinity])),
+    gt.trunc(f32([-1.5, 1e-45, -3.7, 3.7, -Infinity])),
+    gt.sign(f32([NaN, -0, 3, -2, 1e-45]))), 0],
   ['300k rows fused', () => gt.sqrt(gt.add(gt.multiply(f32(random(300000)), f32(random(300000))), 1000)), 1e-6],
 ];
 
@@ -92,7 +120,11 @@ function randomGraphs(count, seed) {
           () => gt.length(a),
           () => gt.equalAll(a, b),
           () => gt.gather(gt.swizzle(a, [0]), b),
-          () => gt.extent(a)
+          () => gt.extent(a),
+          () => [gt.equal, gt.notEqual, gt.less, gt.lessEqual, gt.greater, gt.greaterEqual][below(6)](a, b),
+          () => [gt.and, gt.or, gt.xor][below(3)](a, b, c),
+          () => [gt.minimum, gt.maximum, gt.mod][below(3)](a, b),
+          () => [gt.floor, gt.ceil, gt.trunc, gt.round, gt.sign, gt.not, gt.isNaN][below(7)](a)
         ];
         try {
           nodes.push(ops[below(ops.length)]());

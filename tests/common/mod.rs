@@ -4,7 +4,7 @@
 use gputable::column::ColumnData;
 #[cfg(not(target_arch = "wasm32"))]
 use gputable::evaluator::read_value;
-use gputable::ir::{self, BinaryOp, NodeRef, UnaryOp};
+use gputable::ir::{self, BinaryOp, NodeRef, Predicate, UnaryOp};
 use gputable::{DType, ErrorCode, Result};
 
 pub fn f32s(values: &[f32], size: u32) -> NodeRef {
@@ -264,7 +264,28 @@ pub fn random_op_chunked(
         .map(|_| rng.below(a.meta.length as u64 + 1) as u32)
         .collect();
     bounds.sort_unstable();
-    let result = match rng.below(18) {
+    const ROUNDING: [UnaryOp; 5] = [
+        UnaryOp::Floor,
+        UnaryOp::Ceil,
+        UnaryOp::Trunc,
+        UnaryOp::Round,
+        UnaryOp::Sign,
+    ];
+    const LOGIC: [Predicate; 3] = [Predicate::And, Predicate::Or, Predicate::Xor];
+    let pick_of = |rng: &mut Rng, n: usize| rng.below(n as u64) as usize;
+    let result = match rng.below(22) {
+        17 => ir::predicate(Predicate::COMPARISONS[pick_of(rng, 6)], &[a, b]),
+        18 if rng.below(2) == 0 => ir::fold_logic(LOGIC[pick_of(rng, 3)], &[a, b, c]),
+        18 => ir::predicate(
+            [Predicate::Not, Predicate::IsNaN, Predicate::IsFinite][pick_of(rng, 3)],
+            &[a],
+        ),
+        19 => ir::binary(
+            [BinaryOp::Minimum, BinaryOp::Maximum, BinaryOp::Mod][pick_of(rng, 3)],
+            &a,
+            &b,
+        ),
+        20 => ir::unary(ROUNDING[pick_of(rng, 5)], &a),
         0..=2 => ir::binary(
             BINARY[rng.below(if transcendental { 5 } else { 4 }) as usize],
             &a,

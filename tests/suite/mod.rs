@@ -13,6 +13,7 @@
 mod budget;
 mod chunked;
 mod engine;
+mod predicates;
 mod reduce;
 mod regressions;
 mod scan;
@@ -35,6 +36,7 @@ use gputable::ErrorCode;
 pub use budget::*;
 pub use chunked::*;
 pub use engine::*;
+pub use predicates::*;
 pub use reduce::*;
 pub use regressions::*;
 pub use scan::*;
@@ -728,6 +730,13 @@ macro_rules! suite {
             extent_reduces_with_a_fused_prologue,
             fround_rounds_like_the_cpu_without_f64,
             transcendental_special_values_match_the_cpu,
+            // predicates.rs: comparisons, logic, minimum/maximum, mod, rounding
+            comparisons_are_exact_for_every_pair_of_types,
+            logic_and_float_tests_follow_truth_and_nan,
+            minimum_maximum_mod_follow_their_rules_for_every_type,
+            float_mod_is_exact_for_large_quotients,
+            rounding_and_sign_keep_integers_and_halve_to_even,
+            predicates_fuse_broadcast_and_clamp,
             // engine.rs: residency, memory, concurrency
             results_stay_on_the_device_until_read,
             pipelines_are_cached_by_structure_not_data,
