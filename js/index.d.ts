@@ -571,7 +571,15 @@ export function gather<S extends ArithmeticArgument>(ids: EvaluatorInput, source
 export interface ReductionOptions {
   /** The most chunk partials one combine takes (at least 2). Default 4. */
   splitEvery?: number;
+  /**
+   * Reduce only the rows where this mask (size 1; x's length, or a constant) is nonzero and
+   * not null, in the reduction's own pass. Keeping no row: `sum` is 0, the others
+   * `EMPTY_INPUT` at evaluation. @example sum(fare, {where: greater(fare, 10)})
+   */
+  where?: EvaluatorInput | number;
 }
+/** The rows whose mask (size 1) is nonzero and not null: one uint32 row. @example count(greater(fare, 10)) */
+export function count(mask: EvaluatorInput): GPUTableEvaluator<'uint32'>;
 /** Per channel `[min, max]` over all rows, NaN and null slots ignored; length = x.size, size 2. Empty input: `EMPTY_INPUT`. Null slots are those of a `GPUVector`'s `validity` (a graph over a vector has none). */
 export function extent<X extends ArithmeticArgument>(x: X, options?: ReductionOptions): GPUTableEvaluator<TypeOf<X>>;
 /**

@@ -47,13 +47,18 @@ export function gather(ids, source) {
 function reduction(kind, x, settings) {
   if (isSparse(x) && ['sum', 'min', 'max'].includes(kind)) return sparseReduce(kind, x, settings);
   // The engine checks splitEvery and gives it api.md's default.
-  const {splitEvery} = options(settings, kind, ['splitEvery']);
-  // Null slots are known where `x` is a vector with validity; a graph over it (add(vector,
-  // 1)) carries no validity of its own.
+  const {splitEvery, where} = options(settings, kind, ['splitEvery', 'where']);
   const input = handleOf(x);
-  const validity = x instanceof GPUVector && x.validity ? [handleOf(x.validity)] : [];
-  return wrap(() => withHandles(validity, list => wasm.reduce(kind, input, list, splitEvery)));
+  const mask = where === undefined ? [] : withValidity(where);
+  return wrap(() => withHandles(validityOf(x), list => withHandles(mask, masks => wasm.reduce(kind, input, list, splitEvery, masks))));
 }
+
+// Null slots are known where `x` is a vector with validity; a graph over it (add(vector,
+// 1)) carries no validity of its own.
+const validityOf = x => (x instanceof GPUVector && x.validity ? [handleOf(x.validity)] : []);
+const withValidity = x => [handleOf(x), ...validityOf(x)];
+
+export const count = mask => wrap(() => withHandles(withValidity(mask), list => wasm.count(list)));
 
 export const extent = (x, settings) => reduction('extent', x, settings);
 export const sum = (x, settings) => reduction('sum', x, settings);

@@ -8,8 +8,12 @@ import {gzipSync} from 'node:zlib';
 
 const dist = resolve(dirname(fileURLToPath(import.meta.url)), '../dist');
 
-/** Issue 12's budget for the default import, gzipped. */
-export const DEFAULT_IMPORT_BUDGET = 500_000;
+/**
+ * The default import's budget, gzipped: issue 12's 500 kB, plus 10 kB for issue 38's
+ * predicates and `where` reductions (about 9.7 kB of kernels, WGSL and engine code on every
+ * backend). The rest of the table verbs fit in it or load on demand.
+ */
+export const DEFAULT_IMPORT_BUDGET = 510_000;
 
 const gzipped = file => gzipSync(readFileSync(file), {level: 9}).length;
 

@@ -55,37 +55,29 @@ fn gt_ord_iu(a: i32, b: u32) -> u32 {
     return gt_ord_uu(bitcast<u32>(a), b);
 }
 
-// A float against an integer: `f32(b)` is a float next to b (WGSL lets it round either
-// way), so a float on either side of it is on the same side of b; an equal float is an
-// integer, compared as one (2^31 or 2^32 only when b rounded up to it).
-fn gt_ord_fi(x: f32, b: i32) -> u32 {
+// A float against an integer whose nearest float is `near` (WGSL lets `f32(b)` round either
+// way: a float on either side of it is on the same side of b): its order, or 4u for an equal
+// float, an integer the caller compares as one (`limit`, 2^31 or 2^32, only when b rounded
+// up to it).
+fn gt_ord_f_near(x: f32, near: f32, limit: f32) -> u32 {
     if (gt_nan_bits(x)) {
         return 3u;
     }
     let a = gt_unflushed(x);
-    let near = f32(b);
     if (a != near) {
         return select(2u, 0u, a < near);
     }
-    if (a >= 2147483648.0) {
-        return 2u;
-    }
-    return gt_ord_ii(i32(a), b);
+    return select(4u, 2u, a >= limit);
 }
 
-fn gt_ord_fu(x: f32, b: u32) -> u32 {
-    if (gt_nan_bits(x)) {
-        return 3u;
-    }
-    let a = gt_unflushed(x);
-    let near = f32(b);
-    if (a != near) {
-        return select(2u, 0u, a < near);
-    }
-    if (a >= 4294967296.0) {
-        return 2u;
-    }
-    return gt_ord_uu(u32(a), b);
+fn gt_ord_fi(a: f32, b: i32) -> u32 {
+    let o = gt_ord_f_near(a, f32(b), 2147483648.0);
+    return select(o, gt_ord_ii(i32(a), b), o == 4u);
+}
+
+fn gt_ord_fu(a: f32, b: u32) -> u32 {
+    let o = gt_ord_f_near(a, f32(b), 4294967296.0);
+    return select(o, gt_ord_uu(u32(a), b), o == 4u);
 }
 
 // b against a: less and greater swap, equal and unordered stay.

@@ -262,6 +262,20 @@ fn gather_whole<I: Lane, S: Stored, T: Lane>(
     Ok(())
 }
 
+/// One block of `equalAll` (uint32 out, so instantiated once, not per class).
+fn equal_all_block(node: &NodeRef, b: &mut Block, out: &mut [u32]) -> Result<()> {
+    let (a, c) = (&node.inputs[0], &node.inputs[1]);
+    let width = a.meta.size;
+    dispatch_class!(a.meta.dtype.class(), A => {
+        dispatch_class!(c.meta.dtype.class(), B => {
+            let x = b.prepare::<A>(a, width, 0)?;
+            let y = b.prepare::<B>(c, width, 1)?;
+            equal_rows(b.view::<A>(x, width as usize), b.view::<B>(y, width as usize), width as usize, out);
+        });
+    });
+    Ok(())
+}
+
 /// One block of a predicate (always `uint8` out): its inputs widened to f64, which holds
 /// every value of every type exactly, a piece at a time, so the comparison loops are
 /// instantiated once, not once per pair of classes.
@@ -357,18 +371,7 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
                 sqrt_in_place(out);
             }
         }
-        Op::EqualAll => {
-            let (a, c) = (&node.inputs[0], &node.inputs[1]);
-            let width = a.meta.size;
-            let out = u32_slice(dst);
-            dispatch_class!(a.meta.dtype.class(), A => {
-                dispatch_class!(c.meta.dtype.class(), B => {
-                    let x = b.prepare::<A>(a, width, 0)?;
-                    let y = b.prepare::<B>(c, width, 1)?;
-                    equal_rows(b.view::<A>(x, width as usize), b.view::<B>(y, width as usize), width as usize, out);
-                });
-            });
-        }
+        Op::EqualAll => equal_all_block(node, b, u32_slice(dst))?,
         Op::Fround => {
             let input = &node.inputs[0];
             let v = b.prepare::<u32>(input, size, 0)?;

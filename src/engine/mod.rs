@@ -49,7 +49,63 @@ pub async fn evaluate_with<B: Backend>(
     roots: &[NodeRef],
     fusion: Fusion,
 ) -> Result<()> {
-    run(device, roots, fusion, None).await.map(|_| ())
+    let (checks, fresh, all) = kept_row_checks(roots);
+    run(device, &all, fusion, None).await?;
+    check_kept_rows(checks, fresh).await
+}
+
+type KeptRowChecks = (Vec<(NodeRef, NodeRef)>, Vec<NodeRef>, Vec<NodeRef>);
+
+/// The reductions over the rows a `where` mask keeps that an evaluation of `roots` computes,
+/// with their kept-row counts; the roots computed now; and the roots to evaluate: `roots`
+/// and the counts.
+fn kept_row_checks(roots: &[NodeRef]) -> KeptRowChecks {
+    let mut all = roots.to_vec();
+    let (mut checks, mut fresh) = (Vec::new(), Vec::new());
+    if roots.iter().all(|r| r.has_output()) {
+        return (checks, fresh, all);
+    }
+    for node in crate::ir::all_nodes(roots) {
+        if let (false, Some(kept)) = (node.has_output(), node.kept_rows()) {
+            all.push(kept.clone());
+            checks.push((node.clone(), kept.clone()));
+        }
+    }
+    if !checks.is_empty() {
+        fresh = roots.iter().filter(|r| !r.has_output()).cloned().collect();
+    }
+    (checks, fresh, all)
+}
+
+/// Reads the evaluated kept-row counts (4 bytes a lane) and releases them: a reduction
+/// whose mask kept no row is EMPTY_INPUT, and the roots the evaluation computed (`fresh`)
+/// are not kept.
+async fn check_kept_rows(checks: Vec<(NodeRef, NodeRef)>, fresh: Vec<NodeRef>) -> Result<()> {
+    if checks.is_empty() {
+        return Ok(());
+    }
+    let mut empty = None;
+    for (node, kept) in &checks {
+        let counts = match kept.home() {
+            Some(output) => read_rows(&output, 0, 1).await,
+            None => Err(internal("a kept-row count was not computed")),
+        };
+        kept.release_output();
+        let counts = counts?;
+        if empty.is_none() && (0..counts.len()).any(|lane| counts.get_f64(lane) == 0.0) {
+            empty = Some(node.op.name());
+        }
+    }
+    let Some(name) = empty else {
+        return Ok(());
+    };
+    for root in fresh {
+        root.release_output();
+    }
+    Err(GpuTableError::new(
+        ErrorCode::EmptyInput,
+        format!("{name} of no rows: its where mask keeps none"),
+    ))
 }
 
 /// What an evaluation's schedule listed and what its executor did (`evaluate_listed`).

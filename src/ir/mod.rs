@@ -327,6 +327,9 @@ pub struct Node {
     offsets: std::cell::OnceCell<Rc<[u64]>>,
     /// For `concat`: the first row of each input, and the end.
     input_offsets: std::cell::OnceCell<Rc<[u64]>>,
+    /// For a reduction over the rows a `where` mask keeps: the count of kept rows per lane,
+    /// which the engine checks after the evaluation computing it (none kept: EMPTY_INPUT).
+    kept_rows: std::cell::OnceCell<NodeRef>,
     state: RefCell<NodeState>,
 }
 
@@ -366,12 +369,18 @@ impl Node {
             chunks,
             offsets: std::cell::OnceCell::new(),
             input_offsets: std::cell::OnceCell::new(),
+            kept_rows: std::cell::OnceCell::new(),
             state: RefCell::new(NodeState {
                 materialized: output.as_ref().map(|o| o.device).filter(|&d| d != HOST),
                 outputs: output.into_iter().collect(),
                 destroyed: false,
             }),
         })
+    }
+
+    /// The kept-row counts the engine checks after computing this reduction (`reduce_where`).
+    pub fn kept_rows(&self) -> Option<&NodeRef> {
+        self.kept_rows.get()
     }
 
     /// Where the output was computed or loaded (sources always have one until destroyed).

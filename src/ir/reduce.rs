@@ -3,7 +3,7 @@
 //! combine rounds over chunk partials (api.md's `splitEvery`).
 
 use super::chunked::single_chunk;
-use super::{Meta, Node, NodeRef, Op};
+use super::{Meta, Node, NodeRef, Op, Predicate};
 use crate::column::element_count;
 use crate::dtype::{Class, DType};
 use crate::error::{ErrorCode, GpuTableError, Result};
@@ -191,6 +191,65 @@ pub fn reduce(
         single_chunk(meta.length),
         None,
     ))
+}
+
+/// Per row of `x`, 1 where `mask` (size 1; `x`'s length, or constant) is nonzero and the
+/// row is not null (in `x`'s or the mask's validity), else 0: a fused `uint8` mask.
+pub fn where_flags(
+    x: &NodeRef,
+    mask: &NodeRef,
+    validity: Option<&NodeRef>,
+    mask_validity: Option<&NodeRef>,
+) -> Result<NodeRef> {
+    mask.check_alive()?;
+    if mask.meta.size != 1 {
+        return Err(GpuTableError::invalid(format!(
+            "a where mask has size 1, got {}",
+            mask.meta.size
+        )));
+    }
+    if !mask.meta.constant && (x.meta.constant || mask.meta.length != x.meta.length) {
+        return Err(GpuTableError::invalid(format!(
+            "a where mask has its column's {} rows or is a constant, got {} rows",
+            x.meta.length, mask.meta.length
+        )));
+    }
+    let mut parts = vec![mask.clone()];
+    parts.extend(mask_validity.cloned());
+    parts.extend(validity.cloned());
+    if mask.meta.constant && !x.meta.constant && parts.len() == 1 {
+        // A constant mask over every row of x: x's lane 0 or not, which is 1 on each row.
+        let lane = super::swizzle(x, &[0.0])?;
+        let not = super::predicate(Predicate::Not, std::slice::from_ref(&lane))?;
+        parts.push(super::fold_logic(Predicate::Or, &[lane, not])?);
+    }
+    super::fold_logic(Predicate::And, &parts)
+}
+
+/// `kind` of `x` over the rows `where_flags` keeps. Every reduction but `sum` of no kept
+/// row is `EMPTY_INPUT`, found when the evaluation computing it checks its count.
+pub fn reduce_where(
+    kind: ReduceKind,
+    x: &NodeRef,
+    validity: Option<&NodeRef>,
+    mask: &NodeRef,
+    mask_validity: Option<&NodeRef>,
+    split_every: u32,
+) -> Result<NodeRef> {
+    x.check_alive()?;
+    let flags = where_flags(x, mask, validity, mask_validity)?;
+    let node = reduce(kind, x, Some(&flags), split_every)?;
+    if kind != ReduceKind::Sum {
+        let kept = reduce(ReduceKind::Sum, &flags, None, split_every)?;
+        let _ = node.kept_rows.set(kept);
+    }
+    Ok(node)
+}
+
+/// `count(mask)`: the rows whose mask (size 1) is nonzero and not null, as one `uint32` row.
+pub fn count(mask: &NodeRef, mask_validity: Option<&NodeRef>) -> Result<NodeRef> {
+    let flags = where_flags(mask, mask, None, mask_validity)?;
+    reduce(ReduceKind::Sum, &flags, None, DEFAULT_SPLIT_EVERY)
 }
 
 /// The partials left after each combine round when `parts` partials are combined in groups

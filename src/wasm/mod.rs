@@ -408,12 +408,27 @@ pub fn reduce(
     x: &Evaluator,
     validity: &EvaluatorList,
     split_every: JsValue,
+    mask: &EvaluatorList,
 ) -> JsResult<Evaluator> {
     let split_every = split_every_of(&split_every)?;
+    let validity = validity.nodes.first();
     wrap(
-        ir::ReduceKind::parse(kind)
-            .and_then(|kind| ir::reduce(kind, &x.node, validity.nodes.first(), split_every)),
+        ir::ReduceKind::parse(kind).and_then(|kind| match &mask.nodes[..] {
+            [] => ir::reduce(kind, &x.node, validity, split_every),
+            [mask, rest @ ..] => {
+                ir::reduce_where(kind, &x.node, validity, mask, rest.first(), split_every)
+            }
+        }),
     )
+}
+
+/// `count(mask)`; `mask` holds the mask and, for a vector with nulls, its validity.
+#[wasm_bindgen]
+pub fn count(mask: &EvaluatorList) -> JsResult<Evaluator> {
+    match &mask.nodes[..] {
+        [mask, rest @ ..] => wrap(ir::count(mask, rest.first())),
+        [] => Err(invalid("count needs a mask")),
+    }
 }
 
 #[wasm_bindgen]

@@ -67,6 +67,11 @@ const cases = () => [
     gt.ceil(f32([-1.5, 1e-45, -1e-45, 3, Infinity])),
     gt.trunc(f32([-1.5, 1e-45, -3.7, 3.7, -Infinity])),
     gt.sign(f32([NaN, -0, 3, -2, 1e-45]))), 0],
+  ['where reductions and count', () => gt.interleave(
+    gt.sum(f32(random(3000)), {where: gt.greater(f32(random(3000).reverse()), 10)}),
+    gt.max(f32(random(3000)), {where: gt.greater(f32(random(3000).reverse()), 10)}),
+    gt.argmin(f32(random(3000)), {where: gt.less(f32(random(3000).reverse()), 0)}),
+    gt.count(gt.less(f32(random(3000)), 0))), 1e-5],
   ['300k rows fused', () => gt.sqrt(gt.add(gt.multiply(f32(random(300000)), f32(random(300000))), 1000)), 1e-6],
 ];
 

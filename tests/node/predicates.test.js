@@ -145,3 +145,37 @@ test('bad predicate arguments are INVALID_ARGUMENT', () => {
   throwsCode(() => gt.not(true), 'INVALID_ARGUMENT');
   throwsCode(() => gt.clamp(x, 0), 'INVALID_ARGUMENT');
 });
+
+test('count and {where} reductions keep the rows whose mask is nonzero and not null', async () => {
+  const arrow = await import('apache-arrow');
+  const fare = [4.5, 12, NaN, 30, 7, 18, 0, 25];
+  const kinds = [1, 2, 2, 3, null, 2, 2, 1];
+  const table = gt.GPUTable.fromArrowIPCSync(arrow.tableToIPC(new arrow.Table({
+    fare: arrow.vectorFromArray(fare, new arrow.Float32()),
+    kind: arrow.vectorFromArray(kinds, new arrow.Int32()),
+  })));
+  const column = table.getVector('fare');
+  const kind = table.getVector('kind');
+  assert.ok(kind.validity, 'the kind column has a null');
+  const mask = gt.equal(kind, 2);
+  const kept = kinds.map(k => k === 2);
+  assert.deepEqual([...gt.count(mask).readValueSync()], [kept.filter(Boolean).length]);
+  assert.deepEqual([...gt.count(kind).readValueSync()], [7], 'a null mask row is not counted');
+  const rows = fare.map((v, i) => (kept[i] ? Math.fround(v) : undefined)).filter(v => v !== undefined);
+  const numbers = rows.filter(v => !Number.isNaN(v));
+  assert.deepEqual([...gt.sum(column, {where: mask}).readValueSync()], [Math.fround(rows.reduce((a, b) => a + b, 0))]);
+  assert.deepEqual([...gt.max(column, {where: mask}).readValueSync()], [Math.max(...numbers)]);
+  assert.deepEqual([...gt.argmin(column, {where: mask}).readValueSync()], [fare.indexOf(Math.min(...numbers))], 'rows of x');
+  assert.deepEqual([...gt.extent(column, {where: gt.greater(column, 10)}).readValueSync()], [12, 30]);
+  assert.deepEqual([...gt.mean(column, {where: 1}).readValueSync()], [NaN], 'a constant mask keeps every row (NaN among them)');
+  const none = gt.greater(column, 100);
+  assert.deepEqual([...gt.sum(column, {where: none}).readValueSync()], [0]);
+  assert.deepEqual([...gt.count(none).readValueSync()], [0]);
+  for (const kind of ['min', 'max', 'mean', 'argmin', 'argmax', 'extent']) {
+    throwsCode(() => gt[kind](column, {where: none}).readValueSync(), 'EMPTY_INPUT');
+  }
+  await assert.rejects(gt.add(gt.min(column, {where: none}), 1).evaluate(), e => e.code === 'EMPTY_INPUT');
+  throwsCode(() => gt.sum(column, {where: E.fromArray([1, 0])}), 'INVALID_ARGUMENT');
+  throwsCode(() => gt.sum(column, {wher: mask}), 'INVALID_ARGUMENT');
+  throwsCode(() => gt.count(E.fromArray([1, 0], {size: 2})), 'INVALID_ARGUMENT');
+});

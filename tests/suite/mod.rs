@@ -732,6 +732,7 @@ macro_rules! suite {
             transcendental_special_values_match_the_cpu,
             // predicates.rs: comparisons, logic, minimum/maximum, mod, rounding
             comparisons_are_exact_for_every_pair_of_types,
+            where_reductions_and_count_keep_only_masked_rows,
             logic_and_float_tests_follow_truth_and_nan,
             minimum_maximum_mod_follow_their_rules_for_every_type,
             float_mod_is_exact_for_large_quotients,

@@ -424,3 +424,70 @@ pub async fn explain_shows_the_tree_of_combine_rounds<T: Target>() {
         assert_eq!(device.core().counters.stats().kernels, counted, "{text}");
     }
 }
+
+/// api.md's `{where}` reductions and `count`: only the rows whose mask is nonzero (NaN is)
+/// and not null, in the reduction's own pass; every type, chunked columns and masks, null
+/// slots in both, constant masks; a mask keeping no row is `EMPTY_INPUT` (sum: 0).
+pub async fn where_reductions_and_count_keep_only_masked_rows<T: Target>() {
+    let mut rng = Rng(23);
+    let n = 2500;
+    let chunks = [700, 0, 1100, 700];
+    for dtype in DType::ALL {
+        let values = sample(dtype, n, &mut rng);
+        let x = chunked(column_of(dtype, &values), 1, &chunks);
+        // A float mask in other chunks: 0, NaN (kept) and numbers.
+        let mask: Vec<f32> = (0..n)
+            .map(|i| [0.0, 1.0, f32::NAN, 0.0, -2.0][(i * 7 + rng.below(3) as usize) % 5])
+            .collect();
+        let mask_node = chunked(ColumnData::F32(mask.clone()), 1, &[1250, 1250]);
+        let nulls: Vec<u8> = (0..n).map(|i| u8::from(i % 11 != 4)).collect();
+        let validity = chunked(ColumnData::U8(nulls.clone()), 1, &chunks);
+        let kept = |r: usize| mask[r] != 0.0 && nulls[r] == 1;
+        for kind in ReduceKind::ALL {
+            let root = ir::reduce_where(kind, &x, Some(&validity), &mask_node, None, 3).unwrap();
+            evaluate_on::<T>(std::slice::from_ref(&root)).await;
+            let expected = reference(kind, dtype, &values, 1, &|r, _| kept(r));
+            assert_matches(
+                &root,
+                &expected,
+                &format!("{} of {dtype:?} where", kind.name()),
+            )
+            .await;
+        }
+        let counted = ir::count(&mask_node, Some(&validity)).unwrap();
+        evaluate_on::<T>(std::slice::from_ref(&counted)).await;
+        let expected = (0..n).filter(|&r| kept(r)).count() as u32;
+        assert_eq!(read_u32(&counted).await, vec![expected]);
+    }
+    // A constant mask keeps every row or none.
+    let x = f32s(&[3.0, f32::NAN, -1.0, 8.0], 1);
+    let all = ir::reduce_where(ReduceKind::Min, &x, None, &lit(&[2.0]), None, 4).unwrap();
+    evaluate_on::<T>(std::slice::from_ref(&all)).await;
+    assert_eq!(read_f32(&all).await, vec![-1.0]);
+    let none = lit(&[0.0]);
+    let sum = ir::reduce_where(ReduceKind::Sum, &x, None, &none, None, 4).unwrap();
+    evaluate_on::<T>(std::slice::from_ref(&sum)).await;
+    assert_eq!(
+        read_f32(&sum).await,
+        vec![0.0],
+        "a sum of no kept rows is 0"
+    );
+    for kind in [ReduceKind::Max, ReduceKind::ArgMin, ReduceKind::Mean] {
+        let root = ir::reduce_where(kind, &x, None, &none, None, 4).unwrap();
+        // As part of a larger graph too: the check follows the reduction, not the root.
+        let graph = ir::binary(Add, &ir::cast(&root, DType::F32).unwrap(), &lit(&[1.0])).unwrap();
+        let error = evaluate::<T>(std::slice::from_ref(&graph))
+            .await
+            .unwrap_err();
+        assert_eq!(error.code, ErrorCode::EmptyInput, "{kind:?}: {error}");
+        assert!(!graph.has_output(), "a refused result is not kept");
+    }
+    // Masks of the wrong shape are refused when built.
+    let wide = f32s(&[1.0, 0.0], 2);
+    let short = f32s(&[1.0], 1);
+    for mask in [&wide, &short] {
+        let built = ir::reduce_where(ReduceKind::Sum, &x, None, mask, None, 4);
+        assert_eq!(code(built), ErrorCode::InvalidArgument);
+    }
+    assert_eq!(code(ir::count(&wide, None)), ErrorCode::InvalidArgument);
+}
