@@ -1,7 +1,9 @@
 //! `npm run bench` (native part): W1, W2, W4, W5 on the WebGPU backend over Vulkan (lavapipe
 //! on machines without a GPU) and the WebGL2 design over GL (llvmpipe), next to the CPU
 //! backend, in one process, then W6 (sparse, `native_sparse.rs`). Prints tables.
-//! `BENCH_GPU_ROWS`, `BENCH_SPARSE_ROWS` and `BENCH_SPARSE_ENTRIES` size them.
+//! `BENCH_GPU_ROWS`, `BENCH_SPARSE_ROWS` and `BENCH_SPARSE_ENTRIES` size them;
+//! `BENCH_SORT_PAIRS` (pair counts, comma-separated; none by default) adds the sort of
+//! uint32 key-value pairs that `scripts/gpu-check.sh` times on a real GPU.
 
 mod native_sparse;
 
@@ -167,6 +169,13 @@ fn main() {
             "| {name} | {gpu_ms:.1} | {dispatches} | {gl_ms} | {draws} | {cpu_ms:.1} | {gbps:.2} |"
         );
     }
+    if let Ok(counts) = std::env::var("BENCH_SORT_PAIRS") {
+        let counts: Vec<usize> = (counts.split(','))
+            .filter_map(|c| c.trim().parse::<f64>().ok())
+            .map(|c| c as usize)
+            .collect();
+        sort_pairs(&device, &counts);
+    }
     native_sparse::run(
         &device,
         gl_device.as_ref().ok(),
@@ -175,4 +184,68 @@ fn main() {
         // software adapters; 1M by default, as in the browser bench.
         size_from_env("BENCH_SPARSE_ENTRIES", 1_000_000),
     );
+}
+
+/// Sorts `n` random uint32 keys with a uint32 payload (the permutation, then the payload
+/// gathered by it) on the WebGPU backend, timed to the end of the device's work (one row is
+/// read back), beside the CPU backend and `sort_unstable_by_key` on pairs.
+fn sort_pairs(device: &GpuDevice, counts: &[usize]) {
+    println!("\n| sort of uint32 key-value pairs | webgpu ms | G pairs/s | dispatches | cpu (native) ms | Rust sort ms |");
+    println!("|---|---|---|---|---|---|");
+    for &n in counts {
+        let mut s = 0x9e37_79b9u32;
+        let keys: Vec<u32> = (0..n)
+            .map(|_| {
+                s ^= s << 13;
+                s ^= s >> 17;
+                s ^= s << 5;
+                s
+            })
+            .collect();
+        let values: Vec<u32> = (0..n as u32).collect();
+        let (key_node, value_node) = (
+            ir::source(ColumnData::U32(keys.clone()), 1, false).expect("keys"),
+            ir::source(ColumnData::U32(values.clone()), 1, false).expect("values"),
+        );
+        let build = || {
+            let (perm, sorted) = ir::sort_permutation(&key_node).expect("sorts");
+            (ir::gather(&perm, &value_node).expect("gathers"), sorted)
+        };
+        let run_on = |on: &dyn Fn(&[NodeRef])| {
+            median(3, || {
+                let (payload, sorted) = build();
+                on(&[payload.clone(), sorted]);
+                // One row read: waits for the device's work, moves 4 bytes.
+                read_value(&payload, Some(0.0), Some(1.0)).expect("reads");
+            })
+        };
+        let gpu_ms = run_on(&|roots| evaluate_blocking(device, roots).expect("evaluates"));
+        let dispatches = pass_count(&explain(device, &build().0).expect("plans"));
+        let cpu = gputable::cpu::CpuDevice::default();
+        let cpu_ms = run_on(&|roots| evaluate_blocking(&cpu, roots).expect("evaluates"));
+        let rust_ms = median(3, || {
+            let mut pairs: Vec<(u32, u32)> =
+                keys.iter().copied().zip(values.iter().copied()).collect();
+            pairs.sort_by_key(|p| p.0);
+            std::hint::black_box(&pairs);
+        });
+        // The order is checked once: keys ascending, each payload the row of its key.
+        let (payload, sorted) = build();
+        evaluate_blocking(device, &[payload.clone(), sorted.clone()]).expect("evaluates");
+        let (ColumnData::U32(p), ColumnData::U32(k)) = (
+            read_value(&payload, None, None).expect("reads"),
+            read_value(&sorted, None, None).expect("reads"),
+        ) else {
+            panic!("uint32 outputs");
+        };
+        let ordered = k.windows(2).all(|w| w[0] <= w[1])
+            && p.iter()
+                .zip(&k)
+                .all(|(&row, &key)| keys[row as usize] == key);
+        assert!(ordered, "the WebGPU sort of {n} pairs is not in order");
+        println!(
+            "| {n} pairs | {gpu_ms:.1} | {:.3} | {dispatches} | {cpu_ms:.1} | {rust_ms:.1} |",
+            n as f64 / gpu_ms / 1e6
+        );
+    }
 }
