@@ -578,6 +578,13 @@ export interface ReductionOptions {
    */
   where?: EvaluatorInput | number;
 }
+/**
+ * Per row of `values`, the first row `i` of the ascending `sorted` (size 1; NaN last, as
+ * argsort orders) with `sorted[i] >= v` (`side: 'left'`) or `> v` (`'right'`), comparing
+ * exactly across types, NaN after every number (NumPy's rule); uint32.
+ * @example searchSorted(edges, fare, {side: 'right'})
+ */
+export function searchSorted(sorted: EvaluatorInput, values: PredicateArgument, options?: {side?: 'left' | 'right'}): GPUTableEvaluator<'uint32'>;
 /** The rows whose mask (size 1) is nonzero and not null: one uint32 row. @example count(greater(fare, 10)) */
 export function count(mask: EvaluatorInput): GPUTableEvaluator<'uint32'>;
 /** Per channel `[min, max]` over all rows, NaN and null slots ignored; length = x.size, size 2. Empty input: `EMPTY_INPUT`. Null slots are those of a `GPUVector`'s `validity` (a graph over a vector has none). */

@@ -58,6 +58,11 @@ function reduction(kind, x, settings) {
 const validityOf = x => (x instanceof GPUVector && x.validity ? [handleOf(x.validity)] : []);
 const withValidity = x => [handleOf(x), ...validityOf(x)];
 
+export function searchSorted(sorted, values, settings) {
+  const {side} = options(settings, 'searchSorted', ['side']);
+  return wrap(() => wasm.searchSorted(handleOf(sorted), handleOf(values), side));
+}
+
 export const count = mask => wrap(() => withHandles(withValidity(mask), list => wasm.count(list)));
 
 export const extent = (x, settings) => reduction('extent', x, settings);

@@ -262,6 +262,24 @@ fn gather_whole<I: Lane, S: Stored, T: Lane>(
     Ok(())
 }
 
+/// One block of `searchSorted` (uint32 out, so instantiated once, not per class): queries of
+/// any type widened to f64 (exact), one search per stored key type.
+fn search_block(upper: bool, node: &NodeRef, b: &mut Block, out: &mut [u32]) -> Result<()> {
+    let (sorted, queries) = (&node.inputs[0], &node.inputs[1]);
+    let sorted = b.leaf(sorted)?.clone();
+    let queries: Vec<f64> = dispatch_class!(queries.meta.dtype.class(), Q => {
+        let v = b.prepare::<Q>(queries, 1, 0)?;
+        let view = b.view::<Q>(v, 1);
+        let mut wide = try_collect(view.len(), std::iter::repeat_n(0.0, view.len()))?;
+        widen(view, &mut wide);
+        wide
+    });
+    with_elem_type!(sorted.dtype, S => {
+        rows::search_sorted(&StoredRows::<S>::new(&sorted)?, &queries, upper, out)
+    });
+    Ok(())
+}
+
 /// One block of `equalAll` (uint32 out, so instantiated once, not per class).
 fn equal_all_block(node: &NodeRef, b: &mut Block, out: &mut [u32]) -> Result<()> {
     let (a, c) = (&node.inputs[0], &node.inputs[1]);
@@ -414,17 +432,7 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
                 }
             });
         }
-        Op::SearchSorted { upper } => {
-            let (sorted, queries) = (&node.inputs[0], &node.inputs[1]);
-            let sorted = b.leaf(sorted)?.clone();
-            let out = same_class::<u32, T>(dst)?;
-            // The IR gives queries the class of the sorted keys.
-            with_elem_type!(sorted.dtype, S => {
-                let v = b.prepare::<<S as Stored>::Lane>(queries, 1, 0)?;
-                let queries = b.view::<<S as Stored>::Lane>(v, 1);
-                rows::search_sorted(&StoredRows::<S>::new(&sorted)?, queries, *upper, out)
-            });
-        }
+        Op::SearchSorted { upper } => search_block(*upper, node, b, same_class::<u32, T>(dst)?)?,
         // Ops that read input 0 whole (in its stored rows) and write this block's own rows.
         Op::SegmentSum | Op::SegmentBlocks if b.computes_where_read(&node.inputs[0]) => {
             let first = b.pass_row();

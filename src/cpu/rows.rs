@@ -184,7 +184,7 @@ pub(super) fn scan_rows<S: Elem, T: Lane>(
 /// For each query, how many rows of `sorted` are below it (`upper`: at most it).
 pub(super) fn search_sorted<S: Stored>(
     sorted: &StoredRows<S>,
-    queries: &[S::Lane],
+    queries: &[f64],
     upper: bool,
     dst: &mut [u32],
 ) {
@@ -196,28 +196,30 @@ pub(super) fn search_sorted<S: Stored>(
     }
 }
 
-/// `search_sorted` over `rows` keys read by `key`.
-fn search_slice<S: Elem, Q: Lane>(
+/// `search_sorted` over `rows` keys read by `key`; queries (of any type) as f64, which
+/// compares every pair of types exactly.
+fn search_slice<S: Elem>(
     key: impl Fn(usize) -> S,
     rows: usize,
-    queries: &[Q],
+    queries: &[f64],
     upper: bool,
     dst: &mut [u32],
 ) {
-    // Whether the answer for `q` lies past row `i`.
+    // Whether the answer for `q` lies past row `i`, NaN ordered after every number (as
+    // argsort orders it: NumPy's rule).
     let past = |i: usize, q: f64| {
         let v = key(i).to_f64();
-        if upper {
-            v <= q
-        } else {
-            v < q
+        match (v.is_nan(), q.is_nan()) {
+            (false, false) if upper => v <= q,
+            (false, false) => v < q,
+            (false, true) => true,
+            (true, q_nan) => upper && q_nan,
         }
     };
     // Queries in ascending order (row pointers, segment bounds) walk on from the answer
     // before: a few steps, then galloping, not O(log n) reads across the whole column.
     let mut before: Option<(f64, usize)> = None;
-    for (out, q) in dst.iter_mut().zip(queries) {
-        let q = q.to_f64();
+    for (out, &q) in dst.iter_mut().zip(queries) {
         let (mut lo, mut hi) = match before {
             Some((previous, answer)) if q >= previous => {
                 // Keys are sorted, so the keys `q` lies past in the next few are a prefix of
@@ -303,15 +305,16 @@ mod tests {
         let mut keys: Vec<u32> = (0..3000).map(|_| next(500)).collect();
         keys.sort();
         // Ascending with small and large steps, then out of order, then past the end.
-        let mut queries: Vec<f32> = (0..400).map(|i| i as f32 * 0.5).collect();
-        queries.extend((0..50).map(|_| next(600) as f32));
-        queries.extend([f32::NAN, 10.0, 499.0, 499.0, 1e9, -1.0]);
+        let mut queries: Vec<f64> = (0..400).map(|i| i as f64 * 0.5).collect();
+        queries.extend((0..50).map(|_| next(600) as f64));
+        queries.extend([f64::NAN, 10.0, 499.0, 499.0, 1e9, -1.0]);
         for upper in [false, true] {
             let mut got = vec![0u32; queries.len()];
             search_slice(|i| keys[i], keys.len(), &queries, upper, &mut got);
-            for (q, g) in queries.iter().zip(&got) {
-                let q = *q as f64;
+            for (&q, g) in queries.iter().zip(&got) {
+                // NaN is after every key.
                 let expected = keys.partition_point(|&k| match upper {
+                    _ if q.is_nan() => true,
                     true => k as f64 <= q,
                     false => (k as f64) < q,
                 });

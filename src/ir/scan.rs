@@ -87,7 +87,8 @@ pub fn scan_digits(row: u64, levels: usize) -> impl Iterator<Item = (u64, u32)> 
 
 /// For each row of `queries`, the number of rows of `sorted` (non-decreasing, size 1) that
 /// are below it (`upper`: at most it): NumPy's `searchsorted` with side 'left' ('right'),
-/// as uint32. Both of one class (unsigned, signed or float); `sorted` is read whole.
+/// as uint32. Values of any types compare exactly, NaN after every number (api.md's
+/// `searchSorted`); `sorted` is read whole.
 pub fn search_sorted(sorted: &NodeRef, queries: &NodeRef, upper: bool) -> Result<NodeRef> {
     sorted.check_alive()?;
     queries.check_alive()?;
@@ -101,13 +102,6 @@ pub fn search_sorted(sorted: &NodeRef, queries: &NodeRef, upper: bool) -> Result
         return Err(GpuTableError::invalid(
             "searchSorted searches a column of rows, not a constant",
         ));
-    }
-    if sorted.meta.dtype.class() != queries.meta.dtype.class() {
-        return Err(GpuTableError::type_mismatch(format!(
-            "searchSorted compares values of one class, got {} and {}",
-            sorted.meta.dtype.name(),
-            queries.meta.dtype.name()
-        )));
     }
     let meta = Meta {
         dtype: crate::dtype::DType::U32,

@@ -306,6 +306,22 @@ pub fn fold_logic(op: &str, args: &EvaluatorList) -> JsResult<Evaluator> {
     wrap(ir::Predicate::parse(op).and_then(|op| ir::fold_logic(op, &args.nodes)))
 }
 
+/// `searchSorted(sorted, values, {side})`: `side` is 'left' (the default) or 'right'.
+#[wasm_bindgen(js_name = searchSorted)]
+pub fn search_sorted(sorted: &Evaluator, values: &Evaluator, side: JsValue) -> JsResult<Evaluator> {
+    let upper = match side.as_string().as_deref() {
+        _ if side.is_undefined() => false,
+        Some("left") => false,
+        Some("right") => true,
+        _ => {
+            return Err(invalid(format!(
+                "searchSorted side must be 'left' or 'right', got {side:?}"
+            )))
+        }
+    };
+    wrap(ir::search_sorted(&sorted.node, &values.node, upper))
+}
+
 #[wasm_bindgen]
 pub fn clamp(x: &Evaluator, lo: &Evaluator, hi: &Evaluator) -> JsResult<Evaluator> {
     wrap(ir::clamp(&x.node, &lo.node, &hi.node))

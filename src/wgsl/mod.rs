@@ -438,7 +438,7 @@ pub(crate) fn start_with(
         let _ = writeln!(g.out, "{MATH}");
     }
     let compares = |n: &NodeRef| match n.op {
-        Op::Predicate(_) => true,
+        Op::Predicate(_) | Op::SearchSorted { .. } => true,
         Op::Unary(op) => matches!(op, UnaryOp::Sign | UnaryOp::Floor | UnaryOp::Ceil),
         Op::Binary(op) => matches!(op, BinaryOp::Minimum | BinaryOp::Maximum | BinaryOp::Mod),
         _ => false,

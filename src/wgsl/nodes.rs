@@ -291,14 +291,26 @@ pub(crate) fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Resul
         }
         Op::SearchSorted { upper } => {
             let (sorted, rows) = g.bound_leaf(&inputs[0], "a sorted column is not bound whole")?;
-            let q_class = inputs[1].meta.dtype.class();
+            let (k_class, q_class) = (inputs[0].meta.dtype.class(), inputs[1].meta.dtype.class());
             let q = g.lane(&inputs[1], "0u", q_class);
-            let below = if *upper { "<=" } else { "<" };
+            // Past a key (exactly, across types), NaN ordered after every number.
+            let order = format!(
+                "gt_ord_{}{}(k, q{id})",
+                class_letter(k_class),
+                class_letter(q_class)
+            );
+            let past = match (upper, k_class, q_class) {
+                (false, Class::F, _) => "o == 0u || (o == 3u && !gt_nan_bits(k))".to_string(),
+                (false, ..) => "o == 0u || o == 3u".to_string(),
+                (true, _, Class::F) => format!("o <= 1u || (o == 3u && gt_nan_bits(q{id}))"),
+                (true, ..) => "o <= 1u".to_string(),
+            };
             let _ = writeln!(
                 body,
                 "    let q{id} = {q};\n    var lo{id} = 0u;\n    var hi{id} = param({rows}u);\n    \
                  while (lo{id} < hi{id}) {{\n        let mid = lo{id} + (hi{id} - lo{id}) / 2u;\n        \
-                 if (fetch_{sorted}(mid, 0u) {below} q{id}) {{ lo{id} = mid + 1u; }} else {{ hi{id} = mid; }}\n    }}\n    \
+                 let k = fetch_{sorted}(mid, 0u);\n        let o = {order};\n        \
+                 if ({past}) {{ lo{id} = mid + 1u; }} else {{ hi{id} = mid; }}\n    }}\n    \
                  v{id}[0] = lo{id};"
             );
         }

@@ -179,3 +179,18 @@ test('count and {where} reductions keep the rows whose mask is nonzero and not n
   throwsCode(() => gt.sum(column, {wher: mask}), 'INVALID_ARGUMENT');
   throwsCode(() => gt.count(E.fromArray([1, 0], {size: 2})), 'INVALID_ARGUMENT');
 });
+
+test('searchSorted finds each side exactly across types, NaN after every number', () => {
+  const sorted = E.fromArray([-Infinity, 1, 2, 2, 16777216, 5e9, NaN, NaN]);
+  const values = E.fromArray(new Int32Array([2, 16777217, 0, -2147483648, 3]));
+  assert.deepEqual([...gt.searchSorted(sorted, values).readValueSync()], [2, 5, 1, 1, 4]);
+  assert.deepEqual([...gt.searchSorted(sorted, values, {side: 'right'}).readValueSync()], [4, 5, 1, 1, 4]);
+  const special = E.fromArray([NaN, Infinity, -0]);
+  assert.deepEqual([...gt.searchSorted(sorted, special).readValueSync()], [6, 6, 1]);
+  assert.deepEqual([...gt.searchSorted(sorted, special, {side: 'right'}).readValueSync()], [8, 6, 1]);
+  const codes = E.fromArray(new Uint8Array([1, 3, 3, 200]));
+  assert.deepEqual([...gt.searchSorted(codes, 2.5).readValueSync()], [1], 'a number literal');
+  throwsCode(() => gt.searchSorted(sorted, values, {side: 'middle'}), 'INVALID_ARGUMENT');
+  throwsCode(() => gt.searchSorted(sorted, values, {sid: 'left'}), 'INVALID_ARGUMENT');
+  throwsCode(() => gt.searchSorted(E.fromArray([1, 2], {size: 2}), values), 'INVALID_ARGUMENT');
+});

@@ -738,6 +738,7 @@ macro_rules! suite {
             float_mod_is_exact_for_large_quotients,
             rounding_and_sign_keep_integers_and_halve_to_even,
             predicates_fuse_broadcast_and_clamp,
+            search_sorted_compares_exactly_with_nan_last,
             // engine.rs: residency, memory, concurrency
             results_stay_on_the_device_until_read,
             pipelines_are_cached_by_structure_not_data,

@@ -302,3 +302,56 @@ pub async fn predicates_fuse_broadcast_and_clamp<T: Target>() {
         ErrorCode::InvalidArgument
     );
 }
+
+/// Whether `searchSorted`'s answer for `q` lies past key `k` (NaN after every number).
+fn past(k: f64, q: f64, right: bool) -> bool {
+    match (k.is_nan(), q.is_nan()) {
+        (false, false) if right => k <= q,
+        (false, false) => k < q,
+        (false, true) => true,
+        (true, q_nan) => right && q_nan,
+    }
+}
+
+pub async fn search_sorted_compares_exactly_with_nan_last<T: Target>() {
+    for sorted_type in [DType::F32, DType::I32, DType::U8, DType::U32] {
+        // Every edge value twice (ties), ascending with NaN last, in two chunks.
+        let mut keys = edge_values(sorted_type);
+        keys.extend(edge_values(sorted_type));
+        keys.sort_by(|a, b| a.total_cmp(b));
+        keys.retain(|v| !v.is_nan());
+        if sorted_type == DType::F32 {
+            keys.extend([f64::NAN, f64::NAN]);
+        }
+        let half = keys.len() as u32 / 2;
+        let sorted = chunked(
+            ColumnData::from_f64(sorted_type, &keys).unwrap(),
+            1,
+            &[half, keys.len() as u32 - half],
+        );
+        for query_type in DType::ALL {
+            let queries = edge_values(query_type);
+            let q = ir::source(
+                ColumnData::from_f64(query_type, &queries).unwrap(),
+                1,
+                false,
+            )
+            .unwrap();
+            let mut roots = Vec::new();
+            let mut expected = Vec::new();
+            for right in [false, true] {
+                roots.push(ir::search_sorted(&sorted, &q, right).unwrap());
+                expected.push(ColumnData::U32(
+                    (queries.iter())
+                        .map(|&v| keys.iter().filter(|&&k| past(k, v, right)).count() as u32)
+                        .collect(),
+                ));
+            }
+            compare_roots::<T>(&roots, &expected, Tolerance::Exact)
+                .await
+                .unwrap_or_else(|e| panic!("{query_type:?} in {sorted_type:?}: {e}"));
+        }
+    }
+    let refused = ir::search_sorted(&f32s(&[1.0, 2.0], 2), &lit(&[1.0]), false);
+    assert_eq!(code(refused), ErrorCode::InvalidArgument);
+}
