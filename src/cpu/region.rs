@@ -263,19 +263,22 @@ fn gather_whole<I: Lane, S: Stored, T: Lane>(
 }
 
 /// One block of `searchSorted` (uint32 out, so instantiated once, not per class): queries of
-/// any type widened to f64 (exact), one search per stored key type.
+/// any type widened to f64 (exact) a piece at a time on the stack, one search per stored key
+/// type.
 fn search_block(upper: bool, node: &NodeRef, b: &mut Block, out: &mut [u32]) -> Result<()> {
+    const PIECE: usize = 256;
     let (sorted, queries) = (&node.inputs[0], &node.inputs[1]);
     let sorted = b.leaf(sorted)?.clone();
-    let queries: Vec<f64> = dispatch_class!(queries.meta.dtype.class(), Q => {
-        let v = b.prepare::<Q>(queries, 1, 0)?;
-        let view = b.view::<Q>(v, 1);
-        let mut wide = try_collect(view.len(), std::iter::repeat_n(0.0, view.len()))?;
-        widen(view, &mut wide);
-        wide
-    });
+    let class = queries.meta.dtype.class();
+    let view = dispatch_class!(class, Q => { b.prepare::<Q>(queries, 1, 0)? });
+    let mut wide = [0f64; PIECE];
     with_elem_type!(sorted.dtype, S => {
-        rows::search_sorted(&StoredRows::<S>::new(&sorted)?, &queries, upper, out)
+        let keys = StoredRows::<S>::new(&sorted)?;
+        for start in (0..out.len()).step_by(PIECE) {
+            let end = (start + PIECE).min(out.len());
+            dispatch_class!(class, Q => { widen(&b.view::<Q>(view, 1)[start..end], &mut wide) });
+            rows::search_sorted(&keys, &wide[..end - start], upper, &mut out[start..end]);
+        }
     });
     Ok(())
 }
