@@ -587,7 +587,34 @@ export interface ReductionOptions {
 export function searchSorted(sorted: EvaluatorInput, values: PredicateArgument, options?: {side?: 'left' | 'right'}): GPUTableEvaluator<'uint32'>;
 /** The rows whose mask (size 1) is nonzero and not null: one uint32 row. @example count(greater(fare, 10)) */
 export function count(mask: EvaluatorInput): GPUTableEvaluator<'uint32'>;
-/** Per channel `[min, max]` over all rows, NaN and null slots ignored; length = x.size, size 2. Empty input: `EMPTY_INPUT`. Null slots are those of a `GPUVector`'s `validity` (a graph over a vector has none). */
+/**
+ * 1 where a row of `x` is null (uint8, never null). Nulls come from a vector's `validity`
+ * and follow every elementwise op: a row reading a null row is null.
+ * @example count(isNull(table.getChild('fare')))
+ */
+export function isNull(x: EvaluatorInput): GPUTableEvaluator<'uint8'>;
+/** 1 where a row of `x` is not null (uint8, never null). */
+export function isValid(x: EvaluatorInput): GPUTableEvaluator<'uint8'>;
+/** `exclusive`: each row folds only the rows before it; `reverse`: the rows after it. */
+export interface CumulativeOptions {
+  exclusive?: boolean;
+  reverse?: boolean;
+}
+/**
+ * Per lane, the running sum along the rows across chunks (the output keeps x's chunks): sum's
+ * types (float32, sint32 or uint32; integers wrap). Null rows are skipped and null in the
+ * output. Floats add in tree order, as `sum` does. @example cumsum(fare, {exclusive: true})
+ */
+export function cumsum<X extends EvaluatorInput>(x: X, options?: CumulativeOptions): GPUTableEvaluator<SumType<TypeOf<X>>>;
+/** The running product, as `cumsum` (sum's types; integers wrap). */
+export function cumprod<X extends EvaluatorInput>(x: X, options?: CumulativeOptions): GPUTableEvaluator<SumType<TypeOf<X>>>;
+/** The running minimum in x's type, NaN skipped (a float row with no number before it is NaN; an integer one the type's largest value). */
+export function cummin<X extends EvaluatorInput>(x: X, options?: CumulativeOptions): GPUTableEvaluator<TypeOf<X>>;
+/** The running maximum in x's type, NaN skipped (a float row with no number before it is NaN; an integer one the type's smallest value). */
+export function cummax<X extends EvaluatorInput>(x: X, options?: CumulativeOptions): GPUTableEvaluator<TypeOf<X>>;
+/** `x` with `value` (converted to x's type) on its null rows: x's type, no nulls. @example fillNull(tip, 0) */
+export function fillNull<X extends EvaluatorInput>(x: X, value: PredicateArgument): GPUTableEvaluator<TypeOf<X>>;
+/** Per channel `[min, max]` over all rows, NaN and null rows ignored; length = x.size, size 2. Empty input: `EMPTY_INPUT`. */
 export function extent<X extends ArithmeticArgument>(x: X, options?: ReductionOptions): GPUTableEvaluator<TypeOf<X>>;
 /**
  * Of a sparse operand: every entry (no `axis`: one value), one row per column (`axis: 0`) or

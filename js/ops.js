@@ -42,28 +42,35 @@ export function gather(ids, source) {
   return wrap(() => wasm.gather(handleOf(ids), handleOf(source)));
 }
 
-// A reduction over every row, skipping a vector's null slots: a partial per chunk, then
-// combines of at most `splitEvery` partials, then the final row.
+// A reduction over every row, skipping null rows (and those `where` drops): a partial per
+// chunk, then combines of at most `splitEvery` partials, then the final row.
 function reduction(kind, x, settings) {
   if (isSparse(x) && ['sum', 'min', 'max'].includes(kind)) return sparseReduce(kind, x, settings);
   // The engine checks splitEvery and gives it api.md's default.
   const {splitEvery, where} = options(settings, kind, ['splitEvery', 'where']);
   const input = handleOf(x);
-  const mask = where === undefined ? [] : withValidity(where);
-  return wrap(() => withHandles(validityOf(x), list => withHandles(mask, masks => wasm.reduce(kind, input, list, splitEvery, masks))));
+  const mask = where === undefined ? [] : [handleOf(where)];
+  return wrap(() => withHandles(mask, masks => wasm.reduce(kind, input, splitEvery, masks)));
 }
-
-// Null slots are known where `x` is a vector with validity; a graph over it (add(vector,
-// 1)) carries no validity of its own.
-const validityOf = x => (x instanceof GPUVector && x.validity ? [handleOf(x.validity)] : []);
-const withValidity = x => [handleOf(x), ...validityOf(x)];
 
 export function searchSorted(sorted, values, settings) {
   const {side} = options(settings, 'searchSorted', ['side']);
   return wrap(() => wasm.searchSorted(handleOf(sorted), handleOf(values), side));
 }
 
-export const count = mask => wrap(() => withHandles(withValidity(mask), list => wasm.count(list)));
+function cumulative(op, x, settings) {
+  const {exclusive, reverse} = options(settings, op, ['exclusive', 'reverse']);
+  return wrap(() => wasm.cumulative(op, handleOf(x), exclusive, reverse));
+}
+export const cumsum = (x, settings) => cumulative('cumsum', x, settings);
+export const cumprod = (x, settings) => cumulative('cumprod', x, settings);
+export const cummin = (x, settings) => cumulative('cummin', x, settings);
+export const cummax = (x, settings) => cumulative('cummax', x, settings);
+
+export const count = mask => wrap(() => wasm.count(handleOf(mask)));
+export const isNull = x => wrap(() => wasm.isNull(handleOf(x)));
+export const isValid = x => wrap(() => wasm.isValid(handleOf(x)));
+export const fillNull = (x, value) => wrap(() => wasm.fillNull(handleOf(x), handleOf(comparand(value))));
 
 export const extent = (x, settings) => reduction('extent', x, settings);
 export const sum = (x, settings) => reduction('sum', x, settings);

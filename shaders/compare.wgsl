@@ -249,3 +249,18 @@ fn gt_ceil_f(x: f32) -> f32 {
     }
     return ceil(x);
 }
+
+// A scan's minimum and maximum: NaN rows are skipped, and a NaN running value is no row yet.
+fn gt_scan_min_f(a: f32, b: f32) -> f32 {
+    if (gt_nan_bits(a)) {
+        return b;
+    }
+    return select(gt_min_f(a, b), a, gt_nan_bits(b));
+}
+
+fn gt_scan_max_f(a: f32, b: f32) -> f32 {
+    if (gt_nan_bits(a)) {
+        return b;
+    }
+    return select(gt_max_f(a, b), a, gt_nan_bits(b));
+}

@@ -60,8 +60,10 @@ pub fn read_value(node: &NodeRef, start: Option<f64>, end: Option<f64>) -> Resul
 }
 
 /// `evaluate(device)` of api.md: every root evaluated in one plan on `device` and its output
-/// put there (a root evaluated elsewhere is copied once), so `device` holds each.
+/// (and null flags) put there (a root evaluated elsewhere is copied once), so `device` holds
+/// each.
 pub async fn evaluate_on<B: Backend>(device: &B, roots: &[NodeRef]) -> Result<()> {
+    let roots = &crate::ir::with_null_flags(roots);
     engine::evaluate(device, roots).await?;
     for root in roots {
         engine::put_on(device, root, false).await?;
@@ -73,6 +75,7 @@ pub async fn evaluate_on<B: Backend>(device: &B, roots: &[NodeRef]) -> Result<()
 /// node of the graph (intermediates evaluated before included; inputs keep their data but
 /// not the copies made of it).
 pub async fn clean_evaluate<B: Backend>(device: &B, roots: &[NodeRef]) -> Result<()> {
+    let roots = &crate::ir::with_null_flags(roots);
     evaluate_on(device, roots).await?;
     let root_ids: HashSet<u64> = roots.iter().map(|r| r.id).collect();
     for node in all_nodes(roots) {

@@ -441,7 +441,7 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
             let first = b.pass_row();
             segment::where_read(node, b, first, own_rows(node, first, lanes, dst))?;
         }
-        op @ (Op::SegmentSum | Op::SegmentBlocks | Op::Reshape | Op::GroupSum | Op::ScanApply) => {
+        op @ (Op::SegmentSum | Op::SegmentBlocks | Op::Reshape) => {
             let x = b.leaf(&node.inputs[0])?;
             let first = b.pass_row();
             let dst = own_rows(node, first, lanes, dst);
@@ -464,15 +464,28 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
                             None => segment::blocks(&x, &offsets, first, lanes, dst)?,
                         }
                     }
-                    Op::Reshape => rows::reshape(&x, first, lanes, dst),
-                    Op::GroupSum => rows::group_sums(&x, first, lanes, dst),
-                    _ => {
+                    _ => rows::reshape(&x, first, lanes, dst),
+                }
+            });
+        }
+        // Scans read 32-bit inputs (ir::scan casts narrower ones): one instance per class.
+        Op::GroupFold(_) | Op::ScanApply { .. } => {
+            let first = b.pass_row();
+            let dst = own_rows(node, first, lanes, dst);
+            dispatch_class!(node.meta.dtype.class(), L => {
+                let dst = same_class::<L, T>(dst)?;
+                let x = StoredRows::<L>::new(b.leaf(&node.inputs[0])?)?;
+                match &node.op {
+                    Op::GroupFold(fold) => rows::group_folds(*fold, &x, first, lanes, dst),
+                    Op::ScanApply { fold, inclusive } => {
                         let levels = node.inputs[1..]
                             .iter()
                             .map(|level| StoredRows::<L>::new(b.leaf(level)?))
                             .collect::<Result<Vec<_>>>()?;
-                        rows::scan_rows(&x, &levels, first, lanes, L::CLASS != Class::F, dst)
+                        let scan = rows::Scan { fold: *fold, inclusive: *inclusive };
+                        rows::scan_rows(scan, &x, &levels, first, lanes, dst)
                     }
+                    _ => return Err(internal("not a scan")),
                 }
             });
         }

@@ -1,6 +1,6 @@
 //! Random-access inputs by row: a leaf stored whole, or in parts (a chunked gather source
 //! read where each chunk is stored), and the per-row ops that read them: `gather` from
-//! parts, and the scan's `GroupSum` and `ScanApply`.
+//! parts, and the scan's `GroupFold` and `ScanApply`.
 
 use std::cell::Cell;
 
@@ -8,7 +8,8 @@ use super::internal;
 use super::lane::{Lane, Stored};
 use crate::column::{Column, Elem};
 use crate::error::Result;
-use crate::ir::{scan_digits, SCAN_FAN_IN};
+use crate::dtype::Class;
+use crate::ir::{scan_digits, ScanFold, SCAN_FAN_IN};
 use crate::value::{Storage, Value};
 
 /// The rows of a stored value of element type `S`, `lanes` values each.
@@ -117,9 +118,39 @@ pub(super) fn gather_stored<I: Lane, S: Elem, T: Lane>(
     }
 }
 
-/// Rows `first..` of `GroupSum` of `x`: each the sum of `SCAN_FAN_IN` consecutive rows.
-pub(super) fn group_sums<S: Elem, T: Lane>(
-    x: &StoredRows<S>,
+/// `fold`'s value with no row folded in: NaN for a float minimum or maximum, which folds
+/// skip (NaN rows are skipped; a fold of none is NaN).
+fn identity<T: Lane>(fold: ScanFold) -> T {
+    match (fold, T::CLASS) {
+        (ScanFold::Sum, _) => T::default(),
+        (ScanFold::Prod, _) => T::from_elem(1i32),
+        (ScanFold::Min | ScanFold::Max, Class::F) => T::from_elem(f32::NAN),
+        (ScanFold::Min, Class::I) => T::from_elem(i32::MAX),
+        (ScanFold::Min, Class::U) => T::from_elem(u32::MAX),
+        (ScanFold::Max, Class::I) => T::from_elem(i32::MIN),
+        (ScanFold::Max, Class::U) => T::from_elem(0u32),
+    }
+}
+
+/// `v` folded into `acc` (a minimum or maximum skips NaN: a NaN `acc` is none yet).
+#[inline(always)]
+fn combine<T: Lane>(fold: ScanFold, acc: T, v: T) -> T {
+    #[allow(clippy::eq_op)]
+    let none_yet = acc != acc;
+    match fold {
+        ScanFold::Sum => acc.add(v),
+        ScanFold::Prod => acc.mul(v),
+        ScanFold::Min if none_yet => v,
+        ScanFold::Max if none_yet => v,
+        ScanFold::Min => acc.fold_min(v),
+        ScanFold::Max => acc.fold_max(v),
+    }
+}
+
+/// Rows `first..` of `GroupFold` of `x`: each the fold of `SCAN_FAN_IN` consecutive rows.
+pub(super) fn group_folds<T: Lane>(
+    fold: ScanFold,
+    x: &StoredRows<T>,
     first: usize,
     lanes: usize,
     dst: &mut [T],
@@ -127,55 +158,67 @@ pub(super) fn group_sums<S: Elem, T: Lane>(
     let fan_in = SCAN_FAN_IN as usize;
     let rows = x.rows();
     for (j, out) in dst.chunks_exact_mut(lanes).enumerate() {
-        out.fill(T::default());
+        out.fill(identity(fold));
         let start = (first + j) * fan_in;
         for r in start..(start + fan_in).min(rows) {
             for (o, v) in out.iter_mut().zip(x.row(r)) {
-                *o = o.add(T::from_elem(*v));
+                *o = combine(fold, *o, *v);
             }
         }
     }
 }
 
-/// Rows `first..` of `ScanApply`: row `r` adds, at each level (the scanned column `x`,
-/// then its group sums `levels`), the rows of its group before it. Integer sums (`exact`:
-/// wrapping, so any order gives the same words) run on from the block's first row instead.
-pub(super) fn scan_rows<S: Elem, T: Lane>(
-    x: &StoredRows<S>,
+/// A scan's fold, and whether each row folds itself in.
+#[derive(Clone, Copy)]
+pub(super) struct Scan {
+    pub fold: ScanFold,
+    pub inclusive: bool,
+}
+
+/// Rows `first..` of `ScanApply`: row `r` folds, at each level (the scanned column `x`, of
+/// the 32-bit type of its class,
+/// then its group folds `levels`), the rows of its group before it (then itself where
+/// inclusive). Folds whose order does not change the result (integers, which wrap; a
+/// minimum or maximum) run on from the block's previous row instead.
+pub(super) fn scan_rows<T: Lane>(
+    scan: Scan,
+    x: &StoredRows<T>,
     levels: &[StoredRows<T>],
     first: usize,
     lanes: usize,
-    exact: bool,
     dst: &mut [T],
 ) {
+    let fold = scan.fold;
+    let running = T::CLASS != Class::F || matches!(fold, ScanFold::Min | ScanFold::Max);
+    let mut before: Vec<T> = vec![identity(fold); lanes];
     for i in 0..dst.len() / lanes {
-        if exact && i > 0 {
-            let (before, out) = dst.split_at_mut(i * lanes);
-            let previous = &before[(i - 1) * lanes..];
-            for ((o, p), v) in out[..lanes]
-                .iter_mut()
-                .zip(previous)
-                .zip(x.row(first + i - 1))
-            {
-                *o = p.add(T::from_elem(*v));
+        if running && i > 0 {
+            for (b, v) in before.iter_mut().zip(x.row(first + i - 1)) {
+                *b = combine(fold, *b, *v);
             }
-            continue;
+        } else {
+            before.fill(identity(fold));
+            let mut digits = scan_digits((first + i) as u64, levels.len() + 1);
+            if let Some((start, digit)) = digits.next() {
+                for r in start as usize..start as usize + digit as usize {
+                    for (b, v) in before.iter_mut().zip(x.row(r)) {
+                        *b = combine(fold, *b, *v);
+                    }
+                }
+            }
+            for (level, (start, digit)) in levels.iter().zip(digits) {
+                for r in start as usize..start as usize + digit as usize {
+                    for (b, v) in before.iter_mut().zip(level.row(r)) {
+                        *b = combine(fold, *b, *v);
+                    }
+                }
+            }
         }
         let out = &mut dst[i * lanes..(i + 1) * lanes];
-        out.fill(T::default());
-        let mut digits = scan_digits((first + i) as u64, levels.len() + 1);
-        if let Some((start, digit)) = digits.next() {
-            for r in start as usize..start as usize + digit as usize {
-                for (o, v) in out.iter_mut().zip(x.row(r)) {
-                    *o = o.add(T::from_elem(*v));
-                }
-            }
-        }
-        for (level, (start, digit)) in levels.iter().zip(digits) {
-            for r in start as usize..start as usize + digit as usize {
-                for (o, v) in out.iter_mut().zip(level.row(r)) {
-                    *o = o.add(*v);
-                }
+        out.copy_from_slice(&before);
+        if scan.inclusive {
+            for (o, v) in out.iter_mut().zip(x.row(first + i)) {
+                *o = combine(fold, *o, *v);
             }
         }
     }

@@ -309,7 +309,9 @@ impl<'a> Ledger<'a> {
         (0..root.chunks.len())
             .map(|c| {
                 let ranges = assembly_ranges(root, offsets[c], offsets[c + 1]);
-                let shared = ranges.len() == 1 && {
+                // An empty chunk is made on the device (there is nothing to share).
+                let empty = offsets[c] == offsets[c + 1];
+                let shared = !empty && ranges.len() == 1 && {
                     let (i, a, b) = ranges[0];
                     whole_chunk(&root.inputs[i], a, b)
                 };

@@ -30,8 +30,8 @@ use crate::value::{DeviceStorage, Output, Reading, RowSink, Storage, Value};
 pub use lost::LostFlag;
 pub use queue::{Turn, Turnstile};
 
-/// Evaluates `roots` on `device`, leaving each root's output there. Roots that have an
-/// output already are left alone (a second evaluation does no work).
+/// Evaluates `roots` on `device`, leaving each root's output there (and its null flags').
+/// Roots that have an output already are left alone (a second evaluation does no work).
 pub async fn evaluate<B: Backend>(device: &B, roots: &[NodeRef]) -> Result<()> {
     evaluate_with(device, roots, Fusion::On).await
 }
@@ -49,6 +49,7 @@ pub async fn evaluate_with<B: Backend>(
     roots: &[NodeRef],
     fusion: Fusion,
 ) -> Result<()> {
+    let roots = &crate::ir::with_null_flags(roots);
     let (checks, fresh, all) = kept_row_checks(roots);
     run(device, &all, fusion, None).await?;
     check_kept_rows(checks, fresh).await

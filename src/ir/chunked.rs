@@ -216,13 +216,9 @@ pub fn concat(inputs: &[NodeRef]) -> Result<NodeRef> {
         constant: false,
         ..first.meta
     };
-    Ok(Node::new(
-        Op::Concat,
-        inputs.to_vec(),
-        meta,
-        chunks.into(),
-        None,
-    ))
+    let node = Node::new(Op::Concat, inputs.to_vec(), meta, chunks.into(), None);
+    super::nulls::propagate_view(&node)?;
+    Ok(node)
 }
 
 /// The row range `start..end` of `rows` rows: truncated, clamped, `end` at least `start`;
@@ -263,13 +259,9 @@ pub fn slice(x: &NodeRef, start: f64, end: f64) -> Result<NodeRef> {
         constant: false,
         ..x.meta
     };
-    Ok(Node::new(
-        Op::Slice { start },
-        vec![x.clone()],
-        meta,
-        chunks.into(),
-        None,
-    ))
+    let node = Node::new(Op::Slice { start }, vec![x.clone()], meta, chunks.into(), None);
+    super::nulls::propagate_view(&node)?;
+    Ok(node)
 }
 
 /// `x`'s rows with new chunk boundaries (`chunks` sums to its rows).
@@ -287,7 +279,9 @@ pub fn rechunk(x: &NodeRef, chunks: Chunks) -> Result<NodeRef> {
         length: stored_rows(x),
         ..x.meta
     };
-    Ok(Node::new(Op::Rechunk, vec![x.clone()], meta, chunks, None))
+    let node = Node::new(Op::Rechunk, vec![x.clone()], meta, chunks, None);
+    super::nulls::propagate_view(&node)?;
+    Ok(node)
 }
 
 /// The input rows an assembly node's rows `start..end` are made of, in order: `(input,

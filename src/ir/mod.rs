@@ -15,6 +15,8 @@ use crate::error::{ErrorCode, GpuTableError, Result};
 use crate::value::{DeviceId, Output, HOST};
 
 mod chunked;
+mod cumulative;
+mod nulls;
 mod ops;
 mod predicate;
 mod reduce;
@@ -23,6 +25,8 @@ mod scatter;
 mod segment;
 mod sort;
 pub use chunked::*;
+pub use cumulative::*;
+pub use nulls::*;
 pub use ops::*;
 pub use predicate::*;
 pub use reduce::*;
@@ -161,10 +165,14 @@ pub enum Op {
     SegmentedMap,
     /// inputs: the reduced column, and optionally its validity (uint8, 0: skipped)
     Reduce(Reduction),
-    /// Sums of `SCAN_FAN_IN` consecutive input rows (scan.rs); the input read whole.
-    GroupSum,
-    /// inputs: a scanned column and its `GroupSum` levels, all read whole (scan.rs).
-    ScanApply,
+    /// Folds of `SCAN_FAN_IN` consecutive input rows (scan.rs); the input read whole.
+    GroupFold(ScanFold),
+    /// inputs: a scanned column and its `GroupFold` levels, all read whole (scan.rs); each
+    /// row folds the rows before it (and itself where `inclusive`).
+    ScanApply {
+        fold: ScanFold,
+        inclusive: bool,
+    },
     /// inputs: a sorted column (read whole), queries (scan.rs).
     SearchSorted {
         upper: bool,
@@ -219,8 +227,8 @@ impl Op {
             Op::Gather => "gather",
             Op::SegmentedMap => "segmentedMap",
             Op::Reduce(r) => r.kind.name(),
-            Op::GroupSum => "groupSum",
-            Op::ScanApply => "exclusiveScan",
+            Op::GroupFold(_) => "groupFold",
+            Op::ScanApply { .. } => "scan",
             Op::SearchSorted { .. } => "searchSorted",
             Op::Scatter => "scatter",
             Op::SortPermutation { .. } => "sort",
@@ -245,8 +253,8 @@ impl Op {
             || matches!(
                 self,
                 Op::Rows(_)
-                    | Op::GroupSum
-                    | Op::ScanApply
+                    | Op::GroupFold(_)
+                    | Op::ScanApply { .. }
                     | Op::SegmentSum
                     | Op::SegmentBlocks
                     | Op::Reshape
@@ -267,8 +275,8 @@ impl Op {
         matches!(
             self,
             Op::Sequence { .. }
-                | Op::GroupSum
-                | Op::ScanApply
+                | Op::GroupFold(_)
+                | Op::ScanApply { .. }
                 | Op::SegmentSum
                 | Op::SegmentBlocks
                 | Op::Reshape
@@ -330,6 +338,9 @@ pub struct Node {
     /// For a reduction over the rows a `where` mask keeps: the count of kept rows per lane,
     /// which the engine checks after the evaluation computing it (none kept: EMPTY_INPUT).
     kept_rows: std::cell::OnceCell<NodeRef>,
+    /// uint8 flags, 0 where a row is null, chunked like the node (nulls.rs); none when
+    /// every row is valid.
+    validity: std::cell::OnceCell<NodeRef>,
     state: RefCell<NodeState>,
 }
 
@@ -370,6 +381,7 @@ impl Node {
             offsets: std::cell::OnceCell::new(),
             input_offsets: std::cell::OnceCell::new(),
             kept_rows: std::cell::OnceCell::new(),
+            validity: std::cell::OnceCell::new(),
             state: RefCell::new(NodeState {
                 materialized: output.as_ref().map(|o| o.device).filter(|&d| d != HOST),
                 outputs: output.into_iter().collect(),
@@ -381,6 +393,11 @@ impl Node {
     /// The kept-row counts the engine checks after computing this reduction (`reduce_where`).
     pub fn kept_rows(&self) -> Option<&NodeRef> {
         self.kept_rows.get()
+    }
+
+    /// The node's null flags (`nulls.rs`), if any row may be null.
+    pub fn validity(&self) -> Option<&NodeRef> {
+        self.validity.get()
     }
 
     /// Where the output was computed or loaded (sources always have one until destroyed).

@@ -56,7 +56,20 @@ fn max_length(inputs: &[&NodeRef]) -> (u32, bool) {
     (length, constant)
 }
 
+/// An elementwise node, null where a row it reads is (nulls.rs).
 pub(super) fn elementwise(
+    op: Op,
+    inputs: Vec<NodeRef>,
+    dtype: DType,
+    size: u32,
+) -> Result<NodeRef> {
+    let node = elementwise_plain(op, inputs, dtype, size)?;
+    super::nulls::propagate(&node)?;
+    Ok(node)
+}
+
+/// An elementwise node with no null flags of its own.
+pub(super) fn elementwise_plain(
     op: Op,
     inputs: Vec<NodeRef>,
     dtype: DType,
@@ -277,7 +290,17 @@ pub fn sequence(count: f64, start: f64, step: f64) -> Result<NodeRef> {
     ))
 }
 
+/// Rows of `values` at `ids`, null where the id or the row read is.
 pub fn gather(ids: &NodeRef, values: &NodeRef) -> Result<NodeRef> {
+    let node = gather_plain(ids, values)?;
+    if node.op == Op::Gather {
+        super::nulls::propagate_gather(&node, ids, values)?;
+    }
+    Ok(node)
+}
+
+/// `gather` with no null flags of its own (for row numbers: those of `ids`).
+pub(super) fn gather_plain(ids: &NodeRef, values: &NodeRef) -> Result<NodeRef> {
     alive(&[ids, values])?;
     if ids.meta.size != 1 {
         return Err(GpuTableError::invalid(format!(

@@ -3,7 +3,7 @@
 //! combine rounds over chunk partials (api.md's `splitEvery`).
 
 use super::chunked::single_chunk;
-use super::{Meta, Node, NodeRef, Op, Predicate};
+use super::{Meta, Node, NodeRef, Op};
 use crate::column::element_count;
 use crate::dtype::{Class, DType};
 use crate::error::{ErrorCode, GpuTableError, Result};
@@ -124,7 +124,7 @@ impl Reduction {
 }
 
 /// `kind` over every row of `x`, skipping rows (or lanes) whose `validity` flag is 0.
-/// `validity`: uint8, one flag per row or per lane, as long as `x`.
+/// `validity`: uint8, one flag per row or per lane, as long as `x`; by default `x`'s nulls.
 pub fn reduce(
     kind: ReduceKind,
     x: &NodeRef,
@@ -148,7 +148,7 @@ pub fn reduce(
         ));
     }
     let mut inputs = vec![x.clone()];
-    if let Some(validity) = validity {
+    if let Some(validity) = validity.or(x.validity()) {
         validity.check_alive()?;
         let lanes_ok = validity.meta.size == 1 || validity.meta.size == x.meta.size;
         if validity.meta.dtype != DType::U8
@@ -194,7 +194,8 @@ pub fn reduce(
 }
 
 /// Per row of `x`, 1 where `mask` (size 1; `x`'s length, or constant) is nonzero and the
-/// row is not null (in `x`'s or the mask's validity), else 0: a fused `uint8` mask.
+/// row is not null (in `x`'s or the mask's validity, by default their nulls), else 0: a
+/// fused `uint8` mask.
 pub fn where_flags(
     x: &NodeRef,
     mask: &NodeRef,
@@ -215,15 +216,14 @@ pub fn where_flags(
         )));
     }
     let mut parts = vec![mask.clone()];
-    parts.extend(mask_validity.cloned());
-    parts.extend(validity.cloned());
+    parts.extend(mask_validity.or(mask.validity()).cloned());
+    parts.extend(validity.or(x.validity()).cloned());
+    parts.dedup_by_key(|p| p.id);
     if mask.meta.constant && !x.meta.constant && parts.len() == 1 {
-        // A constant mask over every row of x: x's lane 0 or not, which is 1 on each row.
-        let lane = super::swizzle(x, &[0.0])?;
-        let not = super::predicate(Predicate::Not, std::slice::from_ref(&lane))?;
-        parts.push(super::fold_logic(Predicate::Or, &[lane, not])?);
+        // A constant mask over every row of x.
+        parts.push(super::flags_like(x, 1)?);
     }
-    super::fold_logic(Predicate::And, &parts)
+    super::and_flags(&parts)
 }
 
 /// `kind` of `x` over the rows `where_flags` keeps. Every reduction but `sum` of no kept

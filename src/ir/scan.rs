@@ -1,8 +1,8 @@
-//! Exclusive scans (prefix sums per lane), composed of two per-row ops that every backend
-//! runs as ordinary kernels: `GroupSum` folds `SCAN_FAN_IN` consecutive rows into one,
-//! level after level until at most `SCAN_FAN_IN` rows are left, and `ScanApply` adds, for
-//! each row, the rows before it in its group at every level (at most `SCAN_FAN_IN - 1`
-//! reads per level). A fold down to one row would be a pass that no row of the scan reads.
+//! Scans (prefix sums, products, minimums and maximums per lane), composed of two per-row
+//! ops that every backend runs as ordinary kernels: `GroupFold` folds `SCAN_FAN_IN`
+//! consecutive rows into one, level after level until at most `SCAN_FAN_IN` rows are left,
+//! and `ScanApply` folds, for each row, the rows before it in its group at every level (at
+//! most `SCAN_FAN_IN - 1` reads per level). A fold down to one row would be a pass that no row of the scan reads.
 //! Float sums come out in tree order, not as one long running sum.
 
 use super::{single_chunk, Meta, Node, NodeRef, Op, ReduceKind};
@@ -12,9 +12,30 @@ use crate::error::{GpuTableError, Result};
 /// Rows folded into one at each level of a scan.
 pub const SCAN_FAN_IN: u32 = 16;
 
-/// Row `j` is the sum of rows `j * SCAN_FAN_IN ..` (at most `SCAN_FAN_IN` of them) of `x`,
+/// How a scan folds rows: per lane, in `sum`'s type (the 32-bit type of the input's class);
+/// integers wrap. A minimum or maximum skips NaN.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ScanFold {
+    Sum,
+    Prod,
+    Min,
+    Max,
+}
+
+impl ScanFold {
+    pub fn name(self) -> &'static str {
+        match self {
+            ScanFold::Sum => "sum",
+            ScanFold::Prod => "prod",
+            ScanFold::Min => "min",
+            ScanFold::Max => "max",
+        }
+    }
+}
+
+/// Row `j` is the fold of rows `j * SCAN_FAN_IN ..` (at most `SCAN_FAN_IN` of them) of `x`,
 /// lane by lane, in `sum`'s type.
-pub fn group_sum(x: &NodeRef) -> Result<NodeRef> {
+pub fn group_fold(x: &NodeRef, fold: ScanFold) -> Result<NodeRef> {
     x.check_alive()?;
     let meta = Meta {
         dtype: ReduceKind::Sum.output_type(x.meta.dtype),
@@ -23,7 +44,7 @@ pub fn group_sum(x: &NodeRef) -> Result<NodeRef> {
         constant: false,
     };
     Ok(Node::new(
-        Op::GroupSum,
+        Op::GroupFold(fold),
         vec![x.clone()],
         meta,
         single_chunk(meta.length),
@@ -34,6 +55,13 @@ pub fn group_sum(x: &NodeRef) -> Result<NodeRef> {
 /// Row `r` is the sum of rows `0..r` of `x`, lane by lane, in `sum`'s type (integers wrap;
 /// row 0 is 0). Chunked like `x`.
 pub fn exclusive_scan(x: &NodeRef) -> Result<NodeRef> {
+    scan(x, ScanFold::Sum, false)
+}
+
+/// Row `r` is the `fold` of rows `0..r` of `x` (`0..=r` where `inclusive`), lane by lane, in
+/// `sum`'s type; an exclusive row 0 folds no row (0, 1, or for a minimum or maximum NaN
+/// or the integer type's far end). Chunked like `x`.
+pub fn scan(x: &NodeRef, fold: ScanFold, inclusive: bool) -> Result<NodeRef> {
     x.check_alive()?;
     if x.meta.constant {
         return Err(GpuTableError::invalid(
@@ -42,9 +70,14 @@ pub fn exclusive_scan(x: &NodeRef) -> Result<NodeRef> {
     }
     let dtype = ReduceKind::Sum.output_type(x.meta.dtype);
     element_count(x.meta.length as u64, x.meta.size, dtype)?;
+    // Scans read 32-bit values (one kernel per class, not per type).
+    let x = match x.meta.dtype == dtype {
+        true => x.clone(),
+        false => super::cast(x, dtype)?,
+    };
     let mut levels = vec![x.clone()];
     while levels[levels.len() - 1].meta.length > SCAN_FAN_IN {
-        let folded = group_sum(&levels[levels.len() - 1])?;
+        let folded = group_fold(&levels[levels.len() - 1], fold)?;
         levels.push(folded);
     }
     let meta = Meta {
@@ -54,7 +87,7 @@ pub fn exclusive_scan(x: &NodeRef) -> Result<NodeRef> {
         constant: false,
     };
     Ok(Node::new(
-        Op::ScanApply,
+        Op::ScanApply { fold, inclusive },
         levels,
         meta,
         x.chunks.clone(),
@@ -67,7 +100,7 @@ pub fn exclusive_scan(x: &NodeRef) -> Result<NodeRef> {
 /// rows); `None` for an empty column or a node that is no scan.
 pub fn scan_top(scan: &NodeRef) -> Option<NodeRef> {
     let top = match scan.op {
-        Op::ScanApply => scan.inputs.last()?,
+        Op::ScanApply { .. } => scan.inputs.last()?,
         _ => return None,
     };
     (top.meta.length > 0).then(|| top.clone())
@@ -113,13 +146,11 @@ pub fn search_sorted(sorted: &NodeRef, queries: &NodeRef, upper: bool) -> Result
         true => single_chunk(1),
         false => queries.chunks.clone(),
     };
-    Ok(Node::new(
-        Op::SearchSorted { upper },
-        vec![sorted.clone(), queries.clone()],
-        meta,
-        chunks,
-        None,
-    ))
+    let inputs = vec![sorted.clone(), queries.clone()];
+    let node = Node::new(Op::SearchSorted { upper }, inputs, meta, chunks, None);
+    // A null query has a null answer.
+    super::nulls::inherit(&node, queries)?;
+    Ok(node)
 }
 
 /// The same values in rows of `size` lanes (row-major order kept): `rows x s` values as

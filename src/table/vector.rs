@@ -117,6 +117,7 @@ impl Vector {
             .collect();
         let mut vector = Vector::new("", node.meta.dtype, node.meta.size, data);
         vector.device = Some(device);
+        vector.validity = node.validity().map(|v| Vector::of_output(v, device).shared());
         vector
     }
 
@@ -185,8 +186,19 @@ impl Vector {
         })
     }
 
-    /// The vector as one node: its chunk, or a view reading each chunk where it is stored.
+    /// The vector as one node (with its nulls): its chunk, or a view reading each chunk where
+    /// it is stored.
     pub fn node(&self) -> Result<NodeRef> {
+        let values = self.values_node()?;
+        let validity = match &self.validity {
+            Some(v) => Some(v.borrow().node()?),
+            None => None,
+        };
+        ir::with_validity(&values, validity.as_ref())
+    }
+
+    /// `node` without the nulls.
+    fn values_node(&self) -> Result<NodeRef> {
         self.check()?;
         let nodes = self
             .data

@@ -229,6 +229,14 @@ impl IpcWriter {
                 ))))
             }
         };
+        // An evaluator's nulls go with it.
+        let validity = match validity.is_empty() {
+            true => (data.iter())
+                .map(|d| d.validity().cloned())
+                .collect::<Option<Vec<_>>>()
+                .unwrap_or_default(),
+            false => validity,
+        };
         if !validity.is_empty() && validity.len() != data.len() {
             return Err(to_js(GpuTableError::invalid(
                 "validity needs one vector per batch",

@@ -416,35 +416,71 @@ fn split_every_of(split_every: &JsValue) -> JsResult<u32> {
     }
 }
 
-/// `sum min max mean argmin argmax extent` of `x` (`kind`), skipping rows whose flag in
-/// `validity` (an empty list, or one uint8 vector) is 0.
+/// `sum min max mean argmin argmax extent` of `x` (`kind`), skipping its null rows and, with
+/// a `mask` (an empty list, or one evaluator), the rows where the mask is 0 or null.
 #[wasm_bindgen]
 pub fn reduce(
     kind: &str,
     x: &Evaluator,
-    validity: &EvaluatorList,
     split_every: JsValue,
     mask: &EvaluatorList,
 ) -> JsResult<Evaluator> {
     let split_every = split_every_of(&split_every)?;
-    let validity = validity.nodes.first();
     wrap(
-        ir::ReduceKind::parse(kind).and_then(|kind| match &mask.nodes[..] {
-            [] => ir::reduce(kind, &x.node, validity, split_every),
-            [mask, rest @ ..] => {
-                ir::reduce_where(kind, &x.node, validity, mask, rest.first(), split_every)
-            }
+        ir::ReduceKind::parse(kind).and_then(|kind| match mask.nodes.first() {
+            None => ir::reduce(kind, &x.node, None, split_every),
+            Some(mask) => ir::reduce_where(kind, &x.node, None, mask, None, split_every),
         }),
     )
 }
 
-/// `count(mask)`; `mask` holds the mask and, for a vector with nulls, its validity.
+/// `count(mask)`: its rows that are nonzero and not null.
 #[wasm_bindgen]
-pub fn count(mask: &EvaluatorList) -> JsResult<Evaluator> {
-    match &mask.nodes[..] {
-        [mask, rest @ ..] => wrap(ir::count(mask, rest.first())),
-        [] => Err(invalid("count needs a mask")),
-    }
+pub fn count(mask: &Evaluator) -> JsResult<Evaluator> {
+    wrap(ir::count(&mask.node, None))
+}
+
+/// `cumsum cumprod cummin cummax` (`op`) of `x`, with the `exclusive` and `reverse` options.
+#[wasm_bindgen]
+pub fn cumulative(
+    op: &str,
+    x: &Evaluator,
+    exclusive: JsValue,
+    reverse: JsValue,
+) -> JsResult<Evaluator> {
+    let fold = match op {
+        "cumsum" => ir::ScanFold::Sum,
+        "cumprod" => ir::ScanFold::Prod,
+        "cummin" => ir::ScanFold::Min,
+        "cummax" => ir::ScanFold::Max,
+        other => return Err(invalid(format!("unknown cumulative operation '{other}'"))),
+    };
+    let flag = |value: &JsValue, name: &str| match value.is_undefined() {
+        true => Ok(false),
+        false => value
+            .as_bool()
+            .ok_or_else(|| invalid(format!("{op} {name} must be a boolean"))),
+    };
+    let (exclusive, reverse) = (flag(&exclusive, "exclusive")?, flag(&reverse, "reverse")?);
+    wrap(ir::cumulative(fold, &x.node, exclusive, reverse))
+}
+
+/// `isNull(x)`.
+#[wasm_bindgen(js_name = isNull)]
+pub fn is_null(x: &Evaluator) -> JsResult<Evaluator> {
+    wrap(ir::is_null(&x.node))
+}
+
+/// `isValid(x)`.
+#[wasm_bindgen(js_name = isValid)]
+pub fn is_valid(x: &Evaluator) -> JsResult<Evaluator> {
+    wrap(ir::is_valid(&x.node))
+}
+
+/// `fillNull(x, value)`.
+#[wasm_bindgen(js_name = fillNull)]
+pub fn fill_null(x: &Evaluator, value: &Evaluator) -> JsResult<Evaluator> {
+    wrap(ir::fill_null(&x.node, &value.node))
 }
 
 #[wasm_bindgen]

@@ -23,7 +23,7 @@ use std::rc::Rc;
 use crate::column::ColumnData;
 use crate::dtype::Class;
 use crate::error::{ErrorCode, GpuTableError, Result};
-use crate::ir::{BinaryOp, Node, NodeRef, Op, UnaryOp};
+use crate::ir::{BinaryOp, Node, NodeRef, Op, ScanFold, UnaryOp};
 use crate::plan::{Region, WIDE_ROW_LANES};
 use crate::value::Value;
 
@@ -439,6 +439,9 @@ pub(crate) fn start_with(
     }
     let compares = |n: &NodeRef| match n.op {
         Op::Predicate(_) | Op::SearchSorted { .. } => true,
+        Op::GroupFold(fold) | Op::ScanApply { fold, .. } => {
+            matches!(fold, ScanFold::Min | ScanFold::Max)
+        }
         Op::Unary(op) => matches!(op, UnaryOp::Sign | UnaryOp::Floor | UnaryOp::Ceil),
         Op::Binary(op) => matches!(op, BinaryOp::Minimum | BinaryOp::Maximum | BinaryOp::Mod),
         _ => false,

@@ -6,7 +6,7 @@ use std::fmt::Write;
 use super::{convert, internal, segment, wgsl_type, zero, Gen};
 use crate::dtype::{Class, DType};
 use crate::error::Result;
-use crate::ir::{BinaryOp, NodeRef, Op, Predicate, UnaryOp, SCAN_FAN_IN};
+use crate::ir::{BinaryOp, NodeRef, Op, Predicate, ScanFold, UnaryOp, SCAN_FAN_IN};
 
 /// Lane `at` (a WGSL u32 expression) of a node computing each lane from the same lane of
 /// its inputs (binary, unary, select); `None` for other ops.
@@ -106,17 +106,51 @@ pub(crate) fn reshape_lane(g: &Gen, node: &NodeRef, lane: &str) -> Result<String
     Ok(format!("fetch_{x}({e} / {width}u, {e} % {width}u)"))
 }
 
-/// Statements declaring `s{id}`, lane `lane` of a scan's `GroupSum` row (the sum of its
+/// A scan's fold with no row in it, in `class`: NaN (a run-time one) for a float minimum
+/// or maximum, which folds skip.
+fn scan_identity(fold: ScanFold, class: Class) -> &'static str {
+    match (fold, class) {
+        (ScanFold::Sum, class) => zero(class),
+        (ScanFold::Prod, Class::F) => "1.0",
+        (ScanFold::Prod, Class::I) => "1i",
+        (ScanFold::Prod, Class::U) => "1u",
+        (ScanFold::Min | ScanFold::Max, Class::F) => "gt_quiet_nan()",
+        (ScanFold::Min, Class::I) => "2147483647i",
+        (ScanFold::Min, Class::U) => "4294967295u",
+        (ScanFold::Max, Class::I) => "(-2147483647i - 1i)",
+        (ScanFold::Max, Class::U) => "0u",
+    }
+}
+
+/// `v` folded into `acc`, in `class`.
+fn scan_combine(fold: ScanFold, class: Class, acc: &str, v: &str) -> String {
+    match (fold, class) {
+        (ScanFold::Sum, _) => format!("{acc} + {v}"),
+        (ScanFold::Prod, _) => format!("{acc} * {v}"),
+        (ScanFold::Min, Class::F) => format!("gt_scan_min_f({acc}, {v})"),
+        (ScanFold::Max, Class::F) => format!("gt_scan_max_f({acc}, {v})"),
+        (ScanFold::Min, _) => format!("min({acc}, {v})"),
+        (ScanFold::Max, _) => format!("max({acc}, {v})"),
+    }
+}
+
+/// Statements declaring `s{id}`, lane `lane` of a scan's `GroupFold` row (the fold of its
 /// `SCAN_FAN_IN` input rows) or `ScanApply` row (at each level, the rows of its group
-/// before it), or of a segmented sum computed a lane per invocation (wide.rs); every input
-/// is a leaf read whole.
+/// before it, then its own where inclusive), or of a segmented sum computed a lane per
+/// invocation (wide.rs); every input is a leaf read whole.
 pub(crate) fn scan_sum(g: &Gen, node: &NodeRef, lane: &str) -> Result<String> {
     let id = g.local[&node.id];
-    let z = zero(node.meta.dtype.class());
+    let class = node.meta.dtype.class();
     let fan_in = SCAN_FAN_IN;
     let leaf = |input: &NodeRef| g.bound_leaf(input, "a scan input is not bound whole");
     let row = g.pass_row();
-    let mut code = format!("        var s{id} = {z};\n");
+    let (fold, inclusive) = match node.op {
+        Op::GroupFold(fold) => (fold, false),
+        Op::ScanApply { fold, inclusive } => (fold, inclusive),
+        _ => (ScanFold::Sum, false),
+    };
+    let identity = scan_identity(fold, class);
+    let mut code = format!("        var s{id} = {identity};\n");
     if matches!(node.op, Op::SegmentSum | Op::SegmentBlocks) {
         let (values, rows) = leaf(&node.inputs[0])?;
         let add_row = format!("s{id} = s{id} + fetch_{values}(r, {lane});");
@@ -125,24 +159,31 @@ pub(crate) fn scan_sum(g: &Gen, node: &NodeRef, lane: &str) -> Result<String> {
         code.push_str(&segment::sum_loops(g, node, &rows, &add_row, &add_block)?);
         return Ok(code);
     }
-    if node.op == Op::GroupSum {
+    let fold_in = |v: &str| format!("s{id} = {};", scan_combine(fold, class, &format!("s{id}"), v));
+    if let Op::GroupFold(_) = node.op {
         let (x, rows) = leaf(&node.inputs[0])?;
+        let add = fold_in(&format!("fetch_{x}(r, {lane})"));
         let _ = writeln!(
             code,
             "        for (var t = 0u; t < {fan_in}u; t++) {{ let r = {row} * {fan_in}u + t; \
-             if (r < param({rows}u)) {{ s{id} = s{id} + fetch_{x}(r, {lane}); }} }}"
+             if (r < param({rows}u)) {{ {add} }} }}"
         );
         return Ok(code);
     }
     let _ = writeln!(code, "        var at{id} = {row};");
     for input in &node.inputs {
         let (level, _) = leaf(input)?;
+        let add = fold_in(&format!("fetch_{level}(first + t, {lane})"));
         let _ = writeln!(
             code,
             "        {{ let d = at{id} % {fan_in}u; let first = at{id} - d; \
-             for (var t = 0u; t < d; t++) {{ s{id} = s{id} + fetch_{level}(first + t, {lane}); }} \
+             for (var t = 0u; t < d; t++) {{ {add} }} \
              at{id} = at{id} / {fan_in}u; }}"
         );
+    }
+    if inclusive {
+        let (x, _) = leaf(&node.inputs[0])?;
+        let _ = writeln!(code, "        {}", fold_in(&format!("fetch_{x}({row}, {lane})")));
     }
     Ok(code)
 }
@@ -351,7 +392,7 @@ pub(crate) fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Resul
             let _ = writeln!(body, "    v{id} = array<{ty}, {size}>();");
             body.push_str(&segment::sum_loops(g, node, &rows, &add_row, &add_block)?);
         }
-        Op::GroupSum | Op::ScanApply => {
+        Op::GroupFold(_) | Op::ScanApply { .. } => {
             let sum = scan_sum(g, node, "l")?;
             let _ = writeln!(
                 body,

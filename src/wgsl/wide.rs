@@ -40,7 +40,7 @@ pub(crate) fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Resul
             format!("select({z}, fetch_{source}(r{id}, lane), ok{id})")
         }
         Op::Reshape => reshape_lane(g, node, "lane")?,
-        Op::GroupSum | Op::ScanApply | Op::SegmentSum | Op::SegmentBlocks => {
+        Op::GroupFold(_) | Op::ScanApply { .. } | Op::SegmentSum | Op::SegmentBlocks => {
             body.push_str(&scan_sum(g, node, "lane")?);
             format!("s{id}")
         }

@@ -217,10 +217,21 @@ pub fn random_source_chunked(rng: &mut Rng, lengths: &[u32], chunked: bool) -> N
         ),
     };
     let chunks = random_chunks(rng, rows, chunked);
-    match constant {
-        true => ir::source(data, size, true).unwrap(),
-        false => ir::source_chunked(data, size, chunks.into()).unwrap(),
+    // A third of the columns have null rows (a tenth to all of them).
+    let nulls = match (constant, rng.below(3)) {
+        (false, 0) => Some(1 + rng.below(10)),
+        _ => None,
+    };
+    if constant {
+        return ir::source(data, size, true).unwrap();
     }
+    let x = ir::source_chunked(data, size, chunks.clone().into()).unwrap();
+    let Some(every) = nulls else {
+        return x;
+    };
+    let flags: Vec<u8> = (0..rows).map(|_| u8::from(rng.below(every) != 0)).collect();
+    let flags = ir::source_chunked(ColumnData::U8(flags), 1, chunks.into()).unwrap();
+    ir::with_validity(&x, Some(&flags)).unwrap()
 }
 
 /// A random op over `nodes`; `transcendental` allows pow, sin, cos, tan, exp and log.
@@ -273,7 +284,7 @@ pub fn random_op_chunked(
     ];
     const LOGIC: [Predicate; 3] = [Predicate::And, Predicate::Or, Predicate::Xor];
     let pick_of = |rng: &mut Rng, n: usize| rng.below(n as u64) as usize;
-    let result = match rng.below(22) {
+    let result = match rng.below(23) {
         17 => ir::predicate(Predicate::COMPARISONS[pick_of(rng, 6)], &[a, b]),
         18 if rng.below(2) == 0 => ir::fold_logic(LOGIC[pick_of(rng, 3)], &[a, b, c]),
         18 => ir::predicate(
@@ -286,6 +297,11 @@ pub fn random_op_chunked(
             &b,
         ),
         20 => ir::unary(ROUNDING[pick_of(rng, 5)], &a),
+        21 => match pick_of(rng, 3) {
+            0 => ir::is_null(&a),
+            1 => ir::is_valid(&a),
+            _ => ir::fill_null(&a, &b),
+        },
         0..=2 => ir::binary(
             BINARY[rng.below(if transcendental { 5 } else { 4 }) as usize],
             &a,

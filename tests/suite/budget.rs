@@ -178,7 +178,7 @@ pub async fn the_executor_runs_the_schedule_it_lists<T: Target>() {
     let counters = device.core().counters.clone();
     let mut rng = Rng(0x5c4e_d01e);
     let (mut ran, mut refused, mut cut, mut fitted) = (0, 0, 0, 0);
-    for graph in 0..120 {
+    for graph in 0..200 {
         let roots = random_graph_chunked(&mut rng.clone(), false, true);
         let whole = random_graph_chunked(&mut rng, false, false);
         if roots.is_empty() {

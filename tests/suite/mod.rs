@@ -12,7 +12,9 @@
 
 mod budget;
 mod chunked;
+mod cumulative;
 mod engine;
+mod nulls;
 mod predicates;
 mod reduce;
 mod regressions;
@@ -35,7 +37,9 @@ use gputable::ErrorCode;
 
 pub use budget::*;
 pub use chunked::*;
+pub use cumulative::*;
 pub use engine::*;
+pub use nulls::*;
 pub use predicates::*;
 pub use reduce::*;
 pub use regressions::*;
@@ -490,15 +494,21 @@ pub async fn lengths_constants_and_empty_inputs<T: Target>() {
 /// in one chunk on the CPU (chunking never changes a value).
 pub async fn random_graphs_match_the_cpu<T: Target>() {
     let mut rng = Rng(0x5eed_1234_abcd);
-    let (mut checked, mut refused, mut wide, mut chunked) = (0, 0, 0, 0);
+    let (mut checked, mut refused, mut wide, mut chunked, mut nullable) = (0, 0, 0, 0, 0);
     for graph in 0..200 {
         // WGSL bounds sin/cos error only inside [-pi, pi], and the random sources reach
         // 2^31: transcendental functions are compared in `math_functions_within_tolerance`.
-        let roots = random_graph_chunked(&mut rng.clone(), false, true);
-        let whole = random_graph_chunked(&mut rng, false, false);
+        // Null flags computed are roots too: the same on every backend (a source's, which
+        // the one-chunk graph may read as it is stored, are not computed).
+        let roots = ir::with_null_flags(&random_graph_chunked(&mut rng.clone(), false, true));
+        let whole = ir::with_null_flags(&random_graph_chunked(&mut rng, false, false));
+        let (roots, whole): (Vec<NodeRef>, Vec<NodeRef>) = (roots.into_iter().zip(whole))
+            .filter(|(r, w)| !r.is_source() && !w.is_source())
+            .unzip();
         if roots.is_empty() {
             continue;
         }
+        nullable += usize::from(roots.iter().any(|r| r.validity().is_some()));
         chunked += usize::from(all_nodes(&roots).iter().any(|n| n.chunks.len() > 1));
 
         // Shown only if this graph fails.
@@ -540,6 +550,7 @@ pub async fn random_graphs_match_the_cpu<T: Target>() {
     );
     assert!(refused > 0, "no refused graph was compared");
     assert!(chunked >= 50, "only {chunked} graphs had chunks");
+    assert!(nullable >= 30, "only {nullable} graphs had null rows");
 }
 
 pub async fn division_by_a_zero_lane_is_infinite_as_on_the_cpu<T: Target>() {
@@ -733,6 +744,12 @@ macro_rules! suite {
             // predicates.rs: comparisons, logic, minimum/maximum, mod, rounding
             comparisons_are_exact_for_every_pair_of_types,
             where_reductions_and_count_keep_only_masked_rows,
+            nulls_follow_elementwise_ops_and_reductions_skip_them,
+            null_masks_and_fill_null,
+            select_is_null_where_its_condition_or_the_branch_taken_is,
+            views_and_gathers_move_nulls_with_their_rows,
+            cumulative_ops_match_a_running_fold,
+            cumulative_ops_over_a_million_rows,
             logic_and_float_tests_follow_truth_and_nan,
             minimum_maximum_mod_follow_their_rules_for_every_type,
             float_mod_is_exact_for_large_quotients,

@@ -60,13 +60,13 @@ fn reference(
     out
 }
 
-fn as_f64(data: &ColumnData) -> Vec<f64> {
+pub(super) fn as_f64(data: &ColumnData) -> Vec<f64> {
     (0..data.len()).map(|i| data.get_f64(i)).collect()
 }
 
 /// Values of `dtype` in f64 (small, so every sum is exact in float32), with NaN for floats
 /// and repeated values (ties).
-fn sample(dtype: DType, n: usize, rng: &mut Rng) -> Vec<f64> {
+pub(super) fn sample(dtype: DType, n: usize, rng: &mut Rng) -> Vec<f64> {
     (0..n)
         .map(|i| match dtype {
             DType::F32 if i % 7 == 3 => f64::NAN,
@@ -77,7 +77,7 @@ fn sample(dtype: DType, n: usize, rng: &mut Rng) -> Vec<f64> {
         .collect()
 }
 
-fn column_of(dtype: DType, values: &[f64]) -> ColumnData {
+pub(super) fn column_of(dtype: DType, values: &[f64]) -> ColumnData {
     match dtype {
         DType::U8 => ColumnData::U8(values.iter().map(|&v| v as u8).collect()),
         DType::I8 => ColumnData::I8(values.iter().map(|&v| v as i8).collect()),

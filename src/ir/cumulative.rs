@@ -1,0 +1,92 @@
+//! `cumsum cumprod cummin cummax` (api.md "Order"): a scan of the rows in order across
+//! chunks (reversed by a gather where asked), with null rows folded as nothing and null in
+//! the output, which keeps `x`'s chunks.
+
+use super::nulls::with_validity;
+use super::ops::{elementwise_plain, gather_plain, source, u32_constant, u32_rows};
+use super::{rechunk, scan, BinaryOp, NodeRef, Op, ReduceKind, ScanFold};
+use crate::column::ColumnData;
+use crate::dtype::{Class, DType};
+use crate::error::{GpuTableError, Result};
+
+/// `fold` along the rows of `x` (per lane): each row folds the rows before it (`exclusive`)
+/// or up to it, counted from the end where `reverse`. Sums and products take `sum`'s type;
+/// a minimum or maximum keeps x's type and skips NaN (a float row with no number before it
+/// is NaN; an integer one the type's far end).
+pub fn cumulative(fold: ScanFold, x: &NodeRef, exclusive: bool, reverse: bool) -> Result<NodeRef> {
+    x.check_alive()?;
+    if x.meta.constant {
+        return Err(GpuTableError::invalid(format!(
+            "cum{} needs a column, not a constant",
+            fold.name()
+        )));
+    }
+    let wide = ReduceKind::Sum.output_type(x.meta.dtype);
+    // Null rows hold the fold's identity, so the running value passes over them.
+    let values = match x.validity() {
+        Some(valid) => {
+            let inputs = vec![valid.clone(), x.clone(), identity(fold, wide)?];
+            elementwise_plain(Op::Select, inputs, wide, x.meta.size)?
+        }
+        None => x.clone(),
+    };
+    let rows = x.meta.length;
+    let backwards = match rows {
+        0 => None,
+        rows => Some(elementwise_plain(
+            Op::Binary(BinaryOp::Subtract),
+            vec![u32_constant(rows - 1)?, u32_rows(rows)?],
+            DType::U32,
+            1,
+        )?),
+    };
+    let scanned = match (&backwards, reverse) {
+        (Some(ids), true) => {
+            let reversed = scan(&gather_plain(ids, &values)?, fold, !exclusive)?;
+            rechunk(&gather_plain(ids, &reversed)?, x.chunks.clone())?
+        }
+        _ => scan(&values, fold, !exclusive)?,
+    };
+    let result = match fold {
+        ScanFold::Sum | ScanFold::Prod => scanned,
+        ScanFold::Min | ScanFold::Max => {
+            let kept = match (fold, x.meta.dtype.class()) {
+                (_, Class::F) => scanned,
+                // A row with nothing before it holds the 32-bit far end: x's own instead.
+                (fold, _) => {
+                    let (lo, end) = x.meta.dtype.int_bounds();
+                    let (op, bound) = match fold {
+                        ScanFold::Min => (BinaryOp::Minimum, end - 1.0),
+                        _ => (BinaryOp::Maximum, lo),
+                    };
+                    let bound = constant_of(wide, bound)?;
+                    elementwise_plain(Op::Binary(op), vec![scanned, bound], wide, x.meta.size)?
+                }
+            };
+            let dtype = x.meta.dtype;
+            elementwise_plain(Op::Cast(dtype), vec![kept], dtype, x.meta.size)?
+        }
+    };
+    with_validity(&result, x.validity())
+}
+
+/// The fold of no row, as a one-row constant of `dtype` (a 32-bit type).
+fn identity(fold: ScanFold, dtype: DType) -> Result<NodeRef> {
+    let value = match (fold, dtype.class()) {
+        (ScanFold::Sum, _) => 0.0,
+        (ScanFold::Prod, _) => 1.0,
+        (_, Class::F) => f64::NAN,
+        (ScanFold::Min, _) => dtype.int_bounds().1 - 1.0,
+        (_, _) => dtype.int_bounds().0,
+    };
+    constant_of(dtype, value)
+}
+
+fn constant_of(dtype: DType, value: f64) -> Result<NodeRef> {
+    let data = match dtype {
+        DType::F32 => ColumnData::F32(vec![value as f32]),
+        DType::I32 => ColumnData::I32(vec![value as i32]),
+        _ => ColumnData::U32(vec![value as u32]),
+    };
+    source(data, 1, true)
+}
