@@ -595,6 +595,25 @@ export function count(mask: EvaluatorInput): GPUTableEvaluator<'uint32'>;
 export function isNull(x: EvaluatorInput): GPUTableEvaluator<'uint8'>;
 /** 1 where a row of `x` is not null (uint8, never null). */
 export function isValid(x: EvaluatorInput): GPUTableEvaluator<'uint8'>;
+/** Order options: `descending` (one flag, or one per key) and where null rows go. */
+export interface OrderOptions {
+  descending?: boolean | boolean[];
+  nulls?: 'first' | 'last';
+}
+/**
+ * uint32 row numbers (one chunk) that order the rows by `keys` (one evaluator of size 1, or
+ * several compared lexicographically), stably: ascending is -Inf, ..., -0 = +0, ..., +Inf,
+ * then NaN; descending +Inf, ..., -Inf, then NaN; nulls last (or first).
+ * @example argsort([vendor, fare], {descending: [false, true]})
+ */
+export function argsort(keys: EvaluatorInput | EvaluatorInput[], options?: OrderOptions): GPUTableEvaluator<'uint32'>;
+/** The values of a size-1 `x` in `argsort(x, options)`'s order (its nulls with them). */
+export function sort<X extends EvaluatorInput>(x: X, options?: {descending?: boolean; nulls?: 'first' | 'last'}): GPUTableEvaluator<TypeOf<X>>;
+/**
+ * The first `k` rows of `sort(x, {descending})` (descending by default) and their uint32
+ * rows in `x`; every row when `k` exceeds them. @example topK(fare, 10).values
+ */
+export function topK<X extends EvaluatorInput>(x: X, k: number, options?: {descending?: boolean}): {values: GPUTableEvaluator<TypeOf<X>>; indices: GPUTableEvaluator<'uint32'>};
 /** `exclusive`: each row folds only the rows before it; `reverse`: the rows after it. */
 export interface CumulativeOptions {
   exclusive?: boolean;

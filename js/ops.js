@@ -1,6 +1,6 @@
 // The operations of api.md over evaluators, vectors, numbers and sparse operands.
 import {wasm} from './bindings.js';
-import {fail} from './errors.js';
+import {fail, guard} from './errors.js';
 import {isNumberArray, options} from './types.js';
 import {resolveDevice, withHandles, withHandlesAsync} from './devices.js';
 import {GPUVector} from './vectors.js';
@@ -56,6 +56,22 @@ function reduction(kind, x, settings) {
 export function searchSorted(sorted, values, settings) {
   const {side} = options(settings, 'searchSorted', ['side']);
   return wrap(() => wasm.searchSorted(handleOf(sorted), handleOf(values), side));
+}
+
+export function argsort(keys, settings) {
+  const {descending, nulls} = options(settings, 'argsort', ['descending', 'nulls']);
+  return withList(Array.isArray(keys) ? keys : [keys], list => wasm.argsort(list, descending, nulls));
+}
+
+export function sort(x, settings) {
+  const {descending, nulls} = options(settings, 'sort', ['descending', 'nulls']);
+  return wrap(() => wasm.sort(handleOf(x), descending, nulls));
+}
+
+export function topK(x, k, settings) {
+  const {descending} = options(settings, 'topK', ['descending']);
+  const [values, indices] = guard(() => wasm.topK(handleOf(x), k, descending));
+  return {values: new GPUTableEvaluator(values), indices: new GPUTableEvaluator(indices)};
 }
 
 function cumulative(op, x, settings) {

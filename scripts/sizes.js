@@ -9,12 +9,15 @@ import {gzipSync} from 'node:zlib';
 const dist = resolve(dirname(fileURLToPath(import.meta.url)), '../dist');
 
 /**
- * The default import's budget, gzipped: issue 12's 500 kB, plus 10 kB for issue 38's first
- * verbs (predicates, `where` reductions, `searchSorted`: about 12 kB of kernels, WGSL and
- * engine code for every backend, less what was saved to make room). The rest of the table
- * verbs fit in it or load on demand.
+ * The default import's budget, gzipped: issue 12's 500 kB, plus 15 kB for issue 38's verbs
+ * on every backend: predicates, `where` reductions and `searchSorted` (about 12 kB, less what
+ * was saved), then nulls through expressions, the generalised scans with `cumsum`..`cummax`,
+ * and `argsort`/`sort`/`topK` (8 kB, less 2.2 kB saved: `searchSorted`'s CPU search and the
+ * float32-only CPU ops instantiated once). The largest generic families left to shrink
+ * before the next raise: the CPU reduction folders (15 instances, 70 kB before gzip) and the
+ * executor's schedule loop (one per backend, 70 kB).
  */
-export const DEFAULT_IMPORT_BUDGET = 510_000;
+export const DEFAULT_IMPORT_BUDGET = 515_000;
 
 const gzipped = file => gzipSync(readFileSync(file), {level: 9}).length;
 

@@ -264,3 +264,13 @@ fn gt_scan_max_f(a: f32, b: f32) -> f32 {
     }
     return select(gt_max_f(a, b), a, gt_nan_bits(b));
 }
+
+// A float's sort key: its value's order (-0 as +0), inverted where descending; NaN after
+// every number either way.
+fn gt_sort_key_f(x: f32, descending: bool) -> u32 {
+    if (gt_nan_bits(x)) {
+        return 0xffffffffu;
+    }
+    let key = gt_float_key(x);
+    return select(key, ~key, descending);
+}

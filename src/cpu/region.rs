@@ -272,14 +272,14 @@ fn search_block(upper: bool, node: &NodeRef, b: &mut Block, out: &mut [u32]) -> 
     let class = queries.meta.dtype.class();
     let view = dispatch_class!(class, Q => { b.prepare::<Q>(queries, 1, 0)? });
     let mut wide = [0f64; PIECE];
-    with_elem_type!(sorted.dtype, S => {
-        let keys = StoredRows::<S>::new(&sorted)?;
-        for start in (0..out.len()).step_by(PIECE) {
-            let end = (start + PIECE).min(out.len());
-            dispatch_class!(class, Q => { widen(&b.view::<Q>(view, 1)[start..end], &mut wide) });
-            rows::search_sorted(&keys, &wide[..end - start], upper, &mut out[start..end]);
-        }
-    });
+    for start in (0..out.len()).step_by(PIECE) {
+        let end = (start + PIECE).min(out.len());
+        dispatch_class!(class, Q => { widen(&b.view::<Q>(view, 1)[start..end], &mut wide) });
+        let (queries, out) = (&wide[..end - start], &mut out[start..end]);
+        with_elem_type!(sorted.dtype, S => {
+            rows::search_sorted(&StoredRows::<S>::new(&sorted)?, queries, upper, out)
+        });
+    }
     Ok(())
 }
 
@@ -329,6 +329,75 @@ fn predicate_block(
     Ok(())
 }
 
+/// One block of a sort key (uint32 out, one lane; `ir::SortKey`): floats by their bits
+/// (-0 as +0, NaN after every number), signed values with the width's sign bit flipped,
+/// inverted within the width where descending.
+fn sort_key_block(descending: bool, node: &NodeRef, b: &mut Block, out: &mut [u32]) -> Result<()> {
+    let input = &node.inputs[0];
+    let width = input.meta.dtype.byte_width() as u32 * 8;
+    let mask = crate::ir::key_mask(width);
+    let flip = if descending { mask } else { 0 };
+    match input.meta.dtype.class() {
+        Class::F => {
+            let v = b.prepare::<f32>(input, 1, 0)?;
+            for (o, x) in out.iter_mut().zip(b.view::<f32>(v, 1)) {
+                let bits = if *x == 0.0 { 0 } else { x.to_bits() };
+                let key = if bits >> 31 == 1 {
+                    !bits
+                } else {
+                    bits | 1 << 31
+                };
+                *o = if x.is_nan() { u32::MAX } else { key ^ flip };
+            }
+        }
+        Class::I => {
+            let v = b.prepare::<i32>(input, 1, 0)?;
+            let half = 1u32 << (width - 1);
+            for (o, x) in out.iter_mut().zip(b.view::<i32>(v, 1)) {
+                *o = ((*x as u32).wrapping_add(half) & mask) ^ flip;
+            }
+        }
+        Class::U => {
+            let v = b.prepare::<u32>(input, 1, 0)?;
+            for (o, x) in out.iter_mut().zip(b.view::<u32>(v, 1)) {
+                *o = (x & mask) ^ flip;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One block of `dot` or `length` (float32 out, so instantiated once, not per class).
+fn dot_block(node: &NodeRef, b: &mut Block, out: &mut [f32]) -> Result<()> {
+    let width = node.inputs[0].meta.size as usize;
+    let x = b.prepare::<f32>(&node.inputs[0], width as u32, 0)?;
+    let last = node.inputs.last().expect("dot and length have inputs");
+    let y = b.prepare::<f32>(last, width as u32, 1)?;
+    let (x, y) = (b.view::<f32>(x, width), b.view::<f32>(y, width));
+    row_dot(x, y, width, out);
+    if node.op == Op::Length {
+        sqrt_in_place(out);
+    }
+    Ok(())
+}
+
+/// One block of `fround` (float32 out): each float64 word pair as its float32 and the rest.
+fn fround_block(node: &NodeRef, b: &mut Block, out: &mut [f32]) -> Result<()> {
+    let lanes = node.meta.size as usize;
+    let v = b.prepare::<u32>(&node.inputs[0], node.meta.size, 0)?;
+    let words = b.view::<u32>(v, lanes);
+    let half = lanes / 2;
+    for (row, w) in out.chunks_exact_mut(lanes).zip(words.chunks_exact(lanes)) {
+        for i in 0..half {
+            let value = f64::from_bits(((w[2 * i + 1] as u64) << 32) | w[2 * i] as u64);
+            let high = value as f32;
+            row[i] = high;
+            row[half + i] = (value - high as f64) as f32;
+        }
+    }
+    Ok(())
+}
+
 /// Computes one block of `node` (compute class `T`) into `dst` (`n * size` elements).
 fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> {
     let size = node.meta.size;
@@ -345,6 +414,7 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
             unary(*op, b.view(x, lanes), dst);
         }
         Op::Predicate(predicate) => predicate_block(*predicate, node, b, u32_slice(dst))?,
+        Op::SortKey { descending } => sort_key_block(*descending, node, b, u32_slice(dst))?,
         Op::Interleave => {
             let mut offset = 0;
             for (k, input) in node.inputs.iter().enumerate() {
@@ -377,37 +447,9 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
                 }
             });
         }
-        Op::Dot | Op::Length => {
-            let width = node.inputs[0].meta.size as usize;
-            let x = b.prepare::<f32>(&node.inputs[0], width as u32, 0)?;
-            let y = b.prepare::<f32>(
-                node.inputs.last().expect("dot and length have inputs"),
-                width as u32,
-                1,
-            )?;
-            let (x, y) = (b.view::<f32>(x, width), b.view::<f32>(y, width));
-            let out = f32_slice(dst);
-            row_dot(x, y, width, out);
-            if node.op == Op::Length {
-                sqrt_in_place(out);
-            }
-        }
+        Op::Dot | Op::Length => dot_block(node, b, f32_slice(dst))?,
         Op::EqualAll => equal_all_block(node, b, u32_slice(dst))?,
-        Op::Fround => {
-            let input = &node.inputs[0];
-            let v = b.prepare::<u32>(input, size, 0)?;
-            let words = b.view::<u32>(v, lanes);
-            let half = lanes / 2;
-            let out = f32_slice(dst);
-            for (row, w) in out.chunks_exact_mut(lanes).zip(words.chunks_exact(lanes)) {
-                for i in 0..half {
-                    let value = f64::from_bits(((w[2 * i + 1] as u64) << 32) | w[2 * i] as u64);
-                    let high = value as f32;
-                    row[i] = high;
-                    row[half + i] = (value - high as f64) as f32;
-                }
-            }
-        }
+        Op::Fround => fround_block(node, b, f32_slice(dst))?,
         Op::Sequence { start, step } => {
             let row = b.pass_row() as i64;
             let first = start.wrapping_add(row.wrapping_mul(*step));
@@ -468,26 +510,27 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
                 }
             });
         }
-        // Scans read 32-bit inputs (ir::scan casts narrower ones): one instance per class.
+        // Scans read and write their class's 32-bit type (ir::scan casts narrower inputs):
+        // one instance per class.
         Op::GroupFold(_) | Op::ScanApply { .. } => {
             let first = b.pass_row();
             let dst = own_rows(node, first, lanes, dst);
-            dispatch_class!(node.meta.dtype.class(), L => {
-                let dst = same_class::<L, T>(dst)?;
-                let x = StoredRows::<L>::new(b.leaf(&node.inputs[0])?)?;
-                match &node.op {
-                    Op::GroupFold(fold) => rows::group_folds(*fold, &x, first, lanes, dst),
-                    Op::ScanApply { fold, inclusive } => {
-                        let levels = node.inputs[1..]
-                            .iter()
-                            .map(|level| StoredRows::<L>::new(b.leaf(level)?))
-                            .collect::<Result<Vec<_>>>()?;
-                        let scan = rows::Scan { fold: *fold, inclusive: *inclusive };
-                        rows::scan_rows(scan, &x, &levels, first, lanes, dst)
-                    }
-                    _ => return Err(internal("not a scan")),
+            let x = StoredRows::<T>::new(b.leaf(&node.inputs[0])?)?;
+            match &node.op {
+                Op::GroupFold(fold) => rows::group_folds(*fold, &x, first, lanes, dst),
+                Op::ScanApply { fold, inclusive } => {
+                    let levels = node.inputs[1..]
+                        .iter()
+                        .map(|level| StoredRows::<T>::new(b.leaf(level)?))
+                        .collect::<Result<Vec<_>>>()?;
+                    let scan = rows::Scan {
+                        fold: *fold,
+                        inclusive: *inclusive,
+                    };
+                    rows::scan_rows(scan, &x, &levels, first, lanes, dst)
                 }
-            });
+                _ => return Err(internal("not a scan")),
+            }
         }
         Op::SegmentedMap => {
             let starts = &b.segment_starts[&node.id];

@@ -7,8 +7,8 @@ use std::cell::Cell;
 use super::internal;
 use super::lane::{Lane, Stored};
 use crate::column::{Column, Elem};
-use crate::error::Result;
 use crate::dtype::Class;
+use crate::error::Result;
 use crate::ir::{scan_digits, ScanFold, SCAN_FAN_IN};
 use crate::value::{Storage, Value};
 
@@ -233,16 +233,23 @@ pub(super) fn search_sorted<S: Stored>(
 ) {
     match sorted.contiguous() {
         Some(keys) if sorted.lanes == 1 => {
-            search_slice(|i| keys[i], keys.len(), queries, upper, dst)
+            search_slice(&|i| keys[i].to_f64(), keys.len(), queries, upper, dst)
         }
-        _ => search_slice(|i| sorted.row(i)[0], sorted.rows(), queries, upper, dst),
+        _ => search_slice(
+            &|i| sorted.row(i)[0].to_f64(),
+            sorted.rows(),
+            queries,
+            upper,
+            dst,
+        ),
     }
 }
 
 /// `search_sorted` over `rows` keys read by `key`; queries (of any type) as f64, which
-/// compares every pair of types exactly.
-fn search_slice<S: Elem>(
-    key: impl Fn(usize) -> S,
+/// compares every pair of types exactly. One instance for every key type (code size, in
+/// wasm): a search reads few keys per query.
+fn search_slice(
+    key: &dyn Fn(usize) -> f64,
     rows: usize,
     queries: &[f64],
     upper: bool,
@@ -251,7 +258,7 @@ fn search_slice<S: Elem>(
     // Whether the answer for `q` lies past row `i`, NaN ordered after every number (as
     // argsort orders it: NumPy's rule).
     let past = |i: usize, q: f64| {
-        let v = key(i).to_f64();
+        let v = key(i);
         match (v.is_nan(), q.is_nan()) {
             (false, false) if upper => v <= q,
             (false, false) => v < q,
@@ -353,7 +360,7 @@ mod tests {
         queries.extend([f64::NAN, 10.0, 499.0, 499.0, 1e9, -1.0]);
         for upper in [false, true] {
             let mut got = vec![0u32; queries.len()];
-            search_slice(|i| keys[i], keys.len(), &queries, upper, &mut got);
+            search_slice(&|i| keys[i] as f64, keys.len(), &queries, upper, &mut got);
             for (&q, g) in queries.iter().zip(&got) {
                 // NaN is after every key.
                 let expected = keys.partition_point(|&k| match upper {

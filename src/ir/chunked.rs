@@ -259,7 +259,13 @@ pub fn slice(x: &NodeRef, start: f64, end: f64) -> Result<NodeRef> {
         constant: false,
         ..x.meta
     };
-    let node = Node::new(Op::Slice { start }, vec![x.clone()], meta, chunks.into(), None);
+    let node = Node::new(
+        Op::Slice { start },
+        vec![x.clone()],
+        meta,
+        chunks.into(),
+        None,
+    );
     super::nulls::propagate_view(&node)?;
     Ok(node)
 }

@@ -18,6 +18,7 @@ mod chunked;
 mod cumulative;
 mod nulls;
 mod ops;
+mod order;
 mod predicate;
 mod reduce;
 mod scan;
@@ -28,6 +29,7 @@ pub use chunked::*;
 pub use cumulative::*;
 pub use nulls::*;
 pub use ops::*;
+pub use order::*;
 pub use predicate::*;
 pub use reduce::*;
 pub use scan::*;
@@ -151,6 +153,12 @@ pub enum Op {
     Predicate(Predicate),
     /// inputs: condition, whenTrue, whenFalse
     Select,
+    /// The uint32 key that orders a size-1 input as argsort does (order.rs): its type's
+    /// width of bits (floats by value, -0 as +0, NaN after every number), inverted within
+    /// that width where `descending` (NaN still last).
+    SortKey {
+        descending: bool,
+    },
     Dot,
     Length,
     EqualAll,
@@ -219,6 +227,7 @@ impl Op {
             Op::Interleave => "interleave",
             Op::Swizzle(_) => "swizzle",
             Op::Select => "select",
+            Op::SortKey { .. } => "sortKey",
             Op::Dot => "dot",
             Op::Length => "length",
             Op::EqualAll => "equalAll",

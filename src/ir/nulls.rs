@@ -78,7 +78,10 @@ pub fn flags_like(node: &NodeRef, value: u8) -> Result<NodeRef> {
         start: value as i64,
         step: 0,
     };
-    cast(&Node::new(op, vec![], meta, node.chunks.clone(), None), DType::U8)
+    cast(
+        &Node::new(op, vec![], meta, node.chunks.clone(), None),
+        DType::U8,
+    )
 }
 
 /// 1 where every one of `parts` is true (nonzero or NaN), else 0: `uint8`, with no nulls of
@@ -128,7 +131,12 @@ pub(super) fn propagate(node: &NodeRef) -> Result<()> {
                 .collect();
             combine(parts)?
         }
-        _ => combine(inputs.iter().filter_map(|i| i.validity().cloned()).collect())?,
+        _ => combine(
+            inputs
+                .iter()
+                .filter_map(|i| i.validity().cloned())
+                .collect(),
+        )?,
     };
     attach(node, validity)
 }
@@ -158,7 +166,10 @@ pub(super) fn propagate_gather(node: &NodeRef, ids: &NodeRef, values: &NodeRef) 
         Some(v) => Some(gather_plain(ids, v)?),
         None => None,
     };
-    attach(node, combine(ids.validity().cloned().into_iter().chain(read).collect())?)
+    attach(
+        node,
+        combine(ids.validity().cloned().into_iter().chain(read).collect())?,
+    )
 }
 
 /// A view's flags: the same view of its inputs' flags (all valid for an input without).
@@ -178,7 +189,11 @@ pub(super) fn propagate_view(node: &NodeRef) -> Result<()> {
         Op::Concat => concat(&node.inputs.iter().map(flags).collect::<Result<Vec<_>>>()?)?,
         Op::Slice { start } => {
             let start = *start as f64;
-            slice(&flags(&node.inputs[0])?, start, start + node.meta.length as f64)?
+            slice(
+                &flags(&node.inputs[0])?,
+                start,
+                start + node.meta.length as f64,
+            )?
         }
         Op::Rechunk => rechunk(&flags(&node.inputs[0])?, node.chunks.clone())?,
         _ => return Ok(()),
@@ -220,7 +235,11 @@ pub fn fill_null(x: &NodeRef, value: &NodeRef) -> Result<NodeRef> {
         return Ok(x.clone());
     };
     // The value's own nulls do not count: fillNull gives a column without.
-    let inputs = vec![validity.clone(), x.clone(), cast_plain(value, x.meta.dtype)?];
+    let inputs = vec![
+        validity.clone(),
+        x.clone(),
+        cast_plain(value, x.meta.dtype)?,
+    ];
     elementwise_plain(Op::Select, inputs, x.meta.dtype, x.meta.size)
 }
 

@@ -93,7 +93,7 @@ fn check_keys(keys: &NodeRef) -> Result<()> {
 /// The stable sorting permutation of rows by uint32 `keys` (most significant first), each
 /// by its low `bits` bits, as one node; keys of no bits order nothing and are left out
 /// (nothing to sort: the identity).
-fn sort_node(keys: &[NodeRef], bits: Vec<u32>) -> Result<NodeRef> {
+pub(super) fn sort_node(keys: &[NodeRef], bits: Vec<u32>) -> Result<NodeRef> {
     let rows = keys[0].meta.length;
     let (keys, bits): (Vec<NodeRef>, Vec<u32>) = keys
         .iter()

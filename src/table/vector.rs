@@ -117,7 +117,9 @@ impl Vector {
             .collect();
         let mut vector = Vector::new("", node.meta.dtype, node.meta.size, data);
         vector.device = Some(device);
-        vector.validity = node.validity().map(|v| Vector::of_output(v, device).shared());
+        vector.validity = node
+            .validity()
+            .map(|v| Vector::of_output(v, device).shared());
         vector
     }
 

@@ -465,6 +465,72 @@ pub fn cumulative(
     wrap(ir::cumulative(fold, &x.node, exclusive, reverse))
 }
 
+/// `descending`: undefined (ascending), one boolean, or an array of them (one per key).
+fn directions(descending: &JsValue, default: bool) -> JsResult<Vec<bool>> {
+    let bad = || invalid("descending must be a boolean or an array of booleans");
+    if descending.is_undefined() {
+        return Ok(vec![default]);
+    }
+    if let Some(flag) = descending.as_bool() {
+        return Ok(vec![flag]);
+    }
+    if !js_sys::Array::is_array(descending) {
+        return Err(bad());
+    }
+    let flags: Option<Vec<bool>> = js_sys::Array::from(descending)
+        .iter()
+        .map(|v| v.as_bool())
+        .collect();
+    flags.filter(|f| !f.is_empty()).ok_or_else(bad)
+}
+
+/// `nulls`: undefined ('last'), 'first' or 'last'.
+fn nulls_of(nulls: &JsValue) -> JsResult<ir::Nulls> {
+    match nulls.as_string() {
+        Some(name) => ir::Nulls::parse(&name).map_err(to_js),
+        None if nulls.is_undefined() => Ok(ir::Nulls::Last),
+        None => Err(invalid("nulls must be 'first' or 'last'")),
+    }
+}
+
+/// `argsort(keys, {descending, nulls})`.
+#[wasm_bindgen]
+pub fn argsort(keys: &EvaluatorList, descending: JsValue, nulls: JsValue) -> JsResult<Evaluator> {
+    let (descending, nulls) = (directions(&descending, false)?, nulls_of(&nulls)?);
+    wrap(ir::argsort(&keys.nodes, &descending, nulls))
+}
+
+/// `sort(x, {descending, nulls})`.
+#[wasm_bindgen]
+pub fn sort(x: &Evaluator, descending: JsValue, nulls: JsValue) -> JsResult<Evaluator> {
+    let descending = match descending.is_undefined() {
+        true => false,
+        false => descending
+            .as_bool()
+            .ok_or_else(|| invalid("sort's descending must be a boolean"))?,
+    };
+    wrap(ir::sort(&x.node, descending, nulls_of(&nulls)?))
+}
+
+/// `topK(x, k, {descending})`: `[values, indices]`.
+#[wasm_bindgen(js_name = topK)]
+pub fn top_k(x: &Evaluator, k: JsValue, descending: JsValue) -> JsResult<js_sys::Array> {
+    let k = k
+        .as_f64()
+        .ok_or_else(|| invalid("topK's k must be a non-negative integer"))?;
+    let descending = match descending.is_undefined() {
+        true => true,
+        false => descending
+            .as_bool()
+            .ok_or_else(|| invalid("topK's descending must be a boolean"))?,
+    };
+    let (values, indices) = ir::top_k(&x.node, k, descending).map_err(to_js)?;
+    Ok([Evaluator { node: values }, Evaluator { node: indices }]
+        .into_iter()
+        .map(JsValue::from)
+        .collect())
+}
+
 /// `isNull(x)`.
 #[wasm_bindgen(js_name = isNull)]
 pub fn is_null(x: &Evaluator) -> JsResult<Evaluator> {

@@ -438,7 +438,7 @@ pub(crate) fn start_with(
         let _ = writeln!(g.out, "{MATH}");
     }
     let compares = |n: &NodeRef| match n.op {
-        Op::Predicate(_) | Op::SearchSorted { .. } => true,
+        Op::Predicate(_) | Op::SearchSorted { .. } | Op::SortKey { .. } => true,
         Op::GroupFold(fold) | Op::ScanApply { fold, .. } => {
             matches!(fold, ScanFold::Min | ScanFold::Max)
         }

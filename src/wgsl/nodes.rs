@@ -88,6 +88,21 @@ pub(crate) fn lanewise_expr(g: &Gen, node: &NodeRef, at: &str) -> Option<String>
             // to the compiler, which would then fold NaN * 0 to 0 under WGSL's no-NaN rule.
             format!("(select(0u, 1u, {test}) | param(2u))")
         }
+        Op::SortKey { descending } => {
+            let from = inputs[0].meta.dtype;
+            let a = g.lane(&inputs[0], at, from.class());
+            let mask = crate::ir::key_mask(from.byte_width() as u32 * 8);
+            let flip = if *descending { mask } else { 0 };
+            match from.class() {
+                Class::F => format!("gt_sort_key_f({a}, {descending})"),
+                // Signed values in order as unsigned ones: the sign bit of the width flipped.
+                Class::I => {
+                    let half = 1u32 << (from.byte_width() * 8 - 1);
+                    format!("(((bitcast<u32>({a}) + {half}u) & {mask}u) ^ {flip}u)")
+                }
+                Class::U => format!("(({a} & {mask}u) ^ {flip}u)"),
+            }
+        }
         Op::Select => {
             let cond_class = inputs[0].meta.dtype.class();
             let c = g.lane(&inputs[0], at, cond_class);
@@ -159,7 +174,12 @@ pub(crate) fn scan_sum(g: &Gen, node: &NodeRef, lane: &str) -> Result<String> {
         code.push_str(&segment::sum_loops(g, node, &rows, &add_row, &add_block)?);
         return Ok(code);
     }
-    let fold_in = |v: &str| format!("s{id} = {};", scan_combine(fold, class, &format!("s{id}"), v));
+    let fold_in = |v: &str| {
+        format!(
+            "s{id} = {};",
+            scan_combine(fold, class, &format!("s{id}"), v)
+        )
+    };
     if let Op::GroupFold(_) = node.op {
         let (x, rows) = leaf(&node.inputs[0])?;
         let add = fold_in(&format!("fetch_{x}(r, {lane})"));
@@ -183,7 +203,11 @@ pub(crate) fn scan_sum(g: &Gen, node: &NodeRef, lane: &str) -> Result<String> {
     }
     if inclusive {
         let (x, _) = leaf(&node.inputs[0])?;
-        let _ = writeln!(code, "        {}", fold_in(&format!("fetch_{x}({row}, {lane})")));
+        let _ = writeln!(
+            code,
+            "        {}",
+            fold_in(&format!("fetch_{x}({row}, {lane})"))
+        );
     }
     Ok(code)
 }
@@ -257,7 +281,12 @@ pub(crate) fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Resul
         return Err(internal("a per-row node reads a node computed per lane"));
     }
     match &node.op {
-        Op::Binary(_) | Op::Unary(_) | Op::Predicate(_) | Op::Select | Op::Cast(_) => {
+        Op::Binary(_)
+        | Op::Unary(_)
+        | Op::Predicate(_)
+        | Op::Select
+        | Op::Cast(_)
+        | Op::SortKey { .. } => {
             let expr = lanewise_expr(g, node, "l")
                 .ok_or_else(|| internal("a lane-wise op has no lane expression"))?;
             each(body, expr);

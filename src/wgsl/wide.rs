@@ -31,10 +31,13 @@ pub(crate) fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Resul
         false => Ok(()),
     };
     let value = match &node.op {
-        Op::Binary(_) | Op::Unary(_) | Op::Predicate(_) | Op::Select | Op::Cast(_) => {
-            lanewise_expr(g, node, "lane")
-                .ok_or_else(|| internal("a lane-wise op has no lane expression"))?
-        }
+        Op::Binary(_)
+        | Op::Unary(_)
+        | Op::Predicate(_)
+        | Op::Select
+        | Op::Cast(_)
+        | Op::SortKey { .. } => lanewise_expr(g, node, "lane")
+            .ok_or_else(|| internal("a lane-wise op has no lane expression"))?,
         Op::Gather => {
             let source = gather_setup(g, node, body)?;
             format!("select({z}, fetch_{source}(r{id}, lane), ok{id})")

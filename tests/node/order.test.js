@@ -1,5 +1,6 @@
-// api.md "Order" through the built package on the CPU device: cumsum, cumprod, cummin and
-// cummax against plain running loops (types, NaN, nulls, exclusive, reverse, chunks kept).
+// api.md "Order" through the built package on the CPU device: argsort, sort and topK against
+// a plain stable sort, and cumsum, cumprod, cummin and cummax against running loops (types,
+// NaN, nulls, directions, several keys, exclusive, reverse, chunks kept).
 import {test} from 'node:test';
 import assert from 'node:assert/strict';
 import * as arrow from 'apache-arrow';
@@ -64,4 +65,70 @@ test('bad cumulative arguments are INVALID_ARGUMENT', () => {
   throwsCode(() => gt.cumsum(x, {reversed: true}), 'INVALID_ARGUMENT');
   throwsCode(() => gt.cumsum(E.fromConstant(1)), 'INVALID_ARGUMENT');
   throwsCode(() => gt.cummax('x'), 'INVALID_ARGUMENT');
+});
+
+// The stable order of `rows` by `keys` ({values, descending}) as api.md words it.
+function reference(keys, rows, nulls = 'last') {
+  const rank = (v, descending) => (v === null ? null : Number.isNaN(v) ? Infinity : descending ? -v : v);
+  const order = Array.from({length: rows}, (_, i) => i);
+  return order.sort((i, j) => {
+    for (const {values, descending} of keys) {
+      const [a, b] = [values[i], values[j]];
+      if (a === null || b === null) {
+        if (a === b) continue;
+        return (a === null) === (nulls === 'last') ? 1 : -1;
+      }
+      const [ra, rb] = [rank(a, descending), rank(b, descending)];
+      if (Number.isNaN(a) && Number.isNaN(b)) continue;
+      if (Number.isNaN(a) !== Number.isNaN(b)) return Number.isNaN(a) ? 1 : -1;
+      if (ra !== rb) return ra < rb ? -1 : 1;
+    }
+    return 0;
+  });
+}
+
+test('argsort, sort and topK follow api.md order across types, directions and keys', async () => {
+  const n = 3000;
+  const fare = Float32Array.from({length: n}, (_, i) => [NaN, -0, 0, Infinity, -Infinity][i % 17] ?? ((i * 7919) % 23) / 4 - 2);
+  const vendor = Uint8Array.from({length: n}, (_, i) => (i * 31) % 4);
+  const f = E.fromArray(fare, {chunks: [1000, 0, 2000]});
+  const v = E.fromArray(vendor, {chunks: 700});
+  const vals = [...fare];
+  for (const descending of [false, true]) {
+    assert.deepEqual([...gt.argsort(f, {descending}).readValueSync()], reference([{values: vals, descending}], n), `fare descending ${descending}`);
+  }
+  const two = gt.argsort([v, f], {descending: [true, false]});
+  assert.equal(two.type, 'uint32');
+  assert.deepEqual([...two.readValueSync()], reference([{values: [...vendor], descending: true}, {values: vals, descending: false}], n));
+  const sorted = gt.sort(f).readValueSync();
+  reference([{values: vals, descending: false}], n).forEach((i, r) => assert.ok(Object.is(sorted[r], fare[i]) || sorted[r] === fare[i], `sort row ${r}`));
+  const top = gt.topK(f, 5);
+  const expected = reference([{values: vals, descending: true}], n).slice(0, 5);
+  assert.deepEqual([...top.indices.readValueSync()], expected);
+  assert.deepEqual([...top.values.readValueSync()], expected.map(i => fare[i]));
+  assert.equal(gt.topK(f, 0).values.readValueSync().length, 0);
+  assert.equal(gt.topK(f, n + 10).indices.readValueSync().length, n);
+  assert.deepEqual([...gt.topK(E.fromArray([3, 1, 2]), 2, {descending: false}).values.readValueSync()], [1, 2]);
+});
+
+test('argsort puts nulls last or first, keeping their order', () => {
+  const ipc = arrow.tableToIPC(arrow.makeTable({v: arrow.vectorFromArray([3, null, 1, null, 2], new arrow.Int32())}));
+  const table = gt.GPUTable.fromArrowIPCSync(ipc);
+  const v = table.getVector('v');
+  assert.deepEqual([...gt.argsort(v).readValueSync()], [2, 4, 0, 1, 3]);
+  assert.deepEqual([...gt.argsort(v, {nulls: 'first'}).readValueSync()], [1, 3, 2, 4, 0]);
+  assert.deepEqual([...gt.argsort(v, {descending: true}).readValueSync()], [0, 4, 2, 1, 3]);
+  table.destroy();
+});
+
+test('bad order arguments are INVALID_ARGUMENT', () => {
+  const x = E.fromArray([1, 2, 3]);
+  throwsCode(() => gt.argsort(x, {nulls: 'middle'}), 'INVALID_ARGUMENT');
+  throwsCode(() => gt.argsort(x, {descending: 'yes'}), 'INVALID_ARGUMENT');
+  throwsCode(() => gt.argsort([x, x], {descending: [true, false, true]}), 'INVALID_ARGUMENT');
+  throwsCode(() => gt.argsort(E.fromArray([1, 2, 3, 4], {size: 2})), 'INVALID_ARGUMENT');
+  throwsCode(() => gt.argsort([]), 'INVALID_ARGUMENT');
+  throwsCode(() => gt.sort(x, {descending: 1}), 'INVALID_ARGUMENT');
+  for (const k of [-1, 1.5, NaN, '2']) throwsCode(() => gt.topK(x, k), 'INVALID_ARGUMENT');
+  throwsCode(() => gt.topK(x, 2, {order: 'asc'}), 'INVALID_ARGUMENT');
 });

@@ -72,7 +72,11 @@ async fn check<T: Target>(root: &NodeRef, expected: &[f64], valid: Option<&[u8]>
     gputable::evaluator::evaluate_on(&device, std::slice::from_ref(root))
         .await
         .unwrap();
-    assert_eq!(root.home().unwrap().device, device.core().id, "{what}: computed elsewhere");
+    assert_eq!(
+        root.home().unwrap().device,
+        device.core().id,
+        "{what}: computed elsewhere"
+    );
     let actual = as_f64(&read(root).await);
     assert_eq!(actual.len(), expected.len(), "{what}");
     let flags = match (root.validity(), valid) {
@@ -82,11 +86,18 @@ async fn check<T: Target>(root: &NodeRef, expected: &[f64], valid: Option<&[u8]>
             valid.to_vec()
         }
         (None, None) => vec![1; expected.len()],
-        (got, want) => panic!("{what}: null flags {:?}, expected {:?}", got.is_some(), want.is_some()),
+        (got, want) => panic!(
+            "{what}: null flags {:?}, expected {:?}",
+            got.is_some(),
+            want.is_some()
+        ),
     };
     for (r, (a, e)) in actual.iter().zip(expected).enumerate() {
         let same = a == e || (a.is_nan() && e.is_nan());
-        assert!(flags[r] == 0 || same, "{what}: row {r}: device {a} vs reference {e}");
+        assert!(
+            flags[r] == 0 || same,
+            "{what}: row {r}: device {a} vs reference {e}"
+        );
     }
 }
 
@@ -112,7 +123,11 @@ pub async fn cumulative_ops_match_a_running_fold<T: Target>() {
         let valid: Option<Vec<u8>> =
             (k % 2 == 0).then(|| (0..n).map(|i| u8::from(i % 7 != 3 && i > 2)).collect());
         for fold in FOLDS {
-            let values = if fold == ScanFold::Prod { &products } else { &sums };
+            let values = if fold == ScanFold::Prod {
+                &products
+            } else {
+                &sums
+            };
             let x = chunked(column_of(dtype, values), 1, &chunks);
             let x = match &valid {
                 Some(v) => {
@@ -127,7 +142,8 @@ pub async fn cumulative_ops_match_a_running_fold<T: Target>() {
                     _ => Some(values[r]),
                 })
                 .collect();
-            for (exclusive, reverse) in [(false, false), (true, false), (false, true), (true, true)] {
+            for (exclusive, reverse) in [(false, false), (true, false), (false, true), (true, true)]
+            {
                 let root = ir::cumulative(fold, &x, exclusive, reverse).unwrap();
                 let expected_type = match fold {
                     ScanFold::Sum | ScanFold::Prod => ReduceKind::Sum.output_type(dtype),
@@ -144,13 +160,20 @@ pub async fn cumulative_ops_match_a_running_fold<T: Target>() {
                         e
                     }
                 };
-                let what = format!("cum{} of {dtype:?} exclusive {exclusive} reverse {reverse}", fold.name());
+                let what = format!(
+                    "cum{} of {dtype:?} exclusive {exclusive} reverse {reverse}",
+                    fold.name()
+                );
                 check::<T>(&root, &expected, valid.as_deref(), &what).await;
             }
         }
     }
     // Rows of three lanes scan lane by lane.
-    let x = chunked(ColumnData::I32((0..300).map(|i| i % 5 - 2).collect()), 3, &[40, 60]);
+    let x = chunked(
+        ColumnData::I32((0..300).map(|i| i % 5 - 2).collect()),
+        3,
+        &[40, 60],
+    );
     let root = ir::cumulative(ScanFold::Sum, &x, false, false).unwrap();
     let mut running = [0i32; 3];
     let expected: Vec<f64> = (0..300)
@@ -173,7 +196,9 @@ pub async fn cumulative_ops_match_a_running_fold<T: Target>() {
 pub async fn cumulative_ops_over_a_million_rows<T: Target>() {
     let n = 1_100_000usize;
     let chunks = [500_000, 0, 599_999, 1];
-    let ints: Vec<u32> = (0..n as u32).map(|i| (i.wrapping_mul(2654435761) >> 29) & 3).collect();
+    let ints: Vec<u32> = (0..n as u32)
+        .map(|i| (i.wrapping_mul(2654435761) >> 29) & 3)
+        .collect();
     let floats: Vec<f32> = ints.iter().map(|&v| v as f32 - 1.5).collect();
     let x = chunked(ColumnData::U32(ints.clone()), 1, &chunks);
     let y = chunked(ColumnData::F32(floats.clone()), 1, &chunks);
@@ -200,13 +225,23 @@ pub async fn cumulative_ops_over_a_million_rows<T: Target>() {
         })
         .collect();
     expected.reverse();
-    check::<T>(&sum, &expected, None, "exclusive reverse cumsum of 1.1M float32").await;
+    check::<T>(
+        &sum,
+        &expected,
+        None,
+        "exclusive reverse cumsum of 1.1M float32",
+    )
+    .await;
     let max = ir::cumulative(ScanFold::Max, &y, false, false).unwrap();
     let mut running = f64::NAN;
     let expected: Vec<f64> = floats
         .iter()
         .map(|v| {
-            running = if running.is_nan() { *v as f64 } else { running.max(*v as f64) };
+            running = if running.is_nan() {
+                *v as f64
+            } else {
+                running.max(*v as f64)
+            };
             running
         })
         .collect();

@@ -15,6 +15,7 @@ mod chunked;
 mod cumulative;
 mod engine;
 mod nulls;
+mod order;
 mod predicates;
 mod reduce;
 mod regressions;
@@ -40,6 +41,7 @@ pub use chunked::*;
 pub use cumulative::*;
 pub use engine::*;
 pub use nulls::*;
+pub use order::*;
 pub use predicates::*;
 pub use reduce::*;
 pub use regressions::*;
@@ -750,6 +752,9 @@ macro_rules! suite {
             views_and_gathers_move_nulls_with_their_rows,
             cumulative_ops_match_a_running_fold,
             cumulative_ops_over_a_million_rows,
+            argsort_orders_every_type_stably_with_nan_and_nulls,
+            argsort_by_several_keys_and_top_k,
+            argsort_of_a_million_float_keys,
             logic_and_float_tests_follow_truth_and_nan,
             minimum_maximum_mod_follow_their_rules_for_every_type,
             float_mod_is_exact_for_large_quotients,

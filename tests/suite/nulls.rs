@@ -23,7 +23,8 @@ async fn values_and_flags<T: Target>(root: &NodeRef) -> (Vec<f64>, Option<Vec<u8
         .unwrap();
     // On the device (the CPU reads host memory in place).
     let id = device.core().id;
-    let here = |n: &NodeRef| n.output_on(id).is_some() || (!T::TRANSFERS && n.host_output().is_some());
+    let here =
+        |n: &NodeRef| n.output_on(id).is_some() || (!T::TRANSFERS && n.host_output().is_some());
     assert!(here(root), "{root:?} was computed elsewhere");
     let flags = match root.validity() {
         Some(v) => {
@@ -40,12 +41,18 @@ async fn values_and_flags<T: Target>(root: &NodeRef) -> (Vec<f64>, Option<Vec<u8
 
 /// Checks the values of valid rows (NaN equal to NaN) and the flags against references.
 fn assert_rows(what: &str, actual: &(Vec<f64>, Option<Vec<u8>>), values: &[f64], valid: &[u8]) {
-    let flags = actual.1.as_ref().unwrap_or_else(|| panic!("{what}: no null flags"));
+    let flags = actual
+        .1
+        .as_ref()
+        .unwrap_or_else(|| panic!("{what}: no null flags"));
     assert_eq!(flags, valid, "{what}: null flags");
     assert_eq!(actual.0.len(), values.len(), "{what}: rows");
     for (r, (a, e)) in actual.0.iter().zip(values).enumerate() {
         let same = a == e || (a.is_nan() && e.is_nan());
-        assert!(valid[r] == 0 || same, "{what}: row {r}: device {a} vs reference {e}");
+        assert!(
+            valid[r] == 0 || same,
+            "{what}: row {r}: device {a} vs reference {e}"
+        );
     }
 }
 
@@ -71,8 +78,15 @@ pub async fn nulls_follow_elementwise_ops_and_reductions_skip_them<T: Target>() 
         assert_rows(&format!("{dtype:?} + 1"), &got, &expected, &x_valid);
 
         // Two: null where either is.
-        let diff = ir::binary(Subtract, &ir::cast(&x, DType::F32).unwrap(), &ir::cast(&y, DType::F32).unwrap()).unwrap();
-        let expected: Vec<f64> = (0..n).map(|r| (xv[r] as f32 - yv[r] as f32) as f64).collect();
+        let diff = ir::binary(
+            Subtract,
+            &ir::cast(&x, DType::F32).unwrap(),
+            &ir::cast(&y, DType::F32).unwrap(),
+        )
+        .unwrap();
+        let expected: Vec<f64> = (0..n)
+            .map(|r| (xv[r] as f32 - yv[r] as f32) as f64)
+            .collect();
         let got = values_and_flags::<T>(&diff).await;
         assert_rows(&format!("{dtype:?} x - y"), &got, &expected, &both);
 
@@ -86,23 +100,32 @@ pub async fn nulls_follow_elementwise_ops_and_reductions_skip_them<T: Target>() 
 
         // count and reductions skip null rows; `where` drops rows whose mask is null.
         let counted = ir::count(&greater, None).unwrap();
-        gputable::engine::evaluate(&T::device(), std::slice::from_ref(&counted)).await.unwrap();
+        gputable::engine::evaluate(&T::device(), std::slice::from_ref(&counted))
+            .await
+            .unwrap();
         let kept = (0..n).filter(|&r| both[r] == 1 && xv[r] > yv[r]).count() as u32;
         assert_eq!(read_u32(&counted).await, vec![kept], "{dtype:?} count");
         let sum = ir::reduce_where(ReduceKind::Sum, &diff, None, &greater, None, 4).unwrap();
-        gputable::engine::evaluate(&T::device(), std::slice::from_ref(&sum)).await.unwrap();
+        gputable::engine::evaluate(&T::device(), std::slice::from_ref(&sum))
+            .await
+            .unwrap();
         let expected: f64 = (0..n)
             .filter(|&r| both[r] == 1 && xv[r] > yv[r])
             .map(|r| (xv[r] as f32 - yv[r] as f32) as f64)
             .sum();
         let got = as_f64(&read(&sum).await)[0];
-        assert!((got - expected).abs() <= 1e-3 * expected.abs().max(1.0), "{dtype:?} sum where: {got} vs {expected}");
+        assert!(
+            (got - expected).abs() <= 1e-3 * expected.abs().max(1.0),
+            "{dtype:?} sum where: {got} vs {expected}"
+        );
     }
     // The example: mean of [1, null, 3] times 1 is 2, as the mean of the column.
     let x = nullable(ColumnData::F32(vec![1.0, 0.0, 3.0]), &[1, 0, 1], &[3]);
     for column in [x.clone(), ir::binary(Multiply, &x, &lit(&[1.0])).unwrap()] {
         let mean = ir::reduce(ReduceKind::Mean, &column, None, 4).unwrap();
-        gputable::engine::evaluate(&T::device(), std::slice::from_ref(&mean)).await.unwrap();
+        gputable::engine::evaluate(&T::device(), std::slice::from_ref(&mean))
+            .await
+            .unwrap();
         assert_eq!(read_f32(&mean).await, vec![2.0]);
     }
 }
@@ -129,7 +152,13 @@ pub async fn null_masks_and_fill_null<T: Target>() {
     let (got, flags) = values_and_flags::<T>(&filled).await;
     assert!(flags.is_none(), "fillNull gives no nulls");
     let expected: Vec<f64> = (0..n)
-        .map(|r| if valid[r] == 1 { values[r] as f64 } else { -7.0 })
+        .map(|r| {
+            if valid[r] == 1 {
+                values[r] as f64
+            } else {
+                -7.0
+            }
+        })
         .collect();
     assert_eq!(got, expected);
     // A column without nulls: none null, fillNull is the column itself.
@@ -156,7 +185,9 @@ pub async fn select_is_null_where_its_condition_or_the_branch_taken_is<T: Target
     let cond = nullable(ColumnData::F32(cv.clone()), &c_valid, &[600]);
     // select(isValid(x), x, 0): every row valid.
     let guarded = ir::select(&ir::is_valid(&x).unwrap(), &x, &lit(&[0.0])).unwrap();
-    let expected: Vec<f64> = (0..n).map(|r| if x_valid[r] == 1 { xv[r] as f64 } else { 0.0 }).collect();
+    let expected: Vec<f64> = (0..n)
+        .map(|r| if x_valid[r] == 1 { xv[r] as f64 } else { 0.0 })
+        .collect();
     let got = values_and_flags::<T>(&guarded).await;
     assert_rows("select(isValid(x), x, 0)", &got, &expected, &vec![1; n]);
     // A nullable condition: null where it is; else where the branch taken is.
@@ -164,7 +195,9 @@ pub async fn select_is_null_where_its_condition_or_the_branch_taken_is<T: Target
     let valid: Vec<u8> = (0..n)
         .map(|r| c_valid[r] & if cv[r] != 0.0 { 1 } else { x_valid[r] })
         .collect();
-    let expected: Vec<f64> = (0..n).map(|r| if cv[r] != 0.0 { -1.0 } else { xv[r] as f64 }).collect();
+    let expected: Vec<f64> = (0..n)
+        .map(|r| if cv[r] != 0.0 { -1.0 } else { xv[r] as f64 })
+        .collect();
     let got = values_and_flags::<T>(&chosen).await;
     assert_rows("select(cond, -1, x)", &got, &expected, &valid);
 }
@@ -173,7 +206,11 @@ pub async fn views_and_gathers_move_nulls_with_their_rows<T: Target>() {
     let n = 900;
     let valid = pattern(n, 6, 4);
     let xv: Vec<f64> = (0..n).map(|i| i as f64).collect();
-    let x = nullable(ColumnData::F32(xv.iter().map(|&v| v as f32).collect()), &valid, &[400, 0, 500]);
+    let x = nullable(
+        ColumnData::F32(xv.iter().map(|&v| v as f32).collect()),
+        &valid,
+        &[400, 0, 500],
+    );
     let plain = f32s(&[5.0, 6.0], 1);
 
     let sliced = ir::slice(&x, 350.0, 720.0).unwrap();
@@ -200,7 +237,9 @@ pub async fn views_and_gathers_move_nulls_with_their_rows<T: Target>() {
     let id_node = nullable(ColumnData::U32(ids.clone()), &id_valid, &[150, 150]);
     let gathered = ir::gather(&id_node, &x).unwrap();
     let expected: Vec<f64> = ids.iter().map(|&i| xv[i as usize]).collect();
-    let flags: Vec<u8> = (0..300).map(|k| id_valid[k] & valid[ids[k] as usize]).collect();
+    let flags: Vec<u8> = (0..300)
+        .map(|k| id_valid[k] & valid[ids[k] as usize])
+        .collect();
     let got = values_and_flags::<T>(&gathered).await;
     assert_rows("gather", &got, &expected, &flags);
 
@@ -209,7 +248,12 @@ pub async fn views_and_gathers_move_nulls_with_their_rows<T: Target>() {
     let found = ir::search_sorted(&sorted, &x, false).unwrap();
     let expected: Vec<f64> = xv
         .iter()
-        .map(|&v| [0.0, 100.0, 200.0, 800.0].iter().filter(|&&s| s < v).count() as f64)
+        .map(|&v| {
+            [0.0, 100.0, 200.0, 800.0]
+                .iter()
+                .filter(|&&s| s < v)
+                .count() as f64
+        })
         .collect();
     let got = values_and_flags::<T>(&found).await;
     assert_rows("searchSorted", &got, &expected, &valid);

@@ -1,0 +1,119 @@
+//! Order (api.md "Order"): `argsort` by one or more keys of any type, each ascending or
+//! descending, stable, NaN after every number and nulls last (or first); `sort` and `topK`
+//! through it. Each key becomes a uint32 sort key (`Op::SortKey`), and a nullable key a
+//! one-bit null key before it; the sort is the IR's stable multi-key sort.
+
+use super::nulls::{is_null, is_valid};
+use super::ops::{cast, elementwise_plain, gather, u32_rows};
+use super::sort::sort_node;
+use super::{binary, slice, BinaryOp, NodeRef, Op};
+use crate::dtype::DType;
+use crate::error::{GpuTableError, Result};
+
+/// The uint32 key ordering the rows of `x` (size 1) as `argsort` does, in x's width of bits.
+pub fn sort_key(x: &NodeRef, descending: bool) -> Result<NodeRef> {
+    x.check_alive()?;
+    check_size(x, "a sort key")?;
+    elementwise_plain(Op::SortKey { descending }, vec![x.clone()], DType::U32, 1)
+}
+
+fn check_size(x: &NodeRef, what: &str) -> Result<()> {
+    match x.meta.size {
+        1 => Ok(()),
+        size => Err(GpuTableError::invalid(format!(
+            "{what} must have rows of size 1, got size {size}"
+        ))),
+    }
+}
+
+/// Where null rows go in an order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Nulls {
+    First,
+    Last,
+}
+
+impl Nulls {
+    pub fn parse(name: &str) -> Result<Nulls> {
+        match name {
+            "first" => Ok(Nulls::First),
+            "last" => Ok(Nulls::Last),
+            other => Err(GpuTableError::invalid(format!(
+                "nulls must be 'first' or 'last', got '{other}'"
+            ))),
+        }
+    }
+}
+
+/// The `uint32` rows that order `keys` lexicographically (the first first), each ascending
+/// or `descending` (one flag for all, or one per key), stably: one chunk. A constant key
+/// orders nothing.
+pub fn argsort(keys: &[NodeRef], descending: &[bool], nulls: Nulls) -> Result<NodeRef> {
+    if keys.is_empty() {
+        return Err(GpuTableError::invalid("argsort needs at least one key"));
+    }
+    if descending.len() != 1 && descending.len() != keys.len() {
+        return Err(GpuTableError::invalid(format!(
+            "descending is one flag or one per key: {} flags for {} keys",
+            descending.len(),
+            keys.len()
+        )));
+    }
+    for key in keys {
+        key.check_alive()?;
+        check_size(key, "an argsort key")?;
+    }
+    let columns: Vec<(usize, &NodeRef)> = (keys.iter().enumerate())
+        .filter(|(_, k)| !k.meta.constant)
+        .collect();
+    let rows = columns.first().map_or(1, |(_, k)| k.meta.length);
+    if let Some((_, other)) = columns.iter().find(|(_, k)| k.meta.length != rows) {
+        return Err(GpuTableError::invalid(format!(
+            "argsort keys have {rows} and {} rows",
+            other.meta.length
+        )));
+    }
+    let mut sort_keys = Vec::with_capacity(2 * columns.len());
+    let mut bits = Vec::with_capacity(2 * columns.len());
+    for (k, key) in columns {
+        let down = descending[k.min(descending.len() - 1)];
+        let mut value_key = sort_key(key, down)?;
+        if key.validity().is_some() {
+            let last = match nulls {
+                Nulls::Last => is_null(key)?,
+                Nulls::First => is_valid(key)?,
+            };
+            sort_keys.push(cast(&last, DType::U32)?);
+            bits.push(1);
+            // Null rows tie (their values do not count): they keep their order.
+            let valid = cast(&is_valid(key)?, DType::U32)?;
+            value_key = binary(BinaryOp::Multiply, &value_key, &valid)?;
+        }
+        sort_keys.push(value_key);
+        bits.push(key.meta.dtype.byte_width() as u32 * 8);
+    }
+    match sort_keys.is_empty() {
+        true => u32_rows(rows),
+        false => sort_node(&sort_keys, bits),
+    }
+}
+
+/// The values of `x` (size 1) in `argsort`'s order (its nulls with them), one chunk.
+pub fn sort(x: &NodeRef, descending: bool, nulls: Nulls) -> Result<NodeRef> {
+    check_size(x, "sort's input")?;
+    gather(&argsort(std::slice::from_ref(x), &[descending], nulls)?, x)
+}
+
+/// The first `k` rows of `sort(x, descending)` and their rows in `x` (`uint32`): `(values,
+/// indices)`; every row where `k` exceeds them.
+pub fn top_k(x: &NodeRef, k: f64, descending: bool) -> Result<(NodeRef, NodeRef)> {
+    if !(k >= 0.0 && k.fract() == 0.0) {
+        return Err(GpuTableError::invalid(format!(
+            "topK's k must be a non-negative integer, got {k}"
+        )));
+    }
+    check_size(x, "topK's input")?;
+    let order = argsort(std::slice::from_ref(x), &[descending], Nulls::Last)?;
+    let indices = slice(&order, 0.0, k)?;
+    Ok((gather(&indices, x)?, indices))
+}
