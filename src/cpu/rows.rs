@@ -157,6 +157,16 @@ pub(super) fn group_folds<T: Lane>(
 ) {
     let fan_in = SCAN_FAN_IN as usize;
     let rows = x.rows();
+    if let (Some(values), 1) = (x.contiguous(), lanes) {
+        for (j, out) in dst.iter_mut().enumerate() {
+            let start = ((first + j) * fan_in).min(rows);
+            let group = &values[start..(start + fan_in).min(rows)];
+            *out = group
+                .iter()
+                .fold(identity(fold), |acc, v| combine(fold, acc, *v));
+        }
+        return;
+    }
     for (j, out) in dst.chunks_exact_mut(lanes).enumerate() {
         out.fill(identity(fold));
         let start = (first + j) * fan_in;
@@ -175,11 +185,11 @@ pub(super) struct Scan {
     pub inclusive: bool,
 }
 
-/// Rows `first..` of `ScanApply`: row `r` folds, at each level (the scanned column `x`, of
-/// the 32-bit type of its class,
-/// then its group folds `levels`), the rows of its group before it (then itself where
-/// inclusive). Folds whose order does not change the result (integers, which wrap; a
-/// minimum or maximum) run on from the block's previous row instead.
+/// Rows `first..` of `ScanApply`: the block's first row folds, at each level (the scanned
+/// column `x`, of the 32-bit type of its class, then its group folds `levels`), the rows of
+/// its group before it; each later row runs on from the row before (one read each; for
+/// float sums and products an order api.md allows, as `sum`'s). Inclusive rows fold
+/// themselves in too.
 pub(super) fn scan_rows<T: Lane>(
     scan: Scan,
     x: &StoredRows<T>,
@@ -189,37 +199,42 @@ pub(super) fn scan_rows<T: Lane>(
     dst: &mut [T],
 ) {
     let fold = scan.fold;
-    let running = T::CLASS != Class::F || matches!(fold, ScanFold::Min | ScanFold::Max);
+    let rows = dst.len() / lanes;
+    if rows == 0 {
+        return;
+    }
     let mut before: Vec<T> = vec![identity(fold); lanes];
-    for i in 0..dst.len() / lanes {
-        if running && i > 0 {
-            for (b, v) in before.iter_mut().zip(x.row(first + i - 1)) {
+    let mut digits = scan_digits(first as u64, levels.len() + 1);
+    if let Some((start, digit)) = digits.next() {
+        for r in start as usize..start as usize + digit as usize {
+            for (b, v) in before.iter_mut().zip(x.row(r)) {
                 *b = combine(fold, *b, *v);
             }
-        } else {
-            before.fill(identity(fold));
-            let mut digits = scan_digits((first + i) as u64, levels.len() + 1);
-            if let Some((start, digit)) = digits.next() {
-                for r in start as usize..start as usize + digit as usize {
-                    for (b, v) in before.iter_mut().zip(x.row(r)) {
-                        *b = combine(fold, *b, *v);
-                    }
-                }
-            }
-            for (level, (start, digit)) in levels.iter().zip(digits) {
-                for r in start as usize..start as usize + digit as usize {
-                    for (b, v) in before.iter_mut().zip(level.row(r)) {
-                        *b = combine(fold, *b, *v);
-                    }
-                }
+        }
+    }
+    for (level, (start, digit)) in levels.iter().zip(digits) {
+        for r in start as usize..start as usize + digit as usize {
+            for (b, v) in before.iter_mut().zip(level.row(r)) {
+                *b = combine(fold, *b, *v);
             }
         }
+    }
+    if let (Some(values), 1) = (x.contiguous(), lanes) {
+        let mut acc = before[0];
+        for (out, v) in dst.iter_mut().zip(&values[first..first + rows]) {
+            let next = combine(fold, acc, *v);
+            *out = if scan.inclusive { next } else { acc };
+            acc = next;
+        }
+        return;
+    }
+    for i in 0..rows {
+        let row = x.row(first + i);
         let out = &mut dst[i * lanes..(i + 1) * lanes];
-        out.copy_from_slice(&before);
-        if scan.inclusive {
-            for (o, v) in out.iter_mut().zip(x.row(first + i)) {
-                *o = combine(fold, *o, *v);
-            }
+        for ((o, b), v) in out.iter_mut().zip(before.iter_mut()).zip(row) {
+            let next = combine(fold, *b, *v);
+            *o = if scan.inclusive { next } else { *b };
+            *b = next;
         }
     }
 }

@@ -68,15 +68,7 @@ fn reference(fold: ScanFold, dtype: DType, values: &[Option<f64>], exclusive: bo
 
 /// Checks `root` (evaluated on the target) row by row: values of valid rows, and flags.
 async fn check<T: Target>(root: &NodeRef, expected: &[f64], valid: Option<&[u8]>, what: &str) {
-    let device = T::device();
-    gputable::evaluator::evaluate_on(&device, std::slice::from_ref(root))
-        .await
-        .unwrap();
-    assert_eq!(
-        root.home().unwrap().device,
-        device.core().id,
-        "{what}: computed elsewhere"
-    );
+    evaluate_here::<T>(std::slice::from_ref(root)).await;
     let actual = as_f64(&read(root).await);
     assert_eq!(actual.len(), expected.len(), "{what}");
     let flags = match (root.validity(), valid) {

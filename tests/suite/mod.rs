@@ -94,6 +94,19 @@ impl Target for Cpu {
     const WIDE_ROWS: bool = true;
 }
 
+/// Evaluates `roots` on the target's shared device as `evaluate(device)` does (a result
+/// computed elsewhere is put there) and checks that the device computed each.
+pub async fn evaluate_here<T: Target>(roots: &[NodeRef]) {
+    let device = T::device();
+    gputable::evaluator::evaluate_on(&device, roots)
+        .await
+        .unwrap();
+    for root in roots {
+        let home = root.home().expect("evaluated").device;
+        assert_eq!(home, device.core().id, "{root:?} was computed elsewhere");
+    }
+}
+
 /// Evaluates on the target's shared device.
 pub async fn evaluate<T: Target>(roots: &[NodeRef]) -> gputable::Result<()> {
     gputable::engine::evaluate(&T::device(), roots).await

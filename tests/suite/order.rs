@@ -76,15 +76,7 @@ fn present(values: &[f64], valid: Option<&[u8]>) -> Vec<Option<f64>> {
 
 /// Evaluates `root` on the target (checking it is there) and reads it as uint32.
 async fn rows_of<T: Target>(root: &NodeRef) -> Vec<u32> {
-    let device = T::device();
-    gputable::evaluator::evaluate_on(&device, std::slice::from_ref(root))
-        .await
-        .unwrap();
-    assert_eq!(
-        root.home().unwrap().device,
-        device.core().id,
-        "computed elsewhere"
-    );
+    evaluate_here::<T>(std::slice::from_ref(root)).await;
     read_u32(root).await
 }
 
@@ -139,10 +131,7 @@ pub async fn argsort_orders_every_type_stably_with_nan_and_nulls<T: Target>() {
             }],
             Nulls::Last,
         );
-        let device = T::device();
-        gputable::evaluator::evaluate_on(&device, std::slice::from_ref(&sorted))
-            .await
-            .unwrap();
+        evaluate_here::<T>(std::slice::from_ref(&sorted)).await;
         let got = super::reduce::as_f64(&read(&sorted).await);
         for (r, &i) in order.iter().enumerate() {
             let (a, e) = (got[r], values[i as usize]);
@@ -288,10 +277,7 @@ pub async fn argsort_by_several_keys_and_top_k<T: Target>() {
 }
 
 async fn rows_of_f32<T: Target>(root: &NodeRef, expected: &[f64]) {
-    let device = T::device();
-    gputable::evaluator::evaluate_on(&device, std::slice::from_ref(root))
-        .await
-        .unwrap();
+    evaluate_here::<T>(std::slice::from_ref(root)).await;
     let got = super::reduce::as_f64(&read(root).await);
     assert_eq!(got, expected);
 }

@@ -1,0 +1,215 @@
+// Table verbs on the CPU device (issue 38's V-series, the verbs that exist so far): gputable vs
+// hand-written JS loops and TensorFlow.js (cpu and wasm backends), in one process on the same
+// data. Prints a markdown table.
+//
+// Timed: building the lazy graph plus evaluating it to a materialized output (JS: a fresh
+// typed array; tfjs: a tensor). Inputs are made once, outside the timings.
+//
+// BENCH_ROWS=1e6,1e7 (default) picks the row counts; BENCH_PEERS=js,tfjs-cpu,tfjs-wasm the peers.
+import {createRequire} from 'node:module';
+import {dirname, join} from 'node:path';
+import os from 'node:os';
+import * as gt from 'gputable';
+import * as tf from '@tensorflow/tfjs-core';
+import '@tensorflow/tfjs-backend-cpu';
+import {setWasmPaths} from '@tensorflow/tfjs-backend-wasm';
+import {time} from './timing.js';
+
+const require = createRequire(import.meta.url);
+setWasmPaths(join(dirname(require.resolve('@tensorflow/tfjs-backend-wasm/package.json')), 'dist') + '/');
+
+const ROWS = (process.env.BENCH_ROWS ?? '1e6,1e7').split(',').map(Number);
+const PEERS = (process.env.BENCH_PEERS ?? 'js,tfjs-cpu,tfjs-wasm').split(',').filter(p => p && p !== 'none');
+
+// Deterministic data (xorshift32): fares in [-100, 100), uint32 keys, vendors 0..3.
+function xorshift(seed) {
+  let s = seed >>> 0 || 1;
+  return () => {
+    s ^= s << 13; s ^= s >>> 17; s ^= s << 5;
+    return s >>> 0;
+  };
+}
+function makeData(n) {
+  const next = xorshift(7);
+  const fare = new Float32Array(n), key = new Uint32Array(n), vendor = new Uint8Array(n), payload = new Uint32Array(n);
+  for (let i = 0; i < n; i++) {
+    fare[i] = (next() / 4294967296) * 200 - 100;
+    key[i] = next();
+    vendor[i] = next() & 3;
+    payload[i] = i;
+  }
+  // 1M queries into the n sorted keys (api.md's V-series: 1M values in 10M).
+  const sorted = Float32Array.from(fare).sort();
+  const queries = new Float32Array(Math.min(n, 1e6));
+  for (let i = 0; i < queries.length; i++) queries[i] = (next() / 4294967296) * 200 - 100;
+  return {n, fare, key, vendor, payload, sorted, queries};
+}
+
+const WORKLOADS = [
+  {id: 'V1', name: 'count(greater(fare, 0))'},
+  {id: 'V2', name: 'sum(fare, {where: greater(fare, 50)})'},
+  {id: 'V3', name: 'cumsum(fare)'},
+  {id: 'V4', name: 'argsort float32 keys + gather uint32 payload'},
+  {id: 'V5', name: 'argsort uint32 keys + gather uint32 payload'},
+  {id: 'V6', name: 'argsort [vendor, fare desc] (2 keys)'},
+  {id: 'V7', name: 'topK(fare, 10)'},
+  {id: 'V8', name: 'searchSorted of 1M values'}
+];
+
+function gputableRunner(d) {
+  const E = gt.GPUTableEvaluator;
+  const fare = E.fromArray(d.fare), key = E.fromArray(d.key), vendor = E.fromArray(d.vendor);
+  const payload = E.fromArray(d.payload), sorted = E.fromArray(d.sorted), queries = E.fromArray(d.queries);
+  const graphs = {
+    V1: () => gt.count(gt.greater(fare, 0)),
+    V2: () => gt.sum(fare, {where: gt.greater(fare, 50)}),
+    V3: () => gt.cumsum(fare),
+    V4: () => gt.gather(gt.argsort(fare), payload),
+    V5: () => gt.gather(gt.argsort(key), payload),
+    V6: () => gt.argsort([vendor, fare], {descending: [false, true]}),
+    V7: () => gt.topK(fare, 10).indices,
+    V8: () => gt.searchSorted(sorted, queries)
+  };
+  const run = build => () => {
+    const r = build();
+    r.evaluateSync();
+    r.destroy();
+  };
+  return {
+    ...Object.fromEntries(Object.entries(graphs).map(([id, build]) => [id, run(build)])),
+    passes: id => graphs[id]().explain().split('\n')[0].replace('plan on cpu: ', ''),
+    dispose: () => [fare, key, vendor, payload, sorted, queries].forEach(e => e.destroy())
+  };
+}
+
+// What a JS user writes: loops, TypedArray sorts, index sorts with a comparator.
+function jsRunner(d) {
+  const {n, fare, key, vendor, payload, sorted, queries} = d;
+  const indexSort = compare => {
+    const order = new Uint32Array(n);
+    for (let i = 0; i < n; i++) order[i] = i;
+    return order.sort(compare);
+  };
+  const gather = order => {
+    const out = new Uint32Array(n);
+    for (let i = 0; i < n; i++) out[i] = payload[order[i]];
+    return out;
+  };
+  return {
+    V1: () => {
+      let count = 0;
+      for (let i = 0; i < n; i++) if (fare[i] > 0) count++;
+      return count;
+    },
+    V2: () => {
+      let sum = 0;
+      for (let i = 0; i < n; i++) if (fare[i] > 50) sum += fare[i];
+      return sum;
+    },
+    V3: () => {
+      const out = new Float32Array(n);
+      let sum = 0;
+      for (let i = 0; i < n; i++) out[i] = sum += fare[i];
+      return out;
+    },
+    V4: () => gather(indexSort((a, b) => fare[a] - fare[b])),
+    V5: () => gather(indexSort((a, b) => (key[a] < key[b] ? -1 : key[a] > key[b] ? 1 : 0))),
+    V6: () => indexSort((a, b) => vendor[a] - vendor[b] || fare[b] - fare[a]),
+    // A partial selection: the 10 largest in one pass, as a JS user would keep them.
+    V7: () => {
+      const best = [];
+      for (let i = 0; i < n; i++) {
+        const v = fare[i];
+        if (best.length < 10 || v > fare[best[best.length - 1]]) {
+          let at = best.length;
+          while (at > 0 && fare[best[at - 1]] < v) at--;
+          best.splice(at, 0, i);
+          if (best.length > 10) best.pop();
+        }
+      }
+      return best;
+    },
+    V8: () => {
+      const out = new Uint32Array(queries.length);
+      for (let q = 0; q < queries.length; q++) {
+        let lo = 0, hi = sorted.length;
+        const v = queries[q];
+        while (lo < hi) {
+          const mid = (lo + hi) >>> 1;
+          if (sorted[mid] < v) lo = mid + 1;
+          else hi = mid;
+        }
+        out[q] = lo;
+      }
+      return out;
+    },
+    dispose() {}
+  };
+}
+
+async function tfjsRunner(d, backend) {
+  await tf.setBackend(backend);
+  await tf.ready();
+  const fare = tf.tensor1d(d.fare);
+  const run = build => () => tf.dispose(tf.tidy(build));
+  return {
+    V1: run(() => tf.sum(tf.cast(tf.greater(fare, 0), 'int32'))),
+    V2: run(() => tf.sum(tf.where(tf.greater(fare, 50), fare, tf.zerosLike(fare)))),
+    V3: run(() => tf.cumsum(fare)),
+    // tfjs sorts through topk with k = n (its only sort).
+    V4: run(() => tf.topk(tf.neg(fare), d.n).indices),
+    V7: run(() => tf.topk(fare, 10).indices),
+    dispose: () => tf.dispose([fare])
+  };
+}
+
+const PEER_RUNNERS = {
+  js: {label: 'JS loops and sorts', make: d => jsRunner(d)},
+  'tfjs-cpu': {label: 'tfjs-core 4.22 cpu', make: d => tfjsRunner(d, 'cpu')},
+  'tfjs-wasm': {label: 'tfjs-core 4.22 wasm', make: d => tfjsRunner(d, 'wasm')}
+};
+
+const fmt = ms => (ms >= 100 ? ms.toFixed(0) : ms >= 10 ? ms.toFixed(1) : ms.toFixed(2));
+
+console.log('# gputable table verbs on the CPU device (V-series)');
+console.log(`node ${process.version}, ${os.cpus()[0]?.model ?? 'unknown cpu'}, ${os.cpus().length} cores, one thread per engine`);
+console.log('median ms of graph build + evaluate (output materialized, no readback); M rows/s = rows / time\n');
+
+const rows = [];
+for (const n of ROWS) {
+  const data = makeData(n);
+  const ours = gputableRunner(data);
+  const results = {};
+  for (const w of WORKLOADS) results[w.id] = {gputable: await time(ours[w.id])};
+  if (n === ROWS[0]) {
+    console.log('passes per workload (gputable explain()):');
+    for (const w of WORKLOADS) console.log(`  ${w.id}: ${ours.passes(w.id)}`);
+    console.log('');
+  }
+  ours.dispose();
+  for (const peer of PEERS) {
+    const runner = await PEER_RUNNERS[peer].make(data);
+    for (const w of WORKLOADS) results[w.id][peer] = runner[w.id] ? await time(runner[w.id]) : NaN;
+    runner.dispose();
+  }
+  for (const w of WORKLOADS) {
+    const r = results[w.id];
+    const timed = PEERS.map(p => r[p]).filter(ms => !Number.isNaN(ms));
+    rows.push({n, w, r, best: timed.length ? Math.min(...timed) : NaN});
+  }
+}
+
+const header = ['rows', 'workload', 'gputable ms', 'M rows/s', ...PEERS.map(p => `${PEER_RUNNERS[p].label} ms`), 'vs best peer'];
+console.log(`| ${header.join(' | ')} |`);
+console.log(`|${header.map(() => '---').join('|')}|`);
+for (const {n, w, r, best} of rows) {
+  const cells = [
+    n >= 1e6 ? `${n / 1e6}M` : String(n),
+    `${w.id} ${w.name}`,
+    fmt(r.gputable),
+    (n / r.gputable / 1e3).toFixed(0),
+    ...PEERS.map(p => (Number.isNaN(r[p]) ? '-' : fmt(r[p]))),
+    Number.isNaN(best) ? '-' : best >= r.gputable ? `${(best / r.gputable).toFixed(2)}x faster` : `${(r.gputable / best).toFixed(2)}x slower`
+  ];
+  console.log(`| ${cells.join(' | ')} |`);
+}
