@@ -17,6 +17,7 @@ import * as luma from '@luma.gl/gpgpu';
 import * as lumaCpu from '@luma.gl/gpgpu/cpu';
 import {NullDevice} from '@luma.gl/test-utils';
 import {streamingReport, streamingRun} from './streaming.js';
+import {runSeries} from './series.js';
 import {time} from './timing.js';
 
 const require = createRequire(import.meta.url);
@@ -201,56 +202,25 @@ const PEER_RUNNERS = {
   luma: {label: '@luma.gl/gpgpu 9.4.2 cpu', make: d => lumaRunner(d)}
 };
 
-const fmt = ms => (ms >= 100 ? ms.toFixed(0) : ms >= 10 ? ms.toFixed(1) : ms.toFixed(2));
-const gbps = (bytes, ms) => (bytes / ms / 1e6).toFixed(1);
-
 console.log(`# gputable CPU benchmark`);
 console.log(`node ${process.version}, ${os.cpus()[0]?.model ?? 'unknown cpu'}, ${os.cpus().length} cores, one thread per engine`);
 console.log(`median ms of graph build + evaluate (output materialized, no readback); GB/s = bytes read+written / time\n`);
 
-const rows = [];
-for (const n of ROWS) {
-  const data = makeData(n);
-  const ours = gputableRunner(data);
-  const results = {};
-  for (const w of WORKLOADS) results[w.id] = {gputable: await time(ours[w.id])};
-  if (n === ROWS[0]) {
-    console.log('passes per workload (gputable explain()):');
-    for (const w of WORKLOADS) console.log(`  ${w.id}: ${ours.explain[w.id].explain().split('\n')[0].replace('plan on cpu: ', '')}`);
-    console.log('');
-  }
-  ours.dispose();
-  for (const peer of PEERS) {
-    const runner = await PEER_RUNNERS[peer].make(data);
-    for (const w of WORKLOADS) {
-      // A peer without chunked columns runs the same work unchunked (R2 is R1's work).
-      const work = runner[w.id] ?? runner[w.id.replace('R2', 'R1').replace('R4', 'R3')];
-      results[w.id][peer] = work ? await time(work) : NaN;
-    }
-    runner.dispose();
-  }
-  for (const w of WORKLOADS) {
-    const r = results[w.id];
-    const timed = PEERS.map(p => r[p]).filter(ms => !Number.isNaN(ms));
-    const best = timed.length ? Math.min(...timed) : NaN;
-    rows.push({n, w, r, best});
-  }
-}
-
-const header = ['rows', 'workload', 'gputable ms', 'GB/s', ...PEERS.map(p => `${PEER_RUNNERS[p].label} ms`), 'vs best peer'];
-console.log(`| ${header.join(' | ')} |`);
-console.log(`|${header.map(() => '---').join('|')}|`);
-for (const {n, w, r, best} of rows) {
-  const cells = [
-    n >= 1e6 ? `${n / 1e6}M` : String(n),
-    `${w.id} ${w.name}`,
-    fmt(r.gputable),
-    gbps(w.bytes(n), r.gputable),
-    ...PEERS.map(p => (Number.isNaN(r[p]) ? '-' : fmt(r[p]))),
-    Number.isNaN(best) ? '-' : best >= r.gputable ? `${(best / r.gputable).toFixed(2)}x faster` : `${(r.gputable / best).toFixed(2)}x slower`
-  ];
-  console.log(`| ${cells.join(' | ')} |`);
-}
+await runSeries({
+  rows: ROWS,
+  workloads: WORKLOADS,
+  makeData,
+  ours: data => {
+    const runner = gputableRunner(data);
+    return {...runner, passes: id => runner.explain[id].explain().split('\n')[0].replace('plan on cpu: ', '')};
+  },
+  peers: PEERS,
+  runners: PEER_RUNNERS,
+  // A peer without chunked columns runs the same work unchunked (R2 is R1's work).
+  fallback: id => id.replace('R2', 'R1').replace('R4', 'R3'),
+  rate: (w, n, ms) => (w.bytes(n) / ms / 1e6).toFixed(1),
+  rateLabel: 'GB/s'
+});
 
 const streamedRows = ROWS[ROWS.length - 1];
 console.log(`\n## A column 8 x larger than allowedMem streamed through the device\n`);

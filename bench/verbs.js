@@ -13,7 +13,7 @@ import * as gt from 'gputable';
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
 import {setWasmPaths} from '@tensorflow/tfjs-backend-wasm';
-import {time} from './timing.js';
+import {runSeries} from './series.js';
 
 const require = createRequire(import.meta.url);
 setWasmPaths(join(dirname(require.resolve('@tensorflow/tfjs-backend-wasm/package.json')), 'dist') + '/');
@@ -169,47 +169,17 @@ const PEER_RUNNERS = {
   'tfjs-wasm': {label: 'tfjs-core 4.22 wasm', make: d => tfjsRunner(d, 'wasm')}
 };
 
-const fmt = ms => (ms >= 100 ? ms.toFixed(0) : ms >= 10 ? ms.toFixed(1) : ms.toFixed(2));
-
 console.log('# gputable table verbs on the CPU device (V-series)');
 console.log(`node ${process.version}, ${os.cpus()[0]?.model ?? 'unknown cpu'}, ${os.cpus().length} cores, one thread per engine`);
 console.log('median ms of graph build + evaluate (output materialized, no readback); M rows/s = rows / time\n');
 
-const rows = [];
-for (const n of ROWS) {
-  const data = makeData(n);
-  const ours = gputableRunner(data);
-  const results = {};
-  for (const w of WORKLOADS) results[w.id] = {gputable: await time(ours[w.id])};
-  if (n === ROWS[0]) {
-    console.log('passes per workload (gputable explain()):');
-    for (const w of WORKLOADS) console.log(`  ${w.id}: ${ours.passes(w.id)}`);
-    console.log('');
-  }
-  ours.dispose();
-  for (const peer of PEERS) {
-    const runner = await PEER_RUNNERS[peer].make(data);
-    for (const w of WORKLOADS) results[w.id][peer] = runner[w.id] ? await time(runner[w.id]) : NaN;
-    runner.dispose();
-  }
-  for (const w of WORKLOADS) {
-    const r = results[w.id];
-    const timed = PEERS.map(p => r[p]).filter(ms => !Number.isNaN(ms));
-    rows.push({n, w, r, best: timed.length ? Math.min(...timed) : NaN});
-  }
-}
-
-const header = ['rows', 'workload', 'gputable ms', 'M rows/s', ...PEERS.map(p => `${PEER_RUNNERS[p].label} ms`), 'vs best peer'];
-console.log(`| ${header.join(' | ')} |`);
-console.log(`|${header.map(() => '---').join('|')}|`);
-for (const {n, w, r, best} of rows) {
-  const cells = [
-    n >= 1e6 ? `${n / 1e6}M` : String(n),
-    `${w.id} ${w.name}`,
-    fmt(r.gputable),
-    (n / r.gputable / 1e3).toFixed(0),
-    ...PEERS.map(p => (Number.isNaN(r[p]) ? '-' : fmt(r[p]))),
-    Number.isNaN(best) ? '-' : best >= r.gputable ? `${(best / r.gputable).toFixed(2)}x faster` : `${(r.gputable / best).toFixed(2)}x slower`
-  ];
-  console.log(`| ${cells.join(' | ')} |`);
-}
+await runSeries({
+  rows: ROWS,
+  workloads: WORKLOADS,
+  makeData,
+  ours: gputableRunner,
+  peers: PEERS,
+  runners: PEER_RUNNERS,
+  rate: (w, n, ms) => (n / ms / 1e3).toFixed(0),
+  rateLabel: 'M rows/s'
+});
