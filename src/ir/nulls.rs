@@ -91,6 +91,10 @@ pub fn and_flags(parts: &[NodeRef]) -> Result<NodeRef> {
         .split_first()
         .ok_or_else(|| GpuTableError::invalid("no flags to combine"))?;
     if rest.is_empty() {
+        // A predicate's output is its own truth (1 or 0, no nulls of its own).
+        if matches!(first.op, Op::Predicate(_)) && first.validity().is_none() {
+            return Ok(first.clone());
+        }
         let not = logic(Predicate::Not, vec![first.clone()])?;
         return logic(Predicate::Not, vec![not]);
     }
