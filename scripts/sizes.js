@@ -13,7 +13,8 @@ const dist = resolve(dirname(fileURLToPath(import.meta.url)), '../dist');
  * on every backend: predicates, `where` reductions and `searchSorted` (about 12 kB, less what
  * was saved), then nulls through expressions, the generalised scans with `cumsum`..`cummax`,
  * and `argsort`/`sort`/`topK` (8 kB, less 2.2 kB saved: `searchSorted`'s CPU search and the
- * float32-only CPU ops instantiated once). The largest generic families left to shrink
+ * float32-only CPU ops instantiated once), and the CPU scan's loops over contiguous columns
+ * (2 kB, for a 50x faster `cumsum`): 512.4 kB. The largest generic families left to shrink
  * before the next raise: the CPU reduction folders (15 instances, 70 kB before gzip) and the
  * executor's schedule loop (one per backend, 70 kB).
  */

@@ -271,14 +271,20 @@ fn search_block(upper: bool, node: &NodeRef, b: &mut Block, out: &mut [u32]) -> 
     let sorted = b.leaf(sorted)?.clone();
     let class = queries.meta.dtype.class();
     let view = dispatch_class!(class, Q => { b.prepare::<Q>(queries, 1, 0)? });
+    let (key, rows) = with_elem_type!(sorted.dtype, S => {
+        rows::key_reader(StoredRows::<S>::new(&sorted)?)
+    });
     let mut wide = [0f64; PIECE];
     for start in (0..out.len()).step_by(PIECE) {
         let end = (start + PIECE).min(out.len());
         dispatch_class!(class, Q => { widen(&b.view::<Q>(view, 1)[start..end], &mut wide) });
-        let (queries, out) = (&wide[..end - start], &mut out[start..end]);
-        with_elem_type!(sorted.dtype, S => {
-            rows::search_sorted(&StoredRows::<S>::new(&sorted)?, queries, upper, out)
-        });
+        rows::search_sorted(
+            &*key,
+            rows,
+            &wide[..end - start],
+            upper,
+            &mut out[start..end],
+        );
     }
     Ok(())
 }

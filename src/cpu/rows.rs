@@ -239,31 +239,22 @@ pub(super) fn scan_rows<T: Lane>(
     }
 }
 
-/// For each query, how many rows of `sorted` are below it (`upper`: at most it).
-pub(super) fn search_sorted<S: Stored>(
-    sorted: &StoredRows<S>,
-    queries: &[f64],
-    upper: bool,
-    dst: &mut [u32],
-) {
+/// Key `i` of a sorted column of size-1 rows, as f64 (exact for every type), and the count
+/// of keys: what `search_sorted` reads.
+pub(super) fn key_reader<'a, S: Stored>(
+    sorted: StoredRows<'a, S>,
+) -> (Box<dyn Fn(usize) -> f64 + 'a>, usize) {
+    let rows = sorted.rows();
     match sorted.contiguous() {
-        Some(keys) if sorted.lanes == 1 => {
-            search_slice(&|i| keys[i].to_f64(), keys.len(), queries, upper, dst)
-        }
-        _ => search_slice(
-            &|i| sorted.row(i)[0].to_f64(),
-            sorted.rows(),
-            queries,
-            upper,
-            dst,
-        ),
+        Some(keys) if sorted.lanes == 1 => (Box::new(move |i| keys[i].to_f64()), rows),
+        _ => (Box::new(move |i| sorted.row(i)[0].to_f64()), rows),
     }
 }
 
-/// `search_sorted` over `rows` keys read by `key`; queries (of any type) as f64, which
-/// compares every pair of types exactly. One instance for every key type (code size, in
-/// wasm): a search reads few keys per query.
-fn search_slice(
+/// For each query, how many of the `rows` sorted keys read by `key` are below it (`upper`:
+/// at most it); queries (of any type) as f64, which compares every pair of types exactly.
+/// One instance for every key type (code size, in wasm): a search reads few keys per query.
+pub(super) fn search_sorted(
     key: &dyn Fn(usize) -> f64,
     rows: usize,
     queries: &[f64],
@@ -336,7 +327,7 @@ pub(super) fn reshape<S: Elem, T: Lane>(
 mod tests {
     use std::rc::Rc;
 
-    use super::{search_slice, StoredRows};
+    use super::{search_sorted, StoredRows};
     use crate::column::{Column, ColumnData};
     use crate::value::Value;
 
@@ -375,7 +366,7 @@ mod tests {
         queries.extend([f64::NAN, 10.0, 499.0, 499.0, 1e9, -1.0]);
         for upper in [false, true] {
             let mut got = vec![0u32; queries.len()];
-            search_slice(&|i| keys[i] as f64, keys.len(), &queries, upper, &mut got);
+            search_sorted(&|i| keys[i] as f64, keys.len(), &queries, upper, &mut got);
             for (&q, g) in queries.iter().zip(&got) {
                 // NaN is after every key.
                 let expected = keys.partition_point(|&k| match upper {

@@ -3,8 +3,8 @@
 //! the output, which keeps `x`'s chunks.
 
 use super::nulls::with_validity;
-use super::ops::{elementwise_plain, gather_plain, source, u32_constant, u32_rows};
-use super::{rechunk, scan, BinaryOp, NodeRef, Op, ReduceKind, ScanFold};
+use super::ops::{cast, elementwise_plain, gather_plain, sequence_like, source};
+use super::{scan, BinaryOp, NodeRef, Op, ReduceKind, ScanFold};
 use crate::column::ColumnData;
 use crate::dtype::{Class, DType};
 use crate::error::{GpuTableError, Result};
@@ -30,40 +30,31 @@ pub fn cumulative(fold: ScanFold, x: &NodeRef, exclusive: bool, reverse: bool) -
         }
         None => x.clone(),
     };
-    let rows = x.meta.length;
-    let backwards = match rows {
-        0 => None,
-        rows => Some(elementwise_plain(
-            Op::Binary(BinaryOp::Subtract),
-            vec![u32_constant(rows - 1)?, u32_rows(rows)?],
-            DType::U32,
-            1,
-        )?),
-    };
-    let scanned = match (&backwards, reverse) {
-        (Some(ids), true) => {
-            let reversed = scan(&gather_plain(ids, &values)?, fold, !exclusive)?;
-            rechunk(&gather_plain(ids, &reversed)?, x.chunks.clone())?
+    let scanned = match reverse {
+        // Row r reads row rows - 1 - r (uint32 bits of the wrapping sint32), chunked like x:
+        // reversed, scanned, and reversed back into x's chunks.
+        true => {
+            let start = x.meta.length as i64 - 1;
+            let backwards = cast(&sequence_like(x, start, -1), DType::U32)?;
+            let reversed = scan(&gather_plain(&backwards, &values)?, fold, !exclusive)?;
+            gather_plain(&backwards, &reversed)?
         }
-        _ => scan(&values, fold, !exclusive)?,
+        false => scan(&values, fold, !exclusive)?,
     };
-    let result = match fold {
-        ScanFold::Sum | ScanFold::Prod => scanned,
-        ScanFold::Min | ScanFold::Max => {
-            let kept = match (fold, x.meta.dtype.class()) {
-                (_, Class::F) => scanned,
-                // A row with nothing before it holds the 32-bit far end: x's own instead.
-                (fold, _) => {
-                    let (lo, end) = x.meta.dtype.int_bounds();
-                    let (op, bound) = match fold {
-                        ScanFold::Min => (BinaryOp::Minimum, end - 1.0),
-                        _ => (BinaryOp::Maximum, lo),
-                    };
-                    let bound = constant_of(wide, bound)?;
-                    elementwise_plain(Op::Binary(op), vec![scanned, bound], wide, x.meta.size)?
-                }
+    let dtype = x.meta.dtype;
+    let result = match (fold, dtype.class()) {
+        (ScanFold::Sum | ScanFold::Prod, _) => scanned,
+        (_, Class::F) => scanned,
+        _ if dtype == wide => scanned,
+        // A row with nothing before it holds the 32-bit far end: x's type's instead.
+        (fold, _) => {
+            let (lo, end) = dtype.int_bounds();
+            let (op, bound) = match fold {
+                ScanFold::Min => (BinaryOp::Minimum, end - 1.0),
+                _ => (BinaryOp::Maximum, lo),
             };
-            let dtype = x.meta.dtype;
+            let inputs = vec![scanned, constant_of(wide, bound)?];
+            let kept = elementwise_plain(Op::Binary(op), inputs, wide, x.meta.size)?;
             elementwise_plain(Op::Cast(dtype), vec![kept], dtype, x.meta.size)?
         }
     };

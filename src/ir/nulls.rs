@@ -5,8 +5,8 @@
 //! input shares that input's flags: no work of its own.
 
 use super::chunked::{concat, rechunk, slice, stored_rows};
-use super::ops::{cast, elementwise_plain, gather_plain, source};
-use super::{Meta, Node, NodeRef, Op, Predicate};
+use super::ops::{cast, elementwise_plain, gather_plain, sequence_like, source};
+use super::{NodeRef, Op, Predicate};
 use crate::column::ColumnData;
 use crate::dtype::DType;
 use crate::error::{GpuTableError, Result};
@@ -68,20 +68,7 @@ pub fn flags_like(node: &NodeRef, value: u8) -> Result<NodeRef> {
     if node.meta.constant {
         return source(ColumnData::U8(vec![value]), 1, true);
     }
-    let meta = Meta {
-        dtype: DType::I32,
-        size: 1,
-        length: node.meta.length,
-        constant: false,
-    };
-    let op = Op::Sequence {
-        start: value as i64,
-        step: 0,
-    };
-    cast(
-        &Node::new(op, vec![], meta, node.chunks.clone(), None),
-        DType::U8,
-    )
+    cast(&sequence_like(node, value as i64, 0), DType::U8)
 }
 
 /// 1 where every one of `parts` is true (nonzero or NaN), else 0: `uint8`, with no nulls of
@@ -251,10 +238,14 @@ fn cast_plain(x: &NodeRef, dtype: DType) -> Result<NodeRef> {
     elementwise_plain(Op::Cast(dtype), vec![x.clone()], dtype, x.meta.size)
 }
 
-/// `roots` and the null flags of each (an evaluation computes and keeps both).
+/// `roots` and the null flags of each, each node once (an evaluation computes and keeps
+/// both; roots may share flags, and a list that has them already gains nothing).
 pub fn with_null_flags(roots: &[NodeRef]) -> Vec<NodeRef> {
-    let flags = roots.iter().filter_map(|r| r.validity().cloned());
     let mut all: Vec<NodeRef> = roots.to_vec();
-    all.extend(flags);
+    for flags in roots.iter().filter_map(|r| r.validity()) {
+        if !all.iter().any(|n| n.id == flags.id) {
+            all.push(flags.clone());
+        }
+    }
     all
 }

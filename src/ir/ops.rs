@@ -290,6 +290,19 @@ pub fn sequence(count: f64, start: f64, step: f64) -> Result<NodeRef> {
     ))
 }
 
+/// `start + step * row` (sint32, wrapping) on every row of `node`, chunked like it: a
+/// column of `node`'s shape that reads no input.
+pub(super) fn sequence_like(node: &NodeRef, start: i64, step: i64) -> NodeRef {
+    let meta = Meta {
+        dtype: DType::I32,
+        size: 1,
+        length: node.meta.length,
+        constant: false,
+    };
+    let op = Op::Sequence { start, step };
+    Node::new(op, vec![], meta, node.chunks.clone(), None)
+}
+
 /// Rows of `values` at `ids`, null where the id or the row read is.
 pub fn gather(ids: &NodeRef, values: &NodeRef) -> Result<NodeRef> {
     let node = gather_plain(ids, values)?;

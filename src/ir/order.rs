@@ -79,14 +79,14 @@ pub fn argsort(keys: &[NodeRef], descending: &[bool], nulls: Nulls) -> Result<No
         let down = descending[k.min(descending.len() - 1)];
         let mut value_key = sort_key(key, down)?;
         if key.validity().is_some() {
-            let last = match nulls {
-                Nulls::Last => is_null(key)?,
-                Nulls::First => is_valid(key)?,
+            let valid = cast(&is_valid(key)?, DType::U32)?;
+            let null_key = match nulls {
+                Nulls::Last => cast(&is_null(key)?, DType::U32)?,
+                Nulls::First => valid.clone(),
             };
-            sort_keys.push(cast(&last, DType::U32)?);
+            sort_keys.push(null_key);
             bits.push(1);
             // Null rows tie (their values do not count): they keep their order.
-            let valid = cast(&is_valid(key)?, DType::U32)?;
             value_key = binary(BinaryOp::Multiply, &value_key, &valid)?;
         }
         sort_keys.push(value_key);

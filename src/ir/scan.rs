@@ -2,8 +2,9 @@
 //! ops that every backend runs as ordinary kernels: `GroupFold` folds `SCAN_FAN_IN`
 //! consecutive rows into one, level after level until at most `SCAN_FAN_IN` rows are left,
 //! and `ScanApply` folds, for each row, the rows before it in its group at every level (at
-//! most `SCAN_FAN_IN - 1` reads per level). A fold down to one row would be a pass that no row of the scan reads.
-//! Float sums come out in tree order, not as one long running sum.
+//! most `SCAN_FAN_IN - 1` reads per level). A fold down to one row would be a pass that no
+//! row of the scan reads. Float sums and products come out in tree order (the CPU runs on
+//! from the row before within a block), not as one long running sum.
 
 use super::{single_chunk, Meta, Node, NodeRef, Op, ReduceKind};
 use crate::column::element_count;

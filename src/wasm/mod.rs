@@ -455,27 +455,26 @@ pub fn cumulative(
         "cummax" => ir::ScanFold::Max,
         other => return Err(invalid(format!("unknown cumulative operation '{other}'"))),
     };
-    let flag = |value: &JsValue, name: &str| match value.is_undefined() {
-        true => Ok(false),
+    let exclusive = optional_bool(&exclusive, false, &format!("{op} exclusive"))?;
+    let reverse = optional_bool(&reverse, false, &format!("{op} reverse"))?;
+    wrap(ir::cumulative(fold, &x.node, exclusive, reverse))
+}
+
+/// An optional boolean option: `default` where undefined.
+fn optional_bool(value: &JsValue, default: bool, what: &str) -> JsResult<bool> {
+    match value.is_undefined() {
+        true => Ok(default),
         false => value
             .as_bool()
-            .ok_or_else(|| invalid(format!("{op} {name} must be a boolean"))),
-    };
-    let (exclusive, reverse) = (flag(&exclusive, "exclusive")?, flag(&reverse, "reverse")?);
-    wrap(ir::cumulative(fold, &x.node, exclusive, reverse))
+            .ok_or_else(|| invalid(format!("{what} must be a boolean"))),
+    }
 }
 
 /// `descending`: undefined (ascending), one boolean, or an array of them (one per key).
 fn directions(descending: &JsValue, default: bool) -> JsResult<Vec<bool>> {
     let bad = || invalid("descending must be a boolean or an array of booleans");
-    if descending.is_undefined() {
-        return Ok(vec![default]);
-    }
-    if let Some(flag) = descending.as_bool() {
-        return Ok(vec![flag]);
-    }
     if !js_sys::Array::is_array(descending) {
-        return Err(bad());
+        return optional_bool(descending, default, "descending").map(|flag| vec![flag]);
     }
     let flags: Option<Vec<bool>> = js_sys::Array::from(descending)
         .iter()
@@ -503,12 +502,7 @@ pub fn argsort(keys: &EvaluatorList, descending: JsValue, nulls: JsValue) -> JsR
 /// `sort(x, {descending, nulls})`.
 #[wasm_bindgen]
 pub fn sort(x: &Evaluator, descending: JsValue, nulls: JsValue) -> JsResult<Evaluator> {
-    let descending = match descending.is_undefined() {
-        true => false,
-        false => descending
-            .as_bool()
-            .ok_or_else(|| invalid("sort's descending must be a boolean"))?,
-    };
+    let descending = optional_bool(&descending, false, "sort's descending")?;
     wrap(ir::sort(&x.node, descending, nulls_of(&nulls)?))
 }
 
@@ -518,12 +512,7 @@ pub fn top_k(x: &Evaluator, k: JsValue, descending: JsValue) -> JsResult<js_sys:
     let k = k
         .as_f64()
         .ok_or_else(|| invalid("topK's k must be a non-negative integer"))?;
-    let descending = match descending.is_undefined() {
-        true => true,
-        false => descending
-            .as_bool()
-            .ok_or_else(|| invalid("topK's descending must be a boolean"))?,
-    };
+    let descending = optional_bool(&descending, true, "topK's descending")?;
     let (values, indices) = ir::top_k(&x.node, k, descending).map_err(to_js)?;
     Ok([Evaluator { node: values }, Evaluator { node: indices }]
         .into_iter()
