@@ -80,7 +80,7 @@ export class GPUTableEvaluator {
     return this._handle.size;
   }
   get length() {
-    return this._handle.length;
+    return this._handle.length ?? null;
   }
   get isConstant() {
     return this._handle.isConstant;
@@ -89,7 +89,8 @@ export class GPUTableEvaluator {
     return this._handle.evaluated;
   }
   get chunks() {
-    return Array.from(this._live().chunks);
+    const chunks = this._live().chunks;
+    return chunks === undefined ? null : Array.from(chunks);
   }
   get device() {
     if (this._released || this._handle.destroyed) return null;

@@ -470,10 +470,13 @@ export class GPUTableEvaluator<T extends DataType = DataType> {
   readonly type: T;
   /** Values per row. */
   readonly size: number;
-  /** Rows (1 for constants). */
-  readonly length: number;
-  /** Row counts of the chunks, in order (`[length]` for one chunk). */
-  readonly chunks: number[];
+  /**
+   * Rows (1 for constants). `null` for a result whose length depends on the data (`filter`,
+   * `unique`, and ops over them) until it is evaluated: its count is decided on the device.
+   */
+  readonly length: number | null;
+  /** Row counts of the chunks, in order (`[length]` for one chunk); `null` while `length` is. */
+  readonly chunks: number[] | null;
   readonly isConstant: boolean;
   /**
    * Whether a device holds the evaluator's materialized output: false for a source made by
@@ -587,6 +590,21 @@ export interface ReductionOptions {
 export function searchSorted(sorted: EvaluatorInput, values: PredicateArgument, options?: {side?: 'left' | 'right'}): GPUTableEvaluator<'uint32'>;
 /** The rows whose mask (size 1) is nonzero and not null: one uint32 row. @example count(greater(fare, 10)) */
 export function count(mask: EvaluatorInput): GPUTableEvaluator<'uint32'>;
+/**
+ * The rows of `x` whose `mask` (size 1; x's length, or a constant) is nonzero and not null,
+ * in order, nulls kept; chunk k holds the kept rows of x's chunk k. The count is decided on
+ * the device: ops build on the result before anything runs, one evaluation reads back only
+ * its roots' counts, and `length` is `null` until then. Over a filtered and a full column,
+ * an op has the full column's rows (the filtered one's past its count are null).
+ * @example filter(fare, greater(distance, 10))
+ */
+export function filter<X extends EvaluatorInput>(x: X, mask: PredicateArgument): GPUTableEvaluator<TypeOf<X>>;
+/**
+ * The distinct values of a size-1 `x`, ascending (NaN once, after every number; -0 and +0
+ * one value, +0; null rows one null row, last), counted on the device as `filter` is.
+ * @example unique(vendor)
+ */
+export function unique<X extends EvaluatorInput>(x: X): GPUTableEvaluator<TypeOf<X>>;
 /**
  * 1 where a row of `x` is null (uint8, never null). Nulls come from a vector's `validity`
  * and follow every elementwise op: a row reading a null row is null.

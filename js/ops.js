@@ -84,6 +84,8 @@ export const cummin = (x, settings) => cumulative('cummin', x, settings);
 export const cummax = (x, settings) => cumulative('cummax', x, settings);
 
 export const count = mask => wrap(() => wasm.count(handleOf(mask)));
+export const filter = (x, mask) => wrap(() => wasm.filter(handleOf(x), handleOf(comparand(mask))));
+export const unique = x => wrap(() => wasm.unique(handleOf(x)));
 export const isNull = x => wrap(() => wasm.isNull(handleOf(x)));
 export const isValid = x => wrap(() => wasm.isValid(handleOf(x)));
 export const fillNull = (x, value) => wrap(() => wasm.fillNull(handleOf(x), handleOf(comparand(value))));
@@ -110,6 +112,13 @@ export function slice(x, start, end) {
 
 export function rechunk(x, chunks) {
   return wrap(() => wasm.rechunk(handleOf(x), chunks));
+}
+
+// The chunks of a block op's input: a filter's result has them only once evaluated.
+function chunksOf(evaluator, what) {
+  const chunks = evaluator.chunks;
+  if (chunks === null) fail('INVALID_ARGUMENT', `${what} needs its input's chunks, which a result whose length depends on the data has only once evaluated`);
+  return chunks;
 }
 
 // Row offset of each chunk of `counts`, and the end.
@@ -142,7 +151,7 @@ export function mapBlocks(fn, ...inputs) {
   if (typeof fn !== 'function') fail('INVALID_ARGUMENT', 'mapBlocks needs a function');
   if (inputs.length === 0) fail('INVALID_ARGUMENT', 'mapBlocks needs at least one input');
   const evaluators = inputs.map(x => evaluatorOf(x, 'a mapBlocks input'));
-  const counts = evaluators.map(e => e.chunks);
+  const counts = evaluators.map(e => chunksOf(e, 'mapBlocks'));
   if (counts.some(c => c.length !== counts[0].length)) {
     fail('INVALID_ARGUMENT', `mapBlocks inputs need the same number of chunks, got ${counts.map(c => c.length).join(' and ')}`);
   }
@@ -163,7 +172,7 @@ export function blockwise(fn, inputs, settings) {
   }
   if (typeof keys !== 'function') fail('INVALID_ARGUMENT', 'blockwise keys must be a function of the output chunk');
   const evaluators = inputs.map(x => evaluatorOf(x, 'a blockwise input'));
-  const offsets = evaluators.map(e => offsetsOf(e.chunks));
+  const offsets = evaluators.map(e => offsetsOf(chunksOf(e, 'blockwise')));
   const blocks = chunks.map((rows, k) => {
     const wanted = keys(k);
     if (!Array.isArray(wanted) || wanted.length !== evaluators.length) {

@@ -25,6 +25,12 @@ pub async fn output(node: &NodeRef) -> Result<Output> {
     })
 }
 
+/// The rows of `node`'s result in `output`: all of them, or those its device count gave (a
+/// counted result's rows are packed at the start of its output).
+pub fn rows_of(node: &NodeRef, output: &Output) -> u32 {
+    node.known_length().unwrap_or(output.rows() as u32)
+}
+
 /// `readValue(startRow, endRow)`'s row range: truncated, clamped to `rows`, `end` at least
 /// `start`; NaN is `INVALID_ARGUMENT`.
 pub fn row_range(rows: u32, start: Option<f64>, end: Option<f64>) -> Result<(u32, u32)> {
@@ -43,7 +49,7 @@ pub async fn read_value_async(
     end: Option<f64>,
 ) -> Result<ColumnData> {
     let output = output(node).await?;
-    let (start, end) = row_range(output.rows() as u32, start, end)?;
+    let (start, end) = row_range(rows_of(node, &output), start, end)?;
     engine::read_rows(&output, start, end).await
 }
 
@@ -63,7 +69,7 @@ pub fn read_value(node: &NodeRef, start: Option<f64>, end: Option<f64>) -> Resul
 /// (and null flags) put there (a root evaluated elsewhere is copied once), so `device` holds
 /// each.
 pub async fn evaluate_on<B: Backend>(device: &B, roots: &[NodeRef]) -> Result<()> {
-    let roots = &crate::ir::with_null_flags(roots);
+    let roots = &crate::ir::with_companions(roots);
     engine::evaluate(device, roots).await?;
     for root in roots {
         engine::put_on(device, root, false).await?;
@@ -75,7 +81,7 @@ pub async fn evaluate_on<B: Backend>(device: &B, roots: &[NodeRef]) -> Result<()
 /// node of the graph (intermediates evaluated before included; inputs keep their data but
 /// not the copies made of it).
 pub async fn clean_evaluate<B: Backend>(device: &B, roots: &[NodeRef]) -> Result<()> {
-    let roots = &crate::ir::with_null_flags(roots);
+    let roots = &crate::ir::with_companions(roots);
     evaluate_on(device, roots).await?;
     let root_ids: HashSet<u64> = roots.iter().map(|r| r.id).collect();
     for node in all_nodes(roots) {

@@ -31,6 +31,9 @@ pub(super) struct Ledger<'a> {
     on_device: HashMap<u64, bool>,
     /// Bytes of the inputs copied whole, held by every pass.
     copies_held: u64,
+    /// The row ranges of outputs whose pass was cut within a chunk: each range is stored
+    /// on its own, so a later task reading other rows of them reads a copy joining them.
+    parts: std::cell::RefCell<HashMap<u64, Vec<(u64, u64)>>>,
 }
 
 impl<'a> Ledger<'a> {
@@ -83,6 +86,31 @@ impl<'a> Ledger<'a> {
             computed,
             last_read,
             on_device,
+            parts: Default::default(),
+        }
+    }
+
+    /// Records the tasks a pass runs: where they cut its chunks, its outputs are stored a
+    /// task's rows at a time.
+    pub fn record_tasks(&self, region: &Region, tasks: &[(u64, u32)]) {
+        let ranges: Vec<(u64, u64)> = (tasks.iter())
+            .map(|&(first, rows)| (first, first + rows as u64))
+            .collect();
+        let root = &region.root;
+        if ranges.iter().all(|&(lo, hi)| whole_chunk(root, lo, hi)) {
+            return;
+        }
+        let mut parts = self.parts.borrow_mut();
+        for output in region.outputs() {
+            parts.insert(output.id, ranges.clone());
+        }
+    }
+
+    /// Whether rows `start..end` of `leaf` are one stored value (no copy joins them).
+    fn stored_whole(&self, leaf: &Node, start: u64, end: u64) -> bool {
+        match self.parts.borrow().get(&leaf.id) {
+            Some(ranges) => start == end || ranges.contains(&(start, end)),
+            None => whole_chunk(leaf, start, end),
         }
     }
 
@@ -260,7 +288,7 @@ impl<'a> Ledger<'a> {
                 bytes += range_bytes(device, leaf, start, end);
             }
             // A native sort reads its keys' chunks where they are.
-            if !whole_chunk(leaf, start, end) && !native_sort {
+            if !self.stored_whole(leaf, start, end) && !native_sort {
                 bytes += bytes_of(device, leaf, end - start);
             }
         }

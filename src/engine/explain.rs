@@ -13,7 +13,8 @@ use crate::plan::{PlanLimits, Region, ASSEMBLY_PASS};
 /// The schedule `root` runs on `device` (as if it had not run yet), with the device's kernels.
 pub fn explain(device: &dyn CostModel, root: &NodeRef) -> Result<String> {
     root.check_alive()?;
-    let schedule = schedule::of_roots(device, std::slice::from_ref(root), true)?;
+    let roots = crate::ir::with_companions(std::slice::from_ref(root));
+    let schedule = schedule::of_roots(device, &roots, true)?;
     let plan = &schedule.plan;
     let mut text = plan.describe_header(&device.name());
     let words = device.kernel_words();
@@ -28,6 +29,13 @@ pub fn explain(device: &dyn CostModel, root: &NodeRef) -> Result<String> {
                 None => "",
             };
             let _ = writeln!(text, "    runs as {tasks} chunk tasks{cut}");
+        }
+        if region.root.counted().is_some() {
+            let capacity = region.root.meta.length;
+            let _ = writeln!(
+                text,
+                "    rows counted on the device: capacity {capacity} rows allocated"
+            );
         }
         if let Some(reduction) = Reduction::of(&region.root) {
             let rounds = describe_rounds(tasks as u32, &pass.rounds, reduction.split_every);
@@ -47,6 +55,13 @@ pub fn explain(device: &dyn CostModel, root: &NodeRef) -> Result<String> {
     if let Some((one, many)) = words {
         let word = if total == 1 { one } else { many };
         let _ = writeln!(text, "{total} {word} in all");
+    }
+    if let Some(counted) = root.counted() {
+        let bytes = 4 * counted.chunks.meta.length;
+        let _ = writeln!(
+            text,
+            "its rows are counted on the device: the count ({bytes} bytes) is read back at the end"
+        );
     }
     describe_budget(&schedule, &mut text);
     Ok(text)

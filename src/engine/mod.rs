@@ -49,10 +49,40 @@ pub async fn evaluate_with<B: Backend>(
     roots: &[NodeRef],
     fusion: Fusion,
 ) -> Result<()> {
-    let roots = &crate::ir::with_null_flags(roots);
+    let roots = &crate::ir::with_companions(roots);
     let (checks, fresh, all) = kept_row_checks(roots);
     run(device, &all, fusion, None).await?;
-    check_kept_rows(checks, fresh).await
+    check_kept_rows(checks, fresh).await?;
+    settle_counts(roots).await
+}
+
+/// Reads back the counts of the roots whose rows are counted on the device (4 bytes a
+/// chunk), which set their length: the only read an evaluation makes of them.
+async fn settle_counts(roots: &[NodeRef]) -> Result<()> {
+    let mut read: HashMap<u64, crate::ir::Chunks> = HashMap::new();
+    for root in roots {
+        let Some(counted) = root.counted() else {
+            continue;
+        };
+        if root.settled().is_some() {
+            continue;
+        }
+        let chunks = match read.get(&counted.chunks.id) {
+            Some(chunks) => chunks.clone(),
+            None => {
+                let output = counted
+                    .chunks
+                    .home()
+                    .ok_or_else(|| internal("a device count was not computed"))?;
+                let rows = read_rows(&output, 0, counted.chunks.meta.length).await?;
+                let chunks = crate::ir::settled_chunks(&rows);
+                read.insert(counted.chunks.id, chunks.clone());
+                chunks
+            }
+        };
+        root.settle(chunks);
+    }
+    Ok(())
 }
 
 type KeptRowChecks = (Vec<(NodeRef, NodeRef)>, Vec<NodeRef>, Vec<NodeRef>);
@@ -123,7 +153,9 @@ pub struct Listed {
 /// the executor runs what the schedule says, within its projected memory).
 pub async fn evaluate_listed<B: Backend>(device: &B, roots: &[NodeRef]) -> Result<Listed> {
     let mut ran = Vec::new();
+    let roots = &crate::ir::with_companions(roots);
     let schedule = run(device, roots, Fusion::On, Some(&mut ran)).await?;
+    settle_counts(roots).await?;
     Ok(Listed {
         listed: schedule.as_ref().map(Schedule::steps).unwrap_or_default(),
         ran,

@@ -123,6 +123,7 @@ impl Schedule {
             if device.keeps_scratch_until_flush() {
                 kept_scratch = kept_scratch.saturating_add(ledger.scratch_bytes(region, &tasks));
             }
+            ledger.record_tasks(region, &tasks);
             let rounds = match ir::Reduction::of(&region.root) {
                 Some(reduction) => combine_rounds(tasks.len() as u32, reduction.split_every),
                 None => Vec::new(),

@@ -95,18 +95,23 @@ impl ReductionModel for GlDevice {
                 u64::MAX,
             )
     }
-    /// Device bytes of a chunk task's partial-state textures: the first pass's and the
-    /// first fold's, one texture per state word (planes reuse them through the pool).
+    /// Device bytes of a chunk task's partial-state textures: per plane of 4 lanes, the
+    /// first pass's and each fold's, one texture per state word. The batch holds every
+    /// texture its draws wrote until it is submitted, so the planes' add up.
     fn reduction_scratch_bytes(&self, root: &Node, rows: u32) -> u64 {
         let words = Reduction::state_words_of(root) as u64;
-        let height = reduce_bands(self.layout, rows).1;
-        let texture = |height: u32| {
-            crate::memory::size_class(height as u64 * STATE_WIDTH as u64 * 16, u64::MAX)
+        let plane_count = planes(root.inputs[0].meta.size) as u64;
+        let texture = |texels: u32| {
+            let height = texels.div_ceil(STATE_WIDTH) as u64;
+            crate::memory::size_class(height * STATE_WIDTH as u64 * 16, u64::MAX)
         };
-        let folded = (height * STATE_WIDTH)
-            .div_ceil(FOLD_TEXELS)
-            .div_ceil(STATE_WIDTH);
-        words * (texture(height) + texture(folded))
+        let mut texels = reduce_bands(self.layout, rows).1 * STATE_WIDTH;
+        let mut bytes = texture(texels);
+        while rows > 0 && texels > FOLD_TEXELS {
+            texels = texels.div_ceil(FOLD_TEXELS);
+            bytes += texture(texels);
+        }
+        words * plane_count * bytes
     }
     /// Draws of one chunk task, and a line saying what they do.
     fn describe_reduction(&self, region: &Region) -> (u64, String) {

@@ -165,7 +165,7 @@ pub(crate) fn stored_rows(node: &Node) -> u32 {
     }
 }
 
-fn stored_chunks(node: &Node) -> Chunks {
+pub(super) fn stored_chunks(node: &Node) -> Chunks {
     if node.meta.constant {
         single_chunk(1)
     } else {

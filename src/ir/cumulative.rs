@@ -58,7 +58,8 @@ pub fn cumulative(fold: ScanFold, x: &NodeRef, exclusive: bool, reverse: bool) -
             elementwise_plain(Op::Cast(dtype), vec![kept], dtype, x.meta.size)?
         }
     };
-    with_validity(&result, x.validity())
+    let result = with_validity(&result, x.validity())?;
+    super::counted::counted_like(result, x)
 }
 
 /// The fold of no row, as a one-row constant of `dtype` (a 32-bit type).

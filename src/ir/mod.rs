@@ -15,6 +15,7 @@ use crate::error::{ErrorCode, GpuTableError, Result};
 use crate::value::{DeviceId, Output, HOST};
 
 mod chunked;
+mod counted;
 mod cumulative;
 mod nulls;
 mod ops;
@@ -26,6 +27,7 @@ mod scatter;
 mod segment;
 mod sort;
 pub use chunked::*;
+pub use counted::*;
 pub use cumulative::*;
 pub use nulls::*;
 pub use ops::*;
@@ -312,7 +314,8 @@ impl Op {
 pub struct Meta {
     pub dtype: DType,
     pub size: u32,
-    /// Logical row count; 1 for constants.
+    /// Row count; 1 for constants. For rows counted on the device (counted.rs), the
+    /// capacity computed: the rows of the result are the first ones.
     pub length: u32,
     pub constant: bool,
 }
@@ -327,6 +330,9 @@ struct NodeState {
     /// graph. User data in host memory is not one: a source is materialized once evaluated
     /// or uploaded.
     materialized: Option<DeviceId>,
+    /// For a node whose rows are counted on the device: the rows of each of its chunks,
+    /// read back by the evaluation that computed it (counted.rs).
+    settled: Option<Chunks>,
     destroyed: bool,
 }
 
@@ -350,6 +356,9 @@ pub struct Node {
     /// uint8 flags, 0 where a row is null, chunked like the node (nulls.rs); none when
     /// every row is valid.
     validity: std::cell::OnceCell<NodeRef>,
+    /// Where the rows are counted on the device (a filter's, say): how many of the node's
+    /// rows are rows of the result (counted.rs).
+    counted: std::cell::OnceCell<Counted>,
     state: RefCell<NodeState>,
 }
 
@@ -391,9 +400,11 @@ impl Node {
             input_offsets: std::cell::OnceCell::new(),
             kept_rows: std::cell::OnceCell::new(),
             validity: std::cell::OnceCell::new(),
+            counted: std::cell::OnceCell::new(),
             state: RefCell::new(NodeState {
                 materialized: output.as_ref().map(|o| o.device).filter(|&d| d != HOST),
                 outputs: output.into_iter().collect(),
+                settled: None,
                 destroyed: false,
             }),
         })
@@ -407,6 +418,38 @@ impl Node {
     /// The node's null flags (`nulls.rs`), if any row may be null.
     pub fn validity(&self) -> Option<&NodeRef> {
         self.validity.get()
+    }
+
+    /// How the node's rows are counted on the device, if they are (counted.rs).
+    pub fn counted(&self) -> Option<&Counted> {
+        self.counted.get()
+    }
+
+    /// The rows of each chunk of a counted node, once an evaluation has read them back.
+    pub fn settled(&self) -> Option<Chunks> {
+        self.state.borrow().settled.clone()
+    }
+
+    /// Records the rows of each chunk of a counted node, read back after its evaluation.
+    pub fn settle(&self, chunks: Chunks) {
+        self.state.borrow_mut().settled = Some(chunks);
+    }
+
+    /// The rows of the result (api.md's `length`): known up front, or for a counted node
+    /// once an evaluation has counted them.
+    pub fn known_length(&self) -> Option<u32> {
+        match self.counted() {
+            None => Some(self.meta.length),
+            Some(_) => self.settled().map(|c| c.iter().sum()),
+        }
+    }
+
+    /// The chunks of the result: known up front, or for a counted node once evaluated.
+    pub fn known_chunks(&self) -> Option<Chunks> {
+        match self.counted() {
+            None => Some(self.chunks.clone()),
+            Some(_) => self.settled(),
+        }
     }
 
     /// Where the output was computed or loaded (sources always have one until destroyed).
@@ -503,6 +546,7 @@ impl Node {
             let mut state = self.state.borrow_mut();
             state.destroyed = true;
             state.materialized = None;
+            state.settled = None;
             std::mem::take(&mut state.outputs)
         };
         drop(old);
@@ -519,6 +563,7 @@ impl Node {
                 return;
             }
             state.materialized = None;
+            state.settled = None;
             let (host, copies): (Vec<Output>, Vec<Output>) = std::mem::take(&mut state.outputs)
                 .into_iter()
                 .partition(|o| o.device == HOST && self.is_source());

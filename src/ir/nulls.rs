@@ -196,19 +196,21 @@ pub(super) fn propagate_view(node: &NodeRef) -> Result<()> {
 /// `isNull(x)`: 1 where a row of `x` is null; never null itself.
 pub fn is_null(x: &NodeRef) -> Result<NodeRef> {
     x.check_alive()?;
-    match x.validity() {
-        Some(v) => logic(Predicate::Not, vec![v.clone()]),
-        None => flags_like(x, 0),
-    }
+    let flags = match x.validity() {
+        Some(v) => logic(Predicate::Not, vec![v.clone()])?,
+        None => flags_like(x, 0)?,
+    };
+    super::counted::counted_like(flags, x)
 }
 
 /// `isValid(x)`: 1 where a row of `x` is not null; never null itself.
 pub fn is_valid(x: &NodeRef) -> Result<NodeRef> {
     x.check_alive()?;
-    match x.validity() {
-        Some(v) => and_flags(std::slice::from_ref(v)),
-        None => flags_like(x, 1),
-    }
+    let flags = match x.validity() {
+        Some(v) => and_flags(std::slice::from_ref(v))?,
+        None => flags_like(x, 1)?,
+    };
+    super::counted::counted_like(flags, x)
 }
 
 /// `fillNull(x, value)`: `x` with `value` (converted to x's type) on its null rows, x's
@@ -231,20 +233,32 @@ pub fn fill_null(x: &NodeRef, value: &NodeRef) -> Result<NodeRef> {
         x.clone(),
         cast_plain(value, x.meta.dtype)?,
     ];
-    elementwise_plain(Op::Select, inputs, x.meta.dtype, x.meta.size)
+    let filled = elementwise_plain(Op::Select, inputs, x.meta.dtype, x.meta.size)?;
+    super::counted::counted_like(filled, x)
 }
 
 fn cast_plain(x: &NodeRef, dtype: DType) -> Result<NodeRef> {
     elementwise_plain(Op::Cast(dtype), vec![x.clone()], dtype, x.meta.size)
 }
 
-/// `roots` and the null flags of each, each node once (an evaluation computes and keeps
-/// both; roots may share flags, and a list that has them already gains nothing).
+/// `roots` and the null flags of each, each node once (roots may share flags, and a list
+/// that has them already gains nothing).
 pub fn with_null_flags(roots: &[NodeRef]) -> Vec<NodeRef> {
+    with_others(roots, roots.iter().filter_map(|r| r.validity().cloned()))
+}
+
+/// `roots` with what an evaluation computes and keeps with them: their null flags and the
+/// counts of those counted on the device (counted.rs).
+pub fn with_companions(roots: &[NodeRef]) -> Vec<NodeRef> {
+    let flags = roots.iter().filter_map(|r| r.validity().cloned());
+    with_others(roots, flags.chain(super::counted::counts_of(roots)))
+}
+
+fn with_others(roots: &[NodeRef], others: impl Iterator<Item = NodeRef>) -> Vec<NodeRef> {
     let mut all: Vec<NodeRef> = roots.to_vec();
-    for flags in roots.iter().filter_map(|r| r.validity()) {
-        if !all.iter().any(|n| n.id == flags.id) {
-            all.push(flags.clone());
+    for node in others {
+        if !all.iter().any(|n| n.id == node.id) {
+            all.push(node);
         }
     }
     all

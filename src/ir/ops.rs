@@ -56,15 +56,18 @@ fn max_length(inputs: &[&NodeRef]) -> (u32, bool) {
     (length, constant)
 }
 
-/// An elementwise node, null where a row it reads is (nulls.rs).
+/// An elementwise node, null where a row it reads is (nulls.rs), over the rows of its
+/// inputs' results where those are counted on the device (counted.rs).
 pub(super) fn elementwise(
     op: Op,
     inputs: Vec<NodeRef>,
     dtype: DType,
     size: u32,
 ) -> Result<NodeRef> {
+    let (inputs, counted) = super::counted::align(inputs)?;
     let node = elementwise_plain(op, inputs, dtype, size)?;
     super::nulls::propagate(&node)?;
+    super::counted::attach(&node, counted);
     Ok(node)
 }
 
@@ -303,13 +306,18 @@ pub(super) fn sequence_like(node: &NodeRef, start: i64, step: i64) -> NodeRef {
     Node::new(op, vec![], meta, node.chunks.clone(), None)
 }
 
-/// Rows of `values` at `ids`, null where the id or the row read is.
+/// Rows of `values` at `ids`, null where the id or the row read is. Ids at or past the
+/// count of a counted `values` read no row; the output is counted as `ids` are.
 pub fn gather(ids: &NodeRef, values: &NodeRef) -> Result<NodeRef> {
-    let node = gather_plain(ids, values)?;
+    let read = match values.counted() {
+        Some(counted) => super::counted::ids_within(ids, counted)?,
+        None => ids.clone(),
+    };
+    let node = gather_plain(&read, values)?;
     if node.op == Op::Gather {
-        super::nulls::propagate_gather(&node, ids, values)?;
+        super::nulls::propagate_gather(&node, &read, values)?;
     }
-    Ok(node)
+    super::counted::counted_like(node, ids)
 }
 
 /// `gather` with no null flags of its own (for row numbers: those of `ids`).

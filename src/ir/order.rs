@@ -3,10 +3,9 @@
 //! through it. Each key becomes a uint32 sort key (`Op::SortKey`), and a nullable key a
 //! one-bit null key before it; the sort is the IR's stable multi-key sort.
 
-use super::nulls::{is_null, is_valid};
-use super::ops::{cast, elementwise_plain, gather, u32_rows};
+use super::ops::{elementwise_plain, gather, u32_rows};
 use super::sort::sort_node;
-use super::{binary, slice, BinaryOp, NodeRef, Op};
+use super::{BinaryOp, NodeRef, Op};
 use crate::dtype::DType;
 use crate::error::{GpuTableError, Result};
 
@@ -63,6 +62,9 @@ pub fn argsort(keys: &[NodeRef], descending: &[bool], nulls: Nulls) -> Result<No
         key.check_alive()?;
         check_size(key, "an argsort key")?;
     }
+    // Keys counted on the device sort the rows of their result first (the rest last).
+    let (keys, counted) = super::counted::align(keys.to_vec())?;
+    let keys = &keys[..];
     let columns: Vec<(usize, &NodeRef)> = (keys.iter().enumerate())
         .filter(|(_, k)| !k.meta.constant)
         .collect();
@@ -73,29 +75,58 @@ pub fn argsort(keys: &[NodeRef], descending: &[bool], nulls: Nulls) -> Result<No
             other.meta.length
         )));
     }
-    let mut sort_keys = Vec::with_capacity(2 * columns.len());
-    let mut bits = Vec::with_capacity(2 * columns.len());
+    let mut sort_keys = Vec::with_capacity(2 * columns.len() + 1);
+    let mut bits = Vec::with_capacity(2 * columns.len() + 1);
+    if let (Some(counted), Some((_, key))) = (&counted, columns.first()) {
+        let live = super::live_flags(key, counted)?;
+        let past = elementwise_plain(
+            Op::Predicate(super::Predicate::Not),
+            vec![live],
+            DType::U8,
+            1,
+        )?;
+        sort_keys.push(to_u32(&past)?);
+        bits.push(1);
+    }
     for (k, key) in columns {
         let down = descending[k.min(descending.len() - 1)];
         let mut value_key = sort_key(key, down)?;
-        if key.validity().is_some() {
-            let valid = cast(&is_valid(key)?, DType::U32)?;
+        if let Some(flags) = key.validity() {
+            let valid = to_u32(&super::and_flags(std::slice::from_ref(flags))?)?;
             let null_key = match nulls {
-                Nulls::Last => cast(&is_null(key)?, DType::U32)?,
+                Nulls::Last => to_u32(&elementwise_plain(
+                    Op::Predicate(super::Predicate::Not),
+                    vec![flags.clone()],
+                    DType::U8,
+                    1,
+                )?)?,
                 Nulls::First => valid.clone(),
             };
             sort_keys.push(null_key);
             bits.push(1);
             // Null rows tie (their values do not count): they keep their order.
-            value_key = binary(BinaryOp::Multiply, &value_key, &valid)?;
+            let inputs = vec![value_key, valid];
+            value_key = elementwise_plain(Op::Binary(BinaryOp::Multiply), inputs, DType::U32, 1)?;
         }
         sort_keys.push(value_key);
         bits.push(key.meta.dtype.byte_width() as u32 * 8);
     }
-    match sort_keys.is_empty() {
-        true => u32_rows(rows),
-        false => sort_node(&sort_keys, bits),
-    }
+    let order = match sort_keys.is_empty() {
+        true => u32_rows(rows)?,
+        false => sort_node(&sort_keys, bits)?,
+    };
+    // The order of a counted result's rows: as many as it has.
+    let counted = match counted {
+        Some(c) => Some(super::counted::Counted::whole(c.total)?),
+        None => None,
+    };
+    super::counted::attach(&order, counted);
+    Ok(order)
+}
+
+/// A flag column (uint8 0 or 1, nonzero true) as uint32, no nulls of its own.
+fn to_u32(flags: &NodeRef) -> Result<NodeRef> {
+    elementwise_plain(Op::Cast(DType::U32), vec![flags.clone()], DType::U32, 1)
 }
 
 /// The values of `x` (size 1) in `argsort`'s order (its nulls with them), one chunk.
@@ -114,6 +145,6 @@ pub fn top_k(x: &NodeRef, k: f64, descending: bool) -> Result<(NodeRef, NodeRef)
     }
     check_size(x, "topK's input")?;
     let order = argsort(std::slice::from_ref(x), &[descending], Nulls::Last)?;
-    let indices = slice(&order, 0.0, k)?;
+    let indices = super::slice_counted(&order, 0.0, k)?;
     Ok((gather(&indices, x)?, indices))
 }

@@ -125,6 +125,7 @@ impl Reduction {
 
 /// `kind` over every row of `x`, skipping rows (or lanes) whose `validity` flag is 0.
 /// `validity`: uint8, one flag per row or per lane, as long as `x`; by default `x`'s nulls.
+/// A counted `x` is reduced over the rows of its result (none: `EMPTY_INPUT` but for sum).
 pub fn reduce(
     kind: ReduceKind,
     x: &NodeRef,
@@ -132,6 +133,20 @@ pub fn reduce(
     split_every: u32,
 ) -> Result<NodeRef> {
     x.check_alive()?;
+    if x.counted().is_some() && !x.meta.constant {
+        let every_row = super::source(crate::column::ColumnData::U8(vec![1]), 1, true)?;
+        return reduce_where(kind, x, validity, &every_row, None, split_every);
+    }
+    reduce_flagged(kind, x, validity, split_every)
+}
+
+/// `reduce` of the rows `validity` flags (x is read over its whole capacity).
+fn reduce_flagged(
+    kind: ReduceKind,
+    x: &NodeRef,
+    validity: Option<&NodeRef>,
+    split_every: u32,
+) -> Result<NodeRef> {
     if split_every < 2 {
         return Err(GpuTableError::invalid(format!(
             "splitEvery must be an integer of at least 2, got {split_every}"
@@ -218,6 +233,13 @@ pub fn where_flags(
     let mut parts = vec![mask.clone()];
     parts.extend(mask_validity.or(mask.validity()).cloned());
     parts.extend(validity.or(x.validity()).cloned());
+    // The rows of a counted result (x and the mask are counted alike here).
+    let counted = [x, mask]
+        .into_iter()
+        .find_map(|n| n.counted().filter(|_| !n.meta.constant).map(|c| (n, c)));
+    if let Some((node, counted)) = counted {
+        parts.push(super::live_flags(node, counted)?);
+    }
     parts.dedup_by_key(|p| p.id);
     if mask.meta.constant && !x.meta.constant && parts.len() == 1 {
         // A constant mask over every row of x.
@@ -237,10 +259,13 @@ pub fn reduce_where(
     split_every: u32,
 ) -> Result<NodeRef> {
     x.check_alive()?;
+    mask.check_alive()?;
+    let (aligned, _) = super::counted::align(vec![x.clone(), mask.clone()])?;
+    let (x, mask) = (&aligned[0], &aligned[1]);
     let flags = where_flags(x, mask, validity, mask_validity)?;
-    let node = reduce(kind, x, Some(&flags), split_every)?;
+    let node = reduce_flagged(kind, x, Some(&flags), split_every)?;
     if kind != ReduceKind::Sum {
-        let kept = reduce(ReduceKind::Sum, &flags, None, split_every)?;
+        let kept = reduce_flagged(ReduceKind::Sum, &flags, None, split_every)?;
         let _ = node.kept_rows.set(kept);
     }
     Ok(node)
@@ -249,7 +274,7 @@ pub fn reduce_where(
 /// `count(mask)`: the rows whose mask (size 1) is nonzero and not null, as one `uint32` row.
 pub fn count(mask: &NodeRef, mask_validity: Option<&NodeRef>) -> Result<NodeRef> {
     let flags = where_flags(mask, mask, None, mask_validity)?;
-    reduce(ReduceKind::Sum, &flags, None, DEFAULT_SPLIT_EVERY)
+    reduce_flagged(ReduceKind::Sum, &flags, None, DEFAULT_SPLIT_EVERY)
 }
 
 /// The partials left after each combine round when `parts` partials are combined in groups

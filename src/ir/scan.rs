@@ -137,6 +137,9 @@ pub fn search_sorted(sorted: &NodeRef, queries: &NodeRef, upper: bool) -> Result
             "searchSorted searches a column of rows, not a constant",
         ));
     }
+    if let Some(counted) = sorted.counted() {
+        return super::counted::search_counted(sorted, counted, queries, upper);
+    }
     let meta = Meta {
         dtype: crate::dtype::DType::U32,
         size: 1,
@@ -151,7 +154,7 @@ pub fn search_sorted(sorted: &NodeRef, queries: &NodeRef, upper: bool) -> Result
     let node = Node::new(Op::SearchSorted { upper }, inputs, meta, chunks, None);
     // A null query has a null answer.
     super::nulls::inherit(&node, queries)?;
-    Ok(node)
+    super::counted::counted_like(node, queries)
 }
 
 /// The same values in rows of `size` lanes (row-major order kept): `rows x s` values as

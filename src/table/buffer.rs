@@ -167,7 +167,9 @@ impl Buffer {
     pub fn node(&mut self) -> Result<NodeRef> {
         let (dtype, size, length) = (self.dtype, self.size, self.length);
         match self.backing()? {
-            Backing::Node { node, .. } if node.chunks.len() == 1 => Ok(node.clone()),
+            Backing::Node { node, .. } if node.chunks.len() == 1 && node.counted().is_none() => {
+                Ok(node.clone())
+            }
             Backing::Node {
                 node,
                 row_offset,

@@ -100,26 +100,56 @@ impl Vector {
 
     /// The output of evaluated `node` on `device`: one borrowed chunk per stored chunk.
     pub fn of_output(node: &NodeRef, device: DeviceId) -> Vector {
+        let ranges = Vector::output_ranges(node, device);
+        let mut vector = Vector::of_ranges(node, device, &ranges);
+        vector.validity = node
+            .validity()
+            .map(|v| Vector::of_ranges(v, device, &ranges).shared());
+        vector
+    }
+
+    /// Each chunk of `node`'s output on `device` as `(stored chunk, first row, rows)`, the
+    /// first row counted over the whole output: its stored chunks, or for a result counted
+    /// on the device the rows its count gave each chunk (packed from the first row).
+    fn output_ranges(node: &NodeRef, device: DeviceId) -> Vec<(u32, u32, u32)> {
         let stored: Vec<u32> = match node.output_on(device).or_else(|| node.home()) {
             Some(output) => output.chunks.iter().map(|c| c.rows).collect(),
             None => node.chunks.to_vec(),
         };
-        let mut row_offset = 0;
-        let data = stored
+        let Some(settled) = node.counted().and(node.settled()) else {
+            let mut first = 0u32;
+            return (stored.iter().enumerate())
+                .map(|(chunk, &rows)| {
+                    first += rows;
+                    (chunk as u32, first - rows, rows)
+                })
+                .collect();
+        };
+        // A counted result's rows are packed from the first row, whatever chunks hold them.
+        let stored_offsets = ir::chunk_offsets(&stored);
+        let mut first = 0u32;
+        settled
             .iter()
-            .enumerate()
-            .map(|(chunk, &rows)| {
-                let buffer =
-                    Buffer::output_chunk(node.clone(), chunk as u32, row_offset, rows, device);
-                row_offset += rows;
+            .map(|&rows| {
+                let at = stored_offsets[1..].partition_point(|&end| end <= first as u64);
+                let last = stored_offsets.len().saturating_sub(2);
+                let range = (at.min(last) as u32, first, rows);
+                first += rows;
+                range
+            })
+            .collect()
+    }
+
+    fn of_ranges(node: &NodeRef, device: DeviceId, ranges: &[(u32, u32, u32)]) -> Vector {
+        let data = ranges
+            .iter()
+            .map(|&(chunk, first, rows)| {
+                let buffer = Buffer::output_chunk(node.clone(), chunk, first, rows, device);
                 Data::new(buffer, false)
             })
             .collect();
         let mut vector = Vector::new("", node.meta.dtype, node.meta.size, data);
         vector.device = Some(device);
-        vector.validity = node
-            .validity()
-            .map(|v| Vector::of_output(v, device).shared());
         vector
     }
 

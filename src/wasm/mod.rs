@@ -163,10 +163,11 @@ impl Evaluator {
         }
     }
 
-    /// Row counts of the chunks, in order.
+    /// Row counts of the chunks, in order (unknown for a result counted on the device
+    /// until it is evaluated).
     #[wasm_bindgen(getter)]
-    pub fn chunks(&self) -> Vec<u32> {
-        self.node.chunks.to_vec()
+    pub fn chunks(&self) -> Option<Vec<u32>> {
+        self.node.known_chunks().map(|c| c.to_vec())
     }
 
     #[wasm_bindgen(getter, js_name = "type")]
@@ -177,9 +178,10 @@ impl Evaluator {
     pub fn size(&self) -> u32 {
         self.node.meta.size
     }
+    /// The rows (unknown for a result counted on the device until it is evaluated).
     #[wasm_bindgen(getter)]
-    pub fn length(&self) -> u32 {
-        self.node.meta.length
+    pub fn length(&self) -> Option<u32> {
+        self.node.known_length()
     }
     #[wasm_bindgen(getter, js_name = isConstant)]
     pub fn is_constant(&self) -> bool {
@@ -225,7 +227,7 @@ impl Evaluator {
             let start = optional_number_arg(&start, "readValue startRow")?;
             let end = optional_number_arg(&end, "readValue endRow")?;
             let output = evaluator::output(&node).await.map_err(to_js)?;
-            let rows = output.rows() as u32;
+            let rows = evaluator::rows_of(&node, &output);
             let (start, end) = evaluator::row_range(rows, start, end).map_err(to_js)?;
             read::into_typed_array(&output, node.meta.dtype, node.meta.size, start, end).await
         })
@@ -245,7 +247,8 @@ impl Evaluator {
                 "this output lives on a GPU device: read it with await readValue()",
             ));
         }
-        let (start, end) = evaluator::row_range(output.rows() as u32, start, end).map_err(to_js)?;
+        let rows = evaluator::rows_of(&node, &output);
+        let (start, end) = evaluator::row_range(rows, start, end).map_err(to_js)?;
         let (dtype, size) = (node.meta.dtype, node.meta.size);
         crate::engine::now(read::into_typed_array(&output, dtype, size, start, end)).and_then_js()
     }
@@ -401,7 +404,8 @@ pub fn gather(ids: &Evaluator, values: &Evaluator) -> JsResult<Evaluator> {
 #[wasm_bindgen(js_name = segmentedMap)]
 pub fn segmented_map(segments: &Evaluator, vertex_count: JsValue) -> JsResult<Evaluator> {
     let vertex_count = number_arg(&vertex_count, "segmentedMap vertexCount", None)?;
-    wrap(ir::segmented_map(&segments.node, vertex_count))
+    let segments = ir::known_rows(&segments.node, "segmentedMap").map_err(to_js)?;
+    wrap(ir::segmented_map(&segments, vertex_count))
 }
 
 /// A reduction's `splitEvery`: an integer of at least 2 (partials combined at a time),
@@ -545,20 +549,32 @@ pub fn cast(x: &Evaluator, dtype: &str) -> JsResult<Evaluator> {
 
 #[wasm_bindgen]
 pub fn concat(inputs: &EvaluatorList) -> JsResult<Evaluator> {
-    wrap(ir::concat(&inputs.nodes))
+    wrap(ir::concat_counted(&inputs.nodes))
 }
 
 #[wasm_bindgen]
 pub fn slice(x: &Evaluator, start: JsValue, end: JsValue) -> JsResult<Evaluator> {
     let start = number_arg(&start, "slice start", Some(0.0))?;
     let end = number_arg(&end, "slice end", Some(f64::INFINITY))?;
-    wrap(ir::slice(&x.node, start, end))
+    wrap(ir::slice_counted(&x.node, start, end))
 }
 
 #[wasm_bindgen]
 pub fn rechunk(x: &Evaluator, chunks: JsValue) -> JsResult<Evaluator> {
-    let chunks = chunk_spec(chunks)?
-        .chunks(x.node.meta.length)
-        .map_err(to_js)?;
-    wrap(ir::rechunk(&x.node, chunks))
+    let rows = x
+        .node
+        .known_length()
+        .ok_or_else(|| to_js(ir::unknown_length("rechunk")))?;
+    let chunks = chunk_spec(chunks)?.chunks(rows).map_err(to_js)?;
+    wrap(ir::rechunk_counted(&x.node, chunks))
+}
+
+#[wasm_bindgen]
+pub fn filter(x: &Evaluator, mask: &Evaluator) -> JsResult<Evaluator> {
+    wrap(ir::filter(&x.node, &mask.node))
+}
+
+#[wasm_bindgen]
+pub fn unique(x: &Evaluator) -> JsResult<Evaluator> {
+    wrap(ir::unique(&x.node))
 }

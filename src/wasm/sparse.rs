@@ -8,7 +8,7 @@ use super::device::{AnyDevice, Device};
 use super::{invalid, split_every_of, to_js, Evaluator, EvaluatorList, JsResult};
 use crate::engine;
 use crate::error::{ErrorCode, GpuTableError};
-use crate::ir::{BinaryOp, NodeRef, ReduceKind, UnaryOp};
+use crate::ir::{self, BinaryOp, NodeRef, ReduceKind, UnaryOp};
 use crate::sparse::{Format, SparseMatrix};
 
 /// A Promise of what `$body` resolves to with the device `$d` and `$matrix` (cloned into
@@ -59,8 +59,9 @@ fn dim(value: f64, what: &str) -> JsResult<u32> {
 
 /// The three components of `list` (pointers or row indices, indices, values).
 fn components(list: &EvaluatorList) -> JsResult<(NodeRef, NodeRef, NodeRef)> {
+    let known = |n: &NodeRef| ir::known_rows(n, "a sparse matrix").map_err(to_js);
     match &list.nodes[..] {
-        [a, b, c] => Ok((a.clone(), b.clone(), c.clone())),
+        [a, b, c] => Ok((known(a)?, known(b)?, known(c)?)),
         _ => Err(invalid("a sparse matrix takes three components")),
     }
 }
@@ -221,9 +222,10 @@ impl SparseModel {
     /// The nonzeros of `dense` (rows of size n) in `format`, found on `device`.
     #[wasm_bindgen(js_name = fromDense)]
     pub fn from_dense(device: &Device, dense: &Evaluator, format: &str) -> js_sys::Promise {
-        let (device, dense, format) = (device.any(), dense.node.clone(), format_of(format));
+        let dense = ir::known_rows(&dense.node, "fromDense");
+        let (device, format) = (device.any(), format_of(format));
         wasm_bindgen_futures::future_to_promise(async move {
-            let format = format?;
+            let (format, dense) = (format?, dense.map_err(to_js)?);
             let matrix = SparseMatrix::from_dense(device.evaluates(), &dense, format)
                 .await
                 .map_err(to_js)?;
@@ -354,8 +356,11 @@ impl SparseModel {
         beta: f64,
         y: &EvaluatorList,
     ) -> JsResult<Evaluator> {
+        let known = |n: &NodeRef| ir::known_rows(n, "a sparse product");
+        let x = known(&x.node).map_err(to_js)?;
+        let y = y.nodes.first().map(known).transpose().map_err(to_js)?;
         self.matrix
-            .multiply_add(&x.node, alpha, beta, y.nodes.first())
+            .multiply_add(&x, alpha, beta, y.as_ref())
             .map(Evaluator::of)
             .map_err(to_js)
     }

@@ -284,7 +284,14 @@ pub fn random_op_chunked(
     ];
     const LOGIC: [Predicate; 3] = [Predicate::And, Predicate::Or, Predicate::Xor];
     let pick_of = |rng: &mut Rng, n: usize| rng.below(n as u64) as usize;
-    let result = match rng.below(23) {
+    let result = match rng.below(25) {
+        22 => {
+            let third = ir::source(ColumnData::F32(vec![0.3]), 1, true).unwrap();
+            let first = ir::swizzle(&a, &[0.]).unwrap();
+            let mask = ir::predicate(Predicate::Greater, &[first, third]).unwrap();
+            ir::filter(&a, &mask)
+        }
+        23 => ir::swizzle(&a, &[0.]).and_then(|first| ir::unique(&first)),
         17 => ir::predicate(Predicate::COMPARISONS[pick_of(rng, 6)], &[a, b]),
         18 if rng.below(2) == 0 => ir::fold_logic(LOGIC[pick_of(rng, 3)], &[a, b, c]),
         18 => ir::predicate(
@@ -325,12 +332,14 @@ pub fn random_op_chunked(
         9 => ir::length(&a),
         10 => ir::equal_all(&a, &b),
         11 => ir::swizzle(&a, &[0.]).and_then(|ids| ir::gather(&ids, &b)),
-        12 => ir::slice(&a, start, end),
-        13 if a.meta.dtype == b.meta.dtype && a.meta.size == b.meta.size => ir::concat(&[a, b]),
+        12 => ir::slice_counted(&a, start, end),
+        13 if a.meta.dtype == b.meta.dtype && a.meta.size == b.meta.size => {
+            ir::concat_counted(&[a, b])
+        }
         13 => return None,
-        14 => ir::rechunk(&a, chunks.into()),
+        14 => ir::rechunk_counted(&a, chunks.into()),
         15 => ir::cast(&a, DType::ALL[rng.below(7) as usize]),
-        16 if a.meta.constant => return None,
+        16 if a.meta.constant || a.counted().is_some() => return None,
         16 => ir::segment_sum(&a, &ir::source(ColumnData::U32(bounds), 1, false).unwrap()),
         _ => ir::extent(&a),
     };

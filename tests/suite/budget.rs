@@ -522,3 +522,52 @@ pub async fn a_conversion_fits_a_budget_near_its_peak<T: Target>() {
     device.core().allowed_mem.set(None);
     assert_eq!(error.code, ErrorCode::LimitExceeded, "{error}");
 }
+
+/// Regression: a pass cut into row ranges to fit stores each range on its own, and a later
+/// task reading other rows of it (a reduction of the whole chunk) reads a copy joining
+/// them; WebGL2's reduction of 19 lanes also holds every plane's partial-state textures
+/// until its batch is submitted. The projection missed both (peak 1.19 MB over a
+/// projected 0.6 MB on WebGL2).
+pub async fn a_reduction_of_a_pass_cut_to_fit_counts_the_copy_joining_it<T: Target>() {
+    let device = T::capped().await;
+    let counters = device.core().counters.clone();
+    let (rows, size) = (5000u32, 19u32);
+    let values: Vec<i8> = (0..rows * size).map(|i| (i % 251) as i8).collect();
+    let graph = || {
+        let x = chunked(ColumnData::I8(values.clone()), size, &[rows]);
+        ir::extent(&ir::unary(Abs, &x).unwrap()).unwrap()
+    };
+    device.core().allowed_mem.set(None);
+    let ample = engine::schedule_of(&device, &[graph()]).unwrap().peak();
+    let needed = ample.saturating_sub(TASK_OVERHEAD_BYTES);
+    let (mut cut, mut separate) = (0, 0);
+    for share in [3u64, 2, 1] {
+        let budget = TASK_OVERHEAD_BYTES + needed * share / 3;
+        device.core().allowed_mem.set(Some(budget));
+        let root = graph();
+        let schedule = engine::schedule_of(&device, std::slice::from_ref(&root)).unwrap();
+        separate += usize::from(schedule.passes.len() > 1);
+        cut += usize::from(schedule.passes.len() > 1 && schedule.passes[0].tasks.len() > 1);
+        drop(schedule);
+        counters.reset_peak();
+        let before = counters.memory().live_bytes;
+        match engine::evaluate_listed(&device, std::slice::from_ref(&root)).await {
+            Ok(listed) => {
+                let peak = counters.memory().peak_bytes - before;
+                assert!(
+                    peak <= listed.projected_peak && peak <= budget,
+                    "peak {peak}: projected {}, budget {budget}",
+                    listed.projected_peak
+                );
+            }
+            Err(error) => assert_eq!(error.code, ErrorCode::LimitExceeded, "{error}"),
+        }
+        root.destroy();
+    }
+    device.core().allowed_mem.set(None);
+    // On the GPUs the budgets cut the elementwise pass (the CPU reads its input in place).
+    assert!(
+        !T::TRANSFERS || (separate > 0 && cut > 0),
+        "no budget cut the elementwise pass"
+    );
+}

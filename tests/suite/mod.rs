@@ -14,6 +14,7 @@ mod budget;
 mod chunked;
 mod cumulative;
 mod engine;
+mod filter;
 mod nulls;
 mod order;
 mod predicates;
@@ -40,6 +41,7 @@ pub use budget::*;
 pub use chunked::*;
 pub use cumulative::*;
 pub use engine::*;
+pub use filter::*;
 pub use nulls::*;
 pub use order::*;
 pub use predicates::*;
@@ -510,6 +512,7 @@ pub async fn lengths_constants_and_empty_inputs<T: Target>() {
 pub async fn random_graphs_match_the_cpu<T: Target>() {
     let mut rng = Rng(0x5eed_1234_abcd);
     let (mut checked, mut refused, mut wide, mut chunked, mut nullable) = (0, 0, 0, 0, 0);
+    let mut counted = 0;
     for graph in 0..200 {
         // WGSL bounds sin/cos error only inside [-pi, pi], and the random sources reach
         // 2^31: transcendental functions are compared in `math_functions_within_tolerance`.
@@ -524,6 +527,7 @@ pub async fn random_graphs_match_the_cpu<T: Target>() {
             continue;
         }
         nullable += usize::from(roots.iter().any(|r| r.validity().is_some()));
+        counted += usize::from(all_nodes(&roots).iter().any(|n| n.counted().is_some()));
         chunked += usize::from(all_nodes(&roots).iter().any(|n| n.chunks.len() > 1));
 
         // Shown only if this graph fails.
@@ -566,6 +570,10 @@ pub async fn random_graphs_match_the_cpu<T: Target>() {
     assert!(refused > 0, "no refused graph was compared");
     assert!(chunked >= 50, "only {chunked} graphs had chunks");
     assert!(nullable >= 30, "only {nullable} graphs had null rows");
+    assert!(
+        counted >= 20,
+        "only {counted} graphs had rows counted on the device"
+    );
 }
 
 pub async fn division_by_a_zero_lane_is_infinite_as_on_the_cpu<T: Target>() {
@@ -774,6 +782,12 @@ macro_rules! suite {
             rounding_and_sign_keep_integers_and_halve_to_even,
             predicates_fuse_broadcast_and_clamp,
             search_sorted_compares_exactly_with_nan_last,
+            // filter.rs: results whose length depends on the data
+            filter_keeps_the_rows_and_chunks_of_every_type,
+            filter_keeps_none_all_one_per_chunk_and_constant_masks,
+            ops_over_a_filter_read_only_the_roots_counts,
+            filtered_and_full_columns_and_empty_results,
+            unique_orders_distinct_values_of_every_type,
             // engine.rs: residency, memory, concurrency
             results_stay_on_the_device_until_read,
             pipelines_are_cached_by_structure_not_data,
@@ -863,6 +877,7 @@ macro_rules! suite {
             a_memory_budget_refuses_or_streams,
             row_local_work_is_cut_into_row_ranges_that_fit,
             the_executor_runs_the_schedule_it_lists,
+            a_reduction_of_a_pass_cut_to_fit_counts_the_copy_joining_it,
             a_reduction_streams_a_column_larger_than_the_budget,
             the_projection_counts_a_pass_s_earlier_chunks,
             a_sort_of_host_keys_stays_within_the_budget,

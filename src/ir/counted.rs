@@ -1,0 +1,514 @@
+//! Results whose length depends on the data (api.md "Results whose length depends on the
+//! data"): `filter` and `unique`, and what is built on them. Such a node is computed over a
+//! capacity of rows (its `meta.length`) with the rows of the result packed at the start,
+//! and a count on the device says how many they are (`Counted`). Nothing is read back
+//! mid-graph: later ops read the count where they run (rows past it are skipped by
+//! reductions, sorted last, and read as a shorter column's rows past its end by ops over
+//! other columns), and an evaluation reads back only its roots' counts (`settle`).
+
+use std::rc::Rc;
+
+use super::chunked::{concat as concat_rows, rechunk as rechunk_rows, slice as slice_rows};
+use super::nulls::{and_flags, with_validity};
+use super::ops::{elementwise_plain, gather, gather_plain, sequence_like, source};
+use super::{scan, scatter, BinaryOp, Chunks, NodeRef, Op, Predicate, ScanFold};
+use crate::column::ColumnData;
+use crate::dtype::DType;
+use crate::error::{GpuTableError, Result};
+
+/// How a node's rows are counted on the device.
+#[derive(Clone, Debug)]
+pub struct Counted {
+    /// uint32, one constant row: the rows of the result.
+    pub total: NodeRef,
+    /// uint32, one row per chunk of the result (never a constant): the rows of each, which
+    /// an evaluation reads back. Sums to `total`.
+    pub chunks: NodeRef,
+}
+
+impl Counted {
+    fn same(&self, other: &Counted) -> bool {
+        Rc::ptr_eq(&self.total, &other.total)
+    }
+
+    /// One chunk of `total` rows.
+    pub(super) fn whole(total: NodeRef) -> Result<Counted> {
+        let chunks = plain_binary(BinaryOp::Add, &non_constant_u32(0)?, &total)?;
+        Ok(Counted { total, chunks })
+    }
+}
+
+/// Records that `node`'s rows are counted by `counted` (a constant has its one row).
+pub(super) fn attach(node: &NodeRef, counted: Option<Counted>) {
+    if let (Some(counted), false) = (counted, node.meta.constant) {
+        let _ = node.counted.set(counted);
+    }
+}
+
+/// `node` (counted by `from`'s count, as a new node where `node` is shared with `from`'s flags).
+pub(super) fn counted_like(node: NodeRef, from: &NodeRef) -> Result<NodeRef> {
+    let Some(counted) = from.counted() else {
+        return Ok(node);
+    };
+    let node = match node.counted() {
+        Some(held) if held.same(counted) => return Ok(node),
+        Some(_) => rechunk_rows(&node, node.chunks.clone())?,
+        None if Some(node.id) == from.validity().map(|v| v.id) => {
+            rechunk_rows(&node, node.chunks.clone())?
+        }
+        None => node,
+    };
+    attach(&node, Some(counted.clone()));
+    Ok(node)
+}
+
+fn plain_binary(op: BinaryOp, a: &NodeRef, b: &NodeRef) -> Result<NodeRef> {
+    let dtype = DType::join([a.meta.dtype, b.meta.dtype]);
+    let size = a.meta.size.max(b.meta.size);
+    elementwise_plain(Op::Binary(op), vec![a.clone(), b.clone()], dtype, size)
+}
+
+fn plain_predicate(predicate: Predicate, a: &NodeRef, b: &NodeRef) -> Result<NodeRef> {
+    elementwise_plain(
+        Op::Predicate(predicate),
+        vec![a.clone(), b.clone()],
+        DType::U8,
+        1,
+    )
+}
+
+fn plain_select(cond: &NodeRef, a: &NodeRef, b: &NodeRef) -> Result<NodeRef> {
+    let dtype = DType::join([a.meta.dtype, b.meta.dtype]);
+    let size = a.meta.size.max(b.meta.size);
+    let inputs = vec![cond.clone(), a.clone(), b.clone()];
+    elementwise_plain(Op::Select, inputs, dtype, size)
+}
+
+fn u32_constant(value: u32) -> Result<NodeRef> {
+    source(ColumnData::U32(vec![value]), 1, true)
+}
+
+fn non_constant_u32(value: u32) -> Result<NodeRef> {
+    source(ColumnData::U32(vec![value]), 1, false)
+}
+
+fn u32_column(values: Vec<u32>) -> Result<NodeRef> {
+    source(ColumnData::U32(values), 1, false)
+}
+
+/// The uint32 row numbers of `node`'s rows (its capacity), chunked like it.
+fn row_numbers_of(node: &NodeRef) -> Result<NodeRef> {
+    elementwise_plain(
+        Op::Cast(DType::U32),
+        vec![sequence_like(node, 0, 1)],
+        DType::U32,
+        1,
+    )
+}
+
+/// uint8, 1 on the rows of `node` (counted by `counted`) that are rows of the result.
+pub fn live_flags(node: &NodeRef, counted: &Counted) -> Result<NodeRef> {
+    plain_predicate(Predicate::Less, &row_numbers_of(node)?, &counted.total)
+}
+
+/// `node`'s rows as a column of its capacity, no longer counted: rows past the count hold 0
+/// and are null, as a shorter column's rows past its end read.
+fn masked(node: &NodeRef, counted: &Counted) -> Result<NodeRef> {
+    let live = live_flags(node, counted)?;
+    let zero = zero_of(node.meta.dtype)?;
+    let values = elementwise_plain(
+        Op::Select,
+        vec![live.clone(), node.clone(), zero],
+        node.meta.dtype,
+        node.meta.size,
+    )?;
+    let flags = match node.validity() {
+        Some(valid) => and_flags(&[live, valid.clone()])?,
+        None => live,
+    };
+    with_validity(&values, Some(&flags))
+}
+
+fn zero_of(dtype: DType) -> Result<NodeRef> {
+    let data = match dtype {
+        DType::U8 => ColumnData::U8(vec![0]),
+        DType::I8 => ColumnData::I8(vec![0]),
+        DType::U16 => ColumnData::U16(vec![0]),
+        DType::I16 => ColumnData::I16(vec![0]),
+        DType::U32 => ColumnData::U32(vec![0]),
+        DType::I32 => ColumnData::I32(vec![0]),
+        DType::F32 => ColumnData::F32(vec![0.0]),
+    };
+    source(data, 1, true)
+}
+
+/// The inputs of a row-wise op made to read the same rows, and how the output's rows are
+/// counted. Inputs counted alike (or constants) are read as they are. Otherwise every
+/// counted input reads as a column of its capacity whose rows past its count are null (a
+/// shorter column), and the output is counted only where a count can be the longest
+/// length: then by the largest of the counts and the other inputs' lengths, in one chunk.
+pub(crate) fn align(inputs: Vec<NodeRef>) -> Result<(Vec<NodeRef>, Option<Counted>)> {
+    let columns: Vec<&NodeRef> = inputs.iter().filter(|x| !x.meta.constant).collect();
+    let Some(first) = columns.iter().find_map(|x| x.counted()).cloned() else {
+        return Ok((inputs, None));
+    };
+    let alike = columns
+        .iter()
+        .all(|x| x.counted().is_some_and(|c| c.same(&first)));
+    if alike {
+        return Ok((inputs, Some(first)));
+    }
+    let capacity = columns
+        .iter()
+        .filter(|x| x.counted().is_some())
+        .map(|x| x.meta.length)
+        .max()
+        .unwrap_or(0);
+    let longest_plain = columns
+        .iter()
+        .filter(|x| x.counted().is_none())
+        .map(|x| x.meta.length)
+        .max();
+    let mut total: Option<NodeRef> = None;
+    let mut longest = |count: NodeRef| -> Result<()> {
+        total = Some(match total.take() {
+            None => count,
+            Some(t) => plain_binary(BinaryOp::Maximum, &t, &count)?,
+        });
+        Ok(())
+    };
+    let mut aligned = Vec::with_capacity(inputs.len());
+    for x in &inputs {
+        match x.counted() {
+            Some(c) if !x.meta.constant => {
+                longest(c.total.clone())?;
+                aligned.push(masked(x, c)?);
+            }
+            _ => aligned.push(x.clone()),
+        }
+    }
+    match longest_plain {
+        Some(rows) if rows >= capacity => Ok((aligned, None)),
+        plain => {
+            if let Some(rows) = plain {
+                longest(u32_constant(rows)?)?;
+            }
+            let total = total.ok_or_else(|| crate::engine::internal("no count to align"))?;
+            Ok((aligned, Some(Counted::whole(total)?)))
+        }
+    }
+}
+
+/// `filter(x, mask)`: the rows of `x` whose `mask` (size 1; x's rows, or a constant) is
+/// nonzero and not null, in order; chunk k of the result holds the kept rows of x's chunk k.
+/// One pass marks the rows, a scan places them, a scatter writes each kept row's number to
+/// its place and a gather reads the rows: the count stays on the device.
+pub fn filter(x: &NodeRef, mask: &NodeRef) -> Result<NodeRef> {
+    x.check_alive()?;
+    mask.check_alive()?;
+    if mask.meta.size != 1 {
+        return Err(GpuTableError::invalid(format!(
+            "filter's mask has size 1, got {}",
+            mask.meta.size
+        )));
+    }
+    if x.meta.constant {
+        return Err(GpuTableError::invalid(
+            "filter needs a column to filter, not a constant",
+        ));
+    }
+    let (aligned, counted) = align(vec![x.clone(), mask.clone()])?;
+    let (x, mask) = (&aligned[0], &aligned[1]);
+    if !mask.meta.constant && mask.meta.length != x.meta.length {
+        return Err(GpuTableError::invalid(format!(
+            "filter's mask has its column's {} rows or is a constant, got {} rows",
+            x.meta.length, mask.meta.length
+        )));
+    }
+    let mut parts = vec![mask.clone()];
+    parts.extend(mask.validity().cloned());
+    if let Some(c) = &counted {
+        parts.push(live_flags(x, c)?);
+    }
+    if parts.len() == 1 && mask.meta.constant {
+        parts.push(super::flags_like(x, 1)?);
+    }
+    let keep = and_flags(&parts)?;
+    let keep = elementwise_plain(Op::Cast(DType::U32), vec![keep], DType::U32, 1)?;
+    // Each kept row's place is the kept rows up to it, less one.
+    let placed = scan(&keep, ScanFold::Sum, true)?;
+    let place = plain_binary(BinaryOp::Subtract, &placed, &u32_constant(1)?)?;
+    let destinations = plain_select(&keep, &place, &u32_constant(u32::MAX)?)?;
+    let rows = x.meta.length;
+    let kept_rows = scatter(&destinations, &row_numbers_of(x)?, rows)?;
+    let result = gather(&kept_rows, x)?;
+    // Kept rows per chunk of x: the scan at the chunk's last row less the scan at the row
+    // before its first (a row before 0 wraps past the end and reads 0).
+    let (ends, sizes) = match &counted {
+        Some(c) => (scan(&c.chunks, ScanFold::Sum, true)?, c.chunks.clone()),
+        None => {
+            let offsets = super::chunk_offsets(&x.chunks);
+            let ends = offsets[1..].iter().map(|&e| e as u32).collect();
+            (u32_column(ends)?, u32_column(x.chunks.to_vec())?)
+        }
+    };
+    let one = u32_constant(1)?;
+    let last = plain_binary(BinaryOp::Subtract, &ends, &one)?;
+    let starts = plain_binary(BinaryOp::Subtract, &ends, &sizes)?;
+    let before_first = plain_binary(BinaryOp::Subtract, &starts, &one)?;
+    let chunks = plain_binary(
+        BinaryOp::Subtract,
+        &gather_plain(&last, &placed)?,
+        &gather_plain(&before_first, &placed)?,
+    )?;
+    let total = gather_plain(&u32_constant(rows.wrapping_sub(1))?, &placed)?;
+    attach(&result, Some(Counted { total, chunks }));
+    Ok(result)
+}
+
+/// `gather`'s ids for a counted `values`: an id at or past the count reads no row (uint32,
+/// `u32::MAX` there), with the ids' nulls and count.
+pub(super) fn ids_within(ids: &NodeRef, counted: &Counted) -> Result<NodeRef> {
+    let at_least_zero = plain_predicate(Predicate::GreaterEqual, ids, &zero_of(DType::U32)?)?;
+    let below = plain_predicate(Predicate::Less, ids, &counted.total)?;
+    let inside = plain_binary(BinaryOp::Multiply, &at_least_zero, &below)?;
+    let as_rows = elementwise_plain(Op::Cast(DType::U32), vec![ids.clone()], DType::U32, 1)?;
+    let read = plain_select(&inside, &as_rows, &u32_constant(u32::MAX)?)?;
+    let read = with_validity(&read, ids.validity())?;
+    attach(&read, ids.counted().cloned());
+    Ok(read)
+}
+
+/// `searchSorted` in a counted `sorted`: its rows past the count read as the far end of its
+/// type (NaN for floats, after every number), and no answer is past the count.
+pub(super) fn search_counted(
+    sorted: &NodeRef,
+    counted: &Counted,
+    queries: &NodeRef,
+    upper: bool,
+) -> Result<NodeRef> {
+    let dtype = sorted.meta.dtype;
+    let far = match dtype {
+        DType::F32 => source(ColumnData::F32(vec![f32::NAN]), 1, true)?,
+        _ => {
+            let (_, end) = dtype.int_bounds();
+            let inputs = vec![u32_constant((end - 1.0) as u32)?];
+            elementwise_plain(Op::Cast(dtype), inputs, dtype, 1)?
+        }
+    };
+    let live = live_flags(sorted, counted)?;
+    let filled = elementwise_plain(Op::Select, vec![live, sorted.clone(), far], dtype, 1)?;
+    let found = super::search_sorted(&filled, queries, upper)?;
+    let within = elementwise_plain(
+        Op::Binary(BinaryOp::Minimum),
+        vec![found.clone(), counted.total.clone()],
+        DType::U32,
+        1,
+    )?;
+    let within = with_validity(&within, found.validity())?;
+    counted_like(within, queries)
+}
+
+/// `slice(x, start, end)` of api.md: rows of the result, counted on the device where x is
+/// (a counted x evaluated already is sliced as the rows it has).
+pub fn slice_counted(x: &NodeRef, start: f64, end: f64) -> Result<NodeRef> {
+    x.check_alive()?;
+    let Some(counted) = x.counted() else {
+        return slice_rows(x, start, end);
+    };
+    if let Some(rows) = x.known_length() {
+        let (start, end) = super::clamp_rows(rows, start, end, ("slice start", "slice end"))?;
+        return slice_rows(x, start as f64, end as f64);
+    }
+    let (lo, hi) = super::clamp_rows(x.meta.length, start, end, ("slice start", "slice end"))?;
+    let node = slice_rows(x, lo as f64, hi as f64)?;
+    // Per chunk of x (rows starts..ends), the rows inside lo..hi.
+    let ends = scan(&counted.chunks, ScanFold::Sum, true)?;
+    let starts = plain_binary(BinaryOp::Subtract, &ends, &counted.chunks)?;
+    let clamp = |v: &NodeRef| -> Result<NodeRef> {
+        let above = plain_binary(BinaryOp::Maximum, v, &u32_constant(lo)?)?;
+        plain_binary(BinaryOp::Minimum, &above, &u32_constant(hi)?)
+    };
+    let chunks = plain_binary(BinaryOp::Subtract, &clamp(&ends)?, &clamp(&starts)?)?;
+    let total = plain_binary(
+        BinaryOp::Subtract,
+        &clamp(&counted.total)?,
+        &u32_constant(lo)?,
+    )?;
+    attach(&node, Some(Counted { total, chunks }));
+    Ok(node)
+}
+
+/// `concat(...xs)` of api.md where some input is counted: the rows of each input in order,
+/// counted on the device (row j reads the last input starting at or before it).
+pub fn concat_counted(inputs: &[NodeRef]) -> Result<NodeRef> {
+    inputs.iter().try_for_each(|n| n.check_alive())?;
+    if inputs
+        .iter()
+        .all(|x| x.counted().is_none() || x.known_length().is_some())
+    {
+        let rows: Vec<NodeRef> = inputs.iter().map(settled_rows).collect::<Result<_>>()?;
+        return concat_rows(&rows);
+    }
+    // Checks the types and sizes, and the capacity.
+    let capacity = concat_rows(inputs)?.meta.length;
+    let rows = super::u32_rows(capacity)?;
+    let mut result: Option<NodeRef> = None;
+    let mut offset: NodeRef = u32_constant(0)?;
+    let mut sizes = Vec::with_capacity(inputs.len());
+    for x in inputs {
+        let count = match x.counted() {
+            Some(c) => c.total.clone(),
+            None => u32_constant(super::stored_rows(x))?,
+        };
+        sizes.push(match x.counted() {
+            Some(c) => c.chunks.clone(),
+            None => u32_column(super::chunked::stored_chunks(x).to_vec())?,
+        });
+        let ids = plain_binary(BinaryOp::Subtract, &rows, &offset)?;
+        let read = gather(&ids, x)?;
+        result = Some(match result {
+            None => read,
+            Some(before) => {
+                let here = plain_predicate(Predicate::GreaterEqual, &rows, &offset)?;
+                super::select(&here, &read, &before)?
+            }
+        });
+        offset = plain_binary(BinaryOp::Add, &offset, &count)?;
+    }
+    let result = result.ok_or_else(|| GpuTableError::invalid("concat needs at least one input"))?;
+    let chunks = concat_rows(&sizes)?;
+    attach(
+        &result,
+        Some(Counted {
+            total: offset,
+            chunks,
+        }),
+    );
+    Ok(result)
+}
+
+/// A counted node evaluated already as the rows it has (a view); others as they are.
+fn settled_rows(x: &NodeRef) -> Result<NodeRef> {
+    match (x.counted(), x.settled()) {
+        (Some(_), Some(chunks)) => {
+            let rows: u32 = chunks.iter().sum();
+            rechunk_rows(&slice_rows(x, 0.0, rows as f64)?, chunks)
+        }
+        _ => Ok(x.clone()),
+    }
+}
+
+/// `rechunk(x, chunks)` of api.md: a counted x only once evaluated (its length is not known
+/// before).
+pub fn rechunk_counted(x: &NodeRef, chunks: Chunks) -> Result<NodeRef> {
+    x.check_alive()?;
+    match (x.counted(), x.settled()) {
+        (None, _) => rechunk_rows(x, chunks),
+        (Some(_), Some(_)) => rechunk_rows(&settled_rows(x)?, chunks),
+        (Some(_), None) => Err(unknown_length("rechunk")),
+    }
+}
+
+/// The error for an op that needs a counted node's length before it is evaluated.
+pub fn unknown_length(what: &str) -> GpuTableError {
+    GpuTableError::invalid(format!(
+        "{what} needs its input's length, which a result whose length depends on the data \
+         (filter, unique) has only once evaluated"
+    ))
+}
+
+/// `x` where an op needs its rows known: as it is, or a counted x evaluated already as the
+/// rows it has; a counted x not evaluated is `INVALID_ARGUMENT` naming `what`.
+pub fn known_rows(x: &NodeRef, what: &str) -> Result<NodeRef> {
+    match (x.counted(), x.settled()) {
+        (None, _) => Ok(x.clone()),
+        (Some(_), Some(_)) => settled_rows(x),
+        (Some(_), None) => Err(unknown_length(what)),
+    }
+}
+
+/// `unique(x)`: the distinct values of a size-1 `x`, ascending (NaN once, last; -0 and +0
+/// one value, +0; null rows are not values): a sort, then the first row of each run of
+/// equal sort keys, counted on the device.
+pub fn unique(x: &NodeRef) -> Result<NodeRef> {
+    x.check_alive()?;
+    if x.meta.size != 1 {
+        return Err(GpuTableError::invalid(format!(
+            "unique needs rows of size 1, got size {}",
+            x.meta.size
+        )));
+    }
+    let sorted = super::sort(x, false, super::Nulls::Last)?;
+    let mut key = super::sort_key(&sorted, false)?;
+    let valid = match sorted.validity() {
+        Some(v) => Some(elementwise_plain(
+            Op::Cast(DType::U32),
+            vec![v.clone()],
+            DType::U32,
+            1,
+        )?),
+        None => None,
+    };
+    if let Some(valid) = &valid {
+        // Null rows are one value, whatever they hold.
+        key = plain_binary(BinaryOp::Multiply, &key, valid)?;
+    }
+    // Row r starts a run where its key (or its nullness) differs from row r - 1's; row 0
+    // always does (the row before it wraps past the end and reads no row).
+    let rows = row_numbers_of(&key)?;
+    let before = plain_binary(BinaryOp::Subtract, &rows, &u32_constant(1)?)?;
+    let differs = |column: &NodeRef| -> Result<NodeRef> {
+        let previous = gather_plain(&before, column)?;
+        plain_predicate(Predicate::NotEqual, column, &previous)
+    };
+    let mut starts = vec![
+        plain_predicate(Predicate::Equal, &rows, &zero_of(DType::U32)?)?,
+        differs(&key)?,
+    ];
+    if let Some(valid) = &valid {
+        starts.push(differs(valid)?);
+    }
+    let starts = starts
+        .into_iter()
+        .try_fold(None, |acc: Option<NodeRef>, next| {
+            Ok::<_, GpuTableError>(Some(match acc {
+                None => next,
+                Some(acc) => {
+                    elementwise_plain(Op::Predicate(Predicate::Or), vec![acc, next], DType::U8, 1)?
+                }
+            }))
+        })?;
+    let starts = starts.ok_or_else(|| crate::engine::internal("no run starts"))?;
+    let starts = counted_like(starts, &sorted)?;
+    let distinct = super::filter(&sorted, &starts)?;
+    // -0 and +0 are one value, +0 (-0 plus +0 is +0).
+    match x.meta.dtype {
+        DType::F32 => {
+            let plus_zero = source(ColumnData::F32(vec![0.0]), 1, true)?;
+            let values = plain_binary(BinaryOp::Add, &distinct, &plus_zero)?;
+            let values = with_validity(&values, distinct.validity())?;
+            counted_like(values, &distinct)
+        }
+        _ => Ok(distinct),
+    }
+}
+
+/// The roots' counts to evaluate with them (each once).
+pub fn counts_of(roots: &[NodeRef]) -> Vec<NodeRef> {
+    let mut counts: Vec<NodeRef> = Vec::new();
+    for counted in roots.iter().filter_map(|r| r.counted()) {
+        if !counts.iter().any(|c| c.id == counted.chunks.id) {
+            counts.push(counted.chunks.clone());
+        }
+    }
+    counts
+}
+
+/// uint32 `chunks` rows read back, as a node's settled chunks.
+pub fn settled_chunks(rows: &ColumnData) -> Chunks {
+    (0..rows.len())
+        .map(|i| rows.get_f64(i) as u32)
+        .collect::<Vec<_>>()
+        .into()
+}

@@ -1,0 +1,155 @@
+// api.md "Selecting rows" and "Results whose length depends on the data" through the built
+// package on the CPU device: filter and unique against JS loops (types, NaN, nulls, chunks
+// kept, masks keeping none, all, one per chunk), lengths null until evaluation, ops over
+// filtered results, and the bad arguments.
+import {test} from 'node:test';
+import assert from 'node:assert/strict';
+import * as arrow from 'apache-arrow';
+import * as gt from 'gputable';
+import {throwsCode} from './helpers.js';
+
+const E = gt.GPUTableEvaluator;
+
+const same = (a, b) => Object.is(a, b) || a === b || (Number.isNaN(a) && Number.isNaN(b));
+
+// The kept rows of `values` where `keep` is nonzero (and `keepValid` not 0), and per chunk.
+function reference(values, keep, chunks, keepValid = null) {
+  const kept = [];
+  const perChunk = [];
+  let at = 0;
+  for (const rows of chunks) {
+    let count = 0;
+    for (let r = at; r < at + rows; r++) {
+      if (keep[r] !== 0 && (keepValid === null || keepValid[r] !== 0)) {
+        kept.push(values[r]);
+        count++;
+      }
+    }
+    perChunk.push(count);
+    at += rows;
+  }
+  return {kept, perChunk};
+}
+
+test('filter keeps the rows of every type, chunk by chunk, with lengths known once evaluated', async () => {
+  const n = 2000;
+  const chunks = [700, 0, 1, 1299];
+  const arrays = [
+    Float32Array.from({length: n}, (_, i) => (i % 9 === 2 ? NaN : (i % 7 === 3 ? -0 : ((i * 7919) % 101) / 3 - 10))),
+    Int8Array.from({length: n}, (_, i) => ((i * 31) % 255) - 127),
+    Uint16Array.from({length: n}, (_, i) => (i * 131) % 65536),
+    Int32Array.from({length: n}, (_, i) => (i * 2654435761) | 0),
+    Uint32Array.from({length: n}, (_, i) => (i * 2654435761) >>> 0)
+  ];
+  for (const values of arrays) {
+    const x = E.fromArray(values, {chunks});
+    const keep = Uint8Array.from({length: n}, (_, i) => ((i * 13) % 5 === 1 ? 1 : 0));
+    const kept = gt.filter(x, E.fromArray(keep, {chunks: 333}));
+    assert.equal(kept.length, null, 'null before evaluation');
+    assert.equal(kept.chunks, null);
+    assert.equal(kept.type, x.type);
+    const vector = await kept.evaluate();
+    const expected = reference(values, keep, chunks);
+    assert.equal(kept.length, expected.kept.length);
+    assert.deepEqual(kept.chunks, expected.perChunk, 'chunk k keeps the rows of chunk k');
+    assert.equal(vector.length, expected.kept.length);
+    assert.deepEqual(vector.data.map(d => d.length), expected.perChunk);
+    const got = kept.readValueSync();
+    assert.equal(got.length, expected.kept.length);
+    expected.kept.forEach((v, r) => assert.ok(same(got[r], v), `${x.type} row ${r}: ${got[r]} vs ${v}`));
+    assert.deepEqual([...vector.readValueSync(1, 4)], [...got.slice(1, 4)]);
+  }
+  // Masks keeping none, all, one per chunk; constants; a predicate of the column.
+  const x = E.fromArray([5, 1, 7, 2, 9, 3], {chunks: [2, 3, 1]});
+  for (const [mask, rows, perChunk] of [
+    [[0, 0, 0, 0, 0, 0], [], [0, 0, 0]],
+    [[1, 1, 1, 1, 1, 1], [5, 1, 7, 2, 9, 3], [2, 3, 1]],
+    [[0, 1, 0, 0, 1, 1], [1, 9, 3], [1, 1, 1]]
+  ]) {
+    const kept = gt.filter(x, E.fromArray(new Uint8Array(mask)));
+    assert.deepEqual([...kept.readValueSync()], rows);
+    assert.deepEqual(kept.chunks, perChunk);
+  }
+  assert.deepEqual([...gt.filter(x, 1).readValueSync()], [5, 1, 7, 2, 9, 3]);
+  assert.deepEqual([...gt.filter(x, 0).readValueSync()], []);
+  assert.deepEqual([...gt.filter(x, gt.greater(x, 4)).readValueSync()], [5, 7, 9]);
+  assert.deepEqual([...gt.filter(E.fromArray([]), E.fromArray(new Uint8Array(0))).readValueSync()], []);
+});
+
+test('filter keeps nulls and drops rows whose mask is null', async () => {
+  const ipc = arrow.tableToIPC(arrow.makeTable({
+    v: arrow.vectorFromArray([1, null, 3, 4, null, 6], new arrow.Int32()),
+    keep: arrow.vectorFromArray([1, 1, null, 1, 1, 0], new arrow.Uint8())
+  }));
+  const table = gt.GPUTable.fromArrowIPCSync(ipc);
+  const kept = await gt.filter(table.getVector('v'), table.getVector('keep')).evaluate();
+  assert.equal(kept.length, 4);
+  assert.deepEqual([...kept.validity.readValueSync()], [1, 0, 1, 0]);
+  const values = kept.readValueSync();
+  assert.deepEqual([values[0], values[2]], [1, 4]);
+  table.destroy();
+});
+
+test('ops over filtered rows: arithmetic, reductions, order, scans, unique, searchSorted', async () => {
+  const n = 5000;
+  const fare = Float32Array.from({length: n}, (_, i) => (i % 17 === 3 ? NaN : ((i * 7919) % 997) / 10));
+  const f = E.fromArray(fare, {chunks: [1200, 0, 3800]});
+  const big = gt.filter(f, gt.greater(f, 50));
+  const kept = [...fare].filter(v => v > 50);
+  const doubled = gt.multiply(big, 2);
+  assert.equal(doubled.length, null);
+  assert.deepEqual([...doubled.readValueSync()], kept.map(v => Math.fround(v * 2)));
+  assert.equal(doubled.length, kept.length);
+  const total = kept.reduce((a, v) => a + v, 0);
+  assert.ok(Math.abs(gt.sum(big).readValueSync()[0] - total) <= 1e-6 * total, 'sum (pairwise in float32)');
+  assert.deepEqual([...gt.max(big).readValueSync()], [Math.max(...kept)]);
+  assert.deepEqual([...gt.argmin(big).readValueSync()], [kept.indexOf(Math.min(...kept))]);
+  assert.deepEqual([...gt.count(gt.less(big, 60)).readValueSync()], [kept.filter(v => v < 60).length]);
+  const below = kept.filter(v => v < 60).reduce((a, v) => a + v, 0);
+  assert.ok(Math.abs(gt.sum(big, {where: gt.less(big, 60)}).readValueSync()[0] - below) <= 1e-6 * below);
+  const sorted = [...kept].sort((a, b) => a - b);
+  assert.deepEqual([...gt.sort(big).readValueSync()], sorted);
+  const top = gt.topK(big, 3);
+  assert.deepEqual([...top.values.readValueSync()], [...kept].sort((a, b) => b - a).slice(0, 3));
+  assert.equal(top.values.length, 3);
+  const running = gt.cumsum(big).readValueSync();
+  assert.equal(running.length, kept.length);
+  assert.ok(Math.abs(running[running.length - 1] - kept.reduce((a, v) => a + v, 0)) < 1);
+  assert.deepEqual([...gt.unique(big).readValueSync()], [...new Set(sorted)]);
+  const edges = gt.filter(E.fromArray([10, 20, 30, 40, 99]), E.fromArray(new Uint8Array([1, 1, 1, 0, 0])));
+  assert.deepEqual([...gt.searchSorted(edges, E.fromArray([5, 25, 35, 100]), {side: 'right'}).readValueSync()], [0, 2, 3, 3]);
+  // A filtered and a full column: the full column's rows, the filtered one's past its count null.
+  const both = await gt.add(gt.filter(E.fromArray([1, 2, 3]), E.fromArray(new Uint8Array([1, 0, 1]))), E.fromArray([10, 20, 30])).evaluate();
+  assert.equal(both.length, 3);
+  assert.deepEqual([...both.validity.readValueSync()], [1, 1, 0]);
+  assert.deepEqual([...both.readValueSync()].slice(0, 2), [11, 23]);
+  // Views: slice and concat of filtered rows.
+  assert.deepEqual([...gt.slice(big, 1, 3).readValueSync()], kept.slice(1, 3));
+  const small = gt.filter(f, gt.less(f, 1));
+  assert.deepEqual([...gt.concat(small, big).readValueSync()], [...[...fare].filter(v => v < 1), ...kept]);
+});
+
+test('unique orders distinct values: NaN once and last, -0 and +0 one value, nulls last', () => {
+  const x = E.fromArray([3, NaN, -0, 1, 3, 0, NaN, 1], {chunks: [3, 5]});
+  const got = [...gt.unique(x).readValueSync()];
+  assert.deepEqual(got.slice(0, 3), [0, 1, 3]);
+  assert.ok(Object.is(got[0], 0), '+0');
+  assert.ok(Number.isNaN(got[3]) && got.length === 4);
+  assert.deepEqual([...gt.unique(E.fromArray(new Uint8Array([4, 4, 2, 9, 2]))).readValueSync()], [2, 4, 9]);
+  assert.deepEqual([...gt.unique(E.fromArray([])).readValueSync()], []);
+});
+
+test('bad filter and unique arguments, and ops that need a length before evaluation', () => {
+  const x = E.fromArray([1, 2, 3]);
+  throwsCode(() => gt.filter(x, E.fromArray(new Uint8Array([1, 0]))), 'INVALID_ARGUMENT');
+  throwsCode(() => gt.filter(x, E.fromArray(new Uint8Array([1, 0, 1, 0, 1, 0]), {size: 2})), 'INVALID_ARGUMENT');
+  throwsCode(() => gt.filter(E.fromConstant(1), 1), 'INVALID_ARGUMENT');
+  throwsCode(() => gt.filter(x, 'yes'), 'INVALID_ARGUMENT');
+  throwsCode(() => gt.unique(E.fromArray([1, 2, 3, 4], {size: 2})), 'INVALID_ARGUMENT');
+  const kept = gt.filter(x, gt.greater(x, 1));
+  throwsCode(() => gt.rechunk(kept, 1), 'INVALID_ARGUMENT');
+  throwsCode(() => gt.mapBlocks(b => b, kept), 'INVALID_ARGUMENT');
+  kept.readValueSync();
+  assert.deepEqual(gt.rechunk(kept, 1).chunks, [1, 1]);
+  assert.deepEqual([...gt.mapBlocks(b => gt.add(b, 1), kept).readValueSync()], [3, 4]);
+});

@@ -1,0 +1,397 @@
+//! `filter`, `unique` and the ops over their results (api.md "Selecting rows" and "Results
+//! whose length depends on the data") against plain references on every backend: the seven
+//! types with NaN and nulls, uneven and empty chunks, masks keeping none, all, and one row
+//! per chunk; counts that stay on the device until the roots' are read.
+
+use super::reduce::{as_f64, column_of, sample};
+use super::*;
+use gputable::ir::{Predicate, ReduceKind};
+use gputable::DType;
+
+fn nullable(values: ColumnData, valid: Option<&[u8]>, chunks: &[u32]) -> NodeRef {
+    let x = chunked(values, 1, chunks);
+    match valid {
+        Some(v) => {
+            let flags = chunked(ColumnData::U8(v.to_vec()), 1, chunks);
+            ir::with_validity(&x, Some(&flags)).unwrap()
+        }
+        None => x,
+    }
+}
+
+/// Rows of a result (None: null), read from its device after evaluating it there.
+async fn rows_here<T: Target>(root: &NodeRef) -> Vec<Option<f64>> {
+    evaluate_here::<T>(std::slice::from_ref(root)).await;
+    let values = as_f64(&read(root).await);
+    let flags = match root.validity() {
+        Some(v) => {
+            // The flags' rows are the result's too.
+            let rows = root.known_length().unwrap();
+            let flags = read_value_async(v, None, Some(rows as f64)).await.unwrap();
+            Some(as_f64(&flags))
+        }
+        None => None,
+    };
+    values
+        .iter()
+        .enumerate()
+        .map(|(r, &v)| match &flags {
+            Some(f) if f[r] == 0.0 => None,
+            _ => Some(v),
+        })
+        .collect()
+}
+
+fn same_rows(what: &str, actual: &[Option<f64>], expected: &[Option<f64>]) {
+    assert_eq!(actual.len(), expected.len(), "{what}: rows");
+    for (r, (a, e)) in actual.iter().zip(expected).enumerate() {
+        let same = match (a, e) {
+            (None, None) => true,
+            (Some(a), Some(e)) => a == e || (a.is_nan() && e.is_nan()),
+            _ => false,
+        };
+        assert!(same, "{what}: row {r}: device {a:?} vs reference {e:?}");
+    }
+}
+
+fn present(values: &[f64], valid: Option<&[u8]>) -> Vec<Option<f64>> {
+    (0..values.len())
+        .map(|r| match valid {
+            Some(v) if v[r] == 0 => None,
+            _ => Some(values[r]),
+        })
+        .collect()
+}
+
+/// Rows kept per chunk of `chunks`, where `keep` says.
+fn kept_per_chunk(keep: &[bool], chunks: &[u32]) -> Vec<u32> {
+    let mut at = 0usize;
+    chunks
+        .iter()
+        .map(|&rows| {
+            let kept = keep[at..at + rows as usize].iter().filter(|&&k| k).count();
+            at += rows as usize;
+            kept as u32
+        })
+        .collect()
+}
+
+pub async fn filter_keeps_the_rows_and_chunks_of_every_type<T: Target>() {
+    let mut rng = Rng(41);
+    let chunks = [5u32, 0, 9, 1, 12];
+    let n = 27usize;
+    for dtype in DType::ALL {
+        let values = sample(dtype, n, &mut rng);
+        let valid: Vec<u8> = (0..n).map(|i| u8::from(i % 5 != 2)).collect();
+        let mask_values: Vec<f64> = (0..n).map(|_| rng.below(3) as f64).collect();
+        let mask_valid: Vec<u8> = (0..n).map(|i| u8::from(i % 6 != 4)).collect();
+        let x = nullable(column_of(dtype, &values), Some(&valid), &chunks);
+        let mask = nullable(
+            column_of(DType::U8, &mask_values),
+            Some(&mask_valid),
+            &[n as u32],
+        );
+        let kept = ir::filter(&x, &mask).unwrap();
+        assert_eq!(kept.known_length(), None, "unknown before evaluation");
+        let keep: Vec<bool> = (0..n)
+            .map(|r| mask_values[r] != 0.0 && mask_valid[r] == 1)
+            .collect();
+        let expected: Vec<Option<f64>> = present(&values, Some(&valid))
+            .into_iter()
+            .zip(&keep)
+            .filter(|(_, &k)| k)
+            .map(|(v, _)| v)
+            .collect();
+        let actual = rows_here::<T>(&kept).await;
+        same_rows(&format!("filter {dtype:?}"), &actual, &expected);
+        assert_eq!(
+            kept.settled().unwrap().to_vec(),
+            kept_per_chunk(&keep, &chunks),
+            "{dtype:?}: chunk k holds the kept rows of chunk k"
+        );
+    }
+}
+
+pub async fn filter_keeps_none_all_one_per_chunk_and_constant_masks<T: Target>() {
+    let chunks = [4u32, 3, 0, 6];
+    let n = 13;
+    let values: Vec<f64> = (0..n).map(|i| i as f64 * 1.5).collect();
+    let masks: Vec<(&str, Vec<u8>)> = vec![
+        ("none", vec![0; n]),
+        ("all", vec![1; n]),
+        ("one per chunk", {
+            let mut m = vec![0u8; n];
+            for at in [1usize, 4, 12] {
+                m[at] = 1;
+            }
+            m
+        }),
+    ];
+    for (what, mask) in masks {
+        let x = chunked(column_of(DType::F32, &values), 1, &chunks);
+        let m = chunked(ColumnData::U8(mask.clone()), 1, &[7, 6]);
+        let kept = ir::filter(&x, &m).unwrap();
+        let keep: Vec<bool> = mask.iter().map(|&k| k == 1).collect();
+        let expected: Vec<Option<f64>> = (0..n)
+            .filter(|&r| keep[r])
+            .map(|r| Some(values[r]))
+            .collect();
+        same_rows(what, &rows_here::<T>(&kept).await, &expected);
+        assert_eq!(
+            kept.settled().unwrap().to_vec(),
+            kept_per_chunk(&keep, &chunks)
+        );
+    }
+    for (keep, rows) in [(1u8, n), (0, 0)] {
+        let x = chunked(column_of(DType::F32, &values), 1, &chunks);
+        let m = ir::source(ColumnData::U8(vec![keep]), 1, true).unwrap();
+        let kept = ir::filter(&x, &m).unwrap();
+        assert_eq!(rows_here::<T>(&kept).await.len(), rows);
+    }
+    // No rows at all.
+    let empty = ir::source(ColumnData::F32(vec![]), 1, false).unwrap();
+    let mask = ir::source(ColumnData::U8(vec![]), 1, false).unwrap();
+    let kept = ir::filter(&empty, &mask).unwrap();
+    assert_eq!(rows_here::<T>(&kept).await.len(), 0);
+    assert_eq!(kept.settled().unwrap().to_vec(), vec![0]);
+    // A mask of another length, and of two lanes.
+    let x = chunked(column_of(DType::F32, &values), 1, &chunks);
+    let short = ir::source(ColumnData::U8(vec![1; 3]), 1, false).unwrap();
+    let err = ir::filter(&x, &short).unwrap_err();
+    assert_eq!(err.code, ErrorCode::InvalidArgument);
+    let wide = ir::source(ColumnData::U8(vec![1; 2 * n]), 2, false).unwrap();
+    assert_eq!(
+        ir::filter(&x, &wide).unwrap_err().code,
+        ErrorCode::InvalidArgument
+    );
+}
+
+/// `x > 0.5` over random float32 with NaN and nulls, filtered, then everything built on
+/// the filtered rows: elementwise work, reductions and masked ones, order, scans, unique
+/// and searchSorted, all in one evaluation that reads back only the roots' counts.
+pub async fn ops_over_a_filter_read_only_the_roots_counts<T: Target>() {
+    let mut rng = Rng(43);
+    let n = 3000usize;
+    let chunks = [1000u32, 0, 1500, 500];
+    let values: Vec<f64> = (0..n)
+        .map(|i| match i % 11 {
+            3 => f64::NAN,
+            _ => ((rng.below(1000) as f64) / 100.0) as f32 as f64,
+        })
+        .collect();
+    let valid: Vec<u8> = (0..n).map(|i| u8::from(i % 13 != 5)).collect();
+    let x = nullable(column_of(DType::F32, &values), Some(&valid), &chunks);
+    let half = ir::source(ColumnData::F32(vec![5.0]), 1, true).unwrap();
+    let mask = ir::predicate(Predicate::Greater, &[x.clone(), half]).unwrap();
+    let kept = ir::filter(&x, &mask).unwrap();
+    let keep: Vec<bool> = (0..n).map(|r| valid[r] == 1 && values[r] > 5.0).collect();
+    let kept_values: Vec<f64> = (0..n).filter(|&r| keep[r]).map(|r| values[r]).collect();
+
+    let ten = ir::source(ColumnData::F32(vec![10.0]), 1, true).unwrap();
+    let scaled = ir::binary(Multiply, &kept, &ten).unwrap();
+    let sum = ir::reduce(ReduceKind::Sum, &kept, None, 4).unwrap();
+    let max = ir::reduce(ReduceKind::Max, &scaled, None, 4).unwrap();
+    let argmin = ir::reduce(ReduceKind::ArgMin, &kept, None, 4).unwrap();
+    let count = ir::count(
+        &ir::predicate(
+            Predicate::Greater,
+            &[
+                kept.clone(),
+                ir::source(ColumnData::F32(vec![8.0]), 1, true).unwrap(),
+            ],
+        )
+        .unwrap(),
+        None,
+    )
+    .unwrap();
+    let sorted = ir::sort(&kept, true, ir::Nulls::Last).unwrap();
+    let running = ir::cumulative(ir::ScanFold::Sum, &kept, false, false).unwrap();
+    let distinct = ir::unique(&kept).unwrap();
+    let roots = [
+        scaled.clone(),
+        sum.clone(),
+        max.clone(),
+        argmin.clone(),
+        count.clone(),
+        sorted.clone(),
+        running.clone(),
+        distinct.clone(),
+    ];
+    let device = T::device();
+    let before = device.core().counters.stats();
+    gputable::engine::evaluate(&device, &roots).await.unwrap();
+    let after = device.core().counters.stats();
+    // The counted roots' counts (4 bytes a chunk): scaled and running (4 chunks, shared),
+    // sorted and distinct (one each); and the kept-row counts of max and argmin (the
+    // EMPTY_INPUT rule). The rest stays on the device.
+    assert_eq!(
+        after.readback_bytes - before.readback_bytes,
+        if T::TRANSFERS {
+            4 * (4 + 1 + 1) + 4 * 2
+        } else {
+            0
+        },
+        "only the roots' counts are read back"
+    );
+    for root in &roots {
+        assert_eq!(root.home().unwrap().device, device.core().id);
+    }
+    let expected_scaled: Vec<Option<f64>> = kept_values
+        .iter()
+        .map(|v| Some((*v as f32 * 10.0) as f64))
+        .collect();
+    same_rows(
+        "kept * 10",
+        &rows_here::<T>(&scaled).await,
+        &expected_scaled,
+    );
+    assert_eq!(
+        scaled.settled().unwrap().to_vec(),
+        kept_per_chunk(&keep, &chunks)
+    );
+    let total: f32 = kept_values.iter().map(|&v| v as f32).sum();
+    let got = read_f32(&sum).await[0];
+    assert!(
+        (got - total).abs() <= 1e-3 * total.abs(),
+        "sum {got} vs {total}"
+    );
+    let top = kept_values.iter().fold(f64::MIN, |m, &v| m.max(v));
+    assert_eq!(read_f32(&max).await[0], (top as f32) * 10.0);
+    let low = kept_values.iter().fold(f64::MAX, |m, &v| m.min(v));
+    let first_low = kept_values.iter().position(|&v| v == low).unwrap();
+    assert_eq!(
+        read_i32(&argmin).await[0],
+        first_low as i32,
+        "argmin in the kept rows"
+    );
+    let above = kept_values.iter().filter(|&&v| v > 8.0).count();
+    assert_eq!(read_u32(&count).await[0], above as u32);
+    let mut descending = kept_values.clone();
+    descending.sort_by(|a, b| b.partial_cmp(a).unwrap());
+    let descending: Vec<Option<f64>> = descending.into_iter().map(Some).collect();
+    same_rows("sort", &rows_here::<T>(&sorted).await, &descending);
+    let running_rows = rows_here::<T>(&running).await;
+    assert_eq!(running_rows.len(), kept_values.len());
+    let mut acc = 0.0f64;
+    for (r, v) in kept_values.iter().enumerate() {
+        acc += v;
+        let got = running_rows[r].unwrap();
+        assert!(
+            (got - acc).abs() <= 1e-3 * acc,
+            "cumsum row {r}: {got} vs {acc}"
+        );
+    }
+    let mut distinct_values: Vec<f64> = kept_values.clone();
+    distinct_values.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    distinct_values.dedup();
+    let distinct_values: Vec<Option<f64>> = distinct_values.into_iter().map(Some).collect();
+    same_rows("unique", &rows_here::<T>(&distinct).await, &distinct_values);
+}
+
+/// A filtered and a full column together have the full column's rows (the filtered one's
+/// past its count are null); a reduction over no kept row follows the no-rows rules.
+pub async fn filtered_and_full_columns_and_empty_results<T: Target>() {
+    let values = [3.0, -1.0, 4.0, 1.0, -5.0, 9.0];
+    let x = chunked(column_of(DType::F32, &values), 1, &[2, 4]);
+    let zero = ir::source(ColumnData::F32(vec![0.0]), 1, true).unwrap();
+    let positive = ir::filter(
+        &x,
+        &ir::predicate(Predicate::Greater, &[x.clone(), zero.clone()]).unwrap(),
+    )
+    .unwrap();
+    let both = ir::binary(Add, &positive, &x).unwrap();
+    assert_eq!(both.known_length(), Some(6));
+    let expected = [Some(6.0), Some(3.0), Some(5.0), Some(10.0), None, None];
+    same_rows("filtered + full", &rows_here::<T>(&both).await, &expected);
+
+    let none = ir::filter(
+        &x,
+        &ir::predicate(
+            Predicate::Greater,
+            &[
+                x.clone(),
+                ir::source(ColumnData::F32(vec![100.0]), 1, true).unwrap(),
+            ],
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let sum = ir::reduce(ReduceKind::Sum, &none, None, 4).unwrap();
+    evaluate_here::<T>(std::slice::from_ref(&sum)).await;
+    assert_eq!(read_f32(&sum).await, vec![0.0]);
+    let min = ir::reduce(ReduceKind::Min, &none, None, 4).unwrap();
+    let err = evaluate::<T>(std::slice::from_ref(&min)).await.unwrap_err();
+    assert_eq!(err.code, ErrorCode::EmptyInput);
+    let order = ir::argsort(std::slice::from_ref(&none), &[false], ir::Nulls::Last).unwrap();
+    assert_eq!(rows_here::<T>(&order).await.len(), 0);
+
+    // Views: a slice of the kept rows, and the kept rows of two filters concatenated.
+    let firsts = ir::slice_counted(&positive, 1.0, 3.0).unwrap();
+    same_rows(
+        "slice",
+        &rows_here::<T>(&firsts).await,
+        &[Some(4.0), Some(1.0)],
+    );
+    let negative = ir::filter(
+        &x,
+        &ir::predicate(Predicate::Less, &[x.clone(), zero]).unwrap(),
+    )
+    .unwrap();
+    let joined = ir::concat_counted(&[positive.clone(), negative.clone()]).unwrap();
+    let expected: Vec<Option<f64>> = [3.0, 4.0, 1.0, 9.0, -1.0, -5.0]
+        .iter()
+        .map(|&v| Some(v))
+        .collect();
+    same_rows("concat", &rows_here::<T>(&joined).await, &expected);
+    assert_eq!(joined.settled().unwrap().to_vec(), vec![1, 3, 1, 1]);
+    // Gathers by ids past the count read no row.
+    let ids = ir::source(ColumnData::U32(vec![3, 0, 4, 9]), 1, false).unwrap();
+    let read_back = ir::gather(&ids, &positive).unwrap();
+    let rows = rows_here::<T>(&read_back).await;
+    assert_eq!(&rows[..2], &[Some(9.0), Some(3.0)]);
+    assert!(rows[2..].iter().all(|r| r.is_none() || *r == Some(0.0)));
+    // rechunk needs the length: only once evaluated.
+    let fresh = ir::filter(&x, &ir::source(ColumnData::U8(vec![1]), 1, true).unwrap()).unwrap();
+    assert_eq!(
+        ir::rechunk_counted(&fresh, vec![6u32].into())
+            .unwrap_err()
+            .code,
+        ErrorCode::InvalidArgument
+    );
+}
+
+/// `unique` of every type: ascending, NaN once and last, -0 and +0 one value, +0; null rows
+/// one value after every other.
+pub async fn unique_orders_distinct_values_of_every_type<T: Target>() {
+    let mut rng = Rng(47);
+    for dtype in DType::ALL {
+        let n = 40;
+        let mut values = sample(dtype, n, &mut rng);
+        if dtype == DType::F32 {
+            values[5] = -0.0;
+            values[6] = 0.0;
+        }
+        let valid: Vec<u8> = (0..n).map(|i| u8::from(i % 9 != 1)).collect();
+        let x = nullable(column_of(dtype, &values), Some(&valid), &[15, 0, 25]);
+        let distinct = ir::unique(&x).unwrap();
+        let mut expected: Vec<f64> = (0..n)
+            .filter(|&r| valid[r] == 1)
+            .map(|r| column_of(dtype, &values[r..r + 1]).get_f64(0))
+            .collect();
+        expected.sort_by(|a, b| match (a.is_nan(), b.is_nan()) {
+            (true, true) => std::cmp::Ordering::Equal,
+            (true, false) => std::cmp::Ordering::Greater,
+            (false, true) => std::cmp::Ordering::Less,
+            _ => a.partial_cmp(b).unwrap(),
+        });
+        expected.dedup_by(|a, b| a == b || (a.is_nan() && b.is_nan()));
+        let mut expected: Vec<Option<f64>> = expected.into_iter().map(Some).collect();
+        expected.push(None);
+        let actual = rows_here::<T>(&distinct).await;
+        same_rows(&format!("unique {dtype:?}"), &actual, &expected);
+        if dtype == DType::F32 && !T::TRANSFERS {
+            let zero = actual.iter().flatten().find(|v| **v == 0.0).unwrap();
+            assert!(zero.is_sign_positive(), "-0 and +0 are +0");
+        }
+    }
+}
