@@ -32,17 +32,19 @@ function xorshift(seed) {
 function makeData(n) {
   const next = xorshift(7);
   const fare = new Float32Array(n), key = new Uint32Array(n), vendor = new Uint8Array(n), payload = new Uint32Array(n);
+  const zone = new Uint32Array(n);
   for (let i = 0; i < n; i++) {
     fare[i] = (next() / 4294967296) * 200 - 100;
     key[i] = next();
     vendor[i] = next() & 3;
     payload[i] = i;
+    zone[i] = next() % 1000;
   }
   // 1M queries into the n sorted keys (api.md's V-series: 1M values in 10M).
   const sorted = Float32Array.from(fare).sort();
   const queries = new Float32Array(Math.min(n, 1e6));
   for (let i = 0; i < queries.length; i++) queries[i] = (next() / 4294967296) * 200 - 100;
-  return {n, fare, key, vendor, payload, sorted, queries};
+  return {n, fare, key, vendor, payload, zone, sorted, queries};
 }
 
 const WORKLOADS = [
@@ -53,13 +55,17 @@ const WORKLOADS = [
   {id: 'V5', name: 'argsort uint32 keys + gather uint32 payload'},
   {id: 'V6', name: 'argsort [vendor, fare desc] (2 keys)'},
   {id: 'V7', name: 'topK(fare, 10)'},
-  {id: 'V8', name: 'searchSorted of 1M values'}
+  {id: 'V8', name: 'searchSorted of 1M values'},
+  {id: 'V9', name: 'filter 3 columns, 50% kept (fare > 0)'},
+  {id: 'V10', name: 'filter 3 columns, 1% kept (fare > 98)'},
+  {id: 'V11', name: 'unique of 1k distinct uint32'}
 ];
 
 function gputableRunner(d) {
   const E = gt.GPUTableEvaluator;
   const fare = E.fromArray(d.fare), key = E.fromArray(d.key), vendor = E.fromArray(d.vendor);
   const payload = E.fromArray(d.payload), sorted = E.fromArray(d.sorted), queries = E.fromArray(d.queries);
+  const zone = E.fromArray(d.zone);
   const graphs = {
     V1: () => gt.count(gt.greater(fare, 0)),
     V2: () => gt.sum(fare, {where: gt.greater(fare, 50)}),
@@ -68,23 +74,45 @@ function gputableRunner(d) {
     V5: () => gt.gather(gt.argsort(key), payload),
     V6: () => gt.argsort([vendor, fare], {descending: [false, true]}),
     V7: () => gt.topK(fare, 10).indices,
-    V8: () => gt.searchSorted(sorted, queries)
+    V8: () => gt.searchSorted(sorted, queries),
+    V11: () => gt.unique(zone)
   };
   const run = build => () => {
     const r = build();
     r.evaluateSync();
     r.destroy();
   };
+  // Three columns filtered by one mask in one evaluation (the scan of the mask shared).
+  const filtered = threshold => async () => {
+    const mask = gt.greater(fare, threshold);
+    const kept = [fare, key, vendor].map(column => gt.filter(column, mask));
+    await gt.cleanEvaluate(null, kept);
+    kept.forEach(e => e.destroy());
+  };
   return {
     ...Object.fromEntries(Object.entries(graphs).map(([id, build]) => [id, run(build)])),
-    passes: id => graphs[id]().explain().split('\n')[0].replace('plan on cpu: ', ''),
-    dispose: () => [fare, key, vendor, payload, sorted, queries].forEach(e => e.destroy())
+    V9: filtered(0),
+    V10: filtered(98),
+    passes: id => (graphs[id] ?? (() => gt.filter(fare, gt.greater(fare, 0))))().explain().split('\n')[0].replace('plan on cpu: ', ''),
+    dispose: () => [fare, key, vendor, payload, sorted, queries, zone].forEach(e => e.destroy())
   };
 }
 
 // What a JS user writes: loops, TypedArray sorts, index sorts with a comparator.
 function jsRunner(d) {
-  const {n, fare, key, vendor, payload, sorted, queries} = d;
+  const {n, fare, key, vendor, payload, zone, sorted, queries} = d;
+  const filtered = threshold => {
+    const f = new Float32Array(n), k = new Uint32Array(n), v = new Uint8Array(n);
+    let kept = 0;
+    for (let i = 0; i < n; i++) {
+      if (fare[i] > threshold) {
+        f[kept] = fare[i];
+        k[kept] = key[i];
+        v[kept++] = vendor[i];
+      }
+    }
+    return [f.slice(0, kept), k.slice(0, kept), v.slice(0, kept)];
+  };
   const indexSort = compare => {
     const order = new Uint32Array(n);
     for (let i = 0; i < n; i++) order[i] = i;
@@ -143,6 +171,9 @@ function jsRunner(d) {
       }
       return out;
     },
+    V9: () => filtered(0),
+    V10: () => filtered(98),
+    V11: () => Uint32Array.from(new Set(zone)).sort(),
     dispose() {}
   };
 }
@@ -151,6 +182,7 @@ async function tfjsRunner(d, backend) {
   await tf.setBackend(backend);
   await tf.ready();
   const fare = tf.tensor1d(d.fare);
+  const zoneTensor = tf.tensor1d(Int32Array.from(d.zone), 'int32');
   const run = build => () => tf.dispose(tf.tidy(build));
   return {
     V1: run(() => tf.sum(tf.cast(tf.greater(fare, 0), 'int32'))),
@@ -159,7 +191,8 @@ async function tfjsRunner(d, backend) {
     // tfjs sorts through topk with k = n (its only sort).
     V4: run(() => tf.topk(tf.neg(fare), d.n).indices),
     V7: run(() => tf.topk(fare, 10).indices),
-    dispose: () => tf.dispose([fare])
+    V11: run(() => tf.unique(zoneTensor).values),
+    dispose: () => tf.dispose([fare, zoneTensor])
   };
 }
 

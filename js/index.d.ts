@@ -427,6 +427,23 @@ export class GPUTable {
   addBatch(batch: GPURecordBatch): this;
   /** A table of some columns that borrows this table's storage. */
   select(...names: string[]): GPUTable;
+  /**
+   * Columns computed from this table's (`t`: its vectors by name), each a column of the
+   * table's rows: new names appended, an existing name replaced in place. Resolves to a new
+   * table on this table's device, batches kept; unchanged columns share their storage.
+   * @example await table.derive({tip_rate: t => divide(t.tip, t.fare)})
+   */
+  derive(columns: Record<string, (t: Record<string, GPUVector>) => EvaluatorInput>): Promise<GPUTable>;
+  /**
+   * The rows whose mask (`predicate(t)`, size 1) is nonzero and not null, every column, on
+   * this table's device: batches kept, each with its kept rows.
+   * @example await table.filter(t => greater(t.fare, 10))
+   */
+  filter(predicate: (t: Record<string, GPUVector>) => PredicateArgument): Promise<GPUTable>;
+  /** The rows in `argsort(keys, options)`'s order (one batch), on this table's device. */
+  orderBy(names: string | string[], options?: OrderOptions): Promise<GPUTable>;
+  /** The first `k` rows by column `name` (`topK`'s order, descending by default), one batch. */
+  topK(name: string, k: number, options?: {descending?: boolean}): Promise<GPUTable>;
   resetLastBatch(): void;
   destroy(): void;
 }

@@ -6,9 +6,11 @@
 import {wasm} from './bindings.js';
 import {fail, guard, guardAsync} from './errors.js';
 import {formatOf, options} from './types.js';
-import {resolveDevice} from './devices.js';
+import {resolveDevice, withHandlesAsync} from './devices.js';
 import {GPUVector, MODEL, remember, viewOf} from './vectors.js';
 import {finishIpc} from './ipc.js';
+import {GPUTableEvaluator, handleOf} from './evaluator.js';
+import {argsort, filter, gather, topK} from './ops.js';
 
 export class GPUField {
   constructor({name, type, size = 1, nullable = false, metadata = {}}) {
@@ -352,6 +354,73 @@ export class GPUTable {
 
   _lastBatch() {
     return viewOf(GPURecordBatch, guard(() => this._m.lastBatch()));
+  }
+
+  // Table verbs (api.md "Tables"): each evaluates on this table's device and resolves to a
+  // new table there; this one is left as it was.
+  derive(columns) {
+    if (columns === null || typeof columns !== 'object' || Array.isArray(columns)) {
+      fail('INVALID_ARGUMENT', 'derive takes an object of {name: t => evaluator}');
+    }
+    const t = this._columns();
+    const out = {...t};
+    for (const [name, make] of Object.entries(columns)) {
+      if (typeof make !== 'function') fail('INVALID_ARGUMENT', `derive's '${name}' must be a function of the columns`);
+      out[name] = make(t);
+    }
+    return this._resolve(out, []);
+  }
+
+  filter(predicate) {
+    if (typeof predicate !== 'function') fail('INVALID_ARGUMENT', 'filter takes a function of the columns giving a mask');
+    const t = this._columns();
+    const mask = predicate(t);
+    return this._resolveEach(t, column => filter(column, mask));
+  }
+
+  orderBy(names, settings) {
+    const {descending, nulls} = options(settings, 'orderBy', ['descending', 'nulls']);
+    const t = this._columns();
+    const keys = (Array.isArray(names) ? names : [names]).map(name => this._column(t, name));
+    const order = argsort(keys, {descending, nulls});
+    return this._resolveEach(t, column => gather(order, column), [order]);
+  }
+
+  topK(name, k, settings) {
+    const {descending} = options(settings, 'topK', ['descending']);
+    const t = this._columns();
+    const {values, indices} = topK(this._column(t, name), k, {descending});
+    return this._resolveEach(t, column => gather(indices, column), [values, indices]);
+  }
+
+  // The columns by name, as the verbs pass them.
+  _columns() {
+    guard(() => this._m.check());
+    return Object.fromEntries(this.schema.names.map(name => [name, this.getVector(name)]));
+  }
+
+  _column(t, name) {
+    if (!Object.hasOwn(t, name)) fail('INVALID_ARGUMENT', `no column '${name}' in this table`);
+    return t[name];
+  }
+
+  // A table of `make(column)` for every column; the evaluators made here are destroyed after.
+  _resolveEach(t, make, made = []) {
+    const columns = Object.fromEntries(Object.entries(t).map(([name, column]) => [name, make(column)]));
+    return this._resolve(columns, [...made, ...Object.values(columns)]);
+  }
+
+  // The table of `columns` ({name: evaluator or vector}) computed on this table's device.
+  async _resolve(columns, made) {
+    try {
+      const device = resolveDevice(this.device);
+      const names = Object.keys(columns);
+      const handles = names.map(name => handleOf(columns[name]));
+      const model = await withHandlesAsync(handles, list => device._handle.tableOfColumns(names, list, this._m));
+      return new GPUTable({[MODEL]: model, device: this.device});
+    } finally {
+      for (const evaluator of made) if (evaluator instanceof GPUTableEvaluator) evaluator.destroy();
+    }
   }
 }
 

@@ -16,10 +16,14 @@ const dist = resolve(dirname(fileURLToPath(import.meta.url)), '../dist');
  * float32-only CPU ops instantiated once), and the CPU scan's loops over contiguous columns
  * (2 kB, for a 50x faster `cumsum`): 512.4 kB. Then results counted on the device (`filter`,
  * `unique`, and every op, view and verb over them: 35 kB before gzip, 11 kB gzipped):
- * 523.5 kB. The largest generic families left to shrink: the CPU reduction folders (15
- * instances, 70 kB before gzip) and the executor's schedule loop (one per backend, 70 kB).
+ * 523.5 kB. Then the table verbs' table of computed columns (11 kB before gzip, 4.8 kB
+ * gzipped; 6.8 kB of it the async export's state machine): 528.4 kB. The largest families
+ * to shrink before any further raise, measured from the name section: the executor's
+ * schedule loop (one per backend, 70 kB before gzip), the CPU reduction folders (15
+ * instances, 70 kB), the async exports' state machines (21, 60 kB) and the CPU region's
+ * compute (3 classes, 83 kB).
  */
-export const DEFAULT_IMPORT_BUDGET = 525_000;
+export const DEFAULT_IMPORT_BUDGET = 530_000;
 
 const gzipped = file => gzipSync(readFileSync(file), {level: 9}).length;
 

@@ -7,6 +7,7 @@
 mod buffer;
 mod pack;
 mod vector;
+mod verbs;
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
@@ -15,6 +16,7 @@ use std::rc::Rc;
 pub use buffer::{live_buffers, live_buffers_on, Buffer, BufferRef};
 pub use pack::{chunk_nodes, pack_batches, pack_column, pack_groups, packed, PackedColumns};
 pub use vector::{Data, DataRef, Vector, VectorRef};
+pub use verbs::table_of_columns;
 
 use crate::dtype::DType;
 use crate::error::{ErrorCode, GpuTableError, Result};

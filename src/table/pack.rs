@@ -117,7 +117,9 @@ pub fn packed(parts: &[NodeRef], group_sizes: &[usize]) -> Result<NodeRef> {
 /// Each logical chunk of `node`'s output on device `device` as a node of its own over the
 /// stored values (no copy; a chunk stored in parts stays in parts).
 pub fn chunk_nodes(node: &NodeRef, device: crate::value::DeviceId) -> Result<Vec<NodeRef>> {
-    let output = node.output_on(device).ok_or_else(|| {
+    // A CPU device reads host memory in place.
+    let output = node.output_on(device).or_else(|| node.host_output());
+    let output = output.ok_or_else(|| {
         engine::internal(format!("t{} has no output on device {device}", node.id))
     })?;
     let offsets = node.chunk_offsets();

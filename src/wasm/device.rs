@@ -11,6 +11,7 @@ use crate::evaluator;
 #[cfg(gl_backend)]
 use crate::gl::GlDevice;
 use crate::gpu::GpuDevice;
+use crate::ir::NodeRef;
 use crate::memory::Home;
 use crate::table;
 
@@ -215,6 +216,34 @@ impl Device {
             with_device!(&device, d => table::pack_batches(d, &table, min_rows).await)
                 .map_err(to_js)?;
             Ok(JsValue::UNDEFINED)
+        })
+    }
+
+    /// The table a table verb resolves to: `columns` (evaluators named `names`, chunked
+    /// alike) computed on this device, one batch per chunk; a column named as one of
+    /// `like`'s keeps its field's metadata, and the table is on `like`'s device.
+    #[wasm_bindgen(js_name = tableOfColumns)]
+    pub fn table_of_columns(
+        &self,
+        names: Vec<String>,
+        columns: &EvaluatorList,
+        like: &TableModel,
+    ) -> js_sys::Promise {
+        let device = self.inner.clone();
+        let columns: Vec<(String, NodeRef)> =
+            names.into_iter().zip(columns.nodes.clone()).collect();
+        let like = like.shared();
+        wasm_bindgen_futures::future_to_promise(async move {
+            let (fields, table_device) = {
+                let like = like.borrow();
+                like.check().map_err(to_js)?;
+                (like.fields.clone(), like.device)
+            };
+            let d = device.evaluates();
+            let table = table::table_of_columns(d, &columns, &fields, table_device)
+                .await
+                .map_err(to_js)?;
+            Ok(TableModel::of(table).into())
         })
     }
 

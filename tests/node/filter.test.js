@@ -153,3 +153,66 @@ test('bad filter and unique arguments, and ops that need a length before evaluat
   assert.deepEqual(gt.rechunk(kept, 1).chunks, [1, 1]);
   assert.deepEqual([...gt.mapBlocks(b => gt.add(b, 1), kept).readValueSync()], [3, 4]);
 });
+
+// A table of two record batches with nulls, for the table verbs.
+function tripTable() {
+  const first = arrow.makeTable({
+    fare: arrow.vectorFromArray([12, 3, null, 40, 8], new arrow.Float32()),
+    vendor: arrow.vectorFromArray([1, 2, 1, 2, 2], new arrow.Uint8()),
+    id: arrow.vectorFromArray([0, 1, 2, 3, 4], new arrow.Int32())
+  });
+  const second = arrow.makeTable({
+    fare: arrow.vectorFromArray([7, 25, 30], new arrow.Float32()),
+    vendor: arrow.vectorFromArray([2, 1, 1], new arrow.Uint8()),
+    id: arrow.vectorFromArray([5, 6, 7], new arrow.Int32())
+  });
+  const ipc = arrow.tableToIPC(new arrow.Table([...first.batches, ...second.batches]));
+  return gt.GPUTable.fromArrowIPCSync(ipc);
+}
+
+const rowsOf = table => {
+  const columns = Object.fromEntries(table.schema.names.map(n => [n, table.getVector(n)]));
+  const n = table.numRows;
+  return Array.from({length: n}, (_, r) => Object.fromEntries(Object.entries(columns).map(([name, v]) => {
+    const valid = v.validity ? v.validity.readValueSync(r, r + 1)[0] : 1;
+    return [name, valid ? v.readValueSync(r, r + 1)[0] : null];
+  })));
+};
+
+test('table verbs resolve to new tables: filter keeps batches, derive appends and replaces, orderBy and topK order', async () => {
+  const table = tripTable();
+  const rows = rowsOf(table);
+  const big = await table.filter(t => gt.greater(t.fare, 10));
+  assert.deepEqual(big.batches.map(b => b.numRows), [2, 2], 'each batch keeps its kept rows');
+  assert.deepEqual(rowsOf(big), rows.filter(r => r.fare !== null && r.fare > 10));
+  const none = await table.filter(() => 0);
+  assert.equal(none.numRows, 0);
+  const derived = await table.derive({double: t => gt.multiply(t.fare, 2), id: t => gt.add(t.id, 100)});
+  assert.deepEqual(derived.schema.names, ['fare', 'vendor', 'id', 'double']);
+  assert.deepEqual(derived.batches.map(b => b.numRows), [5, 3]);
+  assert.deepEqual(rowsOf(derived), rows.map(r => ({...r, id: r.id + 100, double: r.fare === null ? null : r.fare * 2})));
+  const ordered = await table.orderBy(['vendor', 'fare'], {descending: [false, true]});
+  const expected = [...rows].sort((a, b) => a.vendor - b.vendor || (a.fare === null) - (b.fare === null) || b.fare - a.fare);
+  assert.deepEqual(rowsOf(ordered), expected);
+  const top = await table.topK('fare', 3);
+  assert.deepEqual(rowsOf(top).map(r => r.id), [3, 7, 6]);
+  // The new tables outlive the input, and write Arrow IPC.
+  table.destroy();
+  assert.deepEqual(rowsOf(big).map(r => r.id), [0, 3, 6, 7]);
+  const back = arrow.tableFromIPC(await big.toArrowIPC());
+  assert.deepEqual(back.getChild('id').toArray(), Int32Array.from([0, 3, 6, 7]));
+  for (const t of [big, none, derived, ordered, top]) t.destroy();
+});
+
+test('bad table verb arguments are INVALID_ARGUMENT', async () => {
+  const table = tripTable();
+  throwsCode(() => table.filter('fare > 10'), 'INVALID_ARGUMENT');
+  throwsCode(() => table.derive({x: 3}), 'INVALID_ARGUMENT');
+  throwsCode(() => table.derive(null), 'INVALID_ARGUMENT');
+  throwsCode(() => table.orderBy('nope'), 'INVALID_ARGUMENT');
+  throwsCode(() => table.orderBy('fare', {nulls: 'middle'}), 'INVALID_ARGUMENT');
+  throwsCode(() => table.topK('fare', -1), 'INVALID_ARGUMENT');
+  await assert.rejects(table.derive({short: () => E.fromArray([1, 2])}), {code: 'INVALID_ARGUMENT'});
+  table.destroy();
+  throwsCode(() => table.filter(t => t.fare), 'DESTROYED');
+});

@@ -863,6 +863,7 @@ macro_rules! suite {
             integer_droptol_compares_exactly,
             // table.rs: the table model
             tables_own_align_validity_and_pack_on_the_device,
+            verbs_resolve_to_a_table_of_batches_on_the_device,
             all_valid_flags_are_made_on_the_device,
             table_misuse_is_a_typed_error,
             appendable_vectors_grow_and_reset,

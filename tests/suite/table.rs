@@ -319,3 +319,66 @@ pub async fn appendable_vectors_grow_and_reset<T: Target>() {
         ErrorCode::Destroyed
     );
 }
+
+/// The table verbs' result (api.md "Tables"): a table of columns computed on the device, one
+/// batch per chunk, each owning its storage there, nulls kept; a filter's batches hold the
+/// kept rows of each input batch, copied out of the packed result; the input table can go.
+pub async fn verbs_resolve_to_a_table_of_batches_on_the_device<T: Target>() {
+    let device = T::fresh().await;
+    let id = device.core().id;
+    let input = Table::new(Vec::new(), Some(id)).shared();
+    for (x, nulls) in [
+        (&[5, -2, 7][..], None),
+        (&[-1, -3][..], Some(&[1u8, 0][..])),
+        (&[4, 9, -8, 6][..], Some(&[0, 1, 1, 1][..])),
+    ] {
+        let added = batch(&device, x, nulls).await;
+        input.borrow_mut().add_batch(added).unwrap();
+    }
+    let fields = input.borrow().fields.clone();
+    let x = column_node(&input, "x");
+    let y = {
+        let column = input.borrow().column("y").unwrap();
+        let flags = column.validity.as_ref().unwrap().borrow().node().unwrap();
+        ir::with_validity(&column.node().unwrap(), Some(&flags)).unwrap()
+    };
+    let zero = ir::source(ColumnData::I32(vec![0]), 1, true).unwrap();
+    let keep = ir::predicate(ir::Predicate::Greater, &[x.clone(), zero]).unwrap();
+    let columns = vec![
+        ("x".to_string(), ir::filter(&x, &keep).unwrap()),
+        ("y".to_string(), ir::filter(&y, &keep).unwrap()),
+    ];
+    let result = table::table_of_columns(&device, &columns, &fields, Some(id))
+        .await
+        .unwrap()
+        .shared();
+    drop(columns);
+    // A column of other rows than the others is refused.
+    let short = ir::source(ColumnData::F32(vec![1.0]), 1, false).unwrap();
+    let other = vec![("x".to_string(), x.clone()), ("z".to_string(), short)];
+    let err = table::table_of_columns(&device, &other, &fields, Some(id)).await;
+    assert_eq!(err.err().map(|e| e.code), Some(ErrorCode::InvalidArgument));
+    input.borrow_mut().destroy();
+    let rows: Vec<u64> = (result.borrow().batches.iter())
+        .map(|b| b.borrow().num_rows())
+        .collect();
+    assert_eq!(rows, vec![2, 0, 3], "each batch keeps its kept rows");
+    assert_eq!(
+        read_i32(&column_node(&result, "x")).await,
+        vec![5, 7, 4, 9, 6]
+    );
+    let y = read_column_f32(&result, "y").await;
+    assert_eq!((y[0], y[1], y[3], y[4]), (2.5, 3.5, 4.5, 3.0));
+    assert_eq!(validity_of(&result, "y").await, vec![1, 1, 0, 1, 1]);
+    for batch in &result.borrow().batches {
+        for node in batch.borrow().nodes().unwrap() {
+            let home = node.home().expect("stored");
+            assert!(
+                home.device == id || !T::TRANSFERS,
+                "{node:?} is on device {}",
+                home.device
+            );
+        }
+    }
+    result.borrow_mut().destroy();
+}

@@ -1,0 +1,89 @@
+//! The table a table verb resolves to (api.md "Tables"): its columns computed on one device,
+//! one record batch per chunk, each batch owning its storage (a chunk stored on its own is
+//! shared, not copied; the rows a device count kept are copied out of the packed result).
+
+use super::{chunk_nodes, Batch, Field, Table, Vector};
+use crate::engine::Evaluates;
+use crate::error::{GpuTableError, Result};
+use crate::ir::{self, NodeRef};
+use crate::value::DeviceId;
+
+/// A table of `columns` (names and nodes, chunked alike) evaluated on `device`, one batch
+/// per chunk. A column named as one of `like` keeps its field's metadata where its type
+/// and row size are the same. The table is on `table_device`.
+pub async fn table_of_columns(
+    device: &dyn Evaluates,
+    columns: &[(String, NodeRef)],
+    like: &[Field],
+    table_device: Option<DeviceId>,
+) -> Result<Table> {
+    let nodes: Vec<NodeRef> = columns.iter().map(|(_, n)| n.clone()).collect();
+    device.evaluate_roots(&nodes).await?;
+    // A counted column as the rows its count gave each chunk.
+    let views = (nodes.iter())
+        .map(|n| ir::known_rows(n, "a table column"))
+        .collect::<Result<Vec<_>>>()?;
+    let with_flags = ir::with_null_flags(&views);
+    device.evaluate_roots(&with_flags).await?;
+    let id = device.device_id();
+    let mut parts = Vec::with_capacity(views.len());
+    for view in &views {
+        let flags = match view.validity() {
+            Some(v) => Some(chunk_nodes(v, id)?),
+            None => None,
+        };
+        parts.push((chunk_nodes(view, id)?, flags));
+    }
+    let batches = parts.first().map_or(0, |(data, _)| data.len());
+    for ((name, _), (data, _)) in columns.iter().zip(&parts) {
+        let rows = |d: &[NodeRef]| d.iter().map(|n| n.meta.length).collect::<Vec<_>>();
+        if data.len() != batches || rows(data) != rows(&parts[0].0) {
+            return Err(GpuTableError::invalid(format!(
+                "column '{name}' has chunks of {:?} rows, the table's batches {:?}",
+                rows(data),
+                rows(&parts[0].0)
+            )));
+        }
+    }
+    let fields: Vec<Field> = (columns.iter().zip(&views))
+        .map(|((name, _), view)| field_of(name, view, like))
+        .collect();
+    let mut table = Table::new(fields.clone(), table_device);
+    for k in 0..batches {
+        let vectors = (fields.iter().zip(&parts))
+            .map(|(field, (data, flags))| {
+                let validity = flags.as_ref().map(|f| {
+                    Vector::owning(
+                        &format!("{}.validity", field.name),
+                        f[k].clone(),
+                        table_device,
+                    )
+                });
+                Vector::owning(&field.name, data[k].clone(), table_device)
+                    .with_validity(validity)
+                    .shared()
+            })
+            .collect();
+        let batch = Batch::new(vectors, Some(fields.clone()))?;
+        table.add_batch(batch.shared())?;
+    }
+    Ok(table)
+}
+
+fn field_of(name: &str, node: &NodeRef, like: &[Field]) -> Field {
+    let (dtype, size) = (node.meta.dtype, node.meta.size);
+    let nullable = node.validity().is_some();
+    match like.iter().find(|f| f.name == name) {
+        Some(field) if field.dtype == dtype && field.size == size => Field {
+            nullable,
+            ..field.clone()
+        },
+        _ => Field {
+            name: name.to_string(),
+            dtype,
+            size,
+            nullable,
+            metadata: Default::default(),
+        },
+    }
+}
