@@ -322,6 +322,12 @@ export class GPUVector<T extends DataType = DataType> {
   readonly chunks: number[];
   /** Validity (uint8: 1 valid, 0 null; size 1, or one flag per list item) for columns with nulls, else null. */
   readonly validity: GPUVector<'uint8'> | null;
+  /**
+   * On WebGPU, for a result whose length the device decided (`filter`, `unique`): a
+   * `GPUBuffer` holding `[rows, 1, 0, 0]` (uint32) for `pass.drawIndirect(buffer, 0)`, so a
+   * filtered result is drawn without reading its count; else null.
+   */
+  readonly drawIndirect: GPUBuffer | null;
   readonly destroyed: boolean;
   /** The device holding the vector's storage (null: host memory of no device). */
   readonly device: Device | null;

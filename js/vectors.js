@@ -163,6 +163,11 @@ export class GPUVector {
     const validity = this._m.validity();
     return validity ? viewOf(GPUVector, validity) : null;
   }
+  get drawIndirect() {
+    const device = this.device;
+    if (device?.type !== 'webgpu' || this.destroyed) return null;
+    return this._m.drawIndirectOn(device.id);
+  }
   get destroyed() {
     return this._m.destroyed;
   }

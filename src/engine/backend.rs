@@ -86,6 +86,12 @@ pub trait DeviceModel {
     fn keeps_scratch_until_flush(&self) -> bool {
         false
     }
+    /// Whether a renderer on this device draws from a buffer of draw arguments (WebGPU's
+    /// `drawIndirect`): an evaluation then keeps `[rows, 1, 0, 0]` with each root whose rows
+    /// are counted on the device.
+    fn draws_indirect(&self) -> bool {
+        false
+    }
     /// What this device calls one kernel run and several (`("dispatch", "dispatches")`) for
     /// `explain()`'s kernel lines; `None`: no kernels of its own to show (the CPU).
     fn kernel_words(&self) -> Option<(&'static str, &'static str)> {

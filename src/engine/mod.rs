@@ -49,7 +49,11 @@ pub async fn evaluate_with<B: Backend>(
     roots: &[NodeRef],
     fusion: Fusion,
 ) -> Result<()> {
-    let roots = &crate::ir::with_companions(roots);
+    let mut roots = crate::ir::with_companions(roots);
+    if device.draws_indirect() {
+        roots = crate::ir::with_draw_args(&roots)?;
+    }
+    let roots = &roots;
     let (checks, fresh, all) = kept_row_checks(roots);
     run(device, &all, fusion, None).await?;
     check_kept_rows(checks, fresh).await?;

@@ -248,6 +248,9 @@ impl DeviceModel for GpuDevice {
     fn keeps_scratch_until_flush(&self) -> bool {
         true
     }
+    fn draws_indirect(&self) -> bool {
+        true
+    }
     fn kernel_words(&self) -> Option<(&'static str, &'static str)> {
         Some(("dispatch", "dispatches"))
     }

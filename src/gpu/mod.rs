@@ -24,9 +24,11 @@ use crate::wgpu_shared::scopes;
 use crate::wgsl::Kernel;
 pub use device::{BufferLease, GpuDevice, GpuLimits};
 
-/// Values can also be bound as vertex buffers by a renderer on the same device.
+/// Values can also be bound as vertex buffers by a renderer on the same device, and a
+/// count's draw arguments read by `drawIndirect`.
 const STORAGE: wgpu::BufferUsages = wgpu::BufferUsages::STORAGE
     .union(wgpu::BufferUsages::VERTEX)
+    .union(wgpu::BufferUsages::INDIRECT)
     .union(wgpu::BufferUsages::COPY_DST)
     .union(wgpu::BufferUsages::COPY_SRC);
 const UNIFORM: wgpu::BufferUsages = wgpu::BufferUsages::UNIFORM.union(wgpu::BufferUsages::COPY_DST);

@@ -24,9 +24,37 @@ pub struct Counted {
     /// uint32, one row per chunk of the result (never a constant): the rows of each, which
     /// an evaluation reads back. Sums to `total`.
     pub chunks: NodeRef,
+    /// `[total, 1, 0, 0]` (uint32), made where a device draws from it (`draw_args`).
+    draw: Rc<std::cell::OnceCell<NodeRef>>,
 }
 
 impl Counted {
+    pub(super) fn new(total: NodeRef, chunks: NodeRef) -> Counted {
+        Counted {
+            total,
+            chunks,
+            draw: Rc::default(),
+        }
+    }
+
+    /// The draw arguments `[rows, 1, 0, 0]` (uint32, 4 rows): a non-indexed draw of the
+    /// result's rows, one instance.
+    pub fn draw_args(&self) -> Result<NodeRef> {
+        if let Some(args) = self.draw.get() {
+            return Ok(args.clone());
+        }
+        // One value of 4 rows: a renderer binds it whole.
+        let rest = u32_column(vec![1, 0, 0])?;
+        let args = concat_rows(&[self.total.clone(), rest])?;
+        let args = rechunk_rows(&args, super::single_chunk(4))?;
+        Ok(self.draw.get_or_init(|| args).clone())
+    }
+
+    /// The draw arguments, if an evaluation made them.
+    pub fn made_draw_args(&self) -> Option<NodeRef> {
+        self.draw.get().cloned()
+    }
+
     fn same(&self, other: &Counted) -> bool {
         Rc::ptr_eq(&self.total, &other.total)
     }
@@ -34,7 +62,7 @@ impl Counted {
     /// One chunk of `total` rows.
     pub(super) fn whole(total: NodeRef) -> Result<Counted> {
         let chunks = plain_binary(BinaryOp::Add, &non_constant_u32(0)?, &total)?;
-        Ok(Counted { total, chunks })
+        Ok(Counted::new(total, chunks))
     }
 }
 
@@ -262,7 +290,7 @@ pub fn filter(x: &NodeRef, mask: &NodeRef) -> Result<NodeRef> {
         &gather_plain(&before_first, &placed)?,
     )?;
     let total = gather_plain(&u32_constant(rows.wrapping_sub(1))?, &placed)?;
-    attach(&result, Some(Counted { total, chunks }));
+    attach(&result, Some(Counted::new(total, chunks)));
     Ok(result)
 }
 
@@ -335,7 +363,7 @@ pub fn slice_counted(x: &NodeRef, start: f64, end: f64) -> Result<NodeRef> {
         &clamp(&counted.total)?,
         &u32_constant(lo)?,
     )?;
-    attach(&node, Some(Counted { total, chunks }));
+    attach(&node, Some(Counted::new(total, chunks)));
     Ok(node)
 }
 
@@ -378,13 +406,7 @@ pub fn concat_counted(inputs: &[NodeRef]) -> Result<NodeRef> {
     }
     let result = result.ok_or_else(|| GpuTableError::invalid("concat needs at least one input"))?;
     let chunks = concat_rows(&sizes)?;
-    attach(
-        &result,
-        Some(Counted {
-            total: offset,
-            chunks,
-        }),
-    );
+    attach(&result, Some(Counted::new(offset, chunks)));
     Ok(result)
 }
 
@@ -503,6 +525,18 @@ pub fn counts_of(roots: &[NodeRef]) -> Vec<NodeRef> {
         }
     }
     counts
+}
+
+/// `roots` with the draw arguments of those counted on the device (each once).
+pub fn with_draw_args(roots: &[NodeRef]) -> Result<Vec<NodeRef>> {
+    let mut all = roots.to_vec();
+    for counted in roots.iter().filter_map(|r| r.counted()) {
+        let args = counted.draw_args()?;
+        if !all.iter().any(|n| n.id == args.id) {
+            all.push(args);
+        }
+    }
+    Ok(all)
 }
 
 /// uint32 `chunks` rows read back, as a node's settled chunks.

@@ -61,6 +61,9 @@ pub struct Vector {
     pub destroyed: bool,
     /// Set where the vector is an output or a table column; else its first buffer's.
     device: Option<DeviceId>,
+    /// For an output whose rows were counted on a device that draws indirect: its draw
+    /// arguments `[rows, 1, 0, 0]` there.
+    pub draw_args: Option<NodeRef>,
 }
 
 impl Vector {
@@ -75,6 +78,7 @@ impl Vector {
             validity_made: false,
             destroyed: false,
             device: None,
+            draw_args: None,
         }
     }
 
@@ -105,6 +109,9 @@ impl Vector {
         vector.validity = node
             .validity()
             .map(|v| Vector::of_ranges(v, device, &ranges).shared());
+        vector.draw_args = (node.counted())
+            .and_then(|c| c.made_draw_args())
+            .filter(|args| args.output_on(device).is_some());
         vector
     }
 

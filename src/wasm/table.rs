@@ -397,6 +397,14 @@ impl VectorModel {
     pub fn validity(&self) -> Option<VectorModel> {
         self.vector.borrow().validity.clone().map(VectorModel::of)
     }
+    /// On WebGPU device `id`, for an output whose rows were counted there: the `GPUBuffer`
+    /// of its draw arguments `[rows, 1, 0, 0]` (uint32), for `drawIndirect`.
+    #[wasm_bindgen(js_name = drawIndirectOn)]
+    pub fn draw_indirect_on(&self, id: u32) -> JsValue {
+        let vector = self.vector.borrow();
+        let output = vector.draw_args.as_ref().and_then(|a| a.output_on(id));
+        webgpu_buffer(output, 0).unwrap_or(JsValue::NULL)
+    }
     /// The vector as one evaluator over its storage (a view over several chunks).
     pub fn evaluator(&self) -> JsResult<Evaluator> {
         self.vector
@@ -539,22 +547,19 @@ impl BufferModel {
         let Ok((node, _, chunk)) = self.buffer.borrow_mut().stored() else {
             return JsValue::UNDEFINED;
         };
-        let output = node.output_on(id);
-        match output
-            .as_ref()
-            .and_then(|o| o.chunks.get(chunk as usize))
-            .and_then(|v| v.storage_of::<crate::gpu::GpuValue>())
-        {
-            Some(value) => value
-                .buffer()
-                .as_webgpu()
-                .map_or(JsValue::UNDEFINED, |b| b.clone().into()),
-            None => JsValue::UNDEFINED,
-        }
+        webgpu_buffer(node.output_on(id), chunk as usize).unwrap_or(JsValue::UNDEFINED)
     }
     pub fn destroy(&self) {
         self.buffer.borrow_mut().destroy();
     }
+}
+
+/// The `GPUBuffer` holding stored chunk `chunk` of `output`, where it is a WebGPU value.
+fn webgpu_buffer(output: Option<crate::value::Output>, chunk: usize) -> Option<JsValue> {
+    let output = output?;
+    let value = output.chunks.get(chunk)?;
+    let stored = value.storage_of::<crate::gpu::GpuValue>()?;
+    stored.buffer().as_webgpu().map(|b| b.clone().into())
 }
 
 /// Tracked table storage alive on device `id` (with `unplaced`, also storage of no device);

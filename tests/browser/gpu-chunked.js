@@ -59,6 +59,30 @@ export async function chunkedChecks(gt, device) {
       if (buffers.some(b => !b)) return 'a chunk has no GPUBuffer';
       return new Set(buffers).size === 3 ? null : 'chunks share a GPUBuffer';
     },
+    async 'a filter keeps its chunks, reads back only its counts, and draws indirect on WebGPU'() {
+      const x = E.fromArray(Float32Array.from([5, -1, 7, 2, -3, 9, 0, 4]), {chunks: [3, 0, 5]});
+      await x.evaluate(device);
+      const read = device.stats.readbackBytes;
+      const kept = gt.filter(x, gt.greater(x, 1));
+      if (kept.length !== null) return `length ${kept.length} before evaluation`;
+      const problem = await expectOn(device, kept, [2, 0, 3], [5, 7, 2, 9, 4]);
+      if (problem) return problem;
+      // The three chunk counts (12 bytes), then the five values read back by expectOn.
+      if (device.stats.readbackBytes - read !== 12 + 20) return `${device.stats.readbackBytes - read} bytes read back`;
+      const vector = await kept.evaluate(device);
+      if (device.type !== 'webgpu') return vector.drawIndirect === null ? null : 'draw arguments off WebGPU';
+      const args = vector.drawIndirect;
+      if (!args || !(args.usage & GPUBufferUsage.INDIRECT)) return 'no indirect draw buffer';
+      const gpu = device.gpuDevice;
+      const staging = gpu.createBuffer({size: 16, usage: GPUBufferUsage.COPY_DST | GPUBufferUsage.MAP_READ});
+      const encoder = gpu.createCommandEncoder();
+      encoder.copyBufferToBuffer(args, 0, staging, 0, 16);
+      gpu.queue.submit([encoder.finish()]);
+      await staging.mapAsync(GPUMapMode.READ);
+      const words = [...new Uint32Array(staging.getMappedRange())];
+      staging.destroy();
+      return words.join() === '5,1,0,0' ? null : `draw arguments [${words}]`;
+    },
     async 'chunk tasks of a fused graph compile one pipeline'() {
       const x = E.fromArray(Float32Array.from({length: 3000}, (_, i) => i), {chunks: [1000, 0, 2000]});
       await x.evaluate(device);

@@ -3,6 +3,7 @@
 //! types with NaN and nulls, uneven and empty chunks, masks keeping none, all, and one row
 //! per chunk; counts that stay on the device until the roots' are read.
 
+use super::order::present;
 use super::reduce::{as_f64, column_of, sample};
 use super::*;
 use gputable::ir::{Predicate, ReduceKind};
@@ -52,15 +53,6 @@ fn same_rows(what: &str, actual: &[Option<f64>], expected: &[Option<f64>]) {
         };
         assert!(same, "{what}: row {r}: device {a:?} vs reference {e:?}");
     }
-}
-
-fn present(values: &[f64], valid: Option<&[u8]>) -> Vec<Option<f64>> {
-    (0..values.len())
-        .map(|r| match valid {
-            Some(v) if v[r] == 0 => None,
-            _ => Some(values[r]),
-        })
-        .collect()
 }
 
 /// Rows kept per chunk of `chunks`, where `keep` says.
@@ -393,5 +385,35 @@ pub async fn unique_orders_distinct_values_of_every_type<T: Target>() {
             let zero = actual.iter().flatten().find(|v| **v == 0.0).unwrap();
             assert!(zero.is_sign_positive(), "-0 and +0 are +0");
         }
+    }
+}
+
+/// On a device that draws indirect (WebGPU), a counted root's evaluation leaves its draw
+/// arguments `[rows, 1, 0, 0]` there for the output vector; elsewhere there are none.
+pub async fn a_counted_result_keeps_its_draw_arguments_on_the_device<T: Target>() {
+    let device = T::device();
+    let x = chunked(
+        column_of(DType::F32, &[3.0, -1.0, 4.0, 1.0, -5.0]),
+        1,
+        &[2, 3],
+    );
+    let zero = ir::source(ColumnData::F32(vec![0.0]), 1, true).unwrap();
+    let kept = ir::filter(
+        &x,
+        &ir::predicate(Predicate::Greater, &[x.clone(), zero]).unwrap(),
+    )
+    .unwrap();
+    gputable::evaluator::evaluate_on(&device, std::slice::from_ref(&kept))
+        .await
+        .unwrap();
+    let vector = gputable::table::Vector::of_output(&kept, device.core().id);
+    assert_eq!(vector.length(), 3);
+    match (device.draws_indirect(), &vector.draw_args) {
+        (true, Some(args)) => {
+            assert_eq!(args.home().unwrap().device, device.core().id);
+            assert_eq!(read_u32(args).await, vec![3, 1, 0, 0]);
+        }
+        (false, None) => {}
+        (draws, args) => panic!("draws indirect: {draws}, arguments: {args:?}"),
     }
 }

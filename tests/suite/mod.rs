@@ -788,6 +788,7 @@ macro_rules! suite {
             ops_over_a_filter_read_only_the_roots_counts,
             filtered_and_full_columns_and_empty_results,
             unique_orders_distinct_values_of_every_type,
+            a_counted_result_keeps_its_draw_arguments_on_the_device,
             // engine.rs: residency, memory, concurrency
             results_stay_on_the_device_until_read,
             pipelines_are_cached_by_structure_not_data,

@@ -65,7 +65,7 @@ fn key_column(dtype: DType, values: &[f64], valid: Option<&[u8]>, chunks: &[u32]
     }
 }
 
-fn present(values: &[f64], valid: Option<&[u8]>) -> Vec<Option<f64>> {
+pub(super) fn present(values: &[f64], valid: Option<&[u8]>) -> Vec<Option<f64>> {
     (0..values.len())
         .map(|r| match valid {
             Some(v) if v[r] == 0 => None,
