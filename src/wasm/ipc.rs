@@ -229,6 +229,11 @@ impl IpcWriter {
                 ))))
             }
         };
+        // A result counted on the device as the rows its count gave each chunk.
+        let data = (data.iter())
+            .map(|d| crate::ir::known_rows(d, "toArrowIPC"))
+            .collect::<crate::Result<Vec<_>>>()
+            .map_err(to_js)?;
         // An evaluator's nulls go with it.
         let validity = match validity.is_empty() {
             true => (data.iter())

@@ -216,3 +216,17 @@ test('bad table verb arguments are INVALID_ARGUMENT', async () => {
   table.destroy();
   throwsCode(() => table.filter(t => t.fare), 'DESTROYED');
 });
+
+test('a filtered evaluator writes Arrow IPC of its kept rows, one batch per chunk, nulls kept', async () => {
+  const ipc = arrow.tableToIPC(arrow.makeTable({v: arrow.vectorFromArray([5, null, 7, 2, -3], new arrow.Float32())}));
+  const table = gt.GPUTable.fromArrowIPCSync(ipc);
+  const v = table.getVector('v');
+  const kept = gt.filter(gt.rechunk(v, [2, 3]), E.fromArray(new Uint8Array([1, 1, 0, 1, 1])));
+  const back = arrow.tableFromIPC(kept.toArrowIPC('k'));
+  assert.deepEqual(back.batches.map(b => b.numRows), [2, 2]);
+  assert.deepEqual([...back.getChild('k')], [5, null, 2, -3]);
+  // A mask that is null where v is drops the row.
+  const valid = arrow.tableFromIPC(gt.filter(v, gt.notEqual(v, 7)).toArrowIPC('k'));
+  assert.deepEqual([...valid.getChild('k')], [5, 2, -3]);
+  table.destroy();
+});
