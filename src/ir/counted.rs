@@ -10,7 +10,10 @@ use std::rc::Rc;
 
 use super::chunked::{concat as concat_rows, rechunk as rechunk_rows, slice as slice_rows};
 use super::nulls::{and_flags, with_validity};
-use super::ops::{elementwise_plain, gather, gather_plain, sequence_like, source};
+use super::ops::{
+    cast_plain, elementwise_plain, gather, gather_plain, sequence_like, source, u32_constant,
+    u32_row,
+};
 use super::{scan, scatter, BinaryOp, Chunks, NodeRef, Op, Predicate, ScanFold};
 use crate::column::ColumnData;
 use crate::dtype::DType;
@@ -61,7 +64,7 @@ impl Counted {
 
     /// One chunk of `total` rows.
     pub(super) fn whole(total: NodeRef) -> Result<Counted> {
-        let chunks = plain_binary(BinaryOp::Add, &non_constant_u32(0)?, &total)?;
+        let chunks = plain_binary(BinaryOp::Add, &u32_row(0)?, &total)?;
         Ok(Counted::new(total, chunks))
     }
 }
@@ -112,26 +115,13 @@ fn plain_select(cond: &NodeRef, a: &NodeRef, b: &NodeRef) -> Result<NodeRef> {
     elementwise_plain(Op::Select, inputs, dtype, size)
 }
 
-fn u32_constant(value: u32) -> Result<NodeRef> {
-    source(ColumnData::U32(vec![value]), 1, true)
-}
-
-fn non_constant_u32(value: u32) -> Result<NodeRef> {
-    source(ColumnData::U32(vec![value]), 1, false)
-}
-
 fn u32_column(values: Vec<u32>) -> Result<NodeRef> {
     source(ColumnData::U32(values), 1, false)
 }
 
 /// The uint32 row numbers of `node`'s rows (its capacity), chunked like it.
 fn row_numbers_of(node: &NodeRef) -> Result<NodeRef> {
-    elementwise_plain(
-        Op::Cast(DType::U32),
-        vec![sequence_like(node, 0, 1)],
-        DType::U32,
-        1,
-    )
+    cast_plain(&sequence_like(node, 0, 1), DType::U32)
 }
 
 /// uint8, 1 on the rows of `node` (counted by `counted`) that are rows of the result.
@@ -261,8 +251,7 @@ pub fn filter(x: &NodeRef, mask: &NodeRef) -> Result<NodeRef> {
     if parts.len() == 1 && mask.meta.constant {
         parts.push(super::flags_like(x, 1)?);
     }
-    let keep = and_flags(&parts)?;
-    let keep = elementwise_plain(Op::Cast(DType::U32), vec![keep], DType::U32, 1)?;
+    let keep = cast_plain(&and_flags(&parts)?, DType::U32)?;
     // Each kept row's place is the kept rows up to it, less one.
     let placed = scan(&keep, ScanFold::Sum, true)?;
     let place = plain_binary(BinaryOp::Subtract, &placed, &u32_constant(1)?)?;
@@ -300,7 +289,7 @@ pub(super) fn ids_within(ids: &NodeRef, counted: &Counted) -> Result<NodeRef> {
     let at_least_zero = plain_predicate(Predicate::GreaterEqual, ids, &zero_of(DType::U32)?)?;
     let below = plain_predicate(Predicate::Less, ids, &counted.total)?;
     let inside = plain_binary(BinaryOp::Multiply, &at_least_zero, &below)?;
-    let as_rows = elementwise_plain(Op::Cast(DType::U32), vec![ids.clone()], DType::U32, 1)?;
+    let as_rows = cast_plain(ids, DType::U32)?;
     let read = plain_select(&inside, &as_rows, &u32_constant(u32::MAX)?)?;
     let read = with_validity(&read, ids.validity())?;
     attach(&read, ids.counted().cloned());
@@ -320,8 +309,7 @@ pub(super) fn search_counted(
         DType::F32 => source(ColumnData::F32(vec![f32::NAN]), 1, true)?,
         _ => {
             let (_, end) = dtype.int_bounds();
-            let inputs = vec![u32_constant((end - 1.0) as u32)?];
-            elementwise_plain(Op::Cast(dtype), inputs, dtype, 1)?
+            cast_plain(&u32_constant((end - 1.0) as u32)?, dtype)?
         }
     };
     let live = live_flags(sorted, counted)?;
@@ -425,11 +413,7 @@ fn settled_rows(x: &NodeRef) -> Result<NodeRef> {
 /// before).
 pub fn rechunk_counted(x: &NodeRef, chunks: Chunks) -> Result<NodeRef> {
     x.check_alive()?;
-    match (x.counted(), x.settled()) {
-        (None, _) => rechunk_rows(x, chunks),
-        (Some(_), Some(_)) => rechunk_rows(&settled_rows(x)?, chunks),
-        (Some(_), None) => Err(unknown_length("rechunk")),
-    }
+    rechunk_rows(&known_rows(x, "rechunk")?, chunks)
 }
 
 /// The error for an op that needs a counted node's length before it is evaluated.
@@ -451,8 +435,8 @@ pub fn known_rows(x: &NodeRef, what: &str) -> Result<NodeRef> {
 }
 
 /// `unique(x)`: the distinct values of a size-1 `x`, ascending (NaN once, last; -0 and +0
-/// one value, +0; null rows are not values): a sort, then the first row of each run of
-/// equal sort keys, counted on the device.
+/// one value, +0; null rows one null row, after every value): a sort, then the first row of
+/// each run of equal sort keys, counted on the device.
 pub fn unique(x: &NodeRef) -> Result<NodeRef> {
     x.check_alive()?;
     if x.meta.size != 1 {
@@ -464,12 +448,7 @@ pub fn unique(x: &NodeRef) -> Result<NodeRef> {
     let sorted = super::sort(x, false, super::Nulls::Last)?;
     let mut key = super::sort_key(&sorted, false)?;
     let valid = match sorted.validity() {
-        Some(v) => Some(elementwise_plain(
-            Op::Cast(DType::U32),
-            vec![v.clone()],
-            DType::U32,
-            1,
-        )?),
+        Some(v) => Some(cast_plain(v, DType::U32)?),
         None => None,
     };
     if let Some(valid) = &valid {
@@ -491,18 +470,8 @@ pub fn unique(x: &NodeRef) -> Result<NodeRef> {
     if let Some(valid) = &valid {
         starts.push(differs(valid)?);
     }
-    let starts = starts
-        .into_iter()
-        .try_fold(None, |acc: Option<NodeRef>, next| {
-            Ok::<_, GpuTableError>(Some(match acc {
-                None => next,
-                Some(acc) => {
-                    elementwise_plain(Op::Predicate(Predicate::Or), vec![acc, next], DType::U8, 1)?
-                }
-            }))
-        })?;
-    let starts = starts.ok_or_else(|| crate::engine::internal("no run starts"))?;
-    let starts = counted_like(starts, &sorted)?;
+    // Plain flags (no nulls, not counted): the fold is the `or` of them alone.
+    let starts = counted_like(super::fold_logic(Predicate::Or, &starts)?, &sorted)?;
     let distinct = super::filter(&sorted, &starts)?;
     // -0 and +0 are one value, +0 (-0 plus +0 is +0).
     match x.meta.dtype {
@@ -516,27 +485,20 @@ pub fn unique(x: &NodeRef) -> Result<NodeRef> {
     }
 }
 
-/// The roots' counts to evaluate with them (each once).
-pub fn counts_of(roots: &[NodeRef]) -> Vec<NodeRef> {
-    let mut counts: Vec<NodeRef> = Vec::new();
-    for counted in roots.iter().filter_map(|r| r.counted()) {
-        if !counts.iter().any(|c| c.id == counted.chunks.id) {
-            counts.push(counted.chunks.clone());
-        }
-    }
-    counts
+/// The roots' counts, which an evaluation computes and reads with them.
+pub(super) fn counts_of(roots: &[NodeRef]) -> impl Iterator<Item = NodeRef> + '_ {
+    roots
+        .iter()
+        .filter_map(|r| r.counted())
+        .map(|c| c.chunks.clone())
 }
 
 /// `roots` with the draw arguments of those counted on the device (each once).
 pub fn with_draw_args(roots: &[NodeRef]) -> Result<Vec<NodeRef>> {
-    let mut all = roots.to_vec();
-    for counted in roots.iter().filter_map(|r| r.counted()) {
-        let args = counted.draw_args()?;
-        if !all.iter().any(|n| n.id == args.id) {
-            all.push(args);
-        }
-    }
-    Ok(all)
+    let args = (roots.iter().filter_map(|r| r.counted()))
+        .map(Counted::draw_args)
+        .collect::<Result<Vec<_>>>()?;
+    Ok(super::nulls::with_others(roots, args.into_iter()))
 }
 
 /// uint32 `chunks` rows read back, as a node's settled chunks.

@@ -5,7 +5,7 @@
 //! input shares that input's flags: no work of its own.
 
 use super::chunked::{concat, rechunk, slice, stored_rows};
-use super::ops::{cast, elementwise_plain, gather_plain, sequence_like, source};
+use super::ops::{cast, cast_plain, elementwise_plain, gather_plain, sequence_like, source};
 use super::{NodeRef, Op, Predicate};
 use crate::column::ColumnData;
 use crate::dtype::DType;
@@ -88,6 +88,11 @@ pub fn and_flags(parts: &[NodeRef]) -> Result<NodeRef> {
     rest.iter().try_fold(first.clone(), |acc, next| {
         logic(Predicate::And, vec![acc, next.clone()])
     })
+}
+
+/// 1 where `flags` is 0, else 0: `uint8`, no nulls of its own.
+pub(super) fn not_flags(flags: &NodeRef) -> Result<NodeRef> {
+    logic(Predicate::Not, vec![flags.clone()])
 }
 
 fn logic(predicate: Predicate, inputs: Vec<NodeRef>) -> Result<NodeRef> {
@@ -197,7 +202,7 @@ pub(super) fn propagate_view(node: &NodeRef) -> Result<()> {
 pub fn is_null(x: &NodeRef) -> Result<NodeRef> {
     x.check_alive()?;
     let flags = match x.validity() {
-        Some(v) => logic(Predicate::Not, vec![v.clone()])?,
+        Some(v) => not_flags(v)?,
         None => flags_like(x, 0)?,
     };
     super::counted::counted_like(flags, x)
@@ -237,10 +242,6 @@ pub fn fill_null(x: &NodeRef, value: &NodeRef) -> Result<NodeRef> {
     super::counted::counted_like(filled, x)
 }
 
-fn cast_plain(x: &NodeRef, dtype: DType) -> Result<NodeRef> {
-    elementwise_plain(Op::Cast(dtype), vec![x.clone()], dtype, x.meta.size)
-}
-
 /// `roots` and the null flags of each, each node once (roots may share flags, and a list
 /// that has them already gains nothing).
 pub fn with_null_flags(roots: &[NodeRef]) -> Vec<NodeRef> {
@@ -254,7 +255,11 @@ pub fn with_companions(roots: &[NodeRef]) -> Vec<NodeRef> {
     with_others(roots, flags.chain(super::counted::counts_of(roots)))
 }
 
-fn with_others(roots: &[NodeRef], others: impl Iterator<Item = NodeRef>) -> Vec<NodeRef> {
+/// `roots` and each of `others` not among them, each node once.
+pub(super) fn with_others(
+    roots: &[NodeRef],
+    others: impl Iterator<Item = NodeRef>,
+) -> Vec<NodeRef> {
     let mut all: Vec<NodeRef> = roots.to_vec();
     for node in others {
         if !all.iter().any(|n| n.id == node.id) {

@@ -112,6 +112,11 @@ pub fn cast(x: &NodeRef, dtype: DType) -> Result<NodeRef> {
     elementwise(Op::Cast(dtype), vec![x.clone()], dtype, x.meta.size)
 }
 
+/// `cast` with no nulls or count of its own (for flags and row numbers).
+pub(super) fn cast_plain(x: &NodeRef, dtype: DType) -> Result<NodeRef> {
+    elementwise_plain(Op::Cast(dtype), vec![x.clone()], dtype, x.meta.size)
+}
+
 pub fn unary(op: UnaryOp, x: &NodeRef) -> Result<NodeRef> {
     let dtype = match op {
         UnaryOp::Abs | UnaryOp::Sign => x.meta.dtype,

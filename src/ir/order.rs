@@ -3,7 +3,8 @@
 //! through it. Each key becomes a uint32 sort key (`Op::SortKey`), and a nullable key a
 //! one-bit null key before it; the sort is the IR's stable multi-key sort.
 
-use super::ops::{elementwise_plain, gather, u32_rows};
+use super::nulls::not_flags;
+use super::ops::{cast_plain, elementwise_plain, gather, u32_rows};
 use super::sort::sort_node;
 use super::{BinaryOp, NodeRef, Op};
 use crate::dtype::DType;
@@ -78,28 +79,17 @@ pub fn argsort(keys: &[NodeRef], descending: &[bool], nulls: Nulls) -> Result<No
     let mut sort_keys = Vec::with_capacity(2 * columns.len() + 1);
     let mut bits = Vec::with_capacity(2 * columns.len() + 1);
     if let (Some(counted), Some((_, key))) = (&counted, columns.first()) {
-        let live = super::live_flags(key, counted)?;
-        let past = elementwise_plain(
-            Op::Predicate(super::Predicate::Not),
-            vec![live],
-            DType::U8,
-            1,
-        )?;
-        sort_keys.push(to_u32(&past)?);
+        let past = not_flags(&super::live_flags(key, counted)?)?;
+        sort_keys.push(cast_plain(&past, DType::U32)?);
         bits.push(1);
     }
     for (k, key) in columns {
         let down = descending[k.min(descending.len() - 1)];
         let mut value_key = sort_key(key, down)?;
         if let Some(flags) = key.validity() {
-            let valid = to_u32(&super::and_flags(std::slice::from_ref(flags))?)?;
+            let valid = cast_plain(&super::and_flags(std::slice::from_ref(flags))?, DType::U32)?;
             let null_key = match nulls {
-                Nulls::Last => to_u32(&elementwise_plain(
-                    Op::Predicate(super::Predicate::Not),
-                    vec![flags.clone()],
-                    DType::U8,
-                    1,
-                )?)?,
+                Nulls::Last => cast_plain(&not_flags(flags)?, DType::U32)?,
                 Nulls::First => valid.clone(),
             };
             sort_keys.push(null_key);
@@ -122,11 +112,6 @@ pub fn argsort(keys: &[NodeRef], descending: &[bool], nulls: Nulls) -> Result<No
     };
     super::counted::attach(&order, counted);
     Ok(order)
-}
-
-/// A flag column (uint8 0 or 1, nonzero true) as uint32, no nulls of its own.
-fn to_u32(flags: &NodeRef) -> Result<NodeRef> {
-    elementwise_plain(Op::Cast(DType::U32), vec![flags.clone()], DType::U32, 1)
 }
 
 /// The values of `x` (size 1) in `argsort`'s order (its nulls with them), one chunk.

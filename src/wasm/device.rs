@@ -229,6 +229,10 @@ impl Device {
         columns: &EvaluatorList,
         like: &TableModel,
     ) -> js_sys::Promise {
+        if names.len() != columns.nodes.len() {
+            let message = format!("{} names for {} columns", names.len(), columns.nodes.len());
+            return js_sys::Promise::reject(&invalid(message));
+        }
         let device = self.inner.clone();
         let columns: Vec<(String, NodeRef)> =
             names.into_iter().zip(columns.nodes.clone()).collect();
