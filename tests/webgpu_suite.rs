@@ -339,15 +339,15 @@ fn large_reads_reuse_one_staging_buffer() {
     );
 }
 
-/// The native radix sort past 1024 blocks of 1024 rows, where the scan of each digit's block
-/// counts runs over several tiles with a carry between them: two keys (32 and 10 bits, 11
+/// The native radix sort past 256 blocks of 4096 rows, where the scan of each digit's block
+/// counts runs over several tiles with a carry between them: two keys (32 and 10 bits, 6
 /// passes of three dispatches; the first in two chunks of rows and two empty ones, joined by
 /// one copy before the sort), on the device, as `explain` counts them.
 #[test]
 fn a_radix_sort_of_over_a_million_rows_carries_its_counts_across_tiles() {
     check_a_two_key_sort_of_1_3m_rows(
         &pollster::block_on(WebGpu::fresh()),
-        "33 dispatches: 11 passes of a 4-bit radix sort (a count, a scan and a placing dispatch each, over 1270 blocks of 1024 rows), after 1 dispatch joining keys stored in chunks",
-        34,
+        "18 dispatches: 6 passes of an 8-bit radix sort (a count, a scan and a placing dispatch each, over 318 blocks of 4096 rows), after 1 dispatch joining keys stored in chunks",
+        19,
     );
 }

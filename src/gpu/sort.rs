@@ -1,4 +1,4 @@
-//! The stable sort on WebGPU: an LSD radix sort of 4-bit digits (shaders/radix_sort.wgsl),
+//! The stable sort on WebGPU: an LSD radix sort of 8-bit digits (shaders/radix_sort.wgsl),
 //! three dispatches a digit, with each key and the permutation in one binding; the last
 //! passes carry the first key, so the sort writes it in order too. A sort too large for
 //! that runs as the IR's one-bit split passes, which bind values in parts.
@@ -222,7 +222,7 @@ impl SortModel for GpuDevice {
         (
             dispatches,
             format!(
-                "{dispatches} dispatches: {digits} passes of a 4-bit radix sort (a count, a scan and a placing dispatch each, over {blocks} blocks of {SORT_BLOCK} rows)"
+                "{dispatches} dispatches: {digits} passes of an 8-bit radix sort (a count, a scan and a placing dispatch each, over {blocks} blocks of {SORT_BLOCK} rows)"
             ),
         )
     }

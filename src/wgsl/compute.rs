@@ -24,14 +24,16 @@ const REDUCE: &str = include_str!(concat!(env!("OUT_DIR"), "/shaders/reduce.wgsl
 const SCATTER: &str = include_str!(concat!(env!("OUT_DIR"), "/shaders/scatter.wgsl"));
 const RADIX_SORT: &str = include_str!(concat!(env!("OUT_DIR"), "/shaders/radix_sort.wgsl"));
 
-/// Invocations of a radix sort workgroup, and rows each takes in a block.
-pub const SORT_THREADS: u32 = 128;
-pub const SORT_ITEMS: u32 = 8;
+/// Invocations of a radix sort workgroup (one per digit value), and rows each takes in a
+/// block.
+pub const SORT_THREADS: u32 = 256;
+pub const SORT_ITEMS: u32 = 16;
 /// Rows of a block, whose digits a sort pass counts together.
 pub const SORT_BLOCK: u32 = SORT_THREADS * SORT_ITEMS;
-/// Bits of a radix sort digit (16 digits: one tally per digit and thread fits the 16 kB of
-/// workgroup memory every WebGPU device has).
-pub const SORT_DIGIT_BITS: u32 = 4;
+/// Bits of a radix sort digit: four passes for a 32-bit key. A round's ballot (a bit per
+/// thread and digit, 8 kB) fits the 16 kB of workgroup memory every WebGPU device has.
+pub const SORT_DIGIT_BITS: u32 = 8;
+const _: () = assert!(SORT_THREADS == 1 << SORT_DIGIT_BITS, "shaders/radix_sort.wgsl");
 
 /// The shared part of a sectioned template and its section `name`.
 pub(super) fn section(template: &str, name: &str) -> Result<String> {
@@ -79,9 +81,8 @@ pub fn sort_source(kind: &str) -> Result<String> {
         _ => section(RADIX_SORT, kind)?,
     };
     let template = template
-        .replace("#THREADS#", &SORT_THREADS.to_string())
         .replace("#ITEMS#", &SORT_ITEMS.to_string())
-        .replace("#TALLIES#", &(SORT_THREADS << SORT_DIGIT_BITS).to_string());
+        .replace("#BALLOTS#", &((SORT_THREADS / 32) << SORT_DIGIT_BITS).to_string());
     Ok(format!(
         "{}\n{template}",
         PRELUDE.replace("PARAM_VEC4S", "2")

@@ -193,7 +193,7 @@ pub async fn radix_sorts_use_every_bit_of_the_keys<T: Target>() {
 }
 
 /// A sort is one pass of the plan, run natively (the CPU a radix pass per digit of up to 11
-/// bits after one count, WebGPU three dispatches per 4-bit digit, WebGL2 a draw per merge
+/// bits after one count, WebGPU three dispatches per 8-bit digit, WebGL2 a draw per merge
 /// pass) or, past what a backend sorts natively, as the one-bit split passes `explain`
 /// names and counts; all give the same stable order.
 pub async fn a_sort_is_one_pass_native_or_composed<T: Target>() {
@@ -224,12 +224,12 @@ pub async fn a_sort_is_one_pass_native_or_composed<T: Target>() {
                 "{text}"
             );
         }
-        // WebGPU: a count, a scan and a placing dispatch per 4-bit digit.
+        // WebGPU: a count, a scan and a placing dispatch per 8-bit digit.
         (true, Some(_)) => {
-            assert_eq!(kernels, 15);
+            assert_eq!(kernels, 9);
             assert!(
-                text.contains("15 dispatches: 5 passes of a 4-bit radix sort")
-                    && counted == Some("15 dispatches in all"),
+                text.contains("9 dispatches: 3 passes of an 8-bit radix sort")
+                    && counted == Some("9 dispatches in all"),
                 "{text}"
             );
         }
