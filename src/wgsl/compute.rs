@@ -33,7 +33,10 @@ pub const SORT_BLOCK: u32 = SORT_THREADS * SORT_ITEMS;
 /// Bits of a radix sort digit: four passes for a 32-bit key. A round's ballot (a bit per
 /// thread and digit, 8 kB) fits the 16 kB of workgroup memory every WebGPU device has.
 pub const SORT_DIGIT_BITS: u32 = 8;
-const _: () = assert!(SORT_THREADS == 1 << SORT_DIGIT_BITS, "shaders/radix_sort.wgsl");
+const _: () = assert!(
+    SORT_THREADS == 1 << SORT_DIGIT_BITS,
+    "shaders/radix_sort.wgsl"
+);
 
 /// The shared part of a sectioned template and its section `name`.
 pub(super) fn section(template: &str, name: &str) -> Result<String> {
@@ -82,7 +85,10 @@ pub fn sort_source(kind: &str) -> Result<String> {
     };
     let template = template
         .replace("#ITEMS#", &SORT_ITEMS.to_string())
-        .replace("#BALLOTS#", &((SORT_THREADS / 32) << SORT_DIGIT_BITS).to_string());
+        .replace(
+            "#BALLOTS#",
+            &((SORT_THREADS / 32) << SORT_DIGIT_BITS).to_string(),
+        );
     Ok(format!(
         "{}\n{template}",
         PRELUDE.replace("PARAM_VEC4S", "2")
