@@ -9,6 +9,7 @@ mod rows;
 mod scatter;
 mod segment;
 mod sort;
+mod top_rows;
 mod transfer;
 mod where_read;
 

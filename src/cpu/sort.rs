@@ -40,14 +40,19 @@ const INSERTION_ROWS: usize = 16;
 /// Fills `out` (empty, with room for every row) with the stable permutation ordering rows
 /// by `keys` (each key's chunks, in order; the most significant key first), each by its low
 /// `bits` bits, and each of `sorted` (a key's index, and an empty list with room for every
-/// row) with that key in the permutation's order. Returns the passes over the rows it made.
+/// row) with that key in the permutation's order. Only the first `ordered_rows` rows are
+/// read (the rest may be 0). Returns the passes over the rows it made.
 pub(super) fn sort_permutation(
     keys: &[&[&[u32]]],
     bits: &[u32],
+    ordered_rows: u32,
     out: &mut Vec<u32>,
     sorted: &mut [(usize, &mut Vec<u32>)],
 ) -> Result<u64> {
-    let passes = sort_rows(keys, bits, out, sorted)?;
+    let passes = match super::top_rows::first_rows(keys, bits, ordered_rows, out)? {
+        Some(passes) => passes,
+        None => sort_rows(keys, bits, out, sorted)?,
+    };
     // Keys the sort did not write as it sorted are gathered through the permutation.
     for (key, dst) in sorted.iter_mut() {
         if dst.len() != out.len() {
@@ -154,7 +159,7 @@ fn sort_packed(
 }
 
 /// A key as one slice: its chunk, or its chunks copied together.
-fn contiguous<'a>(chunks: &[&'a [u32]]) -> Result<Cow<'a, [u32]>> {
+pub(super) fn contiguous<'a>(chunks: &[&'a [u32]]) -> Result<Cow<'a, [u32]>> {
     Ok(match chunks {
         [one] => Cow::Borrowed(*one),
         _ => {
@@ -385,6 +390,7 @@ impl Sorts for CpuDevice {
         home: &mut Home,
         keys: &[&[Rc<Value>]],
         bits: &[u32],
+        ordered_rows: u32,
         sorted: &[usize],
     ) -> Result<(Value, Vec<Value>)> {
         let mut chunks: Vec<Vec<&[u32]>> = Vec::with_capacity(keys.len());
@@ -426,7 +432,7 @@ impl Sorts for CpuDevice {
             .copied()
             .zip(keys_out.iter_mut().map(|l| &mut **l))
             .collect();
-        let passes = sort_permutation(&chunks, bits, out, &mut sorted_out)?;
+        let passes = sort_permutation(&chunks, bits, ordered_rows, out, &mut sorted_out)?;
         self.core().counters.add_kernels(passes);
         let id = self.core().id;
         let mut values = (leases.into_iter()).map(|lease| Value::from_host_lease(id, lease));
@@ -471,13 +477,20 @@ mod tests {
         for bits in [1, 5, 11, 12, 13, 20, 23, 25, 32] {
             let mut out = Vec::with_capacity(keys.len());
             let (a, b) = keys.split_at(1234);
-            sort_permutation(&[&[a, b]], &[bits], &mut out, &mut []).unwrap();
+            sort_permutation(&[&[a, b]], &[bits], u32::MAX, &mut out, &mut []).unwrap();
             assert_eq!(out, sorted_by(&[&keys], &[bits]), "{bits} bits");
         }
         // A 32-bit key written in order as it sorts.
         let mut out = Vec::new();
         let mut sorted_keys = Vec::new();
-        sort_permutation(&[&[&keys]], &[32], &mut out, &mut [(0, &mut sorted_keys)]).unwrap();
+        sort_permutation(
+            &[&[&keys]],
+            &[32],
+            u32::MAX,
+            &mut out,
+            &mut [(0, &mut sorted_keys)],
+        )
+        .unwrap();
         let mut expected = keys.clone();
         expected.sort();
         assert!(sorted_keys == expected);
@@ -485,7 +498,7 @@ mod tests {
         let same = vec![5u32; 100];
         let mut out = Vec::new();
         assert_eq!(
-            sort_permutation(&[&[&same]], &[20], &mut out, &mut []).unwrap(),
+            sort_permutation(&[&[&same]], &[20], u32::MAX, &mut out, &mut []).unwrap(),
             1
         );
         assert_eq!(out, (0..100).collect::<Vec<u32>>());
@@ -550,7 +563,14 @@ mod tests {
                 None
             );
             let mut third_sorted = Vec::new();
-            sort_permutation(keys, &bits, &mut out, &mut [(2, &mut third_sorted)]).unwrap();
+            sort_permutation(
+                keys,
+                &bits,
+                u32::MAX,
+                &mut out,
+                &mut [(2, &mut third_sorted)],
+            )
+            .unwrap();
             assert!(out == sorted_by(&[first, &minor, &third], &bits));
             // Keys asked for in order are gathered through the permutation here.
             assert!(third_sorted

@@ -296,12 +296,14 @@ pub trait Sorts: Batches + SortModel {
     /// The stable permutation ordering rows by the uint32 `keys` (each key's chunks, in
     /// order, or its one value; the most significant key first), each by its low `bits`
     /// bits, and the keys `sorted` (indices into `keys`, each one the device's plans let
-    /// its sort write: `PlanLimits::sort_writes_keys`) in its order.
+    /// its sort write: `PlanLimits::sort_writes_keys`) in its order. Only the first
+    /// `ordered_rows` rows are read; a device may find them alone (the CPU's top-k).
     async fn sort_permutation_and_keys(
         &self,
         batch: &mut Self::Batch,
         keys: &[&[Rc<Value>]],
         bits: &[u32],
+        ordered_rows: u32,
         sorted: &[usize],
     ) -> Result<(Value, Vec<Value>)>;
 }

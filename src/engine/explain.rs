@@ -178,7 +178,7 @@ fn describe_split_sort(
     region: &Region,
     split: &Schedule,
 ) -> Result<(u64, String)> {
-    let crate::ir::Op::SortPermutation { bits } = &region.root.op else {
+    let crate::ir::Op::SortPermutation { bits, .. } = &region.root.op else {
         return Err(internal("a sort pass without a sort"));
     };
     debug_assert!(!sorts_natively(device, region));

@@ -378,7 +378,7 @@ impl<B: Backend> Run<'_, B> {
         streamed: &HashSet<u64>,
     ) -> Result<(Output, Vec<Output>)> {
         let root = &region.root;
-        let Op::SortPermutation { bits } = &root.op else {
+        let Op::SortPermutation { bits, ordered_rows } = &root.op else {
             return Err(internal("a sort pass without a sort"));
         };
         let stored = (root.inputs.iter())
@@ -412,7 +412,7 @@ impl<B: Backend> Run<'_, B> {
                 let sorted = region.sorted_key_indices();
                 let (permutation, sorted_keys) = self
                     .device
-                    .sort_permutation_and_keys(self.batch, &chunks, bits, &sorted)
+                    .sort_permutation_and_keys(self.batch, &chunks, bits, *ordered_rows, &sorted)
                     .await?;
                 for task in &pass.tasks {
                     self.ran(task);

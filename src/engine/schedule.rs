@@ -211,7 +211,7 @@ impl Schedule {
 impl SplitSort {
     /// The split passes of the sort `region`, over stand-ins for its keys.
     fn new(device: &dyn CostModel, region: &Region, limits: &PlanLimits) -> Result<SplitSort> {
-        let Op::SortPermutation { bits } = &region.root.op else {
+        let Op::SortPermutation { bits, .. } = &region.root.op else {
             return Err(internal("a sort pass without a sort"));
         };
         // Planning looks only at the keys' shape; the executor gives each stand-in its key's

@@ -78,6 +78,7 @@ impl Sorts for GlDevice {
         batch: &mut GlBatch,
         keys: &[&[Rc<Value>]],
         bits: &[u32],
+        _ordered_rows: u32,
         sorted: &[usize],
     ) -> Result<(Value, Vec<Value>)> {
         let rows: u32 = keys

@@ -89,6 +89,7 @@ impl Sorts for GpuDevice {
         batch: &mut GpuBatch,
         keys: &[&[Rc<Value>]],
         bits: &[u32],
+        _ordered_rows: u32,
         sorted: &[usize],
     ) -> Result<(Value, Vec<Value>)> {
         if sorted.iter().any(|&key| key != 0) {
@@ -213,7 +214,7 @@ impl SortModel for GpuDevice {
     }
     /// The dispatches of the native sort `sort` (three per digit), and `explain`'s line for them.
     fn describe_sort(&self, sort: &Node) -> (u64, String) {
-        let crate::ir::Op::SortPermutation { bits } = &sort.op else {
+        let crate::ir::Op::SortPermutation { bits, .. } = &sort.op else {
             return (0, String::new());
         };
         let digits = passes(bits).len() as u64;

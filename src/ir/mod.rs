@@ -200,9 +200,11 @@ pub enum Op {
     Scatter,
     /// The stable permutation sorting rows by uint32 keys (inputs, most significant first,
     /// each read whole), each by its low `bits` bits (sort.rs): a pass of its own, native
-    /// on some backends, composed on the others.
+    /// on some backends, composed on the others. Only its first `ordered_rows` rows are
+    /// read (`topK`'s slice), and only they need be right: a backend may leave the rest.
     SortPermutation {
         bits: Vec<u32>,
+        ordered_rows: u32,
     },
     /// Rows of each input in order, chunks concatenated (a view: no kernel of its own).
     Concat,

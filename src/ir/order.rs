@@ -5,7 +5,7 @@
 
 use super::nulls::not_flags;
 use super::ops::{cast_plain, elementwise_plain, gather, u32_rows};
-use super::sort::sort_node;
+use super::sort::sort_node_ordering;
 use super::{BinaryOp, NodeRef, Op};
 use crate::dtype::DType;
 use crate::error::{GpuTableError, Result};
@@ -49,6 +49,16 @@ impl Nulls {
 /// or `descending` (one flag for all, or one per key), stably: one chunk. A constant key
 /// orders nothing.
 pub fn argsort(keys: &[NodeRef], descending: &[bool], nulls: Nulls) -> Result<NodeRef> {
+    argsort_first(keys, descending, nulls, u32::MAX)
+}
+
+/// `argsort` whose first `ordered_rows` rows alone need be in order.
+fn argsort_first(
+    keys: &[NodeRef],
+    descending: &[bool],
+    nulls: Nulls,
+    ordered_rows: u32,
+) -> Result<NodeRef> {
     if keys.is_empty() {
         return Err(GpuTableError::invalid("argsort needs at least one key"));
     }
@@ -103,7 +113,7 @@ pub fn argsort(keys: &[NodeRef], descending: &[bool], nulls: Nulls) -> Result<No
     }
     let order = match sort_keys.is_empty() {
         true => u32_rows(rows)?,
-        false => sort_node(&sort_keys, bits)?,
+        false => sort_node_ordering(&sort_keys, bits, ordered_rows)?,
     };
     // The order of a counted result's rows: as many as it has.
     let counted = match counted {
@@ -129,7 +139,14 @@ pub fn top_k(x: &NodeRef, k: f64, descending: bool) -> Result<(NodeRef, NodeRef)
         )));
     }
     check_size(x, "topK's input")?;
-    let order = argsort(std::slice::from_ref(x), &[descending], Nulls::Last)?;
+    // k is an integer: past u32::MAX it orders every row anyway.
+    let ordered_rows = k.min(u32::MAX as f64) as u32;
+    let order = argsort_first(
+        std::slice::from_ref(x),
+        &[descending],
+        Nulls::Last,
+        ordered_rows,
+    )?;
     let indices = super::slice_counted(&order, 0.0, k)?;
     Ok((gather(&indices, x)?, indices))
 }

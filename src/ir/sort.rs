@@ -94,6 +94,15 @@ fn check_keys(keys: &NodeRef) -> Result<()> {
 /// by its low `bits` bits, as one node; keys of no bits order nothing and are left out
 /// (nothing to sort: the identity).
 pub(super) fn sort_node(keys: &[NodeRef], bits: Vec<u32>) -> Result<NodeRef> {
+    sort_node_ordering(keys, bits, u32::MAX)
+}
+
+/// `sort_node` whose first `ordered_rows` rows alone are read (the rest may be anything).
+pub(super) fn sort_node_ordering(
+    keys: &[NodeRef],
+    bits: Vec<u32>,
+    ordered_rows: u32,
+) -> Result<NodeRef> {
     let rows = keys[0].meta.length;
     let (keys, bits): (Vec<NodeRef>, Vec<u32>) = keys
         .iter()
@@ -111,7 +120,7 @@ pub(super) fn sort_node(keys: &[NodeRef], bits: Vec<u32>) -> Result<NodeRef> {
         constant: false,
     };
     Ok(Node::new(
-        Op::SortPermutation { bits },
+        Op::SortPermutation { bits, ordered_rows },
         keys,
         meta,
         single_chunk(rows),

@@ -42,7 +42,15 @@ impl Plan {
                     Some(_) => "scatter: each input row's number written where it says".to_string(),
                     None => "scatter: each input row written where it says".to_string(),
                 },
-                (Op::SortPermutation { bits }, _) => match &bits[..] {
+                (Op::SortPermutation { bits, ordered_rows }, _)
+                    if *ordered_rows < root.meta.length =>
+                {
+                    format!(
+                        "the first {ordered_rows} rows of a stable sort by {} bits of keys",
+                        bits.iter().sum::<u32>()
+                    )
+                }
+                (Op::SortPermutation { bits, .. }, _) => match &bits[..] {
                     [bits] => format!("stable sort by the keys' low {bits} bits"),
                     _ => format!(
                         "stable sort by {} keys, most significant first, of {} bits",

@@ -217,6 +217,23 @@ pub async fn argsort_by_several_keys_and_top_k<T: Target>() {
             );
         }
     }
+    // With nulls (last): the CPU orders the first rows alone, the others sort them all.
+    let nullable = key_column(DType::F32, &b, Some(&b_valid), &[1999, 1]);
+    let nulls_last = reference(
+        &[Key {
+            values: present(&b, Some(&b_valid)),
+            descending: false,
+        }],
+        Nulls::Last,
+    );
+    for k in [5usize, 100] {
+        let (_, indices) = ir::top_k(&nullable, k as f64, false).unwrap();
+        assert_eq!(
+            rows_of::<T>(&indices).await,
+            &nulls_last[..k],
+            "topK({k}) with nulls"
+        );
+    }
     let (ascending, _) = ir::top_k(&x, 3.0, false).unwrap();
     let smallest: Vec<f64> = reference(
         &[Key {
