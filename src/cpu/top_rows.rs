@@ -120,7 +120,10 @@ mod tests {
             assert_eq!(passes, Some(1));
             let k = ordered as usize;
             assert_eq!(out[..k], expected[..k], "the first {k} rows");
-            assert!(out.len() == n && out[k..].iter().all(|&r| r == 0), "0 past them");
+            assert!(
+                out.len() == n && out[k..].iter().all(|&r| r == 0),
+                "0 past them"
+            );
         }
         let mut out = Vec::new();
         assert_eq!(first_rows(&[&[&ties]], &[6], 1000, &mut out).unwrap(), None);

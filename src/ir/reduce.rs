@@ -263,7 +263,18 @@ pub fn reduce_where(
     let (aligned, _) = super::counted::align(vec![x.clone(), mask.clone()])?;
     let (x, mask) = (&aligned[0], &aligned[1]);
     let flags = where_flags(x, mask, validity, mask_validity)?;
-    let node = reduce_flagged(kind, x, Some(&flags), split_every)?;
+    let node = match kind {
+        // Rows not kept add 0, which changes no sum (a float sum starts at +0): as a select,
+        // the mask is computed in the sum's own pass instead of stored as flags.
+        ReduceKind::Sum if !x.meta.constant => {
+            let zero = super::ops::cast_plain(&super::u32_constant(0)?, x.meta.dtype)?;
+            let inputs = vec![flags, x.clone(), zero];
+            let kept =
+                super::ops::elementwise_plain(Op::Select, inputs, x.meta.dtype, x.meta.size)?;
+            return reduce_flagged(kind, &kept, None, split_every);
+        }
+        _ => reduce_flagged(kind, x, Some(&flags), split_every)?,
+    };
     if kind != ReduceKind::Sum {
         let kept = reduce_flagged(ReduceKind::Sum, &flags, None, split_every)?;
         let _ = node.kept_rows.set(kept);
