@@ -162,6 +162,26 @@ pub async fn radix_sorts_use_every_bit_of_the_keys<T: Target>() {
             node.meta.dtype
         );
     }
+    // Skewed digits over several WebGPU blocks of 4,096 rows and a partial one: every row
+    // of a round ranked within one digit's ballot (equal keys, keys differing only in
+    // their top byte, descending keys), each order stable.
+    let skewed_rows = 2 * 4096 + 17;
+    for (name, key) in [
+        ("equal", (|_| 7) as fn(u32) -> u32),
+        ("top byte", |i| (i % 3) << 24),
+        ("descending", |i| u32::MAX - i / 2),
+    ] {
+        let keys: Vec<u32> = (0..skewed_rows).map(key).collect();
+        let (perm, sorted) = ir::sort_permutation(&u32s(&keys, 1)).unwrap();
+        evaluate::<T>(&[perm.clone(), sorted.clone()])
+            .await
+            .unwrap();
+        let mut expected: Vec<u32> = (0..skewed_rows).collect();
+        expected.sort_by_key(|&i| keys[i as usize]);
+        assert_eq!(read_u32(&perm).await, expected, "{name} keys");
+        let in_order: Vec<u32> = expected.iter().map(|&i| keys[i as usize]).collect();
+        assert_eq!(read_u32(&sorted).await, in_order, "{name} keys in order");
+    }
     // Many short chunked sorts in a row: llvmpipe's GL let a scatter's vertex shader read
     // destinations before the draw rendering them had run, and lost the first chunk in
     // about one sort of six (now each scatter waits for the work before it, natively).
