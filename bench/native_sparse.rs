@@ -240,8 +240,9 @@ pub fn gputable_w6<B: Backend>(
     (spmv_ms, kernels, convert_ms)
 }
 
-/// Where one conversion's time goes: up to the count read back inside `to_csr`, then the
-/// rest, and the device's counters over both.
+/// Where one conversion's time goes: `to_csr` (one evaluation, its count read back at the
+/// end), then its components evaluated as roots (views of the counted rows), and the
+/// device's counters over both.
 fn describe_conversion<B: Backend>(device: &B, a: &SparseMatrix) {
     let before = device.core().counters.stats();
     let t = Instant::now();
@@ -252,7 +253,7 @@ fn describe_conversion<B: Backend>(device: &B, a: &SparseMatrix) {
     let total_ms = t.elapsed().as_secs_f64() * 1e3;
     let after = device.core().counters.stats();
     eprintln!(
-        "  conversion on {}: {counted_ms:.1} ms to the count, {:.1} ms after it; {} kernels, {} allocations, {} new pipelines, {} bytes read back",
+        "  conversion on {}: {counted_ms:.1} ms in toCSR, {:.1} ms evaluating its components; {} kernels, {} allocations, {} new pipelines, {} bytes read back",
         device.name(),
         total_ms - counted_ms,
         after.kernels - before.kernels,

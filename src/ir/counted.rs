@@ -283,6 +283,49 @@ pub fn filter(x: &NodeRef, mask: &NodeRef) -> Result<NodeRef> {
     Ok(result)
 }
 
+/// The rows whose `flags` (size 1, a column not counted) are nonzero, as `filter` keeps
+/// them: `(kept, placed)`: each kept row's number, in order, counted on the device; and per
+/// row, the kept rows up to it (uint32).
+/// Sparse results are built on it: no count is read until they are evaluated.
+pub fn kept_row_numbers(flags: &NodeRef) -> Result<(NodeRef, NodeRef)> {
+    flags.check_alive()?;
+    if flags.meta.size != 1 || flags.meta.constant || flags.counted().is_some() {
+        return Err(crate::engine::internal(
+            "kept rows need flags of size 1 in a column not counted",
+        ));
+    }
+    let nonzero = plain_predicate(Predicate::NotEqual, flags, &zero_of(flags.meta.dtype)?)?;
+    let keep = cast_plain(&nonzero, DType::U32)?;
+    let placed = scan(&keep, ScanFold::Sum, true)?;
+    let place = plain_binary(BinaryOp::Subtract, &placed, &u32_constant(1)?)?;
+    let destinations = plain_select(&keep, &place, &u32_constant(u32::MAX)?)?;
+    let rows = flags.meta.length;
+    let kept = scatter(&destinations, &row_numbers_of(flags)?, rows)?;
+    let total = gather_plain(&u32_constant(rows.wrapping_sub(1))?, &placed)?;
+    attach(&kept, Some(Counted::whole(total)?));
+    Ok((kept, placed))
+}
+
+/// A counted uint32 `x` as a column of its capacity (not counted) whose rows past the
+/// count hold `fill`.
+pub fn padded(x: &NodeRef, fill: u32) -> Result<NodeRef> {
+    match x.counted() {
+        Some(counted) => plain_select(&live_flags(x, counted)?, x, &u32_constant(fill)?),
+        None => Ok(x.clone()),
+    }
+}
+
+/// `node` counted by `from`'s count: rows computed over `from`'s capacity, one per row of
+/// it, whose rows past the count are not rows of the result.
+pub fn counted_by(node: NodeRef, from: &NodeRef) -> Result<NodeRef> {
+    if node.meta.length != from.meta.length || node.chunks != from.chunks {
+        return Err(crate::engine::internal(
+            "a node counted by another has its rows and chunks",
+        ));
+    }
+    counted_like(node, from)
+}
+
 /// `gather`'s ids for a counted `values`: an id at or past the count reads no row (uint32,
 /// `u32::MAX` there), with the ids' nulls and count.
 pub(super) fn ids_within(ids: &NodeRef, counted: &Counted) -> Result<NodeRef> {

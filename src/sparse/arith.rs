@@ -213,7 +213,7 @@ async fn union(
 }
 
 /// Canonical CSR of `a .* b`: with both canonical, a cell stored in both is two adjacent
-/// entries of their row-major merge (a's first: the sort is stable), kept by compaction.
+/// entries of their row-major merge (a's first: the sort is stable), kept on the device.
 async fn intersection(
     device: &dyn Evaluates,
     a: &SparseMatrix,
@@ -228,10 +228,8 @@ async fn intersection(
         &ir::slice(&cells, 0.0, pairs as f64)?,
         &ir::slice(&cells, 1.0, total.max(1) as f64)?,
     )?;
-    // The merged entries are stored with the count, or the gathers after it would sort again.
-    let merged = [rows.clone(), cols.clone(), values.clone()];
-    let pairs_kept = crate::dynamic::compaction(device, &matched, &merged).await?;
-    let first = pairs_kept.kept_rows()?;
+    let pairs_kept = crate::dynamic::Kept::new(&matched)?;
+    let first = pairs_kept.kept_rows();
     let second = ir::binary(BinaryOp::Add, &first, &u32_constant(1)?)?;
     let products = ir::binary(
         BinaryOp::Multiply,
@@ -244,10 +242,13 @@ async fn intersection(
     let firsts = line_starts(&rows, a.shape.0)?;
     let past_end = ir::binary(BinaryOp::Divide, &firsts, &u32_constant(total)?)?;
     let pair_places = ir::binary(BinaryOp::Subtract, &firsts, &past_end)?;
-    Ok(csr_of_parts(
+    // One evaluation: the merge's sort, the pairs kept and counted, the matrix.
+    csr_of_parts(
         a.shape,
         pairs_kept.kept_before(&pair_places)?,
         ir::gather(&first, &cols)?,
         products,
-    ))
+    )
+    .computed(device)
+    .await
 }

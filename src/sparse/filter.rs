@@ -1,17 +1,17 @@
 //! Sparse matrices made by keeping some entries: from a dense matrix (its nonzeros), and
-//! `triu`, `tril`, `droptol`. The kept entries are a stream compaction on the device (one
-//! count read back); the keep flags are arithmetic that is positive exactly where the
+//! `triu`, `tril`, `droptol`. The kept entries are kept and counted on the device (`Kept`:
+//! one evaluation, its count read back at the end); the keep flags are arithmetic that is positive exactly where the
 //! condition holds (`d + |d|` is positive iff `d` is), so no comparison op is needed.
 
-use super::{as_type, check_limits, csr_of_parts, csr_of_sorted, magnitude, Format, SparseMatrix};
+use super::{as_type, csr_of_parts, csr_of_sorted, magnitude, Format, SparseMatrix};
 use crate::column::ColumnData;
 use crate::dtype::{Class, DType};
-use crate::dynamic::compaction;
+use crate::dynamic::Kept;
 use crate::engine::Evaluates;
 use crate::error::{GpuTableError, Result};
 use crate::ir::{self, u32_constant, u32_rows, BinaryOp, NodeRef, UnaryOp};
 
-/// `d + |d|`: positive where `d` is, 0 elsewhere (NaN stays NaN: kept by compaction).
+/// `d + |d|`: positive where `d` is, 0 elsewhere (NaN stays NaN: kept, being nonzero).
 fn positive_part_twice(d: &NodeRef) -> Result<NodeRef> {
     ir::binary(BinaryOp::Add, d, &ir::unary(UnaryOp::Abs, d)?)
 }
@@ -42,7 +42,7 @@ fn i32_constant(value: i32) -> Result<NodeRef> {
 
 impl SparseMatrix {
     /// The nonzeros of `dense` (`m` rows of size `n`; NaN counts as nonzero) in `format`,
-    /// found on `device` (one count read back).
+    /// found on `device` in one evaluation (its count read back at the end).
     pub async fn from_dense(
         device: &dyn Evaluates,
         dense: &NodeRef,
@@ -57,13 +57,11 @@ impl SparseMatrix {
         let (m, n) = (dense.meta.length, dense.meta.size);
         let cells = ir::reshape(dense, 1)?;
         let nonzero = ir::select(&cells, &u32_constant(1)?, &u32_constant(0)?)?;
-        // The cells (a reshape, which is a pass of its own) are stored with the count: the
-        // values are gathered from them after it.
-        let nonzeros = compaction(device, &nonzero, std::slice::from_ref(&cells)).await?;
-        let places = nonzeros.kept_rows()?;
+        // Counted on the device: one evaluation computes the matrix and reads its count.
+        let nonzeros = Kept::new(&nonzero)?;
+        let places = nonzeros.kept_rows();
         let (rows, cols) = ir::split_place(&places, n)?;
         let values = ir::gather(&places, &cells)?;
-        check_limits((m, n), &values)?;
         // CSR and COO are computed now: with rows of one lane, the cells are `dense` itself,
         // which the caller may destroy next.
         match format {
@@ -79,9 +77,11 @@ impl SparseMatrix {
             }
             // Row-major places, one per cell: a canonical COO.
             format => {
-                let coo = SparseMatrix::of_entries((m, n), (rows, cols, values), true);
+                let coo = SparseMatrix::of_entries((m, n), (rows, cols, values), true)
+                    .computed(device)
+                    .await?;
                 match format {
-                    Format::Coo => coo.computed(device).await,
+                    Format::Coo => Ok(coo),
                     format => coo.into_format(device, format).await,
                 }
             }
@@ -89,7 +89,7 @@ impl SparseMatrix {
     }
 
     /// The entries for which `keep` (from each entry's row, column and value) is nonzero, in
-    /// this matrix's format (CSR and CSC canonical), kept on `device` by one compaction,
+    /// this matrix's format (CSR and CSC canonical), kept on `device` in one pass of keeping,
     /// which keeps their order: after one sort, or none for a canonical matrix.
     async fn keep(
         &self,
@@ -110,15 +110,10 @@ impl SparseMatrix {
             false => keep(&major, &minor, &values)?,
         };
         // A canonical CSR's kept entries are canonical: its pointers count them, read from
-        // the compaction's places, so its rows are not kept.
+        // the kept places, so its rows are not kept.
         let compressed = lines.is_canonical_csr();
-        let mut stored = vec![minor.clone(), values.clone()];
-        if !compressed {
-            stored.push(major.clone());
-        }
-        // Stored with the count: the gathers after it read them too (sorted entries above all).
-        let kept = compaction(device, &flags, &stored).await?;
-        let rows = kept.kept_rows()?;
+        let kept = Kept::new(&flags)?;
+        let rows = kept.kept_rows();
         let (kept_minor, kept_values) = (ir::gather(&rows, &minor)?, ir::gather(&rows, &values)?);
         if compressed {
             let pointers = kept.kept_before(&lines.major)?;
@@ -132,25 +127,20 @@ impl SparseMatrix {
             });
         }
         let entries = (ir::gather(&rows, &major)?, kept_minor, kept_values);
+        // Computed now, with their count: a matrix's entry count is known.
+        let entries = SparseMatrix::settled_entries(device, entries).await?;
         Ok(match self.format {
             Format::Csr => csr_of_sorted(device, entries, self.shape).await?,
             Format::Csc => csr_of_sorted(device, entries, lines.shape)
                 .await?
                 .transpose(),
-            // Row-major still, and one per cell where the matrix was (then computed now,
-            // its entries being this matrix's own).
-            Format::Coo => {
-                let coo = SparseMatrix::of_entries(self.shape, entries, lines.canonical);
-                match lines.canonical {
-                    true => coo.computed(device).await?,
-                    false => coo,
-                }
-            }
+            // Row-major still, and one per cell where the matrix was.
+            Format::Coo => SparseMatrix::of_entries(self.shape, entries, lines.canonical),
         })
     }
 
     /// This matrix's canonical CSR without its entries equal to 0 (NaN is kept, as
-    /// `fromDense` keeps it): a compaction of the canonical CSR, which keeps the order.
+    /// `fromDense` keeps it): the kept entries of the canonical CSR, in its order.
     pub(super) async fn nonzero_csr(&self, device: &dyn Evaluates) -> Result<SparseMatrix> {
         let csr = self.shared_csr(device).await?;
         csr.keep(device, |_, _, values| {

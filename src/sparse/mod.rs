@@ -1,12 +1,12 @@
 //! Sparse matrices on the device (sparse-arrays-interface.txt, api.md "Sparse arrays"): CSR,
 //! CSC and COO components are device values, and every conversion and product is a graph
-//! of the IR's primitives (radix sort, scan, scatter, searchSorted, compaction, segmented
+//! of the IR's primitives (radix sort, scan, scatter, searchSorted, kept rows, segmented
 //! sums), so it runs on every backend with no host round trip of the entries. Operations whose entry count
 //! depends on the data read back that one count; validation reads back a few scalars.
 
 use crate::column::ColumnData;
 use crate::dtype::{Class, DType};
-use crate::dynamic::read_scalars;
+use crate::dynamic::{read_scalars, Kept};
 use crate::engine::{self, Evaluates};
 use crate::error::{GpuTableError, Result};
 use crate::ir::{self, BinaryOp, NodeRef, ReduceKind, UnaryOp, DEFAULT_SPLIT_EVERY};
@@ -177,7 +177,7 @@ impl SparseMatrix {
         })
     }
 
-    /// This matrix with duplicates summed (one count read back), or itself where it is
+    /// This matrix with duplicates summed (its count read back at the end), or itself where it is
     /// canonical: for ops that see each cell's value (`with_values` results, `droptol`).
     async fn summed(&self, device: &dyn Evaluates) -> Result<SparseMatrix> {
         match self.canonical {
@@ -191,7 +191,40 @@ impl SparseMatrix {
     async fn computed(self, device: &dyn Evaluates) -> Result<SparseMatrix> {
         let components = [self.major.clone(), self.minor.clone(), self.values.clone()];
         device.evaluate_roots(&components).await?;
-        Ok(self)
+        if components.iter().all(|c| c.counted().is_none()) {
+            return Ok(self);
+        }
+        // Components counted on the device (kept entries) are settled to their rows (the
+        // evaluation read their counts at its end) and stored as they are: a stored chunk
+        // whole is shared, a part of one copied on the device.
+        let settled = |x: &NodeRef| ir::known_rows(x, "a sparse component");
+        let matrix = SparseMatrix {
+            major: settled(&self.major)?,
+            minor: settled(&self.minor)?,
+            values: settled(&self.values)?,
+            ..self
+        };
+        check_limits(matrix.shape, &matrix.values)?;
+        let components = [
+            matrix.major.clone(),
+            matrix.minor.clone(),
+            matrix.values.clone(),
+        ];
+        device.evaluate_roots(&components).await?;
+        Ok(matrix)
+    }
+
+    /// Entries counted on the device, evaluated together and settled to their rows.
+    async fn settled_entries(device: &dyn Evaluates, entries: Entries) -> Result<Entries> {
+        let (major, minor, values) = entries;
+        let matrix = SparseMatrix::of_entries((0, 0), (major, minor, values), false);
+        let SparseMatrix {
+            major,
+            minor,
+            values,
+            ..
+        } = matrix.computed(device).await?;
+        Ok((major, minor, values))
     }
 
     /// CSR (`Csr`) or CSC (`Csc`) from components, validated on `device`: `pointers` has
@@ -389,7 +422,7 @@ impl SparseMatrix {
     }
 
     /// Canonical CSR (columns sorted within each row, duplicates summed, stored zeros kept),
-    /// built on `device`: the one count read back is the number of distinct entries. A
+    /// built on `device` in one evaluation: the one count read back (at its end) is the number of distinct entries. A
     /// canonical CSR is copied, and the row pointers of other row-major entries (a
     /// canonical COO, a sparse vector) are searched among their rows: none is sorted.
     pub async fn to_csr(&self, device: &dyn Evaluates) -> Result<SparseMatrix> {
@@ -433,7 +466,7 @@ impl SparseMatrix {
     }
 
     /// The same entries in canonical form and this matrix's format: CSR and CSC sorted
-    /// within their lines, COO row-major; duplicates summed (one count read back).
+    /// within their lines, COO row-major; duplicates summed (their count read back at the end).
     pub async fn canonical(&self, device: &dyn Evaluates) -> Result<SparseMatrix> {
         match (self.canonical, self.format) {
             (true, _) => self.copy()?.computed(device).await,
@@ -559,31 +592,34 @@ impl SparseMatrix {
     }
 }
 
-/// Canonical CSR of `entries` sorted row-major (duplicates next to each other), built on
-/// `device`: the one count read back is the number of distinct entries.
+/// Canonical CSR of `entries` sorted row-major (duplicates next to each other), computed
+/// on `device` in one evaluation: the cells are counted there, and the one count read back
+/// (at the end) is the number of distinct entries.
 async fn csr_of_sorted(
     device: &dyn Evaluates,
     (rows, cols, values): Entries,
     shape: (u32, u32),
 ) -> Result<SparseMatrix> {
     let nnz = values.meta.length;
-    let starts_run = cell_starts(&rows, &cols)?;
-    // Sorted once: stored with the count, which ends an evaluation.
-    let sorted = [rows.clone(), cols.clone(), values.clone()];
-    let cells = crate::dynamic::compaction(device, &starts_run, &sorted).await?;
-    let starts = cells.kept_rows()?;
-    let offsets = ir::concat(&[starts.clone(), u32_row(nnz)?])?;
+    let cells = Kept::new(&cell_starts(&rows, &cols)?)?;
+    let starts = cells.kept_rows();
+    // Each cell's run of entries; past the count, empty runs at the end (offsets `nnz`),
+    // so the offsets never decrease and the sums there are rows past the count too.
+    let offsets = ir::concat(&[ir::padded(&starts, nnz)?, u32_row(nnz)?])?;
     // Duplicates add in the values' own type (integers wrap), as toDense's cells do.
     let summed = as_type(&ir::segment_sum(&values, &offsets)?, values.meta.dtype)?;
+    let summed = ir::counted_by(summed, &starts)?;
     // A row's pointer is the number of cells before its first sorted entry: searched
     // among the sorted entries, no column of the cells' rows gathered for it.
     let firsts = line_starts(&rows, shape.0)?;
-    Ok(csr_of_parts(
+    csr_of_parts(
         shape,
         cells.kept_before(&firsts)?,
         ir::gather(&starts, &cols)?,
         summed,
-    ))
+    )
+    .computed(device)
+    .await
 }
 
 /// Entries sorted by row, then column, stably (one sort by both keys).

@@ -163,10 +163,10 @@ pub async fn search_sorted_finds_left_and_right_sides<T: Target>() {
     );
 }
 
-/// Stream compaction reads back only its count, the sum of the scan's top level (at most 16
-/// rows): the count's evaluation runs the flags, the scan and the scatter's destinations,
-/// no pass of its own.
-pub async fn compaction_reads_back_only_the_count<T: Target>() {
+/// Kept rows (the sparse arrays' compaction, `filter`'s steps) are counted on the device:
+/// a gather of the kept rows' values, evaluated, reads back only the count at the end,
+/// never the flags or the values.
+pub async fn kept_rows_read_back_only_the_count<T: Target>() {
     let device = T::fresh().await;
     let rows = 100_000usize;
     let mut rng = Rng(11);
@@ -180,14 +180,11 @@ pub async fn compaction_reads_back_only_the_count<T: Target>() {
         gputable::engine::put_on(&device, node, true).await.unwrap();
     }
     let before = device.core().counters.stats();
-    let kept = gputable::dynamic::compact(&device, &flags_node, &values_node, &[])
-        .await
-        .unwrap();
-    // The count's evaluation: the flags, the scan's four levels (100,000 rows folded by 16
-    // down to two, whose sum is the count) and its last pass, which writes the scatter's
-    // destinations.
-    let counting = device.core().counters.stats().kernels - before.kernels;
-    assert!(counting <= 6, "the count took {counting} kernels");
+    let kept_rows = gputable::dynamic::Kept::new(&flags_node)
+        .unwrap()
+        .kept_rows();
+    let kept = ir::gather(&kept_rows, &values_node).unwrap();
+    assert_eq!(kept.known_length(), None, "counted on the device");
     gputable::engine::evaluate(&device, std::slice::from_ref(&kept))
         .await
         .unwrap();
@@ -196,53 +193,46 @@ pub async fn compaction_reads_back_only_the_count<T: Target>() {
     // flags or the 800 KB of values.
     let read_back = after.readback_bytes - before.readback_bytes;
     assert!(read_back <= 65_536, "read back {read_back} bytes");
-    // Uploads are the small constants of the kernels' graphs, never the entries.
-    assert!(after.upload_bytes - before.upload_bytes < 64);
+    // Uploads are the small constants and the count's one-row sources of the kernels'
+    // graphs (WebGL2 uploads a whole texel row of one: 64 KiB), never the entries.
+    let uploaded = after.upload_bytes - before.upload_bytes;
+    assert!(uploaded <= 65_536, "uploaded {uploaded} bytes");
     assert_eq!(kept.home().unwrap().device, device.core().id);
     let expected: Vec<f32> = (0..rows)
         .filter(|&i| flags[i] != 0)
         .flat_map(|i| [values[2 * i], values[2 * i + 1]])
         .collect();
+    let kept = ir::known_rows(&kept, "kept").unwrap();
     assert_eq!(read_f32(&kept).await, expected);
-    // No row kept, and no rows at all.
-    let none = gputable::dynamic::compact(&device, &u8s(&[0, 0], 1), &i32s(&[1, 2], 1), &[])
-        .await
-        .unwrap();
-    gputable::engine::evaluate(&device, std::slice::from_ref(&none))
-        .await
-        .unwrap();
-    assert_eq!(read_i32(&none).await, Vec::<i32>::new());
-    let empty = gputable::dynamic::compact(&device, &u8s(&[], 1), &i32s(&[], 1), &[])
-        .await
-        .unwrap();
-    gputable::engine::evaluate(&device, std::slice::from_ref(&empty))
-        .await
-        .unwrap();
-    assert_eq!(read_i32(&empty).await, Vec::<i32>::new());
-    // Counts added from a top level of several rows: the flags themselves (16 rows), two
-    // group sums (17 and 257 rows), 16 (256 rows) and 2 again (4097 rows).
-    for rows in [16usize, 17, 256, 257, 4097] {
-        let flags: Vec<u8> = (0..rows).map(|i| (i % 3 != 1) as u8).collect();
-        let values: Vec<i32> = (0..rows as i32).collect();
-        let kept = gputable::dynamic::compact(&device, &u8s(&flags, 1), &i32s(&values, 1), &[])
-            .await
-            .unwrap();
+    // No row kept, no rows at all, and scans of several levels.
+    for flags in [
+        vec![0u8, 0],
+        vec![],
+        (0..4097).map(|i| (i % 3 != 1) as u8).collect(),
+    ] {
+        let values: Vec<i32> = (0..flags.len() as i32).collect();
+        let kept_rows = gputable::dynamic::Kept::new(&u8s(&flags, 1))
+            .unwrap()
+            .kept_rows();
+        let kept = ir::gather(&kept_rows, &i32s(&values, 1)).unwrap();
         gputable::engine::evaluate(&device, std::slice::from_ref(&kept))
             .await
             .unwrap();
-        let expected: Vec<i32> = values.iter().copied().filter(|v| v % 3 != 1).collect();
-        assert_eq!(read_i32(&kept).await, expected, "{rows} flags");
+        let expected: Vec<i32> = values
+            .iter()
+            .copied()
+            .filter(|&v| flags[v as usize] != 0)
+            .collect();
+        let kept = ir::known_rows(&kept, "kept").unwrap();
+        assert_eq!(read_i32(&kept).await, expected, "{} flags", flags.len());
     }
-    let mismatched =
-        gputable::dynamic::compact(&device, &u8s(&[1], 1), &i32s(&[1, 2], 1), &[]).await;
-    assert_eq!(code(mismatched), ErrorCode::InvalidArgument);
+    let wide = gputable::dynamic::Kept::new(&u8s(&[1, 0], 2));
+    assert_eq!(code(wide.map(|_| ())), ErrorCode::InvalidArgument);
 }
 
-/// A compaction counts the kept rows before any row of its flags (a kept row's place, the
-/// count past the last row), read from the places it stored: rows not kept hold their
-/// place plus a mark that puts them past every count. Small marks stand for 2^31 here, and
-/// mark 0 (no mark fits: past 2^31 flags) runs the scan again for the places.
-pub async fn compactions_count_the_kept_rows_before_any_row<T: Target>() {
+/// Kept rows count the kept rows before any row of their flags (a kept row's place, the
+/// count past the last row), on the device, beside the kept rows themselves.
+pub async fn kept_rows_count_the_kept_rows_before_any_row<T: Target>() {
     let device = T::fresh().await;
     let mut rng = Rng(17);
     for rows in [0usize, 1, 2, 17, 4097] {
@@ -257,29 +247,18 @@ pub async fn compactions_count_the_kept_rows_before_any_row<T: Target>() {
         let kept: Vec<u32> = (0..rows as u32)
             .filter(|&i| flags[i as usize] != 0)
             .collect();
-        let flags_node = u8s(&flags, 1);
-        for mark in [rows.max(1) as u32, 1 << 31, 0] {
-            let compaction = gputable::dynamic::compaction_marked(&device, &flags_node, &[], mark)
-                .await
-                .unwrap();
-            assert_eq!(compaction.count, count, "{rows} flags, mark {mark}");
-            let queries = ir::u32_rows(rows as u32 + 1).unwrap();
-            let places = compaction.kept_before(&queries).unwrap();
-            let kept_rows = compaction.kept_rows().unwrap();
-            let roots = [places.clone(), kept_rows.clone()];
-            gputable::engine::evaluate(&device, &roots).await.unwrap();
-            assert_eq!(places.home().unwrap().device, device.core().id);
-            assert_eq!(read_u32(&places).await, before, "{rows} flags, mark {mark}");
-            assert_eq!(
-                read_u32(&kept_rows).await,
-                kept,
-                "{rows} flags, mark {mark}"
-            );
-        }
+        let rows_kept = gputable::dynamic::Kept::new(&u8s(&flags, 1)).unwrap();
+        let queries = ir::u32_rows(rows as u32 + 1).unwrap();
+        let places = rows_kept.kept_before(&queries).unwrap();
+        let kept_rows = rows_kept.kept_rows();
+        let roots = [places.clone(), kept_rows.clone()];
+        gputable::engine::evaluate(&device, &roots).await.unwrap();
+        assert_eq!(places.home().unwrap().device, device.core().id);
+        assert_eq!(read_u32(&places).await, before, "{rows} flags");
+        assert_eq!(kept_rows.known_length(), Some(count), "{rows} flags");
+        let kept_rows = ir::known_rows(&kept_rows, "kept").unwrap();
+        assert_eq!(read_u32(&kept_rows).await, kept, "{rows} flags");
     }
-    // A mark below the rows would send a row not kept inside the count.
-    let short = gputable::dynamic::compaction_marked(&device, &u8s(&[1, 0, 1], 1), &[], 2).await;
-    assert_eq!(code(short.map(|c| c.count)), ErrorCode::Internal);
 }
 
 pub async fn stable_sort_permutations_match_a_reference<T: Target>() {
