@@ -77,20 +77,27 @@ impl Word for u32 {
     }
 }
 
-/// What one reduction does with values of `T`: its state, fold step and combine.
-trait Rule<T: Lane + Word> {
+/// What one reduction does with values of `T`: its state, fold step and combine. A rule is
+/// a value (the arg-reductions' direction is data, so both share one instance per type).
+trait Rule<T: Lane + Word>: Copy {
     type S: Copy;
     /// Whether `add` reads the row (the arg-reductions).
     const NEEDS_ROW: bool;
-    fn identity() -> Self::S;
-    fn add(s: Self::S, v: T, row: i32) -> Self::S;
+    fn identity(&self) -> Self::S;
+    fn add(&self, s: Self::S, v: T, row: i32) -> Self::S;
     /// `x` holds rows before `y`'s.
-    fn combine(x: Self::S, y: Self::S) -> Self::S;
-    fn pack(s: Self::S) -> Words;
-    fn unpack(w: Words) -> Self::S;
+    fn combine(&self, x: Self::S, y: Self::S) -> Self::S;
+    fn pack(&self, s: Self::S) -> Words;
+    fn unpack(&self, w: Words) -> Self::S;
     /// Folds a block of rows of `lanes` lanes into `states` (one per lane) by a faster path
     /// than `add` row by row, where the rule has one; false: not handled.
-    fn fold_block(_states: &mut [Self::S], _values: &[T], _lanes: usize, _first_row: i32) -> bool {
+    fn fold_block(
+        &self,
+        _states: &mut [Self::S],
+        _values: &[T],
+        _lanes: usize,
+        _first_row: i32,
+    ) -> bool {
         false
     }
 }
@@ -99,152 +106,154 @@ fn is_nan<T: Lane>(v: T) -> bool {
     v.partial_cmp(&v).is_none()
 }
 
+#[derive(Clone, Copy)]
 struct Sum;
 impl<T: Lane + Word> Rule<T> for Sum {
     type S = T;
     const NEEDS_ROW: bool = false;
     #[inline(always)]
-    fn identity() -> T {
+    fn identity(&self) -> T {
         T::default()
     }
     #[inline(always)]
-    fn add(s: T, v: T, _: i32) -> T {
+    fn add(&self, s: T, v: T, _: i32) -> T {
         s.add(v)
     }
     #[inline(always)]
-    fn combine(x: T, y: T) -> T {
+    fn combine(&self, x: T, y: T) -> T {
         x.add(y)
     }
-    fn pack(s: T) -> Words {
+    fn pack(&self, s: T) -> Words {
         [s.to_word(), 0]
     }
-    fn unpack(w: Words) -> T {
+    fn unpack(&self, w: Words) -> T {
         T::from_word(w[0])
     }
 }
 
 /// `[min, max]`, NaN ignored (`min`, `max` and `extent` share it).
+#[derive(Clone, Copy)]
 struct MinMax;
 impl<T: Lane + Word> Rule<T> for MinMax {
     type S = (T, T);
     const NEEDS_ROW: bool = false;
     #[inline(always)]
-    fn identity() -> (T, T) {
+    fn identity(&self) -> (T, T) {
         (T::MIN_IDENTITY, T::MAX_IDENTITY)
     }
     #[inline(always)]
-    fn add(s: (T, T), v: T, _: i32) -> (T, T) {
+    fn add(&self, s: (T, T), v: T, _: i32) -> (T, T) {
         (s.0.fold_min(v), s.1.fold_max(v))
     }
     #[inline(always)]
-    fn combine(x: (T, T), y: (T, T)) -> (T, T) {
+    fn combine(&self, x: (T, T), y: (T, T)) -> (T, T) {
         (x.0.fold_min(y.0), x.1.fold_max(y.1))
     }
-    fn pack(s: (T, T)) -> Words {
+    fn pack(&self, s: (T, T)) -> Words {
         [s.0.to_word(), s.1.to_word()]
     }
-    fn unpack(w: Words) -> (T, T) {
+    fn unpack(&self, w: Words) -> (T, T) {
         (T::from_word(w[0]), T::from_word(w[1]))
     }
 }
 
 /// A float sum and a count.
+#[derive(Clone, Copy)]
 struct Mean;
 impl<T: Lane + Word> Rule<T> for Mean {
     type S = (f32, u32);
     const NEEDS_ROW: bool = false;
     #[inline(always)]
-    fn identity() -> (f32, u32) {
+    fn identity(&self) -> (f32, u32) {
         (0.0, 0)
     }
     #[inline(always)]
-    fn add(s: (f32, u32), v: T, _: i32) -> (f32, u32) {
+    fn add(&self, s: (f32, u32), v: T, _: i32) -> (f32, u32) {
         (s.0 + v.to_f32(), s.1.wrapping_add(1))
     }
     #[inline(always)]
-    fn combine(x: (f32, u32), y: (f32, u32)) -> (f32, u32) {
+    fn combine(&self, x: (f32, u32), y: (f32, u32)) -> (f32, u32) {
         (x.0 + y.0, x.1.wrapping_add(y.1))
     }
-    fn pack(s: (f32, u32)) -> Words {
+    fn pack(&self, s: (f32, u32)) -> Words {
         [s.0.to_bits(), s.1]
     }
-    fn unpack(w: Words) -> (f32, u32) {
+    fn unpack(&self, w: Words) -> (f32, u32) {
         (f32::from_bits(w[0]), w[1])
     }
 }
 
-/// The first row holding the least (`MAX == false`) or greatest value, NaN ignored; -1: none.
-struct Arg<const MAX: bool>;
-impl<T: Lane + Word, const MAX: bool> Rule<T> for Arg<MAX> {
+/// The first row holding the least (`max == false`) or greatest value, NaN ignored; -1:
+/// none. The direction is data, not a type: argmin and argmax share each type's folder.
+#[derive(Clone, Copy)]
+struct Arg {
+    max: bool,
+}
+
+impl Arg {
+    #[inline(always)]
+    fn beats<T: Lane>(&self, v: T, than: T) -> bool {
+        if self.max {
+            v > than
+        } else {
+            v < than
+        }
+    }
+}
+
+impl<T: Lane + Word> Rule<T> for Arg {
     type S = (T, i32);
     const NEEDS_ROW: bool = true;
     #[inline(always)]
-    fn identity() -> (T, i32) {
+    fn identity(&self) -> (T, i32) {
         (T::default(), -1)
     }
     #[inline(always)]
-    fn add(s: (T, i32), v: T, row: i32) -> (T, i32) {
-        let better = if MAX { v > s.0 } else { v < s.0 };
-        if !is_nan(v) && (s.1 < 0 || better) {
+    fn add(&self, s: (T, i32), v: T, row: i32) -> (T, i32) {
+        if !is_nan(v) && (s.1 < 0 || self.beats(v, s.0)) {
             (v, row)
         } else {
             s
         }
     }
     #[inline(always)]
-    fn combine(x: (T, i32), y: (T, i32)) -> (T, i32) {
+    fn combine(&self, x: (T, i32), y: (T, i32)) -> (T, i32) {
         if y.1 < 0 {
             return x;
         }
         if x.1 < 0 {
             return y;
         }
-        let better = if MAX { y.0 > x.0 } else { y.0 < x.0 };
-        if better || (y.0 == x.0 && y.1 < x.1) {
+        if self.beats(y.0, x.0) || (y.0 == x.0 && y.1 < x.1) {
             y
         } else {
             x
         }
     }
-    fn pack(s: (T, i32)) -> Words {
+    fn pack(&self, s: (T, i32)) -> Words {
         [s.0.to_word(), s.1 as u32]
     }
-    fn unpack(w: Words) -> (T, i32) {
+    fn unpack(&self, w: Words) -> (T, i32) {
         (T::from_word(w[0]), w[1] as i32)
     }
     /// One lane: the block's extreme number in a branch-free (vectorizable) pass, then a scan
     /// for its first row only when it beats the state (on ties the state's earlier row stays).
-    fn fold_block(states: &mut [(T, i32)], values: &[T], lanes: usize, first_row: i32) -> bool {
+    fn fold_block(
+        &self,
+        states: &mut [(T, i32)],
+        values: &[T],
+        lanes: usize,
+        first_row: i32,
+    ) -> bool {
         if lanes != 1 {
             return false;
         }
-        let identity = if MAX {
-            T::MAX_IDENTITY
-        } else {
-            T::MIN_IDENTITY
+        let extreme = match self.max {
+            true => extreme_of::<T, true>(values),
+            false => extreme_of::<T, false>(values),
         };
-        let mut extremes = [identity; UNROLL];
-        let mut steps = values.chunks_exact(UNROLL);
-        for step in &mut steps {
-            for (e, v) in extremes.iter_mut().zip(step) {
-                *e = if MAX { e.fold_max(*v) } else { e.fold_min(*v) };
-            }
-        }
-        let fold = |a: T, b: T| if MAX { a.fold_max(b) } else { a.fold_min(b) };
-        let extreme = steps
-            .remainder()
-            .iter()
-            .fold(extremes.into_iter().fold(identity, fold), |a, b| {
-                fold(a, *b)
-            });
         let (value, row) = states[0];
-        let better = row < 0
-            || if MAX {
-                extreme > value
-            } else {
-                extreme < value
-            };
-        if better {
+        if row < 0 || self.beats(extreme, value) {
             // None when the block holds only NaN (the identity is then no value of it).
             if let Some(i) = values.iter().position(|&v| v == extreme) {
                 states[0] = (extreme, first_row.wrapping_add(i as i32));
@@ -252,6 +261,28 @@ impl<T: Lane + Word, const MAX: bool> Rule<T> for Arg<MAX> {
         }
         true
     }
+}
+
+/// The least (`MAX == false`) or greatest number of `values`, NaN skipped (the fold's
+/// identity where there is none), in a branch-free pass of UNROLL states.
+#[inline(never)]
+fn extreme_of<T: Lane, const MAX: bool>(values: &[T]) -> T {
+    let identity = if MAX {
+        T::MAX_IDENTITY
+    } else {
+        T::MIN_IDENTITY
+    };
+    let fold = |a: T, b: T| if MAX { a.fold_max(b) } else { a.fold_min(b) };
+    let mut extremes = [identity; UNROLL];
+    let mut steps = values.chunks_exact(UNROLL);
+    for step in &mut steps {
+        for (e, v) in extremes.iter_mut().zip(step) {
+            *e = fold(*e, *v);
+        }
+    }
+    (steps.remainder().iter()).fold(extremes.into_iter().fold(identity, fold), |a, b| {
+        fold(a, *b)
+    })
 }
 
 /// Rows folded per step of the block loop: a state per lane per step keeps the loop free of
@@ -267,6 +298,7 @@ pub(super) trait ChunkFold {
 }
 
 struct Folder<T: Lane + Word, R: Rule<T>> {
+    rule: R,
     input: NodeRef,
     validity: Option<NodeRef>,
     lanes: usize,
@@ -277,13 +309,14 @@ struct Folder<T: Lane + Word, R: Rule<T>> {
 }
 
 impl<T: Lane + Word, R: Rule<T>> Folder<T, R> {
-    fn new(input: &NodeRef, validity: Option<&NodeRef>) -> Result<Self> {
+    fn new(rule: R, input: &NodeRef, validity: Option<&NodeRef>) -> Result<Self> {
         let lanes = input.meta.size as usize;
         // Wide rows fold one row per step: 16 rows of 10,000 lanes would be a large buffer.
         let unroll = if lanes <= 64 { UNROLL } else { 1 };
         let mut steps = try_vec(lanes * unroll, "reduction states")?;
-        steps.resize(lanes * unroll, R::identity());
+        steps.resize(lanes * unroll, rule.identity());
         Ok(Folder {
+            rule,
             input: input.clone(),
             validity: validity.cloned(),
             lanes,
@@ -301,7 +334,7 @@ impl<T: Lane + Word, R: Rule<T>> Folder<T, R> {
             }
             let (_, older) = self.stack.pop().expect("checked above");
             for (newer, old) in states.iter_mut().zip(older) {
-                *newer = R::combine(old, *newer);
+                *newer = self.rule.combine(old, *newer);
             }
             level += 1;
         }
@@ -309,16 +342,16 @@ impl<T: Lane + Word, R: Rule<T>> Folder<T, R> {
     }
 
     fn fold_values(&mut self, values: &[T], first_row: i64) -> Result<Vec<R::S>> {
-        let lanes = self.lanes;
+        let (lanes, rule) = (self.lanes, self.rule);
         // The block's lane states (one allocation per block: the tree keeps them).
         let mut states = try_vec(lanes, "reduction states")?;
-        states.resize(lanes, R::identity());
-        if R::fold_block(&mut states, values, lanes, first_row as i32) {
+        states.resize(lanes, rule.identity());
+        if rule.fold_block(&mut states, values, lanes, first_row as i32) {
             return Ok(states);
         }
         let width = self.steps.len();
         let steps = &mut self.steps;
-        steps.fill(R::identity());
+        steps.fill(rule.identity());
         let rows_per_step = width / lanes;
         let mut chunks = values.chunks_exact(width);
         // Rows past i32 only reach reductions that never read them (arg-reductions are
@@ -330,12 +363,12 @@ impl<T: Lane + Word, R: Rule<T>> Folder<T, R> {
                 for (k, (states, row_values)) in rows.enumerate() {
                     let at = row.wrapping_add(k as i32);
                     for (s, v) in states.iter_mut().zip(row_values) {
-                        *s = R::add(*s, *v, at);
+                        *s = rule.add(*s, *v, at);
                     }
                 }
             } else {
                 for (s, v) in steps.iter_mut().zip(chunk) {
-                    *s = R::add(*s, *v, 0);
+                    *s = rule.add(*s, *v, 0);
                 }
             }
             row = row.wrapping_add(rows_per_step as i32);
@@ -345,12 +378,12 @@ impl<T: Lane + Word, R: Rule<T>> Folder<T, R> {
         // lower row (the arg-reductions compare rows on equal values).
         for step in steps[lanes..].chunks_exact(lanes) {
             for (s, t) in states.iter_mut().zip(step) {
-                *s = R::combine(*s, *t);
+                *s = rule.combine(*s, *t);
             }
         }
         for (i, v) in chunks.remainder().iter().enumerate() {
             let lane = i % lanes;
-            states[lane] = R::add(states[lane], *v, row.wrapping_add((i / lanes) as i32));
+            states[lane] = rule.add(states[lane], *v, row.wrapping_add((i / lanes) as i32));
         }
         Ok(states)
     }
@@ -362,9 +395,9 @@ impl<T: Lane + Word, R: Rule<T>> Folder<T, R> {
         per_lane: bool,
         first_row: i64,
     ) -> Result<Vec<R::S>> {
-        let lanes = self.lanes;
+        let (lanes, rule) = (self.lanes, self.rule);
         let mut states = try_vec(lanes, "reduction states")?;
-        states.resize(lanes, R::identity());
+        states.resize(lanes, rule.identity());
         for (r, row) in values.chunks_exact(lanes).enumerate() {
             let at = first_row.wrapping_add(r as i64) as i32;
             for (lane, (s, v)) in states.iter_mut().zip(row).enumerate() {
@@ -374,7 +407,7 @@ impl<T: Lane + Word, R: Rule<T>> Folder<T, R> {
                     flags[r]
                 };
                 if flag != 0 {
-                    *s = R::add(*s, *v, at);
+                    *s = rule.add(*s, *v, at);
                 }
             }
         }
@@ -411,43 +444,41 @@ impl<T: Lane + Word, R: Rule<T> + 'static> ChunkFold for Folder<T, R> {
             Some((_, first)) => first,
             None => {
                 let mut empty = try_vec(self.lanes, "reduction states")?;
-                empty.resize(self.lanes, R::identity());
+                empty.resize(self.lanes, self.rule.identity());
                 empty
             }
         };
         for (_, newer) in levels {
             for (s, n) in states.iter_mut().zip(newer) {
-                *s = R::combine(*s, n);
+                *s = self.rule.combine(*s, n);
             }
         }
         let mut words = try_vec(states.len(), "reduction states")?;
-        words.extend(states.into_iter().map(R::pack));
+        words.extend(states.into_iter().map(|s| self.rule.pack(s)));
         Ok(words)
     }
 }
 
-/// Runs `$body` with `$r` bound to the rule of `$kind`.
+/// Runs `$body` with `$r` bound to the rule of `$kind` (a value).
 macro_rules! dispatch_rule {
     ($kind:expr, $r:ident => $body:block) => {
         match $kind {
             ReduceKind::Sum => {
-                type $r = Sum;
+                let $r = Sum;
                 $body
             }
             ReduceKind::Min | ReduceKind::Max | ReduceKind::Extent => {
-                type $r = MinMax;
+                let $r = MinMax;
                 $body
             }
             ReduceKind::Mean => {
-                type $r = Mean;
+                let $r = Mean;
                 $body
             }
-            ReduceKind::ArgMin => {
-                type $r = Arg<false>;
-                $body
-            }
-            ReduceKind::ArgMax => {
-                type $r = Arg<true>;
+            ReduceKind::ArgMin | ReduceKind::ArgMax => {
+                let $r = Arg {
+                    max: $kind == ReduceKind::ArgMax,
+                };
                 $body
             }
         }
@@ -461,8 +492,8 @@ pub(super) fn chunk_fold(
     validity: Option<&NodeRef>,
 ) -> Result<Box<dyn ChunkFold>> {
     dispatch_class!(input.meta.dtype.class(), T => {
-        dispatch_rule!(kind, R => {
-            Ok(Box::new(Folder::<T, R>::new(input, validity)?) as Box<dyn ChunkFold>)
+        dispatch_rule!(kind, rule => {
+            Ok(Box::new(Folder::<T, _>::new(rule, input, validity)?) as Box<dyn ChunkFold>)
         })
     })
 }
@@ -487,6 +518,7 @@ pub(super) fn combine(
     every: u32,
 ) -> Result<CpuStates> {
     fn round<T: Lane + Word, R: Rule<T>>(
+        rule: R,
         states: &CpuStates,
         parts: usize,
         every: usize,
@@ -496,17 +528,17 @@ pub(super) fn combine(
         let mut out = CpuStates::new(lanes as u32, out_parts as u32)?;
         for j in 0..out_parts {
             for lane in 0..lanes {
-                let mut s = R::identity();
+                let mut s = rule.identity();
                 for p in j * every..((j + 1) * every).min(parts) {
-                    s = R::combine(s, R::unpack(states.words[p * lanes + lane]));
+                    s = rule.combine(s, rule.unpack(states.words[p * lanes + lane]));
                 }
-                out.words[j * lanes + lane] = R::pack(s);
+                out.words[j * lanes + lane] = rule.pack(s);
             }
         }
         Ok(out)
     }
     dispatch_class!(class, T => {
-        dispatch_rule!(kind, R => { round::<T, R>(states, parts as usize, every as usize) })
+        dispatch_rule!(kind, rule => { round::<T, _>(rule, states, parts as usize, every as usize) })
     })
 }
 
@@ -522,7 +554,7 @@ pub(super) fn finish(kind: ReduceKind, input: DType, states: &CpuStates) -> Resu
             ReduceKind::Min | ReduceKind::Max | ReduceKind::Extent => {
                 let mut out = try_vec(words.len() * kind.outputs() as usize, "a reduction")?;
                 for w in words {
-                    let (lo, hi) = <MinMax as Rule<T>>::unpack(*w);
+                    let (lo, hi) = Rule::<T>::unpack(&MinMax, *w);
                     // A lane with no value but NaN (or null) was never updated.
                     let (lo, hi) = if lo > hi { (none, none) } else { (lo, hi) };
                     match kind {
@@ -534,7 +566,7 @@ pub(super) fn finish(kind: ReduceKind, input: DType, states: &CpuStates) -> Resu
                 Buf::collect(out)?
             }
             ReduceKind::Mean => Buf::collect(words.iter().map(|w| {
-                let (sum, count) = <Mean as Rule<T>>::unpack(*w);
+                let (sum, count) = Rule::<T>::unpack(&Mean, *w);
                 if count == 0 {
                     f32::NAN
                 } else {
