@@ -96,17 +96,6 @@ pub fn scan(x: &NodeRef, fold: ScanFold, inclusive: bool) -> Result<NodeRef> {
     ))
 }
 
-/// A scan's top level (`exclusive_scan`'s output): at most `SCAN_FAN_IN` rows whose sum is
-/// the sum of every row of the scanned column (the column itself where it has no more
-/// rows); `None` for an empty column or a node that is no scan.
-pub fn scan_top(scan: &NodeRef) -> Option<NodeRef> {
-    let top = match scan.op {
-        Op::ScanApply { .. } => scan.inputs.last()?,
-        _ => return None,
-    };
-    (top.meta.length > 0).then(|| top.clone())
-}
-
 /// The groups before row `row` at each level of a scan: per level, the first row of the
 /// group and how many rows of it precede (`row`'s digits in base `SCAN_FAN_IN`).
 pub fn scan_digits(row: u64, levels: usize) -> impl Iterator<Item = (u64, u32)> {
