@@ -274,7 +274,10 @@ pub(super) fn search_sorted(
     };
     // Queries in ascending order (row pointers, segment bounds) walk on from the answer
     // before: a few steps, then galloping, not O(log n) reads across the whole column.
+    // Random queries (an answer far from the one before) search the whole column instead:
+    // galloping there reads about twice the keys of one search.
     let mut before: Option<(f64, usize)> = None;
+    let mut last_answer: Option<usize> = None;
     for (out, &q) in dst.iter_mut().zip(queries) {
         let (mut lo, mut hi) = match before {
             Some((previous, answer)) if q >= previous => {
@@ -294,20 +297,29 @@ pub(super) fn search_sorted(
             }
             _ => (0, rows),
         };
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            match past(mid, q) {
-                true => lo = mid + 1,
-                false => hi = mid,
-            }
+        // Halving by a select, not a jump: random queries mispredict half their steps
+        // otherwise. The answer stays within `base..=base + len`.
+        let (mut base, mut len) = (lo, hi - lo);
+        while len > 1 {
+            let half = len / 2;
+            base = if past(base + half - 1, q) {
+                base + half
+            } else {
+                base
+            };
+            len -= half;
         }
-        before = Some((q, lo));
-        *out = lo as u32;
+        let answer = base + usize::from(len == 1 && past(base, q));
+        let close = last_answer.is_none_or(|last| answer.abs_diff(last) <= FAR_ROWS);
+        (last_answer, before) = (Some(answer), close.then_some((q, answer)));
+        *out = answer as u32;
     }
 }
 
 /// Keys an ascending query steps over one by one before it gallops.
 const WALK_STEPS: usize = 8;
+/// Rows between two answers past which the queries are taken as random (no galloping).
+const FAR_ROWS: usize = 4096;
 
 /// Rows `first..` of `Reshape`: output element `e` (row-major) is input element `e`.
 pub(super) fn reshape<S: Elem, T: Lane>(

@@ -156,6 +156,33 @@ pub async fn search_sorted_finds_left_and_right_sides<T: Target>() {
         })
         .collect();
     assert_eq!(read_u32(&found).await, expected);
+    // Queries in random order (each searched whole), then an ascending run (walked on from
+    // the answer before), over duplicates, with NaN last: the CPU switches between them.
+    let mut rng = Rng(29);
+    let mut keys: Vec<f32> = (0..5000).map(|_| rng.below(700) as f32 / 4.0).collect();
+    keys.extend([f32::NAN; 3]);
+    keys.sort_by(f32::total_cmp);
+    let mut probes: Vec<f32> = (0..3000)
+        .map(|_| rng.below(800) as f32 / 4.0 - 10.0)
+        .collect();
+    probes.extend((0..2000).map(|i| i as f32 / 10.0));
+    probes.extend([f32::NAN, 3.0, f32::NAN]);
+    let (sorted_node, query_node) = (f32s(&keys, 1), f32s(&probes, 1));
+    for upper in [false, true] {
+        let found = ir::search_sorted(&sorted_node, &query_node, upper).unwrap();
+        evaluate::<T>(std::slice::from_ref(&found)).await.unwrap();
+        let expected: Vec<u32> = (probes.iter())
+            .map(|&q| {
+                let past = |&k: &f32| match (k.is_nan(), q.is_nan()) {
+                    (false, false) => k < q || (upper && k == q),
+                    (false, true) => true,
+                    (true, q_nan) => upper && q_nan,
+                };
+                keys.iter().filter(|k| past(k)).count() as u32
+            })
+            .collect();
+        assert_eq!(read_u32(&found).await, expected, "upper {upper}");
+    }
     // Queries of another type compare exactly (search_sorted_compares_exactly_with_nan_last).
     assert_eq!(
         code(ir::search_sorted(&i32s(&[1, 2], 2), &queries, true)),
