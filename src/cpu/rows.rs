@@ -279,7 +279,7 @@ pub(super) fn search_sorted(
     let mut before: Option<(f64, usize)> = None;
     let mut last_answer: Option<usize> = None;
     for (out, &q) in dst.iter_mut().zip(queries) {
-        let (mut lo, mut hi) = match before {
+        let (lo, hi) = match before {
             Some((previous, answer)) if q >= previous => {
                 // Keys are sorted, so the keys `q` lies past in the next few are a prefix of
                 // them: counted without a branch per key.

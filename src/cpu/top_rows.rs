@@ -1,6 +1,7 @@
 //! The first rows of a stable sort alone (`topK` of a few rows): one read of the keys keeps
-//! the smallest in a heap, as a JS loop would, instead of ordering every row. Each row is one 64-bit word, its keys above its row number (as the
-//! packed sort), so the smallest words are the first rows of the stable order.
+//! the smallest in a heap, as a JS loop would, instead of ordering every row. Each row is
+//! one 64-bit word, its keys above its row number (as the packed sort), so the smallest
+//! words are the first rows of the stable order.
 
 use crate::column::try_collect;
 use crate::error::Result;

@@ -252,12 +252,7 @@ pub fn filter(x: &NodeRef, mask: &NodeRef) -> Result<NodeRef> {
         parts.push(super::flags_like(x, 1)?);
     }
     let keep = cast_plain(&and_flags(&parts)?, DType::U32)?;
-    // Each kept row's place is the kept rows up to it, less one.
-    let placed = scan(&keep, ScanFold::Sum, true)?;
-    let place = plain_binary(BinaryOp::Subtract, &placed, &u32_constant(1)?)?;
-    let destinations = plain_select(&keep, &place, &u32_constant(u32::MAX)?)?;
-    let rows = x.meta.length;
-    let kept_rows = scatter(&destinations, &row_numbers_of(x)?, rows)?;
+    let (kept_rows, placed, total) = place_kept(&keep)?;
     let result = gather(&kept_rows, x)?;
     // Kept rows per chunk of x: the scan at the chunk's last row less the scan at the row
     // before its first (a row before 0 wraps past the end and reads 0).
@@ -278,9 +273,21 @@ pub fn filter(x: &NodeRef, mask: &NodeRef) -> Result<NodeRef> {
         &gather_plain(&last, &placed)?,
         &gather_plain(&before_first, &placed)?,
     )?;
-    let total = gather_plain(&u32_constant(rows.wrapping_sub(1))?, &placed)?;
     attach(&result, Some(Counted::new(total, chunks)));
     Ok(result)
+}
+
+/// The kept rows of uint32 `keep` flags (0 or 1): `(kept, placed, total)`, each kept row's
+/// number packed in order (a scatter to its place, the kept rows up to it less one), the
+/// kept rows up to each row (an inclusive scan), and their count (one constant row).
+fn place_kept(keep: &NodeRef) -> Result<(NodeRef, NodeRef, NodeRef)> {
+    let placed = scan(keep, ScanFold::Sum, true)?;
+    let place = plain_binary(BinaryOp::Subtract, &placed, &u32_constant(1)?)?;
+    let destinations = plain_select(keep, &place, &u32_constant(u32::MAX)?)?;
+    let rows = keep.meta.length;
+    let kept = scatter(&destinations, &row_numbers_of(keep)?, rows)?;
+    let total = gather_plain(&u32_constant(rows.wrapping_sub(1))?, &placed)?;
+    Ok((kept, placed, total))
 }
 
 /// The rows whose `flags` (size 1, a column not counted) are nonzero, as `filter` keeps
@@ -295,13 +302,7 @@ pub fn kept_row_numbers(flags: &NodeRef) -> Result<(NodeRef, NodeRef)> {
         ));
     }
     let nonzero = plain_predicate(Predicate::NotEqual, flags, &zero_of(flags.meta.dtype)?)?;
-    let keep = cast_plain(&nonzero, DType::U32)?;
-    let placed = scan(&keep, ScanFold::Sum, true)?;
-    let place = plain_binary(BinaryOp::Subtract, &placed, &u32_constant(1)?)?;
-    let destinations = plain_select(&keep, &place, &u32_constant(u32::MAX)?)?;
-    let rows = flags.meta.length;
-    let kept = scatter(&destinations, &row_numbers_of(flags)?, rows)?;
-    let total = gather_plain(&u32_constant(rows.wrapping_sub(1))?, &placed)?;
+    let (kept, placed, total) = place_kept(&cast_plain(&nonzero, DType::U32)?)?;
     attach(&kept, Some(Counted::whole(total)?));
     Ok((kept, placed))
 }
