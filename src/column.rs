@@ -378,6 +378,15 @@ impl Column {
         Ok(())
     }
 
+    /// Appends `rows` rows of zeros.
+    pub fn append_zero_rows(&mut self, rows: u32) -> Result<()> {
+        self.reserve_rows(rows)?;
+        let len = self.data.len() + rows as usize * self.size as usize;
+        with_column_data!(&mut self.data, v => v.resize(len, Default::default()));
+        self.rows += rows;
+        Ok(())
+    }
+
     /// Packed values of rows `start..end` (clamped to the stored rows).
     pub fn slice_rows(&self, start: u32, end: u32) -> Result<ColumnData> {
         let end = end.min(self.rows);

@@ -14,9 +14,21 @@ use crate::plan::{PlanLimits, Region, ASSEMBLY_PASS};
 pub fn explain(device: &dyn CostModel, root: &NodeRef) -> Result<String> {
     root.check_alive()?;
     let roots = crate::ir::with_companions(std::slice::from_ref(root));
-    let schedule = schedule::of_roots(device, &roots, true)?;
+    // Sorts larger than allowedMem run first, as runs and a merge; the rest reads their
+    // results from the host.
+    let (sorts, stand_ins) = super::external_sort::plan(device, &roots, true)?;
+    let rest: Vec<NodeRef> = (roots.iter())
+        .filter(|r| !stand_ins.settles(r))
+        .cloned()
+        .collect();
+    let resident = |leaf: &NodeRef| stand_ins.resident(device, leaf);
+    let schedule = schedule::of_roots(device, &rest, true, &resident)?;
+    drop(stand_ins);
     let plan = &schedule.plan;
     let mut text = plan.describe_header(&device.name());
+    for sort in &sorts {
+        sort.describe(&mut text);
+    }
     let words = device.kernel_words();
     let mut total = 0;
     for (index, (region, pass)) in plan.regions.iter().zip(&schedule.passes).enumerate() {

@@ -9,6 +9,7 @@
 mod backend;
 pub mod budget;
 mod explain;
+mod external_sort;
 mod lost;
 mod queue;
 mod run;
@@ -169,20 +170,53 @@ pub async fn evaluate_listed<B: Backend>(device: &B, roots: &[NodeRef]) -> Resul
 
 /// The schedule `roots` would run on `device` now (as if they had not run yet).
 pub fn schedule_of(device: &dyn CostModel, roots: &[NodeRef]) -> Result<Schedule> {
-    schedule::of_roots(device, roots, true)
+    let resident = |leaf: &NodeRef| resident_on(device, leaf);
+    schedule::of_roots(device, roots, true, &resident)
 }
 
 /// Runs the schedule of `roots`' pending work on `device` (the steps it took into `steps`
-/// when asked); returns that schedule, if there was work.
+/// when asked), after the sorts larger than `allowedMem` (run as runs and merges first);
+/// returns that schedule, if there was work.
 async fn run<B: Backend>(
     device: &B,
     roots: &[NodeRef],
     fusion: Fusion,
     steps: Option<&mut Vec<Step>>,
 ) -> Result<Option<Schedule>> {
-    let core = device.core();
-    let home = core.homes.current();
-    core.lost.check()?;
+    device.core().lost.check()?;
+    let (sorts, stand_ins) = external_sort::plan(device, roots, false)?;
+    drop(stand_ins);
+    if sorts.is_empty() {
+        return run_schedule(device, roots, fusion, steps).await;
+    }
+    let root_ids: HashSet<u64> = roots.iter().map(|r| r.id).collect();
+    let mut result = Ok(None);
+    for sort in &sorts {
+        if let Err(e) = sort.run(device as &dyn Evaluates, &root_ids).await {
+            result = Err(e);
+            break;
+        }
+    }
+    if result.is_ok() {
+        result = run_schedule(device, roots, fusion, steps).await;
+    }
+    // The sorts' results are intermediates unless the evaluation returns them.
+    for sort in &sorts {
+        for node in sort.results().filter(|n| !root_ids.contains(&n.id)) {
+            node.release_output();
+        }
+    }
+    result
+}
+
+/// The plan and schedule of `roots`' pending work on `device` (`None`: nothing to do), and
+/// the roots pending; `resident` says which plan inputs take no new storage there.
+fn schedule_for(
+    device: &dyn CostModel,
+    roots: &[NodeRef],
+    fusion: Fusion,
+    resident: &dyn Fn(&NodeRef) -> bool,
+) -> Result<Option<(Vec<NodeRef>, Schedule)>> {
     let mut seen = HashSet::new();
     let pending: Vec<NodeRef> = roots
         .iter()
@@ -206,10 +240,27 @@ async fn run<B: Backend>(
     )?;
     check_before_running(&plan)?;
     let root_ids: HashSet<u64> = pending.iter().map(|r| r.id).collect();
+    let budget = device.core().allowed_mem.get();
+    let schedule = Schedule::new(device, plan, &root_ids, resident, budget)?;
+    Ok(Some((pending, schedule)))
+}
+
+/// Runs the schedule of `roots`' pending work on `device` as one evaluation.
+async fn run_schedule<B: Backend>(
+    device: &B,
+    roots: &[NodeRef],
+    fusion: Fusion,
+    steps: Option<&mut Vec<Step>>,
+) -> Result<Option<Schedule>> {
+    let core = device.core();
+    let home = core.homes.current();
+    core.lost.check()?;
     let resident = |leaf: &NodeRef| resident_on(device, leaf);
-    let budget = core.allowed_mem.get();
-    let schedule = Schedule::new(device, plan, &root_ids, &resident, budget)?;
+    let Some((pending, schedule)) = schedule_for(device, roots, fusion, &resident)? else {
+        return Ok(None);
+    };
     schedule.check()?;
+    let limits = device.plan_limits();
     // Inputs that live on another GPU device come back to the host first, outside this
     // device's turn: waiting for that device while holding ours could deadlock.
     let mut fetched = HashMap::new();

@@ -336,11 +336,13 @@ fn last_uses(plan: &Plan, roots: &HashSet<u64>) -> Vec<Vec<u64>> {
     freed
 }
 
-/// The schedule of `roots` on `device` as if they had not run, for `explain`.
+/// The schedule of `roots` on `device` as if they had not run, for `explain`: `resident`
+/// says which plan inputs take no new storage there.
 pub(super) fn of_roots(
     device: &dyn CostModel,
     roots: &[NodeRef],
     replan_roots: bool,
+    resident: &dyn Fn(&NodeRef) -> bool,
 ) -> Result<Schedule> {
     let limits = device.plan_limits();
     let plan = plan_with(
@@ -352,12 +354,11 @@ pub(super) fn of_roots(
         },
     )?;
     let ids = roots.iter().map(|r| r.id).collect();
-    let resident = |leaf: &NodeRef| super::resident_on(device, leaf);
     Schedule::new(
         device,
         plan,
         &ids,
-        &resident,
+        resident,
         device.core().allowed_mem.get(),
     )
 }

@@ -326,7 +326,7 @@ pub fn gather(ids: &NodeRef, values: &NodeRef) -> Result<NodeRef> {
 }
 
 /// `gather` with no null flags of its own (for row numbers: those of `ids`).
-pub(super) fn gather_plain(ids: &NodeRef, values: &NodeRef) -> Result<NodeRef> {
+pub fn gather_plain(ids: &NodeRef, values: &NodeRef) -> Result<NodeRef> {
     alive(&[ids, values])?;
     if ids.meta.size != 1 {
         return Err(GpuTableError::invalid(format!(

@@ -98,11 +98,7 @@ pub(super) fn sort_node(keys: &[NodeRef], bits: Vec<u32>) -> Result<NodeRef> {
 }
 
 /// `sort_node` whose first `ordered_rows` rows alone are read (the rest may be anything).
-pub(super) fn sort_node_ordering(
-    keys: &[NodeRef],
-    bits: Vec<u32>,
-    ordered_rows: u32,
-) -> Result<NodeRef> {
+pub fn sort_node_ordering(keys: &[NodeRef], bits: Vec<u32>, ordered_rows: u32) -> Result<NodeRef> {
     let rows = keys[0].meta.length;
     let (keys, bits): (Vec<NodeRef>, Vec<u32>) = keys
         .iter()

@@ -250,3 +250,34 @@ export async function budgetCheck(gt, type) {
   }
   return null;
 }
+
+/**
+ * A sort of a column over twice `allowedMem` on a device of `type`: runs that fit sorted on
+ * the device and merged (explain says so), the peak within the budget, the order the plain
+ * stable one. (WebGL2 stores a value in whole texture rows, so its sorts need budgets of
+ * megabytes; the native GL suite sorts 1.6M rows that way.)
+ */
+export async function budgetSortCheck(gt, type) {
+  const n = 100_000;
+  const keys = Float32Array.from({length: n}, (_, i) => (i % 13 === 0 ? NaN : ((i * 7919) % 1009) - 500));
+  const allowed = 65_536 + n;
+  const device = await gt.createDevice({type, allowedMem: allowed});
+  try {
+    const x = gt.GPUTableEvaluator.fromArray(keys, {chunks: [40_000, 0, 60_000]});
+    const order = gt.argsort(x, {descending: true});
+    const text = order.explain(device);
+    if (!/external sort .* runs of up to \d+ rows .*one merge pass/.test(text) || !text.includes('fits')) return `explain: ${text}`;
+    device.resetPeak();
+    const kernels = device.stats.kernels;
+    await order.evaluate(device);
+    if (device.stats.kernels < kernels + 20) return 'the runs did not run on the device';
+    if (device.memory.peakBytes > allowed) return `peak ${device.memory.peakBytes} over allowedMem ${allowed}`;
+    const rank = v => (Number.isNaN(v) ? Infinity : -v);
+    const want = Array.from({length: n}, (_, i) => i).sort((i, j) => rank(keys[i]) - rank(keys[j]) || i - j);
+    const got = await order.readValue();
+    const wrong = want.findIndex((w, r) => got[r] !== w);
+    return wrong >= 0 ? `row ${wrong}: ${got[wrong]}, not ${want[wrong]}` : null;
+  } finally {
+    device.destroy();
+  }
+}

@@ -132,3 +132,36 @@ test('bad order arguments are INVALID_ARGUMENT', () => {
   for (const k of [-1, 1.5, NaN, '2']) throwsCode(() => gt.topK(x, k), 'INVALID_ARGUMENT');
   throwsCode(() => gt.topK(x, 2, {order: 'asc'}), 'INVALID_ARGUMENT');
 });
+
+test('a sort larger than allowedMem sorts runs that fit and merges them, within the budget', async () => {
+  const n = 200_000;
+  const fare = Float32Array.from({length: n}, (_, i) => [NaN, -0, 0, Infinity, -Infinity][i % 17] ?? ((i * 7919) % 1023) / 4 - 100);
+  const vendor = Uint8Array.from({length: n}, (_, i) => (i * 31) % 4);
+  // A task's parameters and a quarter of the float column's bytes.
+  const allowed = 65_536 + n;
+  const device = await gt.createDevice({allowedMem: allowed});
+  const f = E.fromArray(fare, {chunks: [90_000, 0, 110_000]});
+  const v = E.fromArray(vendor, {chunks: 50_000});
+  const order = gt.argsort([v, f], {descending: [false, true]});
+  const text = order.explain(device);
+  assert.match(text, /external sort t\d+ \(200000 rows.*\d+ runs of up to \d+ rows.*one merge pass of \d+ blocks/, text);
+  assert.match(text, new RegExp(`allowedMem ${allowed} bytes: fits`), text);
+  device.resetPeak();
+  await order.evaluate(device);
+  const sorted = gt.sort(f, {descending: true});
+  await sorted.evaluate(device);
+  const top = gt.topK(f, 10);
+  await top.indices.evaluate(device);
+  assert.ok(device.memory.peakBytes <= allowed, `peak ${device.memory.peakBytes} over ${allowed}`);
+  const vals = [...fare];
+  assert.deepEqual([...await order.readValue()], reference([{values: [...vendor], descending: false}, {values: vals, descending: true}], n));
+  const want = reference([{values: vals, descending: true}], n);
+  const got = await sorted.readValue();
+  want.forEach((i, r) => assert.ok(Object.is(got[r], fare[i]) || got[r] === fare[i], `sort row ${r}`));
+  assert.deepEqual([...await top.indices.readValue()], want.slice(0, 10));
+  // Too small for a run of one row: refused before anything runs.
+  const tiny = await gt.createDevice({allowedMem: 65_536});
+  const kernels = tiny.stats.kernels;
+  await assert.rejects(gt.sort(f).evaluate(tiny), {code: 'LIMIT_EXCEEDED'});
+  assert.equal(tiny.stats.kernels, kernels);
+});

@@ -11,6 +11,7 @@
 #![deny(unused_must_use)]
 
 mod budget;
+mod budget_sort;
 mod chunked;
 mod cumulative;
 mod engine;
@@ -38,6 +39,7 @@ use gputable::plan::WIDE_ROW_LANES;
 use gputable::ErrorCode;
 
 pub use budget::*;
+pub use budget_sort::*;
 pub use chunked::*;
 pub use cumulative::*;
 pub use engine::*;
@@ -893,6 +895,8 @@ macro_rules! suite {
             a_reduction_streams_a_column_larger_than_the_budget,
             the_projection_counts_a_pass_s_earlier_chunks,
             a_sort_of_host_keys_stays_within_the_budget,
+            a_sort_larger_than_the_budget_runs_and_merges,
+            a_sort_too_large_for_runs_of_one_row_is_refused,
             a_conversion_fits_a_budget_near_its_peak,
             a_pass_copying_host_rows_after_a_sort_frees_its_arrays_first,
             a_permutation_nobody_reads_is_freed_after_its_pass,

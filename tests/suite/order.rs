@@ -10,9 +10,9 @@ use gputable::ir::Nulls;
 use gputable::DType;
 
 /// One key of the reference: values (None: null) and direction.
-struct Key {
-    values: Vec<Option<f64>>,
-    descending: bool,
+pub(super) struct Key {
+    pub values: Vec<Option<f64>>,
+    pub descending: bool,
 }
 
 /// api.md's order of two values of a key: numbers ascending (-0 = +0) or descending, NaN
@@ -34,7 +34,7 @@ fn compare(a: Option<f64>, b: Option<f64>, descending: bool, nulls: Nulls) -> Or
 }
 
 /// The stable order of the rows by `keys` (the first first).
-fn reference(keys: &[Key], nulls: Nulls) -> Vec<u32> {
+pub(super) fn reference(keys: &[Key], nulls: Nulls) -> Vec<u32> {
     let rows = keys[0].values.len();
     let mut order: Vec<u32> = (0..rows as u32).collect();
     order.sort_by(|&i, &j| {
@@ -54,7 +54,12 @@ fn reference(keys: &[Key], nulls: Nulls) -> Vec<u32> {
 }
 
 /// A chunked key column of `values` (f64 in `dtype`), null where `valid` is 0.
-fn key_column(dtype: DType, values: &[f64], valid: Option<&[u8]>, chunks: &[u32]) -> NodeRef {
+pub(super) fn key_column(
+    dtype: DType,
+    values: &[f64],
+    valid: Option<&[u8]>,
+    chunks: &[u32],
+) -> NodeRef {
     let x = chunked(column_of(dtype, values), 1, chunks);
     match valid {
         Some(v) => {
@@ -81,7 +86,7 @@ async fn rows_of<T: Target>(root: &NodeRef) -> Vec<u32> {
 }
 
 /// Float keys with the edges: ties, ±0, ±Inf and NaN.
-fn float_keys(n: usize, rng: &mut Rng) -> Vec<f64> {
+pub(super) fn float_keys(n: usize, rng: &mut Rng) -> Vec<f64> {
     (0..n)
         .map(|_| match rng.below(12) {
             0 => f64::NAN,

@@ -1,0 +1,113 @@
+//! A sort larger than `allowedMem` (api.md "Memory"): runs that fit are sorted on the
+//! device, then merged; the order is the plain stable one and the peak stays within the
+//! budget. `explain` shows the runs and the merge before anything runs.
+
+use super::order::{float_keys, key_column, present, reference, Key};
+use super::*;
+use gputable::engine::{self, budget::TASK_OVERHEAD_BYTES};
+use gputable::ir::Nulls;
+use gputable::DType;
+
+pub async fn a_sort_larger_than_the_budget_runs_and_merges<T: Target>() {
+    let device = T::fresh().await;
+    // A budget of a quarter of the key column, and at least some rows of textures (WebGL2
+    // stores a value in whole rows of its texture width): the column is over twice it.
+    let floor = 32 * device.value_bytes(DType::U32, 1, 1);
+    let column_bytes = |n: usize| device.value_bytes(DType::F32, 1, n as u32);
+    let budget = |n: usize| TASK_OVERHEAD_BYTES + (column_bytes(n) / 4).max(floor);
+    let mut n = 200_000usize;
+    while column_bytes(n) <= 2 * budget(n) {
+        n *= 2;
+    }
+    let (allowed, column_bytes) = (budget(n), column_bytes(n));
+    let mut rng = Rng(83);
+    // Ties, NaN, ±0 and infinities; a tenth null; uneven and empty chunks.
+    let values = float_keys(n, &mut rng);
+    let valid: Vec<u8> = (0..n).map(|_| (rng.below(10) != 0) as u8).collect();
+    let vendors: Vec<f64> = (0..n).map(|_| rng.below(4) as f64).collect();
+    let part = n as u32 / 20;
+    let chunks = [9 * part, 0, 4 * part, n as u32 - 13 * part];
+    let x = key_column(DType::F32, &values, Some(&valid), &chunks);
+    let vendor = key_column(DType::U8, &vendors, None, &chunks);
+    device.core().allowed_mem.set(Some(allowed));
+
+    let sorted = ir::sort(&x, true, Nulls::First).unwrap();
+    let order = ir::argsort(&[vendor.clone(), x.clone()], &[false, true], Nulls::Last).unwrap();
+    let (top_values, top_rows) = ir::top_k(&x, 10.0, false).unwrap();
+    let text = engine::explain(&device, &sorted).unwrap();
+    for shown in ["external sort", "runs of up to", "one merge pass", "fits"] {
+        assert!(text.contains(shown), "{shown}: {text}");
+    }
+    device.core().counters.reset_peak();
+    for root in [&sorted, &order, &top_values, &top_rows] {
+        engine::evaluate(&device, std::slice::from_ref(root))
+            .await
+            .unwrap();
+    }
+    let peak = device.core().counters.memory().peak_bytes;
+    assert!(peak <= allowed, "peak {peak} over allowedMem {allowed}");
+    assert!(
+        column_bytes > 2 * allowed,
+        "the key column is over twice the budget"
+    );
+    // Computed here, kept on the host (as any root over half the budget is).
+    assert_eq!(sorted.materialized_on(), Some(device.core().id));
+    assert_eq!(stored_on(&sorted), Some(gputable::value::HOST));
+    device.core().allowed_mem.set(None);
+
+    let key = |values: &[f64], valid: Option<&[u8]>, descending| Key {
+        values: present(values, valid),
+        descending,
+    };
+    // sort(x) descending, nulls first: the values in that order, their null flags with them.
+    let want = reference(&[key(&values, Some(&valid), true)], Nulls::First);
+    let got = super::reduce::as_f64(&read(&sorted).await);
+    let flags = read(sorted.validity().expect("sorted nulls")).await;
+    for (row, &i) in want.iter().enumerate() {
+        let i = i as usize;
+        assert_eq!(flags.get_f64(row), valid[i] as f64, "row {row}: null flag");
+        if valid[i] != 0 {
+            let (g, e) = (got[row], values[i]);
+            assert!(
+                g == e || (g.is_nan() && e.is_nan()),
+                "row {row}: {g} vs {e}"
+            );
+        }
+    }
+    // Two keys, the second descending, nulls last.
+    let want = reference(
+        &[key(&vendors, None, false), key(&values, Some(&valid), true)],
+        Nulls::Last,
+    );
+    assert!(read_u32(&order).await == want, "argsort [vendor, x desc]");
+    // topK(10) ascending: the first rows of the stable order, nulls last.
+    let want = reference(&[key(&values, Some(&valid), false)], Nulls::Last);
+    assert_eq!(read_u32(&top_rows).await, &want[..10]);
+    let got = super::reduce::as_f64(&read(&top_values).await);
+    let expected: Vec<f64> = want[..10].iter().map(|&i| values[i as usize]).collect();
+    assert_eq!(got, expected);
+}
+
+/// A budget too small for a run of one row: LIMIT_EXCEEDED before any kernel runs.
+pub async fn a_sort_too_large_for_runs_of_one_row_is_refused<T: Target>() {
+    let device = T::fresh().await;
+    let n = 50_000u32;
+    let keys: Vec<u32> = (0..n).map(|i| i.wrapping_mul(2_654_435_761)).collect();
+    let x = u32s(&keys, 1);
+    let allowed = TASK_OVERHEAD_BYTES;
+    device.core().allowed_mem.set(Some(allowed));
+    let sorted = ir::sort(&x, false, Nulls::Last).unwrap();
+    let kernels = device.core().counters.stats().kernels;
+    let error = engine::evaluate(&device, std::slice::from_ref(&sorted))
+        .await
+        .unwrap_err();
+    assert_eq!(error.code, ErrorCode::LimitExceeded, "{error}");
+    assert_eq!(
+        device.core().counters.stats().kernels,
+        kernels,
+        "nothing ran"
+    );
+    let text = engine::explain(&device, &sorted).unwrap_err();
+    assert_eq!(text.code, ErrorCode::LimitExceeded);
+    device.core().allowed_mem.set(None);
+}
