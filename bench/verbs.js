@@ -1,16 +1,21 @@
-// Table verbs on the CPU device (issue 38's V-series, the verbs that exist so far): gputable vs
-// hand-written JS loops and TensorFlow.js (cpu and wasm backends), in one process on the same
+// Table verbs on the CPU device (issue 38's V-series): gputable vs hand-written JS loops,
+// TensorFlow.js (cpu and wasm backends), Arquero 8 and DuckDB-wasm 1.32 (its blocking Node
+// build, SQL over the same columns inserted once as a table), in one process on the same
 // data. Prints a markdown table.
 //
 // Timed: building the lazy graph plus evaluating it to a materialized output (JS: a fresh
 // typed array; tfjs: a tensor). Inputs are made once, outside the timings.
 //
-// BENCH_ROWS=1e6,1e7 (default) picks the row counts; BENCH_PEERS=js,tfjs-cpu,tfjs-wasm the peers.
+// BENCH_ROWS=1e6,1e7 (default) picks the row counts; BENCH_PEERS=js,tfjs-cpu,tfjs-wasm,arquero,duckdb
+// the peers.
 import {createRequire} from 'node:module';
 import {dirname, join} from 'node:path';
 import os from 'node:os';
 import * as gt from 'gputable';
 import * as tf from '@tensorflow/tfjs-core';
+import * as aq from 'arquero';
+import * as duckdb from '@duckdb/duckdb-wasm/blocking';
+import * as arrow from 'apache-arrow';
 import '@tensorflow/tfjs-backend-cpu';
 import {setWasmPaths} from '@tensorflow/tfjs-backend-wasm';
 import {runSeries} from './series.js';
@@ -19,7 +24,7 @@ const require = createRequire(import.meta.url);
 setWasmPaths(join(dirname(require.resolve('@tensorflow/tfjs-backend-wasm/package.json')), 'dist') + '/');
 
 const ROWS = (process.env.BENCH_ROWS ?? '1e6,1e7').split(',').map(Number);
-const PEERS = (process.env.BENCH_PEERS ?? 'js,tfjs-cpu,tfjs-wasm').split(',').filter(p => p && p !== 'none');
+const PEERS = (process.env.BENCH_PEERS ?? 'js,tfjs-cpu,tfjs-wasm,arquero,duckdb').split(',').filter(p => p && p !== 'none');
 
 // Deterministic data (xorshift32): fares in [-100, 100), uint32 keys, vendors 0..3.
 function xorshift(seed) {
@@ -197,10 +202,64 @@ async function tfjsRunner(d, backend) {
   };
 }
 
+// Arquero's verbs over a table of the same typed arrays; each result materialized (`array`,
+// `reify`, `indices`), as its verbs are lazy about order and filters.
+function arqueroRunner(d) {
+  const t = aq.table({fare: d.fare, key: d.key, vendor: d.vendor, payload: d.payload, zone: d.zone});
+  const filtered = threshold => () => t.params({threshold}).filter((r, $) => r.fare > $.threshold).reify(['fare', 'key', 'vendor']);
+  return {
+    V1: () => t.filter(r => r.fare > 0).numRows(),
+    V2: () => t.filter(r => r.fare > 50).rollup({s: aq.op.sum('fare')}).get('s', 0),
+    V3: () => t.derive({c: aq.rolling(r => aq.op.sum(r.fare))}).array('c'),
+    V4: () => t.orderby('fare').array('payload'),
+    V5: () => t.orderby('key').array('payload'),
+    V6: () => t.orderby('vendor', aq.desc('fare')).indices(),
+    V7: () => t.orderby(aq.desc('fare')).slice(0, 10).indices(),
+    V9: filtered(0),
+    V10: filtered(98),
+    V11: () => t.select('zone').dedupe().orderby('zone').array('zone'),
+    dispose() {}
+  };
+}
+
+// DuckDB-wasm in Node (the blocking build, one thread): the columns inserted once as a table,
+// each workload one SQL query whose result is an Arrow table.
+async function duckdbRunner(d) {
+  const dist = dirname(require.resolve('@duckdb/duckdb-wasm/dist/duckdb-mvp.wasm'));
+  const bundles = {
+    mvp: {mainModule: join(dist, 'duckdb-mvp.wasm'), mainWorker: ''},
+    eh: {mainModule: join(dist, 'duckdb-eh.wasm'), mainWorker: ''}
+  };
+  const db = await duckdb.createDuckDB(bundles, new duckdb.VoidLogger(), duckdb.NODE_RUNTIME);
+  await db.instantiate();
+  const conn = db.connect();
+  const columns = {fare: d.fare, key: d.key, vendor: d.vendor, payload: d.payload, zone: d.zone};
+  conn.insertArrowFromIPCStream(arrow.tableToIPC(arrow.tableFromArrays(columns), 'stream'), {name: 'trips'});
+  const query = sql => () => conn.query(sql);
+  return {
+    V1: query('SELECT count(*) FROM trips WHERE fare > 0'),
+    V2: query('SELECT sum(fare) FROM trips WHERE fare > 50'),
+    V3: query('SELECT sum(fare) OVER (ORDER BY rowid) AS c FROM trips'),
+    V4: query('SELECT payload FROM trips ORDER BY fare'),
+    V5: query('SELECT payload FROM trips ORDER BY key'),
+    V6: query('SELECT rowid FROM trips ORDER BY vendor, fare DESC'),
+    V7: query('SELECT rowid FROM trips ORDER BY fare DESC LIMIT 10'),
+    V9: query('SELECT fare, key, vendor FROM trips WHERE fare > 0'),
+    V10: query('SELECT fare, key, vendor FROM trips WHERE fare > 98'),
+    V11: query('SELECT DISTINCT zone FROM trips ORDER BY zone'),
+    dispose() {
+      conn.close();
+      db.reset();
+    }
+  };
+}
+
 const PEER_RUNNERS = {
   js: {label: 'JS loops and sorts', make: d => jsRunner(d)},
   'tfjs-cpu': {label: 'tfjs-core 4.22 cpu', make: d => tfjsRunner(d, 'cpu')},
-  'tfjs-wasm': {label: 'tfjs-core 4.22 wasm', make: d => tfjsRunner(d, 'wasm')}
+  'tfjs-wasm': {label: 'tfjs-core 4.22 wasm', make: d => tfjsRunner(d, 'wasm')},
+  arquero: {label: 'Arquero 8.0', make: d => arqueroRunner(d)},
+  duckdb: {label: 'DuckDB-wasm 1.32', make: d => duckdbRunner(d)}
 };
 
 console.log('# gputable table verbs on the CPU device (V-series)');
