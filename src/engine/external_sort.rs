@@ -36,6 +36,14 @@ pub(super) struct ExternalSort {
     blocks: u32,
     run_peak: u64,
     merge_peak: u64,
+    /// Under `allowedMem` (else the sort is only longer than one pass sorts): its computed
+    /// keys wait on the host.
+    budgeted: bool,
+    /// Device bytes the keys' evaluation is projected to hold, and those its computed keys
+    /// and carried columns hold while the runs and merges run (none under a budget: they
+    /// wait on the host).
+    keys_peak: u64,
+    held: u64,
 }
 
 struct Carried {
@@ -100,8 +108,9 @@ impl Drop for StandIns {
     }
 }
 
-/// The sorts among `roots`' pending work larger than `allowedMem`, in the order they run,
-/// each planned as runs and a merge; the stand-ins for their results stay attached while the
+/// The sorts among `roots`' pending work larger than `allowedMem` or than the device sorts
+/// in one pass (past one storage binding or texture tile), in the order they run, each
+/// planned as runs and a merge; the stand-ins for their results stay attached while the
 /// returned guard lives. `replan_roots` plans roots that have an output as if they had none
 /// (`explain`). LIMIT_EXCEEDED, before anything runs, where a run, a merge block, the keys or
 /// the rest of the evaluation cannot fit.
@@ -112,9 +121,7 @@ pub(super) fn plan(
 ) -> Result<(Vec<ExternalSort>, StandIns)> {
     let mut stand_ins = StandIns::new(device)?;
     let mut sorts = Vec::new();
-    let Some(budget) = device.core().allowed_mem.get() else {
-        return Ok((sorts, stand_ins));
-    };
+    let budget = device.core().allowed_mem.get();
     let root_ids: HashSet<u64> = roots.iter().map(|r| r.id).collect();
     loop {
         let pending = |n: &NodeRef| {
@@ -127,9 +134,15 @@ pub(super) fn plan(
             let Op::SortPermutation { .. } = node.op else {
                 continue;
             };
-            if node.counted().is_some()
-                || fits(device, &stand_ins, std::slice::from_ref(node), budget)?
-            {
+            let keys = node.inputs.len();
+            // Past what the device sorts in one pass, where runs of fewer rows are (a
+            // WebGL2 sort of more keys than its merge passes carry runs as split passes).
+            let too_long = !device.sorts(node.meta.length, keys) && device.sorts(2, keys);
+            let too_large = match budget {
+                Some(budget) => !fits(device, &stand_ins, std::slice::from_ref(node), budget)?,
+                None => false,
+            };
+            if node.counted().is_some() || !(too_long || too_large) {
                 continue;
             }
             found = Some(node.clone());
@@ -211,7 +224,7 @@ impl ExternalSort {
         stand_ins: &mut StandIns,
         sort: &NodeRef,
         order: &[NodeRef],
-        budget: u64,
+        budget: Option<u64>,
     ) -> Result<ExternalSort> {
         let Op::SortPermutation { bits, ordered_rows } = &sort.op else {
             return Err(internal("an external sort without a sort"));
@@ -240,9 +253,18 @@ impl ExternalSort {
             }
         }
         let resident = |leaf: &NodeRef| stand_ins.resident(device, leaf);
+        let mut keys_peak = 0;
         if let Some((_, schedule)) = schedule_for(device, &computed, Fusion::On, &resident)? {
             schedule.check()?;
+            keys_peak = schedule.peak();
         }
+        let held = match budget {
+            Some(_) => 0,
+            None => (computed.iter())
+                .flat_map(|n| n.chunks.iter().map(move |&rows| (n, rows)))
+                .map(|(n, rows)| device.value_bytes(n.meta.dtype, n.meta.size, rows))
+                .sum(),
+        };
         // Run `index` of `run_rows` rows; `straddling`: over keys with a chunk boundary
         // inside the run (a run joining parts of two chunks holds a copy of its keys).
         let run_at = |run_rows: u32, index: u32, straddling: bool, stand_ins: &mut StandIns| {
@@ -285,9 +307,15 @@ impl ExternalSort {
             let roots = batch_roots(&keys, bits, block_rows, rows, &payloads, false)?;
             peak(device, stand_ins, &roots)
         };
-        // The most rows a run (and a merge block) may hold: the budget's bytes grow with them.
+        // The most rows a run (and a merge block) may hold: the device sorts them in one
+        // pass, and the budget's bytes grow with them.
+        let key_count = sort.inputs.len();
         let fits_rows = |r: u32, s: &mut StandIns| -> Result<bool> {
-            Ok(run(r, s)? <= budget && merge(r, s)? <= budget)
+            Ok(device.sorts(r, key_count)
+                && match budget {
+                    Some(budget) => run(r, s)? <= budget && merge(r, s)? <= budget,
+                    None => true,
+                })
         };
         let (mut lo, mut hi) = (0u32, rows);
         while hi - lo > 1 {
@@ -300,7 +328,7 @@ impl ExternalSort {
         // Every run as it will be cut from the keys' chunks (a run past a chunk's end joins
         // parts): a run over the budget takes an eighth fewer rows.
         let mut run_peak = 0;
-        while lo > 0 {
+        while let (Some(budget), true) = (budget, lo > 0) {
             run_peak = 0;
             for index in 0..rows.div_ceil(lo) {
                 run_peak = run_peak.max(run_at(lo, index, false, stand_ins)?);
@@ -311,13 +339,17 @@ impl ExternalSort {
             lo -= lo.div_ceil(8);
         }
         if lo == 0 {
+            let budget = budget.map_or("no allowedMem".into(), |b| format!("allowedMem {b}"));
             return Err(GpuTableError::new(
                 ErrorCode::LimitExceeded,
                 format!(
-                    "the sort of {rows} rows (t{}) does not fit allowedMem {budget} even in runs of one row",
+                    "the sort of {rows} rows (t{}) does not fit {budget} even in runs of one row",
                     sort.id
                 ),
             ));
+        }
+        if budget.is_none() {
+            run_peak = run(lo, stand_ins)?;
         }
         let ordered = (*ordered_rows).min(rows);
         Ok(ExternalSort {
@@ -330,7 +362,16 @@ impl ExternalSort {
             blocks: ordered.div_ceil(lo),
             run_peak,
             merge_peak: merge(lo, stand_ins)?,
+            budgeted: budget.is_some(),
+            keys_peak,
+            held,
         })
+    }
+
+    /// The most device bytes the sort is projected to hold.
+    pub fn peak(&self) -> u64 {
+        let batches = self.run_peak.max(self.merge_peak);
+        self.keys_peak.max(self.held.saturating_add(batches))
     }
 
     /// A line for `explain`.
@@ -338,7 +379,11 @@ impl ExternalSort {
         let (rows, id) = (self.sort.meta.length, self.sort.id);
         let _ = writeln!(
             text,
-            "external sort t{id} ({rows} rows, more than allowedMem holds at once): its keys computed and kept on the host; {} runs of up to {} rows sorted on the device (at most {} bytes each); then one merge pass of {} blocks of up to {} rows, the slices of the runs each block takes sorted on the device (at most {} bytes each){}",
+            "external sort t{id} ({rows} rows, {}): {} runs of up to {} rows sorted on the device (at most {} bytes each); then one merge pass of {} blocks of up to {} rows, the slices of the runs each block takes sorted on the device (at most {} bytes each){}",
+            match self.budgeted {
+                true => "more than allowedMem holds at once; its keys computed and kept on the host",
+                false => "more than this device sorts in one pass",
+            },
             self.runs,
             self.run_rows,
             self.run_peak,
@@ -366,8 +411,10 @@ impl ExternalSort {
             }
         }
         device.evaluate_roots(&computed).await?;
-        for node in &computed {
-            to_host(node).await?;
+        if self.budgeted {
+            for node in &computed {
+                to_host(node).await?;
+            }
         }
         let mut runs = Vec::with_capacity(self.runs as usize);
         for index in 0..self.runs {

@@ -159,12 +159,12 @@ pub struct Listed {
 pub async fn evaluate_listed<B: Backend>(device: &B, roots: &[NodeRef]) -> Result<Listed> {
     let mut ran = Vec::new();
     let roots = &crate::ir::with_companions(roots);
-    let schedule = run(device, roots, Fusion::On, Some(&mut ran)).await?;
+    let (schedule, sorts_peak) = run(device, roots, Fusion::On, Some(&mut ran)).await?;
     settle_counts(roots).await?;
     Ok(Listed {
         listed: schedule.as_ref().map(Schedule::steps).unwrap_or_default(),
         ran,
-        projected_peak: schedule.as_ref().map_or(0, Schedule::peak),
+        projected_peak: schedule.as_ref().map_or(0, Schedule::peak).max(sorts_peak),
     })
 }
 
@@ -175,20 +175,22 @@ pub fn schedule_of(device: &dyn CostModel, roots: &[NodeRef]) -> Result<Schedule
 }
 
 /// Runs the schedule of `roots`' pending work on `device` (the steps it took into `steps`
-/// when asked), after the sorts larger than `allowedMem` (run as runs and merges first);
-/// returns that schedule, if there was work.
+/// when asked), after the sorts larger than `allowedMem` or than one pass sorts (run as
+/// runs and merges first); returns that schedule, if there was work, and the most device
+/// bytes the sorts were projected to hold.
 async fn run<B: Backend>(
     device: &B,
     roots: &[NodeRef],
     fusion: Fusion,
     steps: Option<&mut Vec<Step>>,
-) -> Result<Option<Schedule>> {
+) -> Result<(Option<Schedule>, u64)> {
     device.core().lost.check()?;
     let (sorts, stand_ins) = external_sort::plan(device, roots, false)?;
     drop(stand_ins);
     if sorts.is_empty() {
-        return run_schedule(device, roots, fusion, steps).await;
+        return Ok((run_schedule(device, roots, fusion, steps).await?, 0));
     }
+    let sorts_peak = sorts.iter().map(|s| s.peak()).max().unwrap_or(0);
     let root_ids: HashSet<u64> = roots.iter().map(|r| r.id).collect();
     let mut result = Ok(None);
     for sort in &sorts {
@@ -206,7 +208,7 @@ async fn run<B: Backend>(
             node.release_output();
         }
     }
-    result
+    Ok((result?, sorts_peak))
 }
 
 /// The plan and schedule of `roots`' pending work on `device` (`None`: nothing to do), and

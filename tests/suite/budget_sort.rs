@@ -4,7 +4,7 @@
 
 use super::order::{float_keys, key_column, present, reference, Key};
 use super::*;
-use gputable::engine::{self, budget::TASK_OVERHEAD_BYTES};
+use gputable::engine::{self, budget::TASK_OVERHEAD_BYTES, SortModel};
 use gputable::ir::Nulls;
 use gputable::DType;
 
@@ -110,4 +110,48 @@ pub async fn a_sort_too_large_for_runs_of_one_row_is_refused<T: Target>() {
     let text = engine::explain(&device, &sorted).unwrap_err();
     assert_eq!(text.code, ErrorCode::LimitExceeded);
     device.core().allowed_mem.set(None);
+}
+
+/// A sort of more rows than one binding (WebGPU) or texture tile (WebGL2) holds runs as runs
+/// the device sorts natively and a merge pass, not as one-bit split passes.
+pub async fn a_sort_past_one_binding_runs_in_runs_of_native_sorts<T: Target>() {
+    let device = T::capped().await;
+    let mut rng = Rng(89);
+    let n = 20_000usize;
+    let values = float_keys(n, &mut rng);
+    let valid: Vec<u8> = (0..n).map(|_| (rng.below(8) != 0) as u8).collect();
+    let x = key_column(DType::F32, &values, Some(&valid), &[7_000, 13_000]);
+    let order = ir::argsort(std::slice::from_ref(&x), &[true], Nulls::Last).unwrap();
+    let text = engine::explain(&device, &order).unwrap();
+    // A nullable key sorts by two keys: its null flag, then its value.
+    match device.sorts(n as u32, 2) {
+        true => assert!(!text.contains("external sort"), "{text}"),
+        false => assert!(
+            text.contains("more than this device sorts in one pass")
+                && !text.contains("one-bit split"),
+            "{text}"
+        ),
+    }
+    let sorted = ir::sort(&x, true, Nulls::Last).unwrap();
+    engine::evaluate(&device, &[order.clone(), sorted.clone()])
+        .await
+        .unwrap();
+    let want = reference(
+        &[Key {
+            values: present(&values, Some(&valid)),
+            descending: true,
+        }],
+        Nulls::Last,
+    );
+    assert!(read_u32(&order).await == want, "argsort past one binding");
+    let got = super::reduce::as_f64(&read(&sorted).await);
+    for (row, &i) in want.iter().enumerate() {
+        let (g, e) = (got[row], values[i as usize]);
+        if valid[i as usize] != 0 {
+            assert!(
+                g == e || (g.is_nan() && e.is_nan()),
+                "row {row}: {g} vs {e}"
+            );
+        }
+    }
 }
