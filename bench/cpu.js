@@ -16,7 +16,7 @@ import {setWasmPaths} from '@tensorflow/tfjs-backend-wasm';
 import * as luma from '@luma.gl/gpgpu';
 import * as lumaCpu from '@luma.gl/gpgpu/cpu';
 import {NullDevice} from '@luma.gl/test-utils';
-import {streamingReport, streamingRun} from './streaming.js';
+import {sortStreamingRun, streamingReport, streamingRun} from './streaming.js';
 import {runSeries} from './series.js';
 import {time} from './timing.js';
 
@@ -226,3 +226,6 @@ const streamedRows = ROWS[ROWS.length - 1];
 console.log(`\n## A column 8 x larger than allowedMem streamed through the device\n`);
 console.log('median ms of fromArray (64 chunks) + sqrt(x*x + 1) + readValue(); the same work on a device with no budget\n');
 console.log(streamingReport('cpu', await streamingRun(gt, 'cpu', streamedRows, time)));
+console.log(`\n## A sort of a column 8 x larger than allowedMem: runs that fit, then a merge\n`);
+console.log('median ms of fromArray (64 chunks) + sort(x, {descending: true}) + readValue(); the same work with no budget\n');
+console.log(streamingReport('cpu sort', await sortStreamingRun(gt, 'cpu', streamedRows, time)));
