@@ -26,7 +26,8 @@ const dist = resolve(dirname(fileURLToPath(import.meta.url)), '../dist');
  * multi-sequence selection cutting the runs, the runs and merge blocks evaluated through
  * the object-safe `Evaluates`, so once for every backend; 36 kB before gzip, 13.9 kB
  * gzipped), and sorts past one binding or texture tile run the same way (1.3 kB): 543.7 kB,
- * a raise made with no shrink first. The largest
+ * a raise made with no shrink first. Then filters by one mask sharing its kept rows (V9 2.2x
+ * faster; 1.0 kB): 544.7 kB. The largest
  * families left to shrink, measured from the name section: the executor's schedule loop (one per backend,
  * 70 kB before gzip), the CPU reduction folders (12 instances), the async exports'
  * state machines (21, 60 kB), the CPU region's compute (3 classes, 83 kB), and float

@@ -129,28 +129,51 @@ pub(super) fn plan(
                 && (!n.has_output() || (replan_roots && root_ids.contains(&n.id) && !n.is_source()))
         };
         let order = ir::topological_order_with(roots, &|n| !pending(n));
+        // Whether a pending sort runs in runs: past what the device sorts in one pass, where
+        // runs of fewer rows are (a WebGL2 sort of more keys than its merge passes carry
+        // runs as split passes), or over the budget.
+        let in_runs = |node: &NodeRef, stand_ins: &StandIns| -> Result<bool> {
+            let Op::SortPermutation { .. } = node.op else {
+                return Ok(false);
+            };
+            if node.counted().is_some() {
+                return Ok(false);
+            }
+            let keys = node.inputs.len();
+            let too_long = !device.sorts(node.meta.length, keys) && device.sorts(2, keys);
+            Ok(too_long
+                || match budget {
+                    Some(budget) => !fits(device, stand_ins, std::slice::from_ref(node), budget)?,
+                    None => false,
+                })
+        };
         let mut found = None;
         for node in order.iter().filter(|n| pending(n)) {
-            let Op::SortPermutation { .. } = node.op else {
-                continue;
-            };
-            let keys = node.inputs.len();
-            // Past what the device sorts in one pass, where runs of fewer rows are (a
-            // WebGL2 sort of more keys than its merge passes carry runs as split passes).
-            let too_long = !device.sorts(node.meta.length, keys) && device.sorts(2, keys);
-            let too_large = match budget {
-                Some(budget) => !fits(device, &stand_ins, std::slice::from_ref(node), budget)?,
-                None => false,
-            };
-            if node.counted().is_some() || !(too_long || too_large) {
-                continue;
+            if in_runs(node, &stand_ins)? {
+                found = Some(node.clone());
+                break;
             }
-            found = Some(node.clone());
-            break;
         }
-        let Some(sort) = found else {
+        let Some(mut sort) = found else {
             break;
         };
+        // A column gathered through it that waits on another sort in runs: that sort first,
+        // so the gather travels with this one's runs once its column stands in.
+        // (Each sort once: two sorts whose gathers wait on each other keep this one.)
+        let mut seen = vec![sort.id];
+        'waiting: loop {
+            for carried in carried_gathers(&sort, &order) {
+                let waits = ir::topological_order(std::slice::from_ref(&carried.source));
+                for node in waits.iter().filter(|n| !seen.contains(&n.id) && pending(n)) {
+                    if in_runs(node, &stand_ins)? {
+                        seen.push(node.id);
+                        sort = node.clone();
+                        continue 'waiting;
+                    }
+                }
+            }
+            break;
+        }
         let external = ExternalSort::plan(device, &mut stand_ins, &sort, &order, budget)?;
         stand_ins.attach(&sort);
         for carried in &external.carried {
@@ -269,7 +292,7 @@ impl ExternalSort {
         // inside the run (a run joining parts of two chunks holds a copy of its keys).
         let run_at = |run_rows: u32, index: u32, straddling: bool, stand_ins: &mut StandIns| {
             let first = index * run_rows;
-            let end = (first + run_rows).min(rows);
+            let end = first.saturating_add(run_rows).min(rows);
             let slice = |n: &NodeRef| ir::slice(n, first as f64, end as f64);
             let keys = match straddling {
                 false => keys.clone(),
@@ -329,11 +352,23 @@ impl ExternalSort {
         // parts): a run over the budget takes an eighth fewer rows.
         let mut run_peak = 0;
         while let (Some(budget), true) = (budget, lo > 0) {
+            // Runs differ only where one crosses a key's chunk boundary, and the last.
+            let mut indices: Vec<u32> = vec![0, (rows - 1) / lo];
+            for key in &keys {
+                let offsets = key.chunk_offsets();
+                indices.extend(
+                    offsets
+                        .iter()
+                        .map(|&o| (o.min(rows as u64 - 1) / lo as u64) as u32),
+                );
+            }
+            indices.sort_unstable();
+            indices.dedup();
             run_peak = 0;
-            for index in 0..rows.div_ceil(lo) {
+            for index in indices {
                 run_peak = run_peak.max(run_at(lo, index, false, stand_ins)?);
             }
-            if run_peak <= budget {
+            if run_peak.max(merge(lo, stand_ins)?) <= budget {
                 break;
             }
             lo -= lo.div_ceil(8);
@@ -401,25 +436,39 @@ impl ExternalSort {
     /// gathers hold their results on the host. `roots` (the evaluation's) keep what they
     /// computed.
     pub async fn run(&self, device: &dyn Evaluates, roots: &HashSet<u64>) -> Result<()> {
-        let rows = self.sort.meta.length;
-        let keys: Vec<NodeRef> = self.sort.inputs.to_vec();
-        let sources: Vec<NodeRef> = self.carried.iter().map(|c| c.source.clone()).collect();
         let mut computed: Vec<NodeRef> = Vec::new();
-        for node in keys.iter().chain(&sources) {
+        let sources = self.carried.iter().map(|c| &c.source);
+        for node in self.sort.inputs.iter().chain(sources) {
             if !node.has_output() && !computed.iter().any(|c| c.id == node.id) {
                 computed.push(node.clone());
             }
         }
-        device.evaluate_roots(&computed).await?;
+        let result = self.sort_in_runs(device, &computed).await;
+        // The keys and carried columns computed for it, succeeded or not.
+        for node in &computed {
+            if !roots.contains(&node.id) {
+                node.release_output();
+            }
+        }
+        result
+    }
+
+    async fn sort_in_runs(&self, device: &dyn Evaluates, computed: &[NodeRef]) -> Result<()> {
+        let rows = self.sort.meta.length;
+        let keys: Vec<NodeRef> = self.sort.inputs.to_vec();
+        let sources: Vec<NodeRef> = self.carried.iter().map(|c| c.source.clone()).collect();
+        device.evaluate_roots(computed).await?;
         if self.budgeted {
-            for node in &computed {
+            for node in computed {
                 to_host(node).await?;
             }
         }
-        let mut runs = Vec::with_capacity(self.runs as usize);
-        for index in 0..self.runs {
+        // A topK of no rows reads none.
+        let runs_needed = if self.ordered == 0 { 0 } else { self.runs };
+        let mut runs = Vec::with_capacity(runs_needed as usize);
+        for index in 0..runs_needed {
             let first = index * self.run_rows;
-            let end = (first + self.run_rows).min(rows);
+            let end = first.saturating_add(self.run_rows).min(rows);
             let slice = |n: &NodeRef| ir::slice(n, first as f64, end as f64);
             let run_keys = keys.iter().map(slice).collect::<Result<Vec<_>>>()?;
             let payloads = sources.iter().map(slice).collect::<Result<Vec<_>>>()?;
@@ -438,18 +487,18 @@ impl ExternalSort {
         let masks: Vec<u32> = self.bits.iter().map(|&b| key_mask(b)).collect();
         let mut order = Column::empty(DType::U32, 1)?;
         order.reserve_rows(rows)?;
-        let mut carried: Vec<Column> = (sources.iter())
-            .map(|s| {
-                let mut column = Column::empty(s.meta.dtype, s.meta.size)?;
-                column.reserve_rows(rows)?;
+        let mut carried: Vec<Column> = (self.carried.iter())
+            .map(|c| {
+                let mut column = Column::empty(c.source.meta.dtype, c.source.meta.size)?;
+                column.reserve_rows(c.gather.meta.length)?;
                 Ok(column)
             })
             .collect::<Result<_>>()?;
         let mut from = vec![0u32; runs.len()];
         let mut done = 0u32;
         while done < self.ordered {
-            let end = (done + self.run_rows).min(self.ordered);
-            let to = cuts(&runs, &masks, end as u64);
+            let end = done.saturating_add(self.run_rows).min(self.ordered);
+            let to = cuts(&runs, &masks, &from, end as u64);
             let take = |column: &dyn Fn(&SortedRun) -> &Column| -> Result<NodeRef> {
                 let mut joined: Option<Column> = None;
                 for (run, (&a, &b)) in runs.iter().zip(from.iter().zip(&to)) {
@@ -494,19 +543,17 @@ impl ExternalSort {
         order.append_zero_rows(rows - self.ordered)?;
         let here = device.device_id();
         settle(&self.sort, order, here)?;
+        // A carried gather's rows (a topK's k): the merged rows, or zeros past them.
         for (c, mut column) in self.carried.iter().zip(carried) {
-            column.append_zero_rows(rows - self.ordered)?;
             let rows = c.gather.meta.length;
-            let column = match rows == column.rows {
-                true => column,
-                false => Column::new(column.slice_rows(0, rows)?, column.size)?,
+            let column = match rows.cmp(&column.rows) {
+                std::cmp::Ordering::Less => Column::new(column.slice_rows(0, rows)?, column.size)?,
+                _ => {
+                    column.append_zero_rows(rows - column.rows)?;
+                    column
+                }
             };
             settle(&c.gather, column, here)?;
-        }
-        for node in &computed {
-            if !roots.contains(&node.id) {
-                node.release_output();
-            }
         }
         Ok(())
     }
@@ -533,6 +580,11 @@ fn carried_gathers(sort: &NodeRef, order: &[NodeRef]) -> Vec<Carried> {
         .filter(|node| {
             let source = &node.inputs[1];
             source.meta.length == rows && !source.meta.constant && source.counted().is_none()
+        })
+        // A source that waits on this sort is read after it.
+        .filter(|node| {
+            let waits = ir::topological_order(std::slice::from_ref(&node.inputs[1]));
+            !waits.iter().any(|n| n.id == sort.id)
         })
         .map(|node| Carried {
             gather: node.clone(),
@@ -670,12 +722,13 @@ fn compare(
     ra.rows[ia].cmp(&rb.rows[ib])
 }
 
-/// Per run, how many of its first rows are among the first `p` rows of the merged order: a
-/// multi-sequence selection. Each round takes the weighted median of the runs' middle rows
+/// Per run, how many of its first rows are among the first `p` rows of the merged order
+/// (at least `from`, the cuts of fewer rows): a multi-sequence selection. Each round takes the weighted median of the runs' middle rows
 /// still in doubt as a pivot and counts the rows before it in every run (a binary search
 /// each); at least a quarter of the rows in doubt are settled a round.
-fn cuts(runs: &[SortedRun], masks: &[u32], p: u64) -> Vec<u32> {
-    let mut lo = vec![0u32; runs.len()];
+fn cuts(runs: &[SortedRun], masks: &[u32], from: &[u32], p: u64) -> Vec<u32> {
+    // The cuts of an earlier block bound these from below.
+    let mut lo = from.to_vec();
     let mut hi: Vec<u32> = runs.iter().map(SortedRun::len).collect();
     loop {
         let mut middles: Vec<(usize, u32, u64)> = (0..runs.len())

@@ -243,16 +243,28 @@ pub fn filter(x: &NodeRef, mask: &NodeRef) -> Result<NodeRef> {
             x.meta.length, mask.meta.length
         )));
     }
-    let mut parts = vec![mask.clone()];
-    parts.extend(mask.validity().cloned());
-    if let Some(c) = &counted {
-        parts.push(live_flags(x, c)?);
-    }
-    if parts.len() == 1 && mask.meta.constant {
-        parts.push(super::flags_like(x, 1)?);
-    }
-    let keep = cast_plain(&and_flags(&parts)?, DType::U32)?;
-    let (kept_rows, placed, total) = place_kept(&keep)?;
+    // Filters by one mask (a table's columns) share its kept rows: one scan and scatter.
+    let shared = counted.is_none() && !mask.meta.constant;
+    let [kept_rows, placed, total] = match shared.then(|| mask.kept_places()).flatten() {
+        Some(places) => places,
+        None => {
+            let mut parts = vec![mask.clone()];
+            parts.extend(mask.validity().cloned());
+            if let Some(c) = &counted {
+                parts.push(live_flags(x, c)?);
+            }
+            if parts.len() == 1 && mask.meta.constant {
+                parts.push(super::flags_like(x, 1)?);
+            }
+            let keep = cast_plain(&and_flags(&parts)?, DType::U32)?;
+            let (kept_rows, placed, total) = place_kept(&keep)?;
+            let places = [kept_rows, placed, total];
+            if shared {
+                mask.share_kept_places(&places);
+            }
+            places
+        }
+    };
     let result = gather(&kept_rows, x)?;
     // Kept rows per chunk of x: the scan at the chunk's last row less the scan at the row
     // before its first (a row before 0 wraps past the end and reads 0).

@@ -361,6 +361,10 @@ pub struct Node {
     /// Where the rows are counted on the device (a filter's, say): how many of the node's
     /// rows are rows of the result (counted.rs).
     counted: std::cell::OnceCell<Counted>,
+    /// For a filter's mask: the kept rows' numbers, the scan placing them and their count,
+    /// shared by every filter by this mask while one of them lives (weak: they read the
+    /// mask), so columns filtered alike run the mask's scan and scatter once.
+    kept_places: RefCell<Option<[std::rc::Weak<Node>; 3]>>,
     state: RefCell<NodeState>,
 }
 
@@ -401,6 +405,7 @@ impl Node {
             offsets: std::cell::OnceCell::new(),
             input_offsets: std::cell::OnceCell::new(),
             kept_rows: std::cell::OnceCell::new(),
+            kept_places: RefCell::new(None),
             validity: std::cell::OnceCell::new(),
             counted: std::cell::OnceCell::new(),
             state: RefCell::new(NodeState {
@@ -415,6 +420,19 @@ impl Node {
     /// The kept-row counts the engine checks after computing this reduction (`reduce_where`).
     pub fn kept_rows(&self) -> Option<&NodeRef> {
         self.kept_rows.get()
+    }
+
+    /// The kept rows, their places and count a filter by this mask made, if one still lives.
+    pub(crate) fn kept_places(&self) -> Option<[NodeRef; 3]> {
+        let cache = self.kept_places.borrow();
+        let [kept, placed, total] = cache.as_ref()?;
+        let nodes = [kept.upgrade()?, placed.upgrade()?, total.upgrade()?];
+        nodes.iter().all(|n| !n.is_destroyed()).then_some(nodes)
+    }
+
+    /// Records the kept rows, their places and count of a filter by this mask.
+    pub(crate) fn share_kept_places(&self, nodes: &[NodeRef; 3]) {
+        *self.kept_places.borrow_mut() = Some(nodes.each_ref().map(Rc::downgrade));
     }
 
     /// The node's null flags (`nulls.rs`), if any row may be null.

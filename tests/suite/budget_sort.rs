@@ -34,12 +34,16 @@ pub async fn a_sort_larger_than_the_budget_runs_and_merges<T: Target>() {
     let sorted = ir::sort(&x, true, Nulls::First).unwrap();
     let order = ir::argsort(&[vendor.clone(), x.clone()], &[false, true], Nulls::Last).unwrap();
     let (top_values, top_rows) = ir::top_k(&x, 10.0, false).unwrap();
+    // A gather through one large sort of a gather through another: the inner one sorts first.
+    let by_x = ir::argsort(std::slice::from_ref(&x), &[false], Nulls::Last).unwrap();
+    let by_vendor = ir::argsort(std::slice::from_ref(&vendor), &[true], Nulls::Last).unwrap();
+    let nested = ir::gather(&by_x, &ir::gather(&by_vendor, &vendor).unwrap()).unwrap();
     let text = engine::explain(&device, &sorted).unwrap();
     for shown in ["external sort", "runs of up to", "one merge pass", "fits"] {
         assert!(text.contains(shown), "{shown}: {text}");
     }
     device.core().counters.reset_peak();
-    for root in [&sorted, &order, &top_values, &top_rows] {
+    for root in [&sorted, &order, &top_values, &top_rows, &nested] {
         engine::evaluate(&device, std::slice::from_ref(root))
             .await
             .unwrap();
@@ -86,6 +90,15 @@ pub async fn a_sort_larger_than_the_budget_runs_and_merges<T: Target>() {
     let got = super::reduce::as_f64(&read(&top_values).await);
     let expected: Vec<f64> = want[..10].iter().map(|&i| values[i as usize]).collect();
     assert_eq!(got, expected);
+    let inner = reference(&[key(&vendors, None, true)], Nulls::Last);
+    let expected: Vec<f64> = (want.iter())
+        .map(|&r| vendors[inner[r as usize] as usize])
+        .collect();
+    assert_eq!(
+        super::reduce::as_f64(&read(&nested).await),
+        expected,
+        "nested sorts"
+    );
 }
 
 /// A budget too small for a run of one row: LIMIT_EXCEEDED before any kernel runs.

@@ -417,3 +417,73 @@ pub async fn a_counted_result_keeps_its_draw_arguments_on_the_device<T: Target>(
         (draws, args) => panic!("draws indirect: {draws}, arguments: {args:?}"),
     }
 }
+
+/// Columns filtered by one mask share its kept rows: evaluated together they run the
+/// mask's scan and scatter once (a table's filter), each column keeps its own chunks and
+/// nulls, and a mask with nulls keeps no null row.
+pub async fn columns_filtered_by_one_mask_share_its_scan<T: Target>() {
+    let device = T::fresh().await;
+    let n = 3000usize;
+    let mut rng = Rng(97);
+    let values: Vec<f64> = (0..n).map(|_| rng.below(100) as f64 - 50.0).collect();
+    let valid: Vec<u8> = (0..n).map(|_| (rng.below(7) != 0) as u8).collect();
+    let other: Vec<f64> = (0..n).map(|i| i as f64).collect();
+    let mask_valid: Vec<u8> = (0..n).map(|_| (rng.below(9) != 0) as u8).collect();
+    let x = nullable(
+        column_of(DType::F32, &values),
+        Some(&valid),
+        &[1000, 0, 2000],
+    );
+    let y = nullable(
+        column_of(DType::U16, &other),
+        None,
+        &[700; 4].iter().copied().chain([200]).collect::<Vec<_>>(),
+    );
+    let base = nullable(column_of(DType::F32, &values), Some(&mask_valid), &[3000]);
+    let mask = ir::predicate(Predicate::Greater, &[base, lit(&[0.])]).unwrap();
+    let one = ir::filter(&x, &mask).unwrap();
+    let alone = engine_schedule_regions(&device, std::slice::from_ref(&one));
+    let both = [one.clone(), ir::filter(&y, &mask).unwrap()];
+    let together = engine_schedule_regions(&device, &both);
+    // The second column adds its gather and its chunk counts, not a second scan.
+    assert!(
+        together <= alone + 3,
+        "{alone} passes alone, {together} for two columns"
+    );
+    evaluate_here::<T>(&both).await;
+    let keep: Vec<bool> = (0..n)
+        .map(|r| mask_valid[r] != 0 && values[r] > 0.0)
+        .collect();
+    let kept = |column: &[f64], nulls: Option<&[u8]>| -> Vec<Option<f64>> {
+        (0..n)
+            .filter(|&r| keep[r])
+            .map(|r| match nulls {
+                Some(v) if v[r] == 0 => None,
+                _ => Some(column[r]),
+            })
+            .collect()
+    };
+    same_rows(
+        "x",
+        &rows_here::<T>(&both[0]).await,
+        &kept(&values, Some(&valid)),
+    );
+    same_rows("y", &rows_here::<T>(&both[1]).await, &kept(&other, None));
+    assert_eq!(
+        both[0].known_chunks().unwrap().to_vec(),
+        kept_per_chunk(&keep, &[1000, 0, 2000])
+    );
+    assert_eq!(
+        both[1].known_chunks().unwrap().to_vec(),
+        kept_per_chunk(&keep, &[700, 700, 700, 700, 200])
+    );
+}
+
+fn engine_schedule_regions<D: gputable::engine::CostModel>(device: &D, roots: &[NodeRef]) -> usize {
+    let roots = ir::with_companions(roots);
+    gputable::engine::schedule_of(device, &roots)
+        .unwrap()
+        .plan
+        .regions
+        .len()
+}
