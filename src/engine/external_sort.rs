@@ -44,6 +44,8 @@ pub(super) struct ExternalSort {
     /// wait on the host).
     keys_peak: u64,
     held: u64,
+    /// The keys and carried columns not computed yet: computed first, released after.
+    computed: Vec<NodeRef>,
 }
 
 struct Carried {
@@ -57,17 +59,18 @@ pub(super) struct StandIns {
     nodes: Vec<NodeRef>,
     /// Ids of the stand-ins: host values, wherever the device reads those.
     ids: HashSet<u64>,
-    host_in_place: bool,
+    /// Whether the device reads host values in place, asked once a stand-in is planned
+    /// (an evaluation with no sort in runs never asks).
+    host_in_place: std::cell::OnceCell<bool>,
 }
 
 impl StandIns {
-    fn new(device: &dyn CostModel) -> Result<StandIns> {
-        let probe = Value::host(Column::new(ColumnData::U32(vec![0]), 1)?);
-        Ok(StandIns {
+    fn new() -> StandIns {
+        StandIns {
             nodes: Vec::new(),
             ids: HashSet::new(),
-            host_in_place: device.reads_in_place(&probe),
-        })
+            host_in_place: std::cell::OnceCell::new(),
+        }
     }
 
     /// Gives `node` (without an output) an empty host output until this is dropped.
@@ -89,7 +92,10 @@ impl StandIns {
     /// Whether `leaf` takes no new storage on `device` (see `resident_on`).
     pub fn resident(&self, device: &dyn CostModel, leaf: &NodeRef) -> bool {
         match self.ids.contains(&leaf.id) {
-            true => self.host_in_place,
+            true => *self.host_in_place.get_or_init(|| {
+                let probe = Column::new(ColumnData::U32(vec![0]), 1);
+                probe.is_ok_and(|c| device.reads_in_place(&Value::host(c)))
+            }),
             false => resident_on(device, leaf),
         }
     }
@@ -119,7 +125,7 @@ pub(super) fn plan(
     roots: &[NodeRef],
     replan_roots: bool,
 ) -> Result<(Vec<ExternalSort>, StandIns)> {
-    let mut stand_ins = StandIns::new(device)?;
+    let mut stand_ins = StandIns::new();
     let mut sorts = Vec::new();
     let budget = device.core().allowed_mem.get();
     let root_ids: HashSet<u64> = roots.iter().map(|r| r.id).collect();
@@ -143,7 +149,7 @@ pub(super) fn plan(
             let too_long = !device.sorts(node.meta.length, keys) && device.sorts(2, keys);
             Ok(too_long
                 || match budget {
-                    Some(budget) => !fits(device, stand_ins, std::slice::from_ref(node), budget)?,
+                    Some(budget) => peak(device, stand_ins, std::slice::from_ref(node))? > budget,
                     None => false,
                 })
         };
@@ -192,20 +198,6 @@ pub(super) fn plan(
         }
     }
     Ok((sorts, stand_ins))
-}
-
-/// Whether the pending work of `roots` fits `budget` as one evaluation.
-fn fits(
-    device: &dyn CostModel,
-    stand_ins: &StandIns,
-    roots: &[NodeRef],
-    budget: u64,
-) -> Result<bool> {
-    let resident = |leaf: &NodeRef| stand_ins.resident(device, leaf);
-    Ok(match schedule_for(device, roots, Fusion::On, &resident)? {
-        Some((_, schedule)) => schedule.peak() <= budget,
-        None => true,
-    })
 }
 
 /// Where a batch's row numbers come from: a run's first row, or a merge block's column.
@@ -288,29 +280,15 @@ impl ExternalSort {
                 .map(|(n, rows)| device.value_bytes(n.meta.dtype, n.meta.size, rows))
                 .sum(),
         };
-        // Run `index` of `run_rows` rows; `straddling`: over keys with a chunk boundary
-        // inside the run (a run joining parts of two chunks holds a copy of its keys).
-        let run_at = |run_rows: u32, index: u32, straddling: bool, stand_ins: &mut StandIns| {
+        // Run `index` of `run_rows` rows.
+        let run_at = |run_rows: u32, index: u32, stand_ins: &StandIns| {
             let first = index * run_rows;
             let end = first.saturating_add(run_rows).min(rows);
             let slice = |n: &NodeRef| ir::slice(n, first as f64, end as f64);
-            let keys = match straddling {
-                false => keys.clone(),
-                true => {
-                    let half = run_rows / 2;
-                    let chunks: ir::Chunks = Rc::from([half, rows - half]);
-                    (keys.iter())
-                        .map(|k| stand_ins.host_leaf(k.meta, chunks.clone()))
-                        .collect()
-                }
-            };
             let keys = keys.iter().map(slice).collect::<Result<Vec<_>>>()?;
             let payloads = sources.iter().map(slice).collect::<Result<Vec<_>>>()?;
             let roots = batch_roots(&keys, bits, end - first, Rows::From(first), &payloads, true)?;
             peak(device, stand_ins, &roots)
-        };
-        let run = |run_rows: u32, stand_ins: &mut StandIns| -> Result<u64> {
-            Ok(run_at(run_rows, 0, false, stand_ins)?.max(run_at(run_rows, 0, true, stand_ins)?))
         };
         let merge = |block_rows: u32, stand_ins: &mut StandIns| -> Result<u64> {
             let chunks = ir::single_chunk(block_rows);
@@ -336,7 +314,7 @@ impl ExternalSort {
         let fits_rows = |r: u32, s: &mut StandIns| -> Result<bool> {
             Ok(device.sorts(r, key_count)
                 && match budget {
-                    Some(budget) => run(r, s)? <= budget && merge(r, s)? <= budget,
+                    Some(budget) => run_at(r, 0, s)? <= budget && merge(r, s)? <= budget,
                     None => true,
                 })
         };
@@ -348,8 +326,8 @@ impl ExternalSort {
                 false => hi = mid,
             }
         }
-        // Every run as it will be cut from the keys' chunks (a run past a chunk's end joins
-        // parts): a run over the budget takes an eighth fewer rows.
+        // Every run as it will be cut from the keys' chunks (a run across a chunk's end
+        // holds a copy joining its parts): while one is over the budget, an eighth fewer rows.
         let mut run_peak = 0;
         while let (Some(budget), true) = (budget, lo > 0) {
             // Runs differ only where one crosses a key's chunk boundary, and the last.
@@ -366,7 +344,7 @@ impl ExternalSort {
             indices.dedup();
             run_peak = 0;
             for index in indices {
-                run_peak = run_peak.max(run_at(lo, index, false, stand_ins)?);
+                run_peak = run_peak.max(run_at(lo, index, stand_ins)?);
             }
             if run_peak.max(merge(lo, stand_ins)?) <= budget {
                 break;
@@ -384,7 +362,7 @@ impl ExternalSort {
             ));
         }
         if budget.is_none() {
-            run_peak = run(lo, stand_ins)?;
+            run_peak = run_at(lo, 0, stand_ins)?;
         }
         let ordered = (*ordered_rows).min(rows);
         Ok(ExternalSort {
@@ -400,6 +378,7 @@ impl ExternalSort {
             budgeted: budget.is_some(),
             keys_peak,
             held,
+            computed,
         })
     }
 
@@ -436,16 +415,9 @@ impl ExternalSort {
     /// gathers hold their results on the host. `roots` (the evaluation's) keep what they
     /// computed.
     pub async fn run(&self, device: &dyn Evaluates, roots: &HashSet<u64>) -> Result<()> {
-        let mut computed: Vec<NodeRef> = Vec::new();
-        let sources = self.carried.iter().map(|c| &c.source);
-        for node in self.sort.inputs.iter().chain(sources) {
-            if !node.has_output() && !computed.iter().any(|c| c.id == node.id) {
-                computed.push(node.clone());
-            }
-        }
-        let result = self.sort_in_runs(device, &computed).await;
+        let result = self.sort_in_runs(device).await;
         // The keys and carried columns computed for it, succeeded or not.
-        for node in &computed {
+        for node in &self.computed {
             if !roots.contains(&node.id) {
                 node.release_output();
             }
@@ -453,13 +425,13 @@ impl ExternalSort {
         result
     }
 
-    async fn sort_in_runs(&self, device: &dyn Evaluates, computed: &[NodeRef]) -> Result<()> {
+    async fn sort_in_runs(&self, device: &dyn Evaluates) -> Result<()> {
         let rows = self.sort.meta.length;
         let keys: Vec<NodeRef> = self.sort.inputs.to_vec();
         let sources: Vec<NodeRef> = self.carried.iter().map(|c| c.source.clone()).collect();
-        device.evaluate_roots(computed).await?;
+        device.evaluate_roots(&self.computed).await?;
         if self.budgeted {
-            for node in computed {
+            for node in &self.computed {
                 to_host(node).await?;
             }
         }
@@ -499,25 +471,28 @@ impl ExternalSort {
         while done < self.ordered {
             let end = done.saturating_add(self.run_rows).min(self.ordered);
             let to = cuts(&runs, &masks, &from, end as u64);
-            let take = |column: &dyn Fn(&SortedRun) -> &Column| -> Result<NodeRef> {
-                let mut joined: Option<Column> = None;
+            // A block's column: each run's rows `from..to` of one of its columns, in run order.
+            let take = |part: &dyn Fn(&SortedRun, u32, u32) -> Result<ColumnData>,
+                        (dtype, size): (DType, u32)|
+             -> Result<NodeRef> {
+                let mut joined = Column::empty(dtype, size)?;
+                joined.reserve_rows(end - done)?;
                 for (run, (&a, &b)) in runs.iter().zip(from.iter().zip(&to)) {
-                    let part = column(run);
-                    let joined = match &mut joined {
-                        Some(joined) => joined,
-                        None => joined.insert(Column::empty(part.dtype(), part.size)?),
-                    };
-                    joined.append(part.slice_rows(a, b)?)?;
+                    joined.append(part(run, a, b)?)?;
                 }
-                let joined = joined.ok_or_else(|| internal("a merge block of no runs"))?;
-                Ok(host_node(joined))
+                ir::source(joined.data, size, false)
             };
+            let words =
+                |w: &[u32], a: u32, b: u32| Ok(ColumnData::U32(w[a as usize..b as usize].to_vec()));
             let block_keys = (0..keys.len())
-                .map(|k| take(&|run: &SortedRun| &run.columns[1 + k]))
+                .map(|k| take(&|run, a, b| words(&run.keys[k], a, b), (DType::U32, 1)))
                 .collect::<Result<Vec<_>>>()?;
-            let row_numbers = take(&|run: &SortedRun| &run.columns[0])?;
-            let payloads = (0..sources.len())
-                .map(|p| take(&|run: &SortedRun| &run.columns[1 + keys.len() + p]))
+            let row_numbers = take(&|run, a, b| words(&run.rows, a, b), (DType::U32, 1))?;
+            let payloads = (sources.iter().enumerate())
+                .map(|(p, s)| {
+                    let part = |run: &SortedRun, a, b| run.payloads[p].slice_rows(a, b);
+                    take(&part, (s.meta.dtype, s.meta.size))
+                })
                 .collect::<Result<Vec<_>>>()?;
             let rows_in = Rows::Column(&row_numbers);
             let batch = batch_roots(
@@ -628,73 +603,45 @@ async fn sorted_batch(device: &dyn Evaluates, batch: &[NodeRef], rows: u32) -> R
         let home = node
             .home()
             .ok_or_else(|| internal(format!("t{} was not computed", node.id)))?;
-        let mut column = Column::empty(node.meta.dtype, node.meta.size)?;
-        column.reserve_rows(rows)?;
-        for part in super::read_whole_output(&home).await? {
-            let left = rows - column.rows;
-            column.append(part.slice_rows(0, left)?)?;
-        }
-        columns.push(column);
+        let data = super::read_rows(&home, 0, rows).await?;
+        columns.push(Column::new(data, node.meta.size)?);
     }
     Ok(columns)
 }
 
-/// A plan input holding `column` in host memory.
-fn host_node(column: Column) -> NodeRef {
-    let meta = Meta {
-        dtype: column.dtype(),
-        size: column.size,
-        length: column.rows,
-        constant: false,
-    };
-    let chunks = ir::single_chunk(column.rows);
-    ir::computed(
-        meta,
-        chunks,
-        Output::new(HOST, vec![Rc::new(Value::host(column))]),
-    )
-}
-
-/// Gives `node` `column` (its rows) as its output in host memory, cut into its chunks; the
-/// device `here` computed it.
+/// Gives `node` (one chunk: a permutation, and gathers through it or its first rows)
+/// `column` as its output in host memory; the device `here` computed it.
 fn settle(node: &NodeRef, column: Column, here: u32) -> Result<()> {
-    let chunks = match node.chunks.len() {
-        1 => vec![Rc::new(Value::host(column))],
-        _ => {
-            let mut chunks = Vec::with_capacity(node.chunks.len());
-            let mut first = 0u32;
-            for &rows in node.chunks.iter() {
-                let part = Column::new(column.slice_rows(first, first + rows)?, column.size)?;
-                chunks.push(Rc::new(Value::host(part)));
-                first += rows;
-            }
-            chunks
-        }
-    };
-    node.add_output(Output::new(HOST, chunks));
+    if node.chunks.len() != 1 {
+        return Err(internal("a sort's result in more than one chunk"));
+    }
+    node.add_output(Output::new(HOST, vec![Rc::new(Value::host(column))]));
     node.materialize_on(here);
     Ok(())
 }
 
-/// One sorted run on the host: its rows' numbers in the whole input, its keys, then its
-/// payloads, in the run's order.
+/// One sorted run on the host, in the run's order: its rows' numbers in the whole input,
+/// its keys and its payloads.
 struct SortedRun {
-    columns: Vec<Column>,
-    /// `columns[1..=keys]` as words.
-    keys: Vec<Vec<u32>>,
     rows: Vec<u32>,
+    keys: Vec<Vec<u32>>,
+    payloads: Vec<Column>,
 }
 
 impl SortedRun {
+    /// A run from its batch's columns: the row numbers, the keys, then the payloads.
     fn new(columns: Vec<Column>, keys: usize) -> Result<SortedRun> {
-        let words = |column: &Column| match &column.data {
-            ColumnData::U32(words) => Ok(words.clone()),
+        let mut columns = columns.into_iter();
+        let mut words = || match columns.next().map(|c| c.data) {
+            Some(ColumnData::U32(words)) => Ok(words),
             _ => Err(internal("a sorted run's keys are not uint32")),
         };
+        let rows = words()?;
+        let keys = (0..keys).map(|_| words()).collect::<Result<_>>()?;
         Ok(SortedRun {
-            rows: words(&columns[0])?,
-            keys: columns[1..=keys].iter().map(words).collect::<Result<_>>()?,
-            columns,
+            rows,
+            keys,
+            payloads: columns.collect(),
         })
     }
 
