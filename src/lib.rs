@@ -15,6 +15,7 @@ pub mod evaluator;
 #[cfg(gl_backend)]
 pub mod gl;
 pub mod gpu;
+pub mod heap_sort;
 pub mod ipc;
 pub mod ir;
 pub mod memory;

@@ -128,6 +128,23 @@ impl Block {
         Ok(View::Tmp(k))
     }
 
+    /// Whether `node` is a constant leaf whose every value is a value of `class` (so a
+    /// comparison with it in that class is exact).
+    pub(super) fn constant_exactly_in(&self, node: &NodeRef, class: Class) -> bool {
+        let column = match self.leaf_index(node) {
+            Ok(index) if node.meta.constant && !self.slot_ids.contains(&node.id) => {
+                self.column(index)
+            }
+            _ => return false,
+        };
+        let exact = |v: f64| match class {
+            Class::F => v.is_nan() || v as f32 as f64 == v,
+            Class::I => v.fract() == 0.0 && (i32::MIN as f64..=i32::MAX as f64).contains(&v),
+            Class::U => v.fract() == 0.0 && (0.0..=u32::MAX as f64).contains(&v),
+        };
+        with_column_data!(&column.data, s => s.iter().all(|v| exact(v.to_f64())))
+    }
+
     /// The host column of leaf `index`, read at the row (never bound in parts; every leaf
     /// is checked to be in host memory).
     pub(super) fn column(&self, index: usize) -> &Column {

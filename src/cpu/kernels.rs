@@ -268,44 +268,44 @@ pub(super) fn widen<A: Lane>(x: &[A], out: &mut [f64]) {
     }
 }
 
-/// `out` = 1 where `predicate` holds for the lanes of `x` and `y` (widened): a code per
-/// pair of lanes (their order, or their two truths) picks the answer from the predicate's
-/// table.
+/// `out` = 1 where `predicate` holds for the lanes of `x` and `y`, of one class (exact) or
+/// widened to f64 (exact for every pair of types): the predicate's table answers each of a
+/// pair's orders (less, equal, greater, unordered) or its two truths, picked without
+/// branches so the loop vectorizes.
 #[inline(never)]
-pub(super) fn compare(predicate: Predicate, x: &[f64], y: &[f64], out: &mut [u32]) {
-    let table = predicate.table();
+pub(super) fn compare<T: PartialOrd + Copy + Default>(
+    predicate: Predicate,
+    x: &[T],
+    y: &[T],
+    out: &mut [u32],
+) {
+    let [t0, t1, t2, t3] = predicate.table();
+    let zero = T::default();
     let pairs = out.iter_mut().zip(x).zip(y);
     if predicate.is_logic() {
         for ((o, a), b) in pairs {
-            *o = table[2 * (*a != 0.0) as usize + (*b != 0.0) as usize];
+            let (a, b) = ((*a != zero) as u32, (*b != zero) as u32);
+            *o = (!a & !b & 1 & t0) | (!a & b & t1) | (a & !b & 1 & t2) | (a & b & t3);
         }
     } else {
         for ((o, a), b) in pairs {
-            *o = table[order_code(*a, *b)];
+            let (less, equal, greater) = ((a < b) as u32, (a == b) as u32, (a > b) as u32);
+            let unordered = 1 ^ (less | equal | greater);
+            *o = (less & t0) | (equal & t1) | (greater & t2) | (unordered & t3);
         }
     }
 }
 
-/// 0 less, 1 equal, 2 greater, 3 unordered (a NaN).
-#[inline(always)]
-fn order_code(a: f64, b: f64) -> usize {
-    match a.partial_cmp(&b) {
-        Some(std::cmp::Ordering::Less) => 0,
-        Some(std::cmp::Ordering::Equal) => 1,
-        Some(std::cmp::Ordering::Greater) => 2,
-        None => 3,
-    }
-}
-
-/// `out` = 1 where the one-input `predicate` holds for the (widened) lane of `x`.
+/// `out` = 1 where the one-input `predicate` holds for the lane of `x`.
 #[inline(never)]
-pub(super) fn test(predicate: Predicate, x: &[f64], out: &mut [u32]) {
-    let check: fn(f64) -> bool = match predicate {
-        Predicate::IsNaN => f64::is_nan,
-        Predicate::IsFinite => f64::is_finite,
-        _ => |v| v == 0.0,
-    };
-    for (o, a) in out.iter_mut().zip(x) {
-        *o = check(*a) as u32;
+pub(super) fn test<T: Lane>(predicate: Predicate, x: &[T], out: &mut [u32]) {
+    let zero = T::default();
+    let lanes = out.iter_mut().zip(x);
+    match predicate {
+        #[allow(clippy::eq_op)]
+        Predicate::IsNaN => lanes.for_each(|(o, a)| *o = (a != a) as u32),
+        // Infinities and NaN less themselves are NaN; integers (wrapping) give 0.
+        Predicate::IsFinite => lanes.for_each(|(o, a)| *o = (a.sub(*a) == zero) as u32),
+        _ => lanes.for_each(|(o, a)| *o = (*a == zero) as u32),
     }
 }

@@ -6,6 +6,7 @@ mod device;
 mod lane;
 mod math;
 mod rows;
+mod scan;
 mod scatter;
 mod segment;
 mod sort;

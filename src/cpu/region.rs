@@ -15,7 +15,7 @@ use super::lane::{same_class, Buf, Lane, Stored};
 use super::reduce::{self, Words};
 use super::rows::{self, StoredRows};
 use super::{internal, CpuDevice};
-use super::{segment, where_read};
+use super::{scan, segment, where_read};
 use crate::column::{element_count, try_collect, with_column_data, with_elem_type, ColumnData};
 use crate::dtype::{Class, DType};
 use crate::engine::{DeviceModel, RegionModel, Regions};
@@ -234,10 +234,12 @@ fn cast_lane<S: Lane, T: Lane>(v: S, (lo, end): (f64, f64)) -> T {
         return T::from_elem(v);
     }
     let t = v.to_f64().trunc();
-    match (t >= lo && t < end, lo < 0.0) {
-        (false, _) => T::default(),
-        (true, true) => T::from_elem(t as i32),
-        (true, false) => T::from_elem(t as u32),
+    // Chosen without a branch, and converted through i64: V8 takes a slow path for
+    // `i32.trunc_sat_f64_u` of a negative value (8x slower on half-negative columns).
+    let t = if t >= lo && t < end { t } else { 0.0 };
+    match lo < 0.0 {
+        true => T::from_elem(t as i64 as i32),
+        false => T::from_elem(t as i64 as u32),
     }
 }
 
@@ -303,9 +305,9 @@ fn equal_all_block(node: &NodeRef, b: &mut Block, out: &mut [u32]) -> Result<()>
     Ok(())
 }
 
-/// One block of a predicate (always `uint8` out): its inputs widened to f64, which holds
-/// every value of every type exactly, a piece at a time, so the comparison loops are
-/// instantiated once, not once per pair of classes.
+/// One block of a predicate (always `uint8` out): inputs of one class compared as they
+/// are; a pair of classes widened to f64, which holds every value of every type exactly, a
+/// piece at a time, so those loops are instantiated once, not once per pair of classes.
 fn predicate_block(
     predicate: Predicate,
     node: &NodeRef,
@@ -314,23 +316,43 @@ fn predicate_block(
 ) -> Result<()> {
     const PIECE: usize = 256;
     let (size, lanes) = (node.meta.size, node.meta.size as usize);
+    let mut classes: Vec<Class> = node.inputs.iter().map(|i| i.meta.dtype.class()).collect();
+    // A constant that is a value of the other input's class is compared in that class.
+    if let [a, c] = classes[..] {
+        if b.constant_exactly_in(&node.inputs[1], a) {
+            classes[1] = a;
+        } else if b.constant_exactly_in(&node.inputs[0], c) {
+            classes[0] = c;
+        }
+    }
     let mut views = Vec::with_capacity(2);
-    for (k, input) in node.inputs.iter().enumerate() {
-        let class = input.meta.dtype.class();
+    for (k, (input, class)) in node.inputs.iter().zip(classes).enumerate() {
         dispatch_class!(class, A => { views.push((b.prepare::<A>(input, size, k)?, class)) });
     }
-    let mut wide = [[0f64; PIECE]; 2];
-    for start in (0..out.len()).step_by(PIECE) {
-        let end = (start + PIECE).min(out.len());
-        for ((view, class), wide) in views.iter().zip(&mut wide) {
-            dispatch_class!(*class, A => { widen(&b.view::<A>(*view, lanes)[start..end], wide) });
+    match views[..] {
+        [(x, class)] => {
+            dispatch_class!(class, A => { test(predicate, b.view::<A>(x, lanes), out) })
         }
-        let (piece, out) = (end - start, &mut out[start..end]);
-        match views.len() {
-            1 => test(predicate, &wide[0][..piece], out),
-            2 => compare(predicate, &wide[0][..piece], &wide[1][..piece], out),
-            _ => return Err(internal("a predicate reads one or two inputs")),
+        [(x, a), (y, c)] if a == c => dispatch_class!(a, A => {
+            compare(predicate, b.view::<A>(x, lanes), b.view::<A>(y, lanes), out)
+        }),
+        [_, _] => {
+            let mut wide = [[0f64; PIECE]; 2];
+            for start in (0..out.len()).step_by(PIECE) {
+                let end = (start + PIECE).min(out.len());
+                for ((view, class), wide) in views.iter().zip(&mut wide) {
+                    dispatch_class!(*class, A => { widen(&b.view::<A>(*view, lanes)[start..end], wide) });
+                }
+                let piece = end - start;
+                compare(
+                    predicate,
+                    &wide[0][..piece],
+                    &wide[1][..piece],
+                    &mut out[start..end],
+                );
+            }
         }
+        _ => return Err(internal("a predicate reads one or two inputs")),
     }
     Ok(())
 }
@@ -523,17 +545,17 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
             let dst = own_rows(node, first, lanes, dst);
             let x = StoredRows::<T>::new(b.leaf(&node.inputs[0])?)?;
             match &node.op {
-                Op::GroupFold(fold) => rows::group_folds(*fold, &x, first, lanes, dst),
+                Op::GroupFold(fold) => scan::group_folds(*fold, &x, first, lanes, dst),
                 Op::ScanApply { fold, inclusive } => {
                     let levels = node.inputs[1..]
                         .iter()
                         .map(|level| StoredRows::<T>::new(b.leaf(level)?))
                         .collect::<Result<Vec<_>>>()?;
-                    let scan = rows::Scan {
+                    let how = scan::Scan {
                         fold: *fold,
                         inclusive: *inclusive,
                     };
-                    rows::scan_rows(scan, &x, &levels, first, lanes, dst)
+                    scan::scan_rows(how, &x, &levels, first, lanes, dst)
                 }
                 _ => return Err(internal("not a scan")),
             }

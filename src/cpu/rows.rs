@@ -1,15 +1,13 @@
 //! Random-access inputs by row: a leaf stored whole, or in parts (a chunked gather source
 //! read where each chunk is stored), and the per-row ops that read them: `gather` from
-//! parts, and the scan's `GroupFold` and `ScanApply`.
+//! parts.
 
 use std::cell::Cell;
 
 use super::internal;
 use super::lane::{Lane, Stored};
 use crate::column::{Column, Elem};
-use crate::dtype::Class;
 use crate::error::Result;
-use crate::ir::{scan_digits, ScanFold, SCAN_FAN_IN};
 use crate::value::{Storage, Value};
 
 /// The rows of a stored value of element type `S`, `lanes` values each.
@@ -118,127 +116,6 @@ pub(super) fn gather_stored<I: Lane, S: Elem, T: Lane>(
     }
 }
 
-/// `fold`'s value with no row folded in: NaN for a float minimum or maximum, which folds
-/// skip (NaN rows are skipped; a fold of none is NaN).
-fn identity<T: Lane>(fold: ScanFold) -> T {
-    match (fold, T::CLASS) {
-        (ScanFold::Sum, _) => T::default(),
-        (ScanFold::Prod, _) => T::from_elem(1i32),
-        (ScanFold::Min | ScanFold::Max, Class::F) => T::from_elem(f32::NAN),
-        (ScanFold::Min, Class::I) => T::from_elem(i32::MAX),
-        (ScanFold::Min, Class::U) => T::from_elem(u32::MAX),
-        (ScanFold::Max, Class::I) => T::from_elem(i32::MIN),
-        (ScanFold::Max, Class::U) => T::from_elem(0u32),
-    }
-}
-
-/// `v` folded into `acc` (a minimum or maximum skips NaN: a NaN `acc` is none yet).
-#[inline(always)]
-fn combine<T: Lane>(fold: ScanFold, acc: T, v: T) -> T {
-    #[allow(clippy::eq_op)]
-    let none_yet = acc != acc;
-    match fold {
-        ScanFold::Sum => acc.add(v),
-        ScanFold::Prod => acc.mul(v),
-        ScanFold::Min if none_yet => v,
-        ScanFold::Max if none_yet => v,
-        ScanFold::Min => acc.fold_min(v),
-        ScanFold::Max => acc.fold_max(v),
-    }
-}
-
-/// Rows `first..` of `GroupFold` of `x`: each the fold of `SCAN_FAN_IN` consecutive rows.
-pub(super) fn group_folds<T: Lane>(
-    fold: ScanFold,
-    x: &StoredRows<T>,
-    first: usize,
-    lanes: usize,
-    dst: &mut [T],
-) {
-    let fan_in = SCAN_FAN_IN as usize;
-    let rows = x.rows();
-    if let (Some(values), 1) = (x.contiguous(), lanes) {
-        for (j, out) in dst.iter_mut().enumerate() {
-            let start = ((first + j) * fan_in).min(rows);
-            let group = &values[start..(start + fan_in).min(rows)];
-            *out = group
-                .iter()
-                .fold(identity(fold), |acc, v| combine(fold, acc, *v));
-        }
-        return;
-    }
-    for (j, out) in dst.chunks_exact_mut(lanes).enumerate() {
-        out.fill(identity(fold));
-        let start = (first + j) * fan_in;
-        for r in start..(start + fan_in).min(rows) {
-            for (o, v) in out.iter_mut().zip(x.row(r)) {
-                *o = combine(fold, *o, *v);
-            }
-        }
-    }
-}
-
-/// A scan's fold, and whether each row folds itself in.
-#[derive(Clone, Copy)]
-pub(super) struct Scan {
-    pub fold: ScanFold,
-    pub inclusive: bool,
-}
-
-/// Rows `first..` of `ScanApply`: the block's first row folds, at each level (the scanned
-/// column `x`, of the 32-bit type of its class, then its group folds `levels`), the rows of
-/// its group before it; each later row runs on from the row before (one read each; for
-/// float sums and products an order api.md allows, as `sum`'s). Inclusive rows fold
-/// themselves in too.
-pub(super) fn scan_rows<T: Lane>(
-    scan: Scan,
-    x: &StoredRows<T>,
-    levels: &[StoredRows<T>],
-    first: usize,
-    lanes: usize,
-    dst: &mut [T],
-) {
-    let fold = scan.fold;
-    let rows = dst.len() / lanes;
-    if rows == 0 {
-        return;
-    }
-    let mut before: Vec<T> = vec![identity(fold); lanes];
-    let mut digits = scan_digits(first as u64, levels.len() + 1);
-    if let Some((start, digit)) = digits.next() {
-        for r in start as usize..start as usize + digit as usize {
-            for (b, v) in before.iter_mut().zip(x.row(r)) {
-                *b = combine(fold, *b, *v);
-            }
-        }
-    }
-    for (level, (start, digit)) in levels.iter().zip(digits) {
-        for r in start as usize..start as usize + digit as usize {
-            for (b, v) in before.iter_mut().zip(level.row(r)) {
-                *b = combine(fold, *b, *v);
-            }
-        }
-    }
-    if let (Some(values), 1) = (x.contiguous(), lanes) {
-        let mut acc = before[0];
-        for (out, v) in dst.iter_mut().zip(&values[first..first + rows]) {
-            let next = combine(fold, acc, *v);
-            *out = if scan.inclusive { next } else { acc };
-            acc = next;
-        }
-        return;
-    }
-    for i in 0..rows {
-        let row = x.row(first + i);
-        let out = &mut dst[i * lanes..(i + 1) * lanes];
-        for ((o, b), v) in out.iter_mut().zip(before.iter_mut()).zip(row) {
-            let next = combine(fold, *b, *v);
-            *o = if scan.inclusive { next } else { *b };
-            *b = next;
-        }
-    }
-}
-
 /// Key `i` of a sorted column of size-1 rows, as f64 (exact for every type), and the count
 /// of keys: what `search_sorted` reads.
 pub(super) fn key_reader<'a, S: Stored>(
@@ -278,7 +155,32 @@ pub(super) fn search_sorted(
     // galloping there reads about twice the keys of one search.
     let mut before: Option<(f64, usize)> = None;
     let mut last_answer: Option<usize> = None;
-    for (out, &q) in dst.iter_mut().zip(queries) {
+    let mut next = 0;
+    while next < dst.len().min(queries.len()) {
+        // Queries searching the whole column halve it in lockstep, a group at a time:
+        // their reads are independent, so their waits on memory overlap.
+        if let (None, Some(group)) = (before, queries.get(next..next + LOCKSTEP)) {
+            let mut base = [0usize; LOCKSTEP];
+            let mut len = rows;
+            while len > 1 {
+                let half = len / 2;
+                for (b, &q) in base.iter_mut().zip(group) {
+                    *b += if past(*b + half - 1, q) { half } else { 0 };
+                }
+                len -= half;
+            }
+            for ((b, &q), out) in base.iter_mut().zip(group).zip(&mut dst[next..]) {
+                *b += usize::from(len == 1 && past(*b, q));
+                *out = *b as u32;
+            }
+            let [.., last, answer] = base;
+            let close = answer.abs_diff(last) <= FAR_ROWS;
+            (last_answer, before) = (Some(answer), close.then_some((group[LOCKSTEP - 1], answer)));
+            next += LOCKSTEP;
+            continue;
+        }
+        let (q, out) = (queries[next], &mut dst[next]);
+        next += 1;
         let (lo, hi) = match before {
             Some((previous, answer)) if q >= previous => {
                 // Keys are sorted, so the keys `q` lies past in the next few are a prefix of
@@ -315,6 +217,9 @@ pub(super) fn search_sorted(
         *out = answer as u32;
     }
 }
+
+/// Queries searched together where each searches the whole column.
+const LOCKSTEP: usize = 8;
 
 /// Keys an ascending query steps over one by one before it gallops.
 const WALK_STEPS: usize = 8;
@@ -360,6 +265,43 @@ mod tests {
                 expected,
                 "from {first}"
             );
+        }
+    }
+
+    #[test]
+    fn random_queries_search_in_lockstep_to_the_binary_search_answer() {
+        let mut state = 5u32;
+        let mut next = |below: u32| {
+            state = state.wrapping_mul(1664525).wrapping_add(1013904223);
+            (state >> 8) % below
+        };
+        // Far apart (past FAR_ROWS), so groups of queries search the whole column; NaN
+        // keys last, NaN queries among the others, a tail shorter than a group.
+        for rows in [0usize, 1, 2, 7, 20_000] {
+            let mut keys: Vec<f64> = (0..rows).map(|_| next(1000) as f64 - 500.0).collect();
+            keys.sort_by(f64::total_cmp);
+            if let Some(last) = keys.last_mut() {
+                *last = f64::NAN;
+            }
+            let queries: Vec<f64> = (0..203)
+                .map(|i| match i % 37 {
+                    5 => f64::NAN,
+                    _ => next(1200) as f64 - 600.0 + 0.5 * (i % 2) as f64,
+                })
+                .collect();
+            for upper in [false, true] {
+                let mut got = vec![0u32; queries.len()];
+                search_sorted(&|i| keys[i], keys.len(), &queries, upper, &mut got);
+                for (&q, g) in queries.iter().zip(&got) {
+                    let expected = keys.partition_point(|&k| match (k.is_nan(), q.is_nan()) {
+                        (false, false) if upper => k <= q,
+                        (false, false) => k < q,
+                        (false, true) => true,
+                        (true, q_nan) => upper && q_nan,
+                    });
+                    assert_eq!(*g as usize, expected, "{rows} keys, query {q}, upper {upper}");
+                }
+            }
         }
     }
 

@@ -235,7 +235,7 @@ fn sort_by_buckets(keys: &[&[&[u32]]], masks: &[u32], out: &mut Vec<u32>) -> Res
         );
         match range.len() {
             len if len <= INSERTION_ROWS => insertion_sort(&mut bucket, &order),
-            _ => bucket.sort_unstable_by(order),
+            _ => crate::heap_sort::heap_sort_by(&mut bucket, |a, b| order(a, b).is_lt()),
         }
         for (row, &(_, sorted)) in out[range].iter_mut().zip(&bucket) {
             *row = sorted;

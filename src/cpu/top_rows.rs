@@ -40,17 +40,25 @@ pub(super) fn first_rows(
         .collect::<Result<Vec<_>>>()?;
     // The `ordered` smallest words so far, as a max-heap: a word below its top replaces it.
     let mut best: Vec<u64> = try_collect(ordered, std::iter::empty())?;
-    for row in 0..n {
-        let mut word = row as u64;
-        for ((column, &mask), &shift) in columns.iter().zip(&masks).zip(&shifts) {
-            word |= u64::from(column.get(row).copied().unwrap_or(0) & mask) << shift;
+    // Words at or above `top` (the heap's largest once it is full) are passed over after
+    // one comparison, in a loop with no call.
+    let mut top = if ordered == 0 { 0 } else { u64::MAX };
+    if let ([column], [mask], [shift]) = (&columns[..], &masks[..], &shifts[..]) {
+        for (row, &key) in column.iter().enumerate() {
+            let word = u64::from(key & mask) << shift | row as u64;
+            if word < top {
+                top = keep(&mut best, ordered, word);
+            }
         }
-        if best.len() < ordered {
-            best.push(word);
-            sift_up(&mut best);
-        } else if best.first().is_some_and(|&top| word < top) {
-            best[0] = word;
-            sift_down(&mut best);
+    } else {
+        for row in 0..n {
+            let mut word = row as u64;
+            for ((column, &mask), &shift) in columns.iter().zip(&masks).zip(&shifts) {
+                word |= u64::from(column.get(row).copied().unwrap_or(0) & mask) << shift;
+            }
+            if word < top {
+                top = keep(&mut best, ordered, word);
+            }
         }
     }
     // Heapsort: the largest to the end, one at a time.
@@ -64,6 +72,23 @@ pub(super) fn first_rows(
     // The rows past the ordered ones are read by nothing (`Op::SortPermutation`).
     out.resize(n, 0);
     Ok(Some(1))
+}
+
+/// `word` kept among the `ordered` smallest words so far (`best`, a max-heap); the word
+/// that later words must be below.
+#[inline(never)]
+fn keep(best: &mut Vec<u64>, ordered: usize, word: u64) -> u64 {
+    if best.len() < ordered {
+        best.push(word);
+        sift_up(best);
+    } else {
+        best[0] = word;
+        sift_down(best);
+    }
+    match best.len() == ordered {
+        true => best[0],
+        false => u64::MAX,
+    }
 }
 
 /// Restores the max-heap after a push to its end.

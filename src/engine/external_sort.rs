@@ -340,7 +340,7 @@ impl ExternalSort {
                         .map(|&o| (o.min(rows as u64 - 1) / lo as u64) as u32),
                 );
             }
-            indices.sort_unstable();
+            crate::heap_sort::heap_sort(&mut indices);
             indices.dedup();
             run_peak = 0;
             for index in indices {

@@ -327,7 +327,7 @@ fn last_uses(plan: &Plan, roots: &HashSet<u64>) -> Vec<Vec<u64>> {
     }
     let mut last: Vec<(u64, usize)> = last.into_iter().collect();
     // In a fixed order, so the executor's steps can be compared with the schedule's.
-    last.sort_unstable();
+    crate::heap_sort::heap_sort(&mut last);
     for (id, index) in last {
         if !roots.contains(&id) {
             freed[index].push(id);

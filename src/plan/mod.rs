@@ -283,7 +283,7 @@ impl<'a> Graph<'a> {
             }
             at += 1;
         }
-        members.sort_unstable();
+        crate::heap_sort::heap_sort(&mut members);
         members
     }
 

@@ -778,6 +778,7 @@ macro_rules! suite {
             transcendental_special_values_match_the_cpu,
             // predicates.rs: comparisons, logic, minimum/maximum, mod, rounding
             comparisons_are_exact_for_every_pair_of_types,
+            comparisons_with_constants_of_other_types_are_exact,
             where_reductions_and_count_keep_only_masked_rows,
             nulls_follow_elementwise_ops_and_reductions_skip_them,
             null_masks_and_fill_null,

@@ -98,6 +98,44 @@ pub async fn comparisons_are_exact_for_every_pair_of_types<T: Target>() {
     }
 }
 
+/// A constant of one class compared with a column of another (the CPU compares in the
+/// column's class where the constant is exactly one of its values, widens otherwise).
+pub async fn comparisons_with_constants_of_other_types_are_exact<T: Target>() {
+    use DType::*;
+    let crossings = [
+        (F32, I32),
+        (F32, U32),
+        (U32, I32),
+        (I32, U32),
+        (U8, I8),
+        (I16, F32),
+        (U32, F32),
+        (I32, F32),
+    ];
+    for (a, b) in crossings {
+        let column_values = edge_values(a);
+        let x = ir::source(ColumnData::from_f64(a, &column_values).unwrap(), 1, false).unwrap();
+        let mut roots = Vec::new();
+        let mut expected = Vec::new();
+        for c in edge_values(b) {
+            let constant = ir::source(ColumnData::from_f64(b, &[c]).unwrap(), 1, true).unwrap();
+            for p in [Predicate::Less, Predicate::Equal] {
+                let test = |v: f64, w: f64| match p {
+                    Predicate::Less => v < w,
+                    _ => v == w,
+                };
+                roots.push(ir::predicate(p, &[x.clone(), constant.clone()]).unwrap());
+                expected.push(mask(column_values.iter().map(|&v| test(v, c))));
+                roots.push(ir::predicate(p, &[constant.clone(), x.clone()]).unwrap());
+                expected.push(mask(column_values.iter().map(|&v| test(c, v))));
+            }
+        }
+        compare_roots::<T>(&roots, &expected, Tolerance::Exact)
+            .await
+            .unwrap_or_else(|e| panic!("{a:?} column against {b:?} constants: {e}"));
+    }
+}
+
 pub async fn logic_and_float_tests_follow_truth_and_nan<T: Target>() {
     for a in [DType::F32, DType::I8, DType::U32] {
         for b in [DType::F32, DType::U16] {
