@@ -40,17 +40,68 @@ fn run_region(
     let out_len = element_count(region.output_rows() as u64, root.meta.size, root.meta.dtype)?;
     let mut lease = allocate(root.meta.dtype, out_len)?;
     // Filled by appending finished blocks in row order: no zero-fill pass over the output.
-    let rows = 0..region.rows;
+    let computed = rows_before_repeated_ids(region, leaves);
     run_blocks(
         region,
         leaves,
-        rows,
+        0..computed,
         Sink::Output(&mut lease.get_mut().data),
     )?;
     let column = lease.get_mut();
+    let lanes = root.meta.size as usize;
+    if computed < region.rows {
+        // The rows gathered by the repeated id are its row again.
+        with_column_data!(&mut column.data, d => {
+            let last = d.len() - lanes;
+            match lanes {
+                1 => d.resize(out_len, d[last]),
+                _ => {
+                    let row = d[last..].to_vec();
+                    while d.len() < out_len {
+                        d.extend_from_slice(&row);
+                    }
+                }
+            }
+        });
+    }
     column.size = root.meta.size;
     column.rows = (column.data.len() / root.meta.size as usize) as u32;
     Ok(lease)
+}
+
+/// The rows a pass computes: all, but for one gather whose last ids are one id repeated (a
+/// filter's kept rows past their count, which the scatter left 0), up to the first of them.
+fn rows_before_repeated_ids(region: &Region, leaves: &[Rc<Value>]) -> u32 {
+    let root = &region.root;
+    if root.op != Op::Gather || region.nodes.len() != 1 || root.inputs[0].meta.size != 1 {
+        return region.rows;
+    }
+    let ids = region.leaves.iter().position(|l| l.id == root.inputs[0].id);
+    let ids = ids.and_then(|k| leaves[k].host_column()).map(|c| &c.data);
+    let Some(ids) = (match ids {
+        Some(ColumnData::U32(ids)) => ids.get(..region.rows as usize),
+        _ => None,
+    }) else {
+        return region.rows;
+    };
+    let Some(&last) = ids.last() else {
+        return region.rows;
+    };
+    // Whole steps folded without an early exit, so they vectorize; then the last step's.
+    const STEP: usize = 256;
+    let mut end = ids.len();
+    while end >= STEP
+        && ids[end - STEP..end]
+            .iter()
+            .fold(true, |all, &id| all & (id == last))
+    {
+        end -= STEP;
+    }
+    let first = ids[..end]
+        .iter()
+        .rposition(|&id| id != last)
+        .map_or(0, |r| r + 1);
+    first as u32 + 1
 }
 
 /// One chunk task of a reduction region: its lane states (its rows start at `first_row`).

@@ -299,7 +299,10 @@ mod tests {
                         (false, true) => true,
                         (true, q_nan) => upper && q_nan,
                     });
-                    assert_eq!(*g as usize, expected, "{rows} keys, query {q}, upper {upper}");
+                    assert_eq!(
+                        *g as usize, expected,
+                        "{rows} keys, query {q}, upper {upper}"
+                    );
                 }
             }
         }

@@ -1,4 +1,6 @@
-//! The CPU's sort by one or more uint32 keys (most significant first), three ways:
+//! The CPU's sort by one or more uint32 keys (most significant first), four ways:
+//! - **by counts**: one key of few values (at most 16 bits, no more values than rows):
+//!   a counting pass and a placing pass, as a counting sort;
 //! - **packed**: where the keys' bits and the row number fit in 64 bits (a sparse matrix's
 //!   row and column numbers, say), each row is one word, keys above the row number, and an
 //!   LSD radix sort in digits of up to 11 bits moves the words themselves: every pass reads
@@ -78,6 +80,9 @@ fn sort_rows(
         .map_or(0, |chunks| chunks.iter().map(|c| c.len()).sum());
     let masks: Vec<u32> = bits.iter().map(|&b| crate::ir::key_mask(b)).collect();
     out.clear();
+    if let Some(passes) = sort_by_counts(keys, &masks, n, out, sorted)? {
+        return Ok(passes);
+    }
     if let Some(passes) = sort_packed(keys, bits, &masks, n, out, sorted)? {
         return Ok(passes);
     }
@@ -86,6 +91,66 @@ fn sort_rows(
         return sort_by_buckets(keys, &masks, out);
     }
     sort_by_digits(keys, bits, &masks, out)
+}
+
+/// The sort by counts, or `None` unless there is one key whose values (as masked) span at
+/// most this many bits and are no more than the rows: 2^16 counts (256 KiB).
+const COUNTED_KEY_BITS: u32 = 16;
+
+/// A lone key of few values (categories, codes, small integers): one pass counts each
+/// value's rows, one places each row after the rows of smaller values and the earlier rows
+/// of its own (stable), and the sorted key is each value repeated its count.
+fn sort_by_counts(
+    keys: &[&[&[u32]]],
+    masks: &[u32],
+    n: usize,
+    out: &mut Vec<u32>,
+    sorted: &mut [(usize, &mut Vec<u32>)],
+) -> Result<Option<u64>> {
+    let ([key], &[mask]) = (keys, masks) else {
+        return Ok(None);
+    };
+    // Folded without an early exit, so it vectorizes.
+    let seen = key
+        .iter()
+        .fold(0, |all, chunk| chunk.iter().fold(all, |all, &k| all | k));
+    let bits = u32::BITS - (seen & mask).leading_zeros();
+    // Checked before the shift: 1 << 32 overflows a 32-bit usize (wasm).
+    if bits > COUNTED_KEY_BITS || 1usize << bits > n {
+        return Ok(None);
+    }
+    let values = 1usize << bits;
+    let mut counts = zeros(values)?;
+    for chunk in key.iter() {
+        for &k in chunk.iter() {
+            counts[(k & mask) as usize] += 1;
+        }
+    }
+    let mut start = 0;
+    let mut next = try_collect(
+        values,
+        counts.iter().map(|&count| {
+            start += count;
+            start - count
+        }),
+    )?;
+    out.resize(n, 0);
+    let mut row = 0u32;
+    for chunk in key.iter() {
+        for &k in chunk.iter() {
+            let at = &mut next[(k & mask) as usize];
+            out[*at as usize] = row;
+            *at += 1;
+            row += 1;
+        }
+    }
+    // Keys with bits past the mask are gathered whole after (`sort_permutation`).
+    for (_, dst) in sorted.iter_mut().filter(|_| seen & !mask == 0) {
+        for (value, &count) in counts.iter().enumerate() {
+            dst.extend(std::iter::repeat_n(value as u32, count as usize));
+        }
+    }
+    Ok(Some(2))
 }
 
 /// The packed sort, or `None` where the keys' bits and the row number take more than 64.
@@ -494,14 +559,60 @@ mod tests {
         let mut expected = keys.clone();
         expected.sort();
         assert!(sorted_keys == expected);
-        // Every key alike in a digit: that digit moves nothing.
-        let same = vec![5u32; 100];
+        // Every key alike in a digit: that digit moves nothing (a key past the bits sorted
+        // by counts).
+        let same = vec![(5 << 18) + 3; 100];
         let mut out = Vec::new();
         assert_eq!(
             sort_permutation(&[&[&same]], &[20], u32::MAX, &mut out, &mut []).unwrap(),
             1
         );
         assert_eq!(out, (0..100).collect::<Vec<u32>>());
+    }
+
+    #[test]
+    fn a_key_of_few_values_sorts_by_counts_stably_and_writes_itself_as_stored() {
+        let keys: Vec<u32> = random(5000, 13)
+            .iter()
+            .map(|k| k % 100 + (7 << 24))
+            .collect();
+        let (a, b) = keys.split_at(2222);
+        // 32 bits: past the counted bits (sorted packed); 12 and 8: by counts.
+        for bits in [32, 12, 8] {
+            let mut out = Vec::new();
+            let mut sorted_keys = Vec::new();
+            let chunks: &[&[u32]] = &[a, &[], b];
+            sort_permutation(
+                &[chunks],
+                &[bits],
+                u32::MAX,
+                &mut out,
+                &mut [(0, &mut sorted_keys)],
+            )
+            .unwrap();
+            assert_eq!(out, sorted_by(&[&keys], &[bits]), "{bits} bits");
+            // The key as stored, bits past the mask too (a gather through the order).
+            let expected: Vec<u32> = out.iter().map(|&r| keys[r as usize]).collect();
+            assert!(sorted_keys == expected, "{bits} bits: sorted keys");
+            // Within the mask: written as the sort counts.
+            let low: Vec<u32> = keys.iter().map(|k| k & key_mask(bits)).collect();
+            let mut out = Vec::new();
+            let mut sorted_low = Vec::new();
+            let chunks: &[&[u32]] = &[&low];
+            sort_permutation(
+                &[chunks],
+                &[bits],
+                u32::MAX,
+                &mut out,
+                &mut [(0, &mut sorted_low)],
+            )
+            .unwrap();
+            let expected: Vec<u32> = out.iter().map(|&r| low[r as usize]).collect();
+            assert!(
+                sorted_low == expected,
+                "{bits} bits: sorted keys within the mask"
+            );
+        }
     }
 
     #[test]

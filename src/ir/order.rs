@@ -14,6 +14,12 @@ use crate::error::{GpuTableError, Result};
 pub fn sort_key(x: &NodeRef, descending: bool) -> Result<NodeRef> {
     x.check_alive()?;
     check_size(x, "a sort key")?;
+    // A plain uint32 column is its own ascending key: `sort(x)`, a gather of x through the
+    // permutation, is then a key the sort writes as it sorts, not a gather of its own.
+    let plain = x.validity().is_none() && x.counted().is_none() && !x.meta.constant;
+    if x.meta.dtype == DType::U32 && !descending && plain {
+        return Ok(x.clone());
+    }
     elementwise_plain(Op::SortKey { descending }, vec![x.clone()], DType::U32, 1)
 }
 

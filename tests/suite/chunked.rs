@@ -239,6 +239,54 @@ pub async fn gather_reads_chunked_ids_and_sources<T: Target>() {
     assert_eq!(read_u32(&r).await, vec![10, 11, 0, 1, 0, 0, 6, 7, 0, 0]);
 }
 
+/// Ids ending in one id repeated (a filter's kept rows past their count): the CPU computes
+/// up to the first of them and repeats its row; every backend gives the rows a gather does.
+pub async fn gathers_whose_last_ids_repeat_give_that_row_again<T: Target>() {
+    let source = chunked(ColumnData::U32((0..12).collect()), 2, &[2, 0, 4]);
+    let narrow = ir::source(ColumnData::U8((10..16).collect()), 1, false).unwrap();
+    let cases: [(&[u32], &[u32], &[u32]); 5] = [
+        (
+            &[3, 1, 0, 0, 0, 0],
+            &[6, 7, 2, 3, 0, 1, 0, 1, 0, 1, 0, 1],
+            &[13, 11, 10, 10, 10, 10],
+        ),
+        (&[2, 9, 9, 9], &[4, 5, 0, 0, 0, 0, 0, 0], &[12, 0, 0, 0]),
+        (&[5, 5, 5], &[10, 11, 10, 11, 10, 11], &[15, 15, 15]),
+        (&[4], &[8, 9], &[14]),
+        (&[0, 1, 2, 3], &[0, 1, 2, 3, 4, 5, 6, 7], &[10, 11, 12, 13]),
+    ];
+    for (ids, wide, narrow_rows) in cases {
+        let ids = ir::source(ColumnData::U32(ids.to_vec()), 1, false).unwrap();
+        let a = ir::gather(&ids, &source).unwrap();
+        let b = ir::gather(&ids, &narrow).unwrap();
+        evaluate::<T>(&[a.clone(), b.clone()]).await.unwrap();
+        assert_eq!(read_u32(&a).await, wide.to_vec());
+        assert_eq!(
+            read(&b).await,
+            ColumnData::U8(narrow_rows.iter().map(|&v| v as u8).collect())
+        );
+    }
+    // Past STEP ids, a repeated run crossing steps.
+    let n = 1000u32;
+    let ids: Vec<u32> = (0..n).map(|i| if i < 300 { 2 * i } else { 77 }).collect();
+    let long = ir::source(
+        ColumnData::U32((0..2 * n).map(|v| v * 3).collect()),
+        1,
+        false,
+    )
+    .unwrap();
+    let r = ir::gather(
+        &ir::source(ColumnData::U32(ids.clone()), 1, false).unwrap(),
+        &long,
+    )
+    .unwrap();
+    evaluate::<T>(std::slice::from_ref(&r)).await.unwrap();
+    assert_eq!(
+        read_u32(&r).await,
+        ids.iter().map(|&i| i * 3).collect::<Vec<_>>()
+    );
+}
+
 pub async fn chunked_sources_validate_their_chunks<T: Target>() {
     let data = || ColumnData::F32(vec![1., 2., 3.]);
     assert_eq!(

@@ -830,6 +830,7 @@ macro_rules! suite {
             extent_over_chunks_follows_its_rules,
             views_share_whole_chunks_and_copy_parts,
             gather_reads_chunked_ids_and_sources,
+            gathers_whose_last_ids_repeat_give_that_row_again,
             chunked_sources_validate_their_chunks,
             cast_converts_by_the_rules,
             packing_batches_joins_them_on_the_device,
