@@ -19,7 +19,8 @@ pub fn heap_sort<T: Ord>(items: &mut [T]) {
     heap_sort_by(items, |a, b| a < b);
 }
 
-fn sift_down<T>(heap: &mut [T], mut at: usize, less: &impl Fn(&T, &T) -> bool) {
+/// Restores the max-heap `heap` below `at` after the item at `at` changed.
+pub fn sift_down<T>(heap: &mut [T], mut at: usize, less: &impl Fn(&T, &T) -> bool) {
     loop {
         let left = 2 * at + 1;
         let mut largest = at;

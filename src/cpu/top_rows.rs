@@ -61,11 +61,7 @@ pub(super) fn first_rows(
             }
         }
     }
-    // Heapsort: the largest to the end, one at a time.
-    for end in (1..best.len()).rev() {
-        best.swap(0, end);
-        sift_down(&mut best[..end]);
-    }
+    crate::heap_sort::heap_sort(&mut best);
     let row_mask = (1u64 << row_bits) - 1;
     out.clear();
     out.extend(best.iter().map(|&word| (word & row_mask) as u32));
@@ -83,7 +79,7 @@ fn keep(best: &mut Vec<u64>, ordered: usize, word: u64) -> u64 {
         sift_up(best);
     } else {
         best[0] = word;
-        sift_down(best);
+        crate::heap_sort::sift_down(best, 0, &|a, b| a < b);
     }
     match best.len() == ordered {
         true => best[0],
@@ -97,24 +93,6 @@ fn sift_up(heap: &mut [u64]) {
     while i > 0 && heap[(i - 1) / 2] < heap[i] {
         heap.swap(i, (i - 1) / 2);
         i = (i - 1) / 2;
-    }
-}
-
-/// Restores the max-heap after its top changed.
-fn sift_down(heap: &mut [u64]) {
-    let mut i = 0;
-    loop {
-        let left = 2 * i + 1;
-        let Some(&l) = heap.get(left) else { return };
-        let child = match heap.get(left + 1) {
-            Some(&r) if r > l => left + 1,
-            _ => left,
-        };
-        if heap[child] <= heap[i] {
-            return;
-        }
-        heap.swap(i, child);
-        i = child;
     }
 }
 
