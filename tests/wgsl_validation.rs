@@ -139,6 +139,12 @@ fn generated_kernels_are_valid_wgsl() {
         ir::exclusive_scan(&floats_of(300)).unwrap(),
         ir::exclusive_scan(&i8s(&[1, -2, 3, 4], 2)).unwrap(),
         ir::exclusive_scan(&ir::binary(Add, &wide, &lit(&[1.])).unwrap()).unwrap(),
+        // A compaction: composed of a scan, a scatter and a select.
+        ir::filter(
+            &floats_of(300),
+            &ir::predicate(gputable::ir::Predicate::Greater, &[floats_of(300), lit(&[3.])]).unwrap(),
+        )
+        .unwrap(),
         ir::search_sorted(&floats_of(300), &f32s(&[1.5, 7.], 1), true).unwrap(),
         ir::search_sorted(&i32s(&[1, 2], 1), &i8s(&[1, 2], 1), false).unwrap(),
         // A sort's own pass has no generated kernel: GPU backends run it composed.
@@ -149,10 +155,7 @@ fn generated_kernels_are_valid_wgsl() {
         ir::reshape(&u32s(&[0; 40], 1), 20).unwrap(),
     ];
     for (i, root) in graphs.iter().enumerate() {
-        for region in plan(std::slice::from_ref(root), Fusion::On)
-            .unwrap()
-            .regions
-        {
+        for region in regions_composed(root) {
             if region.is_scatter() {
                 continue; // fixed kernels, validated below
             }
@@ -307,6 +310,21 @@ fn generated_kernels_are_valid_wgsl() {
     let kernel =
         reduce_partials_kernel(region, &leaves(region), ReduceKind::Extent, 2, 1, 0).unwrap();
     validate(&kernel.source, "wide reduction");
+}
+
+/// The regions of `root`'s plan, a walk's (a scan's, a compaction's) replaced by the regions
+/// of the ops GPU backends compose it of.
+fn regions_composed(root: &NodeRef) -> Vec<Region> {
+    let mut regions = Vec::new();
+    for region in plan(std::slice::from_ref(root), Fusion::On).unwrap().regions {
+        match region.is_walk() {
+            true => regions.extend(regions_composed(
+                &ir::compose_walk(&region.root.op, &region.root.inputs[0]).unwrap(),
+            )),
+            false => regions.push(region),
+        }
+    }
+    regions
 }
 
 fn floats_of(rows: usize) -> NodeRef {

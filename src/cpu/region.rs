@@ -20,7 +20,7 @@ use crate::column::{element_count, try_collect, with_column_data, with_elem_type
 use crate::dtype::{Class, DType};
 use crate::engine::{DeviceModel, RegionModel, Regions};
 use crate::error::Result;
-use crate::ir::{validate_segments, NodeRef, Op, Predicate, Reduction};
+use crate::ir::{validate_segments, Node, NodeRef, Op, Predicate, Reduction};
 use crate::memory::Home;
 use crate::plan::Region;
 use crate::value::{HostLease, Storage, Value};
@@ -70,14 +70,14 @@ fn run_region(
 }
 
 /// The rows a pass computes: all, but for one gather whose last ids are one id repeated (a
-/// filter's kept rows past their count, which the scatter left 0), up to the first of them.
+/// compaction's `u32::MAX` past its count, or a scatter's 0), up to the first of them.
 fn rows_before_repeated_ids(region: &Region, leaves: &[Rc<Value>]) -> u32 {
     let root = &region.root;
     if root.op != Op::Gather || region.nodes.len() != 1 || root.inputs[0].meta.size != 1 {
         return region.rows;
     }
     let ids = region.leaves.iter().position(|l| l.id == root.inputs[0].id);
-    let ids = ids.and_then(|k| leaves[k].host_column()).map(|c| &c.data);
+    let ids = ids.and_then(|k| leaves.get(k)?.host_column()).map(|c| &c.data);
     let Some(ids) = (match ids {
         Some(ColumnData::U32(ids)) => ids.get(..region.rows as usize),
         _ => None,
@@ -87,6 +87,11 @@ fn rows_before_repeated_ids(region: &Region, leaves: &[Rc<Value>]) -> u32 {
     let Some(&last) = ids.last() else {
         return region.rows;
     };
+    if root.inputs[0].op == Op::Compact {
+        // Ascending, then u32::MAX: the first of those found by halving.
+        let first = ids.partition_point(|&id| id != u32::MAX);
+        return (first as u32).saturating_add(1).min(region.rows);
+    }
     // Whole steps folded without an early exit, so they vectorize; then the last step's.
     const STEP: usize = 256;
     let mut end = ids.len();
@@ -589,28 +594,6 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
                 }
             });
         }
-        // Scans read and write their class's 32-bit type (ir::scan casts narrower inputs):
-        // one instance per class.
-        Op::GroupFold(_) | Op::ScanApply { .. } => {
-            let first = b.pass_row();
-            let dst = own_rows(node, first, lanes, dst);
-            let x = StoredRows::<T>::new(b.leaf(&node.inputs[0])?)?;
-            match &node.op {
-                Op::GroupFold(fold) => scan::group_folds(*fold, &x, first, lanes, dst),
-                Op::ScanApply { fold, inclusive } => {
-                    let levels = node.inputs[1..]
-                        .iter()
-                        .map(|level| StoredRows::<T>::new(b.leaf(level)?))
-                        .collect::<Result<Vec<_>>>()?;
-                    let how = scan::Scan {
-                        fold: *fold,
-                        inclusive: *inclusive,
-                    };
-                    scan::scan_rows(how, &x, &levels, first, lanes, dst)
-                }
-                _ => return Err(internal("not a scan")),
-            }
-        }
         Op::SegmentedMap => {
             let starts = &b.segment_starts[&node.id];
             let first_vertex = b.r0 as i64;
@@ -663,6 +646,11 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
         | Op::Reduce(_)
         | Op::Scatter
         | Op::SortPermutation { .. }
+        | Op::Compact
+        | Op::Scan { .. }
+        // The CPU walks its scans (`scan::scan_whole`): it never composes them.
+        | Op::GroupFold(_)
+        | Op::ScanApply { .. }
         | Op::Concat
         | Op::Slice { .. }
         | Op::Rechunk => {
@@ -691,6 +679,9 @@ impl RegionModel for CpuDevice {
     fn where_read_scratch_bytes(&self, region: &Region) -> u64 {
         super::where_read::scratch_bytes(region)
     }
+    fn walks(&self, _op: &Op) -> bool {
+        true
+    }
 }
 
 impl Regions for CpuDevice {
@@ -703,5 +694,17 @@ impl Regions for CpuDevice {
         let lease = run_region(region, leaves, |dtype, len| self.take(home, dtype, len))?;
         self.core().counters.add_kernels(1);
         Ok(Value::from_host_lease(self.core().id, lease))
+    }
+    async fn walk(&self, home: &mut Home, root: &Node, input: &[Rc<Value>]) -> Result<Vec<Value>> {
+        let chunks = match root.op {
+            Op::Compact => vec![super::scatter::compact(self, home, input)?],
+            Op::Scan { fold, inclusive } => {
+                let how = scan::Scan { fold, inclusive };
+                scan::scan_whole(self, home, how, root, input)?
+            }
+            _ => return Err(internal(format!("{} is not a walk", root.op.name()))),
+        };
+        self.core().counters.add_kernels(1);
+        Ok(chunks)
     }
 }

@@ -1,13 +1,19 @@
-//! Scans on the CPU: a scan's `GroupFold` levels and its `ScanApply` (ir/scan.rs). A
-//! block's first row starts from its groups' folds at each level; later rows run on from
-//! the row before. One-lane columns stored whole run a loop written for their fold (a float
-//! sum eight rows at a time in simd128 lanes): float sums come out in an order api.md allows,
-//! as `sum`'s.
+//! Scans on the CPU: `Op::Scan` walked as one loop over the chunks in order (the GPUs'
+//! `GroupFold` levels and `ScanApply` are never composed here). One-lane columns run a loop
+//! written for their fold (a float sum eight rows at a time in simd128 lanes): float sums
+//! come out in an order api.md allows, as `sum`'s.
+
+use std::rc::Rc;
 
 use super::lane::Lane;
-use super::rows::StoredRows;
-use crate::dtype::Class;
-use crate::ir::{scan_digits, ScanFold, SCAN_FAN_IN};
+use super::{internal, CpuDevice};
+use crate::column::ColumnData;
+use crate::dtype::{Class, DType};
+use crate::engine::DeviceModel;
+use crate::error::Result;
+use crate::ir::{Node, ScanFold};
+use crate::memory::Home;
+use crate::value::Value;
 
 /// `fold`'s value with no row folded in: NaN for a float minimum or maximum, which folds
 /// skip (NaN rows are skipped; a fold of none is NaN).
@@ -38,40 +44,6 @@ fn combine<T: Lane>(fold: ScanFold, acc: T, v: T) -> T {
     }
 }
 
-/// Rows `first..` of `GroupFold` of `x`: each the fold of `SCAN_FAN_IN` consecutive rows.
-pub(super) fn group_folds<T: Lane>(
-    fold: ScanFold,
-    x: &StoredRows<T>,
-    first: usize,
-    lanes: usize,
-    dst: &mut [T],
-) {
-    let fan_in = SCAN_FAN_IN as usize;
-    let rows = x.rows();
-    if let (Some(values), 1) = (x.contiguous(), lanes) {
-        if fold == ScanFold::Sum {
-            return group_sums(&values[(first * fan_in).min(rows)..], dst);
-        }
-        for (j, out) in dst.iter_mut().enumerate() {
-            let start = ((first + j) * fan_in).min(rows);
-            let group = &values[start..(start + fan_in).min(rows)];
-            *out = group
-                .iter()
-                .fold(identity(fold), |acc, v| combine(fold, acc, *v));
-        }
-        return;
-    }
-    for (j, out) in dst.chunks_exact_mut(lanes).enumerate() {
-        out.fill(identity(fold));
-        let start = (first + j) * fan_in;
-        for r in start..(start + fan_in).min(rows) {
-            for (o, v) in out.iter_mut().zip(x.row(r)) {
-                *o = combine(fold, *o, *v);
-            }
-        }
-    }
-}
-
 /// A scan's fold, and whether each row folds itself in.
 #[derive(Clone, Copy)]
 pub(super) struct Scan {
@@ -79,78 +51,77 @@ pub(super) struct Scan {
     pub inclusive: bool,
 }
 
-/// Rows `first..` of `ScanApply`: the block's first row folds, at each level (the scanned
-/// column `x`, of the 32-bit type of its class, then its group folds `levels`), the rows of
-/// its group before it; each later row runs on from the row before (one read each; for
-/// float sums and products an order api.md allows, as `sum`'s). Inclusive rows fold
-/// themselves in too.
-pub(super) fn scan_rows<T: Lane>(
+/// A whole scan (`Op::Scan`, of `root`'s 32-bit type) of its input's stored chunks, in
+/// order, each written to an output chunk of its own, the fold carried from one to the next.
+pub(super) fn scan_whole(
+    device: &CpuDevice,
+    home: &Home,
     scan: Scan,
-    x: &StoredRows<T>,
-    levels: &[StoredRows<T>],
-    first: usize,
-    lanes: usize,
-    dst: &mut [T],
-) {
-    let fold = scan.fold;
-    let rows = dst.len() / lanes;
-    if rows == 0 {
-        return;
-    }
-    let mut before: Vec<T> = vec![identity(fold); lanes];
-    let mut digits = scan_digits(first as u64, levels.len() + 1);
-    if let Some((start, digit)) = digits.next() {
-        for r in start as usize..start as usize + digit as usize {
-            for (b, v) in before.iter_mut().zip(x.row(r)) {
-                *b = combine(fold, *b, *v);
-            }
-        }
-    }
-    for (level, (start, digit)) in levels.iter().zip(digits) {
-        for r in start as usize..start as usize + digit as usize {
-            for (b, v) in before.iter_mut().zip(level.row(r)) {
-                *b = combine(fold, *b, *v);
-            }
-        }
-    }
-    if let (Some(values), 1) = (x.contiguous(), lanes) {
-        let (acc, values) = (before[0], &values[first..first + rows]);
-        match fold {
-            ScanFold::Sum => sums(acc, values, dst, scan.inclusive),
-            _ => run_on(acc, values, dst, scan.inclusive, |a, v| combine(fold, a, v)),
-        }
-        return;
-    }
-    for i in 0..rows {
-        let row = x.row(first + i);
-        let out = &mut dst[i * lanes..(i + 1) * lanes];
-        for ((o, b), v) in out.iter_mut().zip(before.iter_mut()).zip(row) {
-            let next = combine(fold, *b, *v);
-            *o = if scan.inclusive { next } else { *b };
-            *b = next;
-        }
-    }
-}
-
-/// The sums of consecutive groups of `SCAN_FAN_IN` rows of `values` (a shorter last
-/// group, then none): a whole group as four running sums (vectorized), added pairwise.
-fn group_sums<T: Lane>(values: &[T], dst: &mut [T]) {
-    const FAN_IN: usize = SCAN_FAN_IN as usize;
-    let mut groups = values.chunks(FAN_IN);
-    for out in dst.iter_mut() {
-        *out = match groups.next() {
-            Some(group) if group.len() == FAN_IN => {
-                let mut sums = [T::default(); 4];
-                for quad in group.chunks_exact(4) {
-                    for (s, v) in sums.iter_mut().zip(quad) {
-                        *s = s.add(*v);
+    root: &Node,
+    input: &[Rc<Value>],
+) -> Result<Vec<Value>> {
+    fn typed<T: Lane>(
+        device: &CpuDevice,
+        home: &Home,
+        scan: Scan,
+        root: &Node,
+        input: &[Rc<Value>],
+        read: fn(&ColumnData) -> Option<&[T]>,
+    ) -> Result<Vec<Value>> {
+        let fold = scan.fold;
+        let lanes = root.meta.size as usize;
+        let mut acc = vec![identity::<T>(fold); lanes];
+        let mut chunks = Vec::with_capacity(input.len());
+        for value in input {
+            let column = (value.host_column())
+                .ok_or_else(|| internal("a scan's input is not a host column"))?;
+            let values = read(&column.data).ok_or_else(|| internal("a scan reads its own type"))?;
+            let mut lease = device.take(home, root.meta.dtype, values.len())?;
+            let out = lease.get_mut();
+            let dst = T::of_column(&mut out.data)
+                .ok_or_else(|| internal("a scan writes its own type"))?;
+            // Within the capacity `take` made room for: no allocation.
+            dst.resize(values.len(), T::default());
+            if let ([start], [.., last]) = (&mut acc[..], values) {
+                match fold {
+                    ScanFold::Sum => sums(*start, values, dst, scan.inclusive),
+                    _ => run_on(*start, values, dst, scan.inclusive, |a, v| combine(fold, a, v)),
+                }
+                if let Some(&written) = dst.last() {
+                    *start = match scan.inclusive {
+                        true => written,
+                        false => combine(fold, written, *last),
+                    };
+                }
+            } else if lanes > 1 {
+                for (row, out) in values.chunks_exact(lanes).zip(dst.chunks_exact_mut(lanes)) {
+                    for ((o, b), v) in out.iter_mut().zip(acc.iter_mut()).zip(row) {
+                        let next = combine(fold, *b, *v);
+                        *o = if scan.inclusive { next } else { *b };
+                        *b = next;
                     }
                 }
-                sums[0].add(sums[1]).add(sums[2].add(sums[3]))
             }
-            Some(group) => group.iter().fold(T::default(), |a, v| a.add(*v)),
-            None => T::default(),
-        };
+            out.size = column.size;
+            out.rows = column.rows;
+            chunks.push(Value::from_host_lease(device.core().id, lease));
+        }
+        Ok(chunks)
+    }
+    match root.meta.dtype {
+        DType::F32 => typed(device, home, scan, root, input, |d| match d {
+            ColumnData::F32(v) => Some(v),
+            _ => None,
+        }),
+        DType::I32 => typed(device, home, scan, root, input, |d| match d {
+            ColumnData::I32(v) => Some(v),
+            _ => None,
+        }),
+        DType::U32 => typed(device, home, scan, root, input, |d| match d {
+            ColumnData::U32(v) => Some(v),
+            _ => None,
+        }),
+        _ => Err(internal("a scan reads its class's 32-bit type")),
     }
 }
 

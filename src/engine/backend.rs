@@ -19,7 +19,7 @@ use std::rc::Rc;
 use crate::column::Column;
 use crate::dtype::DType;
 use crate::error::Result;
-use crate::ir::{Node, NodeRef};
+use crate::ir::{Node, NodeRef, Op};
 use crate::memory::{size_class, Counters, Home, Homes};
 use crate::plan::{PlanLimits, Region};
 use crate::value::{DeviceId, RowSink, Value};
@@ -116,6 +116,11 @@ pub trait RegionModel: DeviceModel {
     /// saying what they do (read only where `kernel_words` names kernels).
     fn describe_region(&self, _region: &Region) -> Result<(u64, String)> {
         Ok((0, String::new()))
+    }
+    /// Whether `Regions::walk` runs the walk `op` (`Op::is_walk`) as one loop here;
+    /// elsewhere the executor runs it as other ops' passes (`ir::compose_walk`).
+    fn walks(&self, _op: &Op) -> bool {
+        false
     }
 }
 
@@ -228,7 +233,16 @@ pub trait Regions: Batches + RegionModel {
         batch: &mut Self::Batch,
         region: &Region,
         leaves: &[Rc<Value>],
-    ) -> Result<Value>;
+    ) -> Result<Value>;    /// The walk `root` over its input's stored chunks, in order, where `walks` says the
+    /// device runs it: its output's chunks (a compaction's one, a scan's one per input chunk).
+    async fn walk(
+        &self,
+        _batch: &mut Self::Batch,
+        _root: &Node,
+        _input: &[Rc<Value>],
+    ) -> Result<Vec<Value>> {
+        Err(super::internal("this device composes its walks"))
+    }
 }
 
 /// Reductions: a partial state per chunk task, combine rounds, the final row.

@@ -8,7 +8,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::{rows_past_a_binding, schedule::sorts_natively, CostModel};
+use super::{rows_past_a_binding, schedule::sorts_natively, split_sort_scratch_bytes, CostModel};
 use crate::ir::{assembly_ranges, Node, NodeRef};
 use crate::plan::{Plan, Region};
 
@@ -243,7 +243,7 @@ impl<'a> Ledger<'a> {
     fn left_by_task(&self, region: &Region, rows: u32) -> u64 {
         let kept = !region.is_reduction()
             && !region.is_scatter()
-            && !region.is_sort()
+            && !region.is_whole()
             && !self.streamed.contains(&region.root.id);
         match kept {
             true => bytes_of(self.device, &region.root, rows as u64),
@@ -276,7 +276,8 @@ impl<'a> Ledger<'a> {
         let device = self.device;
         let root = &region.root;
         let rows = rows as u64;
-        let native_sort = region.is_sort() && sorts_natively(device, region);
+        let native = (region.is_sort() && sorts_natively(device, region))
+            || (region.is_walk() && device.walks(&root.op));
         let mut bytes = TASK_OVERHEAD_BYTES;
         for leaf in &region.leaves {
             let (start, end) = match () {
@@ -287,8 +288,8 @@ impl<'a> Ledger<'a> {
             if self.copied_per_task(leaf) {
                 bytes += range_bytes(device, leaf, start, end);
             }
-            // A native sort reads its keys' chunks where they are.
-            if !self.stored_whole(leaf, start, end) && !native_sort {
+            // A native sort or compaction reads its inputs' chunks where they are.
+            if !self.stored_whole(leaf, start, end) && !native {
                 bytes += bytes_of(device, leaf, end - start);
             }
         }
@@ -308,6 +309,15 @@ impl<'a> Ledger<'a> {
             // The permutation and the sort's working arrays, beside its keys.
             let scratch = device.sort_scratch_bytes(root.meta.length, root.inputs.len());
             return bytes + scratch + self.joined_key_bytes(region) + output(stored(root));
+        }
+        if region.is_walk() {
+            // Composed, at most: a compaction's flags as uint32, their scan, the
+            // destinations and the scatter; a scan's levels.
+            let scratch = match native {
+                true => 0,
+                false => split_sort_scratch_bytes(device, root.meta.length),
+            };
+            return bytes + scratch + output(stored(root));
         }
         if region.is_reduction() {
             // Every task's partial states (twice: a combine round reads one set, writes the

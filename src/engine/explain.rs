@@ -102,10 +102,22 @@ fn pass_kernels(device: &dyn CostModel, region: &Region, pass: &Pass) -> Result<
         return Ok((0, ASSEMBLY_PASS.to_string()));
     }
     if region.is_sort() {
-        return match &pass.split_sort {
+        return match &pass.composed {
             None => describe_native_sort(device, region),
             Some(split) => describe_split_sort(device, region, &split.schedule),
         };
+    }
+    if region.is_walk() {
+        let (kernels, line) = match &pass.composed {
+            None => (1, "one loop over the rows in order".to_string()),
+            Some(composed) => {
+                let kernels = composed_kernels(device, &composed.schedule)?;
+                let (one, many) = device.kernel_words().unwrap_or(("kernel", "kernels"));
+                let word = if kernels == 1 { one } else { many };
+                (kernels, format!("{kernels} {word} of other ops"))
+            }
+        };
+        return Ok((kernels, line));
     }
     let tasks = pass.tasks.len() as u64;
     let largest = pass.tasks.iter().map(|t| t.rows).max().unwrap_or(0);
@@ -194,10 +206,7 @@ fn describe_split_sort(
         return Err(internal("a sort pass without a sort"));
     };
     debug_assert!(!sorts_natively(device, region));
-    let mut kernels = 0;
-    for (region, pass) in split.plan.regions.iter().zip(&split.passes) {
-        kernels += pass_kernels(device, region, pass)?.0;
-    }
+    let kernels = composed_kernels(device, split)?;
     let bits: u32 = bits.iter().sum();
     let (one, many) = device.kernel_words().unwrap_or(("kernel", "kernels"));
     let word = if kernels == 1 { one } else { many };
@@ -207,4 +216,13 @@ fn describe_split_sort(
             "{kernels} {word} in {bits} one-bit split passes (scan, gather and scatter kernels)"
         ),
     ))
+}
+
+/// The kernels of every pass of a composed pass's schedule.
+fn composed_kernels(device: &dyn CostModel, schedule: &Schedule) -> Result<u64> {
+    let mut kernels = 0;
+    for (region, pass) in schedule.plan.regions.iter().zip(&schedule.passes) {
+        kernels += pass_kernels(device, region, pass)?.0;
+    }
+    Ok(kernels)
 }

@@ -6,7 +6,7 @@
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
-use super::schedule::{Pass, Schedule, Step, Task};
+use super::schedule::{Composed, Pass, Schedule, Step, Task};
 use super::{internal, leaf_home, reads_in_place, Backend, Written};
 use crate::column::Column;
 use crate::error::{ErrorCode, GpuTableError, Result};
@@ -144,6 +144,7 @@ impl<B: Backend> Run<'_, B> {
                     self.reduction(region, pass, &values, streamed).await?
                 }
                 _ if region.is_scatter() => self.scatter(region, pass, &values, streamed).await?,
+                _ if region.is_walk() => self.walk(region, pass, &values, streamed).await?,
                 _ if region.is_sort() => {
                     let (permutation, sorted_keys) =
                         self.sort(region, pass, &values, streamed).await?;
@@ -391,7 +392,7 @@ impl<B: Backend> Run<'_, B> {
             .collect::<Result<Vec<Output>>>()?;
         let home = self.device.core().id;
         self.device.core().counters.add_sort();
-        let (permutation, sorted_keys) = match &pass.split_sort {
+        let (permutation, sorted_keys) = match &pass.composed {
             None => {
                 let mut keys = Vec::with_capacity(stored.len());
                 for (key, output) in root.inputs.iter().zip(&stored) {
@@ -418,25 +419,13 @@ impl<B: Backend> Run<'_, B> {
                     self.ran(task);
                 }
                 let one = |value| Output::new(home, vec![Rc::new(value)]);
-                (one(permutation), sorted_keys.into_iter().map(one).collect())
+                (one(permutation), sorted_keys.into_iter().map(one).collect::<Vec<_>>())
             }
             Some(split) => {
-                // The split passes read the stored keys through the schedule's stand-ins.
-                for (key, output) in split.keys.iter().zip(stored) {
-                    key.replace_outputs(output);
-                }
-                let run = Box::pin(self.schedule(&split.schedule, HashMap::new()));
-                let mut outputs = run.await?;
-                let mut take = |node: &NodeRef| {
-                    outputs
-                        .remove(&node.id)
-                        .ok_or_else(|| internal("a composed sort left no output"))
-                };
-                let permutation = take(&split.roots[0])?;
-                let sorted_keys = (split.roots[1..].iter())
-                    .map(take)
-                    .collect::<Result<Vec<_>>>()?;
-                (permutation, sorted_keys)
+                let mut outputs = self.composed(split, stored).await?.into_iter();
+                let permutation = (outputs.next())
+                    .ok_or_else(|| internal("a composed sort left no permutation"))?;
+                (permutation, outputs.collect())
             }
         };
         let mut outputs = Vec::with_capacity(1 + sorted_keys.len());
@@ -456,6 +445,53 @@ impl<B: Backend> Run<'_, B> {
         }
         let permutation = outputs.remove(0);
         Ok((permutation, outputs))
+    }
+
+    /// A walk's pass: the device's own loop, or its composed passes.
+    async fn walk(
+        &mut self,
+        region: &Region,
+        pass: &Pass,
+        values: &HashMap<u64, Output>,
+        streamed: &HashSet<u64>,
+    ) -> Result<Output> {
+        let root = &region.root;
+        let input = (root.inputs.first())
+            .and_then(|input| values.get(&input.id))
+            .cloned()
+            .ok_or_else(|| internal(format!("t{}'s input has no value", root.id)))?;
+        let output = match &pass.composed {
+            None => {
+                let chunks = self.device.walk(self.batch, root, &input.chunks).await?;
+                for task in &pass.tasks {
+                    self.ran(task);
+                }
+                Output::new(self.device.core().id, chunks.into_iter().map(Rc::new).collect())
+            }
+            Some(composed) => (self.composed(composed, vec![input]).await?.pop())
+                .ok_or_else(|| internal("a composed walk left no output"))?,
+        };
+        let mut chunks = Vec::with_capacity(output.chunks.len());
+        for chunk in output.chunks.iter() {
+            chunks.push(self.kept(chunk.clone(), streamed.contains(&root.id)).await?);
+        }
+        Ok(Output::new(home_of(output.device, root, streamed), chunks))
+    }
+
+    /// Runs a pass composed of other passes over the `stored` outputs of its inputs (given to
+    /// the schedule's stand-ins): the outputs of its roots, in order.
+    async fn composed(&mut self, composed: &Composed, stored: Vec<Output>) -> Result<Vec<Output>> {
+        for (input, output) in composed.inputs.iter().zip(stored) {
+            input.replace_outputs(output);
+        }
+        let run = Box::pin(self.schedule(&composed.schedule, HashMap::new()));
+        let mut outputs = run.await?;
+        (composed.roots.iter())
+            .map(|root| {
+                (outputs.remove(&root.id))
+                    .ok_or_else(|| internal("a composed pass left no output"))
+            })
+            .collect()
     }
 
     /// The values a chunk task over rows `first..` reads, in the order of its leaves: row

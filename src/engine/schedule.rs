@@ -42,8 +42,9 @@ pub struct Pass {
     pub frees: Vec<u64>,
     /// A reduction's combine rounds: the partials left after each.
     pub rounds: Vec<u32>,
-    /// A sort the device runs as the IR's one-bit split passes: their own schedule.
-    pub split_sort: Option<Box<SplitSort>>,
+    /// A sort or a compaction the device runs as passes of other ops (a sort's one-bit
+    /// split passes): their own schedule.
+    pub composed: Option<Box<Composed>>,
 }
 
 /// One chunk task: rows `first..first + rows` of the pass.
@@ -65,11 +66,11 @@ pub enum Cut {
     Budget,
 }
 
-/// A sort composed of split passes: the keys it reads (stand-ins the executor gives the
-/// stored keys to), its roots (the permutation, then each key its pass writes in order) and
-/// their schedule.
-pub struct SplitSort {
-    pub keys: Vec<NodeRef>,
+/// A pass composed of other passes: the inputs it reads (stand-ins the executor gives the
+/// stored inputs to), its roots (a sort's permutation, then each key its pass writes in
+/// order; a compaction's kept rows) and their schedule.
+pub struct Composed {
+    pub inputs: Vec<NodeRef>,
     pub roots: Vec<NodeRef>,
     pub schedule: Schedule,
 }
@@ -128,9 +129,14 @@ impl Schedule {
                 Some(reduction) => combine_rounds(tasks.len() as u32, reduction.split_every),
                 None => Vec::new(),
             };
-            let split_sort = match region.is_sort() && !sorts_natively(device, region) {
-                true => Some(Box::new(SplitSort::new(device, region, &limits)?)),
-                false => None,
+            let composed = match () {
+                _ if region.is_sort() && !sorts_natively(device, region) => {
+                    Some(Box::new(Composed::split_sort(device, region, &limits)?))
+                }
+                _ if region.is_walk() && !device.walks(&region.root.op) => {
+                    Some(Box::new(Composed::walk(device, region, &limits)?))
+                }
+                _ => None,
             };
             let tasks = (tasks.into_iter().zip(bytes))
                 .map(|((first, rows), bytes)| Task { first, rows, bytes })
@@ -142,7 +148,7 @@ impl Schedule {
                 submit_before,
                 frees,
                 rounds,
-                split_sort,
+                composed,
             });
         }
         Ok(Schedule {
@@ -189,14 +195,14 @@ impl Schedule {
         Ok(())
     }
 
-    /// What the executor runs, in order: each pass, its tasks (a split sort's passes within
-    /// its own), then what it frees.
+    /// What the executor runs, in order: each pass, its tasks (a composed pass's passes
+    /// within its own), then what it frees.
     pub fn steps(&self) -> Vec<Step> {
         let mut steps = Vec::new();
         for (index, pass) in self.passes.iter().enumerate() {
             steps.push(Step::Pass(index));
-            match &pass.split_sort {
-                Some(sort) => steps.extend(sort.schedule.steps()),
+            match &pass.composed {
+                Some(composed) => steps.extend(composed.schedule.steps()),
                 None => steps.extend(pass.tasks.iter().map(|t| Step::Task {
                     first: t.first,
                     rows: t.rows,
@@ -208,20 +214,13 @@ impl Schedule {
     }
 }
 
-impl SplitSort {
+impl Composed {
     /// The split passes of the sort `region`, over stand-ins for its keys.
-    fn new(device: &dyn CostModel, region: &Region, limits: &PlanLimits) -> Result<SplitSort> {
+    fn split_sort(device: &dyn CostModel, region: &Region, limits: &PlanLimits) -> Result<Composed> {
         let Op::SortPermutation { bits, .. } = &region.root.op else {
             return Err(internal("a sort pass without a sort"));
         };
-        // Planning looks only at the keys' shape; the executor gives each stand-in its key's
-        // stored output before running the passes.
-        let keys: Vec<NodeRef> = (region.root.inputs.iter())
-            .map(|key| {
-                let stand_in = Output::new(device.core().id, Vec::new());
-                ir::computed(key.meta, key.chunks.clone(), stand_in)
-            })
-            .collect();
+        let keys = stand_ins(device, region);
         let permutation = ir::split_permutation(&keys, bits)?;
         let mut roots = vec![permutation.clone()];
         for key in region.sorted_key_indices() {
@@ -230,6 +229,23 @@ impl SplitSort {
                 .ok_or_else(|| internal("a sorted key the sort does not have"))?;
             roots.push(ir::gather(&permutation, key)?);
         }
+        Composed::new(device, keys, roots, limits)
+    }
+
+    /// The walk `region` as other ops' passes, over a stand-in for its input.
+    fn walk(device: &dyn CostModel, region: &Region, limits: &PlanLimits) -> Result<Composed> {
+        let input = stand_ins(device, region);
+        let first = input.first().ok_or_else(|| internal("a walk without its input"))?;
+        let output = ir::compose_walk(&region.root.op, first)?;
+        Composed::new(device, input, vec![output], limits)
+    }
+
+    fn new(
+        device: &dyn CostModel,
+        inputs: Vec<NodeRef>,
+        roots: Vec<NodeRef>,
+        limits: &PlanLimits,
+    ) -> Result<Composed> {
         let plan = plan_with(
             &roots,
             &PlanOptions {
@@ -240,12 +256,23 @@ impl SplitSort {
         )?;
         let ids = roots.iter().map(|r| r.id).collect();
         let schedule = Schedule::new(device, plan, &ids, &|_| true, None)?;
-        Ok(SplitSort {
-            keys,
+        Ok(Composed {
+            inputs,
             roots,
             schedule,
         })
     }
+}
+
+/// Stand-ins for the inputs of `region`: planning looks only at their shape; the executor
+/// gives each its input's stored output before running the composed passes.
+fn stand_ins(device: &dyn CostModel, region: &Region) -> Vec<NodeRef> {
+    (region.root.inputs.iter())
+        .map(|input| {
+            let stand_in = Output::new(device.core().id, Vec::new());
+            ir::computed(input.meta, input.chunks.clone(), stand_in)
+        })
+        .collect()
 }
 
 /// Whether the device runs the sort `region` with its own kernels.
@@ -259,7 +286,7 @@ pub(super) fn sorts_natively(device: &dyn CostModel, region: &Region) -> bool {
 /// pass reading a leaf both ways is never cut.
 fn row_local(region: &Region) -> bool {
     !region.root.op.is_assembly()
-        && !region.is_sort()
+        && !region.is_whole()
         && !region.reads_a_leaf_both_ways(&region.random_access_inputs())
 }
 
@@ -270,14 +297,15 @@ fn row_local(region: &Region) -> bool {
 /// partial of its own).
 fn planned_tasks(device: &dyn CostModel, region: &Region) -> (Vec<(u64, u32)>, Option<Cut>, bool) {
     let chunks = match () {
-        // A view's output chunks, each made of its inputs' rows; a sort reads its keys whole.
+        // A view's output chunks, each made of its inputs' rows; a sort reads its keys whole,
+        // a compaction its flags.
         _ if region.root.op.is_assembly() => region.root.chunks.to_vec(),
-        _ if region.is_sort() => vec![region.rows],
+        _ if region.is_whole() => vec![region.rows],
         _ => region.task_chunks(),
     };
     let random = region.random_access_inputs();
     // Not even at the binding size (see `row_local`).
-    if !region.is_sort() && !region.root.op.is_assembly() && !row_local(region) {
+    if !region.is_whole() && !region.root.op.is_assembly() && !row_local(region) {
         return (vec![(0, region.rows)], None, chunks.len() > 1);
     }
     let widest = (region.leaves.iter())

@@ -219,8 +219,8 @@ pub(crate) fn align(inputs: Vec<NodeRef>) -> Result<(Vec<NodeRef>, Option<Counte
 
 /// `filter(x, mask)`: the rows of `x` whose `mask` (size 1; x's rows, or a constant) is
 /// nonzero and not null, in order; chunk k of the result holds the kept rows of x's chunk k.
-/// One pass marks the rows, a scan places them, a scatter writes each kept row's number to
-/// its place and a gather reads the rows: the count stays on the device.
+/// One pass marks the rows, a compaction packs their numbers (`Op::Compact`) and a gather
+/// reads them; the counts are searched in the packed numbers: they stay on the device.
 pub fn filter(x: &NodeRef, mask: &NodeRef) -> Result<NodeRef> {
     x.check_alive()?;
     mask.check_alive()?;
@@ -243,10 +243,23 @@ pub fn filter(x: &NodeRef, mask: &NodeRef) -> Result<NodeRef> {
             x.meta.length, mask.meta.length
         )));
     }
-    // Filters by one mask (a table's columns) share its kept rows: one scan and scatter.
+    // Filters by one mask (a table's columns) share its compaction, and its counts where
+    // chunked alike.
     let shared = counted.is_none() && !mask.meta.constant;
-    let [kept_rows, placed, total] = match shared.then(|| mask.kept_places()).flatten() {
-        Some(places) => places,
+    // The row offsets where x's chunks end.
+    let ends = || match &counted {
+        Some(c) => scan(&c.chunks, ScanFold::Sum, true),
+        None => {
+            let offsets = super::chunk_offsets(&x.chunks);
+            u32_column(offsets[1..].iter().map(|&e| e as u32).collect())
+        }
+    };
+    let [kept_rows, total, chunks] = match shared.then(|| mask.kept_places()).flatten() {
+        Some((places, layout)) if layout == x.chunks => places,
+        Some(([kept_rows, total, _], _)) => {
+            let (_, chunks) = kept_per_chunk(&kept_rows, &ends()?)?;
+            [kept_rows, total, chunks]
+        }
         None => {
             let mut parts = vec![mask.clone()];
             parts.extend(mask.validity().cloned());
@@ -256,37 +269,69 @@ pub fn filter(x: &NodeRef, mask: &NodeRef) -> Result<NodeRef> {
             if parts.len() == 1 && mask.meta.constant {
                 parts.push(super::flags_like(x, 1)?);
             }
-            let keep = cast_plain(&and_flags(&parts)?, DType::U32)?;
-            let (kept_rows, placed, total) = place_kept(&keep)?;
-            let places = [kept_rows, placed, total];
+            let kept_rows = compact(&and_flags(&parts)?)?;
+            let (total, chunks) = kept_per_chunk(&kept_rows, &ends()?)?;
+            let places = [kept_rows, total, chunks];
             if shared {
-                mask.share_kept_places(&places);
+                mask.share_kept_places(&places, x.chunks.clone());
             }
             places
         }
     };
     let result = gather(&kept_rows, x)?;
-    // Kept rows per chunk of x: the scan at the chunk's last row less the scan at the row
-    // before its first (a row before 0 wraps past the end and reads 0).
-    let (ends, sizes) = match &counted {
-        Some(c) => (scan(&c.chunks, ScanFold::Sum, true)?, c.chunks.clone()),
-        None => {
-            let offsets = super::chunk_offsets(&x.chunks);
-            let ends = offsets[1..].iter().map(|&e| e as u32).collect();
-            (u32_column(ends)?, u32_column(x.chunks.to_vec())?)
-        }
-    };
-    let one = u32_constant(1)?;
-    let last = plain_binary(BinaryOp::Subtract, &ends, &one)?;
-    let starts = plain_binary(BinaryOp::Subtract, &ends, &sizes)?;
-    let before_first = plain_binary(BinaryOp::Subtract, &starts, &one)?;
-    let chunks = plain_binary(
-        BinaryOp::Subtract,
-        &gather_plain(&last, &placed)?,
-        &gather_plain(&before_first, &placed)?,
-    )?;
     attach(&result, Some(Counted::new(total, chunks)));
     Ok(result)
+}
+
+/// `(total, per chunk)`: the rows a compaction (`kept_rows`) keeps, and those it keeps of
+/// each chunk ending at `ends` (uint32 row offsets): the kept rows before each end, less
+/// those before the chunk's start (a row before 0 wraps past the end and reads 0).
+fn kept_per_chunk(kept_rows: &NodeRef, ends: &NodeRef) -> Result<(NodeRef, NodeRef)> {
+    let kept_before_ends = super::search_sorted(kept_rows, ends, false)?;
+    let last = u32_constant(ends.meta.length.wrapping_sub(1))?;
+    let total = gather_plain(&last, &kept_before_ends)?;
+    let chunk_before = plain_binary(
+        BinaryOp::Subtract,
+        &row_numbers_of(&kept_before_ends)?,
+        &u32_constant(1)?,
+    )?;
+    let before = gather_plain(&chunk_before, &kept_before_ends)?;
+    let chunks = plain_binary(BinaryOp::Subtract, &kept_before_ends, &before)?;
+    Ok((total, chunks))
+}
+
+/// `Op::Compact` of uint8 `flags` (0 or 1, size 1, a column).
+fn compact(flags: &NodeRef) -> Result<NodeRef> {
+    if flags.meta.dtype != DType::U8 || flags.meta.size != 1 || flags.meta.constant {
+        return Err(crate::engine::internal(
+            "a compaction reads one uint8 flag per row",
+        ));
+    }
+    let rows = flags.meta.length;
+    crate::column::element_count(rows as u64, 1, DType::U32)?;
+    let meta = super::Meta {
+        dtype: DType::U32,
+        size: 1,
+        length: rows,
+        constant: false,
+    };
+    let inputs = vec![flags.clone()];
+    Ok(super::Node::new(
+        Op::Compact,
+        inputs,
+        meta,
+        super::single_chunk(rows),
+        None,
+    ))
+}
+
+/// `Op::Compact` of `flags` composed of other ops, for a device without its own: the kept
+/// rows placed by a scan, their numbers scattered there, the rows past the count filled.
+pub(super) fn compose_compaction(flags: &NodeRef) -> Result<NodeRef> {
+    let keep = cast_plain(flags, DType::U32)?;
+    let (scattered, _, total) = place_kept(&keep)?;
+    let live = plain_predicate(Predicate::Less, &row_numbers_of(&scattered)?, &total)?;
+    plain_select(&live, &scattered, &u32_constant(u32::MAX)?)
 }
 
 /// The kept rows of uint32 `keep` flags (0 or 1): `(kept, placed, total)`, each kept row's

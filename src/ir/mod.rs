@@ -206,6 +206,17 @@ pub enum Op {
         bits: Vec<u32>,
         ordered_rows: u32,
     },
+    /// The numbers of the rows whose uint8 flag (the input, read whole) is nonzero, in
+    /// order, then `u32::MAX` up to the input's length: ascending, so `searchSorted` counts
+    /// them (counted.rs). A walk (`is_walk`).
+    Compact,
+    /// Row r folds the input's rows before it (and itself where `inclusive`) across its
+    /// chunks, per lane, in the input's type (`sum`'s type of its class; scan.rs). A walk
+    /// (`is_walk`).
+    Scan {
+        fold: ScanFold,
+        inclusive: bool,
+    },
     /// Rows of each input in order, chunks concatenated (a view: no kernel of its own).
     Concat,
     /// Every lane converted to the node's type (api.md's `cast` rules).
@@ -241,10 +252,12 @@ impl Op {
             Op::SegmentedMap => "segmentedMap",
             Op::Reduce(r) => r.kind.name(),
             Op::GroupFold(_) => "groupFold",
-            Op::ScanApply { .. } => "scan",
+            Op::ScanApply { .. } => "scanApply",
             Op::SearchSorted { .. } => "searchSorted",
             Op::Scatter => "scatter",
             Op::SortPermutation { .. } => "sort",
+            Op::Compact => "compact",
+            Op::Scan { .. } => "scan",
             Op::SegmentSum => "segmentSum",
             Op::SegmentBlocks => "segmentBlocks",
             Op::Reshape => "reshape",
@@ -272,6 +285,8 @@ impl Op {
                     | Op::SegmentBlocks
                     | Op::Reshape
                     | Op::SortPermutation { .. }
+                    | Op::Compact
+                    | Op::Scan { .. }
             ))
     }
 
@@ -300,6 +315,13 @@ impl Op {
     /// is a whole stored chunk, copied otherwise) by the executor, not computed by a kernel.
     pub fn is_assembly(&self) -> bool {
         matches!(self, Op::Concat | Op::Slice { .. } | Op::Rechunk)
+    }
+
+    /// A pass of its own reading its one input whole, in row order: a single loop on a
+    /// device that runs it (`RegionModel::walks`), composed of other ops' passes elsewhere
+    /// (`compose_walk`).
+    pub fn is_walk(&self) -> bool {
+        matches!(self, Op::Compact | Op::Scan { .. })
     }
 
     /// Whether a lane of the output reads its inputs at other lanes (or at all of them).
@@ -361,10 +383,10 @@ pub struct Node {
     /// Where the rows are counted on the device (a filter's, say): how many of the node's
     /// rows are rows of the result (counted.rs).
     counted: std::cell::OnceCell<Counted>,
-    /// For a filter's mask: the kept rows' numbers, the scan placing them and their count,
-    /// shared by every filter by this mask while one of them lives (weak: they read the
-    /// mask), so columns filtered alike run the mask's scan and scatter once.
-    kept_places: RefCell<Option<[std::rc::Weak<Node>; 3]>>,
+    /// For a filter's mask: its compaction, count and counts per chunk of the filtered
+    /// column (with that column's chunks), shared by every filter by this mask while one of
+    /// them lives (weak: they read the mask), so a table's columns run one compaction.
+    kept_places: RefCell<Option<([std::rc::Weak<Node>; 3], Chunks)>>,
     state: RefCell<NodeState>,
 }
 
@@ -422,17 +444,18 @@ impl Node {
         self.kept_rows.get()
     }
 
-    /// The kept rows, their places and count a filter by this mask made, if one still lives.
-    pub(crate) fn kept_places(&self) -> Option<[NodeRef; 3]> {
+    /// A filter by this mask's compaction, its count and its counts per chunk of the
+    /// filtered column, with that column's chunks, if they still live.
+    pub(crate) fn kept_places(&self) -> Option<([NodeRef; 3], Chunks)> {
         let cache = self.kept_places.borrow();
-        let [kept, placed, total] = cache.as_ref()?;
-        let nodes = [kept.upgrade()?, placed.upgrade()?, total.upgrade()?];
-        nodes.iter().all(|n| !n.is_destroyed()).then_some(nodes)
+        let ([kept, total, chunks], layout) = cache.as_ref()?;
+        let nodes = [kept.upgrade()?, total.upgrade()?, chunks.upgrade()?];
+        (nodes.iter().all(|n| !n.is_destroyed())).then(|| (nodes, layout.clone()))
     }
 
-    /// Records the kept rows, their places and count of a filter by this mask.
-    pub(crate) fn share_kept_places(&self, nodes: &[NodeRef; 3]) {
-        *self.kept_places.borrow_mut() = Some(nodes.each_ref().map(Rc::downgrade));
+    /// Records a filter by this mask's compaction, count and counts per chunk of `layout`.
+    pub(crate) fn share_kept_places(&self, nodes: &[NodeRef; 3], layout: Chunks) {
+        *self.kept_places.borrow_mut() = Some((nodes.each_ref().map(Rc::downgrade), layout));
     }
 
     /// The node's null flags (`nulls.rs`), if any row may be null.

@@ -4,7 +4,7 @@
 use std::rc::Rc;
 
 use super::chunked::{elementwise_chunks, single_chunk};
-use super::scatter::scattered_row_numbers;
+use super::scatter::{compacted_rows, scattered_row_numbers};
 use super::{BinaryOp, Meta, Node, NodeRef, Op, UnaryOp};
 use crate::column::{element_count, Column, ColumnData};
 use crate::dtype::DType;
@@ -337,7 +337,10 @@ pub fn gather_plain(ids: &NodeRef, values: &NodeRef) -> Result<NodeRef> {
     if let Some(rows) = row_numbers(values).filter(|_| ids.meta.dtype == DType::U32) {
         // A scatter of no more row numbers than these holds only ids below `rows` (its
         // unwritten rows are 0): each is its own row number (compaction's kept rows).
-        if scattered_row_numbers(ids).is_some_and(|scattered| scattered <= rows) {
+        // A compaction's numbers are its flags' rows (u32::MAX past its count, where no
+        // row is read).
+        let packed = scattered_row_numbers(ids).or_else(|| compacted_rows(ids));
+        if packed.is_some_and(|scattered| scattered <= rows) {
             return Ok(ids.clone());
         }
         // Row numbers gathered are the ids themselves (0 past the end): no column of them

@@ -1,10 +1,11 @@
-//! Scans (prefix sums, products, minimums and maximums per lane), composed of two per-row
-//! ops that every backend runs as ordinary kernels: `GroupFold` folds `SCAN_FAN_IN`
-//! consecutive rows into one, level after level until at most `SCAN_FAN_IN` rows are left,
-//! and `ScanApply` folds, for each row, the rows before it in its group at every level (at
-//! most `SCAN_FAN_IN - 1` reads per level). A fold down to one row would be a pass that no
-//! row of the scan reads. Float sums and products come out in tree order (the CPU runs on
-//! from the row before within a block), not as one long running sum.
+//! Scans (prefix sums, products, minimums and maximums per lane): `Op::Scan`, a walk the
+//! CPU runs as one loop, and elsewhere composed of two per-row ops that every backend runs
+//! as ordinary kernels: `GroupFold` folds `SCAN_FAN_IN` consecutive rows into one, level
+//! after level until at most `SCAN_FAN_IN` rows are left, and `ScanApply` folds, for each
+//! row, the rows before it in its group at every level (at most `SCAN_FAN_IN - 1` reads per
+//! level). A fold down to one row would be a pass that no row of the scan reads. Float sums
+//! and products come out in an order api.md allows (tree order on the GPUs, eight running
+//! sums at a time on the CPU), not as one long running sum.
 
 use super::{single_chunk, Meta, Node, NodeRef, Op, ReduceKind};
 use crate::column::element_count;
@@ -76,6 +77,28 @@ pub fn scan(x: &NodeRef, fold: ScanFold, inclusive: bool) -> Result<NodeRef> {
         true => x.clone(),
         false => super::cast(x, dtype)?,
     };
+    Ok(Node::new(
+        Op::Scan { fold, inclusive },
+        vec![x.clone()],
+        x.meta,
+        x.chunks.clone(),
+        None,
+    ))
+}
+
+/// The walk `op` of `input` (`Op::is_walk`) composed of other ops, for a device that does
+/// not run it as one loop.
+pub fn compose_walk(op: &Op, input: &NodeRef) -> Result<NodeRef> {
+    match *op {
+        Op::Compact => super::counted::compose_compaction(input),
+        Op::Scan { fold, inclusive } => compose_scan(input, fold, inclusive),
+        _ => Err(crate::engine::internal(format!("{} is not a walk", op.name()))),
+    }
+}
+
+/// `Op::Scan` of `x` (of `sum`'s type) as its `GroupFold` levels and a `ScanApply`.
+fn compose_scan(x: &NodeRef, fold: ScanFold, inclusive: bool) -> Result<NodeRef> {
+    let dtype = x.meta.dtype;
     let mut levels = vec![x.clone()];
     while levels[levels.len() - 1].meta.length > SCAN_FAN_IN {
         let folded = group_fold(&levels[levels.len() - 1], fold)?;

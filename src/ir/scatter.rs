@@ -15,6 +15,12 @@ pub fn scattered_row_numbers(node: &Node) -> Option<u32> {
     (node.op == Op::Scatter && node.inputs.len() == 1).then(|| node.inputs[0].meta.length)
 }
 
+/// How many rows' flags `node` compacts, where it is a compaction (`Op::Compact`): each of
+/// its rows holds one below that, or `u32::MAX` past its count.
+pub fn compacted_rows(node: &Node) -> Option<u32> {
+    (node.op == Op::Compact).then(|| node.meta.length)
+}
+
 /// A column of `length` rows: row `destinations[i]` is `values[i]`, rows nobody writes are
 /// 0, destinations at or past `length` are dropped. Destinations must be distinct: where two
 /// collide, which value lands is unspecified (the CPU and WebGL2 keep the later row, WebGPU

@@ -42,6 +42,8 @@ impl Plan {
                     Some(_) => "scatter: each input row's number written where it says".to_string(),
                     None => "scatter: each input row written where it says".to_string(),
                 },
+                (Op::Compact, _) => "compaction: the flagged rows' numbers, in order".to_string(),
+                (Op::Scan { fold, .. }, _) => format!("scan: a running {}", fold.name()),
                 (Op::SortPermutation { bits, ordered_rows }, _)
                     if *ordered_rows < root.meta.length =>
                 {

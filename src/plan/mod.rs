@@ -150,9 +150,12 @@ pub fn plan_with(roots: &[NodeRef], options: &PlanOptions) -> Result<Plan> {
             }
         }
         let reduction = matches!(node.op, Op::Reduce(_));
-        // A scatter's kernel is a fixed copy (a point draw on WebGL2), a sort's a library
-        // pass: no fused inputs.
-        let fixed = matches!(node.op, Op::Scatter | Op::SortPermutation { .. });
+        // A scatter's kernel is a fixed copy (a point draw on WebGL2), a sort's and a
+        // compaction's library passes: no fused inputs.
+        let fixed = matches!(
+            node.op,
+            Op::Scatter | Op::SortPermutation { .. } | Op::Compact | Op::Scan { .. }
+        );
         if options.fusion == Fusion::Off || reduction || fixed || node.op.is_assembly() {
             graph.materialized.insert(node.id);
         }

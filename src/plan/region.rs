@@ -92,6 +92,18 @@ impl Region {
         matches!(self.root.op, Op::SortPermutation { .. })
     }
 
+    /// A walk's pass (a compaction's or a scan's): its input read whole, in order, its
+    /// output written whole.
+    pub fn is_walk(&self) -> bool {
+        self.root.op.is_walk()
+    }
+
+    /// A pass of one task over all its input rows (a sort's or a walk's): a device runs it
+    /// with its own kernels or as a schedule of other passes.
+    pub fn is_whole(&self) -> bool {
+        self.is_sort() || self.is_walk()
+    }
+
     /// Rows of the output: a reduction's row per lane, a scatter's length, else one per row
     /// computed.
     pub fn output_rows(&self) -> u32 {

@@ -450,6 +450,8 @@ pub(crate) fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Resul
         Op::Reduce(_)
         | Op::Scatter
         | Op::SortPermutation { .. }
+        | Op::Compact
+        | Op::Scan { .. }
         | Op::Source
         | Op::Concat
         | Op::Slice { .. }

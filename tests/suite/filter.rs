@@ -419,9 +419,9 @@ pub async fn a_counted_result_keeps_its_draw_arguments_on_the_device<T: Target>(
 }
 
 /// Columns filtered by one mask share its kept rows: evaluated together they run the
-/// mask's scan and scatter once (a table's filter), each column keeps its own chunks and
+/// mask's compaction once (a table's filter), each column keeps its own chunks and
 /// nulls, and a mask with nulls keeps no null row.
-pub async fn columns_filtered_by_one_mask_share_its_scan<T: Target>() {
+pub async fn columns_filtered_by_one_mask_share_its_compaction<T: Target>() {
     let device = T::fresh().await;
     let n = 3000usize;
     let mut rng = Rng(97);
@@ -445,7 +445,7 @@ pub async fn columns_filtered_by_one_mask_share_its_scan<T: Target>() {
     let alone = engine_schedule_regions(&device, std::slice::from_ref(&one));
     let both = [one.clone(), ir::filter(&y, &mask).unwrap()];
     let together = engine_schedule_regions(&device, &both);
-    // The second column adds its gather and its chunk counts, not a second scan.
+    // The second column adds its gather and its chunk counts, not a second compaction.
     assert!(
         together <= alone + 3,
         "{alone} passes alone, {together} for two columns"

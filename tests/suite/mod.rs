@@ -796,7 +796,7 @@ macro_rules! suite {
             predicates_fuse_broadcast_and_clamp,
             search_sorted_compares_exactly_with_nan_last,
             // filter.rs: results whose length depends on the data
-            columns_filtered_by_one_mask_share_its_scan,
+            columns_filtered_by_one_mask_share_its_compaction,
             filter_keeps_the_rows_and_chunks_of_every_type,
             filter_keeps_none_all_one_per_chunk_and_constant_masks,
             ops_over_a_filter_read_only_the_roots_counts,
