@@ -629,6 +629,12 @@ export function filter<X extends EvaluatorInput>(x: X, mask: PredicateArgument):
  */
 export function unique<X extends EvaluatorInput>(x: X): GPUTableEvaluator<TypeOf<X>>;
 /**
+ * `unique(x)` and the rows of `x` holding each value (uint32; the null row's: the null
+ * rows), counted alike on the device: `groupBy(x, {counts: 'count'})`.
+ * @example const {values, counts} = valueCounts(vendor)
+ */
+export function valueCounts<X extends EvaluatorInput>(x: X): {values: GPUTableEvaluator<TypeOf<X>>; counts: GPUTableEvaluator<'uint32'>};
+/**
  * 1 where a row of `x` is null (uint8, never null). Nulls come from a vector's `validity`
  * and follow every elementwise op: a row reading a null row is null.
  * @example count(isNull(table.getChild('fare')))

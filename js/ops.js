@@ -86,6 +86,10 @@ export const cummax = (x, settings) => cumulative('cummax', x, settings);
 export const count = mask => wrap(() => wasm.count(handleOf(mask)));
 export const filter = (x, mask) => wrap(() => wasm.filter(handleOf(x), handleOf(comparand(mask))));
 export const unique = x => wrap(() => wasm.unique(handleOf(x)));
+export function valueCounts(x) {
+  const [values, counts] = guard(() => wasm.valueCounts(handleOf(x)));
+  return {values: new GPUTableEvaluator(values), counts: new GPUTableEvaluator(counts)};
+}
 export const isNull = x => wrap(() => wasm.isNull(handleOf(x)));
 export const isValid = x => wrap(() => wasm.isValid(handleOf(x)));
 export const fillNull = (x, value) => wrap(() => wasm.fillNull(handleOf(x), handleOf(comparand(value))));

@@ -34,14 +34,18 @@ const dist = resolve(dirname(fileURLToPath(import.meta.url)), '../dist');
  * scans per fold, lockstep searches, a sort by counts, repeated-id gathers): +3.4 kB;
  * 542.4 kB, and the budget lowered to 543.5 kB. Then walks (`Op::Compact`, `Op::Scan`: one
  * loop on the CPU, composed elsewhere; the CPU's group folds dropped): +1.7 kB, 544.2 kB
- * (V3 2x, V9 2.5x, V10 2.7x faster), the budget raised to 544.5 kB. The largest
+ * (V3 2x, V9 2.5x, V10 2.7x faster), the budget raised to 544.5 kB. Then `valueCounts` (a
+ * new export: its binding, shim and the runs it shares with `unique`) and the review's mends
+ * (walk outputs in the ledger, reversed folds of counted rows): +1.8 kB, 546.0 kB, the
+ * budget raised to 546.5 kB. The CPU scan's loops (`scan_whole`, 15 kB before gzip: a loop
+ * per fold, class and direction) are the next place to look. The largest
  * families left to shrink, measured from the name section: the executor's schedule loop (one per backend,
  * 70 kB before gzip), the CPU reduction folders (12 instances), the async exports'
  * state machines (21, 60 kB), the CPU region's compute (3 classes, 83 kB), and float
  * formatting (18 kB before gzip: `Display` of f64 in error messages pulls in core's
  * shortest and exact float printing; a formatter through JS's own would drop it).
  */
-export const DEFAULT_IMPORT_BUDGET = 544_500;
+export const DEFAULT_IMPORT_BUDGET = 546_500;
 
 const gzipped = file => gzipSync(readFileSync(file), {level: 9}).length;
 

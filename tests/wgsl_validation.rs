@@ -142,7 +142,11 @@ fn generated_kernels_are_valid_wgsl() {
         // A compaction: composed of a scan, a scatter and a select.
         ir::filter(
             &floats_of(300),
-            &ir::predicate(gputable::ir::Predicate::Greater, &[floats_of(300), lit(&[3.])]).unwrap(),
+            &ir::predicate(
+                gputable::ir::Predicate::Greater,
+                &[floats_of(300), lit(&[3.])],
+            )
+            .unwrap(),
         )
         .unwrap(),
         ir::search_sorted(&floats_of(300), &f32s(&[1.5, 7.], 1), true).unwrap(),
@@ -316,7 +320,10 @@ fn generated_kernels_are_valid_wgsl() {
 /// of the ops GPU backends compose it of.
 fn regions_composed(root: &NodeRef) -> Vec<Region> {
     let mut regions = Vec::new();
-    for region in plan(std::slice::from_ref(root), Fusion::On).unwrap().regions {
+    for region in plan(std::slice::from_ref(root), Fusion::On)
+        .unwrap()
+        .regions
+    {
         match region.is_walk() {
             true => regions.extend(regions_composed(
                 &ir::compose_walk(&region.root.op, &region.root.inputs[0]).unwrap(),

@@ -77,7 +77,9 @@ fn rows_before_repeated_ids(region: &Region, leaves: &[Rc<Value>]) -> u32 {
         return region.rows;
     }
     let ids = region.leaves.iter().position(|l| l.id == root.inputs[0].id);
-    let ids = ids.and_then(|k| leaves.get(k)?.host_column()).map(|c| &c.data);
+    let ids = ids
+        .and_then(|k| leaves.get(k)?.host_column())
+        .map(|c| &c.data);
     let Some(ids) = (match ids {
         Some(ColumnData::U32(ids)) => ids.get(..region.rows as usize),
         _ => None,

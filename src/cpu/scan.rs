@@ -85,7 +85,9 @@ pub(super) fn scan_whole(
             if let ([start], [.., last]) = (&mut acc[..], values) {
                 match fold {
                     ScanFold::Sum => sums(*start, values, dst, scan.inclusive),
-                    _ => run_on(*start, values, dst, scan.inclusive, |a, v| combine(fold, a, v)),
+                    _ => run_on(*start, values, dst, scan.inclusive, |a, v| {
+                        combine(fold, a, v)
+                    }),
                 }
                 if let Some(&written) = dst.last() {
                     *start = match scan.inclusive {

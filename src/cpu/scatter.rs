@@ -186,12 +186,16 @@ mod tests {
         };
         for rows in [0usize, 1, 7, 8, 9, 16, 63, 200, 1001] {
             for percent in [0u32, 1, 50, 99, 100] {
-                let flags: Vec<u8> = (0..rows).map(|_| (random() % 100 < percent) as u8).collect();
+                let flags: Vec<u8> = (0..rows)
+                    .map(|_| (random() % 100 < percent) as u8)
+                    .collect();
                 let cut = rows / 3;
                 let mut out = vec![u32::MAX; rows];
                 let kept = compact_into(&flags[..cut], 0, 0, &mut out);
                 let kept = compact_into(&flags[cut..], cut as u32, kept, &mut out);
-                let mut expected: Vec<u32> = (0..rows as u32).filter(|&r| flags[r as usize] != 0).collect();
+                let mut expected: Vec<u32> = (0..rows as u32)
+                    .filter(|&r| flags[r as usize] != 0)
+                    .collect();
                 assert_eq!(kept, expected.len(), "{rows} rows, {percent}%");
                 expected.resize(rows, u32::MAX);
                 assert_eq!(out, expected, "{rows} rows, {percent}%");

@@ -233,7 +233,8 @@ pub trait Regions: Batches + RegionModel {
         batch: &mut Self::Batch,
         region: &Region,
         leaves: &[Rc<Value>],
-    ) -> Result<Value>;    /// The walk `root` over its input's stored chunks, in order, where `walks` says the
+    ) -> Result<Value>;
+    /// The walk `root` over its input's stored chunks, in order, where `walks` says the
     /// device runs it: its output's chunks (a compaction's one, a scan's one per input chunk).
     async fn walk(
         &self,

@@ -9,7 +9,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::{rows_past_a_binding, schedule::sorts_natively, split_sort_scratch_bytes, CostModel};
-use crate::ir::{assembly_ranges, Node, NodeRef};
+use crate::ir::{assembly_ranges, Node, NodeRef, Op};
 use crate::plan::{Plan, Region};
 
 /// Parameter blocks and reduction partial states a task may add to its values.
@@ -103,6 +103,16 @@ impl<'a> Ledger<'a> {
         let mut parts = self.parts.borrow_mut();
         for output in region.outputs() {
             parts.insert(output.id, ranges.clone());
+        }
+    }
+
+    /// Records how a walk's output is stored: as its chunks, but for a scan the device walks,
+    /// which writes a part per stored part of its input.
+    pub fn record_walk(&self, region: &Region, native: bool) {
+        let (root, input) = (&region.root, &region.root.inputs[0]);
+        let input_parts = self.parts.borrow().get(&input.id).cloned();
+        if let (Some(ranges), true, Op::Scan { .. }) = (input_parts, native, &root.op) {
+            self.parts.borrow_mut().insert(root.id, ranges);
         }
     }
 
@@ -312,10 +322,10 @@ impl<'a> Ledger<'a> {
         }
         if region.is_walk() {
             // Composed, at most: a compaction's flags as uint32, their scan, the
-            // destinations and the scatter; a scan's levels.
+            // destinations and the scatter; a scan's levels (of its lanes).
             let scratch = match native {
                 true => 0,
-                false => split_sort_scratch_bytes(device, root.meta.length),
+                false => split_sort_scratch_bytes(device, root.meta.length) * root.meta.size as u64,
             };
             return bytes + scratch + output(stored(root));
         }

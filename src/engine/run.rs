@@ -419,7 +419,10 @@ impl<B: Backend> Run<'_, B> {
                     self.ran(task);
                 }
                 let one = |value| Output::new(home, vec![Rc::new(value)]);
-                (one(permutation), sorted_keys.into_iter().map(one).collect::<Vec<_>>())
+                (
+                    one(permutation),
+                    sorted_keys.into_iter().map(one).collect::<Vec<_>>(),
+                )
             }
             Some(split) => {
                 let mut outputs = self.composed(split, stored).await?.into_iter();
@@ -466,14 +469,20 @@ impl<B: Backend> Run<'_, B> {
                 for task in &pass.tasks {
                     self.ran(task);
                 }
-                Output::new(self.device.core().id, chunks.into_iter().map(Rc::new).collect())
+                Output::new(
+                    self.device.core().id,
+                    chunks.into_iter().map(Rc::new).collect(),
+                )
             }
             Some(composed) => (self.composed(composed, vec![input]).await?.pop())
                 .ok_or_else(|| internal("a composed walk left no output"))?,
         };
         let mut chunks = Vec::with_capacity(output.chunks.len());
         for chunk in output.chunks.iter() {
-            chunks.push(self.kept(chunk.clone(), streamed.contains(&root.id)).await?);
+            chunks.push(
+                self.kept(chunk.clone(), streamed.contains(&root.id))
+                    .await?,
+            );
         }
         Ok(Output::new(home_of(output.device, root, streamed), chunks))
     }
@@ -485,11 +494,15 @@ impl<B: Backend> Run<'_, B> {
             input.replace_outputs(output);
         }
         let run = Box::pin(self.schedule(&composed.schedule, HashMap::new()));
-        let mut outputs = run.await?;
+        let outputs = run.await;
+        // The stand-ins let go of the inputs, which the outer schedule frees after this pass.
+        for input in &composed.inputs {
+            input.replace_outputs(Output::new(self.device.core().id, Vec::new()));
+        }
+        let mut outputs = outputs?;
         (composed.roots.iter())
             .map(|root| {
-                (outputs.remove(&root.id))
-                    .ok_or_else(|| internal("a composed pass left no output"))
+                (outputs.remove(&root.id)).ok_or_else(|| internal("a composed pass left no output"))
             })
             .collect()
     }

@@ -124,7 +124,10 @@ impl Schedule {
             if device.keeps_scratch_until_flush() {
                 kept_scratch = kept_scratch.saturating_add(ledger.scratch_bytes(region, &tasks));
             }
-            ledger.record_tasks(region, &tasks);
+            match region.is_walk() {
+                true => ledger.record_walk(region, device.walks(&region.root.op)),
+                false => ledger.record_tasks(region, &tasks),
+            }
             let rounds = match ir::Reduction::of(&region.root) {
                 Some(reduction) => combine_rounds(tasks.len() as u32, reduction.split_every),
                 None => Vec::new(),
@@ -216,7 +219,11 @@ impl Schedule {
 
 impl Composed {
     /// The split passes of the sort `region`, over stand-ins for its keys.
-    fn split_sort(device: &dyn CostModel, region: &Region, limits: &PlanLimits) -> Result<Composed> {
+    fn split_sort(
+        device: &dyn CostModel,
+        region: &Region,
+        limits: &PlanLimits,
+    ) -> Result<Composed> {
         let Op::SortPermutation { bits, .. } = &region.root.op else {
             return Err(internal("a sort pass without a sort"));
         };
@@ -235,7 +242,9 @@ impl Composed {
     /// The walk `region` as other ops' passes, over a stand-in for its input.
     fn walk(device: &dyn CostModel, region: &Region, limits: &PlanLimits) -> Result<Composed> {
         let input = stand_ins(device, region);
-        let first = input.first().ok_or_else(|| internal("a walk without its input"))?;
+        let first = input
+            .first()
+            .ok_or_else(|| internal("a walk without its input"))?;
         let output = ir::compose_walk(&region.root.op, first)?;
         Composed::new(device, input, vec![output], limits)
     }

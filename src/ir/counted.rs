@@ -124,6 +124,13 @@ fn row_numbers_of(node: &NodeRef) -> Result<NodeRef> {
     cast_plain(&sequence_like(node, 0, 1), DType::U32)
 }
 
+/// uint32, per row r of `node` (counted by `counted`), the row `count - 1 - r` (wrapping
+/// past the count: no row).
+pub(super) fn rows_backwards(node: &NodeRef, counted: &Counted) -> Result<NodeRef> {
+    let last = plain_binary(BinaryOp::Subtract, &counted.total, &u32_constant(1)?)?;
+    plain_binary(BinaryOp::Subtract, &last, &row_numbers_of(node)?)
+}
+
 /// uint8, 1 on the rows of `node` (counted by `counted`) that are rows of the result.
 pub fn live_flags(node: &NodeRef, counted: &Counted) -> Result<NodeRef> {
     plain_predicate(Predicate::Less, &row_numbers_of(node)?, &counted.total)
@@ -279,6 +286,12 @@ pub fn filter(x: &NodeRef, mask: &NodeRef) -> Result<NodeRef> {
         }
     };
     let result = gather(&kept_rows, x)?;
+    // Row numbers gathered are the compaction itself, which other filters by this mask
+    // share: the count goes on a view of it.
+    let result = match Rc::ptr_eq(&result, &kept_rows) {
+        true => rechunk_rows(&result, result.chunks.clone())?,
+        false => result,
+    };
     attach(&result, Some(Counted::new(total, chunks)));
     Ok(result)
 }
@@ -539,10 +552,43 @@ pub fn known_rows(x: &NodeRef, what: &str) -> Result<NodeRef> {
 /// one value, +0; null rows one null row, after every value): a sort, then the first row of
 /// each run of equal sort keys, counted on the device.
 pub fn unique(x: &NodeRef) -> Result<NodeRef> {
+    let (sorted, starts) = runs(x, "unique")?;
+    distinct_of(x, &sorted, &starts)
+}
+
+/// `valueCounts(x)`: `(values, counts)`: `unique(x)`, and the rows of `x` holding each
+/// (uint32; the null row's: the null rows), counted alike on the device. The rows of a value
+/// are its run of the sort: from its first row to the next value's (or the sort's end).
+pub fn value_counts(x: &NodeRef) -> Result<(NodeRef, NodeRef)> {
+    let (sorted, starts) = runs(x, "valueCounts")?;
+    let values = distinct_of(x, &sorted, &starts)?;
+    // The filter of the row numbers by the same flags shares the values' compaction.
+    let first = filter(&row_numbers_of(&sorted)?, &starts)?;
+    let total = match first.counted() {
+        Some(c) => c.total.clone(),
+        None => return Err(crate::engine::internal("a filter's rows are counted")),
+    };
+    let rows = match sorted.counted() {
+        Some(c) => c.total.clone(),
+        None => u32_constant(sorted.meta.length)?,
+    };
+    let next = plain_binary(BinaryOp::Add, &row_numbers_of(&first)?, &u32_constant(1)?)?;
+    let next_first = plain_select(
+        &plain_predicate(Predicate::Less, &next, &total)?,
+        &gather_plain(&next, &first)?,
+        &rows,
+    )?;
+    let counts = plain_binary(BinaryOp::Subtract, &next_first, &first)?;
+    Ok((values, counted_like(counts, &first)?))
+}
+
+/// `x` sorted ascending (nulls last), and uint8 flags of the rows that start a run of equal
+/// sort keys (null rows one run), counted as the sorted rows are.
+fn runs(x: &NodeRef, what: &str) -> Result<(NodeRef, NodeRef)> {
     x.check_alive()?;
     if x.meta.size != 1 {
         return Err(GpuTableError::invalid(format!(
-            "unique needs rows of size 1, got size {}",
+            "{what} needs rows of size 1, got size {}",
             x.meta.size
         )));
     }
@@ -573,7 +619,12 @@ pub fn unique(x: &NodeRef) -> Result<NodeRef> {
     }
     // Plain flags (no nulls, not counted): the fold is the `or` of them alone.
     let starts = counted_like(super::fold_logic(Predicate::Or, &starts)?, &sorted)?;
-    let distinct = super::filter(&sorted, &starts)?;
+    Ok((sorted, starts))
+}
+
+/// The first row of each run of `sorted` (`x` sorted, `starts` its runs' flags), -0 as +0.
+fn distinct_of(x: &NodeRef, sorted: &NodeRef, starts: &NodeRef) -> Result<NodeRef> {
+    let distinct = filter(sorted, starts)?;
     // -0 and +0 are one value, +0 (-0 plus +0 is +0).
     match x.meta.dtype {
         DType::F32 => {

@@ -31,11 +31,17 @@ pub fn cumulative(fold: ScanFold, x: &NodeRef, exclusive: bool, reverse: bool) -
         None => x.clone(),
     };
     let scanned = match reverse {
-        // Row r reads row rows - 1 - r (uint32 bits of the wrapping sint32), chunked like x:
-        // reversed, scanned, and reversed back into x's chunks.
+        // Row r reads row rows - 1 - r (uint32 bits of the wrapping sint32; of a counted x
+        // its count's rows), chunked like x: reversed, scanned, and reversed back into x's
+        // chunks.
         true => {
-            let start = x.meta.length as i64 - 1;
-            let backwards = cast(&sequence_like(x, start, -1), DType::U32)?;
+            let backwards = match x.counted() {
+                Some(counted) => super::counted::rows_backwards(x, counted)?,
+                None => {
+                    let start = x.meta.length as i64 - 1;
+                    cast(&sequence_like(x, start, -1), DType::U32)?
+                }
+            };
             let reversed = scan(&gather_plain(&backwards, &values)?, fold, !exclusive)?;
             gather_plain(&backwards, &reversed)?
         }

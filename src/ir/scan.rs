@@ -92,7 +92,10 @@ pub fn compose_walk(op: &Op, input: &NodeRef) -> Result<NodeRef> {
     match *op {
         Op::Compact => super::counted::compose_compaction(input),
         Op::Scan { fold, inclusive } => compose_scan(input, fold, inclusive),
-        _ => Err(crate::engine::internal(format!("{} is not a walk", op.name()))),
+        _ => Err(crate::engine::internal(format!(
+            "{} is not a walk",
+            op.name()
+        ))),
     }
 }
 

@@ -578,3 +578,13 @@ pub fn filter(x: &Evaluator, mask: &Evaluator) -> JsResult<Evaluator> {
 pub fn unique(x: &Evaluator) -> JsResult<Evaluator> {
     wrap(ir::unique(&x.node))
 }
+
+/// `valueCounts(x)`: `[values, counts]`.
+#[wasm_bindgen(js_name = valueCounts)]
+pub fn value_counts(x: &Evaluator) -> JsResult<js_sys::Array> {
+    let (values, counts) = ir::value_counts(&x.node).map_err(to_js)?;
+    Ok([Evaluator { node: values }, Evaluator { node: counts }]
+        .into_iter()
+        .map(JsValue::from)
+        .collect())
+}

@@ -139,6 +139,29 @@ test('unique orders distinct values: NaN once and last, -0 and +0 one value, nul
   assert.deepEqual([...gt.unique(E.fromArray([])).readValueSync()], []);
 });
 
+test('valueCounts counts each distinct value against a Map loop, nulls last', async () => {
+  const n = 5000;
+  const codes = new Uint16Array(n).map((_, i) => (i * 7919) % 37);
+  const x = E.fromArray(codes, {chunks: [1200, 0, 3800]});
+  const {values, counts} = gt.valueCounts(x);
+  await gt.cleanEvaluate(null, [values, counts]);
+  const loop = new Map();
+  for (const c of codes) loop.set(c, (loop.get(c) ?? 0) + 1);
+  const keys = [...loop.keys()].sort((a, b) => a - b);
+  assert.deepEqual([...values.readValueSync()], keys);
+  assert.deepEqual([...counts.readValueSync()], keys.map(k => loop.get(k)));
+  assert.equal(counts.type, 'uint32');
+  // NaN one value after every number, -0 and +0 one value, null rows one group, last.
+  const table = arrow.tableFromArrays({v: arrow.vectorFromArray([2, null, NaN, -0, 0, NaN, null, 2], new arrow.Float32())});
+  const v = gt.GPUTable.fromArrowIPCSync(arrow.tableToIPC(table)).getVector('v');
+  const grouped = gt.valueCounts(v);
+  const got = [...grouped.values.readValueSync()];
+  assert.deepEqual(got.slice(0, 2), [0, 2]);
+  assert.ok(Number.isNaN(got[2]) && got.length === 4);
+  assert.deepEqual([...grouped.counts.readValueSync()], [2, 2, 2, 2]);
+  throwsCode(() => gt.valueCounts(E.fromArray([1, 2, 3, 4], {size: 2})), 'INVALID_ARGUMENT');
+});
+
 test('bad filter and unique arguments, and ops that need a length before evaluation', () => {
   const x = E.fromArray([1, 2, 3]);
   throwsCode(() => gt.filter(x, E.fromArray(new Uint8Array([1, 0]))), 'INVALID_ARGUMENT');

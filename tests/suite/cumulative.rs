@@ -239,3 +239,29 @@ pub async fn cumulative_ops_over_a_million_rows<T: Target>() {
         .collect();
     check::<T>(&max, &expected, None, "cummax of 1.1M float32").await;
 }
+
+/// Reversed over a filter's rows (counted on the device), a fold runs back from the last
+/// kept row, not from the end of the filter's capacity.
+pub async fn reversed_folds_of_a_filter_start_at_its_last_kept_row<T: Target>() {
+    let x = chunked(
+        column_of(DType::I32, &[2.0, 3.0, 5.0, 7.0, 4.0]),
+        1,
+        &[2, 3],
+    );
+    let keep = chunked(ColumnData::U8(vec![1, 1, 0, 1, 0]), 1, &[2, 3]);
+    let kept = ir::filter(&x, &keep).unwrap();
+    for (fold, exclusive, expected) in [
+        (ScanFold::Prod, false, vec![42.0, 21.0, 7.0]),
+        (ScanFold::Prod, true, vec![21.0, 7.0, 1.0]),
+        (ScanFold::Sum, false, vec![12.0, 10.0, 7.0]),
+        (ScanFold::Max, false, vec![7.0, 7.0, 7.0]),
+        (ScanFold::Min, true, vec![3.0, 7.0, i32::MAX as f64]),
+    ] {
+        let root = ir::cumulative(fold, &kept, exclusive, true).unwrap();
+        let what = format!(
+            "reversed cum{} of kept rows, exclusive {exclusive}",
+            fold.name()
+        );
+        check::<T>(&root, &expected, None, &what).await;
+    }
+}

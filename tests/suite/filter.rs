@@ -487,3 +487,118 @@ fn engine_schedule_regions<D: gputable::engine::CostModel>(device: &D, roots: &[
         .regions
         .len()
 }
+
+/// A filter of row numbers is the mask's compaction itself (no gather): its count goes on a
+/// view, so a later filter by the mask chunked otherwise keeps its own chunk counts, and
+/// destroying the first result leaves the second whole.
+pub async fn a_filter_of_row_numbers_leaves_the_shared_compaction_alone<T: Target>() {
+    let n = 10u32;
+    let mask = chunked(ColumnData::U8(vec![1, 0, 1, 1, 0, 0, 1, 0, 1, 1]), 1, &[n]);
+    let rows = ir::cast(&ir::sequence(n as f64, 0.0, 1.0).unwrap(), DType::U32).unwrap();
+    let numbers = ir::filter(&rows, &mask).unwrap();
+    let y = chunked(
+        column_of(
+            DType::F32,
+            &(0..n).map(|i| i as f64 * 10.0).collect::<Vec<_>>(),
+        ),
+        1,
+        &[5, 5],
+    );
+    let kept = ir::filter(&y, &mask).unwrap();
+    let expected_rows = [0.0, 2.0, 3.0, 6.0, 8.0, 9.0];
+    let expected: Vec<Option<f64>> = expected_rows.iter().map(|&r| Some(r)).collect();
+    same_rows("row numbers", &rows_here::<T>(&numbers).await, &expected);
+    numbers.destroy();
+    let tens: Vec<Option<f64>> = expected_rows.iter().map(|&r| Some(r * 10.0)).collect();
+    same_rows("y", &rows_here::<T>(&kept).await, &tens);
+    assert_eq!(
+        kept.settled().unwrap().to_vec(),
+        vec![3, 3],
+        "y's own chunks"
+    );
+}
+
+/// `valueCounts`: `unique`'s values and each one's rows, for every type (NaN one value,
+/// -0 and +0 one, nulls one, last), chunked, counted and empty inputs.
+pub async fn value_counts_count_each_distinct_value<T: Target>() {
+    let mut rng = Rng(61);
+    for dtype in DType::ALL {
+        let n = 60;
+        let mut values = sample(dtype, n, &mut rng);
+        if dtype == DType::F32 {
+            values[5] = -0.0;
+            values[6] = 0.0;
+            values[7] = f64::NAN;
+        }
+        let valid: Vec<u8> = (0..n).map(|i| u8::from(i % 9 != 1)).collect();
+        let x = nullable(column_of(dtype, &values), Some(&valid), &[20, 0, 40]);
+        let (distinct, counts) = ir::value_counts(&x).unwrap();
+        let present: Vec<f64> = (0..n)
+            .filter(|&r| valid[r] == 1)
+            .map(|r| column_of(dtype, &values[r..r + 1]).get_f64(0))
+            .map(|v| if v == 0.0 { 0.0 } else { v })
+            .collect();
+        let mut expected: Vec<(f64, u32)> = Vec::new();
+        let mut sorted = present.clone();
+        sorted.sort_by(|a, b| match (a.is_nan(), b.is_nan()) {
+            (true, true) => std::cmp::Ordering::Equal,
+            (true, false) => std::cmp::Ordering::Greater,
+            (false, true) => std::cmp::Ordering::Less,
+            _ => a.partial_cmp(b).unwrap(),
+        });
+        for v in sorted {
+            match expected.last_mut() {
+                Some((last, count)) if *last == v || (last.is_nan() && v.is_nan()) => *count += 1,
+                _ => expected.push((v, 1)),
+            }
+        }
+        let nulls = valid.iter().filter(|&&v| v == 0).count() as u32;
+        let mut expected_values: Vec<Option<f64>> =
+            expected.iter().map(|&(v, _)| Some(v)).collect();
+        expected_values.push(None);
+        let mut expected_counts: Vec<Option<f64>> =
+            expected.iter().map(|&(_, c)| Some(c as f64)).collect();
+        expected_counts.push(Some(nulls as f64));
+        evaluate_here::<T>(&[distinct.clone(), counts.clone()]).await;
+        same_rows(
+            &format!("valueCounts {dtype:?} values"),
+            &rows_here::<T>(&distinct).await,
+            &expected_values,
+        );
+        assert_eq!(counts.meta.dtype, DType::U32);
+        same_rows(
+            &format!("valueCounts {dtype:?} counts"),
+            &rows_here::<T>(&counts).await,
+            &expected_counts,
+        );
+    }
+    // Of a filter's rows (counted on the device), and of no rows.
+    let x = chunked(
+        column_of(DType::U16, &[5.0, 1.0, 5.0, 9.0, 1.0, 5.0]),
+        1,
+        &[4, 2],
+    );
+    let keep = chunked(ColumnData::U8(vec![1, 1, 1, 0, 0, 1]), 1, &[4, 2]);
+    let (values, counts) = ir::value_counts(&ir::filter(&x, &keep).unwrap()).unwrap();
+    evaluate_here::<T>(&[values.clone(), counts.clone()]).await;
+    same_rows(
+        "kept values",
+        &rows_here::<T>(&values).await,
+        &[Some(1.0), Some(5.0)],
+    );
+    same_rows(
+        "kept counts",
+        &rows_here::<T>(&counts).await,
+        &[Some(1.0), Some(3.0)],
+    );
+    let empty = chunked(ColumnData::F32(vec![]), 1, &[0]);
+    let (values, counts) = ir::value_counts(&empty).unwrap();
+    evaluate_here::<T>(&[values.clone(), counts.clone()]).await;
+    same_rows("empty values", &rows_here::<T>(&values).await, &[]);
+    same_rows("empty counts", &rows_here::<T>(&counts).await, &[]);
+    let wide = chunked(ColumnData::F32(vec![0.0; 4]), 2, &[2]);
+    assert_eq!(
+        code(ir::value_counts(&wide).map(|_| ())),
+        ErrorCode::InvalidArgument
+    );
+}

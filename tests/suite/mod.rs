@@ -784,6 +784,7 @@ macro_rules! suite {
             null_masks_and_fill_null,
             select_is_null_where_its_condition_or_the_branch_taken_is,
             views_and_gathers_move_nulls_with_their_rows,
+            reversed_folds_of_a_filter_start_at_its_last_kept_row,
             cumulative_ops_match_a_running_fold,
             cumulative_ops_over_a_million_rows,
             argsort_orders_every_type_stably_with_nan_and_nulls,
@@ -801,6 +802,8 @@ macro_rules! suite {
             filter_keeps_none_all_one_per_chunk_and_constant_masks,
             ops_over_a_filter_read_only_the_roots_counts,
             filtered_and_full_columns_and_empty_results,
+            value_counts_count_each_distinct_value,
+            a_filter_of_row_numbers_leaves_the_shared_compaction_alone,
             unique_orders_distinct_values_of_every_type,
             a_counted_result_keeps_its_draw_arguments_on_the_device,
             // engine.rs: residency, memory, concurrency
