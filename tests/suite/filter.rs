@@ -352,6 +352,16 @@ pub async fn filtered_and_full_columns_and_empty_results<T: Target>() {
     );
 }
 
+/// Ascending numbers, then NaN (as `unique` and `valueCounts` order values).
+fn nan_last(a: &f64, b: &f64) -> std::cmp::Ordering {
+    match (a.is_nan(), b.is_nan()) {
+        (true, true) => std::cmp::Ordering::Equal,
+        (true, false) => std::cmp::Ordering::Greater,
+        (false, true) => std::cmp::Ordering::Less,
+        _ => a.partial_cmp(b).unwrap(),
+    }
+}
+
 /// `unique` of every type: ascending, NaN once and last, -0 and +0 one value, +0; null rows
 /// one value after every other.
 pub async fn unique_orders_distinct_values_of_every_type<T: Target>() {
@@ -370,12 +380,7 @@ pub async fn unique_orders_distinct_values_of_every_type<T: Target>() {
             .filter(|&r| valid[r] == 1)
             .map(|r| column_of(dtype, &values[r..r + 1]).get_f64(0))
             .collect();
-        expected.sort_by(|a, b| match (a.is_nan(), b.is_nan()) {
-            (true, true) => std::cmp::Ordering::Equal,
-            (true, false) => std::cmp::Ordering::Greater,
-            (false, true) => std::cmp::Ordering::Less,
-            _ => a.partial_cmp(b).unwrap(),
-        });
+        expected.sort_by(nan_last);
         expected.dedup_by(|a, b| a == b || (a.is_nan() && b.is_nan()));
         let mut expected: Vec<Option<f64>> = expected.into_iter().map(Some).collect();
         expected.push(None);
@@ -540,12 +545,7 @@ pub async fn value_counts_count_each_distinct_value<T: Target>() {
             .collect();
         let mut expected: Vec<(f64, u32)> = Vec::new();
         let mut sorted = present.clone();
-        sorted.sort_by(|a, b| match (a.is_nan(), b.is_nan()) {
-            (true, true) => std::cmp::Ordering::Equal,
-            (true, false) => std::cmp::Ordering::Greater,
-            (false, true) => std::cmp::Ordering::Less,
-            _ => a.partial_cmp(b).unwrap(),
-        });
+        sorted.sort_by(nan_last);
         for v in sorted {
             match expected.last_mut() {
                 Some((last, count)) if *last == v || (last.is_nan() && v.is_nan()) => *count += 1,
