@@ -38,6 +38,8 @@ pub(super) struct Block {
     pub(super) first_row: u64,
     /// A region of its own for each node a consumer computes where it reads it.
     pub(super) where_read: Vec<Rc<Region>>,
+    /// `constant_exactly_in`'s answers so far in the pass: `(node id, class, answer)`.
+    pub(super) exact_constants: Vec<(u64, Class, bool)>,
 }
 
 /// Expands `rows` rows of `src_size`-lane values into `lanes` lanes of `T` using the lane
@@ -130,7 +132,20 @@ impl Block {
 
     /// Whether `node` is a constant leaf whose every value is a value of `class` (so a
     /// comparison with it in that class is exact).
-    pub(super) fn constant_exactly_in(&self, node: &NodeRef, class: Class) -> bool {
+    pub(super) fn constant_exactly_in(&mut self, node: &NodeRef, class: Class) -> bool {
+        let known = self
+            .exact_constants
+            .iter()
+            .find(|(id, c, _)| *id == node.id && *c == class);
+        if let Some(&(_, _, exact)) = known {
+            return exact;
+        }
+        let exact = self.constant_values_in(node, class);
+        self.exact_constants.push((node.id, class, exact));
+        exact
+    }
+
+    fn constant_values_in(&self, node: &NodeRef, class: Class) -> bool {
         let column = match self.leaf_index(node) {
             Ok(index) if node.meta.constant && !self.slot_ids.contains(&node.id) => {
                 self.column(index)

@@ -180,6 +180,7 @@ pub(super) fn run_blocks(
         segment_starts: HashMap::new(),
         first_row: region.first_row,
         where_read: where_read::producers(region),
+        exact_constants: Vec::new(),
     };
     for (leaf, value) in region.leaves.iter().zip(leaves) {
         if !in_host_memory(value) {
@@ -374,27 +375,35 @@ fn predicate_block(
 ) -> Result<()> {
     const PIECE: usize = 256;
     let (size, lanes) = (node.meta.size, node.meta.size as usize);
-    let mut classes: Vec<Class> = node.inputs.iter().map(|i| i.meta.dtype.class()).collect();
+    // No allocation per block: a predicate reads one or two inputs.
+    let (x, y) = match &node.inputs[..] {
+        [x] => (x, None),
+        [x, y] => (x, Some(y)),
+        _ => return Err(internal("a predicate reads one or two inputs")),
+    };
+    let mut a = x.meta.dtype.class();
+    let Some(y) = y else {
+        let v = dispatch_class!(a, A => { b.prepare::<A>(x, size, 0)? });
+        dispatch_class!(a, A => { test(predicate, b.view::<A>(v, lanes), out) });
+        return Ok(());
+    };
+    let mut c = y.meta.dtype.class();
     // A constant that is a value of the other input's class is compared in that class.
-    if let [a, c] = classes[..] {
-        if b.constant_exactly_in(&node.inputs[1], a) {
-            classes[1] = a;
-        } else if b.constant_exactly_in(&node.inputs[0], c) {
-            classes[0] = c;
+    if a != c {
+        if b.constant_exactly_in(y, a) {
+            c = a;
+        } else if b.constant_exactly_in(x, c) {
+            a = c;
         }
     }
-    let mut views = Vec::with_capacity(2);
-    for (k, (input, class)) in node.inputs.iter().zip(classes).enumerate() {
-        dispatch_class!(class, A => { views.push((b.prepare::<A>(input, size, k)?, class)) });
-    }
-    match views[..] {
-        [(x, class)] => {
-            dispatch_class!(class, A => { test(predicate, b.view::<A>(x, lanes), out) })
-        }
+    let vx = dispatch_class!(a, A => { b.prepare::<A>(x, size, 0)? });
+    let vy = dispatch_class!(c, A => { b.prepare::<A>(y, size, 1)? });
+    let views = [(vx, a), (vy, c)];
+    match views {
         [(x, a), (y, c)] if a == c => dispatch_class!(a, A => {
             compare(predicate, b.view::<A>(x, lanes), b.view::<A>(y, lanes), out)
         }),
-        [_, _] => {
+        _ => {
             let mut wide = [[0f64; PIECE]; 2];
             for start in (0..out.len()).step_by(PIECE) {
                 let end = (start + PIECE).min(out.len());
@@ -410,7 +419,6 @@ fn predicate_block(
                 );
             }
         }
-        _ => return Err(internal("a predicate reads one or two inputs")),
     }
     Ok(())
 }
