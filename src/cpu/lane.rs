@@ -81,6 +81,8 @@ pub trait Lane: Elem + PartialOrd {
     fn of_mut(buf: &mut Buf) -> &mut Vec<Self>;
     /// The output vector of a 32-bit column of this class.
     fn of_column(data: &mut ColumnData) -> Option<&mut Vec<Self>>;
+    /// The values of a 32-bit column of this class.
+    fn of_data(data: &ColumnData) -> Option<&[Self]>;
     fn add(self, b: Self) -> Self;
     fn sub(self, b: Self) -> Self;
     fn mul(self, b: Self) -> Self;
@@ -143,6 +145,12 @@ macro_rules! int_lane {
                 }
             }
             fn of_column(data: &mut ColumnData) -> Option<&mut Vec<Self>> {
+                match data {
+                    ColumnData::$col(v) => Some(v),
+                    _ => None,
+                }
+            }
+            fn of_data(data: &ColumnData) -> Option<&[Self]> {
                 match data {
                     ColumnData::$col(v) => Some(v),
                     _ => None,
@@ -253,6 +261,12 @@ impl Lane for f32 {
         }
     }
     fn of_column(data: &mut ColumnData) -> Option<&mut Vec<Self>> {
+        match data {
+            ColumnData::F32(v) => Some(v),
+            _ => None,
+        }
+    }
+    fn of_data(data: &ColumnData) -> Option<&[Self]> {
         match data {
             ColumnData::F32(v) => Some(v),
             _ => None,

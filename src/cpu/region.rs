@@ -708,10 +708,7 @@ impl Regions for CpuDevice {
     async fn walk(&self, home: &mut Home, root: &Node, input: &[Rc<Value>]) -> Result<Vec<Value>> {
         let chunks = match root.op {
             Op::Compact => vec![super::scatter::compact(self, home, input)?],
-            Op::Scan { fold, inclusive } => {
-                let how = scan::Scan { fold, inclusive };
-                scan::scan_whole(self, home, how, root, input)?
-            }
+            Op::Scan { .. } => scan::scan_whole(self, home, root, input)?,
             _ => return Err(internal(format!("{} is not a walk", root.op.name()))),
         };
         self.core().counters.add_kernels(1);

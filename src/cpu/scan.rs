@@ -7,11 +7,10 @@ use std::rc::Rc;
 
 use super::lane::Lane;
 use super::{internal, CpuDevice};
-use crate::column::ColumnData;
 use crate::dtype::{Class, DType};
 use crate::engine::DeviceModel;
 use crate::error::Result;
-use crate::ir::{Node, ScanFold};
+use crate::ir::{Node, Op, ScanFold};
 use crate::memory::Home;
 use crate::value::Value;
 
@@ -44,38 +43,32 @@ fn combine<T: Lane>(fold: ScanFold, acc: T, v: T) -> T {
     }
 }
 
-/// A scan's fold, and whether each row folds itself in.
-#[derive(Clone, Copy)]
-pub(super) struct Scan {
-    pub fold: ScanFold,
-    pub inclusive: bool,
-}
-
 /// A whole scan (`Op::Scan`, of `root`'s 32-bit type) of its input's stored chunks, in
 /// order, each written to an output chunk of its own, the fold carried from one to the next.
 pub(super) fn scan_whole(
     device: &CpuDevice,
     home: &Home,
-    scan: Scan,
     root: &Node,
     input: &[Rc<Value>],
 ) -> Result<Vec<Value>> {
+    let Op::Scan { fold, inclusive } = root.op else {
+        return Err(internal("not a scan"));
+    };
     fn typed<T: Lane>(
         device: &CpuDevice,
         home: &Home,
-        scan: Scan,
+        (fold, inclusive): (ScanFold, bool),
         root: &Node,
         input: &[Rc<Value>],
-        read: fn(&ColumnData) -> Option<&[T]>,
     ) -> Result<Vec<Value>> {
-        let fold = scan.fold;
         let lanes = root.meta.size as usize;
         let mut acc = vec![identity::<T>(fold); lanes];
         let mut chunks = Vec::with_capacity(input.len());
         for value in input {
             let column = (value.host_column())
                 .ok_or_else(|| internal("a scan's input is not a host column"))?;
-            let values = read(&column.data).ok_or_else(|| internal("a scan reads its own type"))?;
+            let values =
+                T::of_data(&column.data).ok_or_else(|| internal("a scan reads its own type"))?;
             let mut lease = device.take(home, root.meta.dtype, values.len())?;
             let out = lease.get_mut();
             let dst = T::of_column(&mut out.data)
@@ -84,13 +77,11 @@ pub(super) fn scan_whole(
             dst.resize(values.len(), T::default());
             if let ([start], [.., last]) = (&mut acc[..], values) {
                 match fold {
-                    ScanFold::Sum => sums(*start, values, dst, scan.inclusive),
-                    _ => run_on(*start, values, dst, scan.inclusive, |a, v| {
-                        combine(fold, a, v)
-                    }),
+                    ScanFold::Sum => sums(*start, values, dst, inclusive),
+                    _ => run_on(*start, values, dst, inclusive, |a, v| combine(fold, a, v)),
                 }
                 if let Some(&written) = dst.last() {
-                    *start = match scan.inclusive {
+                    *start = match inclusive {
                         true => written,
                         false => combine(fold, written, *last),
                     };
@@ -99,7 +90,7 @@ pub(super) fn scan_whole(
                 for (row, out) in values.chunks_exact(lanes).zip(dst.chunks_exact_mut(lanes)) {
                     for ((o, b), v) in out.iter_mut().zip(acc.iter_mut()).zip(row) {
                         let next = combine(fold, *b, *v);
-                        *o = if scan.inclusive { next } else { *b };
+                        *o = if inclusive { next } else { *b };
                         *b = next;
                     }
                 }
@@ -110,19 +101,11 @@ pub(super) fn scan_whole(
         }
         Ok(chunks)
     }
+    let how = (fold, inclusive);
     match root.meta.dtype {
-        DType::F32 => typed(device, home, scan, root, input, |d| match d {
-            ColumnData::F32(v) => Some(v),
-            _ => None,
-        }),
-        DType::I32 => typed(device, home, scan, root, input, |d| match d {
-            ColumnData::I32(v) => Some(v),
-            _ => None,
-        }),
-        DType::U32 => typed(device, home, scan, root, input, |d| match d {
-            ColumnData::U32(v) => Some(v),
-            _ => None,
-        }),
+        DType::F32 => typed::<f32>(device, home, how, root, input),
+        DType::I32 => typed::<i32>(device, home, how, root, input),
+        DType::U32 => typed::<u32>(device, home, how, root, input),
         _ => Err(internal("a scan reads its class's 32-bit type")),
     }
 }

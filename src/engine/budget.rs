@@ -298,7 +298,7 @@ impl<'a> Ledger<'a> {
             if self.copied_per_task(leaf) {
                 bytes += range_bytes(device, leaf, start, end);
             }
-            // A native sort or compaction reads its inputs' chunks where they are.
+            // A native sort or walk reads its inputs' chunks where they are.
             if !self.stored_whole(leaf, start, end) && !native {
                 bytes += bytes_of(device, leaf, end - start);
             }
