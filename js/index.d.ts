@@ -634,6 +634,31 @@ export function unique<X extends EvaluatorInput>(x: X): GPUTableEvaluator<TypeOf
  * @example const {values, counts} = valueCounts(vendor)
  */
 export function valueCounts<X extends EvaluatorInput>(x: X): {values: GPUTableEvaluator<TypeOf<X>>; counts: GPUTableEvaluator<'uint32'>};
+/** An aggregate of `groupBy`. */
+export type GroupOp = 'count' | 'sum' | 'min' | 'max' | 'mean' | 'argmin' | 'argmax' | 'first' | 'last';
+/** `'count'` (a group's rows) or `[op, x]` (`x` a column of the keys' rows). */
+export type GroupAggregate = 'count' | [GroupOp, EvaluatorInput];
+/** The type of an aggregate's result, as the whole-column reduction's. */
+export type GroupAggregateType<A> = A extends 'count' | ['count', any] ? 'uint32'
+  : A extends ['sum', infer X] ? SumType<TypeOf<X>>
+  : A extends ['min' | 'max', infer X] ? TypeOf<X>
+  : A extends ['mean', any] ? 'float32'
+  : A extends [GroupOp, any] ? 'sint32' : DataType;
+/**
+ * One row per group of rows with equal `keys` (an evaluator or an array of them, size 1, any
+ * type; -0 and +0 one key, NaN one, null rows one), groups in ascending key order
+ * (lexicographic; NaN, then null, last), counted on the device as `filter` is. Each
+ * aggregate is `'count'` (the group's rows) or `[op, x]`: `count` (x's non-null rows,
+ * uint32), `sum` (sum's type), `min`/`max` (x's type), `mean` (float32), and `argmin argmax
+ * first last` (sint32 rows of the input; ties to the lowest row). Null rows of `x` are
+ * skipped and NaN by `min max argmin argmax`; a group with nothing to reduce is null (`sum`:
+ * 0; `argmin`/`argmax` of only NaN: -1).
+ * @example const {keys: [vendors], trips, fare} = groupBy(vendor, {trips: 'count', fare: ['mean', fare]})
+ */
+export function groupBy<A extends Record<string, GroupAggregate>>(
+  keys: EvaluatorInput | EvaluatorInput[],
+  aggregates: A,
+): {keys: GPUTableEvaluator[]} & {[K in keyof A]: GPUTableEvaluator<GroupAggregateType<A[K]>>};
 /**
  * 1 where a row of `x` is null (uint8, never null). Nulls come from a vector's `validity`
  * and follow every elementwise op: a row reading a null row is null.

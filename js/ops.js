@@ -90,6 +90,36 @@ export function valueCounts(x) {
   const [values, counts] = guard(() => wasm.valueCounts(handleOf(x)));
   return {values: new GPUTableEvaluator(values), counts: new GPUTableEvaluator(counts)};
 }
+// `groupBy(keys, {name: 'count' | [op, x]})`: `{keys: [...], ...name}`, one row per group.
+export function groupBy(keys, aggregates) {
+  const keyList = Array.isArray(keys) ? keys : [keys];
+  if (aggregates === null || typeof aggregates !== 'object' || Array.isArray(aggregates)) {
+    fail('INVALID_ARGUMENT', "groupBy's aggregates are an object of name: 'count' or name: [op, x]");
+  }
+  const names = Object.keys(aggregates);
+  const ops = [];
+  const values = [];
+  const valued = new Uint8Array(names.length);
+  names.forEach((name, i) => {
+    const spec = aggregates[name];
+    if (name === 'keys') fail('INVALID_ARGUMENT', "groupBy's aggregates cannot be named 'keys'");
+    if (typeof spec === 'string') {
+      ops.push(spec);
+    } else if (Array.isArray(spec) && spec.length === 2 && typeof spec[0] === 'string') {
+      ops.push(spec[0]);
+      values.push(handleOf(spec[1]));
+      valued[i] = 1;
+    } else {
+      fail('INVALID_ARGUMENT', `groupBy's aggregate '${name}' is 'count' or [op, x]`);
+    }
+  });
+  const results = guard(() => withHandles(keyList.map(handleOf), keyHandles =>
+    withHandles(values, valueHandles => wasm.groupBy(keyHandles, ops, valueHandles, valued))));
+  const evaluators = results.map(handle => new GPUTableEvaluator(handle));
+  const grouped = {keys: evaluators.slice(0, keyList.length)};
+  names.forEach((name, i) => { grouped[name] = evaluators[keyList.length + i]; });
+  return grouped;
+}
 export const isNull = x => wrap(() => wasm.isNull(handleOf(x)));
 export const isValid = x => wrap(() => wasm.isValid(handleOf(x)));
 export const fillNull = (x, value) => wrap(() => wasm.fillNull(handleOf(x), handleOf(comparand(value))));

@@ -1,5 +1,5 @@
 //! Results whose length depends on the data (api.md "Results whose length depends on the
-//! data"): `filter` and `unique`, and what is built on them. Such a node is computed over a
+//! data"): `filter` and what is built on it (`unique` and grouping in `group.rs`). Such a node is computed over a
 //! capacity of rows (its `meta.length`) with the rows of the result packed at the start,
 //! and a count on the device says how many they are (`Counted`). Nothing is read back
 //! mid-graph: later ops read the count where they run (rows past it are skipped by
@@ -58,7 +58,7 @@ impl Counted {
         self.draw.get().cloned()
     }
 
-    fn same(&self, other: &Counted) -> bool {
+    pub(super) fn same(&self, other: &Counted) -> bool {
         Rc::ptr_eq(&self.total, &other.total)
     }
 
@@ -93,13 +93,13 @@ pub(super) fn counted_like(node: NodeRef, from: &NodeRef) -> Result<NodeRef> {
     Ok(node)
 }
 
-fn plain_binary(op: BinaryOp, a: &NodeRef, b: &NodeRef) -> Result<NodeRef> {
+pub(super) fn plain_binary(op: BinaryOp, a: &NodeRef, b: &NodeRef) -> Result<NodeRef> {
     let dtype = DType::join([a.meta.dtype, b.meta.dtype]);
     let size = a.meta.size.max(b.meta.size);
     elementwise_plain(Op::Binary(op), vec![a.clone(), b.clone()], dtype, size)
 }
 
-fn plain_predicate(predicate: Predicate, a: &NodeRef, b: &NodeRef) -> Result<NodeRef> {
+pub(super) fn plain_predicate(predicate: Predicate, a: &NodeRef, b: &NodeRef) -> Result<NodeRef> {
     elementwise_plain(
         Op::Predicate(predicate),
         vec![a.clone(), b.clone()],
@@ -108,19 +108,19 @@ fn plain_predicate(predicate: Predicate, a: &NodeRef, b: &NodeRef) -> Result<Nod
     )
 }
 
-fn plain_select(cond: &NodeRef, a: &NodeRef, b: &NodeRef) -> Result<NodeRef> {
+pub(super) fn plain_select(cond: &NodeRef, a: &NodeRef, b: &NodeRef) -> Result<NodeRef> {
     let dtype = DType::join([a.meta.dtype, b.meta.dtype]);
     let size = a.meta.size.max(b.meta.size);
     let inputs = vec![cond.clone(), a.clone(), b.clone()];
     elementwise_plain(Op::Select, inputs, dtype, size)
 }
 
-fn u32_column(values: Vec<u32>) -> Result<NodeRef> {
+pub(super) fn u32_column(values: Vec<u32>) -> Result<NodeRef> {
     source(ColumnData::U32(values), 1, false)
 }
 
 /// The uint32 row numbers of `node`'s rows (its capacity), chunked like it.
-fn row_numbers_of(node: &NodeRef) -> Result<NodeRef> {
+pub(super) fn row_numbers_of(node: &NodeRef) -> Result<NodeRef> {
     cast_plain(&sequence_like(node, 0, 1), DType::U32)
 }
 
@@ -154,7 +154,7 @@ fn masked(node: &NodeRef, counted: &Counted) -> Result<NodeRef> {
     with_validity(&values, Some(&flags))
 }
 
-fn zero_of(dtype: DType) -> Result<NodeRef> {
+pub(super) fn zero_of(dtype: DType) -> Result<NodeRef> {
     let data = match dtype {
         DType::U8 => ColumnData::U8(vec![0]),
         DType::I8 => ColumnData::I8(vec![0]),
@@ -314,7 +314,7 @@ fn kept_per_chunk(kept_rows: &NodeRef, ends: &NodeRef) -> Result<(NodeRef, NodeR
 }
 
 /// `Op::Compact` of uint8 `flags` (0 or 1, size 1, a column).
-fn compact(flags: &NodeRef) -> Result<NodeRef> {
+pub(super) fn compact(flags: &NodeRef) -> Result<NodeRef> {
     if flags.meta.dtype != DType::U8 || flags.meta.size != 1 || flags.meta.constant {
         return Err(crate::engine::internal(
             "a compaction reads one uint8 flag per row",
@@ -545,95 +545,6 @@ pub fn known_rows(x: &NodeRef, what: &str) -> Result<NodeRef> {
         (None, _) => Ok(x.clone()),
         (Some(_), Some(_)) => settled_rows(x),
         (Some(_), None) => Err(unknown_length(what)),
-    }
-}
-
-/// `unique(x)`: the distinct values of a size-1 `x`, ascending (NaN once, last; -0 and +0
-/// one value, +0; null rows one null row, after every value): a sort, then the first row of
-/// each run of equal sort keys, counted on the device.
-pub fn unique(x: &NodeRef) -> Result<NodeRef> {
-    let (sorted, starts) = runs(x, "unique")?;
-    distinct_of(x, &sorted, &starts)
-}
-
-/// `valueCounts(x)`: `(values, counts)`: `unique(x)`, and the rows of `x` holding each
-/// (uint32; the null row's: the null rows), counted alike on the device. The rows of a value
-/// are its run of the sort: from its first row to the next value's (or the sort's end).
-pub fn value_counts(x: &NodeRef) -> Result<(NodeRef, NodeRef)> {
-    let (sorted, starts) = runs(x, "valueCounts")?;
-    let values = distinct_of(x, &sorted, &starts)?;
-    // The filter of the row numbers by the same flags shares the values' compaction.
-    let first = filter(&row_numbers_of(&sorted)?, &starts)?;
-    let total = match first.counted() {
-        Some(c) => c.total.clone(),
-        None => return Err(crate::engine::internal("a filter's rows are counted")),
-    };
-    let rows = match sorted.counted() {
-        Some(c) => c.total.clone(),
-        None => u32_constant(sorted.meta.length)?,
-    };
-    let next = plain_binary(BinaryOp::Add, &row_numbers_of(&first)?, &u32_constant(1)?)?;
-    let next_first = plain_select(
-        &plain_predicate(Predicate::Less, &next, &total)?,
-        &gather_plain(&next, &first)?,
-        &rows,
-    )?;
-    let counts = plain_binary(BinaryOp::Subtract, &next_first, &first)?;
-    Ok((values, counted_like(counts, &first)?))
-}
-
-/// `x` sorted ascending (nulls last), and uint8 flags of the rows that start a run of equal
-/// sort keys (null rows one run), counted as the sorted rows are.
-fn runs(x: &NodeRef, what: &str) -> Result<(NodeRef, NodeRef)> {
-    x.check_alive()?;
-    if x.meta.size != 1 {
-        return Err(GpuTableError::invalid(format!(
-            "{what} needs rows of size 1, got size {}",
-            x.meta.size
-        )));
-    }
-    let sorted = super::sort(x, false, super::Nulls::Last)?;
-    let mut key = super::sort_key(&sorted, false)?;
-    let valid = match sorted.validity() {
-        Some(v) => Some(cast_plain(v, DType::U32)?),
-        None => None,
-    };
-    if let Some(valid) = &valid {
-        // Null rows are one value, whatever they hold.
-        key = plain_binary(BinaryOp::Multiply, &key, valid)?;
-    }
-    // Row r starts a run where its key (or its nullness) differs from row r - 1's; row 0
-    // always does (the row before it wraps past the end and reads no row).
-    let rows = row_numbers_of(&key)?;
-    let before = plain_binary(BinaryOp::Subtract, &rows, &u32_constant(1)?)?;
-    let differs = |column: &NodeRef| -> Result<NodeRef> {
-        let previous = gather_plain(&before, column)?;
-        plain_predicate(Predicate::NotEqual, column, &previous)
-    };
-    let mut starts = vec![
-        plain_predicate(Predicate::Equal, &rows, &zero_of(DType::U32)?)?,
-        differs(&key)?,
-    ];
-    if let Some(valid) = &valid {
-        starts.push(differs(valid)?);
-    }
-    // Plain flags (no nulls, not counted): the fold is the `or` of them alone.
-    let starts = counted_like(super::fold_logic(Predicate::Or, &starts)?, &sorted)?;
-    Ok((sorted, starts))
-}
-
-/// The first row of each run of `sorted` (`x` sorted, `starts` its runs' flags), -0 as +0.
-fn distinct_of(x: &NodeRef, sorted: &NodeRef, starts: &NodeRef) -> Result<NodeRef> {
-    let distinct = filter(sorted, starts)?;
-    // -0 and +0 are one value, +0 (-0 plus +0 is +0).
-    match x.meta.dtype {
-        DType::F32 => {
-            let plus_zero = source(ColumnData::F32(vec![0.0]), 1, true)?;
-            let values = plain_binary(BinaryOp::Add, &distinct, &plus_zero)?;
-            let values = with_validity(&values, distinct.validity())?;
-            counted_like(values, &distinct)
-        }
-        _ => Ok(distinct),
     }
 }
 

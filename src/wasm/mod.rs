@@ -7,6 +7,7 @@ mod ipc;
 mod read;
 mod sparse;
 mod table;
+mod verbs;
 
 use serde::Deserialize;
 use wasm_bindgen::prelude::*;
@@ -572,19 +573,4 @@ pub fn rechunk(x: &Evaluator, chunks: JsValue) -> JsResult<Evaluator> {
 #[wasm_bindgen]
 pub fn filter(x: &Evaluator, mask: &Evaluator) -> JsResult<Evaluator> {
     wrap(ir::filter(&x.node, &mask.node))
-}
-
-#[wasm_bindgen]
-pub fn unique(x: &Evaluator) -> JsResult<Evaluator> {
-    wrap(ir::unique(&x.node))
-}
-
-/// `valueCounts(x)`: `[values, counts]`.
-#[wasm_bindgen(js_name = valueCounts)]
-pub fn value_counts(x: &Evaluator) -> JsResult<js_sys::Array> {
-    let (values, counts) = ir::value_counts(&x.node).map_err(to_js)?;
-    Ok([Evaluator { node: values }, Evaluator { node: counts }]
-        .into_iter()
-        .map(JsValue::from)
-        .collect())
 }

@@ -9,7 +9,7 @@ use super::*;
 use gputable::ir::{Predicate, ReduceKind};
 use gputable::DType;
 
-fn nullable(values: ColumnData, valid: Option<&[u8]>, chunks: &[u32]) -> NodeRef {
+pub(super) fn nullable(values: ColumnData, valid: Option<&[u8]>, chunks: &[u32]) -> NodeRef {
     let x = chunked(values, 1, chunks);
     match valid {
         Some(v) => {
@@ -21,7 +21,7 @@ fn nullable(values: ColumnData, valid: Option<&[u8]>, chunks: &[u32]) -> NodeRef
 }
 
 /// Rows of a result (None: null), read from its device after evaluating it there.
-async fn rows_here<T: Target>(root: &NodeRef) -> Vec<Option<f64>> {
+pub(super) async fn rows_here<T: Target>(root: &NodeRef) -> Vec<Option<f64>> {
     evaluate_here::<T>(std::slice::from_ref(root)).await;
     let values = as_f64(&read(root).await);
     let flags = match root.validity() {
@@ -43,7 +43,7 @@ async fn rows_here<T: Target>(root: &NodeRef) -> Vec<Option<f64>> {
         .collect()
 }
 
-fn same_rows(what: &str, actual: &[Option<f64>], expected: &[Option<f64>]) {
+pub(super) fn same_rows(what: &str, actual: &[Option<f64>], expected: &[Option<f64>]) {
     assert_eq!(actual.len(), expected.len(), "{what}: rows");
     for (r, (a, e)) in actual.iter().zip(expected).enumerate() {
         let same = match (a, e) {
@@ -353,7 +353,7 @@ pub async fn filtered_and_full_columns_and_empty_results<T: Target>() {
 }
 
 /// Ascending numbers, then NaN (as `unique` and `valueCounts` order values).
-fn nan_last(a: &f64, b: &f64) -> std::cmp::Ordering {
+pub(super) fn nan_last(a: &f64, b: &f64) -> std::cmp::Ordering {
     match (a.is_nan(), b.is_nan()) {
         (true, true) => std::cmp::Ordering::Equal,
         (true, false) => std::cmp::Ordering::Greater,

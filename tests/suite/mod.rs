@@ -16,6 +16,7 @@ mod chunked;
 mod cumulative;
 mod engine;
 mod filter;
+mod group;
 mod nulls;
 mod order;
 mod predicates;
@@ -44,6 +45,7 @@ pub use chunked::*;
 pub use cumulative::*;
 pub use engine::*;
 pub use filter::*;
+pub use group::*;
 pub use nulls::*;
 pub use order::*;
 pub use predicates::*;
@@ -806,6 +808,10 @@ macro_rules! suite {
             a_filter_of_row_numbers_leaves_the_shared_compaction_alone,
             unique_orders_distinct_values_of_every_type,
             a_counted_result_keeps_its_draw_arguments_on_the_device,
+            // group.rs: grouping
+            group_by_matches_a_reference_for_every_type,
+            group_by_counted_empty_and_wide_inputs,
+            group_by_refuses_bad_arguments,
             // engine.rs: residency, memory, concurrency
             results_stay_on_the_device_until_read,
             pipelines_are_cached_by_structure_not_data,

@@ -1,0 +1,437 @@
+//! Grouping (api.md "Grouping and histograms"): `groupBy`, and `unique` and `valueCounts`
+//! as its special cases, on one stable sort of the keys. A group is a run of equal keys in
+//! the sorted rows; the runs' first rows are a compaction of run-start flags, counted on the
+//! device, and every aggregate is read at the runs' bounds: a count as the next run's start
+//! less this one's, a sum by a segmented sum (tree order within long runs), `first`/`last`
+//! through a running count of the value's non-null rows, and `min max argmin argmax` as the
+//! first row of each run of a sort by the keys and then the value (stable: the lowest row
+//! of a tie).
+
+use super::chunked::{concat as concat_rows, rechunk as rechunk_rows};
+use super::counted::{
+    align, attach, compact, counted_like, plain_binary, plain_predicate, plain_select,
+    row_numbers_of, u32_column, zero_of,
+};
+use super::nulls::with_validity;
+use super::ops::{cast_plain, gather, gather_plain, source, u32_constant};
+use super::{argsort, filter, interleave, scan, segment_sum, single_chunk, swizzle};
+use super::{BinaryOp, NodeRef, Nulls, Predicate, ReduceKind, ScanFold};
+use crate::column::ColumnData;
+use crate::dtype::DType;
+use crate::error::{GpuTableError, Result};
+
+/// What `groupBy` computes of a group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GroupOp {
+    Count,
+    Sum,
+    Min,
+    Max,
+    Mean,
+    ArgMin,
+    ArgMax,
+    First,
+    Last,
+}
+
+impl GroupOp {
+    pub const ALL: [GroupOp; 9] = [
+        GroupOp::Count,
+        GroupOp::Sum,
+        GroupOp::Min,
+        GroupOp::Max,
+        GroupOp::Mean,
+        GroupOp::ArgMin,
+        GroupOp::ArgMax,
+        GroupOp::First,
+        GroupOp::Last,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            GroupOp::Count => "count",
+            GroupOp::Sum => "sum",
+            GroupOp::Min => "min",
+            GroupOp::Max => "max",
+            GroupOp::Mean => "mean",
+            GroupOp::ArgMin => "argmin",
+            GroupOp::ArgMax => "argmax",
+            GroupOp::First => "first",
+            GroupOp::Last => "last",
+        }
+    }
+
+    pub fn parse(name: &str) -> Result<GroupOp> {
+        GroupOp::ALL
+            .into_iter()
+            .find(|op| op.name() == name)
+            .ok_or_else(|| {
+                GpuTableError::invalid(format!(
+                    "unknown aggregate '{name}'; expected count sum min max mean argmin \
+                     argmax first last"
+                ))
+            })
+    }
+}
+
+/// One aggregate of `groupBy`: `op` of `value` (`count` of no value: the group's rows).
+#[derive(Clone)]
+pub struct Aggregate {
+    pub op: GroupOp,
+    pub value: Option<NodeRef>,
+}
+
+/// `groupBy(keys, aggregates)`: one row per group of rows with equal keys (compared as
+/// `argsort` orders them: -0 and +0 one key, NaN one, null rows one), groups in ascending
+/// key order (lexicographic; NaN, then null, last): `(keys, aggregates)`, the keys' values
+/// and each aggregate's, all counted alike on the device. Aggregates follow the
+/// whole-column reductions (null rows skipped; NaN skipped by `min max argmin argmax`); a
+/// group with no row to reduce is null where the reduction would have none (`sum`: 0).
+pub fn group_by(
+    keys: &[NodeRef],
+    aggregates: &[Aggregate],
+) -> Result<(Vec<NodeRef>, Vec<NodeRef>)> {
+    if keys.is_empty() {
+        return Err(GpuTableError::invalid("groupBy needs at least one key"));
+    }
+    for key in keys {
+        key.check_alive()?;
+        if key.meta.size != 1 {
+            return Err(GpuTableError::invalid(format!(
+                "groupBy keys have rows of size 1, got size {}",
+                key.meta.size
+            )));
+        }
+    }
+    if keys.iter().any(|k| k.meta.constant) {
+        return Err(GpuTableError::invalid(
+            "groupBy's keys are columns, not constants",
+        ));
+    }
+    let mut inputs = keys.to_vec();
+    for aggregate in aggregates {
+        match (&aggregate.value, aggregate.op) {
+            (Some(value), _) if value.meta.constant => {
+                return Err(GpuTableError::invalid(format!(
+                    "groupBy's {} reads a column, not a constant",
+                    aggregate.op.name()
+                )))
+            }
+            (Some(value), _) => inputs.push(value.clone()),
+            (None, GroupOp::Count) => {}
+            (None, op) => {
+                return Err(GpuTableError::invalid(format!(
+                    "groupBy's {} needs a value to aggregate",
+                    op.name()
+                )))
+            }
+        }
+    }
+    inputs.iter().try_for_each(|x| x.check_alive())?;
+    let inputs = rows_alike(inputs)?;
+    let (keys, mut values) = (&inputs[..keys.len()], inputs[keys.len()..].iter());
+    let groups = Groups::of(keys)?;
+    let key_values = keys
+        .iter()
+        .map(|k| groups.key(k))
+        .collect::<Result<Vec<_>>>()?;
+    let results = aggregates
+        .iter()
+        .map(|aggregate| {
+            let value = match aggregate.value {
+                Some(_) => values.next(),
+                None => None,
+            };
+            groups.aggregate(aggregate.op, value, keys)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok((key_values, results))
+}
+
+/// `unique(x)`: the distinct values of a size-1 `x`, ascending (NaN once, last; -0 and +0
+/// one value, +0; null rows one null row, after every value).
+pub fn unique(x: &NodeRef) -> Result<NodeRef> {
+    let (mut keys, _) = group_by(&[one_column(x, "unique")?], &[])?;
+    Ok(keys.remove(0))
+}
+
+/// `valueCounts(x)`: `(values, counts)`: `unique(x)`, and the rows of `x` holding each
+/// (uint32; the null row's: the null rows), counted alike on the device.
+pub fn value_counts(x: &NodeRef) -> Result<(NodeRef, NodeRef)> {
+    let count = Aggregate {
+        op: GroupOp::Count,
+        value: None,
+    };
+    let (mut keys, mut counts) = group_by(&[one_column(x, "valueCounts")?], &[count])?;
+    Ok((keys.remove(0), counts.remove(0)))
+}
+
+fn one_column(x: &NodeRef, what: &str) -> Result<NodeRef> {
+    x.check_alive()?;
+    if x.meta.size != 1 || x.meta.constant {
+        return Err(GpuTableError::invalid(format!(
+            "{what} needs a column with rows of size 1, got {}size {}",
+            if x.meta.constant {
+                "a constant of "
+            } else {
+                ""
+            },
+            x.meta.size
+        )));
+    }
+    Ok(x.clone())
+}
+
+/// `inputs` (columns and constants) reading the same rows: of one length, and counted
+/// alike where any is counted (a counted input with others is read as a shorter column).
+fn rows_alike(inputs: Vec<NodeRef>) -> Result<Vec<NodeRef>> {
+    let (aligned, counted) = align(inputs)?;
+    let mut columns = aligned.iter().filter(|x| !x.meta.constant);
+    let rows = columns.next().map_or(0, |x| x.meta.length);
+    if let Some(other) = columns.find(|x| x.meta.length != rows) {
+        return Err(GpuTableError::invalid(format!(
+            "groupBy's keys and values have {rows} and {} rows",
+            other.meta.length
+        )));
+    }
+    let Some(counted) = counted else {
+        return Ok(aligned);
+    };
+    aligned
+        .into_iter()
+        .map(|x| match x.counted() {
+            _ if x.meta.constant => Ok(x),
+            Some(held) if held.same(&counted) => Ok(x),
+            _ => {
+                let view = rechunk_rows(&x, single_chunk(x.meta.length))?;
+                attach(&view, Some(counted.clone()));
+                Ok(view)
+            }
+        })
+        .collect()
+}
+
+/// The groups of rows with equal keys: where each starts and ends in the keys' stable sort.
+struct Groups {
+    /// uint32: the keys' argsort (counted where the keys are).
+    order: NodeRef,
+    /// uint32, counted (the groups): each group's first row in `order`.
+    first: NodeRef,
+    /// uint32, over `first`'s capacity: the row of `order` after each group's last (the
+    /// sorted rows' count past the groups).
+    ends: NodeRef,
+    /// uint32, over `first`'s capacity: the input row of each group's first row.
+    first_rows: NodeRef,
+}
+
+impl Groups {
+    fn of(keys: &[NodeRef]) -> Result<Groups> {
+        let order = argsort(keys, &[false], Nulls::Last)?;
+        let positions = row_numbers_of(&order)?;
+        // Row r starts a group where a key (or its nullness) differs from row r - 1's; row 0
+        // always does (the row before it wraps past the end and reads no row).
+        let before = plain_binary(BinaryOp::Subtract, &positions, &u32_constant(1)?)?;
+        let differs = |column: &NodeRef| -> Result<NodeRef> {
+            let previous = gather_plain(&before, column)?;
+            plain_predicate(Predicate::NotEqual, column, &previous)
+        };
+        let mut starts = vec![plain_predicate(
+            Predicate::Equal,
+            &positions,
+            &zero_of(DType::U32)?,
+        )?];
+        for key in keys {
+            let sorted = gather(&order, key)?;
+            let mut sort_key = super::sort_key(&sorted, false)?;
+            if let Some(valid) = sorted.validity() {
+                // Null rows are one key, whatever they hold.
+                let valid = cast_plain(valid, DType::U32)?;
+                sort_key = plain_binary(BinaryOp::Multiply, &sort_key, &valid)?;
+                starts.push(differs(&valid)?);
+            }
+            starts.push(differs(&sort_key)?);
+        }
+        // Plain flags (no nulls, not counted): the fold is the `or` of them alone.
+        let starts = counted_like(super::fold_logic(Predicate::Or, &starts)?, &order)?;
+        let first = filter(&positions, &starts)?;
+        let groups = match first.counted() {
+            Some(c) => c.total.clone(),
+            None => return Err(crate::engine::internal("a filter's rows are counted")),
+        };
+        let rows = match order.counted() {
+            Some(c) => c.total.clone(),
+            None => u32_constant(order.meta.length)?,
+        };
+        let next = plain_binary(BinaryOp::Add, &row_numbers_of(&first)?, &u32_constant(1)?)?;
+        let ends = plain_select(
+            &plain_predicate(Predicate::Less, &next, &groups)?,
+            &gather_plain(&next, &first)?,
+            &rows,
+        )?;
+        let first_rows = gather_plain(&first, &order)?;
+        Ok(Groups {
+            order,
+            first,
+            ends,
+            first_rows,
+        })
+    }
+
+    /// A key's value in each group (-0 as +0: one key).
+    fn key(&self, key: &NodeRef) -> Result<NodeRef> {
+        let values = gather(&self.first_rows, key)?;
+        let values = match key.meta.dtype {
+            DType::F32 => {
+                let plus_zero = source(ColumnData::F32(vec![0.0]), 1, true)?;
+                let sum = plain_binary(BinaryOp::Add, &values, &plus_zero)?;
+                with_validity(&sum, values.validity())?
+            }
+            _ => values,
+        };
+        self.counted(values)
+    }
+
+    /// `node` (over the groups' capacity) counted as the groups are.
+    fn counted(&self, node: NodeRef) -> Result<NodeRef> {
+        counted_like(node, &self.first)
+    }
+
+    fn aggregate(&self, op: GroupOp, value: Option<&NodeRef>, keys: &[NodeRef]) -> Result<NodeRef> {
+        let Some(value) = value else {
+            let rows = plain_binary(BinaryOp::Subtract, &self.ends, &self.first)?;
+            return self.counted(rows);
+        };
+        let lanes = value.meta.size;
+        if lanes > 1
+            && matches!(
+                op,
+                GroupOp::Min | GroupOp::Max | GroupOp::ArgMin | GroupOp::ArgMax
+            )
+        {
+            // A lane's extreme is the first row of its own sort: lane by lane.
+            let parts = (0..lanes)
+                .map(|lane| {
+                    let column = swizzle(value, &[lane as f64])?;
+                    self.aggregate(op, Some(&column), keys)
+                })
+                .collect::<Result<Vec<_>>>()?;
+            return self.counted(interleave(&parts)?);
+        }
+        match op {
+            GroupOp::Count => self.count_of(value),
+            GroupOp::Sum => self.sum(value, ReduceKind::Sum.output_type(value.meta.dtype)),
+            GroupOp::Mean => self.mean(value),
+            GroupOp::First | GroupOp::Last => self.end_row(value, op == GroupOp::Last),
+            GroupOp::Min | GroupOp::Max | GroupOp::ArgMin | GroupOp::ArgMax => {
+                self.extreme(op, value, keys)
+            }
+        }
+    }
+
+    /// uint8, per sorted row: 1 where `value`'s row is not null (None: no nulls).
+    fn sorted_valid(&self, value: &NodeRef) -> Result<Option<NodeRef>> {
+        match value.validity() {
+            Some(valid) => Ok(Some(gather_plain(&self.order, valid)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// uint32 `(before, through)`: per group, `value`'s non-null sorted rows before its
+    /// first row and through its last.
+    fn valid_bounds(&self, valid: &NodeRef) -> Result<(NodeRef, NodeRef)> {
+        let running = scan(&cast_plain(valid, DType::U32)?, ScanFold::Sum, true)?;
+        let one = u32_constant(1)?;
+        // The row before the first group's wraps past the end: it reads 0.
+        let at = |rows: &NodeRef| -> Result<NodeRef> {
+            gather_plain(&plain_binary(BinaryOp::Subtract, rows, &one)?, &running)
+        };
+        Ok((at(&self.first)?, at(&self.ends)?))
+    }
+
+    /// `value`'s non-null rows in each group (uint32).
+    fn count_of(&self, value: &NodeRef) -> Result<NodeRef> {
+        match self.sorted_valid(value)? {
+            Some(valid) => {
+                let (before, through) = self.valid_bounds(&valid)?;
+                self.counted(plain_binary(BinaryOp::Subtract, &through, &before)?)
+            }
+            None => self.aggregate(GroupOp::Count, None, &[]),
+        }
+    }
+
+    /// The sum of `value`'s non-null rows in each group, as `dtype` (its sum's type).
+    fn sum(&self, value: &NodeRef, dtype: DType) -> Result<NodeRef> {
+        let wide = match value.meta.dtype == dtype {
+            true => value.clone(),
+            false => cast_plain(value, dtype)?,
+        };
+        let mut sorted = gather_plain(&self.order, &wide)?;
+        if let Some(valid) = self.sorted_valid(value)? {
+            sorted = plain_select(&valid, &sorted, &zero_of(dtype)?)?;
+        }
+        // Group g sums rows ends[g - 1]..ends[g] (from 0 for the first).
+        let offsets = concat_rows(&[u32_column(vec![0])?, self.ends.clone()])?;
+        self.counted(segment_sum(&sorted, &offsets)?)
+    }
+
+    /// float32: each group's sum of `value`'s non-null rows over their count (null where
+    /// there are none).
+    fn mean(&self, value: &NodeRef) -> Result<NodeRef> {
+        let sum = self.sum(value, DType::F32)?;
+        let count = self.count_of(value)?;
+        let quotient = plain_binary(BinaryOp::Divide, &sum, &cast_plain(&count, DType::F32)?)?;
+        let some = plain_predicate(Predicate::Greater, &count, &zero_of(DType::U32)?)?;
+        self.counted(with_validity(&quotient, Some(&some))?)
+    }
+
+    /// sint32: the input row of each group's first (`last`: last) row where `value` is not
+    /// null (null where there is none).
+    fn end_row(&self, value: &NodeRef, last: bool) -> Result<NodeRef> {
+        let Some(valid) = self.sorted_valid(value)? else {
+            let rows = match last {
+                false => self.first_rows.clone(),
+                true => {
+                    let before_end =
+                        plain_binary(BinaryOp::Subtract, &self.ends, &u32_constant(1)?)?;
+                    gather_plain(&before_end, &self.order)?
+                }
+            };
+            return self.counted(cast_plain(&rows, DType::I32)?);
+        };
+        // The k-th non-null sorted row is row k of their compaction.
+        let (before, through) = self.valid_bounds(&valid)?;
+        let nth = match last {
+            false => before.clone(),
+            true => plain_binary(BinaryOp::Subtract, &through, &u32_constant(1)?)?,
+        };
+        let position = gather_plain(&nth, &compact(&valid)?)?;
+        let rows = cast_plain(&gather_plain(&position, &self.order)?, DType::I32)?;
+        let some = plain_predicate(Predicate::Greater, &through, &before)?;
+        self.counted(with_validity(&rows, Some(&some))?)
+    }
+
+    /// `min max argmin argmax` of a size-1 `value`: each group's first row in the order of
+    /// the keys, then `value` (descending for `max`/`argmax`; NaN, then nulls, last).
+    fn extreme(&self, op: GroupOp, value: &NodeRef, keys: &[NodeRef]) -> Result<NodeRef> {
+        let descending = matches!(op, GroupOp::Max | GroupOp::ArgMax);
+        let mut sort_keys = keys.to_vec();
+        sort_keys.push(value.clone());
+        let mut directions = vec![false; keys.len()];
+        directions.push(descending);
+        let order = argsort(&sort_keys, &directions, Nulls::Last)?;
+        let rows = gather_plain(&self.first, &order)?;
+        // Null where the group's first row is: it has no value but nulls.
+        let extreme = gather(&rows, value)?;
+        if matches!(op, GroupOp::Min | GroupOp::Max) {
+            return self.counted(extreme);
+        }
+        let mut row = cast_plain(&rows, DType::I32)?;
+        if value.meta.dtype == DType::F32 {
+            // A group with no number but NaN has no row (-1).
+            let nan = plain_predicate(Predicate::NotEqual, &extreme, &extreme)?;
+            let none = source(ColumnData::I32(vec![-1]), 1, true)?;
+            row = plain_select(&nan, &none, &row)?;
+        }
+        self.counted(with_validity(&row, extreme.validity())?)
+    }
+}

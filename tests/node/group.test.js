@@ -1,0 +1,105 @@
+// api.md "Grouping and histograms" through the built package on the CPU device: groupBy
+// against a Map loop (two keys, nulls, NaN, every aggregate), the result object's shape and
+// types, and the bad arguments.
+import {test} from 'node:test';
+import assert from 'node:assert/strict';
+import * as arrow from 'apache-arrow';
+import * as gt from 'gputable';
+import {throwsCode} from './helpers.js';
+
+const E = gt.GPUTableEvaluator;
+
+test('groupBy of two keys matches a Map loop for every aggregate', async () => {
+  const n = 20000;
+  const vendor = new Uint8Array(n).map((_, i) => (i * 7) % 5);
+  const hour = new Int16Array(n).map((_, i) => ((i * 7919) % 24) - 3);
+  const fare = new Float32Array(n).map((_, i) => ((i * 104729) % 4001) / 8 - 100);
+  const fareValid = (i) => i % 17 !== 3;
+  const table = arrow.tableFromArrays({
+    vendor, hour,
+    fare: arrow.vectorFromArray(Array.from(fare, (v, i) => (fareValid(i) ? v : null)), new arrow.Float32()),
+  });
+  const t = gt.GPUTable.fromArrowIPCSync(arrow.tableToIPC(table), {chunks: 6000});
+  const grouped = gt.groupBy([t.getVector('vendor'), t.getVector('hour')], {
+    trips: 'count',
+    fares: ['count', t.getVector('fare')],
+    total: ['sum', t.getVector('fare')],
+    mean: ['mean', t.getVector('fare')],
+    low: ['min', t.getVector('fare')],
+    high: ['max', t.getVector('fare')],
+    cheapest: ['argmin', t.getVector('fare')],
+    first: ['first', t.getVector('fare')],
+    last: ['last', t.getVector('fare')],
+  });
+  assert.equal(grouped.keys.length, 2);
+  const roots = [...grouped.keys, grouped.trips, grouped.fares, grouped.total, grouped.mean,
+    grouped.low, grouped.high, grouped.cheapest, grouped.first, grouped.last];
+  await gt.cleanEvaluate(null, roots);
+  assert.deepEqual(roots.slice(2).map(r => r.type),
+    ['uint32', 'uint32', 'float32', 'float32', 'float32', 'float32', 'sint32', 'sint32', 'sint32']);
+
+  const loop = new Map();
+  for (let i = 0; i < n; i++) {
+    const key = vendor[i] * 100 + hour[i];
+    let g = loop.get(key);
+    if (!g) loop.set(key, g = {vendor: vendor[i], hour: hour[i], trips: 0, fares: 0, total: 0, low: Infinity, high: -Infinity, cheapest: -1, first: -1, last: -1});
+    g.trips++;
+    if (!fareValid(i)) continue;
+    const v = fare[i];
+    g.fares++;
+    g.total += v;
+    if (v < g.low) { g.low = v; g.cheapest = i; }
+    g.high = Math.max(g.high, v);
+    if (g.first < 0) g.first = i;
+    g.last = i;
+  }
+  const groups = [...loop.values()].sort((a, b) => a.vendor - b.vendor || a.hour - b.hour);
+  const read = r => [...r.readValueSync()];
+  assert.deepEqual(read(grouped.keys[0]), groups.map(g => g.vendor));
+  assert.deepEqual(read(grouped.keys[1]), groups.map(g => g.hour));
+  for (const name of ['trips', 'fares', 'low', 'high', 'cheapest', 'first', 'last']) {
+    assert.deepEqual(read(grouped[name]), groups.map(g => g[name]), name);
+  }
+  // Sums of eighths: exact in float32 at these sizes.
+  assert.deepEqual(read(grouped.total), groups.map(g => Math.fround(g.total)));
+  read(grouped.mean).forEach((m, k) => {
+    const expected = groups[k].total / groups[k].fares;
+    assert.ok(Math.abs(m - expected) <= 1e-6 * Math.abs(expected) + 1e-6, `mean ${k}: ${m} vs ${expected}`);
+  });
+});
+
+test('groupBy puts NaN, then null keys last and gives null where a group has no value', async () => {
+  const table = arrow.tableFromArrays({
+    k: arrow.vectorFromArray([2, null, NaN, -0, 0, NaN, null, 2], new arrow.Float32()),
+    v: arrow.vectorFromArray([1, 5, null, 3, 4, null, 6, 7], new arrow.Int32()),
+  });
+  const t = gt.GPUTable.fromArrowIPCSync(arrow.tableToIPC(table));
+  const {keys: [k], n, sum, high, first} = gt.groupBy(t.getVector('k'), {
+    n: 'count', sum: ['sum', t.getVector('v')], high: ['max', t.getVector('v')], first: ['first', t.getVector('v')],
+  });
+  await gt.cleanEvaluate(null, [k, n, sum, high, first]);
+  const keys = [...k.readValueSync()];
+  assert.ok(Object.is(keys[0], 0) && keys[1] === 2 && Number.isNaN(keys[2]) && keys.length === 4);
+  assert.deepEqual([...n.readValueSync()], [2, 2, 2, 2]);
+  assert.deepEqual([...sum.readValueSync()], [7, 8, 0, 11]);
+  assert.equal(sum.type, 'sint32');
+  // The NaN group's values are all null: no maximum, no first row.
+  const [highs, firsts] = [await high.evaluate(), await first.evaluate()];
+  assert.deepEqual([...highs.validity.readValueSync()], [1, 1, 0, 1]);
+  assert.deepEqual([...firsts.validity.readValueSync()], [1, 1, 0, 1]);
+  assert.deepEqual([...highs.readValueSync()].filter((_, g) => g !== 2), [4, 7, 6]);
+  assert.deepEqual([...firsts.readValueSync()].filter((_, g) => g !== 2), [3, 0, 1]);
+});
+
+test('bad groupBy arguments are INVALID_ARGUMENT', () => {
+  const x = E.fromArray([1, 2, 3]);
+  throwsCode(() => gt.groupBy(x, {m: ['median', x]}), 'INVALID_ARGUMENT');
+  throwsCode(() => gt.groupBy(x, {m: 'sum'}), 'INVALID_ARGUMENT');
+  throwsCode(() => gt.groupBy(x, {m: ['sum']}), 'INVALID_ARGUMENT');
+  throwsCode(() => gt.groupBy(x, {keys: 'count'}), 'INVALID_ARGUMENT');
+  throwsCode(() => gt.groupBy(x, null), 'INVALID_ARGUMENT');
+  throwsCode(() => gt.groupBy([], {n: 'count'}), 'INVALID_ARGUMENT');
+  throwsCode(() => gt.groupBy(E.fromArray([1, 2, 3, 4], {size: 2}), {n: 'count'}), 'INVALID_ARGUMENT');
+  throwsCode(() => gt.groupBy(x, {s: ['sum', E.fromArray([1, 2])]}), 'INVALID_ARGUMENT');
+  throwsCode(() => gt.groupBy(3, {n: 'count'}), 'INVALID_ARGUMENT');
+});

@@ -1,0 +1,428 @@
+//! `groupBy` (api.md "Grouping and histograms") against a plain reference on every backend:
+//! keys of every type with NaN, -0 and nulls, two keys, every aggregate over values of every
+//! type with nulls, uneven and empty chunks, a filter's rows, no rows, wide values, and the
+//! bad arguments.
+
+use std::cmp::Ordering;
+
+use super::filter::{nan_last, nullable, rows_here, same_rows};
+use super::reduce::{column_of, sample};
+use super::*;
+use gputable::ir::{Aggregate, GroupOp};
+use gputable::DType;
+
+/// A key as argsort orders it: numbers (-0 as +0), then NaN, then null.
+fn key_order(a: &Option<f64>, b: &Option<f64>) -> Ordering {
+    match (a, b) {
+        (None, None) => Ordering::Equal,
+        (None, Some(_)) => Ordering::Greater,
+        (Some(_), None) => Ordering::Less,
+        (Some(a), Some(b)) => nan_last(a, b),
+    }
+}
+
+/// Rows of `values` (of `dtype`) as the device holds them, None where `valid` says null.
+fn held(dtype: DType, values: &[f64], valid: &[u8]) -> Vec<Option<f64>> {
+    let exact = column_of(dtype, values);
+    (0..values.len())
+        .map(|r| (valid[r] == 1).then(|| exact.get_f64(r)))
+        .collect()
+}
+
+/// The reference of one aggregate over a group's rows (in input order) of `value`.
+fn reference(op: GroupOp, rows: &[usize], value: &[Option<f64>], dtype: DType) -> Option<f64> {
+    let present: Vec<(usize, f64)> = rows
+        .iter()
+        .filter_map(|&r| value[r].map(|v| (r, v)))
+        .collect();
+    let numbers: Vec<(usize, f64)> = present
+        .iter()
+        .copied()
+        .filter(|(_, v)| !v.is_nan())
+        .collect();
+    let extreme = |better: fn(f64, f64) -> bool| -> Option<(i64, f64)> {
+        if present.is_empty() {
+            return None;
+        }
+        let mut best: Option<(usize, f64)> = None;
+        for &(r, v) in &numbers {
+            if best.is_none_or(|(_, b)| better(v, b)) {
+                best = Some((r, v));
+            }
+        }
+        Some(best.map_or((-1, f64::NAN), |(r, v)| (r as i64, v)))
+    };
+    let sum: f64 = present.iter().map(|(_, v)| v).sum();
+    match op {
+        GroupOp::Count => Some(present.len() as f64),
+        GroupOp::Sum => Some(match dtype {
+            DType::F32 => sum as f32 as f64,
+            _ => sum,
+        }),
+        GroupOp::Mean => (!present.is_empty()).then(|| (sum as f32 / present.len() as f32) as f64),
+        GroupOp::Min => extreme(|v, b| v < b).map(|(_, v)| v),
+        GroupOp::Max => extreme(|v, b| v > b).map(|(_, v)| v),
+        GroupOp::ArgMin => extreme(|v, b| v < b).map(|(r, _)| r as f64),
+        GroupOp::ArgMax => extreme(|v, b| v > b).map(|(r, _)| r as f64),
+        GroupOp::First => present.first().map(|&(r, _)| r as f64),
+        GroupOp::Last => present.last().map(|&(r, _)| r as f64),
+    }
+}
+
+/// The groups of `keys` (rows per key), in ascending key order: each group's rows in input
+/// order.
+fn reference_groups(keys: &[Vec<Option<f64>>], rows: usize) -> Vec<Vec<usize>> {
+    let normal = |v: Option<f64>| v.map(|v| if v == 0.0 { 0.0 } else { v });
+    let compare = |a: usize, b: usize| {
+        keys.iter()
+            .map(|k| key_order(&normal(k[a]), &normal(k[b])))
+            .find(|o| *o != Ordering::Equal)
+            .unwrap_or(Ordering::Equal)
+    };
+    let mut order: Vec<usize> = (0..rows).collect();
+    order.sort_by(|&a, &b| compare(a, b));
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for r in order {
+        match groups.last_mut() {
+            Some(group) if compare(group[0], r) == Ordering::Equal => group.push(r),
+            _ => groups.push(vec![r]),
+        }
+    }
+    groups
+}
+
+/// Means are float32 divisions, which GPUs may round a few ulps off (api.md's float
+/// tolerance); everything else exactly.
+fn same_aggregate(what: &str, op: GroupOp, actual: &[Option<f64>], expected: &[Option<f64>]) {
+    if op != GroupOp::Mean {
+        return same_rows(what, actual, expected);
+    }
+    assert_eq!(actual.len(), expected.len(), "{what}: rows");
+    for (r, (a, e)) in actual.iter().zip(expected).enumerate() {
+        let close = match (a, e) {
+            (Some(a), Some(e)) => {
+                a == e || (a.is_nan() && e.is_nan()) || (a - e).abs() <= 1e-6 * e.abs()
+            }
+            (a, e) => a.is_none() && e.is_none(),
+        };
+        assert!(close, "{what}: row {r}: device {a:?} vs reference {e:?}");
+    }
+}
+
+/// Every aggregate of values of every type, grouped by two keys (one of every type with
+/// NaN, -0 and nulls; one small with nulls), over uneven and empty chunks.
+pub async fn group_by_matches_a_reference_for_every_type<T: Target>() {
+    let mut rng = Rng(71);
+    let n = 90;
+    let chunks = [30, 0, 45, 15];
+    for (i, dtype) in DType::ALL.into_iter().enumerate() {
+        let mut key_values = sample(dtype, n, &mut rng);
+        if dtype == DType::F32 {
+            key_values[5] = -0.0;
+            key_values[6] = 0.0;
+        }
+        let key_valid: Vec<u8> = (0..n).map(|r| u8::from(r % 11 != 4)).collect();
+        let small: Vec<f64> = (0..n).map(|_| rng.below(3) as f64).collect();
+        let small_valid: Vec<u8> = (0..n).map(|r| u8::from(r % 13 != 2)).collect();
+        let value_type = DType::ALL[(i + 3) % DType::ALL.len()];
+        let mut values = sample(value_type, n, &mut rng);
+        if value_type == DType::F32 {
+            values[8] = -0.0;
+        }
+        let value_valid: Vec<u8> = (0..n).map(|r| u8::from(r % 7 != 5)).collect();
+        let key = nullable(column_of(dtype, &key_values), Some(&key_valid), &chunks);
+        let second = nullable(column_of(DType::U8, &small), Some(&small_valid), &chunks);
+        let value = nullable(column_of(value_type, &values), Some(&value_valid), &chunks);
+        let mut aggregates = vec![Aggregate {
+            op: GroupOp::Count,
+            value: None,
+        }];
+        aggregates.extend(GroupOp::ALL.into_iter().map(|op| Aggregate {
+            op,
+            value: Some(value.clone()),
+        }));
+        let (keys, results) = ir::group_by(&[key, second], &aggregates).unwrap();
+        let mut roots = keys.clone();
+        roots.extend(results.iter().cloned());
+        evaluate_here::<T>(&roots).await;
+
+        let reference_keys = [
+            held(dtype, &key_values, &key_valid),
+            held(DType::U8, &small, &small_valid),
+        ];
+        let groups = reference_groups(&reference_keys, n);
+        for (k, key) in keys.iter().enumerate() {
+            let expected: Vec<Option<f64>> = groups
+                .iter()
+                .map(|g| reference_keys[k][g[0]].map(|v| if v == 0.0 { 0.0 } else { v }))
+                .collect();
+            same_rows(
+                &format!("{dtype:?} key {k}"),
+                &rows_here::<T>(key).await,
+                &expected,
+            );
+        }
+        let counts: Vec<Option<f64>> = groups.iter().map(|g| Some(g.len() as f64)).collect();
+        same_rows(
+            &format!("{dtype:?} count"),
+            &rows_here::<T>(&results[0]).await,
+            &counts,
+        );
+        let value_rows = held(value_type, &values, &value_valid);
+        for (aggregate, result) in aggregates[1..].iter().zip(&results[1..]) {
+            let expected: Vec<Option<f64>> = groups
+                .iter()
+                .map(|g| reference(aggregate.op, g, &value_rows, value_type))
+                .collect();
+            let what = format!("{dtype:?} keys, {} of {value_type:?}", aggregate.op.name());
+            same_aggregate(
+                &what,
+                aggregate.op,
+                &rows_here::<T>(result).await,
+                &expected,
+            );
+        }
+        assert_eq!(results[1].meta.dtype, DType::U32);
+        assert_eq!(results[5].meta.dtype, DType::F32, "mean");
+        assert_eq!(results[9].meta.dtype, DType::I32, "last");
+    }
+}
+
+/// A filter's rows (counted on the device), no rows, a group per row, one group, and values
+/// of several lanes.
+pub async fn group_by_counted_empty_and_wide_inputs<T: Target>() {
+    let key = chunked(
+        column_of(DType::I16, &[3.0, -1.0, 3.0, 7.0, -1.0, 3.0]),
+        1,
+        &[4, 2],
+    );
+    let value = chunked(
+        column_of(DType::F32, &[1.5, 2.0, -4.0, 8.0, 0.25, 6.0]),
+        1,
+        &[4, 2],
+    );
+    let keep = chunked(ColumnData::U8(vec![1, 1, 1, 0, 1, 0]), 1, &[4, 2]);
+    let (kept_key, kept_value) = (
+        ir::filter(&key, &keep).unwrap(),
+        ir::filter(&value, &keep).unwrap(),
+    );
+    let aggregate = |op, value: &NodeRef| Aggregate {
+        op,
+        value: Some(value.clone()),
+    };
+    let (keys, results) = ir::group_by(
+        std::slice::from_ref(&kept_key),
+        &[
+            aggregate(GroupOp::Sum, &kept_value),
+            aggregate(GroupOp::ArgMax, &kept_value),
+        ],
+    )
+    .unwrap();
+    let mut roots = keys.clone();
+    roots.extend(results.iter().cloned());
+    evaluate_here::<T>(&roots).await;
+    same_rows(
+        "kept keys",
+        &rows_here::<T>(&keys[0]).await,
+        &[Some(-1.0), Some(3.0)],
+    );
+    same_rows(
+        "kept sums",
+        &rows_here::<T>(&results[0]).await,
+        &[Some(2.25), Some(-2.5)],
+    );
+    // Rows of the filter's result: -1 at rows 1 and 3, 3 at rows 0 and 2.
+    same_rows(
+        "kept argmax",
+        &rows_here::<T>(&results[1]).await,
+        &[Some(1.0), Some(0.0)],
+    );
+
+    // A filter's keys with full values: values past the count are not read.
+    let (keys, results) = ir::group_by(
+        std::slice::from_ref(&kept_key),
+        &[Aggregate {
+            op: GroupOp::Count,
+            value: None,
+        }],
+    )
+    .unwrap();
+    evaluate_here::<T>(&[keys[0].clone(), results[0].clone()]).await;
+    same_rows(
+        "kept counts",
+        &rows_here::<T>(&results[0]).await,
+        &[Some(2.0), Some(2.0)],
+    );
+
+    // No rows.
+    let empty = chunked(ColumnData::U32(vec![]), 1, &[0]);
+    let empty_value = chunked(ColumnData::F32(vec![]), 1, &[0]);
+    let (keys, results) = ir::group_by(
+        std::slice::from_ref(&empty),
+        &[aggregate(GroupOp::Mean, &empty_value)],
+    )
+    .unwrap();
+    evaluate_here::<T>(&[keys[0].clone(), results[0].clone()]).await;
+    same_rows("empty keys", &rows_here::<T>(&keys[0]).await, &[]);
+    same_rows("empty means", &rows_here::<T>(&results[0]).await, &[]);
+
+    // A group per row, then one group, of 3,000 rows (long runs are summed in blocks).
+    let rows = 3000;
+    let distinct = chunked(ColumnData::U32((0..rows).rev().collect()), 1, &[1000, 2000]);
+    let ones = chunked(ColumnData::I32(vec![1; rows as usize]), 1, &[1000, 2000]);
+    let (keys, results) = ir::group_by(
+        std::slice::from_ref(&distinct),
+        &[
+            aggregate(GroupOp::Sum, &ones),
+            aggregate(GroupOp::First, &ones),
+        ],
+    )
+    .unwrap();
+    evaluate_here::<T>(&[keys[0].clone(), results[0].clone(), results[1].clone()]).await;
+    let expected: Vec<Option<f64>> = (0..rows).map(|k| Some(k as f64)).collect();
+    same_rows("distinct keys", &rows_here::<T>(&keys[0]).await, &expected);
+    let firsts: Vec<Option<f64>> = (0..rows).map(|k| Some((rows - 1 - k) as f64)).collect();
+    same_rows(
+        "distinct firsts",
+        &rows_here::<T>(&results[1]).await,
+        &firsts,
+    );
+    assert!(rows_here::<T>(&results[0])
+        .await
+        .iter()
+        .all(|s| *s == Some(1.0)));
+    let same_key = chunked(ColumnData::U8(vec![4; 20_000]), 1, &[5000, 15000]);
+    let steps = chunked(
+        ColumnData::F32((0..20_000).map(|r| (r % 8) as f32).collect()),
+        1,
+        &[5000, 15000],
+    );
+    let (_, results) = ir::group_by(
+        std::slice::from_ref(&same_key),
+        &[
+            aggregate(GroupOp::Sum, &steps),
+            aggregate(GroupOp::Last, &steps),
+        ],
+    )
+    .unwrap();
+    evaluate_here::<T>(&results).await;
+    same_rows(
+        "one group's sum",
+        &rows_here::<T>(&results[0]).await,
+        &[Some(70_000.0)],
+    );
+    same_rows(
+        "one group's last",
+        &rows_here::<T>(&results[1]).await,
+        &[Some(19_999.0)],
+    );
+
+    // Values of two lanes: each lane its own sum and minimum.
+    let key = chunked(ColumnData::U8(vec![2, 1, 2]), 1, &[3]);
+    let wide = chunked(
+        ColumnData::F32(vec![1.0, 10.0, 2.0, 20.0, 3.0, 5.0]),
+        2,
+        &[3],
+    );
+    let (_, results) = ir::group_by(
+        std::slice::from_ref(&key),
+        &[
+            aggregate(GroupOp::Sum, &wide),
+            aggregate(GroupOp::Min, &wide),
+        ],
+    )
+    .unwrap();
+    evaluate_here::<T>(&results).await;
+    assert_eq!(results[0].meta.size, 2);
+    let sums = rows_here::<T>(&results[0]).await;
+    same_rows(
+        "wide sums",
+        &sums,
+        &[Some(2.0), Some(20.0), Some(4.0), Some(15.0)],
+    );
+    let minimums = rows_here::<T>(&results[1]).await;
+    same_rows(
+        "wide minimums",
+        &minimums,
+        &[Some(2.0), Some(20.0), Some(1.0), Some(5.0)],
+    );
+}
+
+/// Keys of size 2 or constant, values of another length or constant, aggregates with no
+/// value, unknown names: `INVALID_ARGUMENT` when the graph is built.
+pub async fn group_by_refuses_bad_arguments<T: Target>() {
+    let key = chunked(ColumnData::U32(vec![1, 2, 3]), 1, &[3]);
+    let value = chunked(ColumnData::F32(vec![1.0, 2.0, 3.0]), 1, &[3]);
+    let count = Aggregate {
+        op: GroupOp::Count,
+        value: None,
+    };
+    let bad = |keys: &[NodeRef], aggregates: &[Aggregate]| {
+        code(ir::group_by(keys, aggregates).map(|_| ()))
+    };
+    let wide = chunked(ColumnData::U32(vec![1, 2, 3, 4, 5, 6]), 2, &[3]);
+    let constant = ir::u32_constant(4).unwrap();
+    let short = chunked(ColumnData::F32(vec![1.0, 2.0]), 1, &[2]);
+    for (what, result) in [
+        ("no keys", bad(&[], std::slice::from_ref(&count))),
+        ("a wide key", bad(&[wide], std::slice::from_ref(&count))),
+        (
+            "a constant key",
+            bad(
+                &[key.clone(), constant.clone()],
+                std::slice::from_ref(&count),
+            ),
+        ),
+        (
+            "a short value",
+            bad(
+                std::slice::from_ref(&key),
+                &[Aggregate {
+                    op: GroupOp::Sum,
+                    value: Some(short),
+                }],
+            ),
+        ),
+        (
+            "a constant value",
+            bad(
+                std::slice::from_ref(&key),
+                &[Aggregate {
+                    op: GroupOp::Sum,
+                    value: Some(constant),
+                }],
+            ),
+        ),
+        (
+            "a sum of nothing",
+            bad(
+                std::slice::from_ref(&key),
+                &[Aggregate {
+                    op: GroupOp::Sum,
+                    value: None,
+                }],
+            ),
+        ),
+    ] {
+        assert_eq!(result, ErrorCode::InvalidArgument, "{what}");
+    }
+    assert_eq!(code(GroupOp::parse("median")), ErrorCode::InvalidArgument);
+    // The good graph builds and runs.
+    let (_, results) = ir::group_by(
+        std::slice::from_ref(&key),
+        &[
+            count,
+            Aggregate {
+                op: GroupOp::Max,
+                value: Some(value),
+            },
+        ],
+    )
+    .unwrap();
+    evaluate_here::<T>(&results).await;
+    same_rows(
+        "maxima",
+        &rows_here::<T>(&results[1]).await,
+        &[Some(1.0), Some(2.0), Some(3.0)],
+    );
+}
