@@ -659,6 +659,17 @@ export function groupBy<A extends Record<string, GroupAggregate>>(
   keys: EvaluatorInput | EvaluatorInput[],
   aggregates: A,
 ): {keys: GPUTableEvaluator[]} & {[K in keyof A]: GPUTableEvaluator<GroupAggregateType<A[K]>>};
+/** The bins of a histogram: `bins` equal bins over `range` (`[lo, hi]`, or `'auto'`: x's extent, found on the device), or ascending `edges` (numbers, or an evaluator of them). */
+export type HistogramBins =
+  | {bins: number; range?: 'auto' | [number, number]; where?: PredicateArgument}
+  | {edges: number[] | Float64Array | Float32Array | EvaluatorInput; where?: PredicateArgument};
+/**
+ * uint32 counts of the rows of a size-1 `x` in each bin, one row per bin. Bin `i` is
+ * `[e_i, e_i+1)`, the last also holding its upper edge; values compare with the edges
+ * exactly. NaN, nulls, values outside the edges and rows `where` drops are not counted.
+ * @example histogram(fare, {bins: 24, range: [0, 120]})
+ */
+export function histogram(x: EvaluatorInput, bins: HistogramBins, options?: {where?: PredicateArgument}): GPUTableEvaluator<'uint32'>;
 /**
  * 1 where a row of `x` is null (uint8, never null). Nulls come from a vector's `validity`
  * and follow every elementwise op: a row reading a null row is null.

@@ -120,6 +120,16 @@ export function groupBy(keys, aggregates) {
   names.forEach((name, i) => { grouped[name] = evaluators[keyList.length + i]; });
   return grouped;
 }
+// `histogram(x, {bins, range = 'auto'} | {edges}, {where})`: uint32 counts per bin.
+export function histogram(x, spec, settings) {
+  const {bins, range, edges, where: inner} = options(spec, 'histogram', ['bins', 'range', 'edges', 'where']);
+  const {where = inner} = options(settings, 'histogram', ['where']);
+  const onDevice = edges instanceof GPUTableEvaluator || edges instanceof GPUVector;
+  const deviceEdges = onDevice ? [handleOf(edges)] : [];
+  const mask = where === undefined ? [] : [handleOf(comparand(where))];
+  return wrap(() => withHandles(deviceEdges, edgeList => withHandles(mask, maskList =>
+    wasm.histogram(handleOf(x), bins, range, onDevice ? undefined : edges, edgeList, maskList))));
+}
 export const isNull = x => wrap(() => wasm.isNull(handleOf(x)));
 export const isValid = x => wrap(() => wasm.isValid(handleOf(x)));
 export const fillNull = (x, value) => wrap(() => wasm.fillNull(handleOf(x), handleOf(comparand(value))));

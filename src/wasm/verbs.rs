@@ -58,3 +58,55 @@ pub fn group_by(
     let (keys, aggregates) = ir::group_by(&keys.nodes, &aggregates).map_err(to_js)?;
     Ok(evaluators(keys.into_iter().chain(aggregates)))
 }
+
+/// `histogram(x, {bins, range} | {edges}, {where})`: `edges` numbers, or one evaluator in
+/// `device_edges`; `mask` holds the `where` mask if any.
+#[wasm_bindgen]
+pub fn histogram(
+    x: &Evaluator,
+    bins: JsValue,
+    range: JsValue,
+    edges: JsValue,
+    device_edges: &EvaluatorList,
+    mask: &EvaluatorList,
+) -> JsResult<Evaluator> {
+    let bins = match (
+        bins.is_undefined(),
+        edges.is_undefined(),
+        device_edges.nodes.first(),
+    ) {
+        (false, true, None) => ir::Bins::Equal {
+            bins: super::number_arg(&bins, "histogram's bins", None)?,
+            range: range_of(&range)?,
+        },
+        (true, false, None) => ir::Bins::Edges(numbers(&edges, "histogram's edges")?),
+        (true, true, Some(edges)) => ir::Bins::EdgesOf(edges.clone()),
+        _ => return Err(invalid("histogram takes {bins, range} or {edges}")),
+    };
+    wrap(ir::histogram(&x.node, &bins, mask.nodes.first()))
+}
+
+/// `range`: 'auto' (or left out) for x's extent, or `[lo, hi]`.
+fn range_of(range: &JsValue) -> JsResult<Option<(f64, f64)>> {
+    if range.is_undefined() || range.as_string().as_deref() == Some("auto") {
+        return Ok(None);
+    }
+    match numbers(range, "histogram's range")?[..] {
+        [lo, hi] => Ok(Some((lo, hi))),
+        _ => Err(invalid("histogram's range is 'auto' or [lo, hi]")),
+    }
+}
+
+/// An array (or typed array) of numbers.
+fn numbers(value: &JsValue, what: &str) -> JsResult<Vec<f64>> {
+    let array = match value.is_instance_of::<js_sys::Array>() || js_sys::ArrayBuffer::is_view(value)
+    {
+        true => js_sys::Array::from(value),
+        false => return Err(invalid(format!("{what} must be an array of numbers"))),
+    };
+    array
+        .iter()
+        .map(|v| v.as_f64())
+        .collect::<Option<Vec<f64>>>()
+        .ok_or_else(|| invalid(format!("{what} must be an array of numbers")))
+}

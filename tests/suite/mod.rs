@@ -17,6 +17,7 @@ mod cumulative;
 mod engine;
 mod filter;
 mod group;
+mod histogram;
 mod nulls;
 mod order;
 mod predicates;
@@ -46,6 +47,7 @@ pub use cumulative::*;
 pub use engine::*;
 pub use filter::*;
 pub use group::*;
+pub use histogram::*;
 pub use nulls::*;
 pub use order::*;
 pub use predicates::*;
@@ -812,6 +814,10 @@ macro_rules! suite {
             group_by_matches_a_reference_for_every_type,
             group_by_counted_empty_and_wide_inputs,
             group_by_refuses_bad_arguments,
+            // histogram.rs: histograms
+            histogram_counts_every_type_against_a_reference,
+            histogram_of_device_edges_counted_and_empty_inputs,
+            histogram_refuses_bad_arguments,
             // engine.rs: residency, memory, concurrency
             results_stay_on_the_device_until_read,
             pipelines_are_cached_by_structure_not_data,

@@ -1,0 +1,265 @@
+//! `histogram` (api.md "Grouping and histograms"): per row, the bin it falls in, by a
+//! `searchSorted` in the bins' edges that compares x's values exactly; rows not counted
+//! (NaN, nulls, outside the edges, masked out by `where`, past a filter's count) take the
+//! bin number `bins`. The counts are the bin numbers' run lengths: a sort of the numbers by
+//! their few low bits, then a search of each bin's first row in them.
+
+use super::counted::{align, plain_binary, plain_predicate, plain_select};
+use super::ops::{cast_plain, gather_plain, source, u32_constant};
+use super::{
+    concat, extent, search_sorted, sort_permutation_below, swizzle, u32_rows, where_flags,
+    BinaryOp, NodeRef, Predicate,
+};
+use crate::column::{element_count, try_collect, ColumnData};
+use crate::dtype::DType;
+use crate::error::{GpuTableError, Result};
+
+/// The bins of a histogram.
+#[derive(Clone)]
+pub enum Bins {
+    /// `bins` equal bins over `[lo, hi]`, or over x's extent (found on the device) where
+    /// `range` is None.
+    Equal {
+        bins: f64,
+        range: Option<(f64, f64)>,
+    },
+    /// Ascending edges: bin i is `[e_i, e_i+1)`, the last also holding its upper edge.
+    Edges(Vec<f64>),
+    /// Edges in a column (ascending, not checked), compared with x's values exactly.
+    EdgesOf(NodeRef),
+}
+
+/// `histogram(x, bins, {where})`: uint32 counts of the rows of a size-1 `x` in each bin, one
+/// row per bin (one chunk). NaN, nulls, values outside the edges and rows `mask` drops are
+/// not counted.
+pub fn histogram(x: &NodeRef, bins: &Bins, mask: Option<&NodeRef>) -> Result<NodeRef> {
+    x.check_alive()?;
+    if x.meta.size != 1 || x.meta.constant {
+        return Err(GpuTableError::invalid(format!(
+            "histogram needs a column with rows of size 1, got {}size {}",
+            if x.meta.constant {
+                "a constant of "
+            } else {
+                ""
+            },
+            x.meta.size
+        )));
+    }
+    let every_row = source(ColumnData::U8(vec![1]), 1, true)?;
+    let (aligned, _) = align(vec![x.clone(), mask.cloned().unwrap_or(every_row)])?;
+    let x = &aligned[0];
+    let mut keep = vec![where_flags(x, &aligned[1], None, None)?];
+    if x.meta.dtype == DType::F32 {
+        keep.push(plain_predicate(Predicate::Equal, x, x)?);
+    }
+    let (bin, count) = match bins {
+        Bins::Equal { bins, range } => {
+            let count = bin_count(*bins)?;
+            match range {
+                None => (auto_bin(x, &super::and_flags(&keep)?, count)?, count),
+                Some((lo, hi)) => {
+                    if !(lo.is_finite() && hi.is_finite() && lo < hi) {
+                        return Err(GpuTableError::invalid(format!(
+                            "histogram's range is [lo, hi] with lo < hi, both finite, got \
+                             [{lo}, {hi}]"
+                        )));
+                    }
+                    let step = (hi - lo) / count as f64;
+                    let edges = (0..=count).map(|i| match i == count {
+                        true => *hi,
+                        false => lo + step * i as f64,
+                    });
+                    let edges = try_collect(count as usize + 1, edges)?;
+                    match exact_bin(x, &edges)? {
+                        Some((bin, inside)) => {
+                            keep.push(inside);
+                            (bin, count)
+                        }
+                        None => return zero_counts(count),
+                    }
+                }
+            }
+        }
+        Bins::Edges(edges) => {
+            check_edges(edges)?;
+            let count = (edges.len() - 1) as u32;
+            match exact_bin(x, edges)? {
+                Some((bin, inside)) => {
+                    keep.push(inside);
+                    (bin, count)
+                }
+                None => return zero_counts(count),
+            }
+        }
+        Bins::EdgesOf(edges) => {
+            let (bin, inside, count) = device_bin(x, edges)?;
+            keep.push(inside);
+            (bin, count)
+        }
+    };
+    let keep = super::and_flags(&keep)?;
+    let ids = plain_select(&keep, &bin, &u32_constant(count)?)?;
+    counts_of_ids(&ids, count)
+}
+
+/// `bins` as a bin count: an integer from 1 (the count plus one, the id of rows not
+/// counted, fits a uint32).
+fn bin_count(bins: f64) -> Result<u32> {
+    if !(bins >= 1.0 && bins.fract() == 0.0 && bins < u32::MAX as f64) {
+        return Err(GpuTableError::invalid(format!(
+            "histogram's bins must be an integer from 1, got {bins}"
+        )));
+    }
+    Ok(bins as u32)
+}
+
+fn check_edges(edges: &[f64]) -> Result<()> {
+    if edges.len() < 2 || edges.len() > u32::MAX as usize {
+        return Err(GpuTableError::invalid(format!(
+            "histogram's edges are at least two numbers, got {}",
+            edges.len()
+        )));
+    }
+    if edges.iter().any(|e| e.is_nan()) || edges.windows(2).any(|w| w[0] > w[1]) {
+        return Err(GpuTableError::invalid(
+            "histogram's edges must be ascending numbers",
+        ));
+    }
+    Ok(())
+}
+
+/// uint32 zero counts of `bins` bins (no row can fall in one), computed where the
+/// histogram is.
+fn zero_counts(bins: u32) -> Result<NodeRef> {
+    plain_binary(BinaryOp::Multiply, &u32_rows(bins)?, &u32_constant(0)?)
+}
+
+/// The least value of `dtype` at or above `e` (None: above every value of it).
+fn at_least(dtype: DType, e: f64) -> Option<f64> {
+    if dtype == DType::F32 {
+        let f = e as f32;
+        return Some(if (f as f64) < e { f.next_up() } else { f } as f64);
+    }
+    let (lowest, end) = dtype.int_bounds();
+    let c = e.ceil().max(lowest);
+    (c < end).then_some(c)
+}
+
+/// The greatest value of `dtype` at or below `e` (None: below every value of it).
+fn at_most(dtype: DType, e: f64) -> Option<f64> {
+    if dtype == DType::F32 {
+        let f = e as f32;
+        return Some(if (f as f64) > e { f.next_down() } else { f } as f64);
+    }
+    let (lowest, end) = dtype.int_bounds();
+    let c = e.floor().min(end - 1.0);
+    (c >= lowest).then_some(c)
+}
+
+/// `(bin, inside)` of each row of `x` for ascending `edges` (checked), as x's type holds
+/// them: x is at or above an edge exactly where it is at or above the least value of its
+/// type at or above it, and at or below the last exactly where it is at or below the
+/// greatest value at or below it. None where no value of x's type is inside the edges.
+fn exact_bin(x: &NodeRef, edges: &[f64]) -> Result<Option<(NodeRef, NodeRef)>> {
+    let dtype = x.meta.dtype;
+    let bins = (edges.len() - 1) as u32;
+    // Edges above every value of the type are a tail: no value reaches them.
+    let held: Vec<f64> = edges.iter().map_while(|&e| at_least(dtype, e)).collect();
+    let (Some(last), false) = (at_most(dtype, edges[edges.len() - 1]), held.is_empty()) else {
+        return Ok(None);
+    };
+    let held = source(ColumnData::from_f64(dtype, &held)?, 1, false)?;
+    // The edges at or below each row.
+    let reached = search_sorted(&held, x, true)?;
+    let above_first = plain_predicate(Predicate::Greater, &reached, &u32_constant(0)?)?;
+    let last = source(ColumnData::from_f64(dtype, &[last])?, 1, true)?;
+    let below_last = plain_predicate(Predicate::LessEqual, x, &last)?;
+    let inside = super::and_flags(&[above_first, below_last])?;
+    Ok(Some((bin_of_reached(&reached, bins)?, inside)))
+}
+
+/// The bin of a row with `reached` edges at or below it: the last bin holds its upper edge.
+fn bin_of_reached(reached: &NodeRef, bins: u32) -> Result<NodeRef> {
+    let within = plain_binary(BinaryOp::Minimum, reached, &u32_constant(bins)?)?;
+    plain_binary(BinaryOp::Subtract, &within, &u32_constant(1)?)
+}
+
+/// `(bin, inside, bins)` for edges in a column on the device.
+fn device_bin(x: &NodeRef, edges: &NodeRef) -> Result<(NodeRef, NodeRef, u32)> {
+    edges.check_alive()?;
+    let edges = super::known_rows(edges, "histogram's edges")?;
+    if edges.meta.size != 1 || edges.meta.constant || edges.meta.length < 2 {
+        return Err(GpuTableError::invalid(format!(
+            "histogram's edges are a column of at least two rows of size 1, got {} rows of \
+             size {}",
+            edges.meta.length, edges.meta.size
+        )));
+    }
+    let bins = edges.meta.length - 1;
+    let reached = search_sorted(&edges, x, true)?;
+    let last = gather_plain(&u32_constant(bins)?, &edges)?;
+    let above_first = plain_predicate(Predicate::Greater, &reached, &u32_constant(0)?)?;
+    let below_last = plain_predicate(Predicate::LessEqual, x, &last)?;
+    let inside = super::and_flags(&[above_first, below_last])?;
+    Ok((bin_of_reached(&reached, bins)?, inside, bins))
+}
+
+/// The bin of each row of `x` among `bins` equal bins over the extent of the rows `keep`
+/// holds, found on the device in float32 (NumPy's rule: a range of one value is widened by
+/// 0.5 each side). Every value lies inside the extent: the bin is the count of inner edges
+/// at or below it.
+fn auto_bin(x: &NodeRef, keep: &NodeRef, bins: u32) -> Result<NodeRef> {
+    if bins == 1 {
+        return u32_constant(0);
+    }
+    let nan = source(ColumnData::F32(vec![f32::NAN]), 1, true)?;
+    let values = plain_select(keep, &cast_plain(x, DType::F32)?, &nan)?;
+    // A row of NaN: no rows kept give NaN, not EMPTY_INPUT.
+    let one_nan = source(ColumnData::F32(vec![f32::NAN]), 1, false)?;
+    let range = extent(&concat(&[values, one_nan])?)?;
+    // The extent is a column of one row: each end a constant read from it.
+    let end = |lane: f64| gather_plain(&u32_constant(0)?, &swizzle(&range, &[lane])?);
+    let (lo, hi) = (end(0.0)?, end(1.0)?);
+    let one_value = plain_predicate(Predicate::Equal, &lo, &hi)?;
+    let half = source(ColumnData::F32(vec![0.5]), 1, true)?;
+    let lo = plain_select(
+        &one_value,
+        &plain_binary(BinaryOp::Subtract, &lo, &half)?,
+        &lo,
+    )?;
+    let hi = plain_select(&one_value, &plain_binary(BinaryOp::Add, &hi, &half)?, &hi)?;
+    // Inner edge i is lo (1 - i/bins) + hi i/bins: exact at the ends and never overflowing.
+    let inner = bins - 1;
+    element_count(inner as u64, 1, DType::F32)?;
+    let share = |of_hi: bool| -> Result<NodeRef> {
+        let shares = (1..bins).map(|i| {
+            let t = i as f64 / bins as f64;
+            (if of_hi { t } else { 1.0 - t }) as f32
+        });
+        source(
+            ColumnData::F32(try_collect(inner as usize, shares)?),
+            1,
+            false,
+        )
+    };
+    let edges = plain_binary(
+        BinaryOp::Add,
+        &plain_binary(BinaryOp::Multiply, &lo, &share(false)?)?,
+        &plain_binary(BinaryOp::Multiply, &hi, &share(true)?)?,
+    )?;
+    search_sorted(&edges, x, true)
+}
+
+/// uint32 `ids` (bin numbers, `bins` for rows not counted) counted per bin: sorted by their
+/// low bits, each bin's rows are those from its first row to the next bin's.
+fn counts_of_ids(ids: &NodeRef, bins: u32) -> Result<NodeRef> {
+    let (_, sorted) = sort_permutation_below(ids, bins as u64 + 1)?;
+    let first = search_sorted(&sorted, &u32_rows(bins + 1)?, false)?;
+    let bin = u32_rows(bins)?;
+    let next = plain_binary(BinaryOp::Add, &bin, &u32_constant(1)?)?;
+    plain_binary(
+        BinaryOp::Subtract,
+        &gather_plain(&next, &first)?,
+        &gather_plain(&bin, &first)?,
+    )
+}

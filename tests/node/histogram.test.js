@@ -1,0 +1,63 @@
+// api.md "Grouping and histograms" through the built package on the CPU device: histogram
+// against a JS loop (equal bins over a range and the extent, irregular edges as numbers and
+// as an evaluator, where masks, nulls and NaN) and the bad arguments.
+import {test} from 'node:test';
+import assert from 'node:assert/strict';
+import * as arrow from 'apache-arrow';
+import * as gt from 'gputable';
+import {throwsCode} from './helpers.js';
+
+const E = gt.GPUTableEvaluator;
+
+// Counts per bin of ascending `edges` (the last bin holding its upper edge), skipping NaN
+// and the rows `skip` says.
+function loop(values, edges, skip = () => false) {
+  const bins = edges.length - 1;
+  const counts = new Array(bins).fill(0);
+  values.forEach((v, i) => {
+    if (skip(i) || v === null || Number.isNaN(v) || v < edges[0] || v > edges[bins]) return;
+    let reached = 0;
+    while (reached < edges.length && edges[reached] <= v) reached++;
+    counts[Math.min(reached, bins) - 1]++;
+  });
+  return counts;
+}
+
+test('histogram counts 24 equal bins and 1,000 irregular edges as a JS loop does', async () => {
+  const n = 50000;
+  const fare = Array.from({length: n}, (_, i) => (i % 97 === 5 ? null : i % 89 === 7 ? NaN : ((i * 104729) % 8001) / 40 - 20));
+  const table = arrow.tableFromArrays({fare: arrow.vectorFromArray(fare, new arrow.Float32())});
+  const x = gt.GPUTable.fromArrowIPCSync(arrow.tableToIPC(table), {chunks: 20000}).getVector('fare');
+  const f32 = fare.map(v => (v === null ? null : Math.fround(v)));
+  const equal = Array.from({length: 25}, (_, i) => (i === 24 ? 120 : 0 + (120 / 24) * i));
+  const counts = gt.histogram(x, {bins: 24, range: [0, 120]});
+  assert.equal(counts.type, 'uint32');
+  assert.deepEqual([...await counts.readValue()], loop(f32, equal));
+  const edges = Array.from({length: 1001}, (_, i) => (i * i) / 5000 - 20);
+  assert.deepEqual([...await gt.histogram(x, {edges}).readValue()], loop(f32, edges));
+  const onDevice = E.fromArray(new Float32Array(edges));
+  assert.deepEqual([...await gt.histogram(x, {edges: onDevice}).readValue()], loop(f32, Array.from(new Float32Array(edges))));
+  const cheap = gt.less(x, 50);
+  const masked = await gt.histogram(x, {bins: 24, range: [0, 120]}, {where: cheap}).readValue();
+  assert.deepEqual([...masked], loop(f32, equal, i => !(f32[i] < 50)));
+  // 'auto': every number counted once, the least in the first bin, the greatest in the last.
+  const auto = [...await gt.histogram(x, {bins: 10}).readValue()];
+  const numbers = f32.filter(v => v !== null && !Number.isNaN(v));
+  assert.equal(auto.reduce((a, b) => a + b), numbers.length);
+  const [lo, hi] = [Math.min(...numbers), Math.max(...numbers)];
+  assert.deepEqual(auto, loop(f32, Array.from({length: 11}, (_, i) => (i === 0 ? lo : i === 10 ? hi : Math.fround(Math.fround(lo * Math.fround(1 - i / 10)) + Math.fround(hi * Math.fround(i / 10)))))));
+});
+
+test('bad histogram arguments are INVALID_ARGUMENT', () => {
+  const x = E.fromArray([1, 2, 3]);
+  throwsCode(() => gt.histogram(x, {bins: 0}), 'INVALID_ARGUMENT');
+  throwsCode(() => gt.histogram(x, {bins: 1.5}), 'INVALID_ARGUMENT');
+  throwsCode(() => gt.histogram(x, {bins: '3'}), 'INVALID_ARGUMENT');
+  throwsCode(() => gt.histogram(x, {bins: 3, range: [2, 1]}), 'INVALID_ARGUMENT');
+  throwsCode(() => gt.histogram(x, {bins: 3, range: 'all'}), 'INVALID_ARGUMENT');
+  throwsCode(() => gt.histogram(x, {bins: 3, edges: [0, 1]}), 'INVALID_ARGUMENT');
+  throwsCode(() => gt.histogram(x, {edges: [3, 1]}), 'INVALID_ARGUMENT');
+  throwsCode(() => gt.histogram(x, {edges: [1]}), 'INVALID_ARGUMENT');
+  throwsCode(() => gt.histogram(x, {}), 'INVALID_ARGUMENT');
+  throwsCode(() => gt.histogram(x, {bins: 3, width: 2}), 'INVALID_ARGUMENT');
+});

@@ -1,0 +1,308 @@
+//! `histogram` (api.md "Grouping and histograms") against a plain reference on every
+//! backend: every type with NaN and nulls over uneven and empty chunks, equal bins over a
+//! range and over the extent found on the device, edges as numbers (inside, across and
+//! outside a type's values) and as a column of another type, `where` masks, a filter's
+//! rows, no rows, and the bad arguments.
+
+use super::filter::{nullable, rows_here, same_rows};
+use super::reduce::{column_of, sample};
+use super::*;
+use gputable::ir::Bins;
+use gputable::DType;
+
+/// Counts of the present numbers of `values` (None: null or masked) per bin of ascending
+/// `edges`: bin i is [e_i, e_i+1), the last holding its upper edge.
+fn reference(values: &[Option<f64>], edges: &[f64]) -> Vec<Option<f64>> {
+    let bins = edges.len() - 1;
+    let mut counts = vec![0.0; bins];
+    for v in values.iter().flatten() {
+        if v.is_nan() || *v < edges[0] || *v > edges[bins] {
+            continue;
+        }
+        let reached = edges.iter().filter(|&&e| e <= *v).count();
+        counts[reached.min(bins) - 1] += 1.0;
+    }
+    counts.into_iter().map(Some).collect()
+}
+
+/// The reference of `bins` equal bins over the extent of the present numbers, computed as
+/// the device does, in float32: inner edge i is lo (1 - i/bins) + hi i/bins.
+fn reference_auto(values: &[Option<f64>], bins: usize) -> Vec<Option<f64>> {
+    let numbers: Vec<f64> = values
+        .iter()
+        .flatten()
+        .copied()
+        .filter(|v| !v.is_nan())
+        .collect();
+    let mut counts = vec![0.0; bins];
+    if numbers.is_empty() {
+        return counts.into_iter().map(Some).collect();
+    }
+    let mut lo = numbers.iter().copied().fold(f64::INFINITY, f64::min) as f32;
+    let mut hi = numbers.iter().copied().fold(f64::NEG_INFINITY, f64::max) as f32;
+    if lo == hi {
+        (lo, hi) = (lo - 0.5, hi + 0.5);
+    }
+    let inner: Vec<f64> = (1..bins)
+        .map(|i| {
+            let t = i as f64 / bins as f64;
+            (lo * (1.0 - t) as f32 + hi * t as f32) as f64
+        })
+        .collect();
+    for v in numbers {
+        counts[inner.iter().filter(|&&e| e <= v).count()] += 1.0;
+    }
+    counts.into_iter().map(Some).collect()
+}
+
+/// `bins + 1` edges from `lo` to `hi` as `histogram` makes them (the last `hi` itself).
+fn equal_edges(lo: f64, hi: f64, bins: usize) -> Vec<f64> {
+    let step = (hi - lo) / bins as f64;
+    (0..=bins)
+        .map(|i| if i == bins { hi } else { lo + step * i as f64 })
+        .collect()
+}
+
+/// Every type with NaN and nulls, through equal bins over a range and over the extent, and
+/// edges within, across and outside the type's values, with and without a `where` mask.
+pub async fn histogram_counts_every_type_against_a_reference<T: Target>() {
+    let mut rng = Rng(83);
+    let n = 120;
+    let chunks = [50, 0, 70];
+    for dtype in DType::ALL {
+        let values = sample(dtype, n, &mut rng);
+        let valid: Vec<u8> = (0..n).map(|r| u8::from(r % 10 != 3)).collect();
+        let keep: Vec<u8> = (0..n).map(|r| u8::from(r % 4 != 1)).collect();
+        let x = nullable(column_of(dtype, &values), Some(&valid), &chunks);
+        let mask = chunked(ColumnData::U8(keep.clone()), 1, &chunks);
+        let exact = column_of(dtype, &values);
+        let present: Vec<Option<f64>> = (0..n)
+            .map(|r| (valid[r] == 1).then(|| exact.get_f64(r)))
+            .collect();
+        let masked: Vec<Option<f64>> = (0..n)
+            .map(|r| present[r].filter(|_| keep[r] == 1))
+            .collect();
+        let cases: Vec<(&str, Bins, Vec<Option<f64>>)> = vec![
+            (
+                "equal bins over [-3, 5]",
+                Bins::Equal {
+                    bins: 6.0,
+                    range: Some((-3.0, 5.0)),
+                },
+                reference(&present, &equal_edges(-3.0, 5.0, 6)),
+            ),
+            (
+                "edges across the type's values",
+                Bins::Edges(vec![-1e10, -2.5, 0.0, 0.5, 3.0, 300.0, 5e9]),
+                reference(&present, &[-1e10, -2.5, 0.0, 0.5, 3.0, 300.0, 5e9]),
+            ),
+            (
+                "repeated edges",
+                Bins::Edges(vec![-2.0, 1.0, 1.0, 4.0]),
+                reference(&present, &[-2.0, 1.0, 1.0, 4.0]),
+            ),
+            (
+                "edges above every value",
+                Bins::Edges(vec![5e9, 6e9]),
+                reference(&present, &[5e9, 6e9]),
+            ),
+            (
+                "24 bins over the extent",
+                Bins::Equal {
+                    bins: 24.0,
+                    range: None,
+                },
+                reference_auto(&present, 24),
+            ),
+            (
+                "one bin over the extent",
+                Bins::Equal {
+                    bins: 1.0,
+                    range: None,
+                },
+                reference_auto(&present, 1),
+            ),
+        ];
+        for (what, bins, expected) in cases {
+            let counts = ir::histogram(&x, &bins, None).unwrap();
+            assert_eq!(counts.meta.dtype, DType::U32);
+            let what = format!("{dtype:?}: {what}");
+            same_rows(&what, &rows_here::<T>(&counts).await, &expected);
+        }
+        let bins = Bins::Equal {
+            bins: 7.0,
+            range: None,
+        };
+        let counts = ir::histogram(&x, &bins, Some(&mask)).unwrap();
+        same_rows(
+            &format!("{dtype:?}: where"),
+            &rows_here::<T>(&counts).await,
+            &reference_auto(&masked, 7),
+        );
+        let bins = Bins::Edges(vec![-4.0, 0.0, 4.0]);
+        let counts = ir::histogram(&x, &bins, Some(&mask)).unwrap();
+        same_rows(
+            &format!("{dtype:?}: where, edges"),
+            &rows_here::<T>(&counts).await,
+            &reference(&masked, &[-4.0, 0.0, 4.0]),
+        );
+    }
+}
+
+/// Edges in a column of another type, a filter's rows, a value repeated (its range widened
+/// by a half each side), no rows, and the last edge holding its value.
+pub async fn histogram_of_device_edges_counted_and_empty_inputs<T: Target>() {
+    let x = chunked(
+        column_of(DType::F32, &[0.5, 2.0, 2.5, 7.0, f64::NAN, -1.0, 3.0]),
+        1,
+        &[3, 4],
+    );
+    let edges = chunked(ColumnData::I32(vec![0, 2, 3, 7]), 1, &[4]);
+    let counts = ir::histogram(&x, &Bins::EdgesOf(edges), None).unwrap();
+    same_rows(
+        "device edges",
+        &rows_here::<T>(&counts).await,
+        &[Some(1.0), Some(2.0), Some(2.0)],
+    );
+
+    let keep = chunked(ColumnData::U8(vec![1, 0, 1, 1, 1, 0, 0]), 1, &[3, 4]);
+    let kept = ir::filter(&x, &keep).unwrap();
+    let counts = ir::histogram(&kept, &Bins::Edges(vec![0.0, 1.0, 7.0]), None).unwrap();
+    same_rows(
+        "a filter's rows",
+        &rows_here::<T>(&counts).await,
+        &[Some(1.0), Some(2.0)],
+    );
+
+    let same = chunked(ColumnData::U16(vec![9; 5]), 1, &[5]);
+    let counts = ir::histogram(
+        &same,
+        &Bins::Equal {
+            bins: 4.0,
+            range: None,
+        },
+        None,
+    )
+    .unwrap();
+    same_rows(
+        "one value",
+        &rows_here::<T>(&counts).await,
+        &[Some(0.0), Some(0.0), Some(5.0), Some(0.0)],
+    );
+
+    let empty = chunked(ColumnData::I8(vec![]), 1, &[0]);
+    for bins in [
+        Bins::Equal {
+            bins: 3.0,
+            range: None,
+        },
+        Bins::Equal {
+            bins: 3.0,
+            range: Some((0.0, 1.0)),
+        },
+    ] {
+        let counts = ir::histogram(&empty, &bins, None).unwrap();
+        same_rows("no rows", &rows_here::<T>(&counts).await, &[Some(0.0); 3]);
+    }
+
+    // A million rows of uint32, 1,000 irregular edges: every row in one bin.
+    let rows = 1 << 20;
+    let big = chunked(
+        ColumnData::U32((0..rows).map(|r| r * 7 % 100_000).collect()),
+        1,
+        &[rows / 2, rows / 2],
+    );
+    let edges: Vec<f64> = (0..=1000).map(|i| (i * i) as f64 / 10.0).collect();
+    let counts = ir::histogram(&big, &Bins::Edges(edges.clone()), None).unwrap();
+    let got = rows_here::<T>(&counts).await;
+    let total: f64 = got.iter().flatten().sum();
+    assert_eq!(total, rows as f64, "every row counted once");
+    let expected_first: usize = (0..rows).filter(|r| r * 7 % 100_000 < 1).count();
+    assert_eq!(got[0], Some(expected_first as f64));
+}
+
+/// Bins that are not integers from 1, bad ranges, edges that are not ascending numbers,
+/// wide or constant inputs: `INVALID_ARGUMENT` when the graph is built.
+pub async fn histogram_refuses_bad_arguments<T: Target>() {
+    let x = chunked(ColumnData::F32(vec![1.0, 2.0, 3.0]), 1, &[3]);
+    let bad = |x: &NodeRef, bins: Bins| code(ir::histogram(x, &bins, None).map(|_| ()));
+    let wide = chunked(ColumnData::F32(vec![1.0; 4]), 2, &[2]);
+    let constant = ir::u32_constant(3).unwrap();
+    for (what, result) in [
+        (
+            "no bins",
+            bad(
+                &x,
+                Bins::Equal {
+                    bins: 0.0,
+                    range: None,
+                },
+            ),
+        ),
+        (
+            "half a bin",
+            bad(
+                &x,
+                Bins::Equal {
+                    bins: 2.5,
+                    range: None,
+                },
+            ),
+        ),
+        (
+            "negative bins",
+            bad(
+                &x,
+                Bins::Equal {
+                    bins: -1.0,
+                    range: None,
+                },
+            ),
+        ),
+        (
+            "an empty range",
+            bad(
+                &x,
+                Bins::Equal {
+                    bins: 2.0,
+                    range: Some((1.0, 1.0)),
+                },
+            ),
+        ),
+        (
+            "an infinite range",
+            bad(
+                &x,
+                Bins::Equal {
+                    bins: 2.0,
+                    range: Some((0.0, f64::INFINITY)),
+                },
+            ),
+        ),
+        ("one edge", bad(&x, Bins::Edges(vec![1.0]))),
+        ("descending edges", bad(&x, Bins::Edges(vec![2.0, 1.0]))),
+        ("NaN edges", bad(&x, Bins::Edges(vec![0.0, f64::NAN]))),
+        (
+            "one device edge",
+            bad(
+                &x,
+                Bins::EdgesOf(chunked(ColumnData::F32(vec![1.0]), 1, &[1])),
+            ),
+        ),
+        ("a wide x", bad(&wide, Bins::Edges(vec![0.0, 1.0]))),
+        ("a constant x", bad(&constant, Bins::Edges(vec![0.0, 1.0]))),
+    ] {
+        assert_eq!(result, ErrorCode::InvalidArgument, "{what}");
+    }
+    let short_mask = chunked(ColumnData::U8(vec![1, 0]), 1, &[2]);
+    assert_eq!(
+        code(ir::histogram(&x, &Bins::Edges(vec![0.0, 4.0]), Some(&short_mask)).map(|_| ())),
+        ErrorCode::InvalidArgument
+    );
+    let counts = ir::histogram(&x, &Bins::Edges(vec![0.0, 2.0, 3.0]), None).unwrap();
+    same_rows(
+        "the good graph",
+        &rows_here::<T>(&counts).await,
+        &[Some(1.0), Some(2.0)],
+    );
+}
