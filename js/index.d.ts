@@ -450,6 +450,13 @@ export class GPUTable {
   orderBy(names: string | string[], options?: OrderOptions): Promise<GPUTable>;
   /** The first `k` rows by column `name` (`topK`'s order, descending by default), one batch. */
   topK(name: string, k: number, options?: {descending?: boolean}): Promise<GPUTable>;
+  /**
+   * Groups by the columns `names`: `rollup` resolves to a table of one row per group (as
+   * `groupBy` gives them), the key columns first, then each aggregate, `'count'` or
+   * `[op, columnName]`.
+   * @example await table.groupBy('vendor').rollup({trips: 'count', fare: ['mean', 'fare']})
+   */
+  groupBy(names: string | string[]): {rollup(aggregates: Record<string, 'count' | [GroupOp, string]>): Promise<GPUTable>};
   resetLastBatch(): void;
   destroy(): void;
 }
@@ -670,6 +677,12 @@ export type HistogramBins =
  * @example histogram(fare, {bins: 24, range: [0, 120]})
  */
 export function histogram(x: EvaluatorInput, bins: HistogramBins, options?: {where?: PredicateArgument}): GPUTableEvaluator<'uint32'>;
+/**
+ * Per row of `keys` (size 1), the lowest row of `tableKeys` (size 1) holding an equal key,
+ * or -1: sint32. Keys compare as `equal` does, exactly across types; NaN and null keys never
+ * match. @example gather(lookup(trips.zone, zones.id), zones.area)
+ */
+export function lookup(keys: EvaluatorInput | number, tableKeys: EvaluatorInput): GPUTableEvaluator<'sint32'>;
 /**
  * 1 where a row of `x` is null (uint8, never null). Nulls come from a vector's `validity`
  * and follow every elementwise op: a row reading a null row is null.

@@ -130,6 +130,7 @@ export function histogram(x, spec, settings) {
   return wrap(() => withHandles(deviceEdges, edgeList => withHandles(mask, maskList =>
     wasm.histogram(handleOf(x), bins, range, onDevice ? undefined : edges, edgeList, maskList))));
 }
+export const lookup = (keys, tableKeys) => wrap(() => wasm.lookup(handleOf(keys), handleOf(tableKeys)));
 export const isNull = x => wrap(() => wasm.isNull(handleOf(x)));
 export const isValid = x => wrap(() => wasm.isValid(handleOf(x)));
 export const fillNull = (x, value) => wrap(() => wasm.fillNull(handleOf(x), handleOf(comparand(value))));

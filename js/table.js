@@ -10,7 +10,7 @@ import {resolveDevice, withHandlesAsync} from './devices.js';
 import {GPUVector, MODEL, remember, viewOf} from './vectors.js';
 import {finishIpc} from './ipc.js';
 import {GPUTableEvaluator, handleOf} from './evaluator.js';
-import {argsort, filter, gather, topK} from './ops.js';
+import {argsort, filter, gather, groupBy, topK} from './ops.js';
 
 export class GPUField {
   constructor({name, type, size = 1, nullable = false, metadata = {}}) {
@@ -391,6 +391,32 @@ export class GPUTable {
     const t = this._columns();
     const {values, indices} = topK(this._column(t, name), k, {descending});
     return this._resolveEach(t, column => gather(indices, column), [values, indices]);
+  }
+
+  // `groupBy(names).rollup({name: [op, columnName] | 'count'})`: one row per group, the key
+  // columns first.
+  groupBy(names) {
+    const keys = Array.isArray(names) ? names : [names];
+    if (keys.length === 0 || keys.some(n => typeof n !== 'string')) fail('INVALID_ARGUMENT', 'groupBy takes a column name or an array of them');
+    return {
+      rollup: aggregates => {
+        if (aggregates === null || typeof aggregates !== 'object' || Array.isArray(aggregates)) {
+          fail('INVALID_ARGUMENT', "rollup takes an object of {name: [op, columnName] | 'count'}");
+        }
+        const t = this._columns();
+        const specs = {};
+        for (const [name, spec] of Object.entries(aggregates)) {
+          if (keys.includes(name)) fail('INVALID_ARGUMENT', `rollup's '${name}' is a key column's name`);
+          if (spec === 'count') specs[name] = spec;
+          else if (Array.isArray(spec) && spec.length === 2 && typeof spec[1] === 'string') specs[name] = [spec[0], this._column(t, spec[1])];
+          else fail('INVALID_ARGUMENT', `rollup's '${name}' is 'count' or [op, columnName]`);
+        }
+        const grouped = groupBy(keys.map(name => this._column(t, name)), specs);
+        const columns = Object.fromEntries(keys.map((name, k) => [name, grouped.keys[k]]));
+        for (const name of Object.keys(specs)) columns[name] = grouped[name];
+        return this._resolve(columns, Object.values(columns));
+      },
+    };
   }
 
   // The columns by name, as the verbs pass them.

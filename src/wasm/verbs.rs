@@ -1,4 +1,4 @@
-//! Grouping verbs (api.md "Grouping and histograms").
+//! Grouping and join verbs (api.md "Grouping and histograms", "Joins").
 
 use wasm_bindgen::prelude::*;
 
@@ -109,4 +109,10 @@ fn numbers(value: &JsValue, what: &str) -> JsResult<Vec<f64>> {
         .map(|v| v.as_f64())
         .collect::<Option<Vec<f64>>>()
         .ok_or_else(|| invalid(format!("{what} must be an array of numbers")))
+}
+
+/// `lookup(keys, tableKeys)`.
+#[wasm_bindgen]
+pub fn lookup(keys: &Evaluator, table_keys: &Evaluator) -> JsResult<Evaluator> {
+    wrap(ir::lookup(&keys.node, &table_keys.node))
 }

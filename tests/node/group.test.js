@@ -103,3 +103,41 @@ test('bad groupBy arguments are INVALID_ARGUMENT', () => {
   throwsCode(() => gt.groupBy(x, {s: ['sum', E.fromArray([1, 2])]}), 'INVALID_ARGUMENT');
   throwsCode(() => gt.groupBy(3, {n: 'count'}), 'INVALID_ARGUMENT');
 });
+
+test('table.groupBy(names).rollup resolves to a table of the groups on the device', async () => {
+  const trips = arrow.tableFromArrays({
+    vendor: Uint8Array.from([2, 1, 2, 1, 2, 3]),
+    fare: arrow.vectorFromArray([12, 3, 30, null, 6, 9], new arrow.Float32()),
+  });
+  const t = gt.GPUTable.fromArrowIPCSync(arrow.tableToIPC(trips));
+  const byVendor = await t.groupBy('vendor').rollup({trips: 'count', fares: ['count', 'fare'], mean: ['mean', 'fare'], top: ['argmax', 'fare']});
+  assert.deepEqual(byVendor.schema.names, ['vendor', 'trips', 'fares', 'mean', 'top']);
+  assert.equal(byVendor.numRows, 3);
+  assert.deepEqual([...byVendor.getVector('vendor').readValueSync()], [1, 2, 3]);
+  assert.deepEqual([...byVendor.getVector('trips').readValueSync()], [2, 3, 1]);
+  assert.deepEqual([...byVendor.getVector('fares').readValueSync()], [1, 3, 1]);
+  assert.deepEqual([...byVendor.getVector('mean').readValueSync()], [3, 16, 9]);
+  assert.deepEqual([...byVendor.getVector('top').readValueSync()], [1, 2, 5]);
+  // The input table is left as it was; bad rollups are INVALID_ARGUMENT.
+  assert.equal(t.numRows, 6);
+  throwsCode(() => t.groupBy('nope').rollup({n: 'count'}), 'INVALID_ARGUMENT');
+  throwsCode(() => t.groupBy('vendor').rollup({n: ['sum', 'nope']}), 'INVALID_ARGUMENT');
+  throwsCode(() => t.groupBy('vendor').rollup({vendor: 'count'}), 'INVALID_ARGUMENT');
+  throwsCode(() => t.groupBy([]).rollup({n: 'count'}), 'INVALID_ARGUMENT');
+  throwsCode(() => t.groupBy('vendor').rollup({n: ['median', 'fare']}), 'INVALID_ARGUMENT');
+});
+
+test('lookup finds the lowest equal row of the table keys, or -1, against a Map loop', async () => {
+  const n = 30000;
+  const m = 5000;
+  const table = new Int32Array(m).map((_, i) => ((i * 7919) % 6000) - 500);
+  const keys = new Float32Array(n).map((_, i) => ((i * 104729) % 7000) - 600 + (i % 13 === 0 ? 0.5 : 0));
+  keys[5] = NaN;
+  const first = new Map();
+  table.forEach((k, i) => { if (!first.has(k)) first.set(k, i); });
+  const rows = gt.lookup(E.fromArray(keys, {chunks: [10000, 20000]}), E.fromArray(table));
+  assert.equal(rows.type, 'sint32');
+  assert.deepEqual([...await rows.readValue()], Array.from(keys, k => first.get(k) ?? -1));
+  throwsCode(() => gt.lookup(E.fromArray([1, 2]), 3), 'INVALID_ARGUMENT');
+  throwsCode(() => gt.lookup(E.fromArray([1, 2, 3, 4], {size: 2}), E.fromArray([1])), 'INVALID_ARGUMENT');
+});

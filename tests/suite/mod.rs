@@ -18,6 +18,7 @@ mod engine;
 mod filter;
 mod group;
 mod histogram;
+mod join;
 mod nulls;
 mod order;
 mod predicates;
@@ -48,6 +49,7 @@ pub use engine::*;
 pub use filter::*;
 pub use group::*;
 pub use histogram::*;
+pub use join::*;
 pub use nulls::*;
 pub use order::*;
 pub use predicates::*;
@@ -818,6 +820,9 @@ macro_rules! suite {
             histogram_counts_every_type_against_a_reference,
             histogram_of_device_edges_counted_and_empty_inputs,
             histogram_refuses_bad_arguments,
+            // join.rs: lookups and joins
+            lookup_finds_the_lowest_equal_row_for_every_pair_of_types,
+            lookup_of_counted_empty_and_large_inputs,
             // engine.rs: residency, memory, concurrency
             results_stay_on_the_device_until_read,
             pipelines_are_cached_by_structure_not_data,
