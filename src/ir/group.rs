@@ -7,6 +7,8 @@
 //! first row of each run of a sort by the keys and then the value (stable: the lowest row
 //! of a tie).
 
+use std::cell::RefCell;
+
 use super::chunked::{concat as concat_rows, rechunk as rechunk_rows};
 use super::counted::{
     align, attach, compact, counted_like, plain_binary, plain_predicate, plain_select,
@@ -222,6 +224,17 @@ struct Groups {
     ends: NodeRef,
     /// uint32, over `first`'s capacity: the input row of each group's first row.
     first_rows: NodeRef,
+    /// Nodes made for one value, shared by the aggregates of it (a mean and a sum of one
+    /// value read one sort of it).
+    made: RefCell<Vec<(Made, Vec<NodeRef>)>>,
+}
+
+/// What `Groups` made for a value (by its node id).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Made {
+    Sum(u64, DType),
+    Valid(u64),
+    ValidBounds(u64),
 }
 
 impl Groups {
@@ -274,6 +287,7 @@ impl Groups {
             first,
             ends,
             first_rows,
+            made: RefCell::default(),
         })
     }
 
@@ -330,29 +344,49 @@ impl Groups {
 
     /// uint8, per sorted row: 1 where `value`'s row is not null (None: no nulls).
     fn sorted_valid(&self, value: &NodeRef) -> Result<Option<NodeRef>> {
-        match value.validity() {
-            Some(valid) => Ok(Some(gather_plain(&self.order, valid)?)),
-            None => Ok(None),
+        let Some(valid) = value.validity() else {
+            return Ok(None);
+        };
+        let sorted = self.made(Made::Valid(value.id), || {
+            Ok(vec![gather_plain(&self.order, valid)?])
+        })?;
+        Ok(Some(sorted[0].clone()))
+    }
+
+    /// The nodes `what` of a value, made once.
+    fn made(
+        &self,
+        what: Made,
+        make: impl FnOnce() -> Result<Vec<NodeRef>>,
+    ) -> Result<Vec<NodeRef>> {
+        if let Some((_, nodes)) = self.made.borrow().iter().find(|(w, _)| *w == what) {
+            return Ok(nodes.clone());
         }
+        let nodes = make()?;
+        self.made.borrow_mut().push((what, nodes.clone()));
+        Ok(nodes)
     }
 
     /// uint32 `(before, through)`: per group, `value`'s non-null sorted rows before its
-    /// first row and through its last.
-    fn valid_bounds(&self, valid: &NodeRef) -> Result<(NodeRef, NodeRef)> {
-        let running = scan(&cast_plain(valid, DType::U32)?, ScanFold::Sum, true)?;
-        let one = u32_constant(1)?;
-        // The row before the first group's wraps past the end: it reads 0.
-        let at = |rows: &NodeRef| -> Result<NodeRef> {
-            gather_plain(&plain_binary(BinaryOp::Subtract, rows, &one)?, &running)
-        };
-        Ok((at(&self.first)?, at(&self.ends)?))
+    /// first row and through its last (`valid`: its sorted flags).
+    fn valid_bounds(&self, value: &NodeRef, valid: &NodeRef) -> Result<(NodeRef, NodeRef)> {
+        let bounds = self.made(Made::ValidBounds(value.id), || {
+            let running = scan(&cast_plain(valid, DType::U32)?, ScanFold::Sum, true)?;
+            let one = u32_constant(1)?;
+            // The row before the first group's wraps past the end: it reads 0.
+            let at = |rows: &NodeRef| -> Result<NodeRef> {
+                gather_plain(&plain_binary(BinaryOp::Subtract, rows, &one)?, &running)
+            };
+            Ok(vec![at(&self.first)?, at(&self.ends)?])
+        })?;
+        Ok((bounds[0].clone(), bounds[1].clone()))
     }
 
     /// `value`'s non-null rows in each group (uint32).
     fn count_of(&self, value: &NodeRef) -> Result<NodeRef> {
         match self.sorted_valid(value)? {
             Some(valid) => {
-                let (before, through) = self.valid_bounds(&valid)?;
+                let (before, through) = self.valid_bounds(value, &valid)?;
                 self.counted(plain_binary(BinaryOp::Subtract, &through, &before)?)
             }
             None => self.aggregate(GroupOp::Count, None, &[]),
@@ -361,17 +395,20 @@ impl Groups {
 
     /// The sum of `value`'s non-null rows in each group, as `dtype` (its sum's type).
     fn sum(&self, value: &NodeRef, dtype: DType) -> Result<NodeRef> {
-        let wide = match value.meta.dtype == dtype {
-            true => value.clone(),
-            false => cast_plain(value, dtype)?,
-        };
-        let mut sorted = gather_plain(&self.order, &wide)?;
-        if let Some(valid) = self.sorted_valid(value)? {
-            sorted = plain_select(&valid, &sorted, &zero_of(dtype)?)?;
-        }
-        // Group g sums rows ends[g - 1]..ends[g] (from 0 for the first).
-        let offsets = concat_rows(&[u32_column(vec![0])?, self.ends.clone()])?;
-        self.counted(segment_sum(&sorted, &offsets)?)
+        let sums = self.made(Made::Sum(value.id, dtype), || {
+            let wide = match value.meta.dtype == dtype {
+                true => value.clone(),
+                false => cast_plain(value, dtype)?,
+            };
+            let mut sorted = gather_plain(&self.order, &wide)?;
+            if let Some(valid) = self.sorted_valid(value)? {
+                sorted = plain_select(&valid, &sorted, &zero_of(dtype)?)?;
+            }
+            // Group g sums rows ends[g - 1]..ends[g] (from 0 for the first).
+            let offsets = concat_rows(&[u32_column(vec![0])?, self.ends.clone()])?;
+            Ok(vec![self.counted(segment_sum(&sorted, &offsets)?)?])
+        })?;
+        Ok(sums[0].clone())
     }
 
     /// float32: each group's sum of `value`'s non-null rows over their count (null where
@@ -399,7 +436,7 @@ impl Groups {
             return self.counted(cast_plain(&rows, DType::I32)?);
         };
         // The k-th non-null sorted row is row k of their compaction.
-        let (before, through) = self.valid_bounds(&valid)?;
+        let (before, through) = self.valid_bounds(value, &valid)?;
         let nth = match last {
             false => before.clone(),
             true => plain_binary(BinaryOp::Subtract, &through, &u32_constant(1)?)?,
