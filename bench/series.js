@@ -1,5 +1,9 @@
 // The Node benchmarks' shared runner: each workload timed for gputable and each peer at each
 // row count, then one markdown table with the ratio to the best peer.
+import {createRequire} from 'node:module';
+import {dirname, join} from 'node:path';
+import os from 'node:os';
+import * as duckdb from '@duckdb/duckdb-wasm/blocking';
 import {time} from './timing.js';
 
 const fmt = ms => (ms >= 100 ? ms.toFixed(0) : ms >= 10 ? ms.toFixed(1) : ms.toFixed(2));
@@ -51,4 +55,33 @@ export async function runSeries({rows, workloads, makeData, ours, peers, runners
     ];
     console.log(`| ${cells.join(' | ')} |`);
   }
+}
+
+/** DuckDB-wasm's blocking Node build (one thread), instantiated, and a connection to it. */
+export async function openDuckdb() {
+  const require = createRequire(import.meta.url);
+  const dist = dirname(require.resolve('@duckdb/duckdb-wasm/dist/duckdb-mvp.wasm'));
+  const bundles = {
+    mvp: {mainModule: join(dist, 'duckdb-mvp.wasm'), mainWorker: ''},
+    eh: {mainModule: join(dist, 'duckdb-eh.wasm'), mainWorker: ''}
+  };
+  const db = await duckdb.createDuckDB(bundles, new duckdb.VoidLogger(), duckdb.NODE_RUNTIME);
+  await db.instantiate();
+  return {db, conn: db.connect()};
+}
+
+/** The series' heading: its title, the host, and what is timed. */
+export function printHeading(title) {
+  console.log(`# ${title}`);
+  console.log(`node ${process.version}, ${os.cpus()[0]?.model ?? 'unknown cpu'}, ${os.cpus().length} cores, one thread per engine`);
+  console.log('median ms of graph build + evaluate (output materialized, no readback); M rows/s = rows / time\n');
+}
+
+/** A deterministic uint32 stream (xorshift32), so every engine sees the same data. */
+export function xorshift(seed) {
+  let s = seed >>> 0 || 1;
+  return () => {
+    s ^= s << 13; s ^= s >>> 17; s ^= s << 5;
+    return s >>> 0;
+  };
 }

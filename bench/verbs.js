@@ -10,15 +10,13 @@
 // the peers.
 import {createRequire} from 'node:module';
 import {dirname, join} from 'node:path';
-import os from 'node:os';
 import * as gt from 'gputable';
 import * as tf from '@tensorflow/tfjs-core';
 import * as aq from 'arquero';
-import * as duckdb from '@duckdb/duckdb-wasm/blocking';
 import * as arrow from 'apache-arrow';
 import '@tensorflow/tfjs-backend-cpu';
 import {setWasmPaths} from '@tensorflow/tfjs-backend-wasm';
-import {runSeries} from './series.js';
+import {openDuckdb, printHeading, runSeries, xorshift} from './series.js';
 
 const require = createRequire(import.meta.url);
 setWasmPaths(join(dirname(require.resolve('@tensorflow/tfjs-backend-wasm/package.json')), 'dist') + '/');
@@ -27,13 +25,6 @@ const ROWS = (process.env.BENCH_ROWS ?? '1e6,1e7').split(',').map(Number);
 const PEERS = (process.env.BENCH_PEERS ?? 'js,tfjs-cpu,tfjs-wasm,arquero,duckdb').split(',').filter(p => p && p !== 'none');
 
 // Deterministic data (xorshift32): fares in [-100, 100), uint32 keys, vendors 0..3.
-function xorshift(seed) {
-  let s = seed >>> 0 || 1;
-  return () => {
-    s ^= s << 13; s ^= s >>> 17; s ^= s << 5;
-    return s >>> 0;
-  };
-}
 function makeData(n) {
   const next = xorshift(7);
   const fare = new Float32Array(n), key = new Uint32Array(n), vendor = new Uint8Array(n), payload = new Uint32Array(n);
@@ -225,14 +216,7 @@ function arqueroRunner(d) {
 // DuckDB-wasm in Node (the blocking build, one thread): the columns inserted once as a table,
 // each workload one SQL query whose result is an Arrow table.
 async function duckdbRunner(d) {
-  const dist = dirname(require.resolve('@duckdb/duckdb-wasm/dist/duckdb-mvp.wasm'));
-  const bundles = {
-    mvp: {mainModule: join(dist, 'duckdb-mvp.wasm'), mainWorker: ''},
-    eh: {mainModule: join(dist, 'duckdb-eh.wasm'), mainWorker: ''}
-  };
-  const db = await duckdb.createDuckDB(bundles, new duckdb.VoidLogger(), duckdb.NODE_RUNTIME);
-  await db.instantiate();
-  const conn = db.connect();
+  const {db, conn} = await openDuckdb();
   const columns = {fare: d.fare, key: d.key, vendor: d.vendor, payload: d.payload, zone: d.zone};
   conn.insertArrowFromIPCStream(arrow.tableToIPC(arrow.tableFromArrays(columns), 'stream'), {name: 'trips'});
   const query = sql => () => conn.query(sql);
@@ -262,9 +246,7 @@ const PEER_RUNNERS = {
   duckdb: {label: 'DuckDB-wasm 1.32', make: d => duckdbRunner(d)}
 };
 
-console.log('# gputable table verbs on the CPU device (V-series)');
-console.log(`node ${process.version}, ${os.cpus()[0]?.model ?? 'unknown cpu'}, ${os.cpus().length} cores, one thread per engine`);
-console.log('median ms of graph build + evaluate (output materialized, no readback); M rows/s = rows / time\n');
+printHeading('gputable table verbs on the CPU device (V-series)');
 
 await runSeries({
   rows: ROWS,

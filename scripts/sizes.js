@@ -37,7 +37,12 @@ const dist = resolve(dirname(fileURLToPath(import.meta.url)), '../dist');
  * (V3 2x, V9 2.5x, V10 2.7x faster), the budget raised to 544.5 kB. Then `valueCounts` (a
  * new export: its binding, shim and the runs it shares with `unique`) and the review's mends
  * (walk outputs in the ledger, reversed folds of counted rows): +1.8 kB, 546.0 kB, the
- * budget raised to 546.5 kB. The CPU scan's loops (`scan_whole`, 15 kB before gzip: a loop
+ * budget raised to 546.5 kB. Then issue 39's verbs composed of the IR's primitives:
+ * `groupBy` (nine aggregates, `unique` and `valueCounts` rebuilt on it), `histogram` (exact
+ * edges in each type, 'auto' edges on the device), `lookup`, their exports and shims, and a
+ * CPU sort's bucket count in u64: 560.6 kB measured on a fresh machine (rustc 1.95), the
+ * budget raised to 561.5 kB, a raise made with no shrink first and with the stop before
+ * not rebuilt on this machine (part of the 14.6 kB may be the toolchain's). The CPU scan's loops (`scan_whole`, 15 kB before gzip: a loop
  * per fold, class and direction) are the next place to look. The largest
  * families left to shrink, measured from the name section: the executor's schedule loop (one per backend,
  * 70 kB before gzip), the CPU reduction folders (12 instances), the async exports'
@@ -45,7 +50,7 @@ const dist = resolve(dirname(fileURLToPath(import.meta.url)), '../dist');
  * formatting (18 kB before gzip: `Display` of f64 in error messages pulls in core's
  * shortest and exact float printing; a formatter through JS's own would drop it).
  */
-export const DEFAULT_IMPORT_BUDGET = 546_500;
+export const DEFAULT_IMPORT_BUDGET = 561_500;
 
 const gzipped = file => gzipSync(readFileSync(file), {level: 9}).length;
 

@@ -86,8 +86,11 @@ fn sort_rows(
     if let Some(passes) = sort_packed(keys, bits, &masks, n, out, sorted)? {
         return Ok(passes);
     }
-    let buckets = masks.first().map_or(0, |&m| m as usize + 1);
-    if keys.len() > 1 && buckets <= MAX_BUCKETS_PER_ROW * n && n <= MAX_ROWS_PER_BUCKET * buckets {
+    // In u64: a 32-bit first key has 2^32 buckets, past a wasm32 usize.
+    let buckets = masks.first().map_or(0, |&m| m as u64 + 1);
+    let rows = n as u64;
+    let (per_row, per_bucket) = (MAX_BUCKETS_PER_ROW as u64, MAX_ROWS_PER_BUCKET as u64);
+    if keys.len() > 1 && buckets <= per_row * rows && rows <= per_bucket * buckets {
         return sort_by_buckets(keys, &masks, out);
     }
     sort_by_digits(keys, bits, &masks, out)

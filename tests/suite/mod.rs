@@ -797,6 +797,7 @@ macro_rules! suite {
             argsort_orders_every_type_stably_with_nan_and_nulls,
             argsort_by_several_keys_and_top_k,
             argsort_of_a_million_float_keys,
+            a_sort_by_a_32_bit_key_then_another_counts_its_buckets_in_64_bits,
             logic_and_float_tests_follow_truth_and_nan,
             minimum_maximum_mod_follow_their_rules_for_every_type,
             float_mod_is_exact_for_large_quotients,

@@ -322,3 +322,14 @@ pub async fn argsort_of_a_million_float_keys<T: Target>() {
         "1.2M float keys, descending"
     );
 }
+
+/// A stable sort by a 32-bit key, then another: the CPU's choice of a bucket sort counted
+/// the first key's 2^32 buckets in a usize, which overflowed in wasm32 (a panic in the
+/// debug build; a wrong choice past it).
+pub async fn a_sort_by_a_32_bit_key_then_another_counts_its_buckets_in_64_bits<T: Target>() {
+    let first = ir::source(ColumnData::U32(vec![7, u32::MAX, 7, 0]), 1, false).unwrap();
+    let second = ir::source(ColumnData::U8(vec![2, 1, 1, 9]), 1, false).unwrap();
+    let order = ir::argsort(&[first, second], &[false], ir::Nulls::Last).unwrap();
+    evaluate_here::<T>(std::slice::from_ref(&order)).await;
+    assert_eq!(read_u32(&order).await, vec![3, 2, 0, 1]);
+}
