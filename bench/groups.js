@@ -1,4 +1,4 @@
-// Grouping, histograms and lookups on the CPU device (issue 39's G-series): gputable vs
+// Grouping, histograms, lookups and joins on the CPU device (issue 39's G-series): gputable vs
 // hand-written JS loops (Map and typed-array tables), TensorFlow.js (cpu backend:
 // unsortedSegmentSum, bincount), Arquero 8 and DuckDB-wasm 1.32 (its blocking Node build,
 // SQL over the same columns inserted once as a table), in one process on the same data.
@@ -27,7 +27,12 @@ function makeData(n) {
   const next = xorshift(11);
   const fare = new Float32Array(n), vendor = new Uint8Array(n), key = new Uint32Array(n);
   const zone = new Uint32Array(n), probe = new Uint32Array(n);
+  // Join keys: n left and n right rows over n/3 values, ~3 matches per left row.
+  const leftKey = new Uint32Array(n), rightKey = new Uint32Array(n);
+  const joinKeys = Math.max(1, Math.floor(n / 3));
   for (let i = 0; i < n; i++) {
+    leftKey[i] = next() % joinKeys;
+    rightKey[i] = next() % joinKeys;
     fare[i] = (next() / 4294967296) * 200 - 100;
     vendor[i] = next() % 20;
     key[i] = next() % 1e6;
@@ -37,7 +42,7 @@ function makeData(n) {
   const tableKeys = new Uint32Array(TABLE_ROWS);
   for (let i = 0; i < TABLE_ROWS; i++) tableKeys[i] = (i * 7919) % TABLE_ROWS;
   const edges = Array.from({length: 1001}, (_, i) => (i * i) / 5000 - 100);
-  return {n, fare, vendor, key, zone, probe, tableKeys, edges};
+  return {n, fare, vendor, key, zone, probe, tableKeys, edges, leftKey, rightKey};
 }
 
 const WORKLOADS = [
@@ -46,13 +51,15 @@ const WORKLOADS = [
   {id: 'G3', name: 'valueCounts of 1k distinct uint32'},
   {id: 'G4', name: 'histogram 24 equal bins over [-100, 100]'},
   {id: 'G5', name: 'histogram 1,000 irregular edges'},
-  {id: 'G6', name: 'lookup of every row in 100k keys'}
+  {id: 'G6', name: 'lookup of every row in 100k keys'},
+  {id: 'G7', name: 'inner join n x n rows, ~3 matches per key (pairs ordered)'}
 ];
 
 function gputableRunner(d) {
   const E = gt.GPUTableEvaluator;
   const fare = E.fromArray(d.fare), vendor = E.fromArray(d.vendor), key = E.fromArray(d.key);
   const zone = E.fromArray(d.zone), probe = E.fromArray(d.probe), tableKeys = E.fromArray(d.tableKeys);
+  const leftKey = E.fromArray(d.leftKey), rightKey = E.fromArray(d.rightKey);
   const rollup = keys => () => gt.groupBy(keys, {sum: ['sum', fare], count: 'count', mean: ['mean', fare]});
   const graphs = {
     G1: rollup(vendor),
@@ -60,7 +67,10 @@ function gputableRunner(d) {
     G3: () => gt.valueCounts(zone),
     G4: () => ({counts: gt.histogram(fare, {bins: 24, range: [-100, 100]})}),
     G5: () => ({counts: gt.histogram(fare, {edges: d.edges})}),
-    G6: () => ({rows: gt.lookup(probe, tableKeys)})
+    G6: () => ({rows: gt.lookup(probe, tableKeys)}),
+    // A capacity as a user estimating ~3 matches a key would give (the default is the keys'
+    // rows together).
+    G7: () => gt.join(leftKey, rightKey, {capacity: 4 * d.n})
   };
   // Every result of a workload in one evaluation.
   const roots = result => Object.values(result).flat();
@@ -75,7 +85,7 @@ function gputableRunner(d) {
       const out = roots(graphs[id]());
       return out[out.length - 1].explain().split('\n')[0].replace('plan on cpu: ', '');
     },
-    dispose: () => [fare, vendor, key, zone, probe, tableKeys].forEach(e => e.destroy())
+    dispose: () => [fare, vendor, key, zone, probe, tableKeys, leftKey, rightKey].forEach(e => e.destroy())
   };
 }
 
@@ -148,6 +158,23 @@ function jsRunner(d) {
       for (let i = 0; i < n; i++) out[i] = first.get(probe[i]) ?? -1;
       return out;
     },
+    G7: () => {
+      const {leftKey, rightKey} = d;
+      const rows = new Map();
+      for (let r = 0; r < n; r++) {
+        const list = rows.get(rightKey[r]);
+        if (list === undefined) rows.set(rightKey[r], [r]);
+        else list.push(r);
+      }
+      const left = [], right = [];
+      for (let l = 0; l < n; l++) {
+        for (const r of rows.get(leftKey[l]) ?? []) {
+          left.push(l);
+          right.push(r);
+        }
+      }
+      return {left: Int32Array.from(left), right: Int32Array.from(right)};
+    },
     dispose() {}
   };
 }
@@ -183,6 +210,8 @@ async function tfjsRunner(d) {
 function arqueroRunner(d) {
   const t = aq.table({fare: d.fare, vendor: d.vendor, key: d.key, zone: d.zone, probe: d.probe});
   const zones = aq.table({probe: d.tableKeys, row: Int32Array.from(d.tableKeys, (_, i) => i)});
+  const lefts = aq.table({k: d.leftKey, l: Int32Array.from(d.leftKey, (_, i) => i)});
+  const rights = aq.table({k: d.rightKey, r: Int32Array.from(d.rightKey, (_, i) => i)});
   const rollup = name => () => t.groupby(name).rollup({sum: aq.op.sum('fare'), count: aq.op.count(), mean: aq.op.mean('fare')}).orderby(name).reify();
   return {
     G1: rollup('vendor'),
@@ -190,6 +219,7 @@ function arqueroRunner(d) {
     G3: () => t.groupby('zone').count().orderby('zone').reify(),
     G4: () => t.derive({bin: aq.escape(r => Math.min(23, Math.floor((r.fare + 100) / (200 / 24))))}).groupby('bin').count().orderby('bin').reify(),
     G6: () => t.lookup(zones, 'probe', 'row').array('row'),
+    G7: () => lefts.join(rights, 'k').orderby('l', 'r').reify(),
     dispose() {}
   };
 }
@@ -202,6 +232,8 @@ async function duckdbRunner(d) {
   conn.insertArrowFromIPCStream(arrow.tableToIPC(arrow.tableFromArrays({id: d.tableKeys, row: rows}), 'stream'), {name: 'zones'});
   const edges = d.edges.map((e, i) => `(${i}, ${e})`).join(', ');
   conn.query(`CREATE TABLE edges AS SELECT * FROM (VALUES ${edges}) v(i, e)`);
+  conn.insertArrowFromIPCStream(arrow.tableToIPC(arrow.tableFromArrays({k: d.leftKey}), 'stream'), {name: 'lefts'});
+  conn.insertArrowFromIPCStream(arrow.tableToIPC(arrow.tableFromArrays({k: d.rightKey}), 'stream'), {name: 'rights'});
   const query = sql => () => conn.query(sql);
   const rollup = name => query(`SELECT ${name}, sum(fare), count(*), avg(fare) FROM trips GROUP BY ${name} ORDER BY ${name}`);
   return {
@@ -210,6 +242,7 @@ async function duckdbRunner(d) {
     G3: query('SELECT zone, count(*) FROM trips GROUP BY zone ORDER BY zone'),
     G4: query('SELECT least(floor((fare + 100) / (200 / 24)), 23) AS bin, count(*) FROM trips WHERE fare BETWEEN -100 AND 100 GROUP BY bin ORDER BY bin'),
     G6: query('SELECT z.row FROM trips t LEFT JOIN zones z ON t.probe = z.id ORDER BY t.rowid'),
+    G7: query('SELECT l.rowid, r.rowid FROM lefts l JOIN rights r ON l.k = r.k ORDER BY l.rowid, r.rowid'),
     dispose() {
       conn.close();
       db.reset();
@@ -224,7 +257,7 @@ const PEER_RUNNERS = {
   duckdb: {label: 'DuckDB-wasm 1.32', make: d => duckdbRunner(d)}
 };
 
-printHeading('gputable grouping, histograms and lookups on the CPU device (G-series)');
+printHeading('gputable grouping, histograms, lookups and joins on the CPU device (G-series)');
 
 await runSeries({
   rows: ROWS,

@@ -393,7 +393,7 @@ export interface ArrowIPCOptions {
   columns?: string[];
   /** Float64 columns converted to float32 (default), or as uint32 word pairs for `fround`. */
   float64?: 'words' | 'float32';
-  /** Int64/Uint64 columns need a conversion; without one they are TYPE_MISMATCH. */
+  /** Int64/Uint64 columns, and Timestamp, Date64, Time64 and Duration (their int64 values), need a conversion; without one they are TYPE_MISMATCH. Date32 and Time32 load as sint32. */
   int64?: 'float32' | 'int32';
   /** For a streamed read: called with each record batch as it arrives (awaited). */
   onBatch?: (batch: GPURecordBatch, table: GPUTable) => void | Promise<void>;
@@ -457,6 +457,14 @@ export class GPUTable {
    * @example await table.groupBy('vendor').rollup({trips: 'count', fare: ['mean', 'fare']})
    */
   groupBy(names: string | string[]): {rollup(aggregates: Record<string, 'count' | [GroupOp, string]>): Promise<GPUTable>};
+  /**
+   * This table's columns, then `other`'s, one row per pair of rows whose `on` columns are
+   * equal (`join`'s pairs and order). `on` is a column name in both or `[leftName,
+   * rightName]`; the right key is dropped when the names match, other clashing right names
+   * take `suffix`; with `how: 'left'`, the right columns of an unmatched row are null.
+   * @example await trips.join(zones, {on: ['zone', 'id'], how: 'left'})
+   */
+  join(other: GPUTable, options: {on: string | [string, string]; how?: 'inner' | 'left'; suffix?: string}): Promise<GPUTable>;
   resetLastBatch(): void;
   destroy(): void;
 }
@@ -683,6 +691,20 @@ export function histogram(x: EvaluatorInput, bins: HistogramBins, options?: {whe
  * match. @example gather(lookup(trips.zone, zones.id), zones.area)
  */
 export function lookup(keys: EvaluatorInput | number, tableKeys: EvaluatorInput): GPUTableEvaluator<'sint32'>;
+/**
+ * sint32 row pairs, one per pair of rows of `leftKeys` and `rightKeys` (size 1 each) with
+ * equal keys, by left row, then right row; `how: 'left'` adds each left row with no match
+ * once, with `right` -1. Keys compare as `equal` does; NaN and null keys never match. The
+ * pairs are counted on the device into `capacity` rows (by default every pair the keys
+ * could make, at most the keys' rows together or 4,194,304); an evaluation needing more
+ * fails with `LIMIT_EXCEEDED`, naming the rows it needs (`table.join` counts them first).
+ * @example const {left, right} = join(trips.zone, zones.id); gather(right, zones.name)
+ */
+export function join(
+  leftKeys: EvaluatorInput,
+  rightKeys: EvaluatorInput,
+  options?: {how?: 'inner' | 'left'; capacity?: number},
+): {left: GPUTableEvaluator<'sint32'>; right: GPUTableEvaluator<'sint32'>};
 /**
  * 1 where a row of `x` is null (uint8, never null). Nulls come from a vector's `validity`
  * and follow every elementwise op: a row reading a null row is null.

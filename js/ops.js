@@ -130,6 +130,16 @@ export function histogram(x, spec, settings) {
   return wrap(() => withHandles(deviceEdges, edgeList => withHandles(mask, maskList =>
     wasm.histogram(handleOf(x), bins, range, onDevice ? undefined : edges, edgeList, maskList))));
 }
+// `join(leftKeys, rightKeys, {how = 'inner', capacity})`: `{left, right}` sint32 row pairs.
+export function join(leftKeys, rightKeys, settings) {
+  const {how = 'inner', capacity} = options(settings, 'join', ['how', 'capacity']);
+  if (typeof how !== 'string') fail('INVALID_ARGUMENT', "join's how is 'inner' or 'left'");
+  if (capacity !== undefined && typeof capacity !== 'number') fail('INVALID_ARGUMENT', "join's capacity is a number of rows");
+  const [left, right, pairs] = guard(() => wasm.join(handleOf(leftKeys), handleOf(rightKeys), how, capacity, false))
+    .slice(0, 3).map(handle => new GPUTableEvaluator(handle));
+  pairs.destroy();
+  return {left, right};
+}
 export const lookup = (keys, tableKeys) => wrap(() => wasm.lookup(handleOf(keys), handleOf(tableKeys)));
 export const isNull = x => wrap(() => wasm.isNull(handleOf(x)));
 export const isValid = x => wrap(() => wasm.isValid(handleOf(x)));

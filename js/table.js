@@ -419,6 +419,54 @@ export class GPUTable {
     };
   }
 
+  // `join(other, {on, how = 'inner', suffix = '_right'})`: this table's columns, then
+  // `other`'s (its key dropped where the names match; clashing names take `suffix`), one
+  // row per pair of rows with equal keys (api.md "Tables").
+  join(other, settings) {
+    if (!(other instanceof GPUTable)) fail('INVALID_ARGUMENT', 'join takes another GPUTable');
+    const {on, how = 'inner', suffix = '_right'} = options(settings, 'join', ['on', 'how', 'suffix']);
+    const [leftName, rightName] = Array.isArray(on) && on.length === 2 ? on : [on, on];
+    if (typeof leftName !== 'string' || typeof rightName !== 'string') {
+      fail('INVALID_ARGUMENT', 'join takes {on: name | [leftName, rightName]}');
+    }
+    if (how !== 'inner' && how !== 'left') fail('INVALID_ARGUMENT', `join's how is 'inner' or 'left', got '${how}'`);
+    if (typeof suffix !== 'string') fail('INVALID_ARGUMENT', "join's suffix is a string");
+    const t = this._columns();
+    const u = other._columns();
+    const keys = [this._column(t, leftName), other._column(u, rightName)];
+    const names = {};
+    for (const name of Object.keys(u)) {
+      if (name === rightName && leftName === rightName) continue;
+      names[name] = Object.hasOwn(t, name) ? name + suffix : name;
+      if (Object.hasOwn(t, names[name])) fail('INVALID_ARGUMENT', `join's suffix makes '${names[name]}', a name already taken`);
+    }
+    return this._joined(t, u, keys, how, names);
+  }
+
+  async _joined(t, u, keys, how, names) {
+    const made = [];
+    const pairsOf = capacity => {
+      const out = guard(() => wasm.join(handleOf(keys[0]), handleOf(keys[1]), how, capacity, true));
+      const evaluators = out.slice(0, 3).map(handle => new GPUTableEvaluator(handle));
+      made.push(...evaluators);
+      return [...evaluators, out[3]];
+    };
+    try {
+      let [left, right, pairs, fits] = pairsOf(undefined);
+      if (!fits) {
+        // The pairs could need more rows than a join allocates unless told: count them first.
+        await pairs.evaluate(this.device);
+        [left, right] = pairsOf((await pairs.readValue())[0]);
+      }
+      const columns = {};
+      for (const [name, column] of Object.entries(t)) columns[name] = gather(left, column);
+      for (const [name, target] of Object.entries(names)) columns[target] = gather(right, u[name]);
+      return await this._resolve(columns, Object.values(columns));
+    } finally {
+      for (const evaluator of made) evaluator.destroy();
+    }
+  }
+
   // The columns by name, as the verbs pass them.
   _columns() {
     guard(() => this._m.check());

@@ -1089,3 +1089,93 @@ fn null_dictionaries_and_missing_dictionaries() {
     let error = without_dictionary(vec![None, Some(0)]).unwrap_err();
     assert_eq!(error.code, ErrorCode::InvalidIpc, "{}", error.message);
 }
+
+/// Date32 and Time32 load as sint32 (their days, seconds or milliseconds); Timestamp, Date64,
+/// Time64 and Duration follow the `int64` option like Int64 (refused without one).
+#[test]
+fn temporal_columns_load_as_the_integers_they_store() {
+    use arrow_array::{
+        Date32Array, Date64Array, DurationSecondArray, Time32MillisecondArray, Time32SecondArray,
+        Time64MicrosecondArray, TimestampMillisecondArray,
+    };
+    let narrow: Vec<(&str, ArrayRef)> = vec![
+        (
+            "day",
+            Arc::new(Date32Array::from(vec![Some(19000), None, Some(-3)])),
+        ),
+        (
+            "second",
+            Arc::new(Time32SecondArray::from(vec![0, 86399, 60])),
+        ),
+        (
+            "milli",
+            Arc::new(Time32MillisecondArray::from(vec![5, 6, 7])),
+        ),
+    ];
+    let wide: Vec<(&str, ArrayRef)> = vec![
+        (
+            "date64",
+            Arc::new(Date64Array::from(vec![86_400_000, 0, -86_400_000])),
+        ),
+        (
+            "time64",
+            Arc::new(Time64MicrosecondArray::from(vec![1, 2, 3])),
+        ),
+        (
+            "at",
+            Arc::new(TimestampMillisecondArray::from(vec![
+                Some(1_000),
+                None,
+                Some(-5),
+            ])),
+        ),
+        (
+            "took",
+            Arc::new(DurationSecondArray::from(vec![30, 60, 90])),
+        ),
+    ];
+    let batch_of = |columns: &[(&str, ArrayRef)]| {
+        let schema = Arc::new(Schema::new(
+            (columns.iter())
+                .map(|(name, a)| Field::new(*name, a.data_type().clone(), true))
+                .collect::<Vec<_>>(),
+        ));
+        RecordBatch::try_new(schema, columns.iter().map(|(_, a)| a.clone()).collect()).unwrap()
+    };
+    let table = read_ipc(&stream_of(&[batch_of(&narrow)]), &ReadOptions::default()).unwrap();
+    let columns = &table.batches[0];
+    assert_eq!(columns[0].data.data, ColumnData::I32(vec![19000, 0, -3]));
+    assert_eq!(
+        columns[0].validity.as_ref().map(|v| v.data.clone()),
+        Some(ColumnData::U8(vec![1, 0, 1]))
+    );
+    assert_eq!(columns[1].data.data, ColumnData::I32(vec![0, 86399, 60]));
+    assert_eq!(columns[2].data.data, ColumnData::I32(vec![5, 6, 7]));
+    assert_eq!(table.fields[0].arrow_type, "Date32");
+
+    let bytes = stream_of(&[batch_of(&wide)]);
+    let error = read_ipc(&bytes, &ReadOptions::default()).unwrap_err();
+    assert_eq!(error.code, ErrorCode::TypeMismatch);
+    assert!(error.message.contains("Date64"), "{}", error.message);
+    let as_int32 = ReadOptions {
+        int64: Int64As::Int32,
+        ..Default::default()
+    };
+    let columns = &read_ipc(&bytes, &as_int32).unwrap().batches[0];
+    assert_eq!(
+        columns[0].data.data,
+        ColumnData::I32(vec![86_400_000, 0, -86_400_000])
+    );
+    assert_eq!(columns[1].data.data, ColumnData::I32(vec![1, 2, 3]));
+    assert_eq!(columns[2].data.data, ColumnData::I32(vec![1_000, 0, -5]));
+    assert_eq!(columns[3].data.data, ColumnData::I32(vec![30, 60, 90]));
+    let as_float32 = ReadOptions {
+        int64: Int64As::Float32,
+        ..Default::default()
+    };
+    let columns = &read_ipc(&bytes, &as_float32).unwrap().batches[0];
+    assert_eq!(
+        columns[2].data.data,
+        ColumnData::F32(vec![1_000.0, 0.0, -5.0])
+    );
+}

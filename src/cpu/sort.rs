@@ -32,10 +32,10 @@ use crate::value::Value;
 const MAX_DIGIT_BITS: u32 = 11;
 
 /// Buckets at most this many times the rows: beyond, the counts outweigh the data.
-const MAX_BUCKETS_PER_ROW: usize = 2;
+const MAX_BUCKETS_PER_ROW: u64 = 2;
 /// Rows per bucket at most, on average, for sorting by buckets (each bucket is sorted by
 /// comparisons).
-const MAX_ROWS_PER_BUCKET: usize = 8;
+const MAX_ROWS_PER_BUCKET: u64 = 8;
 /// Buckets up to this size are sorted by insertion.
 const INSERTION_ROWS: usize = 16;
 
@@ -87,10 +87,11 @@ fn sort_rows(
         return Ok(passes);
     }
     // In u64: a 32-bit first key has 2^32 buckets, past a wasm32 usize.
-    let buckets = masks.first().map_or(0, |&m| m as u64 + 1);
-    let rows = n as u64;
-    let (per_row, per_bucket) = (MAX_BUCKETS_PER_ROW as u64, MAX_ROWS_PER_BUCKET as u64);
-    if keys.len() > 1 && buckets <= per_row * rows && rows <= per_bucket * buckets {
+    let (buckets, rows) = (masks.first().map_or(0, |&m| m as u64 + 1), n as u64);
+    if keys.len() > 1
+        && buckets <= MAX_BUCKETS_PER_ROW * rows
+        && rows <= MAX_ROWS_PER_BUCKET * buckets
+    {
         return sort_by_buckets(keys, &masks, out);
     }
     sort_by_digits(keys, bits, &masks, out)

@@ -25,7 +25,7 @@ use std::rc::Rc;
 
 use crate::column::{Column, ColumnData};
 use crate::error::{ErrorCode, GpuTableError, Result};
-use crate::ir::NodeRef;
+use crate::ir::{Check, NodeRef};
 use crate::plan::{plan_with, Fusion, Plan, PlanOptions};
 use crate::value::{DeviceStorage, Output, Reading, RowSink, Storage, Value};
 pub use lost::LostFlag;
@@ -55,9 +55,9 @@ pub async fn evaluate_with<B: Backend>(
         roots = crate::ir::with_draw_args(&roots)?;
     }
     let roots = &roots;
-    let (checks, fresh, all) = kept_row_checks(roots);
+    let (checks, fresh, all) = checks_of(roots);
     run(device, &all, fusion, None).await?;
-    check_kept_rows(checks, fresh).await?;
+    run_checks(checks, fresh).await?;
     settle_counts(roots).await
 }
 
@@ -90,21 +90,20 @@ async fn settle_counts(roots: &[NodeRef]) -> Result<()> {
     Ok(())
 }
 
-type KeptRowChecks = (Vec<(NodeRef, NodeRef)>, Vec<NodeRef>, Vec<NodeRef>);
+type Checks = (Vec<(NodeRef, Check)>, Vec<NodeRef>, Vec<NodeRef>);
 
-/// The reductions over the rows a `where` mask keeps that an evaluation of `roots` computes,
-/// with their kept-row counts; the roots computed now; and the roots to evaluate: `roots`
-/// and the counts.
-fn kept_row_checks(roots: &[NodeRef]) -> KeptRowChecks {
+/// The checks (`Check`) of the nodes an evaluation of `roots` computes; the roots computed
+/// now; and the roots to evaluate: `roots` and the nodes the checks read.
+fn checks_of(roots: &[NodeRef]) -> Checks {
     let mut all = roots.to_vec();
     let (mut checks, mut fresh) = (Vec::new(), Vec::new());
     if roots.iter().all(|r| r.has_output()) {
         return (checks, fresh, all);
     }
     for node in crate::ir::all_nodes(roots) {
-        if let (false, Some(kept)) = (node.has_output(), node.kept_rows()) {
-            all.push(kept.clone());
-            checks.push((node.clone(), kept.clone()));
+        if let (false, Some(check)) = (node.has_output(), node.check()) {
+            all.extend(check.nodes());
+            checks.push((node.clone(), check.clone()));
         }
     }
     if !checks.is_empty() {
@@ -113,35 +112,67 @@ fn kept_row_checks(roots: &[NodeRef]) -> KeptRowChecks {
     (checks, fresh, all)
 }
 
-/// Reads the evaluated kept-row counts (4 bytes a lane) and releases them: a reduction
-/// whose mask kept no row is EMPTY_INPUT, and the roots the evaluation computed (`fresh`)
-/// are not kept.
-async fn check_kept_rows(checks: Vec<(NodeRef, NodeRef)>, fresh: Vec<NodeRef>) -> Result<()> {
-    if checks.is_empty() {
-        return Ok(());
-    }
-    let mut empty = None;
-    for (node, kept) in &checks {
-        let counts = match kept.home() {
-            Some(output) => read_rows(&output, 0, 1).await,
-            None => Err(internal("a kept-row count was not computed")),
-        };
-        kept.release_output();
-        let counts = counts?;
-        if empty.is_none() && (0..counts.len()).any(|lane| counts.get_f64(lane) == 0.0) {
-            empty = Some(node.op.name());
+/// Reads what the checks need (4 bytes a lane) and releases it; on a failed check the roots
+/// the evaluation computed (`fresh`) are not kept.
+async fn run_checks(checks: Vec<(NodeRef, Check)>, fresh: Vec<NodeRef>) -> Result<()> {
+    // Checks may share what they read: each node read once, all released after.
+    let mut read: HashMap<u64, ColumnData> = HashMap::new();
+    let mut failure = None;
+    for (node, check) in &checks {
+        let mut values = Vec::new();
+        for value in check.nodes() {
+            if !read.contains_key(&value.id) {
+                let rows = match value.home() {
+                    Some(output) => read_rows(&output, 0, 1).await,
+                    None => Err(internal("a checked count was not computed")),
+                };
+                read.insert(value.id, rows?);
+            }
+            values.push(read[&value.id].clone());
+        }
+        if failure.is_none() {
+            failure = check_failure(node, check, &values);
         }
     }
-    let Some(name) = empty else {
+    for value in checks.iter().flat_map(|(_, check)| check.nodes()) {
+        value.release_output();
+    }
+    let Some(error) = failure else {
         return Ok(());
     };
     for root in fresh {
         root.release_output();
     }
-    Err(GpuTableError::new(
-        ErrorCode::EmptyInput,
-        format!("{name} of no rows: its where mask keeps none"),
-    ))
+    Err(error)
+}
+
+/// The error a check's values (`Check::nodes`' first rows) make, if any.
+fn check_failure(node: &NodeRef, check: &Check, values: &[ColumnData]) -> Option<GpuTableError> {
+    match (check, values) {
+        (Check::KeptRows(_), [counts]) => (0..counts.len())
+            .any(|lane| counts.get_f64(lane) == 0.0)
+            .then(|| {
+                GpuTableError::new(
+                    ErrorCode::EmptyInput,
+                    format!("{} of no rows: its where mask keeps none", node.op.name()),
+                )
+            }),
+        (Check::Capacity { capacity, what, .. }, [rows, about]) => {
+            let (rows, about) = (rows.get_f64(0), about.get_f64(0));
+            // The float sum tells a uint32 sum that wrapped (2^32 rows or more).
+            let needed = match about >= 3.0 * (1u64 << 30) as f64 {
+                true => format!("about {about:.0}"),
+                false => format!("{rows:.0}"),
+            };
+            (rows > *capacity as f64 || about >= 3.0 * (1u64 << 30) as f64).then(|| {
+                GpuTableError::new(
+                    ErrorCode::LimitExceeded,
+                    format!("{what} has {needed} rows, past the {capacity} allocated for it"),
+                )
+            })
+        }
+        _ => Some(internal("a check read the wrong number of values")),
+    }
 }
 
 /// What an evaluation's schedule listed and what its executor did (`evaluate_listed`).

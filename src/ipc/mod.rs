@@ -3,7 +3,9 @@
 //!
 //! Column types: Int8/16/32, Uint8/16/32, Float32 and `FixedSizeList<T, 1..4>` of those;
 //! Float64 as uint32 word pairs (for `fround`) or converted to float32; Int64/Uint64 only
-//! with an explicit conversion; dictionary columns as their indices; Bool as uint8. A column
+//! with an explicit conversion; Date32 and Time32 as Int32, and Timestamp, Date64, Time64 and
+//! Duration as Int64 (their stored integers); dictionary columns as their indices; Bool as
+//! uint8. A column
 //! with nulls gets a separate uint8 validity column (1 valid, 0 null; null slots read 0): one
 //! flag per row, or one per item for a fixed-size list whose items have nulls.
 

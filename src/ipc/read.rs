@@ -321,11 +321,11 @@ impl<'a> BatchReader<'a> {
                 )));
             }
             let item_valid = validity(child, self.buffers[b + 1], items)?;
-            let scalar = Scalar::of(&item)
+            let scalar = Scalar::read_as(&item)
                 .ok_or_else(|| unsupported(field, "which gputable does not support"))?;
             (scalar, self.buffers[b + 2], per_row, item_valid)
         } else {
-            let scalar = Scalar::of(field)
+            let scalar = Scalar::read_as(field)
                 .ok_or_else(|| unsupported(field, "which gputable does not support"))?;
             (scalar, self.buffers[b + 1], 1, None)
         };

@@ -75,6 +75,26 @@ impl Scalar {
         }
     }
 
+    /// The scalar a column's values are read as: its own, or for a temporal type the
+    /// integers it stores (api.md "Tables": Date32 and Time32 as Int32; Timestamp, Date64,
+    /// Time64 and Duration as Int64, under the `int64` option).
+    pub fn read_as(field: &Field) -> Option<Scalar> {
+        Scalar::of(field).or_else(|| match field.type_type() {
+            Type::Date => match field.type_as_date()?.unit() {
+                DateUnit::DAY => Some(Scalar::I32),
+                DateUnit::MILLISECOND => Some(Scalar::I64),
+                _ => None,
+            },
+            Type::Time => match field.type_as_time()?.bitWidth() {
+                32 => Some(Scalar::I32),
+                64 => Some(Scalar::I64),
+                _ => None,
+            },
+            Type::Timestamp | Type::Duration => Some(Scalar::I64),
+            _ => None,
+        })
+    }
+
     /// The element type this scalar is stored as unchanged, if any (not 64-bit, not Bool).
     pub fn stored(self) -> Option<DType> {
         Some(match self {
@@ -290,7 +310,7 @@ fn column_type(field: &Field, options: &ReadOptions) -> Result<(DType, u32, Sour
             if item.dictionary().is_some() {
                 return Err(unsupported(field, "which gputable does not support"));
             }
-            let (dtype, size, kind) = scalar(Scalar::of(&item))?;
+            let (dtype, size, kind) = scalar(Scalar::read_as(&item))?;
             if kind == SourceKind::Bool {
                 return Err(unsupported(field, "a list of booleans is not supported"));
             }
@@ -300,7 +320,7 @@ fn column_type(field: &Field, options: &ReadOptions) -> Result<(DType, u32, Sour
             field,
             "fixed-size lists are supported with 1 to 4 values",
         )),
-        _ => scalar(Scalar::of(field)),
+        _ => scalar(Scalar::read_as(field)),
     }
 }
 

@@ -16,6 +16,7 @@ use super::counted::{
 };
 use super::nulls::with_validity;
 use super::ops::{cast_plain, gather, gather_plain, source, u32_constant};
+use super::order::check_column;
 use super::{argsort, filter, interleave, scan, segment_sum, single_chunk, swizzle};
 use super::{BinaryOp, NodeRef, Nulls, Predicate, ReduceKind, ScanFold};
 use crate::column::ColumnData;
@@ -97,18 +98,7 @@ pub fn group_by(
         return Err(GpuTableError::invalid("groupBy needs at least one key"));
     }
     for key in keys {
-        key.check_alive()?;
-        if key.meta.size != 1 {
-            return Err(GpuTableError::invalid(format!(
-                "groupBy keys have rows of size 1, got size {}",
-                key.meta.size
-            )));
-        }
-    }
-    if keys.iter().any(|k| k.meta.constant) {
-        return Err(GpuTableError::invalid(
-            "groupBy's keys are columns, not constants",
-        ));
+        check_column(key, "a groupBy key")?;
     }
     let mut inputs = keys.to_vec();
     for aggregate in aggregates {
@@ -153,7 +143,8 @@ pub fn group_by(
 /// `unique(x)`: the distinct values of a size-1 `x`, ascending (NaN once, last; -0 and +0
 /// one value, +0; null rows one null row, after every value).
 pub fn unique(x: &NodeRef) -> Result<NodeRef> {
-    let (mut keys, _) = group_by(&[one_column(x, "unique")?], &[])?;
+    check_column(x, "unique's input")?;
+    let (mut keys, _) = group_by(std::slice::from_ref(x), &[])?;
     Ok(keys.remove(0))
 }
 
@@ -164,24 +155,9 @@ pub fn value_counts(x: &NodeRef) -> Result<(NodeRef, NodeRef)> {
         op: GroupOp::Count,
         value: None,
     };
-    let (mut keys, mut counts) = group_by(&[one_column(x, "valueCounts")?], &[count])?;
+    check_column(x, "valueCounts' input")?;
+    let (mut keys, mut counts) = group_by(std::slice::from_ref(x), &[count])?;
     Ok((keys.remove(0), counts.remove(0)))
-}
-
-fn one_column(x: &NodeRef, what: &str) -> Result<NodeRef> {
-    x.check_alive()?;
-    if x.meta.size != 1 || x.meta.constant {
-        return Err(GpuTableError::invalid(format!(
-            "{what} needs a column with rows of size 1, got {}size {}",
-            if x.meta.constant {
-                "a constant of "
-            } else {
-                ""
-            },
-            x.meta.size
-        )));
-    }
-    Ok(x.clone())
 }
 
 /// `inputs` (columns and constants) reading the same rows: of one length, and counted
@@ -235,6 +211,10 @@ enum Made {
     Sum(u64, DType),
     Valid(u64),
     ValidBounds(u64),
+    /// A lane of a value of several.
+    Lane(u64, u32),
+    /// The rows and values of its groups' extremes, least (false) or greatest (true).
+    Extreme(u64, bool),
 }
 
 impl Groups {
@@ -305,6 +285,12 @@ impl Groups {
         self.counted(values)
     }
 
+    /// A node made once for several aggregates as one aggregate's own result (a view: one
+    /// result destroyed leaves the others), counted as the groups are.
+    fn own(&self, shared: &NodeRef) -> Result<NodeRef> {
+        self.counted(rechunk_rows(shared, shared.chunks.clone())?)
+    }
+
     /// `node` (over the groups' capacity) counted as the groups are.
     fn counted(&self, node: NodeRef) -> Result<NodeRef> {
         counted_like(node, &self.first)
@@ -325,15 +311,20 @@ impl Groups {
             // A lane's extreme is the first row of its own sort: lane by lane.
             let parts = (0..lanes)
                 .map(|lane| {
-                    let column = swizzle(value, &[lane as f64])?;
-                    self.aggregate(op, Some(&column), keys)
+                    let column = self.made(Made::Lane(value.id, lane), || {
+                        Ok(vec![swizzle(value, &[lane as f64])?])
+                    })?;
+                    self.aggregate(op, Some(&column[0]), keys)
                 })
                 .collect::<Result<Vec<_>>>()?;
             return self.counted(interleave(&parts)?);
         }
         match op {
             GroupOp::Count => self.count_of(value),
-            GroupOp::Sum => self.sum(value, ReduceKind::Sum.output_type(value.meta.dtype)),
+            GroupOp::Sum => {
+                let sum = self.sum(value, ReduceKind::Sum.output_type(value.meta.dtype))?;
+                self.own(&sum)
+            }
             GroupOp::Mean => self.mean(value),
             GroupOp::First | GroupOp::Last => self.end_row(value, op == GroupOp::Last),
             GroupOp::Min | GroupOp::Max | GroupOp::ArgMin | GroupOp::ArgMax => {
@@ -451,21 +442,25 @@ impl Groups {
     /// the keys, then `value` (descending for `max`/`argmax`; NaN, then nulls, last).
     fn extreme(&self, op: GroupOp, value: &NodeRef, keys: &[NodeRef]) -> Result<NodeRef> {
         let descending = matches!(op, GroupOp::Max | GroupOp::ArgMax);
-        let mut sort_keys = keys.to_vec();
-        sort_keys.push(value.clone());
-        let mut directions = vec![false; keys.len()];
-        directions.push(descending);
-        let order = argsort(&sort_keys, &directions, Nulls::Last)?;
-        let rows = gather_plain(&self.first, &order)?;
-        // Null where the group's first row is: it has no value but nulls.
-        let extreme = gather(&rows, value)?;
+        // `min` and `argmin` of one value read one sort (as do `max` and `argmax`).
+        let made = self.made(Made::Extreme(value.id, descending), || {
+            let mut sort_keys = keys.to_vec();
+            sort_keys.push(value.clone());
+            let mut directions = vec![false; keys.len()];
+            directions.push(descending);
+            let order = argsort(&sort_keys, &directions, Nulls::Last)?;
+            let rows = gather_plain(&self.first, &order)?;
+            // Null where the group's first row is: it has no value but nulls.
+            Ok(vec![rows.clone(), gather(&rows, value)?])
+        })?;
+        let (rows, extreme) = (&made[0], &made[1]);
         if matches!(op, GroupOp::Min | GroupOp::Max) {
-            return self.counted(extreme);
+            return self.own(extreme);
         }
-        let mut row = cast_plain(&rows, DType::I32)?;
+        let mut row = cast_plain(rows, DType::I32)?;
         if value.meta.dtype == DType::F32 {
             // A group with no number but NaN has no row (-1).
-            let nan = plain_predicate(Predicate::NotEqual, &extreme, &extreme)?;
+            let nan = plain_predicate(Predicate::NotEqual, extreme, extreme)?;
             let none = source(ColumnData::I32(vec![-1]), 1, true)?;
             row = plain_select(&nan, &none, &row)?;
         }

@@ -4,13 +4,16 @@
 //! bin number `bins`. The counts are the bin numbers' run lengths: a sort of the numbers by
 //! their few low bits, then a search of each bin's first row in them.
 
+use std::borrow::Cow;
+
 use super::counted::{align, plain_binary, plain_predicate, plain_select};
 use super::ops::{cast_plain, gather_plain, source, u32_constant};
+use super::order::check_column;
 use super::{
     concat, extent, search_sorted, sort_permutation_below, swizzle, u32_rows, where_flags,
     BinaryOp, NodeRef, Predicate,
 };
-use crate::column::{element_count, try_collect, ColumnData};
+use crate::column::{element_count, try_collect, try_vec, ColumnData};
 use crate::dtype::DType;
 use crate::error::{GpuTableError, Result};
 
@@ -33,18 +36,7 @@ pub enum Bins {
 /// row per bin (one chunk). NaN, nulls, values outside the edges and rows `mask` drops are
 /// not counted.
 pub fn histogram(x: &NodeRef, bins: &Bins, mask: Option<&NodeRef>) -> Result<NodeRef> {
-    x.check_alive()?;
-    if x.meta.size != 1 || x.meta.constant {
-        return Err(GpuTableError::invalid(format!(
-            "histogram needs a column with rows of size 1, got {}size {}",
-            if x.meta.constant {
-                "a constant of "
-            } else {
-                ""
-            },
-            x.meta.size
-        )));
-    }
+    check_column(x, "histogram's input")?;
     let every_row = source(ColumnData::U8(vec![1]), 1, true)?;
     let (aligned, _) = align(vec![x.clone(), mask.cloned().unwrap_or(every_row)])?;
     let x = &aligned[0];
@@ -52,50 +44,36 @@ pub fn histogram(x: &NodeRef, bins: &Bins, mask: Option<&NodeRef>) -> Result<Nod
     if x.meta.dtype == DType::F32 {
         keep.push(plain_predicate(Predicate::Equal, x, x)?);
     }
-    let (bin, count) = match bins {
-        Bins::Equal { bins, range } => {
-            let count = bin_count(*bins)?;
-            match range {
-                None => (auto_bin(x, &super::and_flags(&keep)?, count)?, count),
-                Some((lo, hi)) => {
-                    if !(lo.is_finite() && hi.is_finite() && lo < hi) {
-                        return Err(GpuTableError::invalid(format!(
-                            "histogram's range is [lo, hi] with lo < hi, both finite, got \
-                             [{lo}, {hi}]"
-                        )));
-                    }
-                    let step = (hi - lo) / count as f64;
-                    let edges = (0..=count).map(|i| match i == count {
-                        true => *hi,
-                        false => lo + step * i as f64,
-                    });
-                    let edges = try_collect(count as usize + 1, edges)?;
-                    match exact_bin(x, &edges)? {
-                        Some((bin, inside)) => {
-                            keep.push(inside);
-                            (bin, count)
-                        }
-                        None => return zero_counts(count),
-                    }
-                }
-            }
-        }
+    let numbered = match bins {
+        Bins::Equal {
+            bins,
+            range: Some(range),
+        } => Some(Cow::Owned(equal_edges(bin_count(*bins)?, *range)?)),
         Bins::Edges(edges) => {
             check_edges(edges)?;
-            let count = (edges.len() - 1) as u32;
-            match exact_bin(x, edges)? {
-                Some((bin, inside)) => {
-                    keep.push(inside);
-                    (bin, count)
-                }
-                None => return zero_counts(count),
-            }
+            Some(Cow::Borrowed(&edges[..]))
         }
-        Bins::EdgesOf(edges) => {
+        _ => None,
+    };
+    let (bin, count) = match (bins, numbered) {
+        (_, Some(edges)) => {
+            let count = (edges.len() - 1) as u32;
+            let Some((bin, inside)) = exact_bin(x, &edges)? else {
+                return zero_counts(count);
+            };
+            keep.push(inside);
+            (bin, count)
+        }
+        (Bins::EdgesOf(edges), None) => {
             let (bin, inside, count) = device_bin(x, edges)?;
             keep.push(inside);
             (bin, count)
         }
+        (Bins::Equal { bins, .. }, None) => {
+            let count = bin_count(*bins)?;
+            (auto_bin(x, &super::and_flags(&keep)?, count)?, count)
+        }
+        (Bins::Edges(_), None) => return Err(crate::engine::internal("edges not numbered")),
     };
     let keep = super::and_flags(&keep)?;
     let ids = plain_select(&keep, &bin, &u32_constant(count)?)?;
@@ -111,6 +89,21 @@ fn bin_count(bins: f64) -> Result<u32> {
         )));
     }
     Ok(bins as u32)
+}
+
+/// The `bins + 1` edges of equal bins over `[lo, hi]` (finite, `lo < hi`), the last `hi`.
+fn equal_edges(bins: u32, (lo, hi): (f64, f64)) -> Result<Vec<f64>> {
+    if !(lo.is_finite() && hi.is_finite() && lo < hi) {
+        return Err(GpuTableError::invalid(format!(
+            "histogram's range is [lo, hi] with lo < hi, both finite, got [{lo}, {hi}]"
+        )));
+    }
+    let step = (hi - lo) / bins as f64;
+    let edges = (0..=bins).map(|i| match i == bins {
+        true => hi,
+        false => lo + step * i as f64,
+    });
+    try_collect(bins as usize + 1, edges)
 }
 
 fn check_edges(edges: &[f64]) -> Result<()> {
@@ -162,26 +155,15 @@ fn at_most(dtype: DType, e: f64) -> Option<f64> {
 /// greatest value at or below it. None where no value of x's type is inside the edges.
 fn exact_bin(x: &NodeRef, edges: &[f64]) -> Result<Option<(NodeRef, NodeRef)>> {
     let dtype = x.meta.dtype;
-    let bins = (edges.len() - 1) as u32;
     // Edges above every value of the type are a tail: no value reaches them.
-    let held: Vec<f64> = edges.iter().map_while(|&e| at_least(dtype, e)).collect();
+    let mut held = try_vec(edges.len(), "histogram edges")?;
+    held.extend(edges.iter().map_while(|&e| at_least(dtype, e)));
     let (Some(last), false) = (at_most(dtype, edges[edges.len() - 1]), held.is_empty()) else {
         return Ok(None);
     };
     let held = source(ColumnData::from_f64(dtype, &held)?, 1, false)?;
-    // The edges at or below each row.
-    let reached = search_sorted(&held, x, true)?;
-    let above_first = plain_predicate(Predicate::Greater, &reached, &u32_constant(0)?)?;
     let last = source(ColumnData::from_f64(dtype, &[last])?, 1, true)?;
-    let below_last = plain_predicate(Predicate::LessEqual, x, &last)?;
-    let inside = super::and_flags(&[above_first, below_last])?;
-    Ok(Some((bin_of_reached(&reached, bins)?, inside)))
-}
-
-/// The bin of a row with `reached` edges at or below it: the last bin holds its upper edge.
-fn bin_of_reached(reached: &NodeRef, bins: u32) -> Result<NodeRef> {
-    let within = plain_binary(BinaryOp::Minimum, reached, &u32_constant(bins)?)?;
-    plain_binary(BinaryOp::Subtract, &within, &u32_constant(1)?)
+    bin_within(x, &held, &last, (edges.len() - 1) as u32).map(Some)
 }
 
 /// `(bin, inside, bins)` for edges in a column on the device.
@@ -196,12 +178,28 @@ fn device_bin(x: &NodeRef, edges: &NodeRef) -> Result<(NodeRef, NodeRef, u32)> {
         )));
     }
     let bins = edges.meta.length - 1;
-    let reached = search_sorted(&edges, x, true)?;
     let last = gather_plain(&u32_constant(bins)?, &edges)?;
+    let (bin, inside) = bin_within(x, &edges, &last, bins)?;
+    Ok((bin, inside, bins))
+}
+
+/// `(bin, inside)` of each row of `x` among `bins` bins of ascending `edges` (a column,
+/// compared exactly) whose last edge is `last`: inside from the first edge up to the last,
+/// which the last bin holds.
+fn bin_within(
+    x: &NodeRef,
+    edges: &NodeRef,
+    last: &NodeRef,
+    bins: u32,
+) -> Result<(NodeRef, NodeRef)> {
+    // The edges at or below each row.
+    let reached = search_sorted(edges, x, true)?;
     let above_first = plain_predicate(Predicate::Greater, &reached, &u32_constant(0)?)?;
-    let below_last = plain_predicate(Predicate::LessEqual, x, &last)?;
+    let below_last = plain_predicate(Predicate::LessEqual, x, last)?;
     let inside = super::and_flags(&[above_first, below_last])?;
-    Ok((bin_of_reached(&reached, bins)?, inside, bins))
+    let within = plain_binary(BinaryOp::Minimum, &reached, &u32_constant(bins)?)?;
+    let bin = plain_binary(BinaryOp::Subtract, &within, &u32_constant(1)?)?;
+    Ok((bin, inside))
 }
 
 /// The bin of each row of `x` among `bins` equal bins over the extent of the rows `keep`

@@ -2,15 +2,23 @@
 //! sorted once, their null rows (and rows past a filter's count) left past the count of the
 //! rest, and each left key's equal run found by searching them. Keys compare as `equal`
 //! does (exactly across types); NaN and null keys never match.
+//!
+//! A join's pairs are counted on the device like a filter's rows, packed into a capacity
+//! fixed when the join is built (its length): the left rows' match counts, scanned, place
+//! each left row's run of pairs, and each pair row finds its left row by searching those
+//! ends. A join needing more rows than its capacity fails its evaluation (LIMIT_EXCEEDED,
+//! naming the rows needed) rather than lose pairs.
 
-use super::counted::{attach, counted_like, plain_predicate, plain_select, Counted};
-use super::nulls::and_flags;
-use super::ops::{cast_plain, gather_plain, source};
-use super::{argsort, live_flags, rechunk, reduce, search_sorted, NodeRef, Nulls, Predicate};
-use super::{ReduceKind, DEFAULT_SPLIT_EVERY};
+use super::counted::{attach, counted_like, plain_binary, plain_predicate, plain_select, Counted};
+use super::nulls::{and_flags, with_validity};
+use super::ops::{cast_plain, gather_plain, sequence_like, source};
+use super::order::{check_column, check_size};
+use super::{argsort, live_flags, rechunk, reduce, scan, search_sorted, sequence};
+use super::{u32_constant, DEFAULT_SPLIT_EVERY};
+use super::{BinaryOp, Check, NodeRef, Nulls, Predicate, ReduceKind, ScanFold};
 use crate::column::ColumnData;
 use crate::dtype::DType;
-use crate::error::{GpuTableError, Result};
+use crate::error::{ErrorCode, GpuTableError, Result};
 
 /// A table's keys in ascending order, the rows that can match first.
 struct SortedKeys {
@@ -62,30 +70,212 @@ impl SortedKeys {
     }
 }
 
-fn check_keys(keys: &NodeRef, what: &str) -> Result<()> {
-    keys.check_alive()?;
-    if keys.meta.size != 1 {
-        return Err(GpuTableError::invalid(format!(
-            "{what} have rows of size 1, got size {}",
-            keys.meta.size
-        )));
-    }
-    Ok(())
-}
-
 /// `lookup(keys, tableKeys)`: per row of `keys`, the lowest row of `tableKeys` holding an
 /// equal key, or -1 (sint32, never null; counted as `keys` are).
 pub fn lookup(keys: &NodeRef, table_keys: &NodeRef) -> Result<NodeRef> {
-    check_keys(keys, "lookup's keys")?;
-    check_keys(table_keys, "lookup's table keys")?;
-    if table_keys.meta.constant {
-        return Err(GpuTableError::invalid(
-            "lookup's table keys are a column, not a constant",
-        ));
-    }
+    keys.check_alive()?;
+    check_size(keys, "lookup's keys")?;
+    check_column(table_keys, "lookup's table keys")?;
     let table = SortedKeys::of(table_keys)?;
     let (first, hit) = table.find(keys)?;
     let row = cast_plain(&gather_plain(&first, &table.order)?, DType::I32)?;
     let none = source(ColumnData::I32(vec![-1]), 1, true)?;
     counted_like(plain_select(&hit, &row, &none)?, keys)
+}
+
+/// Which left rows a join gives (api.md "Joins").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JoinHow {
+    /// Only rows with a match.
+    Inner,
+    /// Also each left row with no match, once, with right row -1.
+    Left,
+}
+
+impl JoinHow {
+    pub fn parse(how: &str) -> Result<JoinHow> {
+        match how {
+            "inner" => Ok(JoinHow::Inner),
+            "left" => Ok(JoinHow::Left),
+            other => Err(GpuTableError::invalid(format!(
+                "join's how is 'inner' or 'left', got '{other}'"
+            ))),
+        }
+    }
+}
+
+/// The rows a join's pairs get unless told otherwise, where the rows could need more: the
+/// keys' rows together (every join where one side's keys are distinct fits), or this many.
+pub const JOIN_ROWS: u32 = 1 << 22;
+
+/// The most rows a join's pairs may be given: their rows are sint32, and 2^30 pairs are
+/// 8 GiB of row numbers.
+pub const JOIN_MOST_ROWS: u32 = 1 << 30;
+
+/// A join's row pairs (sint32, counted on the device) and their number.
+pub struct Joined {
+    pub left: NodeRef,
+    /// -1 for a left row with no match (`JoinHow::Left`); null there too where asked.
+    pub right: NodeRef,
+    /// uint32, one row: the pairs (a join evaluated with a capacity too small for
+    /// them still counts them all).
+    pub pairs: NodeRef,
+    /// The rows allocated for the pairs.
+    pub capacity: u32,
+    /// Whether every pair the keys could make fits the capacity.
+    pub fits: bool,
+}
+
+/// `join(leftKeys, rightKeys, {how})`: one pair of rows per pair of equal keys, by left row,
+/// then right row; with `how` left, each left row with no match once (right -1). The pairs
+/// are packed into `capacity` rows (by default every pair where that is at most the keys'
+/// rows or `JOIN_ROWS`, else those). `null_unmatched` makes the right rows of unmatched left
+/// rows null as well (a table join's missing columns).
+pub fn join(
+    left: &NodeRef,
+    right: &NodeRef,
+    how: JoinHow,
+    capacity: Option<f64>,
+    null_unmatched: bool,
+) -> Result<Joined> {
+    check_column(left, "join's left keys")?;
+    check_column(right, "join's right keys")?;
+    let (rows_left, rows_right) = (left.meta.length as u64, right.meta.length as u64);
+    let every_pair = match how {
+        JoinHow::Inner => rows_left * rows_right,
+        JoinHow::Left => rows_left * rows_right.max(1),
+    };
+    let capacity = match capacity {
+        Some(rows) => join_capacity(rows)?,
+        None => every_pair
+            .min((rows_left + rows_right).max(JOIN_ROWS as u64))
+            .min(JOIN_MOST_ROWS as u64) as u32,
+    };
+    if every_pair == 0 {
+        let none = || sequence(0.0, 0.0, 1.0);
+        let (left, right) = (none()?, none()?);
+        return Ok(Joined {
+            left,
+            right,
+            pairs: u32_constant(0)?,
+            capacity: 0,
+            fits: true,
+        });
+    }
+    if rows_right == 0 {
+        return unmatched_rows(left, null_unmatched);
+    }
+    // Kernels over no rows are not run: one row at least, past the count.
+    let capacity = capacity.max(1);
+
+    let table = SortedKeys::of(right)?;
+    let (first, mut hit) = table.find(left)?;
+    let live = match left.counted() {
+        Some(counted) => Some(live_flags(left, counted)?),
+        None => None,
+    };
+    if let Some(live) = &live {
+        hit = and_flags(&[hit, live.clone()])?;
+    }
+    let past = search_sorted(&table.sorted, left, true)?;
+    let matches = plain_binary(BinaryOp::Subtract, &past, &first)?;
+    let unmatched = match (how, &live) {
+        (JoinHow::Inner, _) => u32_constant(0)?,
+        (JoinHow::Left, None) => u32_constant(1)?,
+        (JoinHow::Left, Some(live)) => cast_plain(live, DType::U32)?,
+    };
+    // Pairs per left row, and where each left row's run of them ends.
+    let runs = plain_select(&hit, &matches, &unmatched)?;
+    let ends = scan(&runs, ScanFold::Sum, true)?;
+    let rows = gather_plain(&u32_constant(left.meta.length - 1)?, &ends)?;
+    let about = reduce(
+        ReduceKind::Sum,
+        &cast_plain(&runs, DType::F32)?,
+        None,
+        DEFAULT_SPLIT_EVERY,
+    )?;
+    // `node` as a node of its own carrying the check that the pairs fit `capacity` (so a
+    // join's check and its count's never share one).
+    let checked = |node: &NodeRef, capacity: u32, what: &'static str| -> Result<NodeRef> {
+        let node = rechunk(node, node.chunks.clone())?;
+        let _ = node.check.set(Check::Capacity {
+            rows: rows.clone(),
+            about: about.clone(),
+            capacity,
+            what,
+        });
+        Ok(node)
+    };
+    let pairs = checked(&rows, JOIN_MOST_ROWS, "a join's count")?;
+    let kept = plain_binary(BinaryOp::Minimum, &rows, &u32_constant(capacity)?)?;
+    let kept = checked(&kept, capacity, "a join")?;
+
+    // Pair p belongs to the first left row whose run ends past it.
+    let pair = cast_plain(&sequence(capacity as f64, 0.0, 1.0)?, DType::U32)?;
+    let owner = search_sorted(&ends, &pair, true)?;
+    let run_start = plain_binary(
+        BinaryOp::Subtract,
+        &gather_plain(&owner, &ends)?,
+        &gather_plain(&owner, &runs)?,
+    )?;
+    let step = plain_binary(BinaryOp::Subtract, &pair, &run_start)?;
+    let sorted_row = plain_binary(BinaryOp::Add, &gather_plain(&owner, &first)?, &step)?;
+    let right_row = cast_plain(&gather_plain(&sorted_row, &table.order)?, DType::I32)?;
+    let matched = gather_plain(&owner, &hit)?;
+    let none = source(ColumnData::I32(vec![-1]), 1, true)?;
+    let mut right_rows = plain_select(&matched, &right_row, &none)?;
+    if null_unmatched && how == JoinHow::Left {
+        right_rows = with_validity(&right_rows, Some(&matched))?;
+    }
+    let left_rows = cast_plain(&owner, DType::I32)?;
+    let counted = Counted::whole(kept)?;
+    for rows in [&left_rows, &right_rows] {
+        attach(rows, Some(counted.clone()));
+    }
+    Ok(Joined {
+        left: left_rows,
+        right: right_rows,
+        pairs,
+        capacity,
+        fits: every_pair <= capacity as u64,
+    })
+}
+
+/// A join's capacity as asked: whole rows, at most `JOIN_MOST_ROWS`.
+fn join_capacity(rows: f64) -> Result<u32> {
+    if !(rows >= 0.0 && rows.fract() == 0.0) {
+        return Err(GpuTableError::invalid(format!(
+            "join's capacity must be a whole number of rows, got {rows}"
+        )));
+    }
+    match rows <= JOIN_MOST_ROWS as f64 {
+        true => Ok(rows as u32),
+        false => Err(GpuTableError::new(
+            ErrorCode::LimitExceeded,
+            format!("a join's capacity of {rows} rows is past its {JOIN_MOST_ROWS}-row limit"),
+        )),
+    }
+}
+
+/// A left join with no right rows: each left row once, unmatched.
+fn unmatched_rows(left: &NodeRef, null_unmatched: bool) -> Result<Joined> {
+    let rows = left.meta.length;
+    let left_rows = counted_like(sequence_like(left, 0, 1), left)?;
+    let mut right_rows = sequence_like(left, -1, 0);
+    if null_unmatched {
+        let none = cast_plain(&sequence_like(left, 0, 0), DType::U8)?;
+        right_rows = with_validity(&right_rows, Some(&none))?;
+    }
+    let right_rows = counted_like(right_rows, left)?;
+    let pairs = match left.counted() {
+        Some(counted) => counted.total.clone(),
+        None => u32_constant(rows)?,
+    };
+    Ok(Joined {
+        left: left_rows,
+        right: right_rows,
+        pairs,
+        capacity: rows,
+        fits: true,
+    })
 }

@@ -350,6 +350,34 @@ pub struct Meta {
     pub constant: bool,
 }
 
+/// A fact about a node's output known only once the device computes it, which the engine
+/// reads back (a few bytes) and checks after the evaluation computing the node.
+#[derive(Clone, Debug)]
+pub enum Check {
+    /// A reduction over the rows a `where` mask keeps: the kept rows per lane (`reduce_where`);
+    /// none kept is EMPTY_INPUT.
+    KeptRows(NodeRef),
+    /// A result packed into `capacity` rows (a join's pairs): `rows` (uint32, wrapping) and
+    /// `about` (float32, the same sum, which never wraps) are the rows it needs; more than
+    /// the capacity is LIMIT_EXCEEDED.
+    Capacity {
+        rows: NodeRef,
+        about: NodeRef,
+        capacity: u32,
+        what: &'static str,
+    },
+}
+
+impl Check {
+    /// The nodes the engine reads back.
+    pub fn nodes(&self) -> Vec<NodeRef> {
+        match self {
+            Check::KeptRows(kept) => vec![kept.clone()],
+            Check::Capacity { rows, about, .. } => vec![rows.clone(), about.clone()],
+        }
+    }
+}
+
 #[derive(Default)]
 struct NodeState {
     /// The output on each device it is on; the first is where it was computed or loaded,
@@ -380,9 +408,8 @@ pub struct Node {
     offsets: std::cell::OnceCell<Rc<[u64]>>,
     /// For `concat`: the first row of each input, and the end.
     input_offsets: std::cell::OnceCell<Rc<[u64]>>,
-    /// For a reduction over the rows a `where` mask keeps: the count of kept rows per lane,
-    /// which the engine checks after the evaluation computing it (none kept: EMPTY_INPUT).
-    kept_rows: std::cell::OnceCell<NodeRef>,
+    /// What the engine checks after the evaluation computing this node (`Check`).
+    check: std::cell::OnceCell<Check>,
     /// uint8 flags, 0 where a row is null, chunked like the node (nulls.rs); none when
     /// every row is valid.
     validity: std::cell::OnceCell<NodeRef>,
@@ -432,7 +459,7 @@ impl Node {
             chunks,
             offsets: std::cell::OnceCell::new(),
             input_offsets: std::cell::OnceCell::new(),
-            kept_rows: std::cell::OnceCell::new(),
+            check: std::cell::OnceCell::new(),
             kept_places: RefCell::new(None),
             validity: std::cell::OnceCell::new(),
             counted: std::cell::OnceCell::new(),
@@ -445,9 +472,9 @@ impl Node {
         })
     }
 
-    /// The kept-row counts the engine checks after computing this reduction (`reduce_where`).
-    pub fn kept_rows(&self) -> Option<&NodeRef> {
-        self.kept_rows.get()
+    /// What the engine checks after computing this node.
+    pub fn check(&self) -> Option<&Check> {
+        self.check.get()
     }
 
     /// A filter by this mask's compaction, its count and its counts per chunk of the

@@ -23,7 +23,19 @@ pub fn sort_key(x: &NodeRef, descending: bool) -> Result<NodeRef> {
     elementwise_plain(Op::SortKey { descending }, vec![x.clone()], DType::U32, 1)
 }
 
-fn check_size(x: &NodeRef, what: &str) -> Result<()> {
+/// `x` is a column (not a constant) of rows of size 1, alive.
+pub(super) fn check_column(x: &NodeRef, what: &str) -> Result<()> {
+    x.check_alive()?;
+    check_size(x, what)?;
+    match x.meta.constant {
+        true => Err(GpuTableError::invalid(format!(
+            "{what} must be a column, not a constant"
+        ))),
+        false => Ok(()),
+    }
+}
+
+pub(super) fn check_size(x: &NodeRef, what: &str) -> Result<()> {
     match x.meta.size {
         1 => Ok(()),
         size => Err(GpuTableError::invalid(format!(

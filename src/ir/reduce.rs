@@ -277,7 +277,7 @@ pub fn reduce_where(
     };
     if kind != ReduceKind::Sum {
         let kept = reduce_flagged(ReduceKind::Sum, &flags, None, split_every)?;
-        let _ = node.kept_rows.set(kept);
+        let _ = node.check.set(super::Check::KeptRows(kept));
     }
     Ok(node)
 }

@@ -59,6 +59,18 @@ pub(super) fn number_arg(value: &JsValue, what: &str, default: Option<f64>) -> J
     }
 }
 
+/// The numbers of a JS array, each a number, allocated fallibly (`what` names it in errors).
+pub(super) fn numbers_of(array: &js_sys::Array, what: &str) -> JsResult<Vec<f64>> {
+    let mut out = crate::column::try_vec(array.length() as usize, what).map_err(to_js)?;
+    for value in array.iter() {
+        let number = value
+            .as_f64()
+            .ok_or_else(|| invalid(format!("{what} must be an array of numbers")))?;
+        out.push(number);
+    }
+    Ok(out)
+}
+
 /// `number_arg` where leaving the argument out means none.
 pub(super) fn optional_number_arg(value: &JsValue, what: &str) -> JsResult<Option<f64>> {
     match value.is_undefined() {
@@ -343,15 +355,11 @@ pub fn interleave(args: &EvaluatorList) -> JsResult<Evaluator> {
 
 #[wasm_bindgen]
 pub fn swizzle(x: &Evaluator, channels: JsValue) -> JsResult<Evaluator> {
-    let numbers: Vec<f64> = (js_sys::Array::is_array(&channels))
-        .then(|| {
-            js_sys::Array::from(&channels)
-                .iter()
-                .map(|c| c.as_f64())
-                .collect()
-        })
-        .flatten()
-        .ok_or_else(|| invalid("swizzle channels must be an array of numbers"))?;
+    let what = "swizzle channels";
+    let numbers = match js_sys::Array::is_array(&channels) {
+        true => numbers_of(&js_sys::Array::from(&channels), what)?,
+        false => return Err(invalid(format!("{what} must be an array of numbers"))),
+    };
     wrap(ir::swizzle(&x.node, &numbers))
 }
 

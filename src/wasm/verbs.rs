@@ -99,16 +99,27 @@ fn range_of(range: &JsValue) -> JsResult<Option<(f64, f64)>> {
 
 /// An array (or typed array) of numbers.
 fn numbers(value: &JsValue, what: &str) -> JsResult<Vec<f64>> {
-    let array = match value.is_instance_of::<js_sys::Array>() || js_sys::ArrayBuffer::is_view(value)
-    {
-        true => js_sys::Array::from(value),
-        false => return Err(invalid(format!("{what} must be an array of numbers"))),
-    };
-    array
-        .iter()
-        .map(|v| v.as_f64())
-        .collect::<Option<Vec<f64>>>()
-        .ok_or_else(|| invalid(format!("{what} must be an array of numbers")))
+    match value.is_instance_of::<js_sys::Array>() || js_sys::ArrayBuffer::is_view(value) {
+        true => super::numbers_of(&js_sys::Array::from(value), what),
+        false => Err(invalid(format!("{what} must be an array of numbers"))),
+    }
+}
+
+/// `join(leftKeys, rightKeys, {how, capacity})`: `[left, right, pairs, fits]` (`ir::join`;
+/// `fits`: every pair the keys could make fits the capacity).
+#[wasm_bindgen]
+pub fn join(
+    left: &Evaluator,
+    right: &Evaluator,
+    how: &str,
+    capacity: Option<f64>,
+    null_unmatched: bool,
+) -> JsResult<js_sys::Array> {
+    let how = ir::JoinHow::parse(how).map_err(to_js)?;
+    let joined = ir::join(&left.node, &right.node, how, capacity, null_unmatched).map_err(to_js)?;
+    let out = evaluators([joined.left, joined.right, joined.pairs]);
+    out.push(&JsValue::from_bool(joined.fits));
+    Ok(out)
 }
 
 /// `lookup(keys, tableKeys)`.

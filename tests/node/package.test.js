@@ -40,7 +40,11 @@ test('a fresh clone packs a working package: prepack installs what its build nee
   try {
     const clone = join(work, 'clone');
     execFileSync('git', ['clone', '--quiet', fileURLToPath(root), clone]);
-    const env = {...process.env, CARGO_TARGET_DIR: fileURLToPath(new URL('target/pack-clone', root))};
+    // The checkout's own target folder: the clone compiles only gputable itself, its
+    // dependencies' builds are reused (the same versions, features and flags). Cargo locks
+    // the folder while it builds.
+    const targetDir = process.env.CARGO_TARGET_DIR ?? fileURLToPath(new URL('target', root));
+    const env = {...process.env, CARGO_TARGET_DIR: targetDir};
     const packed = spawnSync('npm', ['pack', '--pack-destination', work], {cwd: clone, env, encoding: 'utf8', maxBuffer: 64 << 20});
     const said = `${packed.stdout}\n${packed.stderr}`;
     assert.equal(packed.status, 0, said);

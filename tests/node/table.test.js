@@ -247,3 +247,22 @@ test('ownership edge cases: one table per batch, schemas that lie, splice indice
   second.destroy();
   grown.destroy();
 });
+
+test('Date32 and Time32 columns load as sint32; Timestamp and Date64 follow the int64 option', () => {
+  const days = [Date.UTC(2026, 10, 29), null, Date.UTC(1969, 11, 31)];
+  const table = arrow.makeTable({
+    day: arrow.vectorFromArray(days.map(d => (d === null ? null : new Date(d))), new arrow.DateDay()),
+    at: arrow.vectorFromArray([1000, 2000, -5], new arrow.TimestampMillisecond()),
+    time: arrow.vectorFromArray([5, 86399, 60], new arrow.TimeSecond()),
+  });
+  const bytes = arrow.tableToIPC(table);
+  throwsCode(() => GPUTable.fromArrowIPCSync(bytes), 'TYPE_MISMATCH');
+  const t = GPUTable.fromArrowIPCSync(bytes, {int64: 'int32'});
+  assert.deepEqual(t.schema.fields.map(f => f.type), ['sint32', 'sint32', 'sint32']);
+  assert.deepEqual([...t.getVector('day').readValueSync()], [20786, 0, -1]);
+  assert.deepEqual([...t.getVector('day').validity.readValueSync()], [1, 0, 1]);
+  assert.deepEqual([...t.getVector('at').readValueSync()], [1000, 2000, -5]);
+  assert.deepEqual([...t.getVector('time').readValueSync()], [5, 86399, 60]);
+  const dates = GPUTable.fromArrowIPCSync(arrow.tableToIPC(table.select(['day', 'time'])));
+  assert.equal(dates.numRows, 3);
+});

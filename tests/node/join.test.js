@@ -1,0 +1,107 @@
+// api.md "Joins" and `table.join` through the built package on the CPU device: join against
+// a double loop (many-to-many, NaN, nulls, inner and left), a capacity too small, and a
+// table join's names, nulls and pairs past the default capacity.
+import {test} from 'node:test';
+import assert from 'node:assert/strict';
+import * as arrow from 'apache-arrow';
+import * as gt from 'gputable';
+import {rejectsCode, throwsCode} from './helpers.js';
+
+const E = gt.GPUTableEvaluator;
+
+// `join`'s pairs by a double loop (null keys: undefined).
+function pairsOf(leftKeys, rightKeys, how) {
+  const left = [];
+  const right = [];
+  leftKeys.forEach((k, l) => {
+    const before = left.length;
+    rightKeys.forEach((r, i) => {
+      if (k !== undefined && k === r) { left.push(l); right.push(i); }
+    });
+    if (how === 'left' && left.length === before) { left.push(l); right.push(-1); }
+  });
+  return {left, right};
+}
+
+test('join pairs equal keys by left row, then right row, as a double loop does', async () => {
+  const n = 3000;
+  const m = 800;
+  const leftKeys = Array.from({length: n}, (_, i) => ((i * 7919) % 450) / 2);
+  const rightKeys = Array.from({length: m}, (_, i) => ((i * 104729) % 300) / 2);
+  leftKeys[4] = NaN;
+  rightKeys[9] = NaN;
+  leftKeys[6] = -0;
+  const valid = (i) => i % 13 !== 5;
+  const left = E.fromArray(Float32Array.from(leftKeys), {chunks: [1000, 2000]});
+  const rightValues = arrow.vectorFromArray(rightKeys.map((k, i) => (valid(i) ? k : null)), new arrow.Float32());
+  const right = gt.GPUTable.fromArrowIPCSync(arrow.tableToIPC(arrow.tableFromArrays({k: rightValues}))).getVector('k');
+  for (const how of ['inner', 'left']) {
+    const pairs = gt.join(left, right, {how});
+    assert.equal(pairs.left.type, 'sint32');
+    const expected = pairsOf(leftKeys, rightKeys.map((k, i) => (valid(i) ? k : undefined)), how);
+    assert.deepEqual([...await pairs.left.readValue()], expected.left, how);
+    assert.deepEqual([...await pairs.right.readValue()], expected.right, how);
+  }
+});
+
+test('a join needing more rows than its capacity fails, naming them', async () => {
+  const ones = E.fromArray(new Uint32Array(40).fill(1));
+  const {left} = gt.join(ones, ones, {capacity: 1000});
+  await rejectsCode(left.evaluate(), 'LIMIT_EXCEEDED');
+  const exact = gt.join(ones, ones, {capacity: 1600});
+  assert.equal((await exact.right.readValue()).length, 1600);
+  throwsCode(() => gt.join(ones, ones, {how: 'outer'}), 'INVALID_ARGUMENT');
+  throwsCode(() => gt.join(ones, ones, {capacity: -1}), 'INVALID_ARGUMENT');
+  throwsCode(() => gt.join(ones, 3), 'INVALID_ARGUMENT');
+  throwsCode(() => gt.join(E.fromArray([1, 2, 3, 4], {size: 2}), ones), 'INVALID_ARGUMENT');
+});
+
+test('table.join keeps both tables\' columns, nulls for unmatched rows, names by suffix', async () => {
+  const trips = arrow.tableFromArrays({
+    zone: Int32Array.from([3, 1, 7, 3, 1]),
+    fare: Float32Array.from([10, 20, 30, 40, 50]),
+  });
+  const zones = arrow.tableFromArrays({
+    id: Uint32Array.from([1, 3, 3]),
+    fare: Float32Array.from([0.5, 1.5, 2.5]),
+    area: Float32Array.from([4, 8, 9]),
+  });
+  const t = gt.GPUTable.fromArrowIPCSync(arrow.tableToIPC(trips));
+  const z = gt.GPUTable.fromArrowIPCSync(arrow.tableToIPC(zones));
+  const joined = await t.join(z, {on: ['zone', 'id'], how: 'left'});
+  assert.deepEqual(joined.schema.names, ['zone', 'fare', 'id', 'fare_right', 'area']);
+  const back = arrow.tableFromIPC(await joined.toArrowIPC());
+  assert.deepEqual([...back.getChild('zone')], [3, 3, 1, 7, 3, 3, 1]);
+  assert.deepEqual([...back.getChild('fare')], [10, 10, 20, 30, 40, 40, 50]);
+  assert.deepEqual([...back.getChild('area')], [8, 9, 4, null, 8, 9, 4]);
+  assert.deepEqual([...back.getChild('fare_right')], [1.5, 2.5, 0.5, null, 1.5, 2.5, 0.5]);
+  const inner = await t.join(z.select('id', 'area'), {on: ['zone', 'id'], suffix: '_z'});
+  assert.equal(inner.numRows, 6);
+  // The same key name: the right key is dropped.
+  const renamed = gt.GPUTable.fromArrowIPCSync(arrow.tableToIPC(arrow.tableFromArrays({zone: Uint32Array.from([7]), area: Float32Array.from([2])})));
+  const byName = await t.join(renamed, {on: 'zone'});
+  assert.deepEqual(byName.schema.names, ['zone', 'fare', 'area']);
+  assert.deepEqual([...byName.getVector('fare').readValueSync()], [30]);
+  assert.equal(t.numRows, 5);
+  throwsCode(() => t.join(z, {on: 'nope'}), 'INVALID_ARGUMENT');
+  throwsCode(() => t.join(z, {on: ['zone', 'id'], how: 'outer'}), 'INVALID_ARGUMENT');
+  throwsCode(() => t.join(trips, {on: 'zone'}), 'INVALID_ARGUMENT');
+});
+
+test('table.join counts pairs past the default capacity before joining', async () => {
+  // 2,100 x 2,100 equal keys: 4,410,000 pairs, more than a join allocates unless told.
+  const n = 2100;
+  const side = (offset) => gt.GPUTable.fromArrowIPCSync(arrow.tableToIPC(arrow.tableFromArrays({
+    k: new Uint8Array(n).fill(1),
+    v: Float32Array.from({length: n}, (_, i) => i + offset),
+  })));
+  await rejectsCode(gt.join(side(0).getVector('k'), side(0).getVector('k')).left.evaluate(), 'LIMIT_EXCEEDED');
+  const joined = await side(0).join(side(0.5), {on: 'k'});
+  assert.equal(joined.numRows, n * n);
+  const v = joined.getVector('v').readValueSync();
+  const w = joined.getVector('v_right').readValueSync();
+  for (const p of [0, 1, n, n * n - 1, 1234567]) {
+    assert.equal(v[p], Math.floor(p / n), `left of pair ${p}`);
+    assert.equal(w[p], (p % n) + 0.5, `right of pair ${p}`);
+  }
+});
