@@ -2,6 +2,7 @@
 //! right. Values live in host memory, from a pool of host arrays (so the caching allocator
 //! works here as on the GPU devices); fused regions run block by block (`region.rs`).
 
+mod bins;
 mod device;
 mod lane;
 mod math;

@@ -658,6 +658,7 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
         | Op::SortPermutation { .. }
         | Op::Compact
         | Op::Scan { .. }
+        | Op::BinCount { .. }
         // The CPU walks its scans (`scan::scan_whole`): it never composes them.
         | Op::GroupFold(_)
         | Op::ScanApply { .. }
@@ -709,6 +710,7 @@ impl Regions for CpuDevice {
         let chunks = match root.op {
             Op::Compact => vec![super::scatter::compact(self, home, input)?],
             Op::Scan { .. } => scan::scan_whole(self, home, root, input)?,
+            Op::BinCount { bins } => vec![super::bins::bin_count(self, home, input, bins)?],
             _ => return Err(internal(format!("{} is not a walk", root.op.name()))),
         };
         self.core().counters.add_kernels(1);

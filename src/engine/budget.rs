@@ -322,10 +322,12 @@ impl<'a> Ledger<'a> {
         }
         if region.is_walk() {
             // Composed, at most: a compaction's flags as uint32, their scan, the
-            // destinations and the scatter; a scan's levels (of its lanes).
+            // destinations and the scatter; a scan's levels (of its lanes); a bin count's
+            // sort of its input.
+            let walked = root.meta.length.max(root.inputs[0].meta.length);
             let scratch = match native {
                 true => 0,
-                false => split_sort_scratch_bytes(device, root.meta.length) * root.meta.size as u64,
+                false => split_sort_scratch_bytes(device, walked) * root.meta.size as u64,
             };
             return bytes + scratch + output(stored(root));
         }

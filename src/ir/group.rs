@@ -144,6 +144,9 @@ pub fn group_by(
 /// one value, +0; null rows one null row, after every value).
 pub fn unique(x: &NodeRef) -> Result<NodeRef> {
     check_column(x, "unique's input")?;
+    if let Some((values, _)) = small_value_counts(x)? {
+        return Ok(values);
+    }
     let (mut keys, _) = group_by(std::slice::from_ref(x), &[])?;
     Ok(keys.remove(0))
 }
@@ -156,8 +159,65 @@ pub fn value_counts(x: &NodeRef) -> Result<(NodeRef, NodeRef)> {
         value: None,
     };
     check_column(x, "valueCounts' input")?;
+    if let Some(counted) = small_value_counts(x)? {
+        return Ok(counted);
+    }
     let (mut keys, mut counts) = group_by(std::slice::from_ref(x), &[count])?;
     Ok((keys.remove(0), counts.remove(0)))
+}
+
+/// `value_counts` of 8- and 16-bit integers with at least a row per value of their type,
+/// sort-free where the device walks a bin count (`Op::BinCount`): a counter per value the
+/// type holds, then a null row's count, and the values (null last) whose count is not 0,
+/// kept by a filter (counted on the device).
+fn small_value_counts(x: &NodeRef) -> Result<Option<(NodeRef, NodeRef)>> {
+    let (bins, low) = match x.meta.dtype {
+        DType::U8 => (1u32 << 8, 0),
+        DType::I8 => (1 << 8, -128),
+        DType::U16 => (1 << 16, 0),
+        DType::I16 => (1 << 16, -32768),
+        _ => return Ok(None),
+    };
+    // Fewer rows than values of the type: their sort costs less than a bin per value.
+    if x.meta.length < bins {
+        return Ok(None);
+    }
+    let every_row = source(ColumnData::U8(vec![1]), 1, true)?;
+    let counted = super::where_flags(x, &every_row, None, None)?;
+    let low_constant = source(ColumnData::I32(vec![low]), 1, true)?;
+    let place = plain_binary(
+        BinaryOp::Subtract,
+        &cast_plain(x, DType::I32)?,
+        &low_constant,
+    )?;
+    let ids = plain_select(
+        &counted,
+        &cast_plain(&place, DType::U32)?,
+        &u32_constant(bins)?,
+    )?;
+    let counts = super::histogram::counts_of_ids(&ids, bins)?;
+    let values_of_bins = super::sequence(bins as f64, low as f64, 1.0)?;
+    let values = cast_plain(&values_of_bins, x.meta.dtype)?;
+    let (values, counts) = match x.validity() {
+        None => (values, counts),
+        Some(valid) => {
+            // The null rows of the result: not valid, and rows of a filter's count.
+            let mut nulls = vec![plain_predicate(Predicate::Equal, valid, &u32_constant(0)?)?];
+            if let Some(rows) = x.counted() {
+                nulls.push(super::live_flags(x, rows)?);
+            }
+            let nulls = cast_plain(&super::and_flags(&nulls)?, DType::U32)?;
+            let null_count =
+                super::reduce(ReduceKind::Sum, &nulls, None, super::DEFAULT_SPLIT_EVERY)?;
+            let counts = concat_rows(&[counts, null_count])?;
+            let values = concat_rows(&[values, zero_of(x.meta.dtype)?])?;
+            let ones = super::flags_like(&values_of_bins, 1)?;
+            let flags = concat_rows(&[ones, source(ColumnData::U8(vec![0]), 1, true)?])?;
+            (with_validity(&values, Some(&flags))?, counts)
+        }
+    };
+    let keep = plain_predicate(Predicate::Greater, &counts, &u32_constant(0)?)?;
+    Ok(Some((filter(&values, &keep)?, filter(&counts, &keep)?)))
 }
 
 /// `inputs` (columns and constants) reading the same rows: of one length, and counted

@@ -1,8 +1,9 @@
 //! `histogram` (api.md "Grouping and histograms"): per row, the bin it falls in, by a
 //! `searchSorted` in the bins' edges that compares x's values exactly; rows not counted
 //! (NaN, nulls, outside the edges, masked out by `where`, past a filter's count) take the
-//! bin number `bins`. The counts are the bin numbers' run lengths: a sort of the numbers by
-//! their few low bits, then a search of each bin's first row in them.
+//! bin number `bins`. The counts: one walk over the bin numbers with a counter per bin on a
+//! device that walks it (`Op::BinCount`: the CPU), else the numbers' run lengths, by a sort
+//! of the numbers on their few low bits and a search of each bin's first row in them.
 
 use std::borrow::Cow;
 
@@ -10,8 +11,8 @@ use super::counted::{align, plain_binary, plain_predicate, plain_select};
 use super::ops::{cast_plain, gather_plain, source, u32_constant};
 use super::order::check_column;
 use super::{
-    concat, extent, search_sorted, sort_permutation_below, swizzle, u32_rows, where_flags,
-    BinaryOp, NodeRef, Predicate,
+    concat, extent, search_sorted, single_chunk, sort_permutation_below, swizzle, u32_rows,
+    where_flags, BinaryOp, Meta, Node, NodeRef, Op, Predicate,
 };
 use crate::column::{element_count, try_collect, try_vec, ColumnData};
 use crate::dtype::DType;
@@ -248,9 +249,35 @@ fn auto_bin(x: &NodeRef, keep: &NodeRef, bins: u32) -> Result<NodeRef> {
     search_sorted(&edges, x, true)
 }
 
-/// uint32 `ids` (bin numbers, `bins` for rows not counted) counted per bin: sorted by their
-/// low bits, each bin's rows are those from its first row to the next bin's.
-fn counts_of_ids(ids: &NodeRef, bins: u32) -> Result<NodeRef> {
+/// uint32 `ids` (bin numbers, `bins` for rows not counted) counted per bin: one walk over
+/// them on a device that walks it (a counter per bin), else `counts_by_sort`.
+pub(super) fn counts_of_ids(ids: &NodeRef, bins: u32) -> Result<NodeRef> {
+    ids.check_alive()?;
+    if ids.meta.dtype != DType::U32 || ids.meta.size != 1 || ids.meta.constant {
+        return Err(crate::engine::internal("a bin count of uint32 ids"));
+    }
+    if ids.meta.length == 0 {
+        return counts_by_sort(ids, bins);
+    }
+    let meta = Meta {
+        dtype: DType::U32,
+        size: 1,
+        length: bins,
+        constant: false,
+    };
+    let op = Op::BinCount { bins };
+    Ok(Node::new(
+        op,
+        vec![ids.clone()],
+        meta,
+        single_chunk(bins),
+        None,
+    ))
+}
+
+/// `counts_of_ids` composed of other ops: sorted by their low bits, each bin's rows are those
+/// from its first row to the next bin's.
+pub(super) fn counts_by_sort(ids: &NodeRef, bins: u32) -> Result<NodeRef> {
     let (_, sorted) = sort_permutation_below(ids, bins as u64 + 1)?;
     let first = search_sorted(&sorted, &u32_rows(bins + 1)?, false)?;
     let bin = u32_rows(bins)?;

@@ -141,6 +141,7 @@ pub fn join(
     check_column(left, "join's left keys")?;
     check_column(right, "join's right keys")?;
     let (rows_left, rows_right) = (left.meta.length as u64, right.meta.length as u64);
+    // Below 2^64: each side has fewer than 2^32 rows.
     let every_pair = match how {
         JoinHow::Inner => rows_left * rows_right,
         JoinHow::Left => rows_left * rows_right.max(1),

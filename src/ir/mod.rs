@@ -223,6 +223,11 @@ pub enum Op {
         fold: ScanFold,
         inclusive: bool,
     },
+    /// Row b counts the rows of the uint32 input (read whole) holding b, for b below the
+    /// node's `bins` rows; larger ids are not counted (histogram.rs). A walk (`is_walk`).
+    BinCount {
+        bins: u32,
+    },
     /// Rows of each input in order, chunks concatenated (a view: no kernel of its own).
     Concat,
     /// Every lane converted to the node's type (api.md's `cast` rules).
@@ -264,6 +269,7 @@ impl Op {
             Op::SortPermutation { .. } => "sort",
             Op::Compact => "compact",
             Op::Scan { .. } => "scan",
+            Op::BinCount { .. } => "binCount",
             Op::SegmentSum => "segmentSum",
             Op::SegmentBlocks => "segmentBlocks",
             Op::Reshape => "reshape",
@@ -293,6 +299,7 @@ impl Op {
                     | Op::SortPermutation { .. }
                     | Op::Compact
                     | Op::Scan { .. }
+                    | Op::BinCount { .. }
             ))
     }
 
@@ -327,7 +334,7 @@ impl Op {
     /// device that runs it (`RegionModel::walks`), composed of other ops' passes elsewhere
     /// (`compose_walk`).
     pub fn is_walk(&self) -> bool {
-        matches!(self, Op::Compact | Op::Scan { .. })
+        matches!(self, Op::Compact | Op::Scan { .. } | Op::BinCount { .. })
     }
 
     /// Whether a lane of the output reads its inputs at other lanes (or at all of them).

@@ -92,6 +92,7 @@ pub fn compose_walk(op: &Op, input: &NodeRef) -> Result<NodeRef> {
     match *op {
         Op::Compact => super::counted::compose_compaction(input),
         Op::Scan { fold, inclusive } => compose_scan(input, fold, inclusive),
+        Op::BinCount { bins } => super::histogram::counts_by_sort(input, bins),
         _ => Err(crate::engine::internal(format!(
             "{} is not a walk",
             op.name()

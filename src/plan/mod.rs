@@ -154,7 +154,11 @@ pub fn plan_with(roots: &[NodeRef], options: &PlanOptions) -> Result<Plan> {
         // compaction's library passes: no fused inputs.
         let fixed = matches!(
             node.op,
-            Op::Scatter | Op::SortPermutation { .. } | Op::Compact | Op::Scan { .. }
+            Op::Scatter
+                | Op::SortPermutation { .. }
+                | Op::Compact
+                | Op::Scan { .. }
+                | Op::BinCount { .. }
         );
         if options.fusion == Fusion::Off || reduction || fixed || node.op.is_assembly() {
             graph.materialized.insert(node.id);

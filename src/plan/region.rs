@@ -46,7 +46,8 @@ pub struct SortedKey {
 impl Region {
     pub fn new(root: NodeRef, nodes: Vec<NodeRef>, leaves: Vec<NodeRef>) -> Region {
         let rows = match root.op {
-            Op::Reduce(_) | Op::Scatter => root.inputs[0].meta.length,
+            // A bin count walks every input row into its bins' rows.
+            Op::Reduce(_) | Op::Scatter | Op::BinCount { .. } => root.inputs[0].meta.length,
             _ => root.meta.length,
         };
         Region {
@@ -104,10 +105,11 @@ impl Region {
         self.is_sort() || self.is_walk()
     }
 
-    /// Rows of the output: a reduction's row per lane, a scatter's length, else one per row
-    /// computed.
+    /// Rows of the output: a reduction's row per lane, a scatter's or a bin count's length,
+    /// else one per row computed.
     pub fn output_rows(&self) -> u32 {
-        match self.is_reduction() || self.is_scatter() {
+        let bins = matches!(self.root.op, Op::BinCount { .. });
+        match self.is_reduction() || self.is_scatter() || bins {
             true => self.root.meta.length,
             false => self.rows,
         }

@@ -452,6 +452,7 @@ pub(crate) fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Resul
         | Op::SortPermutation { .. }
         | Op::Compact
         | Op::Scan { .. }
+        | Op::BinCount { .. }
         | Op::Source
         | Op::Concat
         | Op::Slice { .. }

@@ -591,11 +591,62 @@ pub async fn value_counts_count_each_distinct_value<T: Target>() {
         &rows_here::<T>(&counts).await,
         &[Some(1.0), Some(3.0)],
     );
-    let empty = chunked(ColumnData::F32(vec![]), 1, &[0]);
-    let (values, counts) = ir::value_counts(&empty).unwrap();
+    // 8- and 16-bit integers with a row per value of their type or more are counted per
+    // value: a filter's rows with nulls (only those within its count), and no nulls.
+    let n = 300;
+    let small: Vec<i8> = (0..n).map(|r| ((r * 37) % 256) as u8 as i8).collect();
+    let valid: Vec<u8> = (0..n).map(|r| u8::from(r % 7 != 3)).collect();
+    let keep: Vec<u8> = (0..n).map(|r| u8::from(r % 5 != 1)).collect();
+    let x = nullable(ColumnData::I8(small.clone()), Some(&valid), &[120, 0, 180]);
+    let mask = chunked(ColumnData::U8(keep.clone()), 1, &[120, 0, 180]);
+    let (values, counts) = ir::value_counts(&ir::filter(&x, &mask).unwrap()).unwrap();
+    let mut expected = std::collections::BTreeMap::<i8, u32>::new();
+    let mut nulls = 0;
+    for r in (0..n).filter(|&r| keep[r] == 1) {
+        match valid[r] {
+            1 => *expected.entry(small[r]).or_default() += 1,
+            _ => nulls += 1,
+        }
+    }
+    let mut expected_values: Vec<_> = expected.keys().map(|&v| Some(v as f64)).collect();
+    expected_values.push(None);
+    let mut expected_counts: Vec<_> = expected.values().map(|&c| Some(c as f64)).collect();
+    expected_counts.push(Some(nulls as f64));
     evaluate_here::<T>(&[values.clone(), counts.clone()]).await;
-    same_rows("empty values", &rows_here::<T>(&values).await, &[]);
-    same_rows("empty counts", &rows_here::<T>(&counts).await, &[]);
+    same_rows(
+        "kept int8 values",
+        &rows_here::<T>(&values).await,
+        &expected_values,
+    );
+    same_rows(
+        "kept int8 counts",
+        &rows_here::<T>(&counts).await,
+        &expected_counts,
+    );
+    let n = 70_000u32;
+    let x = chunked(
+        ColumnData::U16((0..n).map(|r| (r * 7 % 65_000) as u16).collect()),
+        1,
+        &[n],
+    );
+    let (values, counts) = ir::value_counts(&x).unwrap();
+    evaluate_here::<T>(&[values.clone(), counts.clone()]).await;
+    let (values, counts) = (rows_here::<T>(&values).await, rows_here::<T>(&counts).await);
+    let mut expected = vec![0u32; 65_000];
+    (0..n).for_each(|r| expected[(r * 7 % 65_000) as usize] += 1);
+    assert_eq!(values.len(), 65_000, "every value of 0..65,000");
+    for (v, (value, count)) in values.iter().zip(&counts).enumerate() {
+        assert_eq!((*value, *count), (Some(v as f64), Some(expected[v] as f64)));
+    }
+    for empty in [
+        chunked(ColumnData::F32(vec![]), 1, &[0]),
+        chunked(ColumnData::I16(vec![]), 1, &[0]),
+    ] {
+        let (values, counts) = ir::value_counts(&empty).unwrap();
+        evaluate_here::<T>(&[values.clone(), counts.clone()]).await;
+        same_rows("empty values", &rows_here::<T>(&values).await, &[]);
+        same_rows("empty counts", &rows_here::<T>(&counts).await, &[]);
+    }
     let wide = chunked(ColumnData::F32(vec![0.0; 4]), 2, &[2]);
     assert_eq!(
         code(ir::value_counts(&wide).map(|_| ())),

@@ -219,6 +219,14 @@ pub async fn histogram_of_device_edges_counted_and_empty_inputs<T: Target>() {
     assert_eq!(total, rows as f64, "every row counted once");
     let expected_first: usize = (0..rows).filter(|r| r * 7 % 100_000 < 1).count();
     assert_eq!(got[0], Some(expected_first as f64));
+
+    // The counts are a bin count: the device's own loop where it walks one (the CPU), else
+    // other ops' kernels.
+    let counts = ir::histogram(&big, &Bins::Edges(edges), None).unwrap();
+    let text = gputable::engine::explain(&T::device(), &counts).unwrap();
+    assert!(text.contains("binCount("), "{text}");
+    let walked = gputable::engine::RegionModel::walks(&T::device(), &ir::Op::BinCount { bins: 1 });
+    assert_eq!(!walked, text.contains("of other ops"), "{text}");
 }
 
 /// Bins that are not integers from 1, bad ranges, edges that are not ascending numbers,
