@@ -429,7 +429,7 @@ export class GPUTable {
     if (typeof leftName !== 'string' || typeof rightName !== 'string') {
       fail('INVALID_ARGUMENT', 'join takes {on: name | [leftName, rightName]}');
     }
-    if (how !== 'inner' && how !== 'left') fail('INVALID_ARGUMENT', `join's how is 'inner' or 'left', got '${how}'`);
+    if (typeof how !== 'string') fail('INVALID_ARGUMENT', "join's how is 'inner' or 'left'");
     if (typeof suffix !== 'string') fail('INVALID_ARGUMENT', "join's suffix is a string");
     const t = this._columns();
     const u = other._columns();
@@ -440,10 +440,7 @@ export class GPUTable {
       names[name] = Object.hasOwn(t, name) ? name + suffix : name;
       if (Object.hasOwn(t, names[name])) fail('INVALID_ARGUMENT', `join's suffix makes '${names[name]}', a name already taken`);
     }
-    return this._joined(t, u, keys, how, names);
-  }
-
-  async _joined(t, u, keys, how, names) {
+    // Built here, so the engine's checks of its arguments throw before anything is awaited.
     const made = [];
     const pairsOf = capacity => {
       const out = guard(() => wasm.join(handleOf(keys[0]), handleOf(keys[1]), how, capacity, true));
@@ -451,8 +448,11 @@ export class GPUTable {
       made.push(...evaluators);
       return [...evaluators, out[3]];
     };
+    return this._joined(t, u, names, pairsOf(undefined), pairsOf, made);
+  }
+
+  async _joined(t, u, names, [left, right, pairs, fits], pairsOf, made) {
     try {
-      let [left, right, pairs, fits] = pairsOf(undefined);
       if (!fits) {
         // The pairs could need more rows than a join allocates unless told: count them first.
         await pairs.evaluate(this.device);

@@ -159,12 +159,14 @@ fn check_failure(node: &NodeRef, check: &Check, values: &[ColumnData]) -> Option
             }),
         (Check::Capacity { capacity, what, .. }, [rows, about]) => {
             let (rows, about) = (rows.get_f64(0), about.get_f64(0));
-            // The float sum tells a uint32 sum that wrapped (2^32 rows or more).
-            let needed = match about >= 3.0 * (1u64 << 30) as f64 {
-                true => format!("about {about:.0}"),
-                false => format!("{rows:.0}"),
-            };
-            (rows > *capacity as f64 || about >= 3.0 * (1u64 << 30) as f64).then(|| {
+            // The float sum tells a uint32 sum that wrapped: capacities stay below 2^30,
+            // so a sum past 1.5 * 2^31 is 2^32 rows or more.
+            let wrapped = about >= 1.5 * 2f64.powi(31);
+            (wrapped || rows > *capacity as f64).then(|| {
+                let needed = match wrapped {
+                    true => format!("about {about:.0}"),
+                    false => format!("{rows:.0}"),
+                };
                 GpuTableError::new(
                     ErrorCode::LimitExceeded,
                     format!("{what} has {needed} rows, past the {capacity} allocated for it"),

@@ -120,8 +120,6 @@ pub struct Joined {
     /// uint32, one row: the pairs (a join evaluated with a capacity too small for
     /// them still counts them all).
     pub pairs: NodeRef,
-    /// The rows allocated for the pairs.
-    pub capacity: u32,
     /// Whether every pair the keys could make fits the capacity.
     pub fits: bool,
 }
@@ -159,7 +157,6 @@ pub fn join(
             left,
             right,
             pairs: u32_constant(0)?,
-            capacity: 0,
             fits: true,
         });
     }
@@ -237,7 +234,6 @@ pub fn join(
         left: left_rows,
         right: right_rows,
         pairs,
-        capacity,
         fits: every_pair <= capacity as u64,
     })
 }
@@ -276,7 +272,6 @@ fn unmatched_rows(left: &NodeRef, null_unmatched: bool) -> Result<Joined> {
         left: left_rows,
         right: right_rows,
         pairs,
-        capacity: rows,
         fits: true,
     })
 }
