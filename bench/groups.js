@@ -42,7 +42,11 @@ function makeData(n) {
   const tableKeys = new Uint32Array(TABLE_ROWS);
   for (let i = 0; i < TABLE_ROWS; i++) tableKeys[i] = (i * 7919) % TABLE_ROWS;
   const edges = Array.from({length: 1001}, (_, i) => (i * i) / 5000 - 100);
-  return {n, fare, vendor, key, zone, probe, tableKeys, edges, leftKey, rightKey};
+  // Text: 260 zone names, as JS strings and as the Arrow IPC of a Utf8 column with the fares.
+  const zoneNames = Array.from({length: 260}, (_, i) => `Zone ${i} ${'abcdefghijklm'.slice(0, i % 13)}`);
+  const names = Array.from(zone, z => zoneNames[z % 260]);
+  const textIpc = arrow.tableToIPC(arrow.tableFromArrays({name: arrow.vectorFromArray(names, new arrow.Utf8()), fare}));
+  return {n, fare, vendor, key, zone, probe, tableKeys, edges, leftKey, rightKey, names, textIpc};
 }
 
 const WORKLOADS = [
@@ -52,7 +56,8 @@ const WORKLOADS = [
   {id: 'G4', name: 'histogram 24 equal bins over [-100, 100]'},
   {id: 'G5', name: 'histogram 1,000 irregular edges'},
   {id: 'G6', name: 'lookup of every row in 100k keys'},
-  {id: 'G7', name: 'inner join n x n rows, ~3 matches per key (pairs ordered)'}
+  {id: 'G7', name: 'inner join n x n rows, ~3 matches per key (pairs ordered)'},
+  {id: 'G8', name: 'groupBy a text column of 260 names: count, mean of fare'}
 ];
 
 function gputableRunner(d) {
@@ -60,6 +65,8 @@ function gputableRunner(d) {
   const fare = E.fromArray(d.fare), vendor = E.fromArray(d.vendor), key = E.fromArray(d.key);
   const zone = E.fromArray(d.zone), probe = E.fromArray(d.probe), tableKeys = E.fromArray(d.tableKeys);
   const leftKey = E.fromArray(d.leftKey), rightKey = E.fromArray(d.rightKey);
+  // Loaded once, as a user's table would be: uint32 codes and the names in the dictionary.
+  const text = gt.GPUTable.fromArrowIPCSync(d.textIpc);
   const rollup = keys => () => gt.groupBy(keys, {sum: ['sum', fare], count: 'count', mean: ['mean', fare]});
   const graphs = {
     G1: rollup(vendor),
@@ -70,7 +77,8 @@ function gputableRunner(d) {
     G6: () => ({rows: gt.lookup(probe, tableKeys)}),
     // A capacity as a user estimating ~3 matches a key would give (the default is the keys'
     // rows together).
-    G7: () => gt.join(leftKey, rightKey, {capacity: 4 * d.n})
+    G7: () => gt.join(leftKey, rightKey, {capacity: 4 * d.n}),
+    G8: () => gt.groupBy(text.getVector('name'), {count: 'count', mean: ['mean', text.getVector('fare')]})
   };
   // Every result of a workload in one evaluation.
   const roots = result => Object.values(result).flat();
@@ -85,7 +93,10 @@ function gputableRunner(d) {
       const out = roots(graphs[id]());
       return out[out.length - 1].explain().split('\n')[0].replace('plan on cpu: ', '');
     },
-    dispose: () => [fare, vendor, key, zone, probe, tableKeys, leftKey, rightKey].forEach(e => e.destroy())
+    dispose: () => {
+      [fare, vendor, key, zone, probe, tableKeys, leftKey, rightKey].forEach(e => e.destroy());
+      text.destroy();
+    }
   };
 }
 
@@ -126,6 +137,19 @@ function jsRunner(d) {
     return counts;
   };
   return {
+    G8: () => {
+      const slots = new Map();
+      for (let i = 0; i < n; i++) {
+        const s = slots.get(d.names[i]);
+        if (s === undefined) slots.set(d.names[i], [1, fare[i]]);
+        else {
+          s[0]++;
+          s[1] += fare[i];
+        }
+      }
+      const order = [...slots.keys()].sort();
+      return {names: order, count: Uint32Array.from(order, k => slots.get(k)[0]), mean: Float32Array.from(order, k => slots.get(k)[1] / slots.get(k)[0])};
+    },
     G1: () => {
       const sums = new Float64Array(20), counts = new Uint32Array(20);
       for (let i = 0; i < n; i++) {
@@ -208,7 +232,7 @@ async function tfjsRunner(d) {
 
 // Arquero's verbs over a table of the same typed arrays; each result materialized.
 function arqueroRunner(d) {
-  const t = aq.table({fare: d.fare, vendor: d.vendor, key: d.key, zone: d.zone, probe: d.probe});
+  const t = aq.table({fare: d.fare, vendor: d.vendor, key: d.key, zone: d.zone, probe: d.probe, name: d.names});
   const zones = aq.table({probe: d.tableKeys, row: Int32Array.from(d.tableKeys, (_, i) => i)});
   const lefts = aq.table({k: d.leftKey, l: Int32Array.from(d.leftKey, (_, i) => i)});
   const rights = aq.table({k: d.rightKey, r: Int32Array.from(d.rightKey, (_, i) => i)});
@@ -220,6 +244,7 @@ function arqueroRunner(d) {
     G4: () => t.derive({bin: aq.escape(r => Math.min(23, Math.floor((r.fare + 100) / (200 / 24))))}).groupby('bin').count().orderby('bin').reify(),
     G6: () => t.lookup(zones, 'probe', 'row').array('row'),
     G7: () => lefts.join(rights, 'k').orderby('l', 'r').reify(),
+    G8: () => t.groupby('name').rollup({count: aq.op.count(), mean: aq.op.mean('fare')}).orderby('name').reify(),
     dispose() {}
   };
 }
@@ -234,6 +259,7 @@ async function duckdbRunner(d) {
   conn.query(`CREATE TABLE edges AS SELECT * FROM (VALUES ${edges}) v(i, e)`);
   conn.insertArrowFromIPCStream(arrow.tableToIPC(arrow.tableFromArrays({k: d.leftKey}), 'stream'), {name: 'lefts'});
   conn.insertArrowFromIPCStream(arrow.tableToIPC(arrow.tableFromArrays({k: d.rightKey}), 'stream'), {name: 'rights'});
+  conn.insertArrowFromIPCStream(d.textIpc, {name: 'texts'});
   const query = sql => () => conn.query(sql);
   const rollup = name => query(`SELECT ${name}, sum(fare), count(*), avg(fare) FROM trips GROUP BY ${name} ORDER BY ${name}`);
   return {
@@ -243,6 +269,7 @@ async function duckdbRunner(d) {
     G4: query('SELECT least(floor((fare + 100) / (200 / 24)), 23) AS bin, count(*) FROM trips WHERE fare BETWEEN -100 AND 100 GROUP BY bin ORDER BY bin'),
     G6: query('SELECT z.row FROM trips t LEFT JOIN zones z ON t.probe = z.id ORDER BY t.rowid'),
     G7: query('SELECT l.rowid, r.rowid FROM lefts l JOIN rights r ON l.k = r.k ORDER BY l.rowid, r.rowid'),
+    G8: query('SELECT name, count(*), avg(fare) FROM texts GROUP BY name ORDER BY name'),
     dispose() {
       conn.close();
       db.reset();

@@ -30,6 +30,9 @@ export class GPUTableEvaluator {
     // Per device id: the output vector, and an evaluation under way.
     this._vectors = new Map();
     this._pending = new Map();
+    // The values of a dictionary column's codes (api.md "Tables"), kept by the ops that
+    // keep values.
+    this.dictionary = null;
   }
 
   static fromArray(array, settings) {
@@ -70,6 +73,7 @@ export class GPUTableEvaluator {
     // One chunk is the chunk's own storage; several are read through a view of them.
     const evaluator = new GPUTableEvaluator(guard(() => vector._m.evaluator()));
     evaluator._borrowed = vector._m.chunks.length === 1;
+    evaluator.dictionary = vector.dictionary;
     return evaluator;
   }
 
@@ -166,7 +170,8 @@ export class GPUTableEvaluator {
 
   toArrowIPC(name = 'value') {
     if (typeof name !== 'string') fail('INVALID_ARGUMENT', `the column name must be a string, got ${typeof name}`);
-    const write = () => writeIpc([[name, 'plain', [this._live()], []]]);
+    const kind = this.dictionary ? 'dictionary' : 'plain';
+    const write = () => writeIpc([[name, kind, [this._live()], [], this.dictionary]]);
     if (!this.evaluated) {
       try {
         this.evaluateSync();
@@ -188,6 +193,7 @@ export class GPUTableEvaluator {
 function outputVector(evaluator, device) {
   const vector = viewOf(GPUVector, wasm.VectorModel.ofOutput(evaluator._handle, device.id));
   vector._evaluator = evaluator;
+  vector._dictionary = evaluator.dictionary;
   return vector;
 }
 

@@ -328,6 +328,8 @@ export class GPUVector<T extends DataType = DataType> {
    * filtered result is drawn without reading its count; else null.
    */
   readonly drawIndirect: GPUBuffer | null;
+  /** A dictionary column's values by code (its field's `dictionary`), else null. */
+  readonly dictionary: DictionaryValues | null;
   readonly destroyed: boolean;
   /** The device holding the vector's storage (null: host memory of no device). */
   readonly device: Device | null;
@@ -353,7 +355,15 @@ export class GPUField {
   readonly nullable: boolean;
   /** `arrowType` and `kind` ('plain' | 'float64' | 'bool' | 'dictionary') for IPC columns. */
   readonly metadata: Record<string, string>;
+  /**
+   * A dictionary column's values by code (Utf8 and LargeUtf8 columns load as one, uint32
+   * codes into their distinct strings in order of first appearance); else null.
+   */
+  readonly dictionary: DictionaryValues | null;
 }
+
+/** A dictionary's values by code: distinct strings, or distinct numbers. */
+export type DictionaryValues = readonly string[] | readonly number[];
 
 export class GPUSchema {
   readonly fields: GPUField[];
@@ -505,6 +515,11 @@ export class GPUTableEvaluator<T extends DataType = DataType> {
    */
   static fromVector<T extends DataType>(vector: GPUVector<T>): GPUTableEvaluator<T>;
 
+  /**
+   * The values of a dictionary column's codes: set by the ops that keep values (`gather`,
+   * `filter`, `sort`, `topK`, `unique`, `valueCounts` and `groupBy` keys) from their input.
+   */
+  dictionary: DictionaryValues | null;
   readonly type: T;
   /** Values per row. */
   readonly size: number;
@@ -817,12 +832,18 @@ export function length(x: ArithmeticArgument): GPUTableEvaluator<'float32'>;
 /** 1 where every lane of the two rows is equal, else 0 (uint32, size 1). */
 export function equalAll(a: ArithmeticArgument, b: ArithmeticArgument): GPUTableEvaluator<'uint32'>;
 
-/** Predicate inputs: evaluators, vectors, numbers or number arrays (integer literals compare exactly). */
-export type PredicateArgument = EvaluatorInput | number | readonly number[];
+/**
+ * Predicate inputs: evaluators, vectors, numbers or number arrays (integer literals compare
+ * exactly); a string compares with a dictionary column by value.
+ */
+export type PredicateArgument = EvaluatorInput | number | readonly number[] | string;
 /**
  * 1 where `a == b`, else 0, per lane (uint8). Values compare exactly across types, as
  * JavaScript compares the same numbers; NaN equals nothing. Arithmetic's size, length and
- * broadcast rules. @example filter(x, equal(kind, 3))
+ * broadcast rules. A dictionary column compares by its values: with a string (one not in
+ * its dictionary equals no row) or with another dictionary column, whatever its codes.
+ * Order comparisons of a dictionary column go by value too (strings in code-point order).
+ * @example filter(x, equal(kind, 3))
  */
 export function equal(a: PredicateArgument, b: PredicateArgument): GPUTableEvaluator<'uint8'>;
 /** 1 where `a != b` (NaN is unequal to everything, itself included), else 0 (uint8). */

@@ -3,13 +3,13 @@ import {wasm} from './bindings.js';
 import {guard, guardAsync} from './errors.js';
 import {withHandles} from './devices.js';
 
-// Arrow IPC bytes of columns `[name, kind, dataHandles, validityHandles]`: at once when
-// every column is in host memory, else a promise (GPU outputs are read back first).
+// Arrow IPC bytes of columns `[name, kind, dataHandles, validityHandles, dictionary]`: at
+// once when every column is in host memory, else a promise (GPU outputs are read back first).
 export function writeIpc(columns) {
   const writer = new wasm.IpcWriter();
   try {
-    for (const [name, kind, data, validity] of columns) {
-      withHandles(data, dataList => withHandles(validity, validityList => guard(() => writer.addColumn(name, kind, dataList, validityList))));
+    for (const [name, kind, data, validity, dictionary] of columns) {
+      withHandles(data, dataList => withHandles(validity, validityList => guard(() => writer.addColumn(name, kind, dataList, validityList, dictionary))));
     }
   } catch (error) {
     writer.free();

@@ -6,6 +6,7 @@ import {resolveDevice, withHandles, withHandlesAsync} from './devices.js';
 import {GPUVector} from './vectors.js';
 import {GPUTableEvaluator, denseFold, denseUnary, describe, handleOf, withList, wrap} from './evaluator.js';
 import {isSparse, oneShape, sparseFold, sparseReduce, sparseUnary} from './sparse.js';
+import {byValue, coded, dictionaryOf, joinKeys, ranked, unranked} from './dictionaries.js';
 
 function fold(op, args) {
   // One evaluator is the result itself (the engine also gives back the same node).
@@ -39,7 +40,7 @@ export function interleave(...args) {
 }
 
 export function gather(ids, source) {
-  return wrap(() => wasm.gather(handleOf(ids), handleOf(source)));
+  return coded(wrap(() => wasm.gather(handleOf(ids), handleOf(source))), dictionaryOf(source));
 }
 
 // A reduction over every row, skipping null rows (and those `where` drops): a partial per
@@ -60,18 +61,19 @@ export function searchSorted(sorted, values, settings) {
 
 export function argsort(keys, settings) {
   const {descending, nulls} = options(settings, 'argsort', ['descending', 'nulls']);
-  return withList(Array.isArray(keys) ? keys : [keys], list => wasm.argsort(list, descending, nulls));
+  return withList((Array.isArray(keys) ? keys : [keys]).map(ranked), list => wasm.argsort(list, descending, nulls));
 }
 
 export function sort(x, settings) {
+  if (dictionaryOf(x)) return gather(argsort(x, settings), x);
   const {descending, nulls} = options(settings, 'sort', ['descending', 'nulls']);
   return wrap(() => wasm.sort(handleOf(x), descending, nulls));
 }
 
 export function topK(x, k, settings) {
   const {descending} = options(settings, 'topK', ['descending']);
-  const [values, indices] = guard(() => wasm.topK(handleOf(x), k, descending));
-  return {values: new GPUTableEvaluator(values), indices: new GPUTableEvaluator(indices)};
+  const [values, indices] = guard(() => wasm.topK(handleOf(ranked(x)), k, descending)).map(handle => new GPUTableEvaluator(handle));
+  return {values: dictionaryOf(x) ? gather(indices, x) : values, indices};
 }
 
 function cumulative(op, x, settings) {
@@ -84,11 +86,14 @@ export const cummin = (x, settings) => cumulative('cummin', x, settings);
 export const cummax = (x, settings) => cumulative('cummax', x, settings);
 
 export const count = mask => wrap(() => wasm.count(handleOf(mask)));
-export const filter = (x, mask) => wrap(() => wasm.filter(handleOf(x), handleOf(comparand(mask))));
-export const unique = x => wrap(() => wasm.unique(handleOf(x)));
+export const filter = (x, mask) => coded(wrap(() => wasm.filter(handleOf(x), handleOf(comparand(mask)))), dictionaryOf(x));
+export function unique(x) {
+  const values = wrap(() => wasm.unique(handleOf(ranked(x))));
+  return dictionaryOf(x) ? unranked(values, dictionaryOf(x), x.type) : values;
+}
 export function valueCounts(x) {
-  const [values, counts] = guard(() => wasm.valueCounts(handleOf(x)));
-  return {values: new GPUTableEvaluator(values), counts: new GPUTableEvaluator(counts)};
+  const [values, counts] = guard(() => wasm.valueCounts(handleOf(ranked(x)))).map(handle => new GPUTableEvaluator(handle));
+  return {values: dictionaryOf(x) ? unranked(values, dictionaryOf(x), x.type) : values, counts};
 }
 // `groupBy(keys, {name: 'count' | [op, x]})`: `{keys: [...], ...name}`, one row per group.
 export function groupBy(keys, aggregates) {
@@ -113,10 +118,14 @@ export function groupBy(keys, aggregates) {
       fail('INVALID_ARGUMENT', `groupBy's aggregate '${name}' is 'count' or [op, x]`);
     }
   });
-  const results = guard(() => withHandles(keyList.map(handleOf), keyHandles =>
+  const results = guard(() => withHandles(keyList.map(key => handleOf(ranked(key))), keyHandles =>
     withHandles(values, valueHandles => wasm.groupBy(keyHandles, ops, valueHandles, valued))));
   const evaluators = results.map(handle => new GPUTableEvaluator(handle));
-  const grouped = {keys: evaluators.slice(0, keyList.length)};
+  const keysOut = evaluators.slice(0, keyList.length).map((key, k) => {
+    const dictionary = dictionaryOf(keyList[k]);
+    return dictionary ? unranked(key, dictionary, keyList[k].type) : key;
+  });
+  const grouped = {keys: keysOut};
   names.forEach((name, i) => { grouped[name] = evaluators[keyList.length + i]; });
   return grouped;
 }
@@ -135,12 +144,16 @@ export function join(leftKeys, rightKeys, settings) {
   const {how = 'inner', capacity} = options(settings, 'join', ['how', 'capacity']);
   if (typeof how !== 'string') fail('INVALID_ARGUMENT', "join's how is 'inner' or 'left'");
   if (capacity !== undefined && typeof capacity !== 'number') fail('INVALID_ARGUMENT', "join's capacity is a number of rows");
-  const [left, right, pairs] = guard(() => wasm.join(handleOf(leftKeys), handleOf(rightKeys), how, capacity, false))
+  const [a, b] = joinKeys(leftKeys, rightKeys);
+  const [left, right, pairs] = guard(() => wasm.join(handleOf(a), handleOf(b), how, capacity, false))
     .slice(0, 3).map(handle => new GPUTableEvaluator(handle));
   pairs.destroy();
   return {left, right};
 }
-export const lookup = (keys, tableKeys) => wrap(() => wasm.lookup(handleOf(keys), handleOf(tableKeys)));
+export function lookup(keys, tableKeys) {
+  const [a, b] = joinKeys(keys, tableKeys);
+  return wrap(() => wasm.lookup(handleOf(a), handleOf(b)));
+}
 export const isNull = x => wrap(() => wasm.isNull(handleOf(x)));
 export const isValid = x => wrap(() => wasm.isValid(handleOf(x)));
 export const fillNull = (x, value) => wrap(() => wasm.fillNull(handleOf(x), handleOf(comparand(value))));
@@ -278,13 +291,18 @@ function comparand(arg) {
 }
 
 const predicate = (op, args) => withList(args, list => wasm.predicate(op, list));
-const comparison = op => (a, b) => predicate(op, [comparand(a), comparand(b)]);
+const comparison = op => (a, b) => {
+  const text = typeof a === 'string' || typeof b === 'string';
+  if (text || dictionaryOf(a) || dictionaryOf(b)) [a, b] = byValue(op, a, b);
+  return predicate(op, [comparand(a), comparand(b)]);
+};
 export const equal = comparison('equal');
 export const notEqual = comparison('notEqual');
 export const less = comparison('less');
 export const lessEqual = comparison('lessEqual');
 export const greater = comparison('greater');
 export const greaterEqual = comparison('greaterEqual');
+
 export const and = (...args) => withList(args, list => wasm.foldLogic('and', list));
 export const or = (...args) => withList(args, list => wasm.foldLogic('or', list));
 export const xor = (...args) => withList(args, list => wasm.foldLogic('xor', list));

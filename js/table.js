@@ -11,15 +11,18 @@ import {GPUVector, MODEL, remember, viewOf} from './vectors.js';
 import {finishIpc} from './ipc.js';
 import {GPUTableEvaluator, handleOf} from './evaluator.js';
 import {argsort, filter, gather, groupBy, topK} from './ops.js';
+import {dictionaryOf, joinKeys} from './dictionaries.js';
 
 export class GPUField {
-  constructor({name, type, size = 1, nullable = false, metadata = {}}) {
+  constructor({name, type, size = 1, nullable = false, metadata = {}, dictionary = null}) {
     this.name = name;
     this.type = type;
     this.size = size;
     this.format = formatOf(type, size);
     this.nullable = nullable;
     this.metadata = metadata;
+    // A dictionary column's values by code (api.md "Tables").
+    this.dictionary = dictionary;
   }
 }
 
@@ -90,8 +93,8 @@ function fieldsOf(schema) {
   if (!Array.isArray(fields)) fail('INVALID_ARGUMENT', 'a schema needs a GPUSchema or an array of fields');
   return fields.map(field => {
     if (field === null || typeof field !== 'object') fail('INVALID_ARGUMENT', 'a field needs {name, type, size}');
-    const {name, type, size = 1, nullable = false, metadata = {}} = field;
-    return {name, type, size, nullable, metadata};
+    const {name, type, size = 1, nullable = false, metadata = {}, dictionary = null} = field;
+    return {name, type, size, nullable, metadata, dictionary};
   });
 }
 
@@ -130,7 +133,7 @@ export class GPURecordBatch {
     return this._m.fields().length;
   }
   getVector(name) {
-    return viewOf(GPUVector, guard(() => this._m.vector(String(name))));
+    return coded(viewOf(GPUVector, guard(() => this._m.vector(String(name)))), this.schema);
   }
   get bufferLayout() {
     return describeVectors(this._vectors()).bufferLayout;
@@ -145,7 +148,7 @@ export class GPURecordBatch {
     this._m.destroy();
   }
   _vectors() {
-    return Array.from(guard(() => this._m.vectors()), v => viewOf(GPUVector, v));
+    return Array.from(guard(() => this._m.vectors()), v => coded(viewOf(GPUVector, v), this.schema));
   }
 }
 
@@ -299,7 +302,7 @@ export class GPUTable {
   }
 
   getVector(name) {
-    return viewOf(GPUVector, guard(() => this._m.column(String(name))));
+    return coded(viewOf(GPUVector, guard(() => this._m.column(String(name)))), this.schema);
   }
 
   get bufferLayout() {
@@ -433,7 +436,7 @@ export class GPUTable {
     if (typeof suffix !== 'string') fail('INVALID_ARGUMENT', "join's suffix is a string");
     const t = this._columns();
     const u = other._columns();
-    const keys = [this._column(t, leftName), other._column(u, rightName)];
+    const keys = joinKeys(this._column(t, leftName), other._column(u, rightName));
     const names = {};
     for (const name of Object.keys(u)) {
       if (name === rightName && leftName === rightName) continue;
@@ -490,12 +493,19 @@ export class GPUTable {
       const device = resolveDevice(this.device);
       const names = Object.keys(columns);
       const handles = names.map(name => handleOf(columns[name]));
-      const model = await withHandlesAsync(handles, list => device._handle.tableOfColumns(names, list, this._m));
+      const dictionaries = names.map(name => dictionaryOf(columns[name]));
+      const model = await withHandlesAsync(handles, list => device._handle.tableOfColumns(names, list, this._m, dictionaries));
       return new GPUTable({[MODEL]: model, device: this.device});
     } finally {
       for (const evaluator of made) if (evaluator instanceof GPUTableEvaluator) evaluator.destroy();
     }
   }
+}
+
+// A table's or batch's vector with its field's dictionary, if it has one.
+function coded(vector, schema) {
+  vector._dictionary = schema.field(vector.name)?.dictionary ?? null;
+  return vector;
 }
 
 // `vectors` with each also under its name (non-enumerable: the array stays an array).

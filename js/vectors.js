@@ -127,10 +127,15 @@ export class GPUVector {
     this._m = modelOf(model, 'GPUVector');
     // The evaluator whose output this is (`fromVector` gives it back).
     this._evaluator = null;
+    // The values of a dictionary column's codes, set by its table or evaluator.
+    this._dictionary = null;
     remember(this);
   }
   get name() {
     return this._m.name;
+  }
+  get dictionary() {
+    return this._dictionary;
   }
   get type() {
     return this._m.type;

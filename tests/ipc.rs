@@ -16,7 +16,8 @@ use arrow_array::{
 use arrow_schema::{Field, Schema};
 use gputable::column::ColumnData;
 use gputable::ipc::{
-    read_ipc, write_ipc, Float64As, Int64As, ReadOptions, SourceKind, StreamReader, WriteColumn,
+    read_ipc, write_ipc, Dictionary, Float64As, Int64As, ReadOptions, SourceKind, StreamReader,
+    WriteColumn,
 };
 use gputable::ErrorCode;
 
@@ -147,6 +148,7 @@ fn round_trip(bytes: &[u8]) -> Vec<RecordBatch> {
                 .iter()
                 .map(|b| (&b[i].data, b[i].validity.as_ref()))
                 .collect(),
+            dictionary: field.dictionary.as_deref(),
         })
         .collect();
     read_back(&write_ipc(&columns).unwrap())
@@ -294,14 +296,17 @@ fn int64_needs_an_explicit_conversion_and_dictionaries_give_indices() {
     assert_eq!(table.fields[0].kind, SourceKind::DictionaryIndices);
     assert_eq!(
         table.batches[0][0].data.data,
-        ColumnData::I32(vec![0, 1, 0, 2])
+        ColumnData::U32(vec![0, 1, 0, 2])
     );
 
-    let strings = single("name", Arc::new(StringArray::from(vec!["x"])));
-    let error = read_ipc(&strings, &ReadOptions::default()).unwrap_err();
+    let bytes = single(
+        "name",
+        Arc::new(arrow_array::BinaryArray::from(vec![&b"x"[..]])),
+    );
+    let error = read_ipc(&bytes, &ReadOptions::default()).unwrap_err();
     assert_eq!(error.code, ErrorCode::TypeMismatch);
     assert!(
-        error.message.contains("'name'") && error.message.contains("Utf8"),
+        error.message.contains("'name'") && error.message.contains("Binary"),
         "{}",
         error.message
     );
@@ -361,8 +366,8 @@ fn delta_dictionaries_extend_the_dictionary_before_them() {
     assert_eq!(
         indices,
         [
-            ColumnData::I32(vec![0, 1, 0]),
-            ColumnData::I32(vec![2, 0, 1])
+            ColumnData::U32(vec![0, 1, 0]),
+            ColumnData::U32(vec![2, 0, 1])
         ]
     );
 }
@@ -805,6 +810,7 @@ fn the_writer_refuses_mismatched_columns() {
         name,
         kind: SourceKind::Plain,
         batches: vec![(values, validity)],
+        dictionary: None,
     };
     let rows = write_ipc(&[column("a", &three, None), column("b", &two, None)]).unwrap_err();
     assert_eq!(rows.code, ErrorCode::InvalidIpc, "{}", rows.message);
@@ -835,6 +841,7 @@ fn the_writer_writes_odd_float64_words_as_words() {
         name: "w",
         kind: SourceKind::Float64Words,
         batches: vec![(&words, Some(&flags))],
+        dictionary: None,
     };
     let outcome = std::panic::catch_unwind(|| write_ipc(&[column]));
     let written = outcome.expect("no panic").unwrap();
@@ -844,6 +851,7 @@ fn the_writer_writes_odd_float64_words_as_words() {
         name: "w",
         kind: SourceKind::Float64Words,
         batches: vec![(&one_word, None)],
+        dictionary: None,
     };
     let back = read_back(&write_ipc(&[column]).unwrap());
     assert_eq!(
@@ -984,11 +992,16 @@ fn columns_of_every_layout_are_walked_past_and_dictionary_values_give_nulls() {
         let names: Vec<_> = table.fields.iter().map(|f| f.name.as_str()).collect();
         assert_eq!(names, ["last", "colours", "first"]);
         assert_eq!(table.fields[1].arrow_type, "Dictionary(Int8, Utf8)");
+        // The null value is no value of the kept dictionary: rows pointing at it are null.
+        assert_eq!(
+            table.fields[1].dictionary.as_deref(),
+            Some(&Dictionary::Text(vec!["red".into(), "blue".into()]))
+        );
         for columns in &table.batches {
             assert_eq!(columns[0].data.data, ColumnData::F32(vec![0.5, 0.0, 2.5]));
             let flags = |c: &gputable::ipc::IpcColumn| c.validity.as_ref().map(|v| v.data.clone());
             assert_eq!(flags(&columns[0]), Some(ColumnData::U8(vec![1, 0, 1])));
-            assert_eq!(columns[1].data.data, ColumnData::I8(vec![0, 0, 0]));
+            assert_eq!(columns[1].data.data, ColumnData::U32(vec![0, 0, 0]));
             assert_eq!(flags(&columns[1]), Some(ColumnData::U8(vec![1, 0, 0])));
             assert_eq!(columns[2].data.data, ColumnData::I16(vec![1, 2, 3]));
             assert_eq!(flags(&columns[2]), None);
@@ -1008,7 +1021,25 @@ fn columns_of_every_layout_are_walked_past_and_dictionary_values_give_nulls() {
         // Reading every column names the first unsupported one.
         let error = read_ipc(&bytes, &ReadOptions::default()).unwrap_err();
         assert_eq!(error.code, ErrorCode::TypeMismatch);
-        assert!(error.message.contains("'utf8'"), "{}", error.message);
+        assert!(error.message.contains("'view'"), "{}", error.message);
+        // Utf8 and LargeUtf8 as codes into their distinct strings, the same in each batch.
+        let text = read_ipc(&bytes, &only("utf8")).unwrap();
+        let large = read_ipc(&bytes, &only("large")).unwrap();
+        let strings = |s: &[&str]| Some(Dictionary::Text(s.iter().map(|&v| v.into()).collect()));
+        assert_eq!(
+            text.fields[0].dictionary.as_deref().cloned(),
+            strings(&["a", "bb", "ccc"])
+        );
+        assert_eq!(
+            large.fields[0].dictionary.as_deref().cloned(),
+            strings(&["x", "y", "z"])
+        );
+        for read in [&text, &large] {
+            assert_eq!(read.fields[0].dtype, gputable::DType::U32);
+            for columns in &read.batches {
+                assert_eq!(columns[0].data.data, ColumnData::U32(vec![0, 1, 2]));
+            }
+        }
     }
 
     // An index outside its dictionary (arrow-rs writes it unchecked) is INVALID_IPC.
@@ -1178,4 +1209,165 @@ fn temporal_columns_load_as_the_integers_they_store() {
         columns[2].data.data,
         ColumnData::F32(vec![1_000.0, 0.0, -5.0])
     );
+}
+
+/// Each row of a string or dictionary-of-strings column as arrow-rs reads it.
+fn strings_of(array: &dyn Array) -> Vec<Option<String>> {
+    use arrow_array::cast::AsArray;
+    use arrow_schema::DataType;
+    match array.data_type() {
+        DataType::Utf8 => (array.as_string::<i32>().iter())
+            .map(|v| v.map(String::from))
+            .collect(),
+        DataType::LargeUtf8 => (array.as_string::<i64>().iter())
+            .map(|v| v.map(String::from))
+            .collect(),
+        DataType::Dictionary(..) => {
+            let dictionary = array.as_any_dictionary();
+            let values = strings_of(dictionary.values().as_ref());
+            let keys = dictionary.normalized_keys();
+            (0..array.len())
+                .map(|i| match array.is_valid(i) {
+                    true => values[keys[i]].clone(),
+                    false => None,
+                })
+                .collect()
+        }
+        other => panic!("not strings: {other}"),
+    }
+}
+
+/// Text columns (api.md "Tables"): Utf8 and LargeUtf8 load as uint32 codes into their
+/// distinct strings in order of first appearance across batches (empty strings are values,
+/// nulls are null rows), and dictionary columns keep their values deduplicated across
+/// replaced and extended dictionaries; written back, arrow-rs reads the same strings per row
+/// from a dictionary column.
+#[test]
+fn text_and_dictionary_columns_keep_their_values_through_a_round_trip() {
+    use arrow_array::LargeStringArray;
+    let rows = |k: usize| -> Vec<Option<&str>> {
+        match k {
+            0 => vec![Some("b"), None, Some(""), Some("b"), Some("é")],
+            _ => vec![Some("a"), Some(""), None, Some("b")],
+        }
+    };
+    let text = |k| -> ArrayRef { Arc::new(StringArray::from(rows(k))) };
+    let large = |k| -> ArrayRef { Arc::new(LargeStringArray::from(rows(k))) };
+    // A dictionary with a repeated value, replaced by another in the second batch.
+    let coded = |k: usize| -> ArrayRef {
+        let (values, keys) = match k {
+            0 => (
+                vec!["x", "y", "x"],
+                vec![Some(2), Some(1), None, Some(0), Some(1)],
+            ),
+            _ => (vec!["z", "x"], vec![Some(0), Some(1), Some(1), None]),
+        };
+        let values: ArrayRef = Arc::new(StringArray::from(values));
+        Arc::new(DictionaryArray::<Int32Type>::try_new(Int32Array::from(keys), values).unwrap())
+    };
+    let numbers = |k: usize| -> ArrayRef {
+        let values: ArrayRef = Arc::new(Int16Array::from(vec![-7, 300]));
+        let keys = Int8Array::from(vec![(k % 2) as i8; 4 + (k == 0) as usize]);
+        Arc::new(DictionaryArray::<arrow_array::types::Int8Type>::try_new(keys, values).unwrap())
+    };
+    let batch = |k| {
+        let columns = vec![
+            ("text", text(k)),
+            ("large", large(k)),
+            ("coded", coded(k)),
+            ("numbers", numbers(k)),
+        ];
+        RecordBatch::try_from_iter(columns).unwrap()
+    };
+    let batches = [batch(0), batch(1)];
+    let schema = batches[0].schema();
+    let options = arrow_ipc::writer::IpcWriteOptions::default();
+    let mut writer =
+        arrow_ipc::writer::StreamWriter::try_new_with_options(Vec::new(), &schema, options)
+            .unwrap();
+    for b in &batches {
+        writer.write(b).unwrap();
+    }
+    writer.finish().unwrap();
+    let bytes = writer.into_inner().unwrap();
+
+    let table = read_ipc(&bytes, &ReadOptions::default()).unwrap();
+    let strings = |s: &[&str]| Some(Dictionary::Text(s.iter().map(|&v| v.into()).collect()));
+    let dictionary = |i: usize| table.fields[i].dictionary.as_deref().cloned();
+    assert_eq!(
+        dictionary(0),
+        strings(&["b", "", "é", "a"]),
+        "first appearance"
+    );
+    assert_eq!(dictionary(1), dictionary(0));
+    assert_eq!(
+        dictionary(2),
+        strings(&["x", "y", "z"]),
+        "deduplicated, then extended"
+    );
+    assert_eq!(
+        dictionary(3),
+        Some(Dictionary::Numbers(
+            vec![-7.0, 300.0],
+            gputable::ipc::Scalar::I16
+        ))
+    );
+    assert_eq!(table.fields[0].kind, SourceKind::DictionaryIndices);
+    assert_eq!(
+        table.fields[2].dtype,
+        gputable::DType::U32,
+        "kept values take uint32 codes"
+    );
+    let codes = |b: usize, c: usize| table.batches[b][c].data.data.clone();
+    assert_eq!(codes(0, 0), ColumnData::U32(vec![0, 0, 1, 0, 2]));
+    assert_eq!(codes(1, 0), ColumnData::U32(vec![3, 1, 0, 0]));
+    assert_eq!(codes(0, 2), ColumnData::U32(vec![0, 1, 0, 0, 1]));
+    assert_eq!(codes(1, 2), ColumnData::U32(vec![2, 0, 0, 0]));
+
+    let back = round_trip(&bytes);
+    for (b, batch) in back.iter().enumerate() {
+        for c in 0..3 {
+            let wanted = strings_of(batches[b].column(c).as_ref());
+            assert_eq!(
+                strings_of(batch.column(c).as_ref()),
+                wanted,
+                "batch {b} column {c}"
+            );
+        }
+        let numbers = batch.column(3);
+        assert_eq!(
+            numbers.data_type(),
+            &arrow_schema::DataType::Dictionary(
+                Box::new(arrow_schema::DataType::Int32),
+                Box::new(arrow_schema::DataType::Int16)
+            )
+        );
+        let original = batches[b].column(3);
+        use arrow_array::cast::AsArray;
+        let values = |a: &ArrayRef| {
+            let d = a.as_any_dictionary();
+            let v = d
+                .values()
+                .as_primitive::<arrow_array::types::Int16Type>()
+                .clone();
+            d.normalized_keys()
+                .into_iter()
+                .map(|k| v.value(k))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(values(numbers), values(original));
+    }
+
+    // A code outside its dictionary is refused on the way out.
+    let codes = gputable::column::Column::new(ColumnData::U32(vec![0, 2]), 1).unwrap();
+    let two = Dictionary::Text(vec!["p".into(), "q".into()]);
+    let column = WriteColumn {
+        name: "t",
+        kind: SourceKind::DictionaryIndices,
+        batches: vec![(&codes, None)],
+        dictionary: Some(&two),
+    };
+    let error = write_ipc(&[column]).unwrap_err();
+    assert_eq!(error.code, ErrorCode::InvalidArgument, "{}", error.message);
+    assert!(error.message.contains("'t'"), "{}", error.message);
 }

@@ -1,5 +1,6 @@
-//! Bin counts on the CPU (`Op::BinCount`): one walk over the ids with a counter per bin,
-//! where the GPUs sort the ids and search each bin's first row.
+//! Bin counts and sums on the CPU (`Op::BinCount`, `Op::BinSum`): one walk over the ids
+//! with a counter (a sum) per bin, where the GPUs sort the ids and search each bin's first
+//! row.
 
 use std::rc::Rc;
 
@@ -8,6 +9,7 @@ use crate::column::ColumnData;
 use crate::dtype::DType;
 use crate::engine::DeviceModel;
 use crate::error::Result;
+use crate::ir::Node;
 use crate::memory::Home;
 use crate::value::Value;
 
@@ -78,4 +80,72 @@ fn count_split(ids: &[u32], counts: &mut [u32], tables: &mut [u32], bins: usize)
         }
     }
     count_into(quads.remainder(), counts);
+}
+
+/// Row b: the sum of the values of the `[id, value]` pairs (their chunks) whose id is b,
+/// for b below `bins`, in the pairs' type: floats added in f64 (a group's sum is then as
+/// accurate as a pairwise one), integers wrapping as 32-bit sums do.
+pub(super) fn bin_sum(
+    device: &CpuDevice,
+    home: &Home,
+    root: &Node,
+    pairs: &[Rc<Value>],
+    bins: u32,
+) -> Result<Value> {
+    let bins = bins as usize;
+    let dtype = root.meta.dtype;
+    let mut lease = device.take(home, dtype, bins)?;
+    let column = lease.get_mut();
+    let chunks = pairs
+        .iter()
+        .map(|chunk| chunk.host_column().map(|c| &c.data));
+    match &mut column.data {
+        ColumnData::F32(sums) => {
+            let mut wide = crate::column::try_vec(bins, "a bin sum's totals")?;
+            wide.resize(bins, 0f64);
+            for chunk in chunks {
+                let Some(ColumnData::F32(pairs)) = chunk else {
+                    return Err(internal("a float bin sum's pairs are not float32"));
+                };
+                for pair in pairs.chunks_exact(2) {
+                    if let Some(sum) = wide.get_mut(pair[0] as usize) {
+                        *sum += f64::from(pair[1]);
+                    }
+                }
+            }
+            sums.clear();
+            sums.extend(wide.iter().map(|&v| v as f32));
+        }
+        ColumnData::I32(sums) => {
+            sums.clear();
+            sums.resize(bins, 0);
+            for chunk in chunks {
+                let Some(ColumnData::I32(pairs)) = chunk else {
+                    return Err(internal("a sint32 bin sum's pairs are not sint32"));
+                };
+                for pair in pairs.chunks_exact(2) {
+                    if let Some(sum) = usize::try_from(pair[0]).ok().and_then(|b| sums.get_mut(b)) {
+                        *sum = sum.wrapping_add(pair[1]);
+                    }
+                }
+            }
+        }
+        ColumnData::U32(sums) => {
+            sums.clear();
+            sums.resize(bins, 0);
+            for chunk in chunks {
+                let Some(ColumnData::U32(pairs)) = chunk else {
+                    return Err(internal("a uint32 bin sum's pairs are not uint32"));
+                };
+                for pair in pairs.chunks_exact(2) {
+                    if let Some(sum) = sums.get_mut(pair[0] as usize) {
+                        *sum = sum.wrapping_add(pair[1]);
+                    }
+                }
+            }
+        }
+        _ => return Err(internal("a bin sum of a type not a sum's")),
+    }
+    column.rows = bins as u32;
+    Ok(Value::from_host_lease(device.core().id, lease))
 }

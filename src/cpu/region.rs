@@ -335,17 +335,20 @@ fn search_block(upper: bool, node: &NodeRef, b: &mut Block, out: &mut [u32]) -> 
     let (key, rows) = with_elem_type!(sorted.dtype, S => {
         rows::key_reader(StoredRows::<S>::new(&sorted)?)
     });
+    let few = match rows <= rows::FEW_KEYS {
+        true => Some(try_collect(rows, (0..rows).map(|i| key(i)))?),
+        false => None,
+    };
     let mut wide = [0f64; PIECE];
     for start in (0..out.len()).step_by(PIECE) {
         let end = (start + PIECE).min(out.len());
         dispatch_class!(class, Q => { widen(&b.view::<Q>(view, 1)[start..end], &mut wide) });
-        rows::search_sorted(
-            &*key,
-            rows,
-            &wide[..end - start],
-            upper,
-            &mut out[start..end],
-        );
+        let (queries, dst) = (&wide[..end - start], &mut out[start..end]);
+        match (&few, upper) {
+            (Some(keys), true) => rows::search_few::<true>(keys, queries, dst),
+            (Some(keys), false) => rows::search_few::<false>(keys, queries, dst),
+            (None, _) => rows::search_sorted(&*key, rows, queries, upper, dst),
+        }
     }
     Ok(())
 }
@@ -659,6 +662,7 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
         | Op::Compact
         | Op::Scan { .. }
         | Op::BinCount { .. }
+        | Op::BinSum { .. }
         // The CPU walks its scans (`scan::scan_whole`): it never composes them.
         | Op::GroupFold(_)
         | Op::ScanApply { .. }
@@ -711,6 +715,7 @@ impl Regions for CpuDevice {
             Op::Compact => vec![super::scatter::compact(self, home, input)?],
             Op::Scan { .. } => scan::scan_whole(self, home, root, input)?,
             Op::BinCount { bins } => vec![super::bins::bin_count(self, home, input, bins)?],
+            Op::BinSum { bins } => vec![super::bins::bin_sum(self, home, root, input, bins)?],
             _ => return Err(internal(format!("{} is not a walk", root.op.name()))),
         };
         self.core().counters.add_kernels(1);

@@ -4,17 +4,22 @@
 //! Column types: Int8/16/32, Uint8/16/32, Float32 and `FixedSizeList<T, 1..4>` of those;
 //! Float64 as uint32 word pairs (for `fround`) or converted to float32; Int64/Uint64 only
 //! with an explicit conversion; Date32 and Time32 as Int32, and Timestamp, Date64, Time64 and
-//! Duration as Int64 (their stored integers); dictionary columns as their indices; Bool as
-//! uint8. A column
+//! Duration as Int64 (their stored integers); dictionary columns as their indices, with their
+//! values kept (`Dictionary`) where they are strings or 8- to 32-bit numbers; Utf8 and
+//! LargeUtf8 as uint32 codes into their distinct strings; Bool as uint8. A column
 //! with nulls gets a separate uint8 validity column (1 valid, 0 null; null slots read 0): one
 //! flag per row, or one per item for a fixed-size list whose items have nulls.
 
+mod arrow_type;
+mod dictionary;
 mod framing;
 mod read;
 mod schema;
 mod stream;
 mod write;
+pub use dictionary::Dictionary;
 pub use read::read_ipc;
+pub use schema::Scalar;
 pub use stream::StreamReader;
 pub use write::{write_ipc, WriteColumn};
 
@@ -56,7 +61,8 @@ pub enum SourceKind {
     Plain,
     Float64Words,
     Bool,
-    /// Dictionary indices (the dictionary values are not kept).
+    /// Dictionary indices, or a text column's codes (its `FieldInfo::dictionary` holds the
+    /// values where they are kept).
     DictionaryIndices,
 }
 
@@ -70,6 +76,8 @@ pub struct FieldInfo {
     /// The source Arrow type, for messages and metadata.
     pub arrow_type: String,
     pub nullable: bool,
+    /// The values of a dictionary or text column, by code.
+    pub dictionary: Option<std::rc::Rc<Dictionary>>,
 }
 
 #[derive(Debug)]

@@ -3,12 +3,11 @@
 //! wasm module 138 kB gzipped larger than this one). The selected columns are read; the
 //! others are only walked past.
 
-use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
 
-use arrow_ipc::{
-    DictionaryBatch, Endianness, Field, FieldNode, MetadataVersion, RecordBatch, Schema, Type,
-};
+use arrow_ipc::{Endianness, Field, FieldNode, MetadataVersion, RecordBatch, Schema, Type};
 
+use super::dictionary::{dictionary_validity, kept_codes, Dictionaries, Strings};
 use super::framing::{self, Framed};
 use super::schema::{index_type, item, select_fields, span, unsupported, Scalar, Walk};
 use super::{
@@ -29,7 +28,7 @@ pub fn read_ipc(bytes: &[u8], options: &ReadOptions) -> Result<IpcTable> {
         batches.extend(decoder.message(schema, framed)?);
     }
     Ok(IpcTable {
-        fields: decoder.fields,
+        fields: decoder.fields(),
         batches,
     })
 }
@@ -40,7 +39,7 @@ pub fn read_ipc(bytes: &[u8], options: &ReadOptions) -> Result<IpcTable> {
 pub struct Decoder {
     /// Each selected column's index in the schema; `fields` says what it is read as.
     columns: Vec<usize>,
-    pub fields: Vec<FieldInfo>,
+    fields: Vec<FieldInfo>,
     dictionaries: Dictionaries,
     options: ReadOptions,
 }
@@ -80,12 +79,22 @@ impl Decoder {
         };
         let all = all_fields(schema);
         let reader = BatchReader::new(batch, body, &all, message.version())?;
-        let columns = (self.columns.iter().zip(&self.fields))
-            .map(|(&index, info)| {
-                reader.column(index, &all[index], info, &self.dictionaries, &self.options)
-            })
-            .collect::<Result<Vec<_>>>()?;
+        let mut columns = Vec::with_capacity(self.columns.len());
+        for (&index, info) in self.columns.iter().zip(&self.fields) {
+            let dictionaries = &mut self.dictionaries;
+            columns.push(reader.column(index, &all[index], info, dictionaries, &self.options)?);
+        }
         Ok(Some(columns))
+    }
+
+    /// The columns read, each with its dictionary as read so far.
+    pub fn fields(&self) -> Vec<FieldInfo> {
+        (self.columns.iter().zip(&self.fields))
+            .map(|(index, info)| FieldInfo {
+                dictionary: self.dictionaries.of_column(*index).map(Rc::new),
+                ..info.clone()
+            })
+            .collect()
     }
 }
 
@@ -94,7 +103,7 @@ fn all_fields(schema: Schema) -> Vec<Field> {
 }
 
 /// One flag per value, from a validity bitmap: `None` when every value is valid.
-fn validity(node: &FieldNode, bitmap: &[u8], len: usize) -> Result<Option<Vec<bool>>> {
+pub(super) fn validity(node: &FieldNode, bitmap: &[u8], len: usize) -> Result<Option<Vec<bool>>> {
     if node.null_count() == 0 {
         return Ok(None);
     }
@@ -112,115 +121,13 @@ fn bit(bitmap: &[u8], i: usize) -> bool {
     bitmap[i / 8] & (1 << (i % 8)) != 0
 }
 
-/// The validity of each dictionary's values, by id, for the dictionary columns read: a row
-/// whose index points at a null value is null. Other dictionaries are only checked for.
-struct Dictionaries {
-    /// The value type of each dictionary read, and its values so far.
-    selected: HashMap<i64, (Type, DictionaryValues)>,
-    /// Every dictionary id in the schema.
-    known: HashSet<i64>,
-}
-
-/// A dictionary's values: none until a dictionary batch arrives (until then a column may
-/// hold only null indices, as arrow-rs reads it).
-#[derive(Default)]
-struct DictionaryValues {
-    len: usize,
-    /// The flags of the dictionary batches that have nulls, each with its first value:
-    /// batches without nulls keep none, so the flags are bounded by the bitmaps read.
-    nulls: Vec<(usize, Vec<bool>)>,
-}
-
-impl DictionaryValues {
-    fn is_valid(&self, value: usize) -> bool {
-        let after = self.nulls.partition_point(|(first, _)| *first <= value);
-        match after.checked_sub(1).map(|batch| &self.nulls[batch]) {
-            Some((first, flags)) => flags.get(value - first).copied().unwrap_or(true),
-            None => true,
-        }
-    }
-}
-
-impl Dictionaries {
-    fn new(all: &[Field], selected: &[(usize, FieldInfo)]) -> Dictionaries {
-        // The flatbuffers verifier bounds the nesting (64 levels).
-        fn collect(field: &Field, known: &mut HashSet<i64>) {
-            known.extend(field.dictionary().map(|d| d.id()));
-            for child in field.children().into_iter().flatten() {
-                collect(&child, known);
-            }
-        }
-        let mut known = HashSet::new();
-        for field in all {
-            collect(field, &mut known);
-        }
-        let mut dictionaries = HashMap::new();
-        for (index, _) in selected {
-            let field = &all[*index];
-            if let Some(dictionary) = field.dictionary() {
-                dictionaries.insert(
-                    dictionary.id(),
-                    (field.type_type(), DictionaryValues::default()),
-                );
-            }
-        }
-        Dictionaries {
-            selected: dictionaries,
-            known,
-        }
-    }
-
-    fn add(&mut self, batch: DictionaryBatch, body: &[u8]) -> Result<()> {
-        let id = batch.id();
-        let Some((value_type, values)) = self.selected.get_mut(&id) else {
-            return match self.known.contains(&id) {
-                true => Ok(()),
-                false => Err(invalid_ipc(format!(
-                    "a dictionary batch for unknown id {id}"
-                ))),
-            };
-        };
-        let data = batch
-            .data()
-            .ok_or_else(|| invalid_ipc("a dictionary batch without data"))?;
-        if data.compression().is_some() {
-            return Err(compressed());
-        }
-        let node = (data.nodes().into_iter().flatten().next())
-            .ok_or_else(|| invalid_ipc("a dictionary batch without values"))?;
-        let len = node.length() as usize;
-        let valid = match *value_type {
-            // No buffers: every value is null (`dictionary_validity`).
-            Type::Null => None,
-            // Other value types start with their validity bitmap (the schema refused the rest).
-            _ => {
-                let bitmap = (data.buffers().into_iter().flatten().next())
-                    .map_or(&[][..], |b| slice(body, b.offset(), b.length()));
-                validity(node, bitmap, len)?
-            }
-        };
-        // A delta extends the dictionary; any other dictionary batch replaces it.
-        if !batch.isDelta() {
-            *values = DictionaryValues::default();
-        }
-        let first = values.len;
-        values.len = first
-            .checked_add(len)
-            .ok_or_else(|| invalid_ipc("a dictionary too long"))?;
-        if let Some(valid) = valid {
-            values.nulls.push((first, valid));
-        }
-        Ok(())
-    }
-}
-
-fn compressed() -> GpuTableError {
+pub(super) fn compressed() -> GpuTableError {
     invalid_ipc("compressed IPC bodies (LZ4, ZSTD) are not supported")
 }
 
 /// `len` bytes at `offset` of a body (framing checked every buffer lies inside its body;
 /// the clamps only keep a slip from panicking).
-fn slice(body: &[u8], offset: i64, len: i64) -> &[u8] {
+pub(super) fn slice(body: &[u8], offset: i64, len: i64) -> &[u8] {
     let start = usize::try_from(offset)
         .unwrap_or(usize::MAX)
         .min(body.len());
@@ -278,7 +185,7 @@ impl<'a> BatchReader<'a> {
         index: usize,
         field: &Field,
         info: &FieldInfo,
-        dictionaries: &Dictionaries,
+        dictionaries: &mut Dictionaries,
         options: &ReadOptions,
     ) -> Result<IpcColumn> {
         let (n, b) = self.starts[index];
@@ -300,6 +207,14 @@ impl<'a> BatchReader<'a> {
                 (dictionaries.selected.get(&encoding.id())).ok_or_else(|| {
                     GpuTableError::new(ErrorCode::Internal, "a dictionary not tracked")
                 })?;
+            if let Some(kept) = &dictionary.kept {
+                let keys = self.buffers[b + 1];
+                let (codes, valid) = kept_codes(kept, scalar, keys, rows, row_valid)?;
+                return Ok(IpcColumn {
+                    data: Column::new(ColumnData::U32(codes), 1)?,
+                    validity: flags_column(valid.as_deref())?,
+                });
+            }
             let all_null = *value_type == Type::Null;
             row_valid = dictionary_validity(
                 scalar,
@@ -310,6 +225,23 @@ impl<'a> BatchReader<'a> {
                 all_null,
             )?;
             (scalar, self.buffers[b + 1], 1, None)
+        } else if let Some(distinct) = dictionaries.text.get_mut(&index) {
+            let strings = Strings {
+                offsets: self.buffers[b + 1],
+                data: self.buffers[b + 2],
+                wide: field.type_type() == Type::LargeUtf8,
+            };
+            let mut codes = try_vec(rows, "a column")?;
+            for i in 0..rows {
+                codes.push(match row_valid.as_ref().is_none_or(|v| v[i]) {
+                    true => distinct.text_code(strings.get(i)?)?,
+                    false => 0,
+                });
+            }
+            return Ok(IpcColumn {
+                data: Column::new(ColumnData::U32(codes), 1)?,
+                validity: flags_column(row_valid.as_deref())?,
+            });
         } else if let (Some(list), Some(item)) = (field.type_as_fixed_size_list(), item(field)) {
             let per_row = list.listSize() as usize;
             let child = &self.nodes[n + 1];
@@ -364,49 +296,11 @@ impl<'a> BatchReader<'a> {
     }
 }
 
-/// The rows of a dictionary column that are valid: a valid index pointing at a valid value.
-/// An index outside the dictionary is `INVALID_IPC`.
-fn dictionary_validity(
-    scalar: Scalar,
-    keys: &[u8],
-    rows: usize,
-    row_valid: Option<Vec<bool>>,
-    dictionary: &DictionaryValues,
-    all_null: bool,
-) -> Result<Option<Vec<bool>>> {
-    let width = scalar.width();
-    if width == 0 || keys.len() < rows.saturating_mul(width) {
-        return Err(invalid_ipc(
-            "a dictionary column's indices are shorter than its rows",
-        ));
-    }
-    let key = |i: usize| -> Option<usize> {
-        let b = &keys[i * width..(i + 1) * width];
-        let mut word = [0u8; 8];
-        word[..width].copy_from_slice(b);
-        let signed = matches!(scalar, Scalar::I8 | Scalar::I16 | Scalar::I32 | Scalar::I64);
-        let negative = signed && b[width - 1] & 0x80 != 0;
-        (!negative)
-            .then(|| usize::try_from(u64::from_le_bytes(word)).ok())
-            .flatten()
-    };
-    let mut valid = row_valid;
-    for i in 0..rows {
-        if valid.as_ref().is_some_and(|v| !v[i]) {
-            continue;
-        }
-        let value = key(i)
-            .filter(|&k| k < dictionary.len)
-            .ok_or_else(|| invalid_ipc("a dictionary index outside its dictionary"))?;
-        if all_null || !dictionary.is_valid(value) {
-            let flags = match valid.as_mut() {
-                Some(flags) => flags,
-                None => valid.insert(try_collect(rows, std::iter::repeat_n(true, rows))?),
-            };
-            flags[i] = false;
-        }
-    }
-    Ok(valid)
+/// A column's validity of one flag per row (1 valid, 0 null), where it has nulls.
+fn flags_column(valid: Option<&[bool]>) -> Result<Option<Column>> {
+    let Some(valid) = valid else { return Ok(None) };
+    let flags = try_collect(valid.len(), valid.iter().map(|&v| u8::from(v)))?;
+    Ok(Some(Column::new(ColumnData::U8(flags), 1)?))
 }
 
 /// `count` values of `scalar` from `bytes` as the column's element type; values whose flag

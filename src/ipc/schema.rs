@@ -36,6 +36,7 @@ pub fn select_fields(all: &[Field], options: &ReadOptions) -> Result<Vec<(usize,
                 kind,
                 arrow_type: describe(field),
                 nullable: field.nullable(),
+                dictionary: None,
             },
         ));
     }
@@ -43,7 +44,7 @@ pub fn select_fields(all: &[Field], options: &ReadOptions) -> Result<Vec<(usize,
 }
 
 /// The Arrow types read as values: integers, floats and booleans.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scalar {
     I8,
     I16,
@@ -149,6 +150,18 @@ fn integer(bits: i32, signed: bool) -> Option<Scalar> {
         (64, false) => Scalar::U64,
         _ => return None,
     })
+}
+
+/// What a dictionary field's values are kept as: `Some(None)` strings, `Some(Some(scalar))`
+/// numbers; `None` where they are not kept (its column is then its indices alone).
+pub fn kept_values(field: &Field) -> Option<Option<Scalar>> {
+    match field.type_type() {
+        Type::Utf8 | Type::LargeUtf8 => Some(None),
+        _ => match Scalar::of(field)? {
+            Scalar::I64 | Scalar::U64 | Scalar::Bool => None,
+            scalar => Some(Some(scalar)),
+        },
+    }
 }
 
 /// A dictionary field's index type (signed 32-bit when the schema leaves it out).
@@ -302,6 +315,11 @@ fn column_type(field: &Field, options: &ReadOptions) -> Result<(DType, u32, Sour
                 "whose dictionary values are not supported",
             ));
         }
+        // Kept values take uint32 codes, as text does; the others their indices as they are.
+        if kept_values(field).is_some() {
+            index_type(field).ok_or_else(|| unsupported(field, "with unsupported indices"))?;
+            return Ok((DType::U32, 1, SourceKind::DictionaryIndices));
+        }
         let (dtype, size, _) = scalar(index_type(field))?;
         return Ok((dtype, size, SourceKind::DictionaryIndices));
     }
@@ -320,6 +338,10 @@ fn column_type(field: &Field, options: &ReadOptions) -> Result<(DType, u32, Sour
             field,
             "fixed-size lists are supported with 1 to 4 values",
         )),
+        // Text as codes into its distinct strings (`read::Dictionaries`).
+        _ if matches!(field.type_type(), Type::Utf8 | Type::LargeUtf8) => {
+            Ok((DType::U32, 1, SourceKind::DictionaryIndices))
+        }
         _ => scalar(Scalar::read_as(field)),
     }
 }

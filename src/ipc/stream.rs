@@ -65,8 +65,8 @@ impl StreamReader {
     }
 
     /// The columns read (known once the schema has arrived).
-    pub fn fields(&self) -> Option<&[FieldInfo]> {
-        self.schema.as_ref().map(|(_, decoder)| &decoder.fields[..])
+    pub fn fields(&self) -> Option<Vec<FieldInfo>> {
+        self.schema.as_ref().map(|(_, decoder)| decoder.fields())
     }
 
     /// Takes the next bytes of the input; returns the record batches they complete.
@@ -198,7 +198,7 @@ impl StreamReader {
             };
             section.check(&footer)?;
         }
-        Ok((decoder.fields.clone(), Vec::new()))
+        Ok((decoder.fields(), Vec::new()))
     }
 }
 

@@ -3,16 +3,15 @@
 //! columns' bytes, with no arrow arrays in between (their builders and arrow-ipc's writer,
 //! with its dictionary tracking, were 31 kB gzipped of the default wasm module).
 
-use std::sync::Arc;
-
 use arrow_ipc::{
-    Buffer, FieldNode, MessageBuilder, MessageHeader, MetadataVersion, RecordBatchBuilder,
+    Buffer, DictionaryBatchBuilder, FieldNode, MessageBuilder, MessageHeader, MetadataVersion,
+    RecordBatchBuilder,
 };
-use arrow_schema::{DataType, Field, Schema};
 use flatbuffers::FlatBufferBuilder;
 
-use super::{invalid_ipc, SourceKind};
-use crate::column::{try_append as append, try_collect, try_extend, Column, ColumnData};
+use super::arrow_type::{schema_table, ArrowType, ColumnType};
+use super::{invalid_ipc, Dictionary, SourceKind};
+use crate::column::{try_append as append, try_collect, try_extend, try_vec, Column, ColumnData};
 use crate::error::{GpuTableError, Result};
 
 /// A column to write: its name, what it was in the source (`Plain` for computed columns),
@@ -21,6 +20,8 @@ pub struct WriteColumn<'a> {
     pub name: &'a str,
     pub kind: SourceKind,
     pub batches: Vec<(&'a Column, Option<&'a Column>)>,
+    /// The values of the column's codes: it is written as a dictionary column.
+    pub dictionary: Option<&'a Dictionary>,
 }
 
 /// Buffers start at multiples of this (the format's minimum) in a message body.
@@ -36,68 +37,208 @@ pub fn write_ipc(columns: &[WriteColumn]) -> Result<Vec<u8>> {
             "every column needs the same number of batches",
         ));
     }
-    let fields: Vec<Field> = columns
+    let types = columns
         .iter()
-        .map(|column| -> Result<Field> {
-            let data_type = match column.batches.first() {
-                Some((values, validity)) => Layout::of(values, column.kind, *validity)?.data_type(),
-                None => DataType::Null,
+        .map(|column| -> Result<(&str, ColumnType, bool)> {
+            let column_type = match (column.batches.first(), column.dictionary) {
+                (Some((values, _)), Some(dictionary)) => {
+                    dictionary_type(column.name, values, dictionary)?
+                }
+                (Some((values, validity)), None) => {
+                    Layout::of(values, column.kind, *validity)?.column_type()
+                }
+                (None, _) => ColumnType {
+                    item: ArrowType::Null,
+                    list: None,
+                    index: None,
+                },
             };
             let nullable = column
                 .batches
                 .iter()
                 .any(|(_, validity)| validity.is_some());
-            Ok(Field::new(column.name, data_type, nullable))
+            Ok((column.name, column_type, nullable))
         })
-        .collect::<Result<_>>()?;
-    let schema = Schema::new(fields);
+        .collect::<Result<Vec<_>>>()?;
 
     let mut out = Vec::new();
     let mut fbb = FlatBufferBuilder::new();
-    let header = arrow_ipc::convert::schema_to_fb_offset(&mut fbb, &schema);
+    let header = schema_table(&mut fbb, &types);
     let mut message = MessageBuilder::new(&mut fbb);
     message.add_version(MetadataVersion::V5);
     message.add_header_type(MessageHeader::Schema);
-    message.add_header(header.as_union_value());
+    message.add_header(header);
     message.add_bodyLength(0);
     let message = message.finish();
     fbb.finish(message, None);
     write_message(&mut out, fbb.finished_data(), &[])?;
+    let dictionaries = columns.iter().filter_map(|c| c.dictionary.map(|d| (c, d)));
+    for (id, (column, dictionary)) in dictionaries.enumerate() {
+        for (values, validity) in &column.batches {
+            check_codes(column.name, values, *validity, dictionary.len())?;
+        }
+        write_dictionary(&mut out, id as i64, dictionary)?;
+    }
 
     for b in 0..batch_count {
         let rows = columns[0].batches[b].0.rows;
         let mut body = Body::default();
-        for (column, field) in columns.iter().zip(schema.fields()) {
+        for column in columns {
             let (values, validity) = column.batches[b];
             if values.rows != rows {
                 return Err(invalid_ipc(format!(
                     "column '{}' has {} rows in batch {b}, the first column {rows}",
-                    field.name(),
-                    values.rows
+                    column.name, values.rows
                 )));
             }
             Layout::of(values, column.kind, validity)?.encode(&mut body)?;
         }
-        let mut fbb = FlatBufferBuilder::new();
-        let nodes = fbb.create_vector(&body.nodes);
-        let buffers = fbb.create_vector(&body.buffers);
-        let mut batch = RecordBatchBuilder::new(&mut fbb);
-        batch.add_length(rows as i64);
-        batch.add_nodes(nodes);
-        batch.add_buffers(buffers);
-        let batch = batch.finish();
-        let mut message = MessageBuilder::new(&mut fbb);
-        message.add_version(MetadataVersion::V5);
-        message.add_header_type(MessageHeader::RecordBatch);
-        message.add_header(batch.as_union_value());
-        message.add_bodyLength(body.bytes.len() as i64);
-        let message = message.finish();
-        fbb.finish(message, None);
-        write_message(&mut out, fbb.finished_data(), &body.bytes)?;
+        write_batch(&mut out, &body, rows as usize, None)?;
     }
     // The end-of-stream marker.
     append(&mut out, &[0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0])?;
     Ok(out)
+}
+
+/// A dictionary column's type: its codes' integer type (uint32 codes as Int32, the index
+/// type Arrow readers expect) and its values' type.
+fn dictionary_type(name: &str, codes: &Column, dictionary: &Dictionary) -> Result<ColumnType> {
+    let index = match codes.data {
+        ColumnData::U32(_) | ColumnData::I32(_) => ArrowType::Int {
+            bits: 32,
+            signed: true,
+        },
+        ColumnData::F32(_) => {
+            return Err(GpuTableError::invalid(format!(
+                "column '{name}' has a dictionary but float32 values, not integer codes"
+            )))
+        }
+        ref other => ArrowType::of_data(other),
+    };
+    if codes.size != 1 {
+        return Err(GpuTableError::invalid(format!(
+            "column '{name}' has a dictionary but {} values per row",
+            codes.size
+        )));
+    }
+    if i32::try_from(dictionary.len()).is_err() {
+        return Err(invalid_ipc(format!(
+            "column '{name}' has a dictionary over 2^31 values"
+        )));
+    }
+    Ok(ColumnType {
+        item: values_type(dictionary),
+        list: None,
+        index: Some(index),
+    })
+}
+
+fn values_type(dictionary: &Dictionary) -> ArrowType {
+    match dictionary {
+        Dictionary::Text(values) => ArrowType::Utf8 {
+            large: text_bytes(values) > i32::MAX as usize,
+        },
+        Dictionary::Numbers(_, scalar) => ArrowType::of_numbers(*scalar),
+    }
+}
+
+fn text_bytes(values: &[std::rc::Rc<str>]) -> usize {
+    values.iter().map(|v| v.len()).sum()
+}
+
+/// Every valid row's code names a value of the dictionary.
+fn check_codes(name: &str, codes: &Column, validity: Option<&Column>, len: usize) -> Result<()> {
+    for i in 0..codes.data.len() {
+        let valid = validity.is_none_or(|v| v.data.get_f64(i) != 0.0);
+        let code = codes.data.get_f64(i);
+        if valid && !(code >= 0.0 && code < len as f64) {
+            return Err(GpuTableError::invalid(format!(
+                "column '{name}' has code {code} outside its dictionary of {len} values"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A dictionary message: dictionary `id`'s values as a one-column record batch.
+fn write_dictionary(out: &mut Vec<u8>, id: i64, dictionary: &Dictionary) -> Result<()> {
+    let mut body = Body::default();
+    let len = dictionary.len();
+    body.validity(len, None)?;
+    match dictionary {
+        Dictionary::Text(values) => {
+            let wide = values_type(dictionary) == ArrowType::Utf8 { large: true };
+            let width = if wide { 8 } else { 4 };
+            let mut offsets = try_vec((len + 1) * width, "a dictionary's offsets")?;
+            let mut at = 0usize;
+            for value in std::iter::once(0).chain(values.iter().map(|v| v.len())) {
+                at += value;
+                match wide {
+                    true => offsets.extend_from_slice(&(at as u64).to_le_bytes()),
+                    false => offsets.extend_from_slice(&(at as u32).to_le_bytes()),
+                }
+            }
+            body.buffer(offsets.len(), offsets.into_iter())?;
+            let bytes = values.iter().flat_map(|v| v.bytes());
+            body.buffer(text_bytes(values), bytes)?;
+        }
+        Dictionary::Numbers(values, _) => {
+            let value_type = values_type(dictionary);
+            let mut bytes = try_vec(len * 8, "a dictionary's values")?;
+            for &v in values {
+                match value_type {
+                    ArrowType::Int { bits: 8, signed } => {
+                        bytes.push(if signed { v as i8 as u8 } else { v as u8 })
+                    }
+                    ArrowType::Int { bits: 16, signed } => bytes.extend_from_slice(&match signed {
+                        true => (v as i16).to_le_bytes(),
+                        false => (v as u16).to_le_bytes(),
+                    }),
+                    ArrowType::Int { signed, .. } => bytes.extend_from_slice(&match signed {
+                        true => (v as i32).to_le_bytes(),
+                        false => (v as u32).to_le_bytes(),
+                    }),
+                    ArrowType::Float { double: false } => {
+                        bytes.extend_from_slice(&(v as f32).to_le_bytes())
+                    }
+                    _ => bytes.extend_from_slice(&v.to_le_bytes()),
+                }
+            }
+            body.buffer(bytes.len(), bytes.into_iter())?;
+        }
+    }
+    write_batch(out, &body, len, Some(id))
+}
+
+/// A record batch message of `rows` rows from `body`, or the dictionary message of
+/// dictionary `id` holding it.
+fn write_batch(out: &mut Vec<u8>, body: &Body, rows: usize, id: Option<i64>) -> Result<()> {
+    let mut fbb = FlatBufferBuilder::new();
+    let nodes = fbb.create_vector(&body.nodes);
+    let buffers = fbb.create_vector(&body.buffers);
+    let mut batch = RecordBatchBuilder::new(&mut fbb);
+    batch.add_length(rows as i64);
+    batch.add_nodes(nodes);
+    batch.add_buffers(buffers);
+    let batch = batch.finish();
+    let (header_type, header) = match id {
+        None => (MessageHeader::RecordBatch, batch.as_union_value()),
+        Some(id) => {
+            let mut dictionary = DictionaryBatchBuilder::new(&mut fbb);
+            dictionary.add_id(id);
+            dictionary.add_data(batch);
+            let header = dictionary.finish();
+            (MessageHeader::DictionaryBatch, header.as_union_value())
+        }
+    };
+    let mut message = MessageBuilder::new(&mut fbb);
+    message.add_version(MetadataVersion::V5);
+    message.add_header_type(header_type);
+    message.add_header(header);
+    message.add_bodyLength(body.bytes.len() as i64);
+    let message = message.finish();
+    fbb.finish(message, None);
+    write_message(out, fbb.finished_data(), &body.bytes)
 }
 
 /// One column of one batch, as the Arrow layout it is written in.
@@ -139,17 +280,11 @@ impl<'a> Layout<'a> {
         })
     }
 
-    fn item_type(&self) -> DataType {
-        match (&self.values.data, self.float64, self.boolean) {
-            (_, true, _) => DataType::Float64,
-            (_, _, true) => DataType::Boolean,
-            (ColumnData::U8(_), ..) => DataType::UInt8,
-            (ColumnData::I8(_), ..) => DataType::Int8,
-            (ColumnData::U16(_), ..) => DataType::UInt16,
-            (ColumnData::I16(_), ..) => DataType::Int16,
-            (ColumnData::U32(_), ..) => DataType::UInt32,
-            (ColumnData::I32(_), ..) => DataType::Int32,
-            (ColumnData::F32(_), ..) => DataType::Float32,
+    fn item_type(&self) -> ArrowType {
+        match (self.float64, self.boolean) {
+            (true, _) => ArrowType::Float { double: true },
+            (_, true) => ArrowType::Bool,
+            _ => ArrowType::of_data(&self.values.data),
         }
     }
 
@@ -157,13 +292,11 @@ impl<'a> Layout<'a> {
         self.validity.is_some_and(|v| v.size > 1)
     }
 
-    fn data_type(&self) -> DataType {
-        match self.per_row {
-            1 => self.item_type(),
-            n => DataType::FixedSizeList(
-                Arc::new(Field::new_list_field(self.item_type(), self.per_item())),
-                n as i32,
-            ),
+    fn column_type(&self) -> ColumnType {
+        ColumnType {
+            item: self.item_type(),
+            list: (self.per_row > 1).then_some((self.per_row as i32, self.per_item())),
+            index: None,
         }
     }
 

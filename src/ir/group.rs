@@ -121,7 +121,11 @@ pub fn group_by(
     }
     inputs.iter().try_for_each(|x| x.check_alive())?;
     let inputs = rows_alike(inputs)?;
-    let (keys, mut values) = (&inputs[..keys.len()], inputs[keys.len()..].iter());
+    let (keys, values) = inputs.split_at(keys.len());
+    if let Some(grouped) = small_group_by(keys, aggregates, values)? {
+        return Ok(grouped);
+    }
+    let mut values = values.iter();
     let groups = Groups::of(keys)?;
     let key_values = keys
         .iter()
@@ -166,22 +170,23 @@ pub fn value_counts(x: &NodeRef) -> Result<(NodeRef, NodeRef)> {
     Ok((keys.remove(0), counts.remove(0)))
 }
 
-/// `value_counts` of 8- and 16-bit integers with at least a row per value of their type,
-/// sort-free where the device walks a bin count (`Op::BinCount`): a counter per value the
-/// type holds, then a null row's count, and the values (null last) whose count is not 0,
-/// kept by a filter (counted on the device).
-fn small_value_counts(x: &NodeRef) -> Result<Option<(NodeRef, NodeRef)>> {
+/// The bins of a key of 8 or 16 bits with at least a row per value of its type (fewer rows
+/// sort for less than a bin per value): the values its type holds and the lowest.
+fn small_bins(x: &NodeRef) -> Option<(u32, i32)> {
     let (bins, low) = match x.meta.dtype {
         DType::U8 => (1u32 << 8, 0),
         DType::I8 => (1 << 8, -128),
         DType::U16 => (1 << 16, 0),
         DType::I16 => (1 << 16, -32768),
-        _ => return Ok(None),
+        _ => return None,
     };
-    // Fewer rows than values of the type: their sort costs less than a bin per value.
-    if x.meta.length < bins {
-        return Ok(None);
-    }
+    (x.meta.length >= bins && x.meta.size == 1).then_some((bins, low))
+}
+
+/// The bins of a small key (`small_bins`) as uint32 ids: each row's value less the lowest,
+/// `bins` where the row is null or past a filter's count; and where the key has nulls, the
+/// uint8 flags of its null rows (within the count).
+fn small_ids(x: &NodeRef, bins: u32, low: i32) -> Result<(NodeRef, Option<NodeRef>)> {
     let every_row = source(ColumnData::U8(vec![1]), 1, true)?;
     let counted = super::where_flags(x, &every_row, None, None)?;
     let low_constant = source(ColumnData::I32(vec![low]), 1, true)?;
@@ -195,29 +200,162 @@ fn small_value_counts(x: &NodeRef) -> Result<Option<(NodeRef, NodeRef)>> {
         &cast_plain(&place, DType::U32)?,
         &u32_constant(bins)?,
     )?;
-    let counts = super::histogram::counts_of_ids(&ids, bins)?;
-    let values_of_bins = super::sequence(bins as f64, low as f64, 1.0)?;
-    let values = cast_plain(&values_of_bins, x.meta.dtype)?;
-    let (values, counts) = match x.validity() {
-        None => (values, counts),
+    let nulls = match x.validity() {
+        None => None,
         Some(valid) => {
-            // The null rows of the result: not valid, and rows of a filter's count.
             let mut nulls = vec![plain_predicate(Predicate::Equal, valid, &u32_constant(0)?)?];
             if let Some(rows) = x.counted() {
                 nulls.push(super::live_flags(x, rows)?);
             }
-            let nulls = cast_plain(&super::and_flags(&nulls)?, DType::U32)?;
-            let null_count =
-                super::reduce(ReduceKind::Sum, &nulls, None, super::DEFAULT_SPLIT_EVERY)?;
-            let counts = concat_rows(&[counts, null_count])?;
-            let values = concat_rows(&[values, zero_of(x.meta.dtype)?])?;
-            let ones = super::flags_like(&values_of_bins, 1)?;
-            let flags = concat_rows(&[ones, source(ColumnData::U8(vec![0]), 1, true)?])?;
-            (with_validity(&values, Some(&flags))?, counts)
+            Some(super::and_flags(&nulls)?)
         }
     };
+    Ok((ids, nulls))
+}
+
+/// A small key's value per bin (`low`, `low + 1`, ...), then the null key's row where it has
+/// nulls.
+fn small_keys(x: &NodeRef, bins: u32, low: i32) -> Result<NodeRef> {
+    let values_of_bins = super::sequence(bins as f64, low as f64, 1.0)?;
+    let values = cast_plain(&values_of_bins, x.meta.dtype)?;
+    if x.validity().is_none() {
+        return Ok(values);
+    }
+    let values = concat_rows(&[values, zero_of(x.meta.dtype)?])?;
+    let ones = super::flags_like(&values_of_bins, 1)?;
+    let flags = concat_rows(&[ones, source(ColumnData::U8(vec![0]), 1, true)?])?;
+    with_validity(&values, Some(&flags))
+}
+
+/// `value_counts` of a small key (`small_bins`), sort-free where the device walks a bin
+/// count (`Op::BinCount`): a counter per value the type holds, then a null row's count, and
+/// the values (null last) whose count is not 0, kept by a filter (counted on the device).
+fn small_value_counts(x: &NodeRef) -> Result<Option<(NodeRef, NodeRef)>> {
+    let Some((bins, low)) = small_bins(x) else {
+        return Ok(None);
+    };
+    let (ids, nulls) = small_ids(x, bins, low)?;
+    let mut counts = super::histogram::counts_of_ids(&ids, bins)?;
+    if let Some(nulls) = &nulls {
+        counts = concat_rows(&[counts, count_flags(nulls)?])?;
+    }
+    let values = small_keys(x, bins, low)?;
     let keep = plain_predicate(Predicate::Greater, &counts, &u32_constant(0)?)?;
     Ok(Some((filter(&values, &keep)?, filter(&counts, &keep)?)))
+}
+
+/// The rows of uint8 `flags` that are 1, as one uint32 row.
+fn count_flags(flags: &NodeRef) -> Result<NodeRef> {
+    let ones = cast_plain(flags, DType::U32)?;
+    super::reduce(ReduceKind::Sum, &ones, None, super::DEFAULT_SPLIT_EVERY)
+}
+
+/// `group_by` of one small key (`small_bins`) for counts, sums and means alone: sort-free
+/// where the device walks bin counts and sums (`Op::BinCount`, `Op::BinSum`), a row per
+/// value of the key's type (and one for its nulls) kept where it has rows. `values` are the
+/// aggregates' values, read alike with the key.
+fn small_group_by(
+    keys: &[NodeRef],
+    aggregates: &[Aggregate],
+    values: &[NodeRef],
+) -> Result<Option<(Vec<NodeRef>, Vec<NodeRef>)>> {
+    let ([key], true) = (
+        keys,
+        aggregates
+            .iter()
+            .all(|a| matches!(a.op, GroupOp::Count | GroupOp::Sum | GroupOp::Mean)),
+    ) else {
+        return Ok(None);
+    };
+    let Some((bins, low)) = small_bins(key) else {
+        return Ok(None);
+    };
+    if values.iter().any(|v| v.meta.size != 1) {
+        return Ok(None);
+    }
+    let (ids, nulls) = small_ids(key, bins, low)?;
+    // Per bin, then the null key's row.
+    let with_nulls = |per_bin: NodeRef, of_nulls: &dyn Fn(&NodeRef) -> Result<NodeRef>| match &nulls
+    {
+        None => Ok(per_bin),
+        Some(nulls) => concat_rows(&[per_bin, of_nulls(nulls)?]),
+    };
+    let rows = with_nulls(super::histogram::counts_of_ids(&ids, bins)?, &count_flags)?;
+    // A value's count and sums, made once for every aggregate of it.
+    let mut counts: Vec<(u64, NodeRef)> = Vec::new();
+    let mut sums: Vec<(u64, DType, NodeRef)> = Vec::new();
+    let mut values = values.iter();
+    let mut results = Vec::with_capacity(aggregates.len());
+    for aggregate in aggregates {
+        let value = match aggregate.value {
+            Some(_) => values.next(),
+            None => None,
+        };
+        let Some(value) = value else {
+            results.push(rows.clone());
+            continue;
+        };
+        // The rows whose value is null are in no bin.
+        let (ids, valid) = match value.validity() {
+            Some(valid) => (
+                plain_select(valid, &ids, &u32_constant(bins)?)?,
+                Some(valid),
+            ),
+            None => (ids.clone(), None),
+        };
+        let in_nulls = |nulls: &NodeRef| -> Result<NodeRef> {
+            match valid {
+                Some(valid) => super::and_flags(&[nulls.clone(), valid.clone()]),
+                None => Ok(nulls.clone()),
+            }
+        };
+        let mut count = || -> Result<NodeRef> {
+            if let Some((_, made)) = counts.iter().find(|(id, _)| *id == value.id) {
+                return Ok(made.clone());
+            }
+            let made = match valid {
+                None => rows.clone(),
+                Some(_) => {
+                    let per_bin = super::histogram::counts_of_ids(&ids, bins)?;
+                    with_nulls(per_bin, &|nulls| count_flags(&in_nulls(nulls)?))?
+                }
+            };
+            counts.push((value.id, made.clone()));
+            Ok(made)
+        };
+        let mut sum = |dtype: DType| -> Result<NodeRef> {
+            let found = sums
+                .iter()
+                .find(|(id, d, _)| *id == value.id && *d == dtype);
+            if let Some((.., made)) = found {
+                return Ok(made.clone());
+            }
+            let wide = cast_plain(value, dtype)?;
+            let per_bin = super::histogram::sums_of_ids(&ids, &wide, bins)?;
+            let made = with_nulls(per_bin, &|nulls| {
+                let split = super::DEFAULT_SPLIT_EVERY;
+                super::reduce(ReduceKind::Sum, &wide, Some(&in_nulls(nulls)?), split)
+            })?;
+            sums.push((value.id, dtype, made.clone()));
+            Ok(made)
+        };
+        results.push(match aggregate.op {
+            GroupOp::Count => count()?,
+            GroupOp::Sum => sum(ReduceKind::Sum.output_type(value.meta.dtype))?,
+            _ => {
+                let count = count()?;
+                let sum = sum(DType::F32)?;
+                let mean = plain_binary(BinaryOp::Divide, &sum, &cast_plain(&count, DType::F32)?)?;
+                let some = plain_predicate(Predicate::Greater, &count, &zero_of(DType::U32)?)?;
+                with_validity(&mean, Some(&some))?
+            }
+        });
+    }
+    let keep = plain_predicate(Predicate::Greater, &rows, &u32_constant(0)?)?;
+    let kept = |x: &NodeRef| filter(x, &keep);
+    let keys = vec![kept(&small_keys(key, bins, low)?)?];
+    let results = results.iter().map(kept).collect::<Result<Vec<_>>>()?;
+    Ok(Some((keys, results)))
 }
 
 /// `inputs` (columns and constants) reading the same rows: of one length, and counted

@@ -288,3 +288,46 @@ pub(super) fn counts_by_sort(ids: &NodeRef, bins: u32) -> Result<NodeRef> {
         &gather_plain(&bin, &first)?,
     )
 }
+
+/// Per bin, the sum of `values` (plain, of a sum's type: float32, sint32 or uint32) over the
+/// rows whose uint32 `ids` (below 2^24; `bins` or more for rows not summed) hold it: one walk
+/// over `[id, value]` pairs on a device that walks it, else `sums_by_sort`.
+pub(super) fn sums_of_ids(ids: &NodeRef, values: &NodeRef, bins: u32) -> Result<NodeRef> {
+    let dtype = values.meta.dtype;
+    if !matches!(dtype, DType::F32 | DType::I32 | DType::U32) || values.meta.size != 1 {
+        return Err(crate::engine::internal("a bin sum of one 32-bit value"));
+    }
+    // Ids of 2^24 and more stay past the bins as float32.
+    let pairs = super::ops::elementwise_plain(
+        Op::Interleave,
+        vec![cast_plain(ids, dtype)?, values.clone()],
+        dtype,
+        2,
+    )?;
+    if ids.meta.length == 0 {
+        return sums_by_sort(&pairs, bins);
+    }
+    let meta = Meta {
+        dtype,
+        size: 1,
+        length: bins,
+        constant: false,
+    };
+    Ok(Node::new(
+        Op::BinSum { bins },
+        vec![pairs],
+        meta,
+        single_chunk(bins),
+        None,
+    ))
+}
+
+/// `sums_of_ids` composed of other ops: the values in the order of a sort of their ids, and
+/// each bin's rows (from its first row to the next bin's) summed by a segmented sum.
+pub(super) fn sums_by_sort(pairs: &NodeRef, bins: u32) -> Result<NodeRef> {
+    let ids = cast_plain(&swizzle(pairs, &[0.0])?, DType::U32)?;
+    let values = swizzle(pairs, &[1.0])?;
+    let (order, sorted) = sort_permutation_below(&ids, bins as u64 + 1)?;
+    let first = search_sorted(&sorted, &u32_rows(bins + 1)?, false)?;
+    super::segment_sum(&gather_plain(&order, &values)?, &first)
+}

@@ -228,6 +228,12 @@ pub enum Op {
     BinCount {
         bins: u32,
     },
+    /// Row b sums the values of the input's rows whose id is b, for b below the node's
+    /// `bins` rows: the input is `[id, value]` pairs in the sum's type (ids below 2^24, exact
+    /// as float32). A walk (`is_walk`).
+    BinSum {
+        bins: u32,
+    },
     /// Rows of each input in order, chunks concatenated (a view: no kernel of its own).
     Concat,
     /// Every lane converted to the node's type (api.md's `cast` rules).
@@ -270,6 +276,7 @@ impl Op {
             Op::Compact => "compact",
             Op::Scan { .. } => "scan",
             Op::BinCount { .. } => "binCount",
+            Op::BinSum { .. } => "binSum",
             Op::SegmentSum => "segmentSum",
             Op::SegmentBlocks => "segmentBlocks",
             Op::Reshape => "reshape",
@@ -300,6 +307,7 @@ impl Op {
                     | Op::Compact
                     | Op::Scan { .. }
                     | Op::BinCount { .. }
+                    | Op::BinSum { .. }
             ))
     }
 
@@ -334,7 +342,10 @@ impl Op {
     /// device that runs it (`RegionModel::walks`), composed of other ops' passes elsewhere
     /// (`compose_walk`).
     pub fn is_walk(&self) -> bool {
-        matches!(self, Op::Compact | Op::Scan { .. } | Op::BinCount { .. })
+        matches!(
+            self,
+            Op::Compact | Op::Scan { .. } | Op::BinCount { .. } | Op::BinSum { .. }
+        )
     }
 
     /// Whether a lane of the output reads its inputs at other lanes (or at all of them).

@@ -93,6 +93,7 @@ pub fn compose_walk(op: &Op, input: &NodeRef) -> Result<NodeRef> {
         Op::Compact => super::counted::compose_compaction(input),
         Op::Scan { fold, inclusive } => compose_scan(input, fold, inclusive),
         Op::BinCount { bins } => super::histogram::counts_by_sort(input, bins),
+        Op::BinSum { bins } => super::histogram::sums_by_sort(input, bins),
         _ => Err(crate::engine::internal(format!(
             "{} is not a walk",
             op.name()

@@ -45,6 +45,7 @@ impl Plan {
                 (Op::Compact, _) => "compaction: the flagged rows' numbers, in order".to_string(),
                 (Op::Scan { fold, .. }, _) => format!("scan: a running {}", fold.name()),
                 (Op::BinCount { bins }, _) => format!("bin count: the rows of each of {bins} ids"),
+                (Op::BinSum { bins }, _) => format!("bin sum: the values of each of {bins} ids"),
                 (Op::SortPermutation { bits, ordered_rows }, _)
                     if *ordered_rows < root.meta.length =>
                 {

@@ -159,6 +159,7 @@ pub fn plan_with(roots: &[NodeRef], options: &PlanOptions) -> Result<Plan> {
                 | Op::Compact
                 | Op::Scan { .. }
                 | Op::BinCount { .. }
+                | Op::BinSum { .. }
         );
         if options.fusion == Fusion::Off || reduction || fixed || node.op.is_assembly() {
             graph.materialized.insert(node.id);

@@ -47,7 +47,9 @@ impl Region {
     pub fn new(root: NodeRef, nodes: Vec<NodeRef>, leaves: Vec<NodeRef>) -> Region {
         let rows = match root.op {
             // A bin count walks every input row into its bins' rows.
-            Op::Reduce(_) | Op::Scatter | Op::BinCount { .. } => root.inputs[0].meta.length,
+            Op::Reduce(_) | Op::Scatter | Op::BinCount { .. } | Op::BinSum { .. } => {
+                root.inputs[0].meta.length
+            }
             _ => root.meta.length,
         };
         Region {
@@ -108,7 +110,7 @@ impl Region {
     /// Rows of the output: a reduction's row per lane, a scatter's or a bin count's length,
     /// else one per row computed.
     pub fn output_rows(&self) -> u32 {
-        let bins = matches!(self.root.op, Op::BinCount { .. });
+        let bins = matches!(self.root.op, Op::BinCount { .. } | Op::BinSum { .. });
         match self.is_reduction() || self.is_scatter() || bins {
             true => self.root.meta.length,
             false => self.rows,

@@ -20,7 +20,7 @@ pub use verbs::table_of_columns;
 
 use crate::dtype::DType;
 use crate::error::{ErrorCode, GpuTableError, Result};
-use crate::ipc::{FieldInfo, IpcColumn, SourceKind};
+use crate::ipc::{Dictionary, FieldInfo, IpcColumn, SourceKind};
 use crate::ir::{self, NodeRef};
 use crate::value::DeviceId;
 
@@ -37,7 +37,8 @@ fn next_id() -> u32 {
     })
 }
 
-/// A column of a schema; `metadata` carries the IPC source's `arrowType` and `kind`.
+/// A column of a schema; `metadata` carries the IPC source's `arrowType` and `kind`, and
+/// `dictionary` the values of a dictionary column's codes (api.md "Tables").
 #[derive(Clone, Debug, PartialEq)]
 pub struct Field {
     pub name: String,
@@ -45,6 +46,7 @@ pub struct Field {
     pub size: u32,
     pub nullable: bool,
     pub metadata: BTreeMap<String, String>,
+    pub dictionary: Option<Rc<Dictionary>>,
 }
 
 impl Field {
@@ -55,6 +57,7 @@ impl Field {
             size: vector.size,
             nullable: vector.validity.is_some(),
             metadata: BTreeMap::new(),
+            dictionary: None,
         }
     }
 
@@ -74,6 +77,7 @@ impl Field {
                 ("arrowType".to_string(), info.arrow_type.clone()),
                 ("kind".to_string(), kind.to_string()),
             ]),
+            dictionary: info.dictionary.clone(),
         }
     }
 
@@ -289,8 +293,14 @@ impl Batch {
 
 pub type TableRef = Rc<RefCell<Table>>;
 
-/// A column to write as IPC: name, kind, each batch's data and validity nodes.
-pub type IpcColumnNodes = (String, String, Vec<NodeRef>, Vec<NodeRef>);
+/// A column to write as IPC: name, kind, each batch's data and validity nodes, dictionary.
+pub type IpcColumnNodes = (
+    String,
+    String,
+    Vec<NodeRef>,
+    Vec<NodeRef>,
+    Option<Rc<Dictionary>>,
+);
 
 /// A table on a device: a schema and the record batches it owns until they are detached.
 #[derive(Debug)]
@@ -655,7 +665,13 @@ impl Table {
                     validity.push(flags.borrow().node()?);
                 }
             }
-            columns.push((field.name.clone(), field.kind().to_string(), data, validity));
+            columns.push((
+                field.name.clone(),
+                field.kind().to_string(),
+                data,
+                validity,
+                field.dictionary.clone(),
+            ));
         }
         Ok(columns)
     }

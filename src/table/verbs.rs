@@ -2,22 +2,28 @@
 //! one record batch per chunk, each batch owning its storage (a chunk stored on its own is
 //! shared, not copied; the rows a device count kept are copied out of the packed result).
 
+use std::rc::Rc;
+
 use super::{chunk_nodes, Batch, Field, Table, Vector};
 use crate::engine::Evaluates;
 use crate::error::{GpuTableError, Result};
+use crate::ipc::Dictionary;
 use crate::ir::{self, NodeRef};
 use crate::value::DeviceId;
 
-/// A table of `columns` (names and nodes, chunked alike) evaluated on `device`, one batch
-/// per chunk. A column named as one of `like` keeps its field's metadata where its type
-/// and row size are the same. The table is on `table_device`.
+/// A column of a table verb's result: its name, its node and the values of its codes.
+pub type VerbColumn = (String, NodeRef, Option<Rc<Dictionary>>);
+
+/// A table of `columns` (chunked alike) evaluated on `device`, one batch per chunk. A column
+/// named as one of `like` keeps its field's metadata where its type and row size are the
+/// same (and its dictionary where it has the same values). The table is on `table_device`.
 pub async fn table_of_columns(
     device: &dyn Evaluates,
-    columns: &[(String, NodeRef)],
+    columns: &[VerbColumn],
     like: &[Field],
     table_device: Option<DeviceId>,
 ) -> Result<Table> {
-    let nodes: Vec<NodeRef> = columns.iter().map(|(_, n)| n.clone()).collect();
+    let nodes: Vec<NodeRef> = columns.iter().map(|(_, n, _)| n.clone()).collect();
     device.evaluate_roots(&nodes).await?;
     // A counted column as the rows its count gave each chunk.
     let views = (nodes.iter())
@@ -35,7 +41,7 @@ pub async fn table_of_columns(
         parts.push((chunk_nodes(view, id)?, flags));
     }
     let batches = parts.first().map_or(0, |(data, _)| data.len());
-    for ((name, _), (data, _)) in columns.iter().zip(&parts) {
+    for ((name, _, _), (data, _)) in columns.iter().zip(&parts) {
         let rows = |d: &[NodeRef]| d.iter().map(|n| n.meta.length).collect::<Vec<_>>();
         if data.len() != batches || rows(data) != rows(&parts[0].0) {
             return Err(GpuTableError::invalid(format!(
@@ -46,7 +52,7 @@ pub async fn table_of_columns(
         }
     }
     let fields: Vec<Field> = (columns.iter().zip(&views))
-        .map(|((name, _), view)| field_of(name, view, like))
+        .map(|((name, _, dictionary), view)| field_of(name, view, like, dictionary))
         .collect();
     let mut table = Table::new(fields.clone(), table_device);
     for k in 0..batches {
@@ -70,10 +76,15 @@ pub async fn table_of_columns(
     Ok(table)
 }
 
-fn field_of(name: &str, node: &NodeRef, like: &[Field]) -> Field {
+fn field_of(
+    name: &str,
+    node: &NodeRef,
+    like: &[Field],
+    dictionary: &Option<Rc<Dictionary>>,
+) -> Field {
     let (dtype, size) = (node.meta.dtype, node.meta.size);
     let nullable = node.validity().is_some();
-    match like.iter().find(|f| f.name == name) {
+    let mut field = match like.iter().find(|f| f.name == name) {
         Some(field) if field.dtype == dtype && field.size == size => Field {
             nullable,
             ..field.clone()
@@ -84,6 +95,16 @@ fn field_of(name: &str, node: &NodeRef, like: &[Field]) -> Field {
             size,
             nullable,
             metadata: Default::default(),
+            dictionary: None,
         },
+    };
+    // The source's own dictionary where the values are the same (it knows their Arrow type).
+    field.dictionary = match (dictionary, field.dictionary.take()) {
+        (Some(given), Some(own)) if own.same_values(given) => Some(own),
+        (given, _) => given.clone(),
+    };
+    if field.dictionary.is_some() {
+        (field.metadata).insert("kind".to_string(), "dictionary".to_string());
     }
+    field
 }

@@ -221,21 +221,33 @@ impl Device {
 
     /// The table a table verb resolves to: `columns` (evaluators named `names`, chunked
     /// alike) computed on this device, one batch per chunk; a column named as one of
-    /// `like`'s keeps its field's metadata, and the table is on `like`'s device.
+    /// `like`'s keeps its field's metadata, and the table is on `like`'s device. Each column
+    /// has its dictionary in `dictionaries` (an array of its values, or null).
     #[wasm_bindgen(js_name = tableOfColumns)]
     pub fn table_of_columns(
         &self,
         names: Vec<String>,
         columns: &EvaluatorList,
         like: &TableModel,
+        dictionaries: Vec<JsValue>,
     ) -> js_sys::Promise {
-        if names.len() != columns.nodes.len() {
+        if names.len() != columns.nodes.len() || dictionaries.len() != names.len() {
             let message = format!("{} names for {} columns", names.len(), columns.nodes.len());
             return js_sys::Promise::reject(&invalid(message));
         }
+        let dictionaries = match (dictionaries.iter())
+            .map(super::table::dictionary_from_js)
+            .collect::<JsResult<Vec<_>>>()
+        {
+            Ok(dictionaries) => dictionaries,
+            Err(error) => return js_sys::Promise::reject(&error),
+        };
         let device = self.inner.clone();
-        let columns: Vec<(String, NodeRef)> =
-            names.into_iter().zip(columns.nodes.clone()).collect();
+        let columns: Vec<(String, NodeRef, _)> = (names.into_iter())
+            .zip(columns.nodes.clone())
+            .zip(dictionaries)
+            .map(|((name, node), dictionary)| (name, node, dictionary))
+            .collect();
         let like = like.shared();
         wasm_bindgen_futures::future_to_promise(async move {
             let (fields, table_device) = {

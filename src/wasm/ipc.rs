@@ -10,7 +10,9 @@ use super::table::{fields_to_js, BatchModel, TableModel};
 use super::{set, to_js, EvaluatorList, JsResult};
 use crate::column::Column;
 use crate::error::GpuTableError;
-use crate::ipc::{self, FieldInfo, Float64As, Int64As, IpcColumn, ReadOptions, SourceKind};
+use crate::ipc::{
+    self, Dictionary, FieldInfo, Float64As, Int64As, IpcColumn, ReadOptions, SourceKind,
+};
 use crate::ir::NodeRef;
 use crate::table::{Batch, Table};
 use crate::value::Value;
@@ -111,7 +113,7 @@ impl IpcStreamReader {
 
     pub fn push(&mut self, bytes: &[u8]) -> JsResult<JsValue> {
         let batches = self.reader.push(bytes).map_err(to_js)?;
-        let fields = self.reader.fields().unwrap_or_default().to_vec();
+        let fields = self.reader.fields().unwrap_or_default();
         read_result(&fields, batches, self.device)
     }
 
@@ -136,7 +138,8 @@ impl IpcWriter {
     }
 
     /// A column: its name, source kind ('plain', 'float64', 'bool', 'dictionary'), its
-    /// evaluated data per batch, and its validity per batch (or none at all).
+    /// evaluated data per batch, its validity per batch (or none at all), and the values of
+    /// its codes (an array of strings or numbers, or undefined).
     #[wasm_bindgen(js_name = addColumn)]
     pub fn add_column(
         &mut self,
@@ -144,15 +147,23 @@ impl IpcWriter {
         kind: &str,
         data: &EvaluatorList,
         validity: &EvaluatorList,
+        dictionary: JsValue,
     ) -> JsResult<()> {
-        self.add_nodes(name, kind, data.nodes.clone(), validity.nodes.clone())
+        let dictionary = super::table::dictionary_from_js(&dictionary)?;
+        self.add_nodes(
+            name,
+            kind,
+            data.nodes.clone(),
+            validity.nodes.clone(),
+            dictionary,
+        )
     }
 
     /// Whether every column is in host memory or still to be made (on the CPU): the bytes
     /// can be had now, with `finishSync`.
     #[wasm_bindgen(getter, js_name = inHostMemory)]
     pub fn in_host_memory(&self) -> bool {
-        self.columns.iter().all(|(_, _, data, validity)| {
+        self.columns.iter().all(|(_, _, data, validity, _)| {
             data.iter()
                 .chain(validity)
                 .all(|n| n.host_output().is_some() || !n.has_output())
@@ -164,7 +175,7 @@ impl IpcWriter {
         let columns = self.columns.clone();
         wasm_bindgen_futures::future_to_promise(async move {
             let mut held = Vec::new();
-            for (_, _, data, validity) in &columns {
+            for (_, _, data, validity, _) in &columns {
                 let read = |nodes: &Vec<NodeRef>| {
                     let nodes = nodes.clone();
                     async move {
@@ -188,7 +199,7 @@ impl IpcWriter {
     #[wasm_bindgen(js_name = finishSync)]
     pub fn finish_sync(&self) -> JsResult<Vec<u8>> {
         let mut held = Vec::new();
-        for (_, _, data, validity) in &self.columns {
+        for (_, _, data, validity, _) in &self.columns {
             let read = |nodes: &Vec<NodeRef>| {
                 nodes
                     .iter()
@@ -218,6 +229,7 @@ impl IpcWriter {
         kind: &str,
         data: Vec<NodeRef>,
         validity: Vec<NodeRef>,
+        dictionary: Option<Rc<Dictionary>>,
     ) -> JsResult<()> {
         let kind = match kind {
             "plain" | "dictionary" => SourceKind::Plain,
@@ -247,12 +259,19 @@ impl IpcWriter {
                 "validity needs one vector per batch",
             )));
         }
-        self.columns.push((name.to_string(), kind, data, validity));
+        self.columns
+            .push((name.to_string(), kind, data, validity, dictionary));
         Ok(())
     }
 }
 
-type ColumnSpec = (String, SourceKind, Vec<NodeRef>, Vec<NodeRef>);
+type ColumnSpec = (
+    String,
+    SourceKind,
+    Vec<NodeRef>,
+    Vec<NodeRef>,
+    Option<Rc<Dictionary>>,
+);
 type HeldColumns = Vec<(Vec<Rc<Value>>, Vec<Rc<Value>>)>;
 
 /// A node's output chunks in host memory: the host copy where there is one, else read back
@@ -282,7 +301,7 @@ fn host(value: &Value) -> crate::Result<&Column> {
 
 fn write(columns: &[ColumnSpec], held: &HeldColumns) -> crate::Result<Vec<u8>> {
     let mut specs = Vec::new();
-    for ((name, kind, _, _), (data, validity)) in columns.iter().zip(held) {
+    for ((name, kind, _, _, dictionary), (data, validity)) in columns.iter().zip(held) {
         let mut batches = Vec::new();
         for (b, d) in data.iter().enumerate() {
             let v = validity.get(b).map(|v| host(v)).transpose()?;
@@ -292,6 +311,7 @@ fn write(columns: &[ColumnSpec], held: &HeldColumns) -> crate::Result<Vec<u8>> {
             name,
             kind: *kind,
             batches,
+            dictionary: dictionary.as_deref(),
         });
     }
     ipc::write_ipc(&specs)

@@ -14,6 +14,7 @@ use super::{
 use crate::dtype::DType;
 use crate::error::{ErrorCode, GpuTableError};
 use crate::evaluator;
+use crate::ipc::{Dictionary, Scalar};
 use crate::ir::NodeRef;
 use crate::table::{
     self, Batch, BatchRef, BufferRef, DataRef, Field, Table, TableRef, Vector, VectorRef,
@@ -30,6 +31,8 @@ struct FieldSpec {
     nullable: bool,
     #[serde(default)]
     metadata: BTreeMap<String, String>,
+    #[serde(default, with = "serde_wasm_bindgen::preserve")]
+    dictionary: JsValue,
 }
 
 /// A schema from `[{name, type, size, nullable?, metadata?}]`.
@@ -39,15 +42,70 @@ pub(super) fn fields_from_js(fields: JsValue) -> JsResult<Vec<Field>> {
     specs
         .into_iter()
         .map(|f| {
+            let dtype = DType::parse(&f.dtype).map_err(to_js)?;
+            let dictionary = dictionary_from_js(&f.dictionary)?;
+            if dictionary.is_some() && (dtype == DType::F32 || f.size != 1) {
+                return Err(invalid(format!(
+                    "field '{}' has a dictionary: it needs integer codes, one per row",
+                    f.name
+                )));
+            }
             Ok(Field {
                 name: f.name,
-                dtype: DType::parse(&f.dtype).map_err(to_js)?,
+                dtype,
                 size: f.size,
                 nullable: f.nullable,
                 metadata: f.metadata,
+                dictionary,
             })
         })
         .collect()
+}
+
+/// A dictionary from JS: an array of distinct strings, or of distinct numbers (written back
+/// as Float64); `undefined` or `null` for none.
+pub(super) fn dictionary_from_js(values: &JsValue) -> JsResult<Option<Rc<Dictionary>>> {
+    if values.is_undefined() || values.is_null() {
+        return Ok(None);
+    }
+    let bad = || invalid("a dictionary is an array of distinct strings or of distinct numbers");
+    let array = values.dyn_ref::<js_sys::Array>().ok_or_else(bad)?;
+    let items: Vec<JsValue> = array.iter().collect();
+    let dictionary = match items.first().is_some_and(|v| v.as_f64().is_some()) {
+        true => Dictionary::Numbers(
+            (items.iter())
+                .map(|v| v.as_f64().ok_or_else(bad))
+                .collect::<JsResult<_>>()?,
+            Scalar::F64,
+        ),
+        false => Dictionary::Text(
+            (items.iter())
+                .map(|v| v.as_string().map(Rc::from).ok_or_else(bad))
+                .collect::<JsResult<_>>()?,
+        ),
+    };
+    let distinct = match &dictionary {
+        Dictionary::Text(values) => {
+            let set: std::collections::HashSet<&str> = values.iter().map(|v| &**v).collect();
+            set.len() == values.len()
+        }
+        Dictionary::Numbers(values, _) => {
+            let set: std::collections::HashSet<u64> = values.iter().map(|v| v.to_bits()).collect();
+            set.len() == values.len()
+        }
+    };
+    if !distinct {
+        return Err(bad());
+    }
+    Ok(Some(Rc::new(dictionary)))
+}
+
+/// A dictionary as JS sees it: an array of its strings or numbers.
+pub(super) fn dictionary_to_js(dictionary: &Dictionary) -> js_sys::Array {
+    match dictionary {
+        Dictionary::Text(values) => values.iter().map(|v| JsValue::from_str(v)).collect(),
+        Dictionary::Numbers(values, _) => values.iter().map(|&v| JsValue::from_f64(v)).collect(),
+    }
 }
 
 pub(super) fn fields_to_js(fields: &[Field]) -> js_sys::Array {
@@ -63,6 +121,9 @@ pub(super) fn fields_to_js(fields: &[Field]) -> js_sys::Array {
             set(&metadata, key, value.as_str());
         }
         set(&f, "metadata", metadata);
+        if let Some(dictionary) = &field.dictionary {
+            set(&f, "dictionary", dictionary_to_js(dictionary));
+        }
         out.push(&f);
     }
     out
@@ -188,8 +249,8 @@ impl TableModel {
     pub fn ipc_writer(&self) -> JsResult<super::ipc::IpcWriter> {
         let columns = self.table.borrow().ipc_columns().map_err(to_js)?;
         let mut writer = super::ipc::IpcWriter::new();
-        for (name, kind, data, validity) in columns {
-            writer.add_nodes(&name, &kind, data, validity)?;
+        for (name, kind, data, validity, dictionary) in columns {
+            writer.add_nodes(&name, &kind, data, validity, dictionary)?;
         }
         Ok(writer)
     }

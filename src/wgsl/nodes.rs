@@ -453,6 +453,7 @@ pub(crate) fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Resul
         | Op::Compact
         | Op::Scan { .. }
         | Op::BinCount { .. }
+        | Op::BinSum { .. }
         | Op::Source
         | Op::Concat
         | Op::Slice { .. }

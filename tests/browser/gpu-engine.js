@@ -231,6 +231,43 @@ export async function engineChecks(gt, device) {
       const values = await doubled.readValue();
       table.destroy();
       return values.length === 100 && values[99] === 198 ? null : `read ${values.length} values, last ${values[99]}`;
+    },
+    async 'text columns filter, order, group and join by value on the device'() {
+      const {tableFromArrays, tableToIPC, tableFromIPC, vectorFromArray, Utf8, Int32, Dictionary, Table} = window.Arrow;
+      const words = ['b', '', 'é', '😀', '\uFFFD', 'a', null, 'b'];
+      const names = Array.from({length: 5000}, (_, i) => words[(i * 7919) % words.length]);
+      const part = (at, end) => tableFromArrays({name: vectorFromArray(names.slice(at, end), new Utf8()), amount: Float32Array.from({length: end - at}, (_, i) => at + i)});
+      const trips = tableToIPC(new Table([...part(0, 2000).batches, ...part(2000, 5000).batches]));
+      const zoneNames = ['😀', 'b', 'a', 'never'];
+      const zones = tableToIPC(tableFromArrays({name: vectorFromArray(zoneNames, new Dictionary(new Utf8(), new Int32())), zone: Int32Array.from([10, 11, 12, 13])}));
+      // The verbs on one device: their tables written back as Arrow JSON rows.
+      const verbs = async target => {
+        const t = await gt.GPUTable.fromArrowIPC(trips, {device: target});
+        const z = await gt.GPUTable.fromArrowIPC(zones, {device: target});
+        const kernels = target.stats.kernels;
+        const made = [
+          await t.filter(c => gt.equal(c.name, 'b')),
+          await t.orderBy('name', {descending: true}),
+          await t.groupBy('name').rollup({n: 'count', total: ['sum', 'amount']}),
+          await t.join(z, {on: 'name', how: 'left'}),
+        ];
+        const ran = target.stats.kernels > kernels;
+        const onDevice = made.every(m => m.schema.names.every(n => m.getVector(n).device === target));
+        const rows = [];
+        for (const m of made) rows.push(JSON.stringify(tableFromIPC(await m.toArrowIPC()).toArray()));
+        for (const m of [t, z, ...made]) m.destroy();
+        return {rows, ran, onDevice};
+      };
+      const cpu = await verbs(await gt.createDevice({type: 'cpu'}));
+      const here = await verbs(device);
+      if (!here.ran || !here.onDevice) return 'the verbs did not run on the device or left their tables elsewhere';
+      const verbNames = ['filter', 'orderBy', 'groupBy', 'join'];
+      for (let k = 0; k < verbNames.length; k++) {
+        if (here.rows[k] !== cpu.rows[k]) return `${verbNames[k]}: ${here.rows[k].slice(0, 200)} vs the CPU's ${cpu.rows[k].slice(0, 200)}`;
+      }
+      const grouped = JSON.parse(cpu.rows[2]).map(r => r.name);
+      const wanted = ['', 'a', 'b', 'é', '\uFFFD', '😀', null];
+      return grouped.join('|') === wanted.join('|') ? null : `groups ${JSON.stringify(grouped)}`;
     }
   };
   return runChecks(checks);

@@ -7,7 +7,7 @@
 import {test} from 'node:test';
 import assert from 'node:assert/strict';
 import {execFileSync, spawnSync} from 'node:child_process';
-import {mkdtempSync, readFileSync, readdirSync, rmSync} from 'node:fs';
+import {mkdtempSync, readFileSync, readdirSync, rmSync, utimesSync} from 'node:fs';
 import {tmpdir} from 'node:os';
 import {join} from 'node:path';
 import {fileURLToPath} from 'node:url';
@@ -32,9 +32,10 @@ test('npm pack ships the code, both wasm modules, the declarations and the licen
   }
 });
 
-// The clone is of the committed HEAD (what CI tests). It builds in a cargo target directory
-// of its own (kept under this checkout's, so later runs reuse its dependencies): sharing
-// this checkout's would overwrite the wasm modules cargo keeps there for it.
+// The clone is of the committed HEAD (what CI tests). It builds in this checkout's cargo
+// target directory, reusing the dependencies' builds; its crate has the same fingerprint as
+// this checkout's (a path package's hash leaves its path out), so its build would leave the
+// checkout's next build taking the clone's wasm for fresh: `src/lib.rs` is touched after it.
 test('a fresh clone packs a working package: prepack installs what its build needs', {timeout: 30 * 60_000}, () => {
   const work = mkdtempSync(join(tmpdir(), 'gputable-pack-'));
   try {
@@ -46,6 +47,8 @@ test('a fresh clone packs a working package: prepack installs what its build nee
     const targetDir = process.env.CARGO_TARGET_DIR ?? fileURLToPath(new URL('target', root));
     const env = {...process.env, CARGO_TARGET_DIR: targetDir};
     const packed = spawnSync('npm', ['pack', '--pack-destination', work], {cwd: clone, env, encoding: 'utf8', maxBuffer: 64 << 20});
+    const now = new Date();
+    utimesSync(fileURLToPath(new URL('src/lib.rs', root)), now, now);
     const said = `${packed.stdout}\n${packed.stderr}`;
     assert.equal(packed.status, 0, said);
     assert.match(said, /\[setup\] installing npm packages \(npm ci\)/);

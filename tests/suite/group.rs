@@ -188,6 +188,100 @@ pub async fn group_by_matches_a_reference_for_every_type<T: Target>() {
     }
 }
 
+/// Counts, sums and means grouped by one 8- or 16-bit key with a row per value of its type:
+/// a bin count and bin sums without a sort where the device walks them (the CPU), composed
+/// elsewhere; keys and values with nulls, NaN values, a filtered (counted) input, every sum
+/// type, against a reference of the same groups.
+pub async fn group_by_of_small_keys_counts_and_sums_without_a_sort<T: Target>() {
+    let mut rng = Rng(29);
+    for (dtype, n, low, spread) in [
+        (DType::U8, 300, 0.0, 7),
+        (DType::I8, 400, -128.0, 250),
+        (DType::U16, 70_000, 0.0, 600),
+        (DType::I16, 66_000, -32768.0, 65_000),
+    ] {
+        let key_values: Vec<f64> = (0..n).map(|_| low + rng.below(spread) as f64).collect();
+        let key_valid: Vec<u8> = (0..n).map(|r| u8::from(r % 17 != 3)).collect();
+        let chunks = [n as u32 / 3, 0, n as u32 - n as u32 / 3];
+        let key = nullable(column_of(dtype, &key_values), Some(&key_valid), &chunks);
+        // Every sum type over the 8-bit keys; float32 alone over the 16-bit ones (the suite's
+        // time in the browser).
+        let value_types = match n < 1000 {
+            true => &[DType::F32, DType::I16, DType::U32][..],
+            false => &[DType::F32][..],
+        };
+        for &value_type in value_types {
+            // Quarters: every order of adding them is exact.
+            let values: Vec<f64> = (0..n)
+                .map(|r| match value_type {
+                    DType::F32 if r % 97 == 5 => f64::NAN,
+                    DType::F32 => (rng.below(41) as f64 - 20.0) / 4.0,
+                    DType::U32 => rng.below(1000) as f64,
+                    _ => rng.below(200) as f64 - 100.0,
+                })
+                .collect();
+            let value_valid: Vec<u8> = (0..n).map(|r| u8::from(r % 11 != 7)).collect();
+            let value = nullable(column_of(value_type, &values), Some(&value_valid), &chunks);
+            let keep: Vec<f64> = (0..n).map(|r| (r % 5 != 1) as u8 as f64).collect();
+            let mask = chunked(column_of(DType::U8, &keep), 1, &chunks);
+            for filtered in [false, true] {
+                let (key, value) = match filtered {
+                    true => (
+                        ir::filter(&key, &mask).unwrap(),
+                        ir::filter(&value, &mask).unwrap(),
+                    ),
+                    false => (key.clone(), value.clone()),
+                };
+                let kept: Vec<usize> = (0..n).filter(|&r| !filtered || keep[r] == 1.0).collect();
+                let aggregates: Vec<Aggregate> = [None, Some(GroupOp::Count), Some(GroupOp::Sum)]
+                    .into_iter()
+                    .chain([Some(GroupOp::Mean)])
+                    .map(|op| Aggregate {
+                        op: op.unwrap_or(GroupOp::Count),
+                        value: op.map(|_| value.clone()),
+                    })
+                    .collect();
+                let (keys, results) = ir::group_by(&[key], &aggregates).unwrap();
+                let pick = |all: Vec<Option<f64>>| kept.iter().map(|&r| all[r]).collect::<Vec<_>>();
+                let reference_keys = [pick(held(dtype, &key_values, &key_valid))];
+                let value_rows = pick(held(value_type, &values, &value_valid));
+                let groups = reference_groups(&reference_keys, kept.len());
+                let what = format!("{dtype:?} keys of {value_type:?} (filtered {filtered})");
+                let expected: Vec<Option<f64>> =
+                    groups.iter().map(|g| reference_keys[0][g[0]]).collect();
+                same_rows(&what, &rows_here::<T>(&keys[0]).await, &expected);
+                let rows: Vec<Option<f64>> = groups.iter().map(|g| Some(g.len() as f64)).collect();
+                same_rows(&what, &rows_here::<T>(&results[0]).await, &rows);
+                for (aggregate, result) in aggregates[1..].iter().zip(&results[1..]) {
+                    let expected: Vec<Option<f64>> = groups
+                        .iter()
+                        .map(|g| reference(aggregate.op, g, &value_rows, value_type))
+                        .collect();
+                    let what = format!("{what}: {}", aggregate.op.name());
+                    same_aggregate(
+                        &what,
+                        aggregate.op,
+                        &rows_here::<T>(result).await,
+                        &expected,
+                    );
+                }
+            }
+        }
+        // Summed by a walk where the device walks one (the CPU), else by other ops' kernels.
+        let value = chunked(ColumnData::F32(vec![1.0; n]), 1, &chunks);
+        let sum = Aggregate {
+            op: GroupOp::Sum,
+            value: Some(value),
+        };
+        let (_, sums) = ir::group_by(&[key], &[sum]).unwrap();
+        let text = gputable::engine::explain(&T::device(), &sums[0]).unwrap();
+        assert!(text.contains("binSum("), "{text}");
+        let walked =
+            gputable::engine::RegionModel::walks(&T::device(), &ir::Op::BinSum { bins: 1 });
+        assert_eq!(!walked, text.contains("of other ops"), "{text}");
+    }
+}
+
 /// A filter's rows (counted on the device), no rows, a group per row, one group, and values
 /// of several lanes.
 pub async fn group_by_counted_empty_and_wide_inputs<T: Target>() {

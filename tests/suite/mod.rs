@@ -816,6 +816,7 @@ macro_rules! suite {
             a_counted_result_keeps_its_draw_arguments_on_the_device,
             // group.rs: grouping
             group_by_matches_a_reference_for_every_type,
+            group_by_of_small_keys_counts_and_sums_without_a_sort,
             group_by_counted_empty_and_wide_inputs,
             group_by_refuses_bad_arguments,
             // histogram.rs: histograms

@@ -246,6 +246,7 @@ pub async fn table_misuse_is_a_typed_error<T: Target>() {
         size: 1,
         nullable: false,
         metadata: Default::default(),
+        dictionary: None,
     };
     let mislabelled = Vector::owning("x", f32s(&[1.0, 2.0], 2), id).shared();
     assert_eq!(
@@ -345,8 +346,8 @@ pub async fn verbs_resolve_to_a_table_of_batches_on_the_device<T: Target>() {
     let zero = ir::source(ColumnData::I32(vec![0]), 1, true).unwrap();
     let keep = ir::predicate(ir::Predicate::Greater, &[x.clone(), zero]).unwrap();
     let columns = vec![
-        ("x".to_string(), ir::filter(&x, &keep).unwrap()),
-        ("y".to_string(), ir::filter(&y, &keep).unwrap()),
+        ("x".to_string(), ir::filter(&x, &keep).unwrap(), None),
+        ("y".to_string(), ir::filter(&y, &keep).unwrap(), None),
     ];
     let result = table::table_of_columns(&device, &columns, &fields, Some(id))
         .await
@@ -355,7 +356,10 @@ pub async fn verbs_resolve_to_a_table_of_batches_on_the_device<T: Target>() {
     drop(columns);
     // A column of other rows than the others is refused.
     let short = ir::source(ColumnData::F32(vec![1.0]), 1, false).unwrap();
-    let other = vec![("x".to_string(), x.clone()), ("z".to_string(), short)];
+    let other = vec![
+        ("x".to_string(), x.clone(), None),
+        ("z".to_string(), short, None),
+    ];
     let err = table::table_of_columns(&device, &other, &fields, Some(id)).await;
     assert_eq!(err.err().map(|e| e.code), Some(ErrorCode::InvalidArgument));
     input.borrow_mut().destroy();

@@ -1,0 +1,145 @@
+// Dictionary columns (api.md "Tables"): codes on the device, their values on the host in
+// `dictionary`. The ops that keep values keep it (ops.js); order, grouping, joins and
+// comparisons go by the values, through small tables of codes gathered on the device.
+import {wasm} from './bindings.js';
+import {fail} from './errors.js';
+import {GPUVector} from './vectors.js';
+import {GPUTableEvaluator, handleOf, wrap} from './evaluator.js';
+
+export const dictionaryOf = x => (x instanceof GPUVector || x instanceof GPUTableEvaluator ? x.dictionary ?? null : null);
+
+export function coded(evaluator, dictionary) {
+  if (dictionary) evaluator.dictionary = dictionary;
+  return evaluator;
+}
+
+// Strings in code-point order (as UTF-8 bytes compare): a UTF-16 surrogate starts a code
+// point past U+FFFF, after every other unit.
+function compareText(a, b) {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    const highX = x >= 0xd800 && x <= 0xdfff;
+    const highY = y >= 0xd800 && y <= 0xdfff;
+    if (highX !== highY) return highX ? 1 : -1;
+    return x - y;
+  }
+  return a.length - b.length;
+}
+
+const compareValues = (a, b) => {
+  if (typeof a === 'string') return compareText(a, b);
+  if (Number.isNaN(a) || Number.isNaN(b)) return Number.isNaN(a) - Number.isNaN(b);
+  return a - b;
+};
+
+// A dictionary's value order, made once: `ranks[code]`, `codes[rank]` and each value's code.
+const orders = new WeakMap();
+function orderOf(dictionary) {
+  let order = orders.get(dictionary);
+  if (!order) {
+    const n = dictionary.length;
+    const byValue = Array.from(dictionary.keys()).sort((i, j) => compareValues(dictionary[i], dictionary[j]));
+    // One row at least: a table to gather from is never empty (its column is then all null).
+    const codes = new Uint32Array(Math.max(n, 1));
+    const ranks = new Uint32Array(Math.max(n, 1));
+    byValue.forEach((code, rank) => {
+      codes[rank] = code;
+      ranks[code] = rank;
+    });
+    const index = new Map(dictionary.map((value, code) => [value, code]));
+    order = {codes, ranks, index, sorted: byValue.map(code => dictionary[code])};
+    orders.set(dictionary, order);
+  }
+  return order;
+}
+
+const uint32Table = values => GPUTableEvaluator.fromArray(values, {type: 'uint32'});
+
+// Each row's rank among its dictionary's values (a plain column as it is), in the narrowest
+// unsigned type: a sort of 8-bit keys is one pass, and grouping by them a bin per value.
+export function ranked(x) {
+  const dictionary = dictionaryOf(x);
+  if (!dictionary) return x;
+  const type = dictionary.length <= 0x100 ? 'uint8' : dictionary.length <= 0x10000 ? 'uint16' : 'uint32';
+  return gatherRows(x, GPUTableEvaluator.fromArray(orderOf(dictionary).ranks, {type}));
+}
+
+// Ranks of `dictionary`'s values back to its codes, of the codes' `type`.
+export function unranked(ranks, dictionary, type) {
+  const codes = gatherRows(ranks, uint32Table(orderOf(dictionary).codes));
+  return coded(type === 'uint32' ? codes : castTo(codes, type), dictionary);
+}
+
+// Two columns made comparable by value: the second's codes as the first's where the values
+// are the same (past the first's codes where not), or a dictionary of numbers as its values.
+export function joinKeys(a, b) {
+  const [left, right] = [dictionaryOf(a), dictionaryOf(b)];
+  if (left === right) return [a, b];
+  if (left && right) {
+    if (typeof left[0] !== typeof right[0] && left.length && right.length) {
+      fail('TYPE_MISMATCH', 'dictionaries of strings and of numbers never hold equal values');
+    }
+    const {index} = orderOf(left);
+    const translated = Uint32Array.from(right, (value, code) => index.get(value) ?? left.length + code);
+    return [a, gatherRows(b, uint32Table(translated.length ? translated : [0]))];
+  }
+  return [decoded(a), decoded(b)];
+}
+
+// A dictionary of numbers as its values; a dictionary of strings cannot meet a plain column.
+function decoded(x) {
+  const dictionary = dictionaryOf(x);
+  if (!dictionary) return x;
+  if (dictionary.some(v => typeof v !== 'number')) {
+    fail('TYPE_MISMATCH', 'a column of strings compares only with strings or another dictionary column');
+  }
+  const integers = dictionary.every(v => Number.isInteger(v) && v >= -0x80000000 && v < 0x80000000);
+  const values = GPUTableEvaluator.fromArray(dictionary.length ? dictionary : [0], {type: integers ? 'sint32' : 'float32'});
+  return gatherRows(x, values);
+}
+
+// `source`'s rows at `ids` (a code table's: no dictionary of its own).
+const gatherRows = (ids, source) => wrap(() => wasm.gather(handleOf(ids), handleOf(source)));
+const castTo = (x, type) => wrap(() => wasm.cast(handleOf(x), type));
+
+// The operands of a comparison with a dictionary column, as columns and numbers that
+// compare as their values do: for equality codes (a string not in the dictionary is a code
+// no row has), for order ranks (a string as the rank it would take among the values).
+export function byValue(op, a, b) {
+  const ordered = op !== 'equal' && op !== 'notEqual';
+  if (typeof a === 'string' || typeof b === 'string') {
+    const flip = typeof a === 'string';
+    const [column, text] = flip ? [b, a] : [a, b];
+    const dictionary = dictionaryOf(column);
+    if (!dictionary) fail('INVALID_ARGUMENT', `${op} compares a string only with a dictionary column`);
+    const order = orderOf(dictionary);
+    let value;
+    if (!ordered) {
+      value = order.index.get(text) ?? -1;
+    } else {
+      // Ranks below `lo` hold the values before the string: a string among the values is
+      // rank `lo`, one between them compares as `lo - 0.5`.
+      const lo = lowerBound(order.sorted, text);
+      value = order.index.has(text) ? lo : lo - 0.5;
+    }
+    const operand = ordered ? ranked(column) : column;
+    return flip ? [value, operand] : [operand, value];
+  }
+  if (!ordered) return joinKeys(a, b);
+  if (dictionaryOf(a) === dictionaryOf(b)) return [ranked(a), ranked(b)];
+  if (dictionaryOf(a) && dictionaryOf(b)) fail('TYPE_MISMATCH', `${op} orders two dictionary columns only with the same dictionary`);
+  return [decoded(a), decoded(b)];
+}
+
+function lowerBound(sorted, value) {
+  let [lo, hi] = [0, sorted.length];
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (compareValues(sorted[mid], value) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}

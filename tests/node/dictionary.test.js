@@ -1,0 +1,201 @@
+// api.md "Tables" on text and dictionary columns through the built package on the CPU
+// device: Utf8 loads as codes into its distinct strings, verbs keep the dictionary and write
+// it back, and equality, order, grouping and joins go by the values (strings in code-point
+// order), each checked against a plain loop over random strings with nulls, empty strings
+// and characters past U+FFFF.
+import {test} from 'node:test';
+import assert from 'node:assert/strict';
+import * as arrow from 'apache-arrow';
+import * as gt from 'gputable';
+import {throwsCode} from './helpers.js';
+
+// Code-point order, as UTF-8 bytes compare (JS `<` compares UTF-16 units).
+const byCodePoint = (a, b) => {
+  const x = [...a].map(c => c.codePointAt(0));
+  const y = [...b].map(c => c.codePointAt(0));
+  for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i] - y[i];
+  return x.length - y.length;
+};
+
+// Strings from a small alphabet with '', nulls and a character past U+FFFF (its UTF-16
+// surrogates sort before U+FFFD, its code point after).
+function randomStrings(n, seed) {
+  const alphabet = ['a', 'b', 'Z', 'é', '\uFFFD', '😀', ' '];
+  let state = seed;
+  const next = () => (state = (state * 1103515245 + 12345) % 2147483648) / 2147483648;
+  return Array.from({length: n}, () => {
+    if (next() < 0.08) return null;
+    const length = Math.floor(next() * 3);
+    return Array.from({length}, () => alphabet[Math.floor(next() * alphabet.length)]).join('');
+  });
+}
+
+// A table of Utf8 `names` (and `amount`) in batches of `batch` rows.
+function textTable(names, batch, type = new arrow.Utf8()) {
+  const batches = [];
+  for (let at = 0; at < names.length; at += batch) {
+    const slice = names.slice(at, at + batch);
+    const part = arrow.tableFromArrays({
+      name: arrow.vectorFromArray(slice, type),
+      amount: Float32Array.from(slice, (_, i) => at + i),
+    });
+    batches.push(...part.batches);
+  }
+  return new arrow.Table(batches);
+}
+
+const firstAppearance = names => [...new Set(names.filter(v => v !== null))];
+const rowsOf = async (table, name) => {
+  const vector = table.getVector(name);
+  const codes = await vector.readValue();
+  const flags = vector.validity ? await vector.validity.readValue() : null;
+  const dictionary = table.schema.field(name).dictionary;
+  return Array.from(codes, (code, i) => (flags && !flags[i] ? null : dictionary[code]));
+};
+
+test('Utf8 and LargeUtf8 load as uint32 codes into their strings in order of first appearance', async () => {
+  const names = randomStrings(500, 7);
+  for (const type of [new arrow.Utf8(), new arrow.LargeUtf8()]) {
+    const table = await gt.GPUTable.fromArrowIPC(arrow.tableToIPC(textTable(names, 170, type)));
+    const field = table.schema.field('name');
+    assert.equal(field.type, 'uint32');
+    assert.deepEqual(field.dictionary, firstAppearance(names), 'one dictionary across the batches');
+    assert.deepEqual(await rowsOf(table, 'name'), names);
+    assert.equal(table.getVector('name').dictionary, field.dictionary);
+    // Written back as a dictionary of strings: the same strings per row.
+    const back = arrow.tableFromIPC(await table.toArrowIPC());
+    assert.ok(arrow.DataType.isDictionary(back.schema.fields[0].type));
+    assert.deepEqual(back.getChild('name').toArray(), names);
+    assert.equal(back.batches.length, 3);
+    table.destroy();
+  }
+});
+
+test('equal, notEqual and order comparisons of a text column with a string go by value', async () => {
+  const names = randomStrings(400, 11);
+  const table = gt.GPUTable.fromArrowIPCSync(arrow.tableToIPC(textTable(names, 150)));
+  const t = table.gpuVectors;
+  const kept = async mask => (await table.filter(() => mask)).getVector('amount').readValue().then(v => [...v]);
+  const rowsWhere = keep => names.flatMap((v, i) => (v !== null && keep(v) ? [i] : []));
+  for (const probe of ['a', '', '😀', 'zz-not-there', '\uFFFD']) {
+    assert.deepEqual(await kept(gt.equal(t.name, probe)), rowsWhere(v => v === probe), `equal '${probe}'`);
+    assert.deepEqual(await kept(gt.notEqual(probe, t.name)), rowsWhere(v => v !== probe), `notEqual '${probe}'`);
+    assert.deepEqual(await kept(gt.less(t.name, probe)), rowsWhere(v => byCodePoint(v, probe) < 0), `less '${probe}'`);
+    assert.deepEqual(await kept(gt.greaterEqual(t.name, probe)), rowsWhere(v => byCodePoint(v, probe) >= 0), `greaterEqual '${probe}'`);
+    assert.deepEqual(await kept(gt.lessEqual(probe, t.name)), rowsWhere(v => byCodePoint(probe, v) <= 0), `lessEqual '${probe}'`);
+  }
+  throwsCode(() => gt.equal(t.amount, 'a'), 'INVALID_ARGUMENT');
+  throwsCode(() => gt.less(t.name, 3), 'TYPE_MISMATCH');
+  table.destroy();
+});
+
+test('orderBy, topK, unique, valueCounts and groupBy of a text column order by its strings', async () => {
+  const names = randomStrings(3000, 5);
+  const table = await gt.GPUTable.fromArrowIPC(arrow.tableToIPC(textTable(names, 1100)));
+  const rows = names.map((name, i) => ({name, i}));
+  const nullsLast = (a, b) => (a === null) - (b === null) || (a === null ? 0 : byCodePoint(a, b));
+  const ordered = [...rows].sort((a, b) => nullsLast(a.name, b.name) || a.i - b.i);
+  const sorted = await table.orderBy('name');
+  assert.deepEqual(await rowsOf(sorted, 'name'), ordered.map(r => r.name));
+  assert.deepEqual([...await sorted.getVector('amount').readValue()], ordered.map(r => r.i), 'stable');
+  assert.deepEqual(sorted.schema.field('name').dictionary, table.schema.field('name').dictionary, 'the dictionary kept');
+  const descending = await table.orderBy('name', {descending: true, nulls: 'first'});
+  const reversed = [...rows].sort((a, b) => (b.name === null) - (a.name === null) || (a.name === null ? 0 : byCodePoint(b.name, a.name)) || a.i - b.i);
+  assert.deepEqual(await rowsOf(descending, 'name'), reversed.map(r => r.name));
+
+  const top = await table.topK('name', 5);
+  const largest = [...rows].filter(r => r.name !== null).sort((a, b) => byCodePoint(b.name, a.name) || a.i - b.i).slice(0, 5);
+  assert.deepEqual(await rowsOf(top, 'name'), largest.map(r => r.name));
+
+  const distinct = firstAppearance(names).sort(byCodePoint);
+  const unique = gt.unique(table.getVector('name'));
+  assert.equal(unique.dictionary, table.schema.field('name').dictionary);
+  const uniqueCodes = await unique.readValue();
+  assert.deepEqual(Array.from(uniqueCodes, c => unique.dictionary[c]).slice(0, distinct.length), distinct);
+  const {values, counts} = gt.valueCounts(table.getVector('name'));
+  const valueCodes = await values.readValue();
+  const countOf = value => names.filter(v => v === value).length;
+  assert.deepEqual(Array.from(valueCodes, c => values.dictionary[c]).slice(0, distinct.length), distinct);
+  assert.deepEqual([...await counts.readValue()].slice(0, distinct.length), distinct.map(countOf));
+
+  const grouped = await table.groupBy('name').rollup({trips: 'count', total: ['sum', 'amount']});
+  assert.deepEqual(grouped.schema.field('name').dictionary, table.schema.field('name').dictionary);
+  assert.deepEqual(await rowsOf(grouped, 'name'), [...distinct, null], 'groups by value, null last');
+  const trips = [...await grouped.getVector('trips').readValue()];
+  assert.deepEqual(trips, [...distinct.map(countOf), names.filter(v => v === null).length]);
+  const totals = [...await grouped.getVector('total').readValue()];
+  const totalOf = value => names.reduce((sum, v, i) => sum + (v === value ? i : 0), 0);
+  assert.deepEqual(totals, [...distinct.map(totalOf), totalOf(null)]);
+  // The grouped table writes its names back as strings.
+  const back = arrow.tableFromIPC(await grouped.toArrowIPC());
+  assert.deepEqual(back.getChild('name').toArray(), [...distinct, null]);
+  for (const t of [table, sorted, descending, top, grouped]) t.destroy();
+});
+
+test('joins and equality of text columns whose dictionaries differ go by value', async () => {
+  const tripNames = randomStrings(900, 3);
+  const trips = await gt.GPUTable.fromArrowIPC(arrow.tableToIPC(textTable(tripNames, 400)));
+  // Zones as an Arrow dictionary column in another order, with a name no trip has and a
+  // repeated name (many-to-many).
+  const zoneNames = ['😀', 'b', 'a', '', 'never', 'b', 'é'];
+  const zoneColumn = arrow.vectorFromArray(zoneNames, new arrow.Dictionary(new arrow.Utf8(), new arrow.Int32()));
+  const zones = await gt.GPUTable.fromArrowIPC(arrow.tableToIPC(arrow.tableFromArrays({
+    name: zoneColumn,
+    zone: Int32Array.from(zoneNames, (_, i) => 100 + i),
+  })));
+  assert.notDeepEqual(zones.schema.field('name').dictionary, trips.schema.field('name').dictionary);
+  for (const how of ['inner', 'left']) {
+    const joined = await trips.join(zones, {on: 'name', how});
+    const expected = [];
+    tripNames.forEach((name, i) => {
+      const before = expected.length;
+      zoneNames.forEach((zone, j) => { if (name !== null && name === zone) expected.push([name, i, 100 + j]); });
+      if (how === 'left' && expected.length === before) expected.push([name, i, null]);
+    });
+    assert.deepEqual(await rowsOf(joined, 'name'), expected.map(e => e[0]), how);
+    assert.deepEqual([...await joined.getVector('amount').readValue()], expected.map(e => e[1]), how);
+    const zone = joined.getVector('zone');
+    const zoneValues = await zone.readValue();
+    const flags = zone.validity ? await zone.validity.readValue() : null;
+    assert.deepEqual(Array.from(zoneValues, (v, i) => (flags && !flags[i] ? null : v)), expected.map(e => e[2]), how);
+    joined.destroy();
+  }
+  const looked = await gt.lookup(trips.getVector('name'), zones.getVector('name')).readValue();
+  assert.deepEqual([...looked], tripNames.map(name => (name === null ? -1 : zoneNames.indexOf(name))));
+  // Equality of two dictionary columns compares values, not codes; a null row is null.
+  const pick = (rows, table) => gt.gather(gt.GPUTableEvaluator.fromArray(rows, {type: 'uint32'}), table.getVector('name'));
+  const same = await gt.equal(pick([0, 1, 2, 3], trips), pick([3, 2, 1, 0], zones)).evaluate();
+  const flags = same.validity ? await same.validity.readValue() : null;
+  const equalRows = Array.from(await same.readValue(), (v, i) => (flags && !flags[i] ? null : v));
+  assert.deepEqual(equalRows, [0, 1, 2, 3].map(i => (tripNames[i] === null ? null : Number(tripNames[i] === zoneNames[3 - i]))));
+  trips.destroy();
+  zones.destroy();
+});
+
+test('dictionaries of numbers and dictionaries made from JS keep their values', async () => {
+  const values = arrow.vectorFromArray([300, -7, 300, null, 12], new arrow.Dictionary(new arrow.Int16(), new arrow.Int8()));
+  const table = gt.GPUTable.fromArrowIPCSync(arrow.tableToIPC(arrow.tableFromArrays({v: values})));
+  const field = table.schema.field('v');
+  assert.equal(field.type, 'uint32', 'codes into the values kept');
+  assert.deepEqual(field.dictionary, [300, -7, 12]);
+  const big = await table.filter(t => gt.greater(t.v, 100));
+  assert.equal(big.numRows, 2);
+  assert.deepEqual(arrow.tableFromIPC(big.toArrowIPC()).getChild('v').toArray(), [300, 300]);
+  const back = arrow.tableFromIPC(table.toArrowIPC());
+  assert.ok(back.schema.fields[0].type.dictionary.typeId === new arrow.Int16().typeId, 'written back as Int16 values');
+  assert.deepEqual([...back.getChild('v')], [300, -7, 300, null, 12]);
+
+  // A schema's field may carry a dictionary for integer codes of the user's.
+  const codes = gt.GPUVector.appendable({name: 'kind', type: 'uint8'}).append([2, 0, 1, 2]);
+  const schema = new gt.GPUSchema([new gt.GPUField({name: 'kind', type: 'uint8', dictionary: ['car', 'bus', 'tram']})]);
+  const made = new gt.GPUTable({schema, batches: [new gt.GPURecordBatch([codes], schema)]});
+  assert.deepEqual(made.schema.field('kind').dictionary, ['car', 'bus', 'tram']);
+  assert.deepEqual(arrow.tableFromIPC(made.toArrowIPC()).getChild('kind').toArray(), ['tram', 'car', 'bus', 'tram']);
+  const sorted = await made.orderBy('kind');
+  assert.deepEqual(arrow.tableFromIPC(sorted.toArrowIPC()).getChild('kind').toArray(), ['bus', 'car', 'tram', 'tram']);
+  const repeated = [new gt.GPUField({name: 'kind', type: 'uint8', dictionary: ['a', 'a']})];
+  throwsCode(() => new gt.GPUTable({schema: new gt.GPUSchema(repeated)}), 'INVALID_ARGUMENT');
+  const floats = [new gt.GPUField({name: 'kind', type: 'float32', dictionary: ['a']})];
+  throwsCode(() => new gt.GPUTable({schema: new gt.GPUSchema(floats)}), 'INVALID_ARGUMENT');
+  for (const t of [table, big, made, sorted]) t.destroy();
+});
