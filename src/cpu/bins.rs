@@ -99,19 +99,21 @@ pub(super) fn bin_sum(
     let chunks = pairs
         .iter()
         .map(|chunk| chunk.host_column().map(|c| &c.data));
+    let not_pairs = || internal("a bin sum's pairs are not of its type");
     match &mut column.data {
         ColumnData::F32(sums) => {
             let mut wide = crate::column::try_vec(bins, "a bin sum's totals")?;
             wide.resize(bins, 0f64);
             for chunk in chunks {
                 let Some(ColumnData::F32(pairs)) = chunk else {
-                    return Err(internal("a float bin sum's pairs are not float32"));
+                    return Err(not_pairs());
                 };
-                for pair in pairs.chunks_exact(2) {
-                    if let Some(sum) = wide.get_mut(pair[0] as usize) {
-                        *sum += f64::from(pair[1]);
-                    }
-                }
+                sum_pairs(
+                    pairs,
+                    &mut wide,
+                    |id| id as usize,
+                    |s, v| *s += f64::from(v),
+                );
             }
             sums.clear();
             sums.extend(wide.iter().map(|&v| v as f32));
@@ -121,13 +123,11 @@ pub(super) fn bin_sum(
             sums.resize(bins, 0);
             for chunk in chunks {
                 let Some(ColumnData::I32(pairs)) = chunk else {
-                    return Err(internal("a sint32 bin sum's pairs are not sint32"));
+                    return Err(not_pairs());
                 };
-                for pair in pairs.chunks_exact(2) {
-                    if let Some(sum) = usize::try_from(pair[0]).ok().and_then(|b| sums.get_mut(b)) {
-                        *sum = sum.wrapping_add(pair[1]);
-                    }
-                }
+                // A negative id reads as one past every bin.
+                let id = |id: i32| usize::try_from(id).unwrap_or(usize::MAX);
+                sum_pairs(pairs, sums, id, |s, v| *s = s.wrapping_add(v));
             }
         }
         ColumnData::U32(sums) => {
@@ -135,17 +135,27 @@ pub(super) fn bin_sum(
             sums.resize(bins, 0);
             for chunk in chunks {
                 let Some(ColumnData::U32(pairs)) = chunk else {
-                    return Err(internal("a uint32 bin sum's pairs are not uint32"));
+                    return Err(not_pairs());
                 };
-                for pair in pairs.chunks_exact(2) {
-                    if let Some(sum) = sums.get_mut(pair[0] as usize) {
-                        *sum = sum.wrapping_add(pair[1]);
-                    }
-                }
+                sum_pairs(pairs, sums, |id| id as usize, |s, v| *s = s.wrapping_add(v));
             }
         }
         _ => return Err(internal("a bin sum of a type not a sum's")),
     }
     column.rows = bins as u32;
     Ok(Value::from_host_lease(device.core().id, lease))
+}
+
+/// Each `[id, value]` pair's value added into its id's sum; ids past the sums add nothing.
+fn sum_pairs<T: Copy, S>(
+    pairs: &[T],
+    sums: &mut [S],
+    id: impl Fn(T) -> usize,
+    add: impl Fn(&mut S, T),
+) {
+    for pair in pairs.chunks_exact(2) {
+        if let Some(sum) = sums.get_mut(id(pair[0])) {
+            add(sum, pair[1]);
+        }
+    }
 }

@@ -212,7 +212,7 @@ impl<'a> BatchReader<'a> {
                 let (codes, valid) = kept_codes(kept, scalar, keys, rows, row_valid)?;
                 return Ok(IpcColumn {
                     data: Column::new(ColumnData::U32(codes), 1)?,
-                    validity: flags_column(valid.as_deref())?,
+                    validity: flags_column(valid.as_deref(), 1)?,
                 });
             }
             let all_null = *value_type == Type::Null;
@@ -240,7 +240,7 @@ impl<'a> BatchReader<'a> {
             }
             return Ok(IpcColumn {
                 data: Column::new(ColumnData::U32(codes), 1)?,
-                validity: flags_column(row_valid.as_deref())?,
+                validity: flags_column(row_valid.as_deref(), 1)?,
             });
         } else if let (Some(list), Some(item)) = (field.type_as_fixed_size_list(), item(field)) {
             let per_row = list.listSize() as usize;
@@ -282,25 +282,18 @@ impl<'a> BatchReader<'a> {
             Some(_) => (valid, items_per_row as u32),
             None => (row_valid.as_deref(), 1),
         };
-        let validity = match flags {
-            Some(flags) => {
-                let flags = try_collect(flags.len(), flags.iter().map(|&v| u8::from(v)))?;
-                Some(Column::new(ColumnData::U8(flags), size)?)
-            }
-            None => None,
-        };
         Ok(IpcColumn {
             data: Column::new(data, info.size)?,
-            validity,
+            validity: flags_column(flags, size)?,
         })
     }
 }
 
-/// A column's validity of one flag per row (1 valid, 0 null), where it has nulls.
-fn flags_column(valid: Option<&[bool]>) -> Result<Option<Column>> {
+/// A column's validity (1 valid, 0 null; `size` flags a row), where it has nulls.
+fn flags_column(valid: Option<&[bool]>, size: u32) -> Result<Option<Column>> {
     let Some(valid) = valid else { return Ok(None) };
     let flags = try_collect(valid.len(), valid.iter().map(|&v| u8::from(v)))?;
-    Ok(Some(Column::new(ColumnData::U8(flags), 1)?))
+    Ok(Some(Column::new(ColumnData::U8(flags), size)?))
 }
 
 /// `count` values of `scalar` from `bytes` as the column's element type; values whose flag
