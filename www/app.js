@@ -1,16 +1,19 @@
 // The demo page (`npm run serve`, then http://localhost:8080/www/): the bundled Arrow file
-// streamed onto the device, then 1M generated trips kept resident there, filtered by the
-// sliders through one fused graph per change, drawn from the device's own buffer on WebGPU.
+// streamed onto the device and summarised there by table verbs, then 1M generated trips kept
+// resident there and asked the page's questions (www/queries.js) again on each slider move,
+// as one evaluation: the shown trips drawn from the device's own buffer on WebGPU (their
+// count never read for it), a fare histogram, trips and mean fare by company, the top ten.
 // `?device=best|webgpu|webgl|cpu&rows=N` pick the device and the table size.
 import * as gt from '../dist/web/index.js';
-import {cityTrips} from './city.js';
-import {BIN_WIDTH, filterGraph, filterLoop, sameCounts} from './filters.js';
-import {CanvasPoints, WebGpuPoints, drawBars, intensityFor} from './views.js';
+import {VENDORS, cityTrips} from './city.js';
+import {BIN_WIDTH, answersOf, destroyGraph, sameAnswers, tripsLoop, tripsQuery} from './queries.js';
+import {CanvasPoints, WebGpuPoints, drawBars, drawGroups, intensityFor} from './views.js';
 
 const $ = id => document.getElementById(id);
 const query = new URLSearchParams(location.search);
 const settings = {device: query.get('device') ?? 'best', rows: Number(query.get('rows') ?? 1_000_000)};
 const ms = value => value.toFixed(1);
+const dollars = value => `$${value.toFixed(2)}`;
 
 for (const id of ['device', 'rows']) {
   const picker = $(id);
@@ -30,7 +33,7 @@ function fail(error) {
   document.body.dataset.state = 'error';
 }
 
-/** Streams the Arrow file onto the device, batch by batch, and computes on the table there. */
+/** Streams the Arrow file onto the device, batch by batch, and summarises the table there. */
 async function loadArrow(device) {
   const response = await fetch('./data/trips.arrow');
   if (!response.ok) throw new Error(`fetching data/trips.arrow: ${response.status}`);
@@ -55,22 +58,58 @@ async function loadArrow(device) {
   show();
   const fare = table.getVector('fare');
   const km = gt.length(gt.subtract(table.getVector('dropoff'), table.getVector('pickup')));
-  // Null fares read 0; their validity keeps them out of the price per km (a column without
-  // nulls has none).
-  const valid = fare.validity ?? gt.GPUTableEvaluator.fromConstant(1, 'uint8');
-  const perKm = gt.select(valid, gt.divide(fare, km), 0);
-  const roots = {range: gt.extent(perKm), missing: gt.sum(gt.subtract(1, valid))};
+  // A null fare gives a null price, which reductions skip.
+  const roots = {range: gt.extent(gt.divide(fare, km)), missing: gt.count(gt.isNull(fare))};
   await gt.cleanEvaluate(device, roots);
   const [low, high] = await roots.range.readValue();
   const [missing] = await roots.missing.readValue();
+  // The vendor column is an Arrow dictionary of strings: grouped by its values.
+  const byVendor = await table.groupBy(['vendor']).rollup({trips: 'count', meanFare: ['mean', 'fare']});
+  const names = byVendor.schema.field('vendor').dictionary;
+  const [codes, trips, means] = await Promise.all(['vendor', 'trips', 'meanFare'].map(name => byVendor.getVector(name).readValue()));
   $('arrow').textContent = [
     `trips.arrow: ${table.numRows.toLocaleString('en-US')} rows in ${table.batches.length} batches`,
     ...table.schema.fields.map(field => `  ${field.name.padEnd(10)} ${field.format} from ${field.metadata.arrowType}`),
     `missing fares: ${missing}`,
-    `fare per km: ${low.toFixed(3)} .. ${high.toFixed(3)}`
+    `fare per km: ${low.toFixed(3)} .. ${high.toFixed(3)}`,
+    ...Array.from(codes, (code, i) => `  ${names[code]}: ${trips[i].toLocaleString('en-US')} trips, mean fare ${dollars(means[i])}`)
   ].join('\n');
-  for (const e of [...Object.values(roots), perKm, ...(fare.validity ? [] : [valid])]) e.destroy();
+  for (const e of Object.values(roots)) e.destroy();
+  byVendor.destroy();
   table.destroy();
+}
+
+/** The generated trips as a table on the device, the vendor codes with their names. */
+async function residentTrips(device, trips) {
+  const E = gt.GPUTableEvaluator;
+  const schema = new gt.GPUSchema([
+    new gt.GPUField({name: 'pickup', type: 'float32', size: 2}),
+    new gt.GPUField({name: 'dropoff', type: 'float32', size: 2}),
+    new gt.GPUField({name: 'fare', type: 'float32'}),
+    new gt.GPUField({name: 'vendor', type: 'uint8', dictionary: VENDORS})
+  ]);
+  const vectors = await Promise.all([
+    E.fromArray(trips.pickup, {size: 2}), E.fromArray(trips.dropoff, {size: 2}), E.fromArray(trips.fare), E.fromArray(trips.vendor)
+  ].map(e => e.evaluate(device)));
+  const table = new gt.GPUTable({schema, batches: [new gt.GPURecordBatch(vectors, schema)], device});
+  // Evaluated once: every graph reads the columns in place.
+  const columns = Object.fromEntries(schema.names.map(name => [name, E.fromVector(table.getVector(name))]));
+  return {table, columns};
+}
+
+/** The plans of the graph's results, as `explain()` shows them. */
+function plans(device, graph) {
+  const shown = {points: graph.points, histogram: graph.histogram, 'byVendor.meanFare': graph.byVendor.meanFare, 'dearest.fare': graph.dearest.fare};
+  return Object.entries(shown).map(([name, e]) => `${name}:\n${e.explain(device).trimEnd()}`).join('\n\n');
+}
+
+function showDearest(rows) {
+  const body = $('dearest').tBodies[0];
+  body.replaceChildren(...rows.map((row, i) => {
+    const tr = document.createElement('tr');
+    for (const text of [String(i + 1), row.vendor, dollars(row.fare), row.km.toFixed(2), dollars(row.perKm)]) tr.insertCell().textContent = text;
+    return tr;
+  }));
 }
 
 async function main() {
@@ -86,13 +125,7 @@ async function main() {
   await loadArrow(device);
 
   const trips = cityTrips(settings.rows);
-  const E = gt.GPUTableEvaluator;
-  // Evaluated once: the columns stay on the device and every graph reads them in place.
-  const columns = {
-    pickup: await E.fromArray(trips.pickup, {size: 2}).evaluate(device),
-    dropoff: await E.fromArray(trips.dropoff, {size: 2}).evaluate(device),
-    fare: await E.fromArray(trips.fare).evaluate(device)
-  };
+  const {columns} = await residentTrips(device, trips);
   const intensity = intensityFor(settings.rows);
   const painter = device.type === 'webgpu' ? new WebGpuPoints($('plot'), device, intensity) : new CanvasPoints($('plot'), intensity);
   let shown = null, running = false, again = false, renders = 0;
@@ -101,43 +134,49 @@ async function main() {
     const filter = {minFare: Number($('min-fare').value), maxKm: Number($('max-km').value)};
     $('min-fare-value').textContent = `$${filter.minFare}`;
     $('max-km-value').textContent = String(filter.maxKm);
-    const kernelsBefore = device.stats.kernels;
-    const graph = filterGraph(gt, columns, filter);
-    const plan = `${graph.points.explain(device)}\n${graph.histogram.explain(device)}`;
-    let count, histogram, evaluateMs, drawMs;
+    const before = device.stats;
+    const graph = tripsQuery(gt, columns, filter);
+    const plan = plans(device, graph);
+    let answers, evaluateMs, drawMs;
     try {
       const t0 = performance.now();
       await gt.cleanEvaluate(device, graph);
-      [count] = await graph.count.readValue();
-      histogram = Array.from(await graph.histogram.readValue());
+      answers = await answersOf(device, graph);
       evaluateMs = performance.now() - t0;
       const t1 = performance.now();
-      // WebGPU draws the output's own buffer; the others draw the rows read back.
+      // WebGPU draws the output's own buffer, as many points as its count on the device; the
+      // others draw the rows read back.
       await painter.draw(device.type === 'webgpu' ? await graph.points.evaluate(device) : await graph.points.readValue());
       drawMs = performance.now() - t1;
     } catch (error) {
-      for (const e of Object.values(graph)) e.destroy();
+      destroyGraph(graph);
       throw error;
     }
-    const kernels = device.stats.kernels - kernelsBefore;
+    const after = device.stats;
     // The picture on screen is drawn: the graph it came from may go.
-    if (shown) for (const e of Object.values(shown)) e.destroy();
+    if (shown) destroyGraph(shown);
     shown = graph;
 
     const t2 = performance.now();
-    const reference = filterLoop(trips, filter);
+    const reference = tripsLoop(trips, VENDORS, filter);
     const jsMs = performance.now() - t2;
-    const same = sameCounts(reference, count, histogram);
+    const same = sameAnswers(reference, answers);
 
-    $('shown').textContent = count.toLocaleString('en-US');
+    $('shown').textContent = answers.count.toLocaleString('en-US');
     $('evaluate-ms').textContent = ms(evaluateMs);
     $('draw-ms').textContent = ms(drawMs);
     $('js-ms').textContent = ms(jsMs);
-    $('check').textContent = same ? 'the same counts' : 'different counts!';
+    $('check').textContent = same ? 'the same answers' : 'different answers!';
     $('check').className = same ? 'ok' : 'bad';
-    $('kernels').textContent = `${kernels} ${device.type === 'cpu' ? 'passes' : 'kernels'} for this change, ${(device.memory.liveBytes / 1e6).toFixed(1)} MB live`;
-    $('histogram').dataset.counts = JSON.stringify(histogram);
-    drawBars($('histogram'), histogram, histogram.map((_, i) => (i % 4 === 0 ? `$${i * BIN_WIDTH}` : '')), {format: () => ''});
+    const work = device.type === 'cpu' ? 'passes' : 'kernels';
+    $('kernels').textContent = `${after.kernels - before.kernels} ${work} in one evaluation, ${after.readbackBytes - before.readbackBytes} bytes read back, ${(device.memory.liveBytes / 1e6).toFixed(1)} MB live`;
+    $('histogram').dataset.counts = JSON.stringify(answers.histogram);
+    drawBars($('histogram'), answers.histogram, answers.histogram.map((_, i) => (i % 4 === 0 ? `$${i * BIN_WIDTH}` : '')), {format: () => ''});
+    $('vendors').dataset.groups = JSON.stringify(answers.vendors);
+    drawGroups($('vendors'), answers.vendors.map(g => g.trips), answers.vendors.map(g => g.vendor),
+      (trips, i) => `${trips.toLocaleString('en-US')}, mean ${dollars(answers.vendors[i].meanFare)}`);
+    $('dearest').dataset.rows = JSON.stringify(answers.dearest);
+    showDearest(answers.dearest);
     $('explain').textContent = plan;
     $('status').className = '';
     $('status').textContent = deviceLabel(device);

@@ -1,5 +1,6 @@
 // The demo page's generated trips: pickups and dropoffs around a city's hotspots and along
-// its street grid, so the plot has something to show. Deterministic (xorshift).
+// its street grid, so the plot has something to show, and the cab company of each.
+// Deterministic (xorshift).
 import {xorshift} from './random.js';
 
 const HOTSPOTS = [
@@ -12,6 +13,10 @@ const HOTSPOTS = [
 ];
 const BACKGROUND_SHARE = 1 - HOTSPOTS.reduce((sum, h) => sum + h[3], 0);
 const BLOCK_KM = 0.6;
+/** The cab companies, by code: a dictionary column's values (not in name order). */
+export const VENDORS = ['Yellow Star', 'Airport Express', 'Metro Taxi', 'Green Line', 'Checker Cabs'];
+const VENDOR_SHARES = [0.34, 0.04, 0.27, 0.2, 0.15];
+const AIRPORT_EXPRESS = 1;
 
 export function cityTrips(rows) {
   const random = xorshift(0x2545f491);
@@ -38,6 +43,7 @@ export function cityTrips(rows) {
   const pickup = new Float32Array(rows * 2);
   const dropoff = new Float32Array(rows * 2);
   const fare = new Float32Array(rows);
+  const vendor = new Uint8Array(rows);
   const at = [0, 0];
   for (let i = 0; i < rows; i++) {
     place(at);
@@ -52,6 +58,15 @@ export function cityTrips(rows) {
     const km = Math.hypot(at[0] - pickup[2 * i], at[1] - pickup[2 * i + 1]);
     const airport = Math.hypot(pickup[2 * i] + 12, pickup[2 * i + 1] + 7) < 1.5 ? 6 : 0;
     fare[i] = 3 + km * 1.6 + random() * 3 + airport;
+    // Most airport pickups are the airport's own company, which charges a little more.
+    if (airport && random() < 0.6) {
+      vendor[i] = AIRPORT_EXPRESS;
+    } else {
+      let pick = random(), code = 0;
+      while (code < VENDORS.length - 1 && (pick -= VENDOR_SHARES[code]) >= 0) code++;
+      vendor[i] = code;
+    }
+    if (vendor[i] === AIRPORT_EXPRESS) fare[i] += 2;
   }
-  return {rows, pickup, dropoff, fare};
+  return {rows, pickup, dropoff, fare, vendor};
 }

@@ -44,7 +44,10 @@ export class WebGpuPoints {
       primitive: {topology: 'point-list'}
     });
   }
-  /** `points`: a GPUVector of float32 x 3 rows on the library's WebGPU device. */
+  /**
+   * `points`: a GPUVector of float32 x 3 rows on the library's WebGPU device. One chunk (a
+   * filter's output) is drawn by `drawIndirect` from its count on the device.
+   */
   draw(points) {
     const encoder = this.gpu.createCommandEncoder();
     const pass = encoder.beginRenderPass({colorAttachments: [{
@@ -52,9 +55,15 @@ export class WebGpuPoints {
       clearValue: {r: BACKGROUND[0], g: BACKGROUND[1], b: BACKGROUND[2], a: 1}, loadOp: 'clear', storeOp: 'store'
     }]});
     pass.setPipeline(this.pipeline);
-    for (const chunk of points.data) {
-      pass.setVertexBuffer(0, chunk.buffer.gpuBuffer);
-      pass.draw(chunk.length);
+    const chunks = points.data.filter(chunk => chunk.buffer.gpuBuffer);
+    if (chunks.length === 1 && points.drawIndirect) {
+      pass.setVertexBuffer(0, chunks[0].buffer.gpuBuffer);
+      pass.drawIndirect(points.drawIndirect, 0);
+    } else {
+      for (const chunk of chunks) {
+        pass.setVertexBuffer(0, chunk.buffer.gpuBuffer);
+        pass.draw(chunk.length);
+      }
     }
     pass.end();
     this.gpu.queue.submit([encoder.finish()]);
@@ -134,4 +143,27 @@ export function drawBars(canvas, values, labels, {color = '#4d8dff', log = false
     context.lineTo(width, base);
     context.stroke();
   }
+}
+
+/** Horizontal bars of `values`, each with its label before it and `format(value, i)` after. */
+export function drawGroups(canvas, values, labels, format) {
+  const context = canvas.getContext('2d');
+  const {width, height} = canvas;
+  context.clearRect(0, 0, width, height);
+  context.font = '11px system-ui, sans-serif';
+  context.textBaseline = 'middle';
+  const labelWidth = 96, textWidth = 118, slot = height / Math.max(values.length, 1);
+  const most = Math.max(1, ...values);
+  values.forEach((value, i) => {
+    const y = (i + 0.5) * slot;
+    const bar = (value / most) * (width - labelWidth - textWidth);
+    context.fillStyle = '#ccd';
+    context.textAlign = 'right';
+    context.fillText(labels[i], labelWidth - 6, y);
+    context.fillStyle = '#4d8dff';
+    context.fillRect(labelWidth, y - slot * 0.35, Math.max(1, bar), slot * 0.7);
+    context.fillStyle = '#ccd';
+    context.textAlign = 'left';
+    context.fillText(format(value, i), labelWidth + bar + 5, y);
+  });
 }

@@ -1,8 +1,10 @@
 // The demo page (www/index.html) in headless Chromium on each backend: it must stream the
-// Arrow file, filter and draw the generated trips, show the same numbers as on the CPU
-// (and as its own JavaScript loop) before and after a slider moves, and draw points (a
-// screenshot of the plot has lit pixels, kept in target/demo-<device>.png). On WebGPU the
-// benchmark panel runs the peers' benchmark at a small size and charts its ratios.
+// Arrow file and group it by its text column, filter, summarise and draw the generated trips
+// by the verbs, show the same answers as on the CPU (and as its own JavaScript loop) before
+// and after a slider moves, and draw points (a screenshot of the plot has lit pixels, kept in
+// target/demo-<device>.png; on WebGPU drawn from the device's count, none of the points read
+// back). On WebGPU the benchmark panel runs the peers' benchmark at a small size and charts
+// its ratios.
 import {test} from 'node:test';
 import assert from 'node:assert/strict';
 import {mkdirSync, writeFileSync} from 'node:fs';
@@ -15,9 +17,23 @@ async function shownNumbers(page) {
   return page.evaluate(() => ({
     shown: document.getElementById('shown').textContent,
     histogram: JSON.parse(document.getElementById('histogram').dataset.counts),
+    vendors: JSON.parse(document.getElementById('vendors').dataset.groups),
+    dearest: JSON.parse(document.getElementById('dearest').dataset.rows),
+    kernels: document.getElementById('kernels').textContent,
     check: document.getElementById('check').textContent,
     arrow: document.getElementById('arrow').textContent
   }));
+}
+
+const close = (a, b) => Math.abs(a - b) <= 1e-5 * Math.abs(b);
+
+/** The numbers a GPU showed are the CPU's: counts exactly, means and prices up to rounding. */
+function sameAsCpu(numbers, cpu, device) {
+  for (const key of ['shown', 'histogram', 'check', 'arrow']) assert.deepEqual(numbers[key], cpu[key], `${device}: ${key}`);
+  assert.deepEqual(numbers.vendors.map(g => [g.vendor, g.trips]), cpu.vendors.map(g => [g.vendor, g.trips]), device);
+  numbers.vendors.forEach((g, i) => assert.ok(close(g.meanFare, cpu.vendors[i].meanFare), `${device}: ${g.vendor}'s mean fare`));
+  assert.deepEqual(numbers.dearest.map(r => [r.vendor, r.fare]), cpu.dearest.map(r => [r.vendor, r.fare]), device);
+  numbers.dearest.forEach((r, i) => assert.ok(close(r.km, cpu.dearest[i].km) && close(r.perKm, cpu.dearest[i].perKm), `${device}: top row ${i}`));
 }
 
 async function waitForRender(page, renders) {
@@ -55,13 +71,25 @@ test('the demo page filters, draws and reports the same numbers on WebGPU, WebGL
       assert.equal(await page.evaluate(() => document.body.dataset.device), device);
       const first = await shownNumbers(page);
       assert.match(first.arrow, /trips\.arrow: 20,000 rows in 4 batches/);
+      assert.match(first.arrow, /missing fares: 400\n/);
+      for (const vendor of ['CMT', 'DDS', 'VTS']) assert.match(first.arrow, new RegExp(`  ${vendor}: 6,66[67] trips, mean fare \\$\\d+\\.\\d\\d`));
       assert.equal(await page.evaluate(() => document.getElementById('progress-text').textContent), '673 of 673 kB, 4 record batches on the device');
       assert.ok(await litPixels(page, device) > 5000, `${device}: the plot drew too few points`);
       // A slider moves: the graph is rebuilt and evaluated again.
       await page.locator('#min-fare').fill('12');
       await waitForRender(page, 2);
       const second = await shownNumbers(page);
-      for (const numbers of [first, second]) assert.equal(numbers.check, 'the same counts', device);
+      for (const numbers of [first, second]) {
+        assert.equal(numbers.check, 'the same answers', device);
+        assert.equal(numbers.vendors.length, 5);
+        assert.equal(numbers.dearest.length, 10);
+        assert.equal(numbers.vendors.reduce((sum, g) => sum + g.trips, 0), Number(numbers.shown.replaceAll(',', '')));
+        assert.equal(numbers.histogram.reduce((sum, n) => sum + n, 0), Number(numbers.shown.replaceAll(',', '')));
+        const [, kernels, bytes] = numbers.kernels.match(/^(\d+) \w+ in one evaluation, (\d+) bytes read back/);
+        assert.ok(Number(kernels) > 0, numbers.kernels);
+        // The answers (counts, 24 bins, 5 groups, 10 rows) and no point: far below 100,000 x 12 bytes.
+        if (device === 'webgpu') assert.ok(Number(bytes) < 2048, numbers.kernels);
+      }
       assert.notEqual(second.shown, first.shown);
       assert.match(await page.textContent('#explain'), /fused elementwise/);
       seen[device] = [first, second];
@@ -76,8 +104,7 @@ test('the demo page filters, draws and reports the same numbers on WebGPU, WebGL
       assert.deepEqual(errors, [], device);
       await page.close();
     }
-    assert.deepEqual(seen.webgpu, seen.cpu);
-    assert.deepEqual(seen.webgl, seen.cpu);
+    for (const device of ['webgpu', 'webgl']) seen[device].forEach((numbers, i) => sameAsCpu(numbers, seen.cpu[i], device));
   } finally {
     await browser.close();
     server.close();
