@@ -32,8 +32,10 @@ pub(super) const PIECE_ROWS: u32 = 1 << 16;
 pub(super) fn scratch_bytes(region: &Region) -> u64 {
     (region.where_read.iter())
         .map(|w| {
+            // A piece is no longer than the node.
             let meta = &w.producer.meta;
-            PIECE_ROWS as u64 * meta.size as u64 * meta.dtype.byte_width() as u64
+            let rows = PIECE_ROWS.min(meta.length) as u64;
+            rows * meta.size as u64 * meta.dtype.byte_width() as u64
         })
         .sum()
 }

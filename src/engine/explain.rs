@@ -14,6 +14,22 @@ use crate::plan::{PlanLimits, Region, ASSEMBLY_PASS};
 pub fn explain(device: &dyn CostModel, root: &NodeRef) -> Result<String> {
     root.check_alive()?;
     let roots = crate::ir::with_companions(std::slice::from_ref(root));
+    // A group-by larger than allowedMem runs in parts, before the rest.
+    let groups = super::staged_group::plan(device, &roots, true)?;
+    let roots: Vec<NodeRef> = (roots.iter())
+        .filter(|r| !groups.iter().any(|g| g.settles(r)))
+        .cloned()
+        .collect();
+    if roots.is_empty() {
+        let mut text = format!("plan on {}: a group-by in parts\n", device.name());
+        for group in &groups {
+            group.describe(&mut text);
+        }
+        if let Some(budget) = device.core().allowed_mem.get() {
+            let _ = writeln!(text, "allowedMem {budget} bytes: fits (its ranges; the groups combining them are projected once known)");
+        }
+        return Ok(text);
+    }
     // Sorts larger than allowedMem run first, as runs and a merge; the rest reads their
     // results from the host.
     let (sorts, stand_ins) = super::external_sort::plan(device, &roots, true)?;
@@ -26,6 +42,9 @@ pub fn explain(device: &dyn CostModel, root: &NodeRef) -> Result<String> {
     drop(stand_ins);
     let plan = &schedule.plan;
     let mut text = plan.describe_header(&device.name());
+    for group in &groups {
+        group.describe(&mut text);
+    }
     for sort in &sorts {
         sort.describe(&mut text);
     }

@@ -14,6 +14,7 @@ mod lost;
 mod queue;
 mod run;
 mod schedule;
+mod staged_group;
 
 pub use backend::*;
 pub use explain::explain;
@@ -218,12 +219,26 @@ async fn run<B: Backend>(
     steps: Option<&mut Vec<Step>>,
 ) -> Result<(Option<Schedule>, u64)> {
     device.core().lost.check()?;
+    // Group-bys larger than allowedMem run first, in parts.
+    let groups = staged_group::plan(device, roots, false)?;
+    for group in &groups {
+        group.run(device).await?;
+    }
+    let groups_peak = groups.iter().map(|g| g.peak()).max().unwrap_or(0);
     let (sorts, stand_ins) = external_sort::plan(device, roots, false)?;
     drop(stand_ins);
     if sorts.is_empty() {
-        return Ok((run_schedule(device, roots, fusion, steps).await?, 0));
+        return Ok((
+            run_schedule(device, roots, fusion, steps).await?,
+            groups_peak,
+        ));
     }
-    let sorts_peak = sorts.iter().map(|s| s.peak()).max().unwrap_or(0);
+    let sorts_peak = sorts
+        .iter()
+        .map(|s| s.peak())
+        .max()
+        .unwrap_or(0)
+        .max(groups_peak);
     let root_ids: HashSet<u64> = roots.iter().map(|r| r.id).collect();
     let mut result = Ok(None);
     for sort in &sorts {

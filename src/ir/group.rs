@@ -17,7 +17,7 @@ use super::counted::{
 use super::nulls::with_validity;
 use super::ops::{cast_plain, gather, gather_plain, source, u32_constant};
 use super::order::check_column;
-use super::{argsort, filter, interleave, scan, segment_sum, single_chunk, swizzle};
+use super::{argsort, filter, group_stages, interleave, scan, segment_sum, single_chunk, swizzle};
 use super::{BinaryOp, NodeRef, Nulls, Predicate, ReduceKind, ScanFold};
 use crate::column::ColumnData;
 use crate::dtype::DType;
@@ -94,6 +94,22 @@ pub fn group_by(
     keys: &[NodeRef],
     aggregates: &[Aggregate],
 ) -> Result<(Vec<NodeRef>, Vec<NodeRef>)> {
+    group_by_recorded(keys, aggregates, true)
+}
+
+/// `group_by`, its results not recorded for grouping in parts (a part's own group-by).
+pub(super) fn group_by_unrecorded(
+    keys: &[NodeRef],
+    aggregates: &[Aggregate],
+) -> Result<(Vec<NodeRef>, Vec<NodeRef>)> {
+    group_by_recorded(keys, aggregates, false)
+}
+
+fn group_by_recorded(
+    keys: &[NodeRef],
+    aggregates: &[Aggregate],
+    recorded: bool,
+) -> Result<(Vec<NodeRef>, Vec<NodeRef>)> {
     if keys.is_empty() {
         return Err(GpuTableError::invalid("groupBy needs at least one key"));
     }
@@ -122,9 +138,29 @@ pub fn group_by(
     inputs.iter().try_for_each(|x| x.check_alive())?;
     let inputs = rows_alike(inputs)?;
     let (keys, values) = inputs.split_at(keys.len());
-    if let Some(grouped) = small_group_by(keys, aggregates, values)? {
-        return Ok(grouped);
+    let grouped = match small_group_by(keys, aggregates, values)? {
+        Some(grouped) => grouped,
+        None => sorted_group_by(keys, aggregates, values)?,
+    };
+    if recorded {
+        let mut values = values.iter();
+        let aligned: Vec<Aggregate> = (aggregates.iter())
+            .map(|a| Aggregate {
+                op: a.op,
+                value: a.value.as_ref().and_then(|_| values.next().cloned()),
+            })
+            .collect();
+        group_stages::record(keys, &aligned, &grouped.0, &grouped.1);
     }
+    Ok(grouped)
+}
+
+/// The group-by of aligned `keys` and `values` (one per aggregate of a value) by one sort.
+fn sorted_group_by(
+    keys: &[NodeRef],
+    aggregates: &[Aggregate],
+    values: &[NodeRef],
+) -> Result<(Vec<NodeRef>, Vec<NodeRef>)> {
     let mut values = values.iter();
     let groups = Groups::of(keys)?;
     let key_values = keys
@@ -149,6 +185,12 @@ pub fn group_by(
 pub fn unique(x: &NodeRef) -> Result<NodeRef> {
     check_column(x, "unique's input")?;
     if let Some((values, _)) = small_value_counts(x)? {
+        group_stages::record(
+            std::slice::from_ref(x),
+            &[],
+            std::slice::from_ref(&values),
+            &[],
+        );
         return Ok(values);
     }
     let (mut keys, _) = group_by(std::slice::from_ref(x), &[])?;
@@ -163,8 +205,15 @@ pub fn value_counts(x: &NodeRef) -> Result<(NodeRef, NodeRef)> {
         value: None,
     };
     check_column(x, "valueCounts' input")?;
-    if let Some(counted) = small_value_counts(x)? {
-        return Ok(counted);
+    if let Some((values, counts)) = small_value_counts(x)? {
+        let (keys, results) = (std::slice::from_ref(x), std::slice::from_ref(&counts));
+        group_stages::record(
+            keys,
+            &[count.clone()],
+            std::slice::from_ref(&values),
+            results,
+        );
+        return Ok((values, counts));
     }
     let (mut keys, mut counts) = group_by(std::slice::from_ref(x), &[count])?;
     Ok((keys.remove(0), counts.remove(0)))

@@ -18,6 +18,7 @@ mod chunked;
 mod counted;
 mod cumulative;
 mod group;
+mod group_stages;
 mod histogram;
 mod join;
 mod nulls;
@@ -33,6 +34,7 @@ pub use chunked::*;
 pub use counted::*;
 pub use cumulative::*;
 pub use group::*;
+pub use group_stages::{GroupStages, PartialRows};
 pub use histogram::*;
 pub use join::*;
 pub use nulls::*;
@@ -438,6 +440,8 @@ pub struct Node {
     /// column (with that column's chunks), shared by every filter by this mask while one of
     /// them lives (weak: they read the mask), so a table's columns run one compaction.
     kept_places: RefCell<Option<([std::rc::Weak<Node>; 3], Chunks)>>,
+    /// For a group-by's result: what it groups, for grouping in parts (group_stages.rs).
+    group_stages: std::cell::OnceCell<Rc<GroupStages>>,
     state: RefCell<NodeState>,
 }
 
@@ -479,6 +483,7 @@ impl Node {
             input_offsets: std::cell::OnceCell::new(),
             check: std::cell::OnceCell::new(),
             kept_places: RefCell::new(None),
+            group_stages: std::cell::OnceCell::new(),
             validity: std::cell::OnceCell::new(),
             counted: std::cell::OnceCell::new(),
             state: RefCell::new(NodeState {
@@ -507,6 +512,15 @@ impl Node {
     /// Records a filter by this mask's compaction, count and counts per chunk of `layout`.
     pub(crate) fn share_kept_places(&self, nodes: &[NodeRef; 3], layout: Chunks) {
         *self.kept_places.borrow_mut() = Some((nodes.each_ref().map(Rc::downgrade), layout));
+    }
+
+    /// What the group-by this node is a result of groups, where it can group in parts.
+    pub fn group_stages(&self) -> Option<&Rc<GroupStages>> {
+        self.group_stages.get()
+    }
+
+    pub(super) fn set_group_stages(&self, stages: Rc<GroupStages>) {
+        let _ = self.group_stages.set(stages);
     }
 
     /// The node's null flags (`nulls.rs`), if any row may be null.

@@ -141,3 +141,52 @@ test('lookup finds the lowest equal row of the table keys, or -1, against a Map 
   throwsCode(() => gt.lookup(E.fromArray([1, 2]), 3), 'INVALID_ARGUMENT');
   throwsCode(() => gt.lookup(E.fromArray([1, 2, 3, 4], {size: 2}), E.fromArray([1])), 'INVALID_ARGUMENT');
 });
+
+test('groupBy, valueCounts and rollup of a table several times allowedMem combine per-chunk partial groups within it', async () => {
+  const n = 600_000;
+  const chunks = [250_000, 0, 100_000, 250_000];
+  const zone = Int32Array.from({length: n}, (_, i) => ((i * 7919) % 263) - 40);
+  const fare = Float32Array.from({length: n}, (_, i) => ((i * 104729) % 4001) / 8 - 100);
+  const allowedMem = 1_000_000;
+  const device = await gt.createDevice({type: 'cpu', allowedMem});
+  const keys = E.fromArray(zone, {chunks});
+  const values = E.fromArray(fare, {chunks});
+  const grouped = gt.groupBy(keys, {trips: 'count', total: ['sum', values], low: ['min', values], cheapest: ['argmin', values], last: ['last', values]});
+  const counted = gt.valueCounts(keys);
+  assert.match(grouped.total.explain(device), /group-by in parts/);
+  await gt.cleanEvaluate(device, {grouped, counted});
+  assert.ok(device.memory.peakBytes <= allowedMem, `peak ${device.memory.peakBytes} over ${allowedMem}`);
+  assert.ok(zone.byteLength > 2 * allowedMem);
+
+  const groups = new Map();
+  for (let i = 0; i < n; i++) {
+    const g = groups.get(zone[i]) ?? {trips: 0, total: 0, low: Infinity, cheapest: -1, last: -1};
+    g.trips++;
+    g.total += fare[i];
+    if (fare[i] < g.low) [g.low, g.cheapest] = [fare[i], i];
+    g.last = i;
+    groups.set(zone[i], g);
+  }
+  const order = [...groups.keys()].sort((a, b) => a - b);
+  assert.deepEqual([...await grouped.keys[0].readValue()], order);
+  assert.deepEqual([...await counted.values.readValue()], order);
+  assert.deepEqual([...await grouped.trips.readValue()], order.map(k => groups.get(k).trips));
+  assert.deepEqual([...await counted.counts.readValue()], order.map(k => groups.get(k).trips));
+  assert.deepEqual([...await grouped.low.readValue()], order.map(k => groups.get(k).low));
+  assert.deepEqual([...await grouped.cheapest.readValue()], order.map(k => groups.get(k).cheapest));
+  assert.deepEqual([...await grouped.last.readValue()], order.map(k => groups.get(k).last));
+  const totals = await grouped.total.readValue();
+  order.forEach((k, i) => assert.ok(Math.abs(totals[i] - groups.get(k).total) <= 1e-4 * Math.max(1, Math.abs(groups.get(k).total)), `zone ${k}`));
+  for (const e of [...grouped.keys, grouped.trips, grouped.total, grouped.low, grouped.cheapest, grouped.last, counted.values, counted.counts]) e.destroy();
+
+  // The table verb too, over a table of four record batches.
+  const pieces = [0, 1, 2, 3].map(k => arrow.tableFromArrays({zone: zone.subarray(k * 150_000, (k + 1) * 150_000), fare: fare.subarray(k * 150_000, (k + 1) * 150_000)}));
+  const table = gt.GPUTable.fromArrowIPCSync(arrow.tableToIPC(new arrow.Table(pieces.flatMap(t => t.batches))), {device});
+  assert.equal(table.batches.length, 4);
+  const moved = await table.groupBy('zone').rollup({trips: 'count', mean: ['mean', 'fare']});
+  assert.deepEqual([...await moved.getVector('zone').readValue()], order);
+  assert.deepEqual([...await moved.getVector('trips').readValue()], order.map(k => groups.get(k).trips));
+  table.destroy();
+  moved.destroy();
+  device.destroy();
+});

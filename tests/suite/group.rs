@@ -22,7 +22,7 @@ fn key_order(a: &Option<f64>, b: &Option<f64>) -> Ordering {
 }
 
 /// Rows of `values` (of `dtype`) as the device holds them, None where `valid` says null.
-fn held(dtype: DType, values: &[f64], valid: &[u8]) -> Vec<Option<f64>> {
+pub(super) fn held(dtype: DType, values: &[f64], valid: &[u8]) -> Vec<Option<f64>> {
     let exact = column_of(dtype, values);
     (0..values.len())
         .map(|r| (valid[r] == 1).then(|| exact.get_f64(r)))
@@ -30,7 +30,12 @@ fn held(dtype: DType, values: &[f64], valid: &[u8]) -> Vec<Option<f64>> {
 }
 
 /// The reference of one aggregate over a group's rows (in input order) of `value`.
-fn reference(op: GroupOp, rows: &[usize], value: &[Option<f64>], dtype: DType) -> Option<f64> {
+pub(super) fn reference(
+    op: GroupOp,
+    rows: &[usize],
+    value: &[Option<f64>],
+    dtype: DType,
+) -> Option<f64> {
     let present: Vec<(usize, f64)> = rows
         .iter()
         .filter_map(|&r| value[r].map(|v| (r, v)))
@@ -71,7 +76,7 @@ fn reference(op: GroupOp, rows: &[usize], value: &[Option<f64>], dtype: DType) -
 
 /// The groups of `keys` (rows per key), in ascending key order: each group's rows in input
 /// order.
-fn reference_groups(keys: &[Vec<Option<f64>>], rows: usize) -> Vec<Vec<usize>> {
+pub(super) fn reference_groups(keys: &[Vec<Option<f64>>], rows: usize) -> Vec<Vec<usize>> {
     let normal = |v: Option<f64>| v.map(|v| if v == 0.0 { 0.0 } else { v });
     let compare = |a: usize, b: usize| {
         keys.iter()
@@ -93,7 +98,12 @@ fn reference_groups(keys: &[Vec<Option<f64>>], rows: usize) -> Vec<Vec<usize>> {
 
 /// Means are float32 divisions, which GPUs may round a few ulps off (api.md's float
 /// tolerance); everything else exactly.
-fn same_aggregate(what: &str, op: GroupOp, actual: &[Option<f64>], expected: &[Option<f64>]) {
+pub(super) fn same_aggregate(
+    what: &str,
+    op: GroupOp,
+    actual: &[Option<f64>],
+    expected: &[Option<f64>],
+) {
     if op != GroupOp::Mean {
         return same_rows(what, actual, expected);
     }

@@ -11,6 +11,7 @@
 #![deny(unused_must_use)]
 
 mod budget;
+mod budget_group;
 mod budget_sort;
 mod chunked;
 mod cumulative;
@@ -42,6 +43,7 @@ use gputable::plan::WIDE_ROW_LANES;
 use gputable::ErrorCode;
 
 pub use budget::*;
+pub use budget_group::*;
 pub use budget_sort::*;
 pub use chunked::*;
 pub use cumulative::*;
@@ -924,6 +926,7 @@ macro_rules! suite {
             the_projection_counts_a_pass_s_earlier_chunks,
             a_sort_of_host_keys_stays_within_the_budget,
             a_sort_larger_than_the_budget_runs_and_merges,
+            a_group_by_larger_than_the_budget_groups_in_parts,
             a_sort_too_large_for_runs_of_one_row_is_refused,
             a_sort_past_one_binding_runs_in_runs_of_native_sorts,
             a_conversion_fits_a_budget_near_its_peak,

@@ -1,0 +1,302 @@
+//! A groupBy larger than `allowedMem` (api.md "Memory": `groupBy` and `valueCounts`
+//! combine per-chunk partial groups). Each group-by records what it grouped (`GroupStages`);
+//! where its whole plan does not fit the budget, the engine (`engine/staged_group.rs`)
+//! groups its rows a range at a time (`partial`), reads each range's groups back, groups
+//! blocks of those again (`combine`) until one is left, and makes the group-by's results of
+//! it (`finish`). A partial keeps what combines:
+//! counts and sums add, a mean is a sum and a count, `min`/`max` keep theirs, `argmin`/
+//! `argmax` keep their extreme and its row, `first`/`last` their row (rows of the range,
+//! offset to the whole input's when read back).
+
+use std::rc::{Rc, Weak};
+
+use super::chunked::{slice, source_chunked};
+use super::counted::{plain_binary, plain_predicate, plain_select, zero_of};
+use super::group::{group_by_unrecorded, Aggregate, GroupOp};
+use super::nulls::with_validity;
+use super::ops::{cast, cast_plain, gather_plain, source};
+use super::{BinaryOp, Chunks, Node, NodeRef, Predicate};
+use crate::column::{Column, ColumnData};
+use crate::dtype::DType;
+use crate::error::Result;
+
+/// What a group-by grouped, kept on each of its results.
+pub struct GroupStages {
+    keys: Vec<NodeRef>,
+    aggregates: Vec<Aggregate>,
+    /// The group-by's results: its keys', then its aggregates' (weak: they hold this).
+    results: Vec<Weak<Node>>,
+}
+
+/// A part's groups read back: per partial column, its values and null flags (rows of a
+/// range offset to the whole input's).
+#[derive(Clone)]
+pub struct PartialRows {
+    pub columns: Vec<(ColumnData, Option<ColumnData>)>,
+}
+
+impl PartialRows {
+    /// One group of zeros in the shape of a part's columns (`nodes`), for projections.
+    pub fn one_group(nodes: &[NodeRef]) -> Result<PartialRows> {
+        let columns = nodes
+            .iter()
+            .map(|node| {
+                let mut values = Column::empty(node.meta.dtype, node.meta.size)?;
+                values.append_zero_rows(1)?;
+                let valid = node.validity().map(|_| ColumnData::U8(vec![1]));
+                Ok((values.data, valid))
+            })
+            .collect::<Result<_>>()?;
+        Ok(PartialRows { columns })
+    }
+}
+
+/// The aggregates a partial computes for one of the group-by's.
+fn partial_ops(op: GroupOp) -> &'static [GroupOp] {
+    match op {
+        GroupOp::Mean => &[GroupOp::Sum, GroupOp::Count],
+        GroupOp::ArgMin => &[GroupOp::ArgMin, GroupOp::Min],
+        GroupOp::ArgMax => &[GroupOp::ArgMax, GroupOp::Max],
+        GroupOp::Count => &[GroupOp::Count],
+        GroupOp::Sum => &[GroupOp::Sum],
+        GroupOp::Min => &[GroupOp::Min],
+        GroupOp::Max => &[GroupOp::Max],
+        GroupOp::First => &[GroupOp::First],
+        GroupOp::Last => &[GroupOp::Last],
+    }
+}
+
+/// Whether a partial column holds rows of its range (offset when read back).
+fn holds_rows(op: GroupOp) -> bool {
+    matches!(
+        op,
+        GroupOp::ArgMin | GroupOp::ArgMax | GroupOp::First | GroupOp::Last
+    )
+}
+
+/// Records on `key_results` and `results` what they group, where the engine can group it in
+/// parts: inputs not counted on the device (their rows are known), `argmin`/`argmax` of
+/// size-1 values.
+pub(super) fn record(
+    keys: &[NodeRef],
+    aggregates: &[Aggregate],
+    key_results: &[NodeRef],
+    results: &[NodeRef],
+) {
+    let inputs = keys.iter().chain(aggregates.iter().flat_map(|a| &a.value));
+    if inputs
+        .clone()
+        .any(|x| x.counted().is_some() || x.meta.constant)
+    {
+        return;
+    }
+    let lanes_of_args = aggregates.iter().any(|a| {
+        matches!(a.op, GroupOp::ArgMin | GroupOp::ArgMax)
+            && a.value.as_ref().is_some_and(|v| v.meta.size > 1)
+    });
+    if lanes_of_args {
+        return;
+    }
+    let stages = Rc::new(GroupStages {
+        keys: keys.to_vec(),
+        aggregates: aggregates.to_vec(),
+        results: key_results
+            .iter()
+            .chain(results)
+            .map(Rc::downgrade)
+            .collect(),
+    });
+    for result in key_results.iter().chain(results) {
+        result.set_group_stages(stages.clone());
+    }
+}
+
+impl GroupStages {
+    /// The group-by's results, if every one still lives.
+    pub fn results(&self) -> Option<Vec<NodeRef>> {
+        self.results.iter().map(Weak::upgrade).collect()
+    }
+
+    /// The rows grouped.
+    pub fn rows(&self) -> u32 {
+        self.keys[0].meta.length
+    }
+
+    /// The keys' chunks, as row ranges (empty ones left out).
+    pub fn chunk_ranges(&self) -> Vec<(u32, u32)> {
+        let mut start = 0;
+        let mut ranges = Vec::new();
+        for &rows in self.keys[0].chunks.iter() {
+            if rows > 0 {
+                ranges.push((start, start + rows));
+            }
+            start += rows;
+        }
+        ranges
+    }
+
+    /// The groups of rows `start..end`: the keys, then each aggregate's partial columns.
+    pub fn partial(&self, start: u32, end: u32) -> Result<Vec<NodeRef>> {
+        let range = |x: &NodeRef| slice(x, start as f64, end as f64);
+        let keys = self.keys.iter().map(range).collect::<Result<Vec<_>>>()?;
+        let mut parts = Vec::new();
+        for aggregate in &self.aggregates {
+            let value = aggregate.value.as_ref().map(range).transpose()?;
+            for &op in partial_ops(aggregate.op) {
+                // A mean's sum is of float32 values, as the whole group-by's is.
+                let value = match (aggregate.op, &value) {
+                    (GroupOp::Mean, Some(v)) if op == GroupOp::Sum => Some(cast(v, DType::F32)?),
+                    _ => value.clone(),
+                };
+                parts.push(Aggregate { op, value });
+            }
+        }
+        let (mut out, results) = group_by_unrecorded(&keys, &parts)?;
+        out.extend(results);
+        Ok(out)
+    }
+
+    /// Per partial column: its lanes (sums and extremes have their value's; counts, rows and
+    /// keys one).
+    fn lanes(&self) -> Vec<u32> {
+        let keys = self.keys.iter().map(|_| 1);
+        let parts = self.aggregates.iter().flat_map(|a| {
+            let lanes = a.value.as_ref().map_or(1, |v| v.meta.size);
+            (partial_ops(a.op).iter()).map(move |&op| match op {
+                GroupOp::Sum | GroupOp::Min | GroupOp::Max => lanes,
+                _ => 1,
+            })
+        });
+        keys.chain(parts).collect()
+    }
+
+    /// Per partial column: whether it holds rows of its range (offset to the whole input's
+    /// rows when read back).
+    pub fn holds_rows(&self) -> Vec<bool> {
+        let keys = self.keys.iter().map(|_| false);
+        let parts = (self.aggregates.iter())
+            .flat_map(|a| partial_ops(a.op).iter().map(|&op| holds_rows(op)));
+        keys.chain(parts).collect()
+    }
+
+    /// The groups of `partials`' rows together, as partial columns again: counts and sums
+    /// added, the least of minimums and first rows, the greatest of maximums and last rows,
+    /// and an extreme's row where the extreme of extremes is.
+    pub fn combine(&self, partials: &[PartialRows]) -> Result<Vec<NodeRef>> {
+        let rows: u32 = partials.iter().map(rows_of).sum();
+        let chunks: Chunks = vec![rows].into();
+        let columns = (self.lanes().into_iter().enumerate())
+            .map(|(c, lanes)| joined(partials, c, lanes, &chunks))
+            .collect::<Result<Vec<_>>>()?;
+        let (keys, parts) = columns.split_at(self.keys.len());
+        let mut combining = Vec::new();
+        let mut at = 0;
+        for aggregate in &self.aggregates {
+            for &op in partial_ops(aggregate.op) {
+                let op = match (aggregate.op, op) {
+                    (GroupOp::ArgMin | GroupOp::ArgMax, GroupOp::ArgMin | GroupOp::ArgMax) => op,
+                    (_, GroupOp::Count | GroupOp::Sum) => GroupOp::Sum,
+                    (_, GroupOp::Min | GroupOp::First) => GroupOp::Min,
+                    (_, _) => GroupOp::Max,
+                };
+                // An extreme's row is read where the extreme of extremes is: its value's.
+                let value = match op {
+                    GroupOp::ArgMin | GroupOp::ArgMax => parts[at + 1].clone(),
+                    _ => parts[at].clone(),
+                };
+                combining.push(Aggregate {
+                    op,
+                    value: Some(value),
+                });
+                at += 1;
+            }
+        }
+        let (mut out, results) = group_by_unrecorded(keys, &combining)?;
+        for ((aggregate, part), result) in combining.iter().zip(parts).zip(results) {
+            out.push(match aggregate.op {
+                GroupOp::ArgMin | GroupOp::ArgMax => row_at(&result, part)?,
+                _ => result,
+            });
+        }
+        Ok(out)
+    }
+
+    /// The group-by's results from partial columns (`combine`'s).
+    pub fn finish(&self, columns: &[NodeRef]) -> Result<Vec<NodeRef>> {
+        let (keys, parts) = columns.split_at(self.keys.len());
+        let mut out = keys.to_vec();
+        let mut at = 0;
+        for aggregate in &self.aggregates {
+            out.push(match aggregate.op {
+                GroupOp::Mean => mean_of(&parts[at], &parts[at + 1])?,
+                _ => parts[at].clone(),
+            });
+            at += partial_ops(aggregate.op).len();
+        }
+        Ok(out)
+    }
+}
+
+/// The rows a partial holds (its first column is a key: one value a row).
+fn rows_of(partial: &PartialRows) -> u32 {
+    partial
+        .columns
+        .first()
+        .map_or(0, |(data, _)| data.len() as u32)
+}
+
+/// Column `c` of every partial joined into one source chunked as `chunks`, with null flags
+/// where any partial has them.
+fn joined(partials: &[PartialRows], c: usize, lanes: u32, chunks: &Chunks) -> Result<NodeRef> {
+    let rows: u32 = partials.iter().map(rows_of).sum();
+    let (first, _) = &partials
+        .first()
+        .ok_or_else(|| crate::engine::internal("a group-by in parts of no part"))?
+        .columns[c];
+    let mut values = Column::empty(first.dtype(), lanes)?;
+    let nullable = partials.iter().any(|p| p.columns[c].1.is_some());
+    let mut flags = Column::empty(DType::U8, 1)?;
+    for partial in partials {
+        let (data, valid) = &partial.columns[c];
+        values.append(data.clone())?;
+        if nullable {
+            let valid = match valid {
+                Some(valid) => valid.clone(),
+                None => {
+                    let rows = rows_of(partial) as usize;
+                    ColumnData::U8(crate::column::try_collect(
+                        rows,
+                        std::iter::repeat_n(1, rows),
+                    )?)
+                }
+            };
+            flags.append(valid)?;
+        }
+    }
+    debug_assert_eq!(values.rows, rows);
+    let node = source_chunked(values.data, lanes, chunks.clone())?;
+    match nullable {
+        true => with_validity(&node, Some(&source_chunked(flags.data, 1, chunks.clone())?)),
+        false => Ok(node),
+    }
+}
+
+/// float32 sums over their counts, null where the count is 0 (a mean's rule).
+fn mean_of(sums: &NodeRef, counts: &NodeRef) -> Result<NodeRef> {
+    let quotient = plain_binary(BinaryOp::Divide, sums, &cast_plain(counts, DType::F32)?)?;
+    let some = plain_predicate(Predicate::Greater, counts, &zero_of(DType::U32)?)?;
+    super::counted::counted_like(with_validity(&quotient, Some(&some))?, counts)
+}
+
+/// The partial rows (`rows`) at the combining group-by's `argmin`/`argmax` rows (-1 stays
+/// -1: a group of NaN alone), with its null flags.
+fn row_at(at: &NodeRef, rows: &NodeRef) -> Result<NodeRef> {
+    let some = plain_predicate(Predicate::GreaterEqual, at, &zero_of(DType::I32)?)?;
+    let index = cast_plain(
+        &plain_binary(BinaryOp::Maximum, at, &zero_of(DType::I32)?)?,
+        DType::U32,
+    )?;
+    let none = source(ColumnData::I32(vec![-1]), 1, true)?;
+    let row = plain_select(&some, &gather_plain(&index, rows)?, &none)?;
+    super::counted::counted_like(with_validity(&row, at.validity())?, at)
+}
