@@ -52,7 +52,11 @@ const dist = resolve(dirname(fileURLToPath(import.meta.url)), '../dist');
  * in JS) with the writer's schema built by our own flatbuffer code in place of arrow-ipc's
  * encoder and dictionary tracker (which saved 4.9 kB of it), `groupBy` of small keys by bin
  * sums (`Op::BinSum`: the CPU's walk, the GPUs' composition) and the CPU's search of few
- * keys: +13.1 kB, 579.8 kB, the budget raised to 580.5 kB, with no further shrink first. The CPU scan's loops (`scan_whole`, 15 kB before gzip: a loop
+ * keys: +13.1 kB, 579.8 kB, the budget raised to 580.5 kB, with no further shrink first.
+ * Then the group-by in parts under `allowedMem` (`ir/group_stages.rs`, `engine/
+ * staged_group.rs`: its parts' graphs, the read-back and the combination; not yet measured
+ * by the name section, which is where to look first): +11.0 kB, 590.8 kB, the budget raised
+ * to 591.5 kB, with no shrink first. The CPU scan's loops (`scan_whole`, 15 kB before gzip: a loop
  * per fold, class and direction) are the next place to look. The largest
  * families left to shrink, measured from the name section: the executor's schedule loop (one per backend,
  * 70 kB before gzip), the CPU reduction folders (12 instances), the async exports'
@@ -60,7 +64,7 @@ const dist = resolve(dirname(fileURLToPath(import.meta.url)), '../dist');
  * formatting (18 kB before gzip: `Display` of f64 in error messages pulls in core's
  * shortest and exact float printing; a formatter through JS's own would drop it).
  */
-export const DEFAULT_IMPORT_BUDGET = 580_500;
+export const DEFAULT_IMPORT_BUDGET = 591_500;
 
 const gzipped = file => gzipSync(readFileSync(file), {level: 9}).length;
 

@@ -222,7 +222,7 @@ async fn run<B: Backend>(
     // Group-bys larger than allowedMem run first, in parts.
     let groups = staged_group::plan(device, roots, false)?;
     for group in &groups {
-        group.run(device).await?;
+        group.run(device as &dyn Evaluates).await?;
     }
     let groups_peak = groups.iter().map(|g| g.peak()).max().unwrap_or(0);
     let (sorts, stand_ins) = external_sort::plan(device, roots, false)?;

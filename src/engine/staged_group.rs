@@ -14,7 +14,7 @@ use std::collections::HashSet;
 use std::fmt::Write;
 use std::rc::Rc;
 
-use super::{external_sort, internal, read_rows, schedule, Backend, CostModel, Evaluates};
+use super::{external_sort, internal, read_rows, schedule, CostModel, Evaluates};
 use crate::column::{Column, ColumnData};
 use crate::error::{ErrorCode, GpuTableError, Result};
 use crate::ir::{self, GroupStages, NodeRef, PartialRows, DEFAULT_SPLIT_EVERY};
@@ -193,7 +193,7 @@ impl StagedGroup {
 
     /// Groups the ranges, combines their groups, and gives the group-by's results (and their
     /// null flags and counts) the outputs made of them on `device`.
-    pub async fn run<B: Backend>(&self, device: &B) -> Result<()> {
+    pub async fn run(&self, device: &dyn Evaluates) -> Result<()> {
         let stages = &self.stages;
         let holds_rows = stages.holds_rows();
         let mut partials = Vec::with_capacity(self.ranges.len());
@@ -218,7 +218,7 @@ impl StagedGroup {
             }
         }
         device.evaluate_roots(&finals).await?;
-        let here = device.core().id;
+        let here = device.device_id();
         for (result, made) in self.results.iter().zip(&finals) {
             adopt(result, made, here)?;
         }
