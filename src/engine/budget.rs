@@ -143,9 +143,23 @@ impl<'a> Ledger<'a> {
                     && (self.roots.contains(&output.id)
                         || self.last_read.get(&output.id) >= Some(&index))
             })
-            .map(|output| output_bytes(self.device, output))
+            .map(|output| self.held_bytes(output))
             .sum();
         outputs.saturating_add(self.copies_held)
+    }
+
+    /// Device bytes a computed output holds: an assembly's only what it copied or brought
+    /// (the chunks it shares are its inputs').
+    fn held_bytes(&self, output: &NodeRef) -> u64 {
+        let assembled = (self.computed.get(&output.id))
+            .map(|&index| &self.plan.regions[index])
+            .filter(|region| region.root.op.is_assembly() && region.root.id == output.id);
+        match assembled {
+            Some(region) => (self.assembly_chunks(region).iter())
+                .map(|(_, held, _)| held)
+                .sum(),
+            None => output_bytes(self.device, output),
+        }
     }
 
     /// The projected bytes of each of `tasks` (`(first row, rows)`) of `region`'s pass,
@@ -288,21 +302,8 @@ impl<'a> Ledger<'a> {
         let rows = rows as u64;
         let native = (region.is_sort() && sorts_natively(device, region))
             || (region.is_walk() && device.walks(&root.op));
-        let mut bytes = TASK_OVERHEAD_BYTES;
-        for leaf in &region.leaves {
-            let (start, end) = match () {
-                _ if leaf.meta.constant => (0, 1),
-                _ if random.contains(&leaf.id) => (0, stored(leaf)),
-                _ => (first.min(stored(leaf)), (first + rows).min(stored(leaf))),
-            };
-            if self.copied_per_task(leaf) {
-                bytes += range_bytes(device, leaf, start, end);
-            }
-            // A native sort or walk reads its inputs' chunks where they are.
-            if !self.stored_whole(leaf, start, end) && !native {
-                bytes += bytes_of(device, leaf, end - start);
-            }
-        }
+        let mut bytes =
+            TASK_OVERHEAD_BYTES + self.input_bytes(region, random, (first, rows), native);
         let output = |rows: u64| {
             let times = if self.streamed.contains(&root.id) {
                 2
@@ -347,15 +348,79 @@ impl<'a> Ledger<'a> {
         bytes
     }
 
+    /// The bytes a task brings its inputs' rows in: the parts of host inputs copied a task
+    /// at a time, and copies joining parts stored apart (a native sort or walk reads its
+    /// inputs' chunks where they are).
+    fn input_bytes(
+        &self,
+        region: &Region,
+        random: &HashSet<u64>,
+        (first, rows): (u64, u64),
+        native: bool,
+    ) -> u64 {
+        let device = self.device;
+        let mut bytes = 0;
+        for leaf in &region.leaves {
+            let (start, end) = match () {
+                _ if leaf.meta.constant => (0, 1),
+                _ if random.contains(&leaf.id) => (0, stored(leaf)),
+                _ => (first.min(stored(leaf)), (first + rows).min(stored(leaf))),
+            };
+            if self.copied_per_task(leaf) {
+                bytes += range_bytes(device, leaf, start, end);
+            }
+            if !self.stored_whole(leaf, start, end) && !native {
+                bytes += bytes_of(device, leaf, end - start);
+            }
+        }
+        bytes
+    }
+
+    /// `bytes`, the projection of `tasks` of a pass run as other ops' passes, raised to
+    /// what those passes' own schedule holds at most (`inner_peak`) beside `extra` and the
+    /// task's inputs.
+    pub fn composed_bytes(
+        &self,
+        region: &Region,
+        tasks: &[(u64, u32)],
+        extra: u64,
+        inner_peak: u64,
+        bytes: Vec<u64>,
+    ) -> Vec<u64> {
+        let random = region.random_access_inputs();
+        (tasks.iter().zip(bytes))
+            .map(|(&(first, rows), projected)| {
+                let inputs = self.input_bytes(region, &random, (first, rows as u64), false);
+                projected.max(extra.saturating_add(inputs).saturating_add(inner_peak))
+            })
+            .collect()
+    }
+
     /// A view's chunk tasks: each chunk's uploaded pieces, its copy (none for a whole stored
     /// chunk), and its read-back copy; chunks made before stay on the device until the pass
     /// ends, unless read back.
     fn assembly_bytes(&self, region: &Region, extra: u64) -> Vec<u64> {
+        let streamed = self.streamed.contains(&region.root.id);
+        let mut done = 0u64;
+        (self.assembly_chunks(region).into_iter())
+            .map(|(made, _, output)| {
+                let read_back = if streamed { output } else { 0 };
+                let bytes = made + read_back + done + extra;
+                if !streamed {
+                    done += made;
+                }
+                bytes
+            })
+            .collect()
+    }
+
+    /// For each chunk of an assembly pass's output: the device bytes making it adds (its
+    /// inputs' parts brought a task at a time, and its copy, unless it is a whole stored
+    /// chunk, which is shared), the bytes it holds once made, and its own.
+    fn assembly_chunks(&self, region: &Region) -> Vec<(u64, u64, u64)> {
         let device = self.device;
         let root = &region.root;
-        let streamed = self.streamed.contains(&root.id);
         let offsets = root.chunk_offsets();
-        let mut done = 0u64;
         (0..root.chunks.len())
             .map(|c| {
                 let ranges = assembly_ranges(root, offsets[c], offsets[c + 1]);
@@ -370,14 +435,18 @@ impl<'a> Ledger<'a> {
                     .map(|&(i, a, b)| range_bytes(device, &root.inputs[i], a, b))
                     .sum();
                 let output = bytes_of(device, root, offsets[c + 1] - offsets[c]);
-                // A whole stored chunk is shared (or its upload is the chunk): no copy.
+                // A whole stored chunk is shared (or its upload is the chunk): no copy. Once
+                // made, a chunk holds its bytes, unless it shares an input's stored chunk: a
+                // plan input's is the caller's; an output of this plan outlives its last
+                // read, held by the view from then on.
                 let copy = if shared { 0 } else { output };
-                let read_back = if streamed { output } else { 0 };
-                let bytes = uploads + copy + read_back + done + extra;
-                if !streamed {
-                    done += uploads + copy;
-                }
-                bytes
+                let of_a_plan_input =
+                    shared && !self.computed.contains_key(&root.inputs[ranges[0].0].id);
+                let held = match of_a_plan_input {
+                    true => uploads,
+                    false => output,
+                };
+                (uploads + copy, held, output)
             })
             .collect()
     }

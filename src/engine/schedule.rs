@@ -109,9 +109,22 @@ impl Schedule {
                 // The submit frees the working arrays kept for earlier passes.
                 kept_scratch = 0;
             }
+            let composed = match () {
+                _ if region.is_sort() && !sorts_natively(device, region) => {
+                    Some(Box::new(Composed::split_sort(device, region, &limits)?))
+                }
+                _ if region.is_walk() && !device.walks(&region.root.op) => {
+                    Some(Box::new(Composed::walk(device, region, &limits)?))
+                }
+                _ => None,
+            };
             let (mut tasks, mut cut, cut_after) = planned_tasks(device, region);
             let extra = ledger.held_before(index).saturating_add(kept_scratch);
             let mut bytes = ledger.pass_bytes(region, &tasks, cut_after, extra);
+            if let Some(composed) = &composed {
+                let inner = composed.schedule.peak();
+                bytes = ledger.composed_bytes(region, &tasks, extra, inner, bytes);
+            }
             if let Some(budget) = budget {
                 if row_local(region) && bytes.iter().any(|&b| b > budget) {
                     if let Some(fitted) = ledger.fit(region, &tasks, extra, budget) {
@@ -131,15 +144,6 @@ impl Schedule {
             let rounds = match ir::Reduction::of(&region.root) {
                 Some(reduction) => combine_rounds(tasks.len() as u32, reduction.split_every),
                 None => Vec::new(),
-            };
-            let composed = match () {
-                _ if region.is_sort() && !sorts_natively(device, region) => {
-                    Some(Box::new(Composed::split_sort(device, region, &limits)?))
-                }
-                _ if region.is_walk() && !device.walks(&region.root.op) => {
-                    Some(Box::new(Composed::walk(device, region, &limits)?))
-                }
-                _ => None,
             };
             let tasks = (tasks.into_iter().zip(bytes))
                 .map(|((first, rows), bytes)| Task { first, rows, bytes })

@@ -181,3 +181,46 @@ test('groupBy and valueCounts of a column several times allowedMem combine per-c
 
   device.destroy();
 });
+
+test("a table's groupBy().rollup larger than allowedMem groups its batches in parts without copying the column", async () => {
+  // Four record batches, nulls in the values: the key column is a view of the batches,
+  // and a part reads only its batch's rows of it.
+  const batchRows = 150_000;
+  const batches = [];
+  const all = {zone: [], fare: []};
+  for (let b = 0; b < 4; b++) {
+    const zone = Int32Array.from({length: batchRows}, (_, i) => (((b * batchRows + i) * 7919) % 263) - 40);
+    const fare = Array.from({length: batchRows}, (_, i) => (i % 11 === 3 ? null : (((b * batchRows + i) * 104729) % 4001) / 8 - 100));
+    for (let i = 0; i < batchRows; i++) [all.zone[b * batchRows + i], all.fare[b * batchRows + i]] = [zone[i], fare[i]];
+    batches.push(new arrow.RecordBatch({
+      zone: arrow.makeData({type: new arrow.Int32(), data: zone}),
+      fare: arrow.vectorFromArray(fare, new arrow.Float32()).data[0],
+    }));
+  }
+  const bytes = arrow.tableToIPC(new arrow.Table(batches));
+  const allowedMem = 1_000_000;
+  const device = await gt.createDevice({type: 'cpu', allowedMem});
+  const table = await gt.GPUTable.fromArrowIPC(bytes, {device});
+  assert.equal(table.batches.length, 4);
+  const grouped = await table.groupBy(['zone']).rollup({trips: 'count', total: ['sum', 'fare'], fares: ['count', 'fare']});
+  assert.ok(device.memory.peakBytes <= allowedMem, `peak ${device.memory.peakBytes} over ${allowedMem}`);
+  assert.ok(4 * batchRows * 4 > 2 * allowedMem, 'the key column is over twice the budget');
+
+  const groups = new Map();
+  all.zone.forEach((k, i) => {
+    const g = groups.get(k) ?? {trips: 0, total: 0, fares: 0};
+    g.trips++;
+    if (all.fare[i] !== null) [g.total, g.fares] = [g.total + Math.fround(all.fare[i]), g.fares + 1];
+    groups.set(k, g);
+  });
+  const order = [...groups.keys()].sort((a, b) => a - b);
+  const read = async name => [...await grouped.getVector(name).readValue()];
+  assert.deepEqual(await read('zone'), order);
+  assert.deepEqual(await read('trips'), order.map(k => groups.get(k).trips));
+  assert.deepEqual(await read('fares'), order.map(k => groups.get(k).fares));
+  const totals = await read('total');
+  order.forEach((k, i) => assert.ok(Math.abs(totals[i] - groups.get(k).total) <= 1e-4 * Math.max(1, Math.abs(groups.get(k).total)), `zone ${k}`));
+  grouped.destroy();
+  table.destroy();
+  device.destroy();
+});

@@ -15,7 +15,12 @@ pub async fn a_sort_larger_than_the_budget_runs_and_merges<T: Target>() {
     let floor = 32 * device.value_bytes(DType::U32, 1, 1);
     let column_bytes = |n: usize| device.value_bytes(DType::F32, 1, n as u32);
     let budget = |n: usize| TASK_OVERHEAD_BYTES + (column_bytes(n) / 4).max(floor);
-    let mut n = 200_000usize;
+    // Fewer rows on the GPUs, whose software drivers take the suite's time: the runs are
+    // as many (the budget is a part of the column).
+    let mut n = match T::TRANSFERS {
+        true => 50_000usize,
+        false => 200_000,
+    };
     while column_bytes(n) <= 2 * budget(n) {
         n *= 2;
     }
@@ -42,11 +47,20 @@ pub async fn a_sort_larger_than_the_budget_runs_and_merges<T: Target>() {
     for shown in ["external sort", "runs of up to", "one merge pass", "fits"] {
         assert!(text.contains(shown), "{shown}: {text}");
     }
+    // Each run and merge block is an evaluation read back, which the GPUs' software drivers
+    // in a browser take most of a second for: there one sort and the topK; the CPU runs every
+    // case (the host's cutting and merging of runs is the same code on every device).
+    let every_case = !T::TRANSFERS;
+    let mut evaluations = vec![
+        vec![sorted.clone()],
+        vec![top_values.clone(), top_rows.clone()],
+    ];
+    if every_case {
+        evaluations.extend([vec![order.clone()], vec![nested.clone()]]);
+    }
     device.core().counters.reset_peak();
-    for root in [&sorted, &order, &top_values, &top_rows, &nested] {
-        engine::evaluate(&device, std::slice::from_ref(root))
-            .await
-            .unwrap();
+    for roots in &evaluations {
+        engine::evaluate(&device, roots).await.unwrap();
     }
     let peak = device.core().counters.memory().peak_bytes;
     assert!(peak <= allowed, "peak {peak} over allowedMem {allowed}");
@@ -79,17 +93,22 @@ pub async fn a_sort_larger_than_the_budget_runs_and_merges<T: Target>() {
         }
     }
     // Two keys, the second descending, nulls last.
-    let want = reference(
-        &[key(&vendors, None, false), key(&values, Some(&valid), true)],
-        Nulls::Last,
-    );
-    assert!(read_u32(&order).await == want, "argsort [vendor, x desc]");
+    if every_case {
+        let want = reference(
+            &[key(&vendors, None, false), key(&values, Some(&valid), true)],
+            Nulls::Last,
+        );
+        assert!(read_u32(&order).await == want, "argsort [vendor, x desc]");
+    }
     // topK(10) ascending: the first rows of the stable order, nulls last.
     let want = reference(&[key(&values, Some(&valid), false)], Nulls::Last);
     assert_eq!(read_u32(&top_rows).await, &want[..10]);
     let got = super::reduce::as_f64(&read(&top_values).await);
     let expected: Vec<f64> = want[..10].iter().map(|&i| values[i as usize]).collect();
     assert_eq!(got, expected);
+    if !every_case {
+        return;
+    }
     let inner = reference(&[key(&vendors, None, true)], Nulls::Last);
     let expected: Vec<f64> = (want.iter())
         .map(|&r| vendors[inner[r as usize] as usize])
@@ -130,10 +149,11 @@ pub async fn a_sort_too_large_for_runs_of_one_row_is_refused<T: Target>() {
 pub async fn a_sort_past_one_binding_runs_in_runs_of_native_sorts<T: Target>() {
     let device = T::capped().await;
     let mut rng = Rng(89);
-    let n = 20_000usize;
+    // Past the capped devices' 1,024-value binding and 4,096-row texture tile.
+    let n = 6_000usize;
     let values = float_keys(n, &mut rng);
     let valid: Vec<u8> = (0..n).map(|_| (rng.below(8) != 0) as u8).collect();
-    let x = key_column(DType::F32, &values, Some(&valid), &[7_000, 13_000]);
+    let x = key_column(DType::F32, &values, Some(&valid), &[2_000, 4_000]);
     let order = ir::argsort(std::slice::from_ref(&x), &[true], Nulls::Last).unwrap();
     let text = engine::explain(&device, &order).unwrap();
     // A nullable key sorts by two keys: its null flag, then its value.

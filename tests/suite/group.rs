@@ -30,7 +30,7 @@ pub(super) fn held(dtype: DType, values: &[f64], valid: &[u8]) -> Vec<Option<f64
 }
 
 /// The reference of one aggregate over a group's rows (in input order) of `value`.
-pub(super) fn reference(
+pub(super) fn aggregate_reference(
     op: GroupOp,
     rows: &[usize],
     value: &[Option<f64>],
@@ -182,7 +182,7 @@ pub async fn group_by_matches_a_reference_for_every_type<T: Target>() {
         for (aggregate, result) in aggregates[1..].iter().zip(&results[1..]) {
             let expected: Vec<Option<f64>> = groups
                 .iter()
-                .map(|g| reference(aggregate.op, g, &value_rows, value_type))
+                .map(|g| aggregate_reference(aggregate.op, g, &value_rows, value_type))
                 .collect();
             let what = format!("{dtype:?} keys, {} of {value_type:?}", aggregate.op.name());
             same_aggregate(
@@ -210,6 +210,11 @@ pub async fn group_by_of_small_keys_counts_and_sums_without_a_sort<T: Target>() 
         (DType::U16, 70_000, 0.0, 600),
         (DType::I16, 66_000, -32768.0, 65_000),
     ] {
+        // A 16-bit key takes 65,536 rows: on the GPUs (software drivers, the suite's time)
+        // the unsigned one alone; int8 keys cover the signed offset there.
+        if T::TRANSFERS && dtype == DType::I16 {
+            continue;
+        }
         let key_values: Vec<f64> = (0..n).map(|_| low + rng.below(spread) as f64).collect();
         let key_valid: Vec<u8> = (0..n).map(|r| u8::from(r % 17 != 3)).collect();
         let chunks = [n as u32 / 3, 0, n as u32 - n as u32 / 3];
@@ -265,7 +270,7 @@ pub async fn group_by_of_small_keys_counts_and_sums_without_a_sort<T: Target>() 
                 for (aggregate, result) in aggregates[1..].iter().zip(&results[1..]) {
                     let expected: Vec<Option<f64>> = groups
                         .iter()
-                        .map(|g| reference(aggregate.op, g, &value_rows, value_type))
+                        .map(|g| aggregate_reference(aggregate.op, g, &value_rows, value_type))
                         .collect();
                     let what = format!("{what}: {}", aggregate.op.name());
                     same_aggregate(
