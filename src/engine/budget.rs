@@ -148,8 +148,9 @@ impl<'a> Ledger<'a> {
         outputs.saturating_add(self.copies_held)
     }
 
-    /// Device bytes a computed output holds: an assembly's only what it copied or brought
-    /// (the chunks it shares are its inputs').
+    /// Device bytes a computed output holds: a view's, what it copied or brought and the
+    /// chunks it shares with outputs of this plan (the chunks of plan inputs it shares are
+    /// the caller's).
     fn held_bytes(&self, output: &NodeRef) -> u64 {
         let assembled = (self.computed.get(&output.id))
             .map(|&index| &self.plan.regions[index])
