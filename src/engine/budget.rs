@@ -34,6 +34,8 @@ pub(super) struct Ledger<'a> {
     /// The row ranges of outputs whose pass was cut within a chunk: each range is stored
     /// on its own, so a later task reading other rows of them reads a copy joining them.
     parts: std::cell::RefCell<HashMap<u64, Vec<(u64, u64)>>>,
+    /// Device bytes each view (assembly output) holds once made (`assembly_chunks`).
+    view_bytes: HashMap<u64, u64>,
 }
 
 impl<'a> Ledger<'a> {
@@ -76,7 +78,7 @@ impl<'a> Ledger<'a> {
                 .filter(|leaf| !on_device[&leaf.id] && !past_a_binding(device, leaf))
                 .collect(),
         };
-        Ledger {
+        let mut ledger = Ledger {
             device,
             plan,
             roots,
@@ -87,7 +89,16 @@ impl<'a> Ledger<'a> {
             last_read,
             on_device,
             parts: Default::default(),
-        }
+            view_bytes: HashMap::new(),
+        };
+        ledger.view_bytes = (plan.regions.iter())
+            .filter(|region| region.root.op.is_assembly())
+            .map(|region| {
+                let chunks = ledger.assembly_chunks(region);
+                (region.root.id, chunks.iter().map(|(_, held, _)| held).sum())
+            })
+            .collect();
+        ledger
     }
 
     /// Records the tasks a pass runs: where they cut its chunks, its outputs are stored a
@@ -152,13 +163,8 @@ impl<'a> Ledger<'a> {
     /// chunks it shares with outputs of this plan (the chunks of plan inputs it shares are
     /// the caller's).
     fn held_bytes(&self, output: &NodeRef) -> u64 {
-        let assembled = (self.computed.get(&output.id))
-            .map(|&index| &self.plan.regions[index])
-            .filter(|region| region.root.op.is_assembly() && region.root.id == output.id);
-        match assembled {
-            Some(region) => (self.assembly_chunks(region).iter())
-                .map(|(_, held, _)| held)
-                .sum(),
+        match self.view_bytes.get(&output.id) {
+            Some(&bytes) => bytes,
             None => output_bytes(self.device, output),
         }
     }
