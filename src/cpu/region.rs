@@ -694,7 +694,7 @@ impl RegionModel for CpuDevice {
     fn where_read_scratch_bytes(&self, region: &Region) -> u64 {
         super::where_read::scratch_bytes(region)
     }
-    fn walks(&self, _op: &Op) -> bool {
+    fn walks(&self, _op: &Op, _dtype: DType) -> bool {
         true
     }
 }

@@ -117,10 +117,16 @@ pub trait RegionModel: DeviceModel {
     fn describe_region(&self, _region: &Region) -> Result<(u64, String)> {
         Ok((0, String::new()))
     }
-    /// Whether `Regions::walk` runs the walk `op` (`Op::is_walk`) as one loop here;
-    /// elsewhere the executor runs it as other ops' passes (`ir::compose_walk`).
-    fn walks(&self, _op: &Op) -> bool {
+    /// Whether `Regions::walk` runs the walk `op` (`Op::is_walk`) with an output of `dtype`
+    /// as a pass of its own here; elsewhere the executor runs it as other ops' passes
+    /// (`ir::compose_walk`).
+    fn walks(&self, _op: &Op, _dtype: DType) -> bool {
         false
+    }
+    /// The kernels the walk `root` runs where the device walks it, and a line saying what
+    /// they do.
+    fn describe_walk(&self, _root: &Node) -> (u64, String) {
+        (1, "one loop over the rows in order".to_string())
     }
 }
 

@@ -308,7 +308,7 @@ impl<'a> Ledger<'a> {
         let root = &region.root;
         let rows = rows as u64;
         let native = (region.is_sort() && sorts_natively(device, region))
-            || (region.is_walk() && device.walks(&root.op));
+            || (region.is_walk() && device.walks(&root.op, root.meta.dtype));
         let mut bytes =
             TASK_OVERHEAD_BYTES + self.input_bytes(region, random, (first, rows), native);
         let output = |rows: u64| {

@@ -128,7 +128,7 @@ fn pass_kernels(device: &dyn CostModel, region: &Region, pass: &Pass) -> Result<
     }
     if region.is_walk() {
         let (kernels, line) = match &pass.composed {
-            None => (1, "one loop over the rows in order".to_string()),
+            None => device.describe_walk(&region.root),
             Some(composed) => {
                 let kernels = composed_kernels(device, &composed.schedule)?;
                 let (one, many) = device.kernel_words().unwrap_or(("kernel", "kernels"));

@@ -465,7 +465,19 @@ impl<B: Backend> Run<'_, B> {
             .ok_or_else(|| internal(format!("t{}'s input has no value", root.id)))?;
         let output = match &pass.composed {
             None => {
-                let chunks = self.device.walk(self.batch, root, &input.chunks).await?;
+                // A device's own walk reads its input where it is stored: rows in host
+                // memory (a plan input streamed under a budget) are copied here first.
+                let mut stored = Vec::with_capacity(input.chunks.len());
+                for chunk in input.chunks.iter() {
+                    stored.push(match self.device.reads_in_place(chunk) {
+                        true => chunk.clone(),
+                        false => {
+                            let piece = vec![(chunk.clone(), 0, chunk.rows)];
+                            self.assemble(piece, &root.inputs[0]).await?
+                        }
+                    });
+                }
+                let chunks = self.device.walk(self.batch, root, &stored).await?;
                 for task in &pass.tasks {
                     self.ran(task);
                 }

@@ -113,7 +113,7 @@ impl Schedule {
                 _ if region.is_sort() && !sorts_natively(device, region) => {
                     Some(Box::new(Composed::split_sort(device, region, &limits)?))
                 }
-                _ if region.is_walk() && !device.walks(&region.root.op) => {
+                _ if region.is_walk() && !device.walks(&region.root.op, region.root.meta.dtype) => {
                     Some(Box::new(Composed::walk(device, region, &limits)?))
                 }
                 _ => None,
@@ -138,7 +138,10 @@ impl Schedule {
                 kept_scratch = kept_scratch.saturating_add(ledger.scratch_bytes(region, &tasks));
             }
             match region.is_walk() {
-                true => ledger.record_walk(region, device.walks(&region.root.op)),
+                true => ledger.record_walk(
+                    region,
+                    device.walks(&region.root.op, region.root.meta.dtype),
+                ),
                 false => ledger.record_tasks(region, &tasks),
             }
             let rounds = match ir::Reduction::of(&region.root) {

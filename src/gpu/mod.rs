@@ -4,6 +4,7 @@
 //! 8- and 16-bit inputs are widened on upload and narrowed on readback. An evaluation
 //! records its dispatches and submits them at once, with one block of parameters for all.
 
+mod bins;
 mod device;
 mod reduce;
 mod region;

@@ -4,9 +4,10 @@
 use std::rc::Rc;
 
 use super::{GpuBatch, GpuDevice};
+use crate::dtype::DType;
 use crate::engine::{RegionModel, Regions};
 use crate::error::{ErrorCode, GpuTableError, Result};
-use crate::ir::NodeRef;
+use crate::ir::{Node, NodeRef, Op};
 use crate::plan::Region;
 use crate::value::Value;
 use crate::wgsl::compute::{self, WORKGROUP_SIZE};
@@ -28,6 +29,12 @@ fn elementwise_invocations(root: &NodeRef, rows: u32) -> Result<u32> {
 }
 
 impl RegionModel for GpuDevice {
+    fn walks(&self, op: &Op, dtype: DType) -> bool {
+        self.adds_into_bins(op, dtype)
+    }
+    fn describe_walk(&self, root: &Node) -> (u64, String) {
+        self.describe_bins(root)
+    }
     fn describe_region(&self, region: &Region) -> Result<(u64, String)> {
         let rows = region.rows;
         if rows == 0 {
@@ -65,5 +72,13 @@ impl Regions for GpuDevice {
             self.record(batch, kernel, target, leaves, grid).await?;
         }
         Ok(self.value(region, output))
+    }
+    async fn walk(
+        &self,
+        batch: &mut GpuBatch,
+        root: &Node,
+        input: &[Rc<Value>],
+    ) -> Result<Vec<Value>> {
+        Ok(vec![self.add_into_bins(batch, root, input).await?])
     }
 }

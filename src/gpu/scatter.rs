@@ -25,7 +25,7 @@ impl GpuDevice {
     /// Records a dispatch of the scatter kernel `kind` over `rows` invocations (input rows
     /// from `first_row` on), writing a part of `part_rows` rows that starts at row `first`
     /// of the output.
-    async fn record_scatter(
+    pub(super) async fn record_scatter(
         &self,
         batch: &mut GpuBatch,
         kind: &str,

@@ -23,6 +23,16 @@ pub const REDUCE_WORKGROUP: u32 = 256;
 const REDUCE: &str = include_str!(concat!(env!("OUT_DIR"), "/shaders/reduce.wgsl"));
 const SCATTER: &str = include_str!(concat!(env!("OUT_DIR"), "/shaders/scatter.wgsl"));
 const RADIX_SORT: &str = include_str!(concat!(env!("OUT_DIR"), "/shaders/radix_sort.wgsl"));
+const BINS: &str = include_str!(concat!(env!("OUT_DIR"), "/shaders/bins.wgsl"));
+
+/// Invocations of a bin count workgroup, and rows each adds in a block.
+pub const BIN_THREADS: u32 = 256;
+pub const BIN_ITEMS: u32 = 16;
+/// Rows of a block, whose adds a workgroup gathers in workgroup memory first.
+pub const BIN_BLOCK: u32 = BIN_THREADS * BIN_ITEMS;
+/// Bins a workgroup's table holds (4 kB of the 16 kB every WebGPU device has): more bins
+/// spread rows over more words, and each row adds straight into the output.
+pub const LOCAL_BINS: u32 = 1024;
 
 /// Invocations of a radix sort workgroup (one per digit value), and rows each takes in a
 /// block.
@@ -89,6 +99,25 @@ pub fn sort_source(kind: &str) -> Result<String> {
             "#BALLOTS#",
             &((SORT_THREADS / 32) << SORT_DIGIT_BITS).to_string(),
         );
+    Ok(format!(
+        "{}\n{template}",
+        PRELUDE.replace("PARAM_VEC4S", "2")
+    ))
+}
+
+/// A bin kernel (shaders/bins.wgsl): `count` or `sum` (of `[id, value]` word pairs), by a
+/// workgroup table where `bins` fit one, else by an atomic add per row into the output.
+pub fn bins_source(kind: &str, bins: u32) -> Result<String> {
+    let adds = if bins <= LOCAL_BINS {
+        "local"
+    } else {
+        "global"
+    };
+    let template = sections(BINS, &[kind, adds])?
+        .replace("#THREADS#", &BIN_THREADS.to_string())
+        .replace("#ITEMS#", &BIN_ITEMS.to_string())
+        .replace("#BLOCK#", &BIN_BLOCK.to_string())
+        .replace("#LOCAL_BINS#", &LOCAL_BINS.to_string());
     Ok(format!(
         "{}\n{template}",
         PRELUDE.replace("PARAM_VEC4S", "2")

@@ -291,9 +291,77 @@ pub async fn group_by_of_small_keys_counts_and_sums_without_a_sort<T: Target>() 
         let (_, sums) = ir::group_by(&[key], &[sum]).unwrap();
         let text = gputable::engine::explain(&T::device(), &sums[0]).unwrap();
         assert!(text.contains("binSum("), "{text}");
-        let walked =
-            gputable::engine::RegionModel::walks(&T::device(), &ir::Op::BinSum { bins: 1 });
+        let walked = gputable::engine::RegionModel::walks(
+            &T::device(),
+            &ir::Op::BinSum { bins: 1 },
+            DType::F32,
+        );
         assert_eq!(!walked, text.contains("of other ops"), "{text}");
+    }
+}
+
+/// Integer sums per small key wrap as 32-bit sums do, whether the device adds rows into its
+/// bins itself (the CPU; WebGPU by atomics, in a workgroup table for an 8-bit key's 257 bins
+/// and straight into the output for a 16-bit key's) or composes the sum of other ops.
+pub async fn small_key_integer_sums_wrap_on_every_device<T: Target>() {
+    let mut rng = Rng(31);
+    // A 16-bit key groups by bins from 65,536 rows on.
+    for (key_type, spread, n) in [(DType::U8, 200, 5_000), (DType::U16, 3_000, 70_000)] {
+        let chunks = [
+            n as u32 / 5,
+            0,
+            n as u32 / 2,
+            n as u32 - n as u32 / 5 - n as u32 / 2,
+        ];
+        let key_values: Vec<f64> = (0..n).map(|_| rng.below(spread) as f64).collect();
+        let key = chunked(column_of(key_type, &key_values), 1, &chunks);
+        for value_type in [DType::I32, DType::U32] {
+            let values: Vec<f64> = (0..n)
+                .map(|_| match value_type {
+                    DType::I32 => rng.below(4_000) as f64 * 1e6 - 2e9,
+                    _ => 4e9 + rng.below(1_000) as f64,
+                })
+                .collect();
+            let value = chunked(column_of(value_type, &values), 1, &chunks);
+            let sum = Aggregate {
+                op: GroupOp::Sum,
+                value: Some(value),
+            };
+            let (keys, sums) = ir::group_by(&[key.clone()], &[sum]).unwrap();
+            let mut expected = std::collections::BTreeMap::<u32, u32>::new();
+            for (k, v) in key_values.iter().zip(&values) {
+                let word = match value_type {
+                    DType::I32 => *v as i32 as u32,
+                    _ => *v as u32,
+                };
+                let total = expected.entry(*k as u32).or_default();
+                *total = total.wrapping_add(word);
+            }
+            let what = format!("{key_type:?} keys, {value_type:?} sums");
+            let keys_expected: Vec<Option<f64>> =
+                expected.keys().map(|&k| Some(k as f64)).collect();
+            same_rows(&what, &rows_here::<T>(&keys[0]).await, &keys_expected);
+            let sums_expected: Vec<Option<f64>> = (expected.values())
+                .map(|&w| match value_type {
+                    DType::I32 => Some(w as i32 as f64),
+                    _ => Some(w as f64),
+                })
+                .collect();
+            same_rows(&what, &rows_here::<T>(&sums[0]).await, &sums_expected);
+            let text = gputable::engine::explain(&T::device(), &sums[0]).unwrap();
+            let op = ir::Op::BinSum { bins: 1 };
+            let walked = gputable::engine::RegionModel::walks(&T::device(), &op, value_type);
+            // The bin sum's pass: whether other ops' kernels run it.
+            let pass = text.split("\npass ").find(|p| p.contains("= binSum("));
+            let pass = pass.unwrap_or_else(|| panic!("{what}: no bin sum pass: {text}"));
+            assert_eq!(!walked, pass.contains("of other ops"), "{what}: {text}");
+            let webgpu =
+                DeviceModel::kernel_words(&T::device()) == Some(("dispatch", "dispatches"));
+            assert!(
+                walked || !webgpu,
+                "{what}: WebGPU adds into the bins: {text}"
+            );
+        }
     }
 }
 

@@ -225,7 +225,11 @@ pub async fn histogram_of_device_edges_counted_and_empty_inputs<T: Target>() {
     let counts = ir::histogram(&big, &Bins::Edges(edges), None).unwrap();
     let text = gputable::engine::explain(&T::device(), &counts).unwrap();
     assert!(text.contains("binCount("), "{text}");
-    let walked = gputable::engine::RegionModel::walks(&T::device(), &ir::Op::BinCount { bins: 1 });
+    let walked = gputable::engine::RegionModel::walks(
+        &T::device(),
+        &ir::Op::BinCount { bins: 1 },
+        DType::U32,
+    );
     assert_eq!(!walked, text.contains("of other ops"), "{text}");
 }
 
