@@ -6,6 +6,7 @@
 import * as gt from '../dist/web/index.js';
 import * as tf from '@tensorflow/tfjs-core';
 import {streamingRun} from './streaming.js';
+import {groupRuns} from './gpu-groups.js';
 import {TFJS_MAX_ROWS, convertBytes, cooData, gputableCooToCsr, gputableSpmv, jsCooToCsr, jsSpmv, naiveWgslSpmv, spmvBytes, spmvData, tfSpmv} from './sparse-workloads.js';
 
 const query = new URLSearchParams(location.search);
@@ -13,6 +14,9 @@ const rows = Number(query.get('rows') ?? 1e6);
 const reduceRows = Number(query.get('reduceRows') ?? 1e7);
 const sparseRows = Number(query.get('sparseRows') ?? 1e6);
 const sparseEntries = Number(query.get('sparseEntries') ?? 1e7);
+const groupRows = Number(query.get('groupRows') ?? 1e6);
+// `only=groups`: the G-series alone.
+const only = query.get('only');
 const backend = query.get('backend') ?? 'webgpu';
 await import(`/node_modules/@tensorflow/tfjs-backend-${backend}/dist/tf-backend-${backend}.fesm.js`);
 
@@ -68,6 +72,7 @@ async function main() {
   gt.backendRegistry.add(backend === 'webgl' ? gt.webglBackend : gt.webgpuBackend);
   await gt.init();
   const device = await gt.createDevice({type: backend});
+  if (only === 'groups') return {rows, backend, adapter: device.adapterName, ...(await groups(device))};
   if (!(await tf.setBackend(backend))) throw new Error(`tfjs has no ${backend} backend here`);
   await tf.ready();
 
@@ -140,7 +145,23 @@ async function main() {
   const streaming = await streamingRun(gt, backend, reduceRows, median);
   // W6 fails on its own: the other workloads' results still come back.
   const sparse = await sparseRuns(device).catch(error => ({error: `${error.code ?? error.name}: ${error.message}`}));
-  return {rows, backend, adapter: device.adapterName, results, chain: {ms: chainMs, tfMs: tfChainMs, moved}, reduceRows, reductions, streaming, sparse};
+  return {rows, backend, adapter: device.adapterName, results, chain: {ms: chainMs, tfMs: tfChainMs, moved}, reduceRows, reductions, streaming, sparse, ...(await groups(device))};
+}
+
+/** The G-series beside JS loops and, on WebGPU, luma.gl's gpu-core. */
+async function groups(device) {
+  const luma = backend === 'webgpu' ? await lumaPeer() : {};
+  return {groupRows, groups: await groupRuns(gt, device, groupRows, median, luma.module), lumaError: luma.error};
+}
+
+/** bench/luma-groups.js, where a luma.gl WebGPU device can be made here. */
+async function lumaPeer() {
+  try {
+    const module = await import('./luma-groups.js');
+    return (await module.lumaAvailable()) ? {module} : {error: 'no luma.gl WebGPU device'};
+  } catch (error) {
+    return {error: `${error.name}: ${error.message}`};
+  }
 }
 
 /** sum and argmax of one column in 1 and 64 chunks, beside tfjs and JS loops. */

@@ -7,9 +7,15 @@ import {streamingReport} from './streaming.js';
 const rows = process.env.BENCH_GPU_ROWS ?? '1000000';
 // W6's sizes: the issue's 1M x 1M SpMV; a 1M-entry conversion (the issue's 10M,
 // BENCH_SPARSE_ENTRIES=1e7, takes minutes per run on a software adapter).
+const groups = `groupRows=${process.env.BENCH_GROUP_ROWS ?? 1e6}`;
 const sparse = `sparseRows=${process.env.BENCH_SPARSE_ROWS ?? 1e6}&sparseEntries=${process.env.BENCH_SPARSE_ENTRIES ?? 1e6}`;
 const backends = process.argv.length > 2 ? process.argv.slice(2) : ['webgpu', 'webgl'];
 const names = {webgpu: ['WebGPU', 'dispatches'], webgl: ['WebGL2', 'draws']};
+
+function ratio(ours, theirs) {
+  const r = theirs / ours;
+  return r >= 1 ? `${r.toFixed(2)}x faster` : `${(1 / r).toFixed(2)}x slower`;
+}
 
 const server = await serveCheckout();
 const browser = await launchChromium();
@@ -17,20 +23,20 @@ try {
   for (const backend of backends) {
     const [label, passes] = names[backend];
     const page = await browser.newPage();
-    await page.goto(`http://127.0.0.1:${server.address().port}/bench/gpu.html?rows=${rows}&backend=${backend}&${sparse}`);
+    await page.goto(`http://127.0.0.1:${server.address().port}/bench/gpu.html?rows=${rows}&backend=${backend}&${sparse}&${groups}${process.env.BENCH_GPU_ONLY ? `&only=${process.env.BENCH_GPU_ONLY}` : ''}`);
     await page.waitForFunction(() => window.__bench !== undefined, null, {timeout: 600_000});
     const report = await page.evaluate(() => window.__bench);
     await page.close();
     if (report.error) throw new Error(report.error);
     console.log(`# gputable ${label} benchmark: headless Chromium, adapter "${report.adapter || 'unnamed (SwiftShader)'}", ${report.rows.toLocaleString('en-US')} rows`);
+    if (report.results === undefined) {
+      console.log(groupsReport(label, passes, report));
+      continue;
+    }
     console.log('median ms; inputs stay on the device between runs on both sides. "evaluate + read": gputable evaluate() and readValue() of every row,');
     console.log('tfjs the ops and data(); "evaluate": the output left on the device (until it is idle); "read": readValue() of an evaluated output\n');
     console.log(`| workload | gputable evaluate + read ms | tfjs-backend-${backend} 4.22 ms | ratio | gputable evaluate ms | gputable read ms | gputable ${passes} | tfjs ops |`);
     console.log('|---|---|---|---|---|---|---|---|');
-    const ratio = (ours, theirs) => {
-      const r = theirs / ours;
-      return r >= 1 ? `${r.toFixed(2)}x faster` : `${(1 / r).toFixed(2)}x slower`;
-    };
     for (const r of report.results) {
       console.log(`| ${r.id} ${r.name} | ${r.gputableMs.toFixed(1)} | ${r.tfMs.toFixed(1)} | ${ratio(r.gputableMs, r.tfMs)} | ${r.evaluateMs.toFixed(1)} | ${r.readbackMs.toFixed(1)} | ${r.passes.replace(' in all', '')} | ${r.peerOps} |`);
     }
@@ -57,9 +63,30 @@ try {
       const show = ms => (ms === undefined ? '-' : ms.toFixed(1));
       console.log(`| ${r.name} | ${r.ms.toFixed(1)} | ${(r.bytes / r.ms / 1e6).toFixed(2)} | ${show(r.tfMs)} | ${show(r.jsMs)} | ${show(r.naiveMs)} | ${ratio(r.ms, Math.min(...peers))} | ${(r.passes ?? '').replace(' in all', '')} |`);
     }
+    console.log(groupsReport(label, passes, report));
     console.log();
   }
 } finally {
   await browser.close();
   server.close();
+}
+
+/** The G-series table of one backend's report. */
+function groupsReport(label, passes, report) {
+  const lines = [];
+  lines.push(`\n## ${label} grouping and histograms (G-series, ${report.groupRows.toLocaleString('en-US')} rows)\n`);
+  lines.push(`median ms of the work and every output read back; inputs on the device. luma.gl 9.4.2 gpu-core on the same adapter (WebGPU only${report.lumaError ? `; here: ${report.lumaError}` : ''})\n`);
+  lines.push(`| workload | gputable ms | JS loop ms | luma.gl ms | vs JS loop | vs luma.gl | counts equal the loop's (gputable, luma.gl) | gputable ${passes} |`);
+  lines.push('|---|---|---|---|---|---|---|---|');
+  for (const r of report.groups) {
+    if (r.error) {
+      lines.push(`| ${r.id} ${r.name} | failed: ${r.error} | | | | | | |`);
+      continue;
+    }
+    const luma = r.lumaMs === undefined ? (r.lumaError ? 'failed' : '-') : r.lumaMs.toFixed(1);
+    const vsLuma = r.lumaMs === undefined ? '-' : ratio(r.ms, r.lumaMs);
+    lines.push(`| ${r.id} ${r.name} | ${r.ms.toFixed(1)} | ${r.jsMs.toFixed(1)} | ${luma} | ${ratio(r.ms, r.jsMs)} | ${vsLuma} | ${r.agrees ? 'yes' : 'NO'}${r.lumaAgrees === undefined ? '' : r.lumaAgrees ? ', yes' : ', NO'} | ${r.passes.replace(' in all', '')} |`);
+  }
+  for (const r of report.groups.filter(r => r.lumaError)) lines.push(`\nluma.gl ${r.id} failed: ${r.lumaError}`);
+  return lines.join('\n');
 }

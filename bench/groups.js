@@ -15,6 +15,7 @@ import * as aq from 'arquero';
 import * as arrow from 'apache-arrow';
 import '@tensorflow/tfjs-backend-cpu';
 import {openDuckdb, printHeading, runSeries, xorshift} from './series.js';
+import {groupLoops} from './group-loops.js';
 
 const ROWS = (process.env.BENCH_ROWS ?? '1e6,1e7').split(',').map(Number);
 const PEERS = (process.env.BENCH_PEERS ?? 'js,tfjs-cpu,arquero,duckdb').split(',').filter(p => p && p !== 'none');
@@ -103,7 +104,7 @@ function gputableRunner(d) {
 // What a JS user writes: one loop per workload into typed-array tables where the keys are
 // small, a Map where they are not, a sort of the Map's keys for the order.
 function jsRunner(d) {
-  const {n, fare, vendor, key, zone, probe, tableKeys, edges} = d;
+  const {n, fare, key} = d;
   const grouped = keys => {
     const slots = new Map();
     const sums = [], counts = [];
@@ -128,15 +129,8 @@ function jsRunner(d) {
     });
     return out;
   };
-  const bins = (bin, count) => {
-    const counts = new Uint32Array(count);
-    for (let i = 0; i < n; i++) {
-      const b = bin(fare[i]);
-      if (b >= 0) counts[b]++;
-    }
-    return counts;
-  };
   return {
+    ...groupLoops(d),
     G8: () => {
       const slots = new Map();
       for (let i = 0; i < n; i++) {
@@ -150,38 +144,7 @@ function jsRunner(d) {
       const order = [...slots.keys()].sort();
       return {names: order, count: Uint32Array.from(order, k => slots.get(k)[0]), mean: Float32Array.from(order, k => slots.get(k)[1] / slots.get(k)[0])};
     },
-    G1: () => {
-      const sums = new Float64Array(20), counts = new Uint32Array(20);
-      for (let i = 0; i < n; i++) {
-        sums[vendor[i]] += fare[i];
-        counts[vendor[i]]++;
-      }
-      return {sums: Float32Array.from(sums), counts, means: Float32Array.from(sums, (s, g) => s / counts[g])};
-    },
     G2: () => grouped(key),
-    G3: () => {
-      const counts = new Uint32Array(1000);
-      for (let i = 0; i < n; i++) counts[zone[i]]++;
-      return counts;
-    },
-    G4: () => bins(v => (v < -100 || v > 100 ? -1 : Math.min(23, Math.floor((v + 100) / (200 / 24)))), 24),
-    G5: () => bins(v => {
-      if (!(v >= edges[0] && v <= edges[1000])) return -1;
-      let lo = 0, hi = 1001;
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        if (edges[mid] <= v) lo = mid + 1;
-        else hi = mid;
-      }
-      return Math.min(lo, 1000) - 1;
-    }, 1000),
-    G6: () => {
-      const first = new Map();
-      for (let i = 0; i < tableKeys.length; i++) if (!first.has(tableKeys[i])) first.set(tableKeys[i], i);
-      const out = new Int32Array(n);
-      for (let i = 0; i < n; i++) out[i] = first.get(probe[i]) ?? -1;
-      return out;
-    },
     G7: () => {
       const {leftKey, rightKey} = d;
       const rows = new Map();

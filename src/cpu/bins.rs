@@ -1,6 +1,6 @@
 //! Bin counts and sums on the CPU (`Op::BinCount`, `Op::BinSum`): one walk over the ids
-//! with a counter (a sum) per bin, where the GPUs sort the ids and search each bin's first
-//! row.
+//! with a counter (a sum) per bin (WebGPU adds them with atomics, src/gpu/bins.rs; WebGL2
+//! sorts the ids and searches each bin's first row).
 
 use std::rc::Rc;
 

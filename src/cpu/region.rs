@@ -364,8 +364,7 @@ fn search_block(upper: bool, node: &NodeRef, b: &mut Block, out: &mut [u32]) -> 
         match (&few, &*index, upper) {
             (Some(keys), _, true) => rows::search_few::<true>(keys, queries, dst),
             (Some(keys), _, false) => rows::search_few::<false>(keys, queries, dst),
-            (None, Some(index), true) => index.search::<true>(queries, dst),
-            (None, Some(index), false) => index.search::<false>(queries, dst),
+            (None, Some(index), _) => index.search(queries, upper, dst),
             (None, None, _) => rows::search_sorted(&*key, rows, queries, upper, dst),
         }
     }

@@ -305,9 +305,9 @@ impl SearchIndex {
 
     /// `search_sorted` of `queries` (a NaN query is past every number, and past the NaN
     /// keys too for `upper`).
-    pub fn search<const UPPER: bool>(&self, queries: &[f64], dst: &mut [u32]) {
-        let nan_answer = if UPPER { self.keys.len() } else { self.numbers } as u32;
-        let past = |v: f64, q: f64| if UPPER { v <= q } else { v < q };
+    pub fn search(&self, queries: &[f64], upper: bool, dst: &mut [u32]) {
+        let nan_answer = if upper { self.keys.len() } else { self.numbers } as u32;
+        let past = |v: f64, q: f64| if upper { v <= q } else { v < q };
         for (&q, out) in queries.iter().zip(dst) {
             if q.is_nan() {
                 *out = nan_answer;
@@ -462,10 +462,7 @@ mod tests {
                 let mut expected = vec![0u32; queries.len()];
                 search_sorted(&|i| keys[i], keys.len(), &queries, upper, &mut expected);
                 let mut got = vec![0u32; queries.len()];
-                match upper {
-                    true => index.search::<true>(&queries, &mut got),
-                    false => index.search::<false>(&queries, &mut got),
-                }
+                index.search(&queries, upper, &mut got);
                 assert_eq!(got, expected, "{what} keys, upper {upper}");
             }
         }

@@ -2,8 +2,8 @@
 //! `searchSorted` in the bins' edges that compares x's values exactly; rows not counted
 //! (NaN, nulls, outside the edges, masked out by `where`, past a filter's count) take the
 //! bin number `bins`. The counts: one walk over the bin numbers with a counter per bin on a
-//! device that walks it (`Op::BinCount`: the CPU), else the numbers' run lengths, by a sort
-//! of the numbers on their few low bits and a search of each bin's first row in them.
+//! device that walks it (`Op::BinCount`: the CPU, WebGPU), else the numbers' run lengths, by
+//! a sort of the numbers on their few low bits and a search of each bin's first row in them.
 
 use std::borrow::Cow;
 
