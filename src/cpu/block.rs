@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use super::rows::SearchIndex;
+use super::rows::KeySearch;
 use super::{internal, Buf, Lane};
 use crate::column::{with_column_data, Column, ColumnData, Elem};
 use crate::dtype::Class;
@@ -43,8 +43,8 @@ pub(super) struct Block {
     pub(super) exact_constants: Vec<(u64, Class, bool)>,
     /// Rows the task computes (a search index pays for itself over many queries).
     pub(super) task_rows: usize,
-    /// Search indexes of sorted leaves built so far in the task, by node id.
-    pub(super) search_indexes: Vec<(u64, Rc<Option<SearchIndex>>)>,
+    /// How the task searches each sorted leaf read so far, by node id.
+    pub(super) key_searches: Vec<(u64, Rc<KeySearch>)>,
 }
 
 /// Expands `rows` rows of `src_size`-lane values into `lanes` lanes of `T` using the lane

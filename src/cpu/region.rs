@@ -182,7 +182,7 @@ pub(super) fn run_blocks(
         where_read: where_read::producers(region),
         exact_constants: Vec::new(),
         task_rows: rows,
-        search_indexes: Vec::new(),
+        key_searches: Vec::new(),
     };
     for (leaf, value) in region.leaves.iter().zip(leaves) {
         if !in_host_memory(value) {
@@ -337,35 +337,26 @@ fn search_block(upper: bool, node: &NodeRef, b: &mut Block, out: &mut [u32]) -> 
     let (key, rows) = with_elem_type!(sorted.dtype, S => {
         rows::key_reader(StoredRows::<S>::new(&sorted)?)
     });
-    let few = match rows <= rows::FEW_KEYS {
-        true => Some(try_collect(rows, (0..rows).map(|i| key(i)))?),
-        false => None,
-    };
-    // Many queries into many keys: an index of the keys, built once in the task.
-    let index = match few.is_none() && b.task_rows >= rows / 8 {
-        true => {
-            let id = node.inputs[0].id;
-            match b.search_indexes.iter().find(|(leaf, _)| *leaf == id) {
-                Some((_, index)) => index.clone(),
-                None => {
-                    let index = Rc::new(rows::SearchIndex::new(&*key, rows)?);
-                    b.search_indexes.push((id, index.clone()));
-                    index
-                }
-            }
+    // How this task searches the sorted leaf: decided, and its keys copied, once per task.
+    let id = node.inputs[0].id;
+    let search = match b.key_searches.iter().find(|(leaf, _)| *leaf == id) {
+        Some((_, search)) => search.clone(),
+        None => {
+            let search = Rc::new(rows::KeySearch::new(&*key, rows, b.task_rows)?);
+            b.key_searches.push((id, search.clone()));
+            search
         }
-        false => Rc::new(None),
     };
     let mut wide = [0f64; PIECE];
     for start in (0..out.len()).step_by(PIECE) {
         let end = (start + PIECE).min(out.len());
         dispatch_class!(class, Q => { widen(&b.view::<Q>(view, 1)[start..end], &mut wide) });
         let (queries, dst) = (&wide[..end - start], &mut out[start..end]);
-        match (&few, &*index, upper) {
-            (Some(keys), _, true) => rows::search_few::<true>(keys, queries, dst),
-            (Some(keys), _, false) => rows::search_few::<false>(keys, queries, dst),
-            (None, Some(index), _) => index.search(queries, upper, dst),
-            (None, None, _) => rows::search_sorted(&*key, rows, queries, upper, dst),
+        match (&*search, upper) {
+            (rows::KeySearch::Few(keys), true) => rows::search_few::<true>(keys, queries, dst),
+            (rows::KeySearch::Few(keys), false) => rows::search_few::<false>(keys, queries, dst),
+            (rows::KeySearch::Indexed(index), _) => index.search(queries, upper, dst),
+            (rows::KeySearch::Halving, _) => rows::search_sorted(&*key, rows, queries, upper, dst),
         }
     }
     Ok(())

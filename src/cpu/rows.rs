@@ -330,6 +330,31 @@ impl SearchIndex {
     }
 }
 
+/// How a task searches one sorted column, decided once in the task.
+pub(super) enum KeySearch {
+    /// At most `FEW_KEYS` keys, copied as f64 (`search_few`).
+    Few(Vec<f64>),
+    /// Many keys searched by at least an eighth as many queries (`SearchIndex`).
+    Indexed(SearchIndex),
+    /// A halving of the column read in place (`search_sorted`).
+    Halving,
+}
+
+impl KeySearch {
+    /// The search of `rows` sorted keys read by `key` for a task of `queries` rows.
+    pub fn new(key: &dyn Fn(usize) -> f64, rows: usize, queries: usize) -> Result<KeySearch> {
+        if rows <= FEW_KEYS {
+            return Ok(KeySearch::Few(try_collect(rows, (0..rows).map(key))?));
+        }
+        // The index reads every key once; each query then saves most of a halving.
+        let index = match queries >= rows / 8 {
+            true => SearchIndex::new(key, rows)?,
+            false => None,
+        };
+        Ok(index.map_or(KeySearch::Halving, KeySearch::Indexed))
+    }
+}
+
 /// Sorted columns up to this many rows are searched by `search_few`.
 pub(super) const FEW_KEYS: usize = 4096;
 
@@ -363,6 +388,14 @@ mod tests {
     use crate::column::{Column, ColumnData};
     use crate::value::Value;
 
+    /// Pseudo-random numbers below the one asked for, from `seed`.
+    fn below_from(mut state: u32) -> impl FnMut(u32) -> u32 {
+        move |below| {
+            state = state.wrapping_mul(1664525).wrapping_add(1013904223);
+            (state >> 8) % below
+        }
+    }
+
     #[test]
     fn values_from_a_row_run_on_across_parts() {
         let part = |v: Vec<u32>| Rc::new(Value::host(Column::new(ColumnData::U32(v), 2).unwrap()));
@@ -385,11 +418,7 @@ mod tests {
 
     #[test]
     fn random_queries_search_in_lockstep_to_the_binary_search_answer() {
-        let mut state = 5u32;
-        let mut next = |below: u32| {
-            state = state.wrapping_mul(1664525).wrapping_add(1013904223);
-            (state >> 8) % below
-        };
+        let mut next = below_from(5);
         // Far apart (past FAR_ROWS), so groups of queries search the whole column; NaN
         // keys last, NaN queries among the others, a tail shorter than a group.
         for rows in [0usize, 1, 2, 7, 20_000] {
@@ -432,11 +461,7 @@ mod tests {
 
     #[test]
     fn an_index_of_the_keys_gives_the_binary_search_answer() {
-        let mut state = 9u32;
-        let mut next = |below: u32| {
-            state = state.wrapping_mul(1664525).wrapping_add(1013904223);
-            (state >> 8) % below
-        };
+        let mut next = below_from(9);
         // Evenly spread, skewed (most keys in one bucket), with runs of ties, -0 and +0,
         // NaN keys last; queries below, between, on and past the keys, infinite and NaN.
         let spread: Vec<f64> = (0..20_000).map(|_| next(100_000) as f64 * 0.25).collect();
@@ -474,11 +499,7 @@ mod tests {
 
     #[test]
     fn ascending_queries_walk_and_gallop_to_the_binary_search_answer() {
-        let mut state = 3u32;
-        let mut next = |below: u32| {
-            state = state.wrapping_mul(1664525).wrapping_add(1013904223);
-            (state >> 8) % below
-        };
+        let mut next = below_from(3);
         let mut keys: Vec<u32> = (0..3000).map(|_| next(500)).collect();
         keys.sort();
         // Ascending with small and large steps, then out of order, then past the end.

@@ -11,7 +11,8 @@ use crate::dtype::DType;
 use crate::error::Result;
 use crate::ir::{Node, Op};
 use crate::value::Value;
-use crate::wgsl::compute::{bins_source, BIN_BLOCK, BIN_THREADS, LOCAL_BINS};
+use crate::wgsl::compute::{adds_in_workgroup, bins_source, BIN_BLOCK, BIN_THREADS};
+use crate::wgsl::SCATTER_PARAMS;
 
 impl GpuDevice {
     /// Whether this device adds the rows of the walk `op` (of output type `dtype`) into its
@@ -33,7 +34,7 @@ impl GpuDevice {
         };
         let input = &root.inputs[0];
         let chunks = input.chunks.iter().filter(|&&rows| rows > 0).count() as u64;
-        let adds = match bins <= LOCAL_BINS {
+        let adds = match adds_in_workgroup(bins) {
             true => "in a workgroup table, then into the output",
             false => "straight into the output",
         };
@@ -67,14 +68,17 @@ impl GpuDevice {
         let pipeline = self.pipeline(&bins_source(kind, bins)?).await?;
         for chunk in chunks.iter().filter(|c| c.rows > 0) {
             let rows = chunk.rows;
-            let invocations = match bins <= LOCAL_BINS {
+            let invocations = match adds_in_workgroup(bins) {
                 true => rows.div_ceil(BIN_BLOCK) * BIN_THREADS,
                 false => rows,
             };
             let (grid, stride) = self.grid(invocations, BIN_THREADS)?;
+            // The shader's parameter block is the scatter kernels' two vec4s.
+            let mut params = vec![rows, stride, 0, bins];
+            params.resize(SCATTER_PARAMS, 0);
             batch.dispatches.push(Dispatch {
                 pipeline: pipeline.clone(),
-                params: vec![rows, stride, 0, bins, 0, 0, 0, 0],
+                params,
                 buffers: vec![target.clone(), bound(chunk)?],
                 grid,
             });

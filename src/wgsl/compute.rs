@@ -32,7 +32,7 @@ pub const BIN_ITEMS: u32 = 16;
 pub const BIN_BLOCK: u32 = BIN_THREADS * BIN_ITEMS;
 /// Bins a workgroup's table holds (4 kB of the 16 kB every WebGPU device has): more bins
 /// spread rows over more words, and each row adds straight into the output.
-pub const LOCAL_BINS: u32 = 1024;
+const LOCAL_BINS: u32 = 1024;
 
 /// Invocations of a radix sort workgroup (one per digit value), and rows each takes in a
 /// block.
@@ -105,10 +105,15 @@ pub fn sort_source(kind: &str) -> Result<String> {
     ))
 }
 
+/// Whether a bin kernel over `bins` bins adds a workgroup's rows in a table of its own first.
+pub fn adds_in_workgroup(bins: u32) -> bool {
+    bins <= LOCAL_BINS
+}
+
 /// A bin kernel (shaders/bins.wgsl): `count` or `sum` (of `[id, value]` word pairs), by a
 /// workgroup table where `bins` fit one, else by an atomic add per row into the output.
 pub fn bins_source(kind: &str, bins: u32) -> Result<String> {
-    let adds = if bins <= LOCAL_BINS {
+    let adds = if adds_in_workgroup(bins) {
         "local"
     } else {
         "global"
