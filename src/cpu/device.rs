@@ -76,6 +76,7 @@ impl DeviceModel for CpuDevice {
     fn plan_limits(&self) -> PlanLimits {
         PlanLimits {
             sort_writes_keys: SortWrites::EveryKey,
+            bins_read_rows: true,
             ..PlanLimits::unbounded()
         }
     }

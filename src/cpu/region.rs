@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
+use super::bins::BinTotals;
 use super::block::Block;
 use super::kernels::{
     binary, compare, equal_rows, f32_slice, gather_rows, place_columns, row_dot, sqrt_in_place,
@@ -144,6 +145,8 @@ pub(super) enum Sink<'a> {
     Output(&'a mut ColumnData),
     /// Folded into a reduction's states (rows numbered from the given first row).
     Reduce(&'a mut dyn reduce::ChunkFold, i64),
+    /// The root's input rows added into its bins (the root is not computed per block).
+    Bins(&'a mut super::bins::BinAdder),
 }
 
 /// Computes rows `range` of a region block by block into `sink`.
@@ -155,7 +158,8 @@ pub(super) fn run_blocks(
 ) -> Result<()> {
     let root = &region.root;
     let rows = range.len();
-    let reduction = region.is_reduction();
+    // The root folds or adds its input's blocks rather than computing its own.
+    let reduction = region.is_reduction() || region.adds_to_bins;
     let widest = region
         .computed()
         .map(|n| n.meta.size)
@@ -244,8 +248,10 @@ pub(super) fn run_blocks(
             }
             block.slots[slot] = dst;
         }
-        if let Sink::Reduce(fold, first_row) = &mut sink {
-            fold.fold(&mut block, *first_row + r0 as i64)?;
+        match &mut sink {
+            Sink::Reduce(fold, first_row) => fold.fold(&mut block, *first_row + r0 as i64)?,
+            Sink::Bins(adder) => adder.add(&mut block)?,
+            Sink::Output(_) => {}
         }
         r0 += n as u32;
     }
@@ -355,6 +361,8 @@ fn search_block(upper: bool, node: &NodeRef, b: &mut Block, out: &mut [u32]) -> 
         match (&*search, upper) {
             (rows::KeySearch::Few(keys), true) => rows::search_few::<true>(keys, queries, dst),
             (rows::KeySearch::Few(keys), false) => rows::search_few::<false>(keys, queries, dst),
+            (rows::KeySearch::Even(keys), true) => keys.search::<true>(queries, dst),
+            (rows::KeySearch::Even(keys), false) => keys.search::<false>(queries, dst),
             (rows::KeySearch::Indexed(index), _) => index.search(queries, upper, dst),
             (rows::KeySearch::Halving, _) => rows::search_sorted(&*key, rows, queries, upper, dst),
         }
@@ -709,6 +717,7 @@ impl RegionModel for CpuDevice {
 }
 
 impl Regions for CpuDevice {
+    type Bins = BinTotals;
     async fn run_region(
         &self,
         home: &mut Home,
@@ -723,11 +732,26 @@ impl Regions for CpuDevice {
         let chunks = match root.op {
             Op::Compact => vec![super::scatter::compact(self, home, input)?],
             Op::Scan { .. } => scan::scan_whole(self, home, root, input)?,
-            Op::BinCount { bins } => vec![super::bins::bin_count(self, home, input, bins)?],
-            Op::BinSum { bins } => vec![super::bins::bin_sum(self, home, root, input, bins)?],
             _ => return Err(internal(format!("{} is not a walk", root.op.name()))),
         };
         self.core().counters.add_kernels(1);
         Ok(chunks)
+    }
+    fn bins_target(&self, _home: &mut Home, root: &Node) -> Result<BinTotals> {
+        super::bins::bins_target(root)
+    }
+    async fn add_to_bins(
+        &self,
+        _home: &mut Home,
+        task: &Region,
+        leaves: &[Rc<Value>],
+        bins: &mut BinTotals,
+    ) -> Result<()> {
+        super::bins::add_task(task, leaves, bins)?;
+        self.core().counters.add_kernels(1);
+        Ok(())
+    }
+    fn finish_bins(&self, home: &mut Home, root: &Node, bins: BinTotals) -> Result<Value> {
+        super::bins::finish_bins(self, home, root, bins)
     }
 }

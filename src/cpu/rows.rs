@@ -245,6 +245,57 @@ pub(super) fn search_few<const UPPER: bool>(keys: &[f64], queries: &[f64], dst: 
     }
 }
 
+/// Few finite keys spread evenly (a histogram's equal edges), copied as f64: a query's
+/// answer estimated from its distance to the first key, then stepped to the exact one.
+pub(super) struct EvenKeys {
+    keys: Vec<f64>,
+    first: f64,
+    /// Keys per unit past the first.
+    scale: f64,
+}
+
+impl EvenKeys {
+    /// `keys` where each one's estimate is its own place, so a query's is at most a key or
+    /// two from its answer.
+    fn new(keys: Vec<f64>) -> std::result::Result<EvenKeys, Vec<f64>> {
+        let (Some(&first), Some(&last)) = (keys.first(), keys.last()) else {
+            return Err(keys);
+        };
+        let scale = (keys.len() - 1) as f64 / (last - first);
+        let even = keys.len() >= 4
+            && scale.is_finite()
+            && scale > 0.0
+            && (keys.iter().enumerate())
+                .all(|(i, &k)| ((k - first) * scale - i as f64).abs() < 0.25);
+        match even {
+            true => Ok(EvenKeys { keys, first, scale }),
+            false => Err(keys),
+        }
+    }
+
+    /// `search_few`'s answers: the estimate `⌊(q - first) scale⌋ + 1` keys at or below
+    /// `q`, moved up past keys it should count and down past keys it should not.
+    pub(super) fn search<const UPPER: bool>(&self, queries: &[f64], dst: &mut [u32]) {
+        let (keys, n) = (&self.keys[..], self.keys.len());
+        let past = |v: f64, q: f64| if UPPER { v <= q } else { v < q };
+        for (&q, out) in queries.iter().zip(dst) {
+            // NaN is past every (finite) key; infinities clamp to the ends.
+            let estimate = ((q - self.first) * self.scale).floor() + 1.0;
+            let mut i = match q.is_nan() {
+                true => n,
+                false => estimate.clamp(0.0, n as f64) as usize,
+            };
+            while i < n && past(keys[i], q) {
+                i += 1;
+            }
+            while i > 0 && !q.is_nan() && !past(keys[i - 1], q) {
+                i -= 1;
+            }
+            *out = i as u32;
+        }
+    }
+}
+
 /// Sorted keys (past `FEW_KEYS`) copied as f64, with where each bucket of their range starts:
 /// a query's answer lies among its bucket's keys, a halving of a few rows rather than one
 /// of the whole column (for 1M random queries into 100k keys, 17 dependent reads become 3).
@@ -334,6 +385,8 @@ impl SearchIndex {
 pub(super) enum KeySearch {
     /// At most `FEW_KEYS` keys, copied as f64 (`search_few`).
     Few(Vec<f64>),
+    /// At most `FEW_KEYS` keys spread evenly (`EvenKeys`).
+    Even(EvenKeys),
     /// Many keys searched by at least an eighth as many queries (`SearchIndex`).
     Indexed(SearchIndex),
     /// A halving of the column read in place (`search_sorted`).
@@ -344,7 +397,8 @@ impl KeySearch {
     /// The search of `rows` sorted keys read by `key` for a task of `queries` rows.
     pub fn new(key: &dyn Fn(usize) -> f64, rows: usize, queries: usize) -> Result<KeySearch> {
         if rows <= FEW_KEYS {
-            return Ok(KeySearch::Few(try_collect(rows, (0..rows).map(key))?));
+            let keys = try_collect(rows, (0..rows).map(key))?;
+            return Ok(EvenKeys::new(keys).map_or_else(KeySearch::Few, KeySearch::Even));
         }
         // The index reads every key once; each query then saves most of a halving.
         let index = match queries >= rows / 8 {
@@ -457,6 +511,48 @@ mod tests {
                 assert_eq!(few, got, "search_few of {rows} keys, upper {upper}");
             }
         }
+    }
+
+    #[test]
+    fn evenly_spread_keys_step_from_an_estimate_to_the_binary_search_answer() {
+        let mut next = below_from(7);
+        // Equal histogram edges as float32 holds them, whole numbers, keys a little uneven:
+        // queries on, between, just off, below and past the keys, infinite and NaN.
+        let edges: Vec<f64> = (0..=24)
+            .map(|i| (-100.0 + i as f64 * 200.0 / 24.0) as f32 as f64)
+            .collect();
+        let whole: Vec<f64> = (0..50).map(|i| i as f64).collect();
+        let spread: Vec<f64> = (0..30)
+            .map(|i| i as f64 * 3.0 + (i % 2) as f64 / 2.0)
+            .collect();
+        for keys in [edges, whole, spread] {
+            let mut queries: Vec<f64> = (0..400)
+                .map(|_| next(30_000) as f64 / 100.0 - 150.0)
+                .collect();
+            for &k in &keys {
+                queries.extend([k, k - 1e-9, k + 1e-9, f64::from_bits(k.to_bits() + 1)]);
+            }
+            queries.extend([f64::NEG_INFINITY, f64::INFINITY, f64::NAN, -1e300, 1e300]);
+            let even = super::EvenKeys::new(keys.clone()).ok();
+            let even = even.unwrap_or_else(|| panic!("{keys:?} are taken as evenly spread"));
+            for upper in [false, true] {
+                let (mut want, mut got) = (vec![0; queries.len()], vec![0; queries.len()]);
+                match upper {
+                    true => search_few::<true>(&keys, &queries, &mut want),
+                    false => search_few::<false>(&keys, &queries, &mut want),
+                }
+                match upper {
+                    true => even.search::<true>(&queries, &mut got),
+                    false => even.search::<false>(&queries, &mut got),
+                }
+                assert_eq!(got, want, "keys {keys:?}, upper {upper}");
+            }
+        }
+        // Keys bunched at one end, or repeated, are not taken as even.
+        let bunched: Vec<f64> = (0..20).map(|i| (i * i) as f64).collect();
+        assert!(super::EvenKeys::new(bunched).is_err());
+        let repeated: Vec<f64> = (0..20).map(|i| i.min(18) as f64).collect();
+        assert!(super::EvenKeys::new(repeated).is_err());
     }
 
     #[test]

@@ -128,6 +128,14 @@ pub trait RegionModel: DeviceModel {
     fn describe_walk(&self, _root: &Node) -> (u64, String) {
         (1, "one loop over the rows in order".to_string())
     }
+    /// The kernels one chunk task of the bin pass `region` (`Region::adds_to_bins`) runs,
+    /// and a line saying what they do.
+    fn describe_bins(&self, _region: &Region) -> (u64, String) {
+        (
+            1,
+            "one loop over the rows computing each and adding it to its bin".to_string(),
+        )
+    }
 }
 
 /// What a reduction's passes hold and run.
@@ -233,6 +241,8 @@ pub trait Transfers: Batches {
 /// Fused elementwise passes.
 #[allow(async_fn_in_trait)]
 pub trait Regions: Batches + RegionModel {
+    /// A bin pass's totals (`Region::adds_to_bins`), which its chunk tasks add into.
+    type Bins;
     /// Records (or runs) the pass of `region` over `leaves` (its leaves' values, in order).
     async fn run_region(
         &self,
@@ -249,6 +259,29 @@ pub trait Regions: Batches + RegionModel {
         _input: &[Rc<Value>],
     ) -> Result<Vec<Value>> {
         Err(super::internal("this device composes its walks"))
+    }
+    /// The totals of the bin count or sum `root`, every bin 0.
+    fn bins_target(&self, _batch: &mut Self::Batch, _root: &Node) -> Result<Self::Bins> {
+        Err(super::internal("this device walks its bin counts"))
+    }
+    /// Records one chunk task of a bin pass: each row it computes added into `bins`.
+    async fn add_to_bins(
+        &self,
+        _batch: &mut Self::Batch,
+        _task: &Region,
+        _leaves: &[Rc<Value>],
+        _bins: &mut Self::Bins,
+    ) -> Result<()> {
+        Err(super::internal("this device walks its bin counts"))
+    }
+    /// The bin pass's output from its totals.
+    fn finish_bins(
+        &self,
+        _batch: &mut Self::Batch,
+        _root: &Node,
+        _bins: Self::Bins,
+    ) -> Result<Value> {
+        Err(super::internal("this device walks its bin counts"))
     }
 }
 

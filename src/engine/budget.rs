@@ -274,6 +274,7 @@ impl<'a> Ledger<'a> {
     fn left_by_task(&self, region: &Region, rows: u32) -> u64 {
         let kept = !region.is_reduction()
             && !region.is_scatter()
+            && !region.adds_to_bins
             && !region.is_whole()
             && !self.streamed.contains(&region.root.id);
         match kept {
@@ -322,6 +323,10 @@ impl<'a> Ledger<'a> {
         if region.is_scatter() {
             // Every task writes into the one output, held from the first task on.
             return bytes + output(stored(root));
+        }
+        if region.adds_to_bins {
+            // The totals every task adds into, and the output made of them at the end.
+            return bytes + device.where_read_scratch_bytes(region) + 2 * output(stored(root));
         }
         if region.is_sort() {
             // The permutation and the sort's working arrays, beside its keys.

@@ -144,6 +144,7 @@ fn pass_kernels(device: &dyn CostModel, region: &Region, pass: &Pass) -> Result<
     let (each, line) = match () {
         _ if region.is_reduction() => device.describe_reduction(&largest),
         _ if region.is_scatter() => device.describe_scatter(&largest),
+        _ if region.adds_to_bins => device.describe_bins(&largest),
         _ => device.describe_region(&largest)?,
     };
     let mut kernels = each * tasks;

@@ -144,6 +144,7 @@ impl<B: Backend> Run<'_, B> {
                     self.reduction(region, pass, &values, streamed).await?
                 }
                 _ if region.is_scatter() => self.scatter(region, pass, &values, streamed).await?,
+                _ if region.adds_to_bins => self.bins(region, pass, &values, streamed).await?,
                 _ if region.is_walk() => self.walk(region, pass, &values, streamed).await?,
                 _ if region.is_sort() => {
                     let (permutation, sorted_keys) =
@@ -367,6 +368,32 @@ impl<B: Backend> Run<'_, B> {
         }
         let home = home_of(self.device.core().id, root, streamed);
         Ok(Output::new(home, chunks))
+    }
+
+    /// A bin pass: one set of totals, which each listed task adds its computed rows into.
+    async fn bins(
+        &mut self,
+        region: &Region,
+        pass: &Pass,
+        values: &HashMap<u64, Output>,
+        streamed: &HashSet<u64>,
+    ) -> Result<Output> {
+        let root = &region.root;
+        let mut bins = self.device.bins_target(self.batch, root)?;
+        let random = region.random_access_inputs();
+        for task in &pass.tasks {
+            let (work, leaves) = self.task(region, task, values, &random).await?;
+            (self.device)
+                .add_to_bins(self.batch, &work, &leaves, &mut bins)
+                .await?;
+            self.ran(task);
+        }
+        let value = self.device.finish_bins(self.batch, root, bins)?;
+        let value = self
+            .kept(Rc::new(value), streamed.contains(&root.id))
+            .await?;
+        let home = home_of(self.device.core().id, root, streamed);
+        Ok(Output::new(home, vec![value]))
     }
 
     /// A sort's pass: the device's own, or its schedule of one-bit split passes. Returns the

@@ -137,12 +137,14 @@ impl Schedule {
             if device.keeps_scratch_until_flush() {
                 kept_scratch = kept_scratch.saturating_add(ledger.scratch_bytes(region, &tasks));
             }
-            match region.is_walk() {
-                true => ledger.record_walk(
+            match () {
+                _ if region.is_walk() => ledger.record_walk(
                     region,
                     device.walks(&region.root.op, region.root.meta.dtype),
                 ),
-                false => ledger.record_tasks(region, &tasks),
+                // One output of the bins, whatever the tasks.
+                _ if region.adds_to_bins => {}
+                _ => ledger.record_tasks(region, &tasks),
             }
             let rounds = match ir::Reduction::of(&region.root) {
                 Some(reduction) => combine_rounds(tasks.len() as u32, reduction.split_every),

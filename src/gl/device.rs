@@ -321,6 +321,7 @@ impl DeviceModel for GlDevice {
                 Access::Row => planes(node.meta.size) as usize,
             }),
             sort_writes_keys: SortWrites::EveryKey,
+            bins_read_rows: false,
         }
     }
     fn value_bytes(&self, dtype: crate::dtype::DType, size: u32, rows: u32) -> u64 {

@@ -49,6 +49,8 @@ impl RegionModel for GlDevice {
 }
 
 impl Regions for GlDevice {
+    /// Bin counts are walks of their stored input here (`PlanLimits::bins_read_rows`).
+    type Bins = ();
     async fn run_region(
         &self,
         batch: &mut GlBatch,

@@ -229,6 +229,7 @@ impl DeviceModel for GpuDevice {
             binding_limit_name: "maxStorageBuffersPerShaderStage",
             binding_cost: Box::new(|node, _| usize::from(!is_literal(node))),
             sort_writes_keys: SortWrites::MostSignificantKey,
+            bins_read_rows: false,
         }
     }
     fn max_binding_rows(&self, size: u32) -> Option<u32> {

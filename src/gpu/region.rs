@@ -56,6 +56,8 @@ impl RegionModel for GpuDevice {
 }
 
 impl Regions for GpuDevice {
+    /// Bin counts are walks of their stored input here (`PlanLimits::bins_read_rows`).
+    type Bins = ();
     async fn run_region(
         &self,
         batch: &mut GpuBatch,

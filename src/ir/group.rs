@@ -236,19 +236,28 @@ fn small_bins(x: &NodeRef) -> Option<(u32, i32)> {
 /// `bins` where the row is null or past a filter's count; and where the key has nulls, the
 /// uint8 flags of its null rows (within the count).
 fn small_ids(x: &NodeRef, bins: u32, low: i32) -> Result<(NodeRef, Option<NodeRef>)> {
-    let every_row = source(ColumnData::U8(vec![1]), 1, true)?;
-    let counted = super::where_flags(x, &every_row, None, None)?;
-    let low_constant = source(ColumnData::I32(vec![low]), 1, true)?;
-    let place = plain_binary(
-        BinaryOp::Subtract,
-        &cast_plain(x, DType::I32)?,
-        &low_constant,
-    )?;
-    let ids = plain_select(
-        &counted,
-        &cast_plain(&place, DType::U32)?,
-        &u32_constant(bins)?,
-    )?;
+    // Each row's place from the lowest value (a type from 0 is its own place).
+    let place = match low {
+        0 => cast_plain(x, DType::U32)?,
+        _ => {
+            let low_constant = source(ColumnData::I32(vec![low]), 1, true)?;
+            let place = plain_binary(
+                BinaryOp::Subtract,
+                &cast_plain(x, DType::I32)?,
+                &low_constant,
+            )?;
+            cast_plain(&place, DType::U32)?
+        }
+    };
+    // Null rows and rows past a count are in no bin: flags only where there are such rows.
+    let ids = match (x.validity(), x.counted()) {
+        (None, None) => place,
+        _ => {
+            let every_row = source(ColumnData::U8(vec![1]), 1, true)?;
+            let counted = super::where_flags(x, &every_row, None, None)?;
+            plain_select(&counted, &place, &u32_constant(bins)?)?
+        }
+    };
     let nulls = match x.validity() {
         None => None,
         Some(valid) => {

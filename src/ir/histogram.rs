@@ -1,7 +1,7 @@
 //! `histogram` (api.md "Grouping and histograms"): per row, the bin it falls in, by a
 //! `searchSorted` in the bins' edges that compares x's values exactly; rows not counted
-//! (NaN, nulls, outside the edges, masked out by `where`, past a filter's count) take the
-//! bin number `bins`. The counts: one walk over the bin numbers with a counter per bin on a
+//! (NaN, nulls, outside the edges, masked out by `where`, past a filter's count) take a
+//! bin number past the bins. The counts: one walk over the bin numbers with a counter per bin on a
 //! device that walks it (`Op::BinCount`: the CPU, WebGPU), else the numbers' run lengths, by
 //! a sort of the numbers on their few low bits and a search of each bin's first row in them.
 
@@ -41,9 +41,11 @@ pub fn histogram(x: &NodeRef, bins: &Bins, mask: Option<&NodeRef>) -> Result<Nod
     let every_row = source(ColumnData::U8(vec![1]), 1, true)?;
     let (aligned, _) = align(vec![x.clone(), mask.cloned().unwrap_or(every_row)])?;
     let x = &aligned[0];
-    let mut keep = vec![where_flags(x, &aligned[1], None, None)?];
-    if x.meta.dtype == DType::F32 {
-        keep.push(plain_predicate(Predicate::Equal, x, x)?);
+    // Rows a mask drops, nulls and rows past a count are not counted: flags only where
+    // there are such rows.
+    let mut keep = Vec::new();
+    if mask.is_some() || x.validity().is_some() || x.counted().is_some() {
+        keep.push(where_flags(x, &aligned[1], None, None)?);
     }
     let numbered = match bins {
         Bins::Equal {
@@ -56,28 +58,32 @@ pub fn histogram(x: &NodeRef, bins: &Bins, mask: Option<&NodeRef>) -> Result<Nod
         }
         _ => None,
     };
+    // Edges give rows outside them (and NaN) a bin number past the bins.
     let (bin, count) = match (bins, numbered) {
         (_, Some(edges)) => {
             let count = (edges.len() - 1) as u32;
-            let Some((bin, inside)) = exact_bin(x, &edges)? else {
+            let Some(bin) = exact_bin(x, &edges)? else {
                 return zero_counts(count);
             };
-            keep.push(inside);
             (bin, count)
         }
-        (Bins::EdgesOf(edges), None) => {
-            let (bin, inside, count) = device_bin(x, edges)?;
-            keep.push(inside);
-            (bin, count)
-        }
+        (Bins::EdgesOf(edges), None) => device_bin(x, edges)?,
         (Bins::Equal { bins, .. }, None) => {
             let count = bin_count(*bins)?;
+            if keep.is_empty() {
+                keep.push(where_flags(x, &aligned[1], None, None)?);
+            }
+            if x.meta.dtype == DType::F32 {
+                keep.push(plain_predicate(Predicate::Equal, x, x)?);
+            }
             (auto_bin(x, &super::and_flags(&keep)?, count)?, count)
         }
         (Bins::Edges(_), None) => return Err(crate::engine::internal("edges not numbered")),
     };
-    let keep = super::and_flags(&keep)?;
-    let ids = plain_select(&keep, &bin, &u32_constant(count)?)?;
+    let ids = match keep.is_empty() {
+        true => bin,
+        false => plain_select(&super::and_flags(&keep)?, &bin, &u32_constant(count)?)?,
+    };
     counts_of_ids(&ids, count)
 }
 
@@ -150,11 +156,11 @@ fn at_most(dtype: DType, e: f64) -> Option<f64> {
     (c >= lowest).then_some(c)
 }
 
-/// `(bin, inside)` of each row of `x` for ascending `edges` (checked), as x's type holds
-/// them: x is at or above an edge exactly where it is at or above the least value of its
-/// type at or above it, and at or below the last exactly where it is at or below the
+/// The bin of each row of `x` for ascending `edges` (checked), as x's type holds them
+/// (`bin_within`): x is at or above an edge exactly where it is at or above the least value
+/// of its type at or above it, and at or below the last exactly where it is at or below the
 /// greatest value at or below it. None where no value of x's type is inside the edges.
-fn exact_bin(x: &NodeRef, edges: &[f64]) -> Result<Option<(NodeRef, NodeRef)>> {
+fn exact_bin(x: &NodeRef, edges: &[f64]) -> Result<Option<NodeRef>> {
     let dtype = x.meta.dtype;
     // Edges above every value of the type are a tail: no value reaches them.
     let mut held = try_vec(edges.len(), "histogram edges")?;
@@ -167,8 +173,8 @@ fn exact_bin(x: &NodeRef, edges: &[f64]) -> Result<Option<(NodeRef, NodeRef)>> {
     bin_within(x, &held, &last, (edges.len() - 1) as u32).map(Some)
 }
 
-/// `(bin, inside, bins)` for edges in a column on the device.
-fn device_bin(x: &NodeRef, edges: &NodeRef) -> Result<(NodeRef, NodeRef, u32)> {
+/// `(bin, bins)` for edges in a column on the device (`bin_within`).
+fn device_bin(x: &NodeRef, edges: &NodeRef) -> Result<(NodeRef, u32)> {
     edges.check_alive()?;
     let edges = super::known_rows(edges, "histogram's edges")?;
     if edges.meta.size != 1 || edges.meta.constant || edges.meta.length < 2 {
@@ -180,27 +186,24 @@ fn device_bin(x: &NodeRef, edges: &NodeRef) -> Result<(NodeRef, NodeRef, u32)> {
     }
     let bins = edges.meta.length - 1;
     let last = gather_plain(&u32_constant(bins)?, &edges)?;
-    let (bin, inside) = bin_within(x, &edges, &last, bins)?;
-    Ok((bin, inside, bins))
+    Ok((bin_within(x, &edges, &last, bins)?, bins))
 }
 
-/// `(bin, inside)` of each row of `x` among `bins` bins of ascending `edges` (a column,
-/// compared exactly) whose last edge is `last`: inside from the first edge up to the last,
-/// which the last bin holds.
-fn bin_within(
-    x: &NodeRef,
-    edges: &NodeRef,
-    last: &NodeRef,
-    bins: u32,
-) -> Result<(NodeRef, NodeRef)> {
-    // The edges at or below each row.
+/// The bin of each row of `x` among `bins` bins of ascending `edges` (a column, compared
+/// exactly) whose last edge is `last`, the last bin holding it; a number past the bins for
+/// a row outside them or NaN: below the first edge no edge is reached, and 0 - 1 wraps.
+fn bin_within(x: &NodeRef, edges: &NodeRef, last: &NodeRef, bins: u32) -> Result<NodeRef> {
+    // The edges at or below each row: every edge for the last, and for rows past it (NaN
+    // too), which count one more so as to stay past the bins.
     let reached = search_sorted(edges, x, true)?;
-    let above_first = plain_predicate(Predicate::Greater, &reached, &u32_constant(0)?)?;
-    let below_last = plain_predicate(Predicate::LessEqual, x, last)?;
-    let inside = super::and_flags(&[above_first, below_last])?;
-    let within = plain_binary(BinaryOp::Minimum, &reached, &u32_constant(bins)?)?;
-    let bin = plain_binary(BinaryOp::Subtract, &within, &u32_constant(1)?)?;
-    Ok((bin, inside))
+    let at_most_last = plain_predicate(Predicate::LessEqual, x, last)?;
+    let most = plain_select(
+        &at_most_last,
+        &u32_constant(bins)?,
+        &u32_constant(bins.saturating_add(1))?,
+    )?;
+    let within = plain_binary(BinaryOp::Minimum, &reached, &most)?;
+    plain_binary(BinaryOp::Subtract, &within, &u32_constant(1)?)
 }
 
 /// The bin of each row of `x` among `bins` equal bins over the extent of the rows `keep`
@@ -249,7 +252,7 @@ fn auto_bin(x: &NodeRef, keep: &NodeRef, bins: u32) -> Result<NodeRef> {
     search_sorted(&edges, x, true)
 }
 
-/// uint32 `ids` (bin numbers, `bins` for rows not counted) counted per bin: one walk over
+/// uint32 `ids` (bin numbers, `bins` or more for rows not counted) counted per bin: one walk over
 /// them on a device that walks it (a counter per bin), else `counts_by_sort`.
 pub(super) fn counts_of_ids(ids: &NodeRef, bins: u32) -> Result<NodeRef> {
     ids.check_alive()?;
@@ -278,7 +281,10 @@ pub(super) fn counts_of_ids(ids: &NodeRef, bins: u32) -> Result<NodeRef> {
 /// `counts_of_ids` composed of other ops: sorted by their low bits, each bin's rows are those
 /// from its first row to the next bin's.
 pub(super) fn counts_by_sort(ids: &NodeRef, bins: u32) -> Result<NodeRef> {
-    let (_, sorted) = sort_permutation_below(ids, bins as u64 + 1)?;
+    // Ids past the bins (a histogram's rows below its first edge wrap to 2^32 - 1) all as
+    // `bins`, so that the sort's low bits keep them past.
+    let ids = plain_binary(BinaryOp::Minimum, ids, &u32_constant(bins)?)?;
+    let (_, sorted) = sort_permutation_below(&ids, bins as u64 + 1)?;
     let first = search_sorted(&sorted, &u32_rows(bins + 1)?, false)?;
     let bin = u32_rows(bins)?;
     let next = plain_binary(BinaryOp::Add, &bin, &u32_constant(1)?)?;

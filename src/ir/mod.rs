@@ -225,14 +225,16 @@ pub enum Op {
         fold: ScanFold,
         inclusive: bool,
     },
-    /// Row b counts the rows of the uint32 input (read whole) holding b, for b below the
-    /// node's `bins` rows; larger ids are not counted (histogram.rs). A walk (`is_walk`).
+    /// Row b counts the rows of the uint32 input holding b, for b below the node's `bins`
+    /// rows; larger ids are not counted (histogram.rs). A walk (`is_walk`) of its stored
+    /// input, or a pass adding the input rows it computes into the bins
+    /// (`PlanLimits::bins_read_rows`).
     BinCount {
         bins: u32,
     },
     /// Row b sums the values of the input's rows whose id is b, for b below the node's
     /// `bins` rows: the input is `[id, value]` pairs in the sum's type (ids below 2^24, exact
-    /// as float32). A walk (`is_walk`).
+    /// as float32). A walk or a bin pass, as `BinCount`.
     BinSum {
         bins: u32,
     },
@@ -308,8 +310,6 @@ impl Op {
                     | Op::SortPermutation { .. }
                     | Op::Compact
                     | Op::Scan { .. }
-                    | Op::BinCount { .. }
-                    | Op::BinSum { .. }
             ))
     }
 

@@ -68,6 +68,9 @@ pub struct PlanLimits {
     /// keys through its permutation are then written by its pass, not gathered after. A
     /// sort the device runs as split passes instead gathers them after those passes.
     pub sort_writes_keys: SortWrites,
+    /// The device adds the rows a pass computes into bins (`Regions::add_to_bins`): a bin
+    /// count's or sum's input is computed in its pass, a task per input chunk, not stored.
+    pub bins_read_rows: bool,
 }
 
 /// Which of a sort's keys its pass writes in sorted order (`PlanLimits::sort_writes_keys`).
@@ -99,6 +102,7 @@ impl PlanLimits {
             binding_limit_name: "",
             binding_cost: Box::new(|_, _| 0),
             sort_writes_keys: SortWrites::NoKeys,
+            bins_read_rows: false,
         }
     }
 }
@@ -131,7 +135,7 @@ pub fn plan_with(roots: &[NodeRef], options: &PlanOptions) -> Result<Plan> {
     for node in &order {
         node.check_alive()?;
     }
-    let mut graph = Graph::new(&order, &cached);
+    let mut graph = Graph::new(&order, &cached, options.limits.bins_read_rows);
     graph.materialized.extend(root_ids.iter().copied());
     for (index, node) in order.iter().enumerate() {
         if graph.leaf[index] {
@@ -150,18 +154,18 @@ pub fn plan_with(roots: &[NodeRef], options: &PlanOptions) -> Result<Plan> {
             }
         }
         let reduction = matches!(node.op, Op::Reduce(_));
+        let bins = graph.adds_to_bins(node);
         // A scatter's kernel is a fixed copy (a point draw on WebGL2), a sort's and a
-        // compaction's library passes: no fused inputs.
-        let fixed = matches!(
-            node.op,
-            Op::Scatter
-                | Op::SortPermutation { .. }
-                | Op::Compact
-                | Op::Scan { .. }
-                | Op::BinCount { .. }
-                | Op::BinSum { .. }
-        );
-        if options.fusion == Fusion::Off || reduction || fixed || node.op.is_assembly() {
+        // compaction's library passes, a bin count's a walk of its own unless the device
+        // adds rows to bins as it computes them: no fused inputs.
+        let fixed = match node.op {
+            Op::BinCount { .. } | Op::BinSum { .. } => !bins,
+            _ => matches!(
+                node.op,
+                Op::Scatter | Op::SortPermutation { .. } | Op::Compact | Op::Scan { .. }
+            ),
+        };
+        if options.fusion == Fusion::Off || reduction || bins || fixed || node.op.is_assembly() {
             graph.materialized.insert(node.id);
         }
         for (k, input) in node.inputs.iter().enumerate() {
@@ -183,7 +187,8 @@ pub fn plan_with(roots: &[NodeRef], options: &PlanOptions) -> Result<Plan> {
             // A reduction's validity flags are read as they are stored.
             let wide_reduction = reduction && (k > 0 || input.meta.size > NARROW_REDUCTION_LANES);
             let wide_across = node.op.reads_across_lanes() && input.meta.size > WIDE_ROW_LANES;
-            let other_chunks = !reduction && !same_chunks(input, node);
+            // A reduction's and a bin pass's tasks follow their input's chunks.
+            let other_chunks = !reduction && !bins && !same_chunks(input, node);
             if fixed
                 || !node.op.reads_input_at_row(k)
                 || (input.meta.constant && !node.meta.constant)
@@ -228,10 +233,16 @@ struct Graph<'a> {
     materialized: HashSet<u64>,
     /// Sorted keys (by node index) that a sort's pass writes: the sort's index and the key.
     written_by_sort: HashMap<usize, (usize, usize)>,
+    /// `PlanLimits::bins_read_rows`.
+    bins_read_rows: bool,
 }
 
 impl<'a> Graph<'a> {
-    fn new(order: &'a [NodeRef], cached: &dyn Fn(&NodeRef) -> bool) -> Graph<'a> {
+    fn new(
+        order: &'a [NodeRef],
+        cached: &dyn Fn(&NodeRef) -> bool,
+        bins_read_rows: bool,
+    ) -> Graph<'a> {
         let index: HashMap<u64, usize> = order.iter().enumerate().map(|(i, n)| (n.id, i)).collect();
         let leaf: Vec<bool> = order.iter().map(cached).collect();
         let mut row_consumers = vec![Vec::new(); order.len()];
@@ -252,7 +263,13 @@ impl<'a> Graph<'a> {
             row_consumers,
             materialized: HashSet::new(),
             written_by_sort: HashMap::new(),
+            bins_read_rows,
         }
+    }
+
+    /// Whether `node`'s pass adds the rows it computes into bins (`Region::adds_to_bins`).
+    fn adds_to_bins(&self, node: &Node) -> bool {
+        self.bins_read_rows && matches!(node.op, Op::BinCount { .. } | Op::BinSum { .. })
     }
 
     /// For a gather of a key of a sort (to be run) through its permutation: the sort's
@@ -523,6 +540,7 @@ impl<'a> Graph<'a> {
         }
         let nodes = |list: &[usize]| list.iter().map(|&m| self.order[m].clone()).collect();
         let mut region = Region::new(self.order[r].clone(), nodes(&members), leaves);
+        region.adds_to_bins = self.adds_to_bins(&self.order[r]);
         region.where_read = (where_read.iter())
             .map(|(producer, list)| WhereRead {
                 producer: self.order[*producer].clone(),

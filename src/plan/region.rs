@@ -26,6 +26,9 @@ pub struct Region {
     /// The first of those rows in the whole pass (kernels number rows within their task;
     /// ops that compute from the row index, such as `sequence`, add this).
     pub first_row: u64,
+    /// A bin count's or sum's pass that adds the rows it computes into the bins, a task per
+    /// input chunk (`PlanLimits::bins_read_rows`), rather than walking its stored input.
+    pub adds_to_bins: bool,
 }
 
 /// A node a consumer computes at the rows it reads, and the nodes computing it there.
@@ -60,6 +63,7 @@ impl Region {
             sorted_keys: Vec::new(),
             rows,
             first_row: 0,
+            adds_to_bins: false,
         }
     }
 
@@ -98,7 +102,7 @@ impl Region {
     /// A walk's pass (a compaction's or a scan's): its input read whole, in order, its
     /// output written whole.
     pub fn is_walk(&self) -> bool {
-        self.root.op.is_walk()
+        self.root.op.is_walk() && !self.adds_to_bins
     }
 
     /// A pass of one task over all its input rows (a sort's or a walk's): a device runs it
@@ -117,11 +121,13 @@ impl Region {
         }
     }
 
-    /// The chunks the pass runs as separate tasks: the root's, or for a reduction or a
-    /// scatter its input's (a partial per chunk; a scatter's chunks write one output).
+    /// The chunks the pass runs as separate tasks: the root's, or for a reduction, a scatter
+    /// or a bin pass its input's (a partial per chunk; the others' chunks write one output).
     pub fn task_chunks(&self) -> Vec<u32> {
         match () {
-            _ if self.is_reduction() || self.is_scatter() => self.root.inputs[0].chunks.to_vec(),
+            _ if self.is_reduction() || self.is_scatter() || self.adds_to_bins => {
+                self.root.inputs[0].chunks.to_vec()
+            }
             _ if self.root.meta.constant => vec![self.rows],
             _ => self.root.chunks.to_vec(),
         }
@@ -185,6 +191,7 @@ impl Region {
             sorted_keys: self.sorted_keys.clone(),
             rows,
             first_row,
+            adds_to_bins: self.adds_to_bins,
         }
     }
 

@@ -318,3 +318,54 @@ pub async fn histogram_refuses_bad_arguments<T: Target>() {
         &[Some(1.0), Some(2.0)],
     );
 }
+
+/// Where the device adds computed rows into bins (the CPU), a histogram of equal bins over
+/// a range and a small key's sums are each one pass over their uneven chunks, the bin
+/// numbers and the `[id, value]` pairs computed in it (never stored); elsewhere the ids are
+/// stored first. Either way the counts and sums match a loop.
+pub async fn bin_passes_compute_their_ids_where_the_device_adds_them<T: Target>() {
+    let chunks = [700u32, 0, 1_300, 1];
+    let n = chunks.iter().sum::<u32>() as usize;
+    let values: Vec<f64> = (0..n)
+        .map(|r| ((r * 37) % 101) as f64 / 4.0 - 3.0)
+        .collect();
+    let x = chunked(column_of(DType::F32, &values), 1, &chunks);
+    let range = Bins::Equal {
+        bins: 8.0,
+        range: Some((0.0, 20.0)),
+    };
+    let counts = ir::histogram(&x, &range, None).unwrap();
+    let edges: Vec<f64> = (0..=8).map(|i| i as f64 * 2.5).collect();
+    let present: Vec<Option<f64>> = values.iter().map(|&v| Some(v)).collect();
+    same_rows(
+        "counts",
+        &rows_here::<T>(&counts).await,
+        &reference(&present, &edges),
+    );
+    let adds = DeviceModel::plan_limits(&T::device()).bins_read_rows;
+    let text = gputable::engine::explain(&T::device(), &counts).unwrap();
+    let passes = text.matches("\npass ").count() + usize::from(text.starts_with("pass "));
+    let bin_pass = text.split("\npass ").find(|p| p.contains("= binCount("));
+    let bin_pass = bin_pass.unwrap_or_else(|| panic!("no bin count pass: {text}"));
+    assert_eq!(adds, passes == 1, "{text}");
+    assert_eq!(adds, bin_pass.contains("4 chunk tasks"), "{text}");
+
+    // A uint8 key's sums: the pairs (the key's bin and the value) made in the sum's pass.
+    let keys: Vec<f64> = (0..n).map(|r| ((r * 13) % 7) as f64).collect();
+    let key = chunked(column_of(DType::U8, &keys), 1, &chunks);
+    let sum = ir::Aggregate {
+        op: ir::GroupOp::Sum,
+        value: Some(x.clone()),
+    };
+    let (_, sums) = ir::group_by(&[key], &[sum]).unwrap();
+    let mut expected = [0f64; 7];
+    for (k, v) in keys.iter().zip(&values) {
+        expected[*k as usize] += v;
+    }
+    let expected: Vec<Option<f64>> = expected.iter().map(|&s| Some(s)).collect();
+    same_rows("sums", &rows_here::<T>(&sums[0]).await, &expected);
+    let text = gputable::engine::explain(&T::device(), &sums[0]).unwrap();
+    let sum_pass = text.split("\npass ").find(|p| p.contains("= binSum("));
+    let sum_pass = sum_pass.unwrap_or_else(|| panic!("no bin sum pass: {text}"));
+    assert_eq!(adds, sum_pass.contains("interleave("), "{text}");
+}

@@ -826,6 +826,7 @@ macro_rules! suite {
             histogram_counts_every_type_against_a_reference,
             histogram_of_device_edges_counted_and_empty_inputs,
             histogram_refuses_bad_arguments,
+            bin_passes_compute_their_ids_where_the_device_adds_them,
             // join.rs: lookups and joins
             lookup_finds_the_lowest_equal_row_for_every_pair_of_types,
             lookup_of_counted_empty_and_large_inputs,
