@@ -1,28 +1,17 @@
-// Bin counts and integer bin sums on WebGPU (src/gpu/bins.rs): after the output is cleared
-// (scatter.wgsl's `fill`), a dispatch per chunk adds each row to its bin with atomics.
-// Integer sums wrap as the CPU's do: a two's-complement add is the same for int32 and
-// uint32 words. Sections are split on their marker comments: the shared part, `count` or
-// `sum` (what a row adds where), then `global` (an atomic add per row into the output) or
-// `local` (a workgroup's rows into a table in workgroup memory, then its nonzero bins into
-// the output: few bins would make every row's add contend for the same words).
-// Parameters: 0 the chunk's rows, 1 invocations per grid row, 3 bins (2 is the prelude's 0).
+// Bin counts and integer bin sums on WebGPU (src/gpu/bins.rs): after the bins are cleared
+// (scatter.wgsl's `fill`), a dispatch per chunk task computes its rows with `entry` (the
+// pass's fused nodes, generated: a row's bin and what it adds there) and adds each to its
+// bin with atomics. Integer sums wrap as the CPU's do: a two's-complement add is the same
+// for int32 and uint32 words. Sections are split on their marker comments: the shared
+// part, then `global` (an atomic add per row into the output) or `local` (a workgroup's
+// rows into a table in workgroup memory, then its nonzero bins into the output: few bins
+// would make every row's add contend for the same words). Ids of `bins` and more are in
+// no bin. Parameters: 0 the task's rows, 1 invocations per grid row, 3 bins (2 is the
+// prelude's 0).
 
 @group(0) @binding(1) var<storage, read_write> bins_out: array<atomic<u32>>;
-@group(0) @binding(2) var<storage, read> rows_in: array<u32>;
-
 fn index_of(id: vec3<u32>) -> u32 {
     return id.y * param(1u) + id.x;
-}
-
-// SECTION count
-// Row r's bin (ids of `bins` and more are in none) and what it adds there.
-fn entry(r: u32) -> vec2<u32> {
-    return vec2<u32>(rows_in[r], 1u);
-}
-
-// SECTION sum
-fn entry(r: u32) -> vec2<u32> {
-    return vec2<u32>(rows_in[2u * r], rows_in[2u * r + 1u]);
 }
 
 // SECTION global

@@ -76,7 +76,7 @@ impl DeviceModel for CpuDevice {
     fn plan_limits(&self) -> PlanLimits {
         PlanLimits {
             sort_writes_keys: SortWrites::EveryKey,
-            bins_read_rows: true,
+            adds_rows_to_bins: Box::new(|_| true),
             ..PlanLimits::unbounded()
         }
     }

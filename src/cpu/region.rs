@@ -737,7 +737,7 @@ impl Regions for CpuDevice {
         self.core().counters.add_kernels(1);
         Ok(chunks)
     }
-    fn bins_target(&self, _home: &mut Home, root: &Node) -> Result<BinTotals> {
+    async fn bins_target(&self, _home: &mut Home, root: &Node) -> Result<BinTotals> {
         super::bins::bins_target(root)
     }
     async fn add_to_bins(

@@ -136,6 +136,10 @@ pub trait RegionModel: DeviceModel {
             "one loop over the rows computing each and adding it to its bin".to_string(),
         )
     }
+    /// Kernels a bin pass runs once besides its tasks' (clearing the bins).
+    fn bins_pass_kernels(&self, _region: &Region) -> u64 {
+        0
+    }
 }
 
 /// What a reduction's passes hold and run.
@@ -261,7 +265,7 @@ pub trait Regions: Batches + RegionModel {
         Err(super::internal("this device composes its walks"))
     }
     /// The totals of the bin count or sum `root`, every bin 0.
-    fn bins_target(&self, _batch: &mut Self::Batch, _root: &Node) -> Result<Self::Bins> {
+    async fn bins_target(&self, _batch: &mut Self::Batch, _root: &Node) -> Result<Self::Bins> {
         Err(super::internal("this device walks its bin counts"))
     }
     /// Records one chunk task of a bin pass: each row it computes added into `bins`.

@@ -151,6 +151,9 @@ fn pass_kernels(device: &dyn CostModel, region: &Region, pass: &Pass) -> Result<
     if region.is_scatter() {
         kernels += device.scatter_pass_kernels(region);
     }
+    if region.adds_to_bins {
+        kernels += device.bins_pass_kernels(region);
+    }
     if region.is_reduction() {
         let (per_round, last) = device.reduction_tail_kernels(&region.root);
         kernels += per_round * pass.rounds.len() as u64 + last;

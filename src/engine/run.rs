@@ -379,7 +379,7 @@ impl<B: Backend> Run<'_, B> {
         streamed: &HashSet<u64>,
     ) -> Result<Output> {
         let root = &region.root;
-        let mut bins = self.device.bins_target(self.batch, root)?;
+        let mut bins = self.device.bins_target(self.batch, root).await?;
         let random = region.random_access_inputs();
         for task in &pass.tasks {
             let (work, leaves) = self.task(region, task, values, &random).await?;

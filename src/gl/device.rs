@@ -321,7 +321,7 @@ impl DeviceModel for GlDevice {
                 Access::Row => planes(node.meta.size) as usize,
             }),
             sort_writes_keys: SortWrites::EveryKey,
-            bins_read_rows: false,
+            adds_rows_to_bins: Box::new(|_| false),
         }
     }
     fn value_bytes(&self, dtype: crate::dtype::DType, size: u32, rows: u32) -> u64 {

@@ -49,7 +49,7 @@ impl RegionModel for GlDevice {
 }
 
 impl Regions for GlDevice {
-    /// Bin counts are walks of their stored input here (`PlanLimits::bins_read_rows`).
+    /// Bin counts are walks of their stored input here (`PlanLimits::adds_rows_to_bins`).
     type Bins = ();
     async fn run_region(
         &self,

@@ -219,6 +219,7 @@ impl DeviceModel for GpuDevice {
         device_name("webgpu", &self.adapter_name)
     }
     fn plan_limits(&self) -> PlanLimits {
+        let binding_bytes = self.binding_limit().0;
         PlanLimits {
             max_region_nodes: MAX_REGION_NODES,
             // One storage binding is the output.
@@ -229,7 +230,9 @@ impl DeviceModel for GpuDevice {
             binding_limit_name: "maxStorageBuffersPerShaderStage",
             binding_cost: Box::new(|node, _| usize::from(!is_literal(node))),
             sort_writes_keys: SortWrites::MostSignificantKey,
-            bins_read_rows: false,
+            adds_rows_to_bins: Box::new(move |node| {
+                super::bins::adds_rows_to_bins(node, binding_bytes)
+            }),
         }
     }
     fn max_binding_rows(&self, size: u32) -> Option<u32> {

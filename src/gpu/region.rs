@@ -4,10 +4,9 @@
 use std::rc::Rc;
 
 use super::{GpuBatch, GpuDevice};
-use crate::dtype::DType;
 use crate::engine::{RegionModel, Regions};
 use crate::error::{ErrorCode, GpuTableError, Result};
-use crate::ir::{Node, NodeRef, Op};
+use crate::ir::{Node, NodeRef};
 use crate::plan::Region;
 use crate::value::Value;
 use crate::wgsl::compute::{self, WORKGROUP_SIZE};
@@ -29,11 +28,12 @@ fn elementwise_invocations(root: &NodeRef, rows: u32) -> Result<u32> {
 }
 
 impl RegionModel for GpuDevice {
-    fn walks(&self, op: &Op, dtype: DType) -> bool {
-        self.adds_into_bins(op, dtype)
+    fn describe_bins(&self, region: &Region) -> (u64, String) {
+        GpuDevice::describe_bins(self, region)
     }
-    fn describe_walk(&self, root: &Node) -> (u64, String) {
-        self.describe_bins(root)
+    fn bins_pass_kernels(&self, _region: &Region) -> u64 {
+        // The clear.
+        1
     }
     fn describe_region(&self, region: &Region) -> Result<(u64, String)> {
         let rows = region.rows;
@@ -56,8 +56,8 @@ impl RegionModel for GpuDevice {
 }
 
 impl Regions for GpuDevice {
-    /// Bin counts are walks of their stored input here (`PlanLimits::bins_read_rows`).
-    type Bins = ();
+    /// The bins being added into.
+    type Bins = Value;
     async fn run_region(
         &self,
         batch: &mut GpuBatch,
@@ -75,12 +75,19 @@ impl Regions for GpuDevice {
         }
         Ok(self.value(region, output))
     }
-    async fn walk(
+    async fn bins_target(&self, batch: &mut GpuBatch, root: &Node) -> Result<Value> {
+        GpuDevice::bins_target(self, batch, root).await
+    }
+    async fn add_to_bins(
         &self,
         batch: &mut GpuBatch,
-        root: &Node,
-        input: &[Rc<Value>],
-    ) -> Result<Vec<Value>> {
-        Ok(vec![self.add_into_bins(batch, root, input).await?])
+        task: &Region,
+        leaves: &[Rc<Value>],
+        bins: &mut Value,
+    ) -> Result<()> {
+        GpuDevice::add_to_bins(self, batch, task, leaves, bins).await
+    }
+    fn finish_bins(&self, _batch: &mut GpuBatch, _root: &Node, bins: Value) -> Result<Value> {
+        Ok(bins)
     }
 }

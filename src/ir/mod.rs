@@ -228,7 +228,7 @@ pub enum Op {
     /// Row b counts the rows of the uint32 input holding b, for b below the node's `bins`
     /// rows; larger ids are not counted (histogram.rs). A walk (`is_walk`) of its stored
     /// input, or a pass adding the input rows it computes into the bins
-    /// (`PlanLimits::bins_read_rows`).
+    /// (`PlanLimits::adds_rows_to_bins`).
     BinCount {
         bins: u32,
     },

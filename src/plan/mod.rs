@@ -68,9 +68,10 @@ pub struct PlanLimits {
     /// keys through its permutation are then written by its pass, not gathered after. A
     /// sort the device runs as split passes instead gathers them after those passes.
     pub sort_writes_keys: SortWrites,
-    /// The device adds the rows a pass computes into bins (`Regions::add_to_bins`): a bin
-    /// count's or sum's input is computed in its pass, a task per input chunk, not stored.
-    pub bins_read_rows: bool,
+    /// Whether the device adds the rows a pass computes into the bins of this bin count or
+    /// sum (`Regions::add_to_bins`): its input is then computed in its pass, a task per input
+    /// chunk, not stored first.
+    pub adds_rows_to_bins: Box<dyn Fn(&Node) -> bool>,
 }
 
 /// Which of a sort's keys its pass writes in sorted order (`PlanLimits::sort_writes_keys`).
@@ -102,7 +103,7 @@ impl PlanLimits {
             binding_limit_name: "",
             binding_cost: Box::new(|_, _| 0),
             sort_writes_keys: SortWrites::NoKeys,
-            bins_read_rows: false,
+            adds_rows_to_bins: Box::new(|_| false),
         }
     }
 }
@@ -135,7 +136,7 @@ pub fn plan_with(roots: &[NodeRef], options: &PlanOptions) -> Result<Plan> {
     for node in &order {
         node.check_alive()?;
     }
-    let mut graph = Graph::new(&order, &cached, options.limits.bins_read_rows);
+    let mut graph = Graph::new(&order, &cached, &*options.limits.adds_rows_to_bins);
     graph.materialized.extend(root_ids.iter().copied());
     for (index, node) in order.iter().enumerate() {
         if graph.leaf[index] {
@@ -233,15 +234,15 @@ struct Graph<'a> {
     materialized: HashSet<u64>,
     /// Sorted keys (by node index) that a sort's pass writes: the sort's index and the key.
     written_by_sort: HashMap<usize, (usize, usize)>,
-    /// `PlanLimits::bins_read_rows`.
-    bins_read_rows: bool,
+    /// `PlanLimits::adds_rows_to_bins`.
+    adds_rows_to_bins: &'a dyn Fn(&Node) -> bool,
 }
 
 impl<'a> Graph<'a> {
     fn new(
         order: &'a [NodeRef],
         cached: &dyn Fn(&NodeRef) -> bool,
-        bins_read_rows: bool,
+        adds_rows_to_bins: &'a dyn Fn(&Node) -> bool,
     ) -> Graph<'a> {
         let index: HashMap<u64, usize> = order.iter().enumerate().map(|(i, n)| (n.id, i)).collect();
         let leaf: Vec<bool> = order.iter().map(cached).collect();
@@ -263,13 +264,13 @@ impl<'a> Graph<'a> {
             row_consumers,
             materialized: HashSet::new(),
             written_by_sort: HashMap::new(),
-            bins_read_rows,
+            adds_rows_to_bins,
         }
     }
 
     /// Whether `node`'s pass adds the rows it computes into bins (`Region::adds_to_bins`).
     fn adds_to_bins(&self, node: &Node) -> bool {
-        self.bins_read_rows && matches!(node.op, Op::BinCount { .. } | Op::BinSum { .. })
+        matches!(node.op, Op::BinCount { .. } | Op::BinSum { .. }) && (self.adds_rows_to_bins)(node)
     }
 
     /// For a gather of a key of a sort (to be run) through its permutation: the sort's

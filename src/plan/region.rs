@@ -27,7 +27,7 @@ pub struct Region {
     /// ops that compute from the row index, such as `sequence`, add this).
     pub first_row: u64,
     /// A bin count's or sum's pass that adds the rows it computes into the bins, a task per
-    /// input chunk (`PlanLimits::bins_read_rows`), rather than walking its stored input.
+    /// input chunk (`PlanLimits::adds_rows_to_bins`), rather than walking its stored input.
     pub adds_to_bins: bool,
 }
 

@@ -11,7 +11,7 @@ use super::{
 };
 use crate::dtype::Class;
 use crate::error::Result;
-use crate::ir::ReduceKind;
+use crate::ir::{Op, ReduceKind};
 use crate::plan::{Region, NARROW_REDUCTION_LANES, WIDE_ROW_LANES};
 use crate::value::Value;
 
@@ -110,23 +110,44 @@ pub fn adds_in_workgroup(bins: u32) -> bool {
     bins <= LOCAL_BINS
 }
 
-/// A bin kernel (shaders/bins.wgsl): `count` or `sum` (of `[id, value]` word pairs), by a
-/// workgroup table where `bins` fit one, else by an atomic add per row into the output.
-pub fn bins_source(kind: &str, bins: u32) -> Result<String> {
+/// The kernel of one chunk task of the bin pass `region` (shaders/bins.wgsl): each row the
+/// pass computes added to its bin, through a workgroup table where the bins fit one, else
+/// by an atomic add per row into the output. `row_stride`: invocations per grid row.
+pub fn bins_kernel(region: &Region, leaves: &[Rc<Value>], row_stride: u32) -> Result<Kernel> {
+    let root = &region.root;
+    let bins = root.meta.length;
+    let params = vec![region.rows, row_stride, 0, bins];
+    let (mut g, body) = start(region, leaves, params, Storage::Buffers)?;
+    let input = &root.inputs[0];
+    let class = input.meta.dtype.class();
+    let lane = |l: u32| match g.local.get(&input.id) {
+        Some(local) => format!("v{local}[{l}u]"),
+        None => g.lane(input, &format!("{l}u"), class),
+    };
+    let entry = match root.op {
+        Op::BinCount { .. } => format!("vec2<u32>({}, 1u)", lane(0)),
+        Op::BinSum { .. } => format!(
+            "vec2<u32>(bitcast<u32>({}), bitcast<u32>({}))",
+            lane(0),
+            lane(1)
+        ),
+        _ => return Err(internal("a bin kernel of another op")),
+    };
     let adds = if adds_in_workgroup(bins) {
         "local"
     } else {
         "global"
     };
-    let template = sections(BINS, &[kind, adds])?
+    let template = sections(BINS, &[adds])?
         .replace("#THREADS#", &BIN_THREADS.to_string())
         .replace("#ITEMS#", &BIN_ITEMS.to_string())
         .replace("#BLOCK#", &BIN_BLOCK.to_string())
         .replace("#LOCAL_BINS#", &LOCAL_BINS.to_string());
-    Ok(format!(
-        "{}\n{template}",
-        PRELUDE.replace("PARAM_VEC4S", "2")
-    ))
+    let _ = write!(
+        g.out,
+        "{template}\nfn entry(row: u32) -> vec2<u32> {{\n{body}    return {entry};\n}}\n"
+    );
+    Ok(finish(g))
 }
 
 /// Whether an elementwise region with a root of `lanes` lanes runs one invocation per lane

@@ -503,11 +503,10 @@ pub(crate) fn start_with(
             .collect();
     }
     let mut body = String::new();
-    for node in region
-        .nodes
-        .iter()
-        .filter(|n| !matches!(n.op, Op::Reduce(_)))
-    {
+    // A reduction's root folds, a bin pass's adds: their kernels' templates do it.
+    let own_kernel =
+        |op: &Op| matches!(op, Op::Reduce(_) | Op::BinCount { .. } | Op::BinSum { .. });
+    for node in region.nodes.iter().filter(|n| !own_kernel(&n.op)) {
         if g.wide.contains(&node.id) {
             wide::node_code(&mut g, node, &mut body)?;
         } else {

@@ -10,6 +10,22 @@ use super::*;
 use gputable::ir::Bins;
 use gputable::DType;
 
+/// Whether `T`'s device runs the bin count (`sum`: the bin sum) in `root`'s graph as a pass
+/// of its own (adding rows into bins, or walking its stored input) rather than of other
+/// ops' kernels.
+pub fn bins_in_own_pass<T: Target>(root: &NodeRef, sum: bool) -> bool {
+    let nodes = ir::all_nodes(std::slice::from_ref(root));
+    let bins = (nodes.iter())
+        .find(|n| match sum {
+            true => matches!(n.op, ir::Op::BinSum { .. }),
+            false => matches!(n.op, ir::Op::BinCount { .. }),
+        })
+        .unwrap_or_else(|| panic!("no bin count or sum under t{}", root.id));
+    let device = T::device();
+    (DeviceModel::plan_limits(&device).adds_rows_to_bins)(bins)
+        || gputable::engine::RegionModel::walks(&device, &bins.op, bins.meta.dtype)
+}
+
 /// Counts of the present numbers of `values` (None: null or masked) per bin of ascending
 /// `edges`: bin i is [e_i, e_i+1), the last holding its upper edge.
 fn reference(values: &[Option<f64>], edges: &[f64]) -> Vec<Option<f64>> {
@@ -220,17 +236,13 @@ pub async fn histogram_of_device_edges_counted_and_empty_inputs<T: Target>() {
     let expected_first: usize = (0..rows).filter(|r| r * 7 % 100_000 < 1).count();
     assert_eq!(got[0], Some(expected_first as f64));
 
-    // The counts are a bin count: the device's own loop where it walks one (the CPU), else
-    // other ops' kernels.
+    // The counts are a bin count: the device's own pass where it has one (the CPU, WebGPU),
+    // else other ops' kernels.
     let counts = ir::histogram(&big, &Bins::Edges(edges), None).unwrap();
     let text = gputable::engine::explain(&T::device(), &counts).unwrap();
     assert!(text.contains("binCount("), "{text}");
-    let walked = gputable::engine::RegionModel::walks(
-        &T::device(),
-        &ir::Op::BinCount { bins: 1 },
-        DType::U32,
-    );
-    assert_eq!(!walked, text.contains("of other ops"), "{text}");
+    let own = bins_in_own_pass::<T>(&counts, false);
+    assert_eq!(!own, text.contains("of other ops"), "{text}");
 }
 
 /// Bins that are not integers from 1, bad ranges, edges that are not ascending numbers,
@@ -319,10 +331,10 @@ pub async fn histogram_refuses_bad_arguments<T: Target>() {
     );
 }
 
-/// Where the device adds computed rows into bins (the CPU), a histogram of equal bins over
-/// a range and a small key's sums are each one pass over their uneven chunks, the bin
-/// numbers and the `[id, value]` pairs computed in it (never stored); elsewhere the ids are
-/// stored first. Either way the counts and sums match a loop.
+/// Where the device adds computed rows into bins (the CPU; WebGPU for counts and integer
+/// sums), a histogram of equal bins over a range and a small key's sums are each one pass
+/// over their uneven chunks, the bin numbers and the `[id, value]` pairs computed in it
+/// (never stored); elsewhere the ids are stored first. Either way they match a loop.
 pub async fn bin_passes_compute_their_ids_where_the_device_adds_them<T: Target>() {
     let chunks = [700u32, 0, 1_300, 1];
     let n = chunks.iter().sum::<u32>() as usize;
@@ -342,7 +354,18 @@ pub async fn bin_passes_compute_their_ids_where_the_device_adds_them<T: Target>(
         &rows_here::<T>(&counts).await,
         &reference(&present, &edges),
     );
-    let adds = DeviceModel::plan_limits(&T::device()).bins_read_rows;
+    let limits = DeviceModel::plan_limits(&T::device());
+    let binned = |root: &NodeRef, sum: bool| {
+        let nodes = ir::all_nodes(std::slice::from_ref(root));
+        nodes.iter().any(|n| {
+            let op = match sum {
+                true => matches!(n.op, ir::Op::BinSum { .. }),
+                false => matches!(n.op, ir::Op::BinCount { .. }),
+            };
+            op && (limits.adds_rows_to_bins)(n)
+        })
+    };
+    let adds = binned(&counts, false);
     let text = gputable::engine::explain(&T::device(), &counts).unwrap();
     let passes = text.matches("\npass ").count() + usize::from(text.starts_with("pass "));
     let bin_pass = text.split("\npass ").find(|p| p.contains("= binCount("));
@@ -350,22 +373,41 @@ pub async fn bin_passes_compute_their_ids_where_the_device_adds_them<T: Target>(
     assert_eq!(adds, passes == 1, "{text}");
     assert_eq!(adds, bin_pass.contains("4 chunk tasks"), "{text}");
 
-    // A uint8 key's sums: the pairs (the key's bin and the value) made in the sum's pass.
+    // A uint8 key's sums of floats and of integers: the pairs (the key's bin and the value)
+    // made in the sum's pass.
     let keys: Vec<f64> = (0..n).map(|r| ((r * 13) % 7) as f64).collect();
     let key = chunked(column_of(DType::U8, &keys), 1, &chunks);
-    let sum = ir::Aggregate {
-        op: ir::GroupOp::Sum,
-        value: Some(x.clone()),
-    };
-    let (_, sums) = ir::group_by(&[key], &[sum]).unwrap();
-    let mut expected = [0f64; 7];
-    for (k, v) in keys.iter().zip(&values) {
-        expected[*k as usize] += v;
+    for value_type in [DType::F32, DType::I32] {
+        let value = match value_type {
+            DType::I32 => chunked(
+                column_of(
+                    DType::I32,
+                    &values.iter().map(|v| (v * 4.0).round()).collect::<Vec<_>>(),
+                ),
+                1,
+                &chunks,
+            ),
+            _ => x.clone(),
+        };
+        let sum = ir::Aggregate {
+            op: ir::GroupOp::Sum,
+            value: Some(value),
+        };
+        let (_, sums) = ir::group_by(&[key.clone()], &[sum]).unwrap();
+        let mut expected = [0f64; 7];
+        for (k, v) in keys.iter().zip(&values) {
+            expected[*k as usize] += match value_type {
+                DType::I32 => (v * 4.0).round(),
+                _ => *v,
+            };
+        }
+        let expected: Vec<Option<f64>> = expected.iter().map(|&s| Some(s)).collect();
+        let what = format!("{value_type:?} sums");
+        same_rows(&what, &rows_here::<T>(&sums[0]).await, &expected);
+        let text = gputable::engine::explain(&T::device(), &sums[0]).unwrap();
+        let sum_pass = text.split("\npass ").find(|p| p.contains("= binSum("));
+        let sum_pass = sum_pass.unwrap_or_else(|| panic!("{what}: no bin sum pass: {text}"));
+        let adds = binned(&sums[0], true);
+        assert_eq!(adds, sum_pass.contains("interleave("), "{what}: {text}");
     }
-    let expected: Vec<Option<f64>> = expected.iter().map(|&s| Some(s)).collect();
-    same_rows("sums", &rows_here::<T>(&sums[0]).await, &expected);
-    let text = gputable::engine::explain(&T::device(), &sums[0]).unwrap();
-    let sum_pass = text.split("\npass ").find(|p| p.contains("= binSum("));
-    let sum_pass = sum_pass.unwrap_or_else(|| panic!("no bin sum pass: {text}"));
-    assert_eq!(adds, sum_pass.contains("interleave("), "{text}");
 }
