@@ -36,6 +36,12 @@ fn gt_float_key(x: f32) -> u32 {
     return select(bits | 0x80000000u, ~bits, (bits >> 31u) == 1u);
 }
 
+// A float's search key: `gt_float_key`, and NaN (of either sign) past every number, as a
+// sorted column holds it. Keys compare as the floats do where neither is NaN.
+fn gt_search_key(x: f32) -> u32 {
+    return select(gt_float_key(x), 0xffffffffu, gt_nan_bits(x));
+}
+
 fn gt_ord_ff(a: f32, b: f32) -> u32 {
     if (gt_nan_bits(a) || gt_nan_bits(b)) {
         return 3u;

@@ -361,8 +361,7 @@ fn search_block(upper: bool, node: &NodeRef, b: &mut Block, out: &mut [u32]) -> 
         match (&*search, upper) {
             (rows::KeySearch::Few(keys), true) => rows::search_few::<true>(keys, queries, dst),
             (rows::KeySearch::Few(keys), false) => rows::search_few::<false>(keys, queries, dst),
-            (rows::KeySearch::Even(keys), true) => keys.search::<true>(queries, dst),
-            (rows::KeySearch::Even(keys), false) => keys.search::<false>(queries, dst),
+            (rows::KeySearch::Even(keys), _) => keys.search(queries, upper, dst),
             (rows::KeySearch::Indexed(index), _) => index.search(queries, upper, dst),
             (rows::KeySearch::Halving, _) => rows::search_sorted(&*key, rows, queries, upper, dst),
         }

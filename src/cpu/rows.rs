@@ -275,9 +275,10 @@ impl EvenKeys {
 
     /// `search_few`'s answers: the estimate `⌊(q - first) scale⌋ + 1` keys at or below
     /// `q`, moved up past keys it should count and down past keys it should not.
-    pub(super) fn search<const UPPER: bool>(&self, queries: &[f64], dst: &mut [u32]) {
+    pub(super) fn search(&self, queries: &[f64], upper: bool, dst: &mut [u32]) {
         let (keys, n) = (&self.keys[..], self.keys.len());
-        let past = |v: f64, q: f64| if UPPER { v <= q } else { v < q };
+        // A key is past a query where it is below it (or equal, for `upper`).
+        let past = |v: f64, q: f64| v < q || (upper && v == q);
         for (&q, out) in queries.iter().zip(dst) {
             // NaN is past every (finite) key; infinities clamp to the ends.
             let estimate = ((q - self.first) * self.scale).floor() + 1.0;
@@ -541,10 +542,7 @@ mod tests {
                     true => search_few::<true>(&keys, &queries, &mut want),
                     false => search_few::<false>(&keys, &queries, &mut want),
                 }
-                match upper {
-                    true => even.search::<true>(&queries, &mut got),
-                    false => even.search::<false>(&queries, &mut got),
-                }
+                even.search(&queries, upper, &mut got);
                 assert_eq!(got, want, "keys {keys:?}, upper {upper}");
             }
         }

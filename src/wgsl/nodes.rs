@@ -363,23 +363,54 @@ pub(crate) fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Resul
             let (sorted, rows) = g.bound_leaf(&inputs[0], "a sorted column is not bound whole")?;
             let (k_class, q_class) = (inputs[0].meta.dtype.class(), inputs[1].meta.dtype.class());
             let q = g.lane(&inputs[1], "0u", q_class);
-            // Past a key (exactly, across types), NaN ordered after every number.
-            let order = format!(
-                "gt_ord_{}{}(k, q{id})",
-                class_letter(k_class),
-                class_letter(q_class)
-            );
-            let past = match (upper, k_class, q_class) {
-                (false, Class::F, _) => "o == 0u || (o == 3u && !gt_nan_bits(k))".to_string(),
-                (false, ..) => "o == 0u || o == 3u".to_string(),
-                (true, _, Class::F) => format!("o <= 1u || (o == 3u && gt_nan_bits(q{id}))"),
-                (true, ..) => "o <= 1u".to_string(),
+            let below = if *upper { "<=" } else { "<" };
+            // Past a key (exactly, across types), NaN ordered after every number: keys of
+            // one class compare directly, floats by their search keys (a NaN query's key is
+            // past every key, number or NaN, for `upper`; past the numbers alone otherwise).
+            let (query, key, order, past) = match (k_class, q_class) {
+                (Class::F, Class::F) => {
+                    let query = match upper {
+                        true => format!("gt_search_key({q})"),
+                        false => format!("min(gt_search_key({q}), 0xfffffffeu)"),
+                    };
+                    (
+                        query,
+                        format!("gt_search_key(fetch_{sorted}(mid, 0u))"),
+                        String::new(),
+                        format!("k {below} q{id}"),
+                    )
+                }
+                (k, q_same) if k == q_same => (
+                    q,
+                    format!("fetch_{sorted}(mid, 0u)"),
+                    String::new(),
+                    format!("k {below} q{id}"),
+                ),
+                _ => {
+                    let order = format!(
+                        "gt_ord_{}{}(k, q{id})",
+                        class_letter(k_class),
+                        class_letter(q_class)
+                    );
+                    let test = match (upper, k_class, q_class) {
+                        (false, Class::F, _) => {
+                            "o == 0u || (o == 3u && !gt_nan_bits(k))".to_string()
+                        }
+                        (false, ..) => "o == 0u || o == 3u".to_string(),
+                        (true, _, Class::F) => {
+                            format!("o <= 1u || (o == 3u && gt_nan_bits(q{id}))")
+                        }
+                        (true, ..) => "o <= 1u".to_string(),
+                    };
+                    let order = format!("let o = {order};\n        ");
+                    (q, format!("fetch_{sorted}(mid, 0u)"), order, test)
+                }
             };
             let _ = writeln!(
                 body,
-                "    let q{id} = {q};\n    var lo{id} = 0u;\n    var hi{id} = param({rows}u);\n    \
+                "    let q{id} = {query};\n    var lo{id} = 0u;\n    var hi{id} = param({rows}u);\n    \
                  while (lo{id} < hi{id}) {{\n        let mid = lo{id} + (hi{id} - lo{id}) / 2u;\n        \
-                 let k = fetch_{sorted}(mid, 0u);\n        let o = {order};\n        \
+                 let k = {key};\n        {order}\
                  if ({past}) {{ lo{id} = mid + 1u; }} else {{ hi{id} = mid; }}\n    }}\n    \
                  v{id}[0] = lo{id};"
             );
