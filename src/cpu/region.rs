@@ -750,7 +750,7 @@ impl Regions for CpuDevice {
         self.core().counters.add_kernels(1);
         Ok(())
     }
-    fn finish_bins(&self, home: &mut Home, root: &Node, bins: BinTotals) -> Result<Value> {
+    async fn finish_bins(&self, home: &mut Home, root: &Node, bins: BinTotals) -> Result<Value> {
         super::bins::finish_bins(self, home, root, bins)
     }
 }

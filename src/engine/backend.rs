@@ -140,6 +140,11 @@ pub trait RegionModel: DeviceModel {
     fn bins_pass_kernels(&self, _region: &Region) -> u64 {
         0
     }
+    /// Device bytes a bin pass's bins hold while its rows are added (the output's, by
+    /// default).
+    fn bins_bytes(&self, root: &Node) -> u64 {
+        size_class(root.meta.length as u64 * 4, u64::MAX)
+    }
 }
 
 /// What a reduction's passes hold and run.
@@ -279,7 +284,7 @@ pub trait Regions: Batches + RegionModel {
         Err(super::internal("this device walks its bin counts"))
     }
     /// The bin pass's output from its totals.
-    fn finish_bins(
+    async fn finish_bins(
         &self,
         _batch: &mut Self::Batch,
         _root: &Node,

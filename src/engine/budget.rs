@@ -326,7 +326,8 @@ impl<'a> Ledger<'a> {
         }
         if region.adds_to_bins {
             // The totals every task adds into, and the output made of them at the end.
-            return bytes + device.where_read_scratch_bytes(region) + 2 * output(stored(root));
+            let bins = device.bins_bytes(root);
+            return bytes + device.where_read_scratch_bytes(region) + bins + output(stored(root));
         }
         if region.is_sort() {
             // The permutation and the sort's working arrays, beside its keys.

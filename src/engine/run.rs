@@ -388,7 +388,7 @@ impl<B: Backend> Run<'_, B> {
                 .await?;
             self.ran(task);
         }
-        let value = self.device.finish_bins(self.batch, root, bins)?;
+        let value = self.device.finish_bins(self.batch, root, bins).await?;
         let value = self
             .kept(Rc::new(value), streamed.contains(&root.id))
             .await?;

@@ -31,9 +31,15 @@ impl RegionModel for GpuDevice {
     fn describe_bins(&self, region: &Region) -> (u64, String) {
         GpuDevice::describe_bins(self, region)
     }
-    fn bins_pass_kernels(&self, _region: &Region) -> u64 {
-        // The clear.
-        1
+    fn bins_pass_kernels(&self, region: &Region) -> u64 {
+        // The clear, and a float sum's rounding.
+        match region.root.meta.dtype {
+            crate::dtype::DType::F32 => 2,
+            _ => 1,
+        }
+    }
+    fn bins_bytes(&self, root: &Node) -> u64 {
+        super::bins::bin_words(root) * 4
     }
     fn describe_region(&self, region: &Region) -> Result<(u64, String)> {
         let rows = region.rows;
@@ -56,8 +62,7 @@ impl RegionModel for GpuDevice {
 }
 
 impl Regions for GpuDevice {
-    /// The bins being added into.
-    type Bins = Value;
+    type Bins = super::bins::GpuBins;
     async fn run_region(
         &self,
         batch: &mut GpuBatch,
@@ -75,7 +80,7 @@ impl Regions for GpuDevice {
         }
         Ok(self.value(region, output))
     }
-    async fn bins_target(&self, batch: &mut GpuBatch, root: &Node) -> Result<Value> {
+    async fn bins_target(&self, batch: &mut GpuBatch, root: &Node) -> Result<Self::Bins> {
         GpuDevice::bins_target(self, batch, root).await
     }
     async fn add_to_bins(
@@ -83,11 +88,16 @@ impl Regions for GpuDevice {
         batch: &mut GpuBatch,
         task: &Region,
         leaves: &[Rc<Value>],
-        bins: &mut Value,
+        bins: &mut Self::Bins,
     ) -> Result<()> {
         GpuDevice::add_to_bins(self, batch, task, leaves, bins).await
     }
-    fn finish_bins(&self, _batch: &mut GpuBatch, _root: &Node, bins: Value) -> Result<Value> {
-        Ok(bins)
+    async fn finish_bins(
+        &self,
+        batch: &mut GpuBatch,
+        root: &Node,
+        bins: Self::Bins,
+    ) -> Result<Value> {
+        GpuDevice::finish_bins(self, batch, root, bins).await
     }
 }

@@ -30,6 +30,12 @@ pub const BIN_THREADS: u32 = 256;
 pub const BIN_ITEMS: u32 = 16;
 /// Rows of a block, whose adds a workgroup gathers in workgroup memory first.
 pub const BIN_BLOCK: u32 = BIN_THREADS * BIN_ITEMS;
+/// Words of a float bin sum's integer sums (shaders/bins.wgsl `float`): units of 2^-149 up
+/// to 2^32 times the largest float32.
+pub const FLOAT_SUM_WORDS: u32 = 10;
+/// Words per bin of a float bin sum: its positive and negative sums, then its flags.
+pub const FLOAT_BIN_WORDS: u32 = 2 * FLOAT_SUM_WORDS + 1;
+
 /// Bins a workgroup's table holds (4 kB of the 16 kB every WebGPU device has): more bins
 /// spread rows over more words, and each row adds straight into the output.
 const LOCAL_BINS: u32 = 1024;
@@ -124,8 +130,13 @@ pub fn bins_kernel(region: &Region, leaves: &[Rc<Value>], row_stride: u32) -> Re
         Some(local) => format!("v{local}[{l}u]"),
         None => g.lane(input, &format!("{l}u"), class),
     };
+    let float = class == Class::F;
     let entry = match root.op {
         Op::BinCount { .. } => format!("vec2<u32>({}, 1u)", lane(0)),
+        // Float ids are below 2^24, exact.
+        Op::BinSum { .. } if float => {
+            format!("vec2<u32>(u32({}), bitcast<u32>({}))", lane(0), lane(1))
+        }
         Op::BinSum { .. } => format!(
             "vec2<u32>(bitcast<u32>({}), bitcast<u32>({}))",
             lane(0),
@@ -133,21 +144,38 @@ pub fn bins_kernel(region: &Region, leaves: &[Rc<Value>], row_stride: u32) -> Re
         ),
         _ => return Err(internal("a bin kernel of another op")),
     };
-    let adds = if adds_in_workgroup(bins) {
-        "local"
-    } else {
-        "global"
+    let adds = match () {
+        _ if float => "float",
+        _ if adds_in_workgroup(bins) => "local",
+        _ => "global",
     };
-    let template = sections(BINS, &[adds])?
-        .replace("#THREADS#", &BIN_THREADS.to_string())
-        .replace("#ITEMS#", &BIN_ITEMS.to_string())
-        .replace("#BLOCK#", &BIN_BLOCK.to_string())
-        .replace("#LOCAL_BINS#", &LOCAL_BINS.to_string());
+    let template = bins_template(&["adds", adds])?;
     let _ = write!(
         g.out,
         "{template}\nfn entry(row: u32) -> vec2<u32> {{\n{body}    return {entry};\n}}\n"
     );
     Ok(finish(g))
+}
+
+/// Sections of shaders/bins.wgsl with their constants filled in.
+fn bins_template(names: &[&str]) -> Result<String> {
+    Ok(sections(BINS, names)?
+        .replace("#THREADS#", &BIN_THREADS.to_string())
+        .replace("#ITEMS#", &BIN_ITEMS.to_string())
+        .replace("#BLOCK#", &BIN_BLOCK.to_string())
+        .replace("#LOCAL_BINS#", &LOCAL_BINS.to_string())
+        .replace("#FLOAT_WORDS#", &FLOAT_SUM_WORDS.to_string())
+        .replace("#BIN_WORDS#", &FLOAT_BIN_WORDS.to_string()))
+}
+
+/// The kernel rounding a float bin sum's integer sums to float32 (shaders/bins.wgsl
+/// `float_finish`): parameter 0 the bins, 1 invocations per grid row.
+pub fn float_bins_finish_source() -> Result<String> {
+    Ok(format!(
+        "{}\n{}",
+        PRELUDE.replace("PARAM_VEC4S", "2"),
+        bins_template(&["float_finish"])?
+    ))
 }
 
 /// Whether an elementwise region with a root of `lanes` lanes runs one invocation per lane

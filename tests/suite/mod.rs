@@ -820,6 +820,7 @@ macro_rules! suite {
             group_by_matches_a_reference_for_every_type,
             group_by_of_small_keys_counts_and_sums_without_a_sort,
             small_key_integer_sums_wrap_on_every_device,
+            float_sums_per_small_key_round_the_exact_sums_once,
             group_by_counted_empty_and_wide_inputs,
             group_by_refuses_bad_arguments,
             // histogram.rs: histograms
