@@ -219,28 +219,76 @@ pub fn value_counts(x: &NodeRef) -> Result<(NodeRef, NodeRef)> {
     Ok((keys.remove(0), counts.remove(0)))
 }
 
-/// The bins of a key of 8 or 16 bits with at least a row per value of its type (fewer rows
-/// sort for less than a bin per value): the values its type holds and the lowest.
-fn small_bins(x: &NodeRef) -> Option<(u32, i32)> {
+/// The bins of a small key with at least a row per bin (fewer rows sort for less than a bin
+/// per value): a bin per value of an 8- or 16-bit type, or of the range of a 32-bit integer
+/// column held in host memory whose values span at most `RANGE_BINS` (its statistics, as
+/// DuckDB's perfect hash aggregate reads them); the bins and the lowest value.
+fn small_bins(x: &NodeRef) -> Option<(u32, i64)> {
     let (bins, low) = match x.meta.dtype {
         DType::U8 => (1u32 << 8, 0),
         DType::I8 => (1 << 8, -128),
         DType::U16 => (1 << 16, 0),
         DType::I16 => (1 << 16, -32768),
+        DType::I32 | DType::U32 => {
+            let (low, high) = host_range(x)?;
+            let bins = u32::try_from(high - low + 1)
+                .ok()
+                .filter(|&b| b <= RANGE_BINS)?;
+            (bins, low)
+        }
         _ => return None,
     };
     (x.meta.length >= bins && x.meta.size == 1).then_some((bins, low))
 }
 
+/// Bins at most of a 32-bit key's range counted sort-free (`small_bins`).
+const RANGE_BINS: u32 = 1 << 16;
+
+/// The least and greatest value of a one-lane 32-bit integer column held in host memory (its
+/// null rows' stored values included: they widen the range, never narrow it); None where it
+/// is not there, is empty or is counted (rows past the count hold anything).
+fn host_range(x: &NodeRef) -> Option<(i64, i64)> {
+    if x.counted().is_some() || x.meta.constant || x.meta.size != 1 {
+        return None;
+    }
+    let output = x.host_output()?;
+    let mut range: Option<(i64, i64)> = None;
+    for chunk in output.chunks.iter() {
+        let data = &chunk.host_column()?.data;
+        let extent = match data {
+            ColumnData::U32(v) => v.iter().fold(None, |r: Option<(u32, u32)>, &x| {
+                Some(r.map_or((x, x), |(lo, hi)| (lo.min(x), hi.max(x))))
+            }),
+            ColumnData::I32(v) => v
+                .iter()
+                .fold(None, |r: Option<(i32, i32)>, &x| {
+                    Some(r.map_or((x, x), |(lo, hi)| (lo.min(x), hi.max(x))))
+                })
+                .map(|(lo, hi)| (lo as u32, hi as u32)),
+            _ => return None,
+        };
+        let Some((lo, hi)) = extent else {
+            continue;
+        };
+        let (lo, hi) = match data {
+            ColumnData::I32(_) => (lo as i32 as i64, hi as i32 as i64),
+            _ => (lo as i64, hi as i64),
+        };
+        range = Some(range.map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))));
+    }
+    range
+}
+
 /// The bins of a small key (`small_bins`) as uint32 ids: each row's value less the lowest,
 /// `bins` where the row is null or past a filter's count; and where the key has nulls, the
 /// uint8 flags of its null rows (within the count).
-fn small_ids(x: &NodeRef, bins: u32, low: i32) -> Result<(NodeRef, Option<NodeRef>)> {
-    // Each row's place from the lowest value (a type from 0 is its own place).
+fn small_ids(x: &NodeRef, bins: u32, low: i64) -> Result<(NodeRef, Option<NodeRef>)> {
+    // Each row's place from the lowest value (a type from 0 is its own place), in 32-bit
+    // words: the difference of two's complement words is the same for int32 and uint32.
     let place = match low {
         0 => cast_plain(x, DType::U32)?,
         _ => {
-            let low_constant = source(ColumnData::I32(vec![low]), 1, true)?;
+            let low_constant = source(ColumnData::I32(vec![low as i32]), 1, true)?;
             let place = plain_binary(
                 BinaryOp::Subtract,
                 &cast_plain(x, DType::I32)?,
@@ -273,7 +321,7 @@ fn small_ids(x: &NodeRef, bins: u32, low: i32) -> Result<(NodeRef, Option<NodeRe
 
 /// A small key's value per bin (`low`, `low + 1`, ...), then the null key's row where it has
 /// nulls.
-fn small_keys(x: &NodeRef, bins: u32, low: i32) -> Result<NodeRef> {
+fn small_keys(x: &NodeRef, bins: u32, low: i64) -> Result<NodeRef> {
     let values_of_bins = super::sequence(bins as f64, low as f64, 1.0)?;
     let values = cast_plain(&values_of_bins, x.meta.dtype)?;
     if x.validity().is_none() {

@@ -198,9 +198,9 @@ pub async fn group_by_matches_a_reference_for_every_type<T: Target>() {
     }
 }
 
-/// Counts, sums and means grouped by one 8- or 16-bit key with a row per value of its type:
-/// a bin count and bin sums without a sort where the device walks them (the CPU), composed
-/// elsewhere; keys and values with nulls, NaN values, a filtered (counted) input, every sum
+/// Counts, sums and means grouped by one 8- or 16-bit key with a row per value of its type,
+/// or a 32-bit key in host memory with a row per value of its range: a bin count and bin
+/// sums without a sort where the device adds them (the CPU, WebGPU), composed elsewhere; keys and values with nulls, NaN values, a filtered (counted) input, every sum
 /// type, against a reference of the same groups.
 pub async fn group_by_of_small_keys_counts_and_sums_without_a_sort<T: Target>() {
     let mut rng = Rng(29);
@@ -209,6 +209,9 @@ pub async fn group_by_of_small_keys_counts_and_sums_without_a_sort<T: Target>() 
         (DType::I8, 400, -128.0, 250),
         (DType::U16, 70_000, 0.0, 600),
         (DType::I16, 66_000, -32768.0, 65_000),
+        // 32-bit keys in host memory whose values span few (a bin per value of the range).
+        (DType::U32, 3_000, 4_000_000_000.0, 900),
+        (DType::I32, 2_000, -1_000.0, 1_500),
     ] {
         // A 16-bit key takes 65,536 rows: on the GPUs (software drivers, the suite's time)
         // the unsigned one alone; int8 keys cover the signed offset there.
@@ -257,6 +260,14 @@ pub async fn group_by_of_small_keys_counts_and_sums_without_a_sort<T: Target>() 
                     })
                     .collect();
                 let (keys, results) = ir::group_by(&[key], &aggregates).unwrap();
+                // Counted by bins, not sorted (a filter's rows have no range known: they sort).
+                let text = gputable::engine::explain(&T::device(), &results[0]).unwrap();
+                let binned = text.contains("binCount(");
+                assert_eq!(
+                    binned,
+                    !filtered || dtype.bits() < 32,
+                    "{dtype:?} keys: {text}"
+                );
                 let pick = |all: Vec<Option<f64>>| kept.iter().map(|&r| all[r]).collect::<Vec<_>>();
                 let reference_keys = [pick(held(dtype, &key_values, &key_valid))];
                 let value_rows = pick(held(value_type, &values, &value_valid));
