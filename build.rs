@@ -24,6 +24,9 @@ fn strip_shader_comments() {
         if path.extension().is_none_or(|ext| ext != "wgsl") {
             continue;
         }
+        // Each file named: cargo reruns a script for a directory only when its entries
+        // change, not when a file in it is edited in place.
+        println!("cargo::rerun-if-changed={}", path.display());
         let source = fs::read_to_string(&path).expect("a shader is UTF-8");
         let mut stripped = String::with_capacity(source.len());
         for line in source.lines() {
