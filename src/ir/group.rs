@@ -251,6 +251,11 @@ fn host_range(x: &NodeRef) -> Option<(i64, i64)> {
     if x.counted().is_some() || x.meta.constant || x.meta.size != 1 {
         return None;
     }
+    x.stored_range(|| read_range(x))
+}
+
+/// `host_range` read from the values.
+fn read_range(x: &NodeRef) -> Option<(i64, i64)> {
     let output = x.host_output()?;
     let mut range: Option<(i64, i64)> = None;
     for chunk in output.chunks.iter() {

@@ -442,6 +442,9 @@ pub struct Node {
     kept_places: RefCell<Option<([std::rc::Weak<Node>; 3], Chunks)>>,
     /// For a group-by's result: what it groups, for grouping in parts (group_stages.rs).
     group_stages: std::cell::OnceCell<Rc<GroupStages>>,
+    /// The least and greatest of its 32-bit integer values stored in host memory, once read
+    /// (group.rs `host_range`): a stored output never changes.
+    stored_range: std::cell::OnceCell<(i64, i64)>,
     state: RefCell<NodeState>,
 }
 
@@ -484,6 +487,7 @@ impl Node {
             check: std::cell::OnceCell::new(),
             kept_places: RefCell::new(None),
             group_stages: std::cell::OnceCell::new(),
+            stored_range: std::cell::OnceCell::new(),
             validity: std::cell::OnceCell::new(),
             counted: std::cell::OnceCell::new(),
             state: RefCell::new(NodeState {
@@ -624,6 +628,18 @@ impl Node {
     /// reads it rather than computing it.
     pub fn has_output(&self) -> bool {
         !self.state.borrow().outputs.is_empty()
+    }
+
+    /// `read()`'s range of the node's stored values, read once it has one.
+    pub(crate) fn stored_range(
+        &self,
+        read: impl FnOnce() -> Option<(i64, i64)>,
+    ) -> Option<(i64, i64)> {
+        if let Some(&range) = self.stored_range.get() {
+            return Some(range);
+        }
+        let range = read()?;
+        Some(*self.stored_range.get_or_init(|| range))
     }
 
     /// Row offset of each chunk, and the end: `chunks.len() + 1` entries.
