@@ -1,6 +1,6 @@
 //! Bin counts and sums on the CPU (`Op::BinCount`, `Op::BinSum`): a bin pass computes its
 //! input a block at a time (fused with the work making the ids and values) and adds each
-//! row into a total per bin (WebGPU walks the stored ids with atomics, src/gpu/bins.rs;
+//! row into a total per bin (WebGPU adds them with atomics in a generated dispatch, src/gpu/bins.rs;
 //! WebGL2 sorts the ids and searches each bin's first row).
 
 use std::rc::Rc;

@@ -338,8 +338,8 @@ fn small_keys(x: &NodeRef, bins: u32, low: i64) -> Result<NodeRef> {
     with_validity(&values, Some(&flags))
 }
 
-/// `value_counts` of a small key (`small_bins`), sort-free where the device walks a bin
-/// count (`Op::BinCount`): a counter per value the type holds, then a null row's count, and
+/// `value_counts` of a small key (`small_bins`), sort-free where the device adds rows into a
+/// bin count (`Op::BinCount`): a counter per bin, then a null row's count, and
 /// the values (null last) whose count is not 0, kept by a filter (counted on the device).
 fn small_value_counts(x: &NodeRef) -> Result<Option<(NodeRef, NodeRef)>> {
     let Some((bins, low)) = small_bins(x) else {
@@ -362,8 +362,8 @@ fn count_flags(flags: &NodeRef) -> Result<NodeRef> {
 }
 
 /// `group_by` of one small key (`small_bins`) for counts, sums and means alone: sort-free
-/// where the device walks bin counts and sums (`Op::BinCount`, `Op::BinSum`), a row per
-/// value of the key's type (and one for its nulls) kept where it has rows. `values` are the
+/// where the device adds rows into bin counts and sums (`Op::BinCount`, `Op::BinSum`), a row
+/// per bin (and one for the key's nulls) kept where it has rows. `values` are the
 /// aggregates' values, read alike with the key.
 fn small_group_by(
     keys: &[NodeRef],

@@ -1,9 +1,10 @@
 //! `histogram` (api.md "Grouping and histograms"): per row, the bin it falls in, by a
 //! `searchSorted` in the bins' edges that compares x's values exactly; rows not counted
 //! (NaN, nulls, outside the edges, masked out by `where`, past a filter's count) take a
-//! bin number past the bins. The counts: one walk over the bin numbers with a counter per bin on a
-//! device that walks it (`Op::BinCount`: the CPU, WebGPU), else the numbers' run lengths, by
-//! a sort of the numbers on their few low bits and a search of each bin's first row in them.
+//! bin number past the bins. The counts: a counter per bin that a device adding rows into
+//! bins fills in the pass computing the numbers (`Op::BinCount`: the CPU, WebGPU), else the
+//! numbers' run lengths, by a sort of the numbers on their few low bits and a search of each
+//! bin's first row in them.
 
 use std::borrow::Cow;
 
@@ -252,8 +253,8 @@ fn auto_bin(x: &NodeRef, keep: &NodeRef, bins: u32) -> Result<NodeRef> {
     search_sorted(&edges, x, true)
 }
 
-/// uint32 `ids` (bin numbers, `bins` or more for rows not counted) counted per bin: one walk over
-/// them on a device that walks it (a counter per bin), else `counts_by_sort`.
+/// uint32 `ids` (bin numbers, `bins` or more for rows not counted) counted per bin: a counter
+/// per bin where the device adds rows into bins (or walks them), else `counts_by_sort`.
 pub(super) fn counts_of_ids(ids: &NodeRef, bins: u32) -> Result<NodeRef> {
     ids.check_alive()?;
     if ids.meta.dtype != DType::U32 || ids.meta.size != 1 || ids.meta.constant {
@@ -296,8 +297,8 @@ pub(super) fn counts_by_sort(ids: &NodeRef, bins: u32) -> Result<NodeRef> {
 }
 
 /// Per bin, the sum of `values` (plain, of a sum's type: float32, sint32 or uint32) over the
-/// rows whose uint32 `ids` (below 2^24; `bins` or more for rows not summed) hold it: one walk
-/// over `[id, value]` pairs on a device that walks it, else `sums_by_sort`.
+/// rows whose uint32 `ids` (below 2^24; `bins` or more for rows not summed) hold it: a sum per
+/// bin of `[id, value]` pairs where the device adds rows into bins, else `sums_by_sort`.
 pub(super) fn sums_of_ids(ids: &NodeRef, values: &NodeRef, bins: u32) -> Result<NodeRef> {
     let dtype = values.meta.dtype;
     if !matches!(dtype, DType::F32 | DType::I32 | DType::U32) || values.meta.size != 1 {
