@@ -169,9 +169,29 @@ fn exact_bin(x: &NodeRef, edges: &[f64]) -> Result<Option<NodeRef>> {
     let (Some(last), false) = (at_most(dtype, edges[edges.len() - 1]), held.is_empty()) else {
         return Ok(None);
     };
+    let bins = (edges.len() - 1) as u32;
+    if let (true, Some(past)) = (held.len() == edges.len(), value_above(dtype, last)) {
+        // x is at or below the last edge exactly where it is below the next value of its
+        // type: with that value as the last edge, the edges reached less one is the bin (0
+        // reached wraps past the bins, and all of them, past the last or NaN, is `bins`).
+        held[bins as usize] = past;
+        let held = source(ColumnData::from_f64(dtype, &held)?, 1, false)?;
+        let reached = search_sorted(&held, x, true)?;
+        return plain_binary(BinaryOp::Subtract, &reached, &u32_constant(1)?).map(Some);
+    }
     let held = source(ColumnData::from_f64(dtype, &held)?, 1, false)?;
     let last = source(ColumnData::from_f64(dtype, &[last])?, 1, true)?;
-    bin_within(x, &held, &last, (edges.len() - 1) as u32).map(Some)
+    bin_within(x, &held, &last, bins).map(Some)
+}
+
+/// The least value of `dtype` above `v` (one of its values, finite), if it has one.
+fn value_above(dtype: DType, v: f64) -> Option<f64> {
+    if dtype == DType::F32 {
+        let f = v as f32;
+        return f.is_finite().then(|| f.next_up() as f64);
+    }
+    let (_, end) = dtype.int_bounds();
+    (v + 1.0 < end).then_some(v + 1.0)
 }
 
 /// `(bin, bins)` for edges in a column on the device (`bin_within`).
