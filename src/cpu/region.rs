@@ -159,7 +159,7 @@ pub(super) fn run_blocks(
     let root = &region.root;
     let rows = range.len();
     // The root folds or adds its input's blocks rather than computing its own.
-    let reduction = region.is_reduction() || region.adds_to_bins;
+    let root_folds = region.is_reduction() || region.adds_to_bins;
     let widest = region
         .computed()
         .map(|n| n.meta.size)
@@ -201,7 +201,7 @@ pub(super) fn run_blocks(
     let computed: Vec<&NodeRef> = region
         .nodes
         .iter()
-        .filter(|n| n.id != root.id || !reduction)
+        .filter(|n| n.id != root.id || !root_folds)
         .collect();
     for node in &computed {
         block.slot_ids.push(node.id);

@@ -14,16 +14,26 @@ use gputable::DType;
 /// of its own (adding rows into bins, or walking its stored input) rather than of other
 /// ops' kernels.
 pub fn bins_in_own_pass<T: Target>(root: &NodeRef, sum: bool) -> bool {
+    let bins = bin_node(root, sum);
+    adds_rows_to_bins::<T>(root, sum)
+        || gputable::engine::RegionModel::walks(&T::device(), &bins.op, bins.meta.dtype)
+}
+
+/// Whether `T`'s device adds rows into the bins of the bin count (`sum`: the bin sum) in
+/// `root`'s graph in the pass computing them (`PlanLimits::adds_rows_to_bins`).
+fn adds_rows_to_bins<T: Target>(root: &NodeRef, sum: bool) -> bool {
+    (DeviceModel::plan_limits(&T::device()).adds_rows_to_bins)(&bin_node(root, sum))
+}
+
+/// The bin count (`sum`: the bin sum) in `root`'s graph.
+fn bin_node(root: &NodeRef, sum: bool) -> NodeRef {
     let nodes = ir::all_nodes(std::slice::from_ref(root));
-    let bins = (nodes.iter())
+    (nodes.into_iter())
         .find(|n| match sum {
             true => matches!(n.op, ir::Op::BinSum { .. }),
             false => matches!(n.op, ir::Op::BinCount { .. }),
         })
-        .unwrap_or_else(|| panic!("no bin count or sum under t{}", root.id));
-    let device = T::device();
-    (DeviceModel::plan_limits(&device).adds_rows_to_bins)(bins)
-        || gputable::engine::RegionModel::walks(&device, &bins.op, bins.meta.dtype)
+        .unwrap_or_else(|| panic!("no bin count or sum under t{}", root.id))
 }
 
 /// Counts of the present numbers of `values` (None: null or masked) per bin of ascending
@@ -354,18 +364,7 @@ pub async fn bin_passes_compute_their_ids_where_the_device_adds_them<T: Target>(
         &rows_here::<T>(&counts).await,
         &reference(&present, &edges),
     );
-    let limits = DeviceModel::plan_limits(&T::device());
-    let binned = |root: &NodeRef, sum: bool| {
-        let nodes = ir::all_nodes(std::slice::from_ref(root));
-        nodes.iter().any(|n| {
-            let op = match sum {
-                true => matches!(n.op, ir::Op::BinSum { .. }),
-                false => matches!(n.op, ir::Op::BinCount { .. }),
-            };
-            op && (limits.adds_rows_to_bins)(n)
-        })
-    };
-    let adds = binned(&counts, false);
+    let adds = adds_rows_to_bins::<T>(&counts, false);
     let text = gputable::engine::explain(&T::device(), &counts).unwrap();
     let passes = text.matches("\npass ").count() + usize::from(text.starts_with("pass "));
     let bin_pass = text.split("\npass ").find(|p| p.contains("= binCount("));
@@ -407,7 +406,7 @@ pub async fn bin_passes_compute_their_ids_where_the_device_adds_them<T: Target>(
         let text = gputable::engine::explain(&T::device(), &sums[0]).unwrap();
         let sum_pass = text.split("\npass ").find(|p| p.contains("= binSum("));
         let sum_pass = sum_pass.unwrap_or_else(|| panic!("{what}: no bin sum pass: {text}"));
-        let adds = binned(&sums[0], true);
+        let adds = adds_rows_to_bins::<T>(&sums[0], true);
         assert_eq!(adds, sum_pass.contains("interleave("), "{what}: {text}");
     }
 }
