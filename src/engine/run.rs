@@ -310,16 +310,6 @@ impl<B: Backend> Run<'_, B> {
             .device
             .finish_reduction(self.batch, region, states)
             .await?;
-        self.one_output(value, root, streamed).await
-    }
-
-    /// `value`, a pass's one output value, as `root`'s output: kept where `streamed` says.
-    async fn one_output(
-        &mut self,
-        value: Value,
-        root: &Node,
-        streamed: &HashSet<u64>,
-    ) -> Result<Output> {
         let value = self
             .kept(Rc::new(value), streamed.contains(&root.id))
             .await?;
@@ -399,7 +389,11 @@ impl<B: Backend> Run<'_, B> {
             self.ran(task);
         }
         let value = self.device.finish_bins(self.batch, root, bins).await?;
-        self.one_output(value, root, streamed).await
+        let value = self
+            .kept(Rc::new(value), streamed.contains(&root.id))
+            .await?;
+        let home = home_of(self.device.core().id, root, streamed);
+        Ok(Output::new(home, vec![value]))
     }
 
     /// A sort's pass: the device's own, or its schedule of one-bit split passes. Returns the

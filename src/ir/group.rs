@@ -257,27 +257,31 @@ fn host_range(x: &NodeRef) -> Option<(i64, i64)> {
 /// `host_range` read from the values.
 fn read_range(x: &NodeRef) -> Option<(i64, i64)> {
     let output = x.host_output()?;
-    let mut range = None;
+    let mut range: Option<(i64, i64)> = None;
     for chunk in output.chunks.iter() {
-        range = match &chunk.host_column()?.data {
-            ColumnData::U32(v) => widened(range, v),
-            ColumnData::I32(v) => widened(range, v),
+        let data = &chunk.host_column()?.data;
+        let extent = match data {
+            ColumnData::U32(v) => v.iter().fold(None, |r: Option<(u32, u32)>, &x| {
+                Some(r.map_or((x, x), |(lo, hi)| (lo.min(x), hi.max(x))))
+            }),
+            ColumnData::I32(v) => v
+                .iter()
+                .fold(None, |r: Option<(i32, i32)>, &x| {
+                    Some(r.map_or((x, x), |(lo, hi)| (lo.min(x), hi.max(x))))
+                })
+                .map(|(lo, hi)| (lo as u32, hi as u32)),
             _ => return None,
         };
+        let Some((lo, hi)) = extent else {
+            continue;
+        };
+        let (lo, hi) = match data {
+            ColumnData::I32(_) => (lo as i32 as i64, hi as i32 as i64),
+            _ => (lo as i64, hi as i64),
+        };
+        range = Some(range.map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))));
     }
     range
-}
-
-/// `range` widened to hold `values`.
-fn widened<T: Copy + Ord + Into<i64>>(
-    range: Option<(i64, i64)>,
-    values: &[T],
-) -> Option<(i64, i64)> {
-    let (Some(&lo), Some(&hi)) = (values.iter().min(), values.iter().max()) else {
-        return range;
-    };
-    let (lo, hi) = (lo.into(), hi.into());
-    Some(range.map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))))
 }
 
 /// The bins of a small key (`small_bins`) as uint32 ids: each row's value less the lowest,
