@@ -200,6 +200,13 @@ fn generated_kernels_are_valid_wgsl() {
             &format!("the sort's {kind} kernel"),
         );
     }
+    // WebGPU's lookup: the hash table's inserts and probes.
+    for kind in ["insert", "probe"] {
+        validate(
+            &gputable::wgsl::compute::lookup_source(kind).unwrap(),
+            &format!("the lookup's {kind} kernel"),
+        );
+    }
     // WebGL2's sort: a merge pass by each number of keys it carries.
     for keys in 1..=fragment::MERGE_SORT_MAX_KEYS {
         validate(
@@ -326,7 +333,7 @@ fn regions_composed(root: &NodeRef) -> Vec<Region> {
     {
         match region.is_walk() {
             true => regions.extend(regions_composed(
-                &ir::compose_walk(&region.root.op, &region.root.inputs[0]).unwrap(),
+                &ir::compose_walk(&region.root.op, &region.root.inputs).unwrap(),
             )),
             false => regions.push(region),
         }

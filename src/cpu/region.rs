@@ -679,6 +679,7 @@ fn compute<T: Lane>(node: &NodeRef, b: &mut Block, dst: &mut [T]) -> Result<()> 
         | Op::Scan { .. }
         | Op::BinCount { .. }
         | Op::BinSum { .. }
+        | Op::Lookup
         // The CPU walks its scans (`scan::scan_whole`): it never composes them.
         | Op::GroupFold(_)
         | Op::ScanApply { .. }
@@ -710,8 +711,9 @@ impl RegionModel for CpuDevice {
     fn where_read_scratch_bytes(&self, region: &Region) -> u64 {
         super::where_read::scratch_bytes(region)
     }
-    fn walks(&self, _op: &Op, _dtype: DType) -> bool {
-        true
+    fn walks(&self, root: &Node) -> bool {
+        // A lookup sorts the table and searches it (`ir::compose_lookup`), fast on the CPU.
+        root.op != Op::Lookup
     }
 }
 
@@ -727,7 +729,13 @@ impl Regions for CpuDevice {
         self.core().counters.add_kernels(1);
         Ok(Value::from_host_lease(self.core().id, lease))
     }
-    async fn walk(&self, home: &mut Home, root: &Node, input: &[Rc<Value>]) -> Result<Vec<Value>> {
+    async fn walk(
+        &self,
+        home: &mut Home,
+        root: &Node,
+        inputs: &[Vec<Rc<Value>>],
+    ) -> Result<Vec<Value>> {
+        let input = (inputs.first()).ok_or_else(|| internal("a walk without its input"))?;
         let chunks = match root.op {
             Op::Compact => vec![super::scatter::compact(self, home, input)?],
             Op::Scan { .. } => scan::scan_whole(self, home, root, input)?,

@@ -19,7 +19,7 @@ use std::rc::Rc;
 use crate::column::Column;
 use crate::dtype::DType;
 use crate::error::Result;
-use crate::ir::{Node, NodeRef, Op};
+use crate::ir::{Node, NodeRef};
 use crate::memory::{size_class, Counters, Home, Homes};
 use crate::plan::{PlanLimits, Region};
 use crate::value::{DeviceId, RowSink, Value};
@@ -117,11 +117,15 @@ pub trait RegionModel: DeviceModel {
     fn describe_region(&self, _region: &Region) -> Result<(u64, String)> {
         Ok((0, String::new()))
     }
-    /// Whether `Regions::walk` runs the walk `op` (`Op::is_walk`) with an output of `dtype`
-    /// as a pass of its own here; elsewhere the executor runs it as other ops' passes
-    /// (`ir::compose_walk`).
-    fn walks(&self, _op: &Op, _dtype: DType) -> bool {
+    /// Whether `Regions::walk` runs the walk `root` (`Op::is_walk`) as a pass of its own
+    /// here; elsewhere the executor runs it as other ops' passes (`ir::compose_walk`).
+    fn walks(&self, _root: &Node) -> bool {
         false
+    }
+    /// Device bytes the walk `root` holds besides its inputs and output where the device
+    /// walks it (a lookup's hash table).
+    fn walk_scratch_bytes(&self, _root: &Node) -> u64 {
+        0
     }
     /// The kernels the walk `root` runs where the device walks it, and a line saying what
     /// they do.
@@ -259,13 +263,14 @@ pub trait Regions: Batches + RegionModel {
         region: &Region,
         leaves: &[Rc<Value>],
     ) -> Result<Value>;
-    /// The walk `root` over its input's stored chunks, in order, where `walks` says the
-    /// device runs it: its output's chunks (a compaction's one, a scan's one per input chunk).
+    /// The walk `root` over its inputs' stored chunks, in order, where `walks` says the
+    /// device runs it: its output's chunks (a compaction's one, a scan's and a lookup's one
+    /// per chunk of its first input).
     async fn walk(
         &self,
         _batch: &mut Self::Batch,
         _root: &Node,
-        _input: &[Rc<Value>],
+        _inputs: &[Vec<Rc<Value>>],
     ) -> Result<Vec<Value>> {
         Err(super::internal("this device composes its walks"))
     }

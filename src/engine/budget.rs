@@ -309,7 +309,7 @@ impl<'a> Ledger<'a> {
         let root = &region.root;
         let rows = rows as u64;
         let native = (region.is_sort() && sorts_natively(device, region))
-            || (region.is_walk() && device.walks(&root.op, root.meta.dtype));
+            || (region.is_walk() && device.walks(root));
         let mut bytes =
             TASK_OVERHEAD_BYTES + self.input_bytes(region, random, (first, rows), native);
         let output = |rows: u64| {
@@ -337,10 +337,19 @@ impl<'a> Ledger<'a> {
         if region.is_walk() {
             // Composed, at most: a compaction's flags as uint32, their scan, the
             // destinations and the scatter; a scan's levels (of its lanes); a bin count's
-            // sort of its input.
-            let walked = root.meta.length.max(root.inputs[0].meta.length);
+            // sort of its input; a lookup's sort of its table.
+            let inputs = root.inputs.iter().map(|input| input.meta.length);
+            let walked = inputs.fold(root.meta.length, u32::max);
             let scratch = match native {
-                true => 0,
+                // A lookup's table (and its flags) joined into one value each.
+                true => {
+                    let table = root.inputs.iter().skip(1);
+                    let joined = match root.op == Op::Lookup {
+                        true => self.joined_bytes(table),
+                        false => 0,
+                    };
+                    device.walk_scratch_bytes(root) + joined
+                }
                 false => split_sort_scratch_bytes(device, walked) * root.meta.size as u64,
             };
             return bytes + scratch + output(stored(root));
@@ -494,12 +503,18 @@ impl<'a> Ledger<'a> {
         if !sorts_natively(device, region) || device.sorts_keys_in_chunks() {
             return 0;
         }
-        (region.root.inputs.iter())
-            .filter(|key| {
-                self.computed.contains_key(&key.id)
-                    || key.chunks.iter().filter(|&&rows| rows > 0).count() > 1
+        self.joined_bytes(region.root.inputs.iter())
+    }
+
+    /// Bytes of copies joining each of `inputs` into one value, where it may be stored in
+    /// parts (computed, or in several chunks).
+    fn joined_bytes<'n>(&self, inputs: impl Iterator<Item = &'n NodeRef>) -> u64 {
+        inputs
+            .filter(|input| {
+                self.computed.contains_key(&input.id)
+                    || input.chunks.iter().filter(|&&rows| rows > 0).count() > 1
             })
-            .map(|key| output_bytes(device, key))
+            .map(|input| output_bytes(self.device, input))
             .sum()
     }
 }

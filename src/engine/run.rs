@@ -486,23 +486,29 @@ impl<B: Backend> Run<'_, B> {
         streamed: &HashSet<u64>,
     ) -> Result<Output> {
         let root = &region.root;
-        let input = (root.inputs.first())
-            .and_then(|input| values.get(&input.id))
-            .cloned()
-            .ok_or_else(|| internal(format!("t{}'s input has no value", root.id)))?;
+        let mut inputs = Vec::with_capacity(root.inputs.len());
+        for input in &root.inputs {
+            let output = (values.get(&input.id).cloned())
+                .ok_or_else(|| internal(format!("t{}'s input has no value", root.id)))?;
+            inputs.push(output);
+        }
         let output = match &pass.composed {
             None => {
-                // A device's own walk reads its input where it is stored: rows in host
-                // memory (a plan input streamed under a budget) are copied here first.
-                let mut stored = Vec::with_capacity(input.chunks.len());
-                for chunk in input.chunks.iter() {
-                    stored.push(match self.device.reads_in_place(chunk) {
-                        true => chunk.clone(),
-                        false => {
-                            let piece = vec![(chunk.clone(), 0, chunk.rows)];
-                            self.assemble(piece, &root.inputs[0]).await?
-                        }
-                    });
+                // A device's own walk reads its inputs where they are stored: rows in host
+                // memory (a plan input streamed under a budget) are copied here first, and
+                // a lookup's table (read at any row) is joined into one value.
+                let mut stored = Vec::with_capacity(inputs.len());
+                for (k, (input, node)) in inputs.iter().zip(&root.inputs).enumerate() {
+                    let pieces = (input.chunks.iter()).map(|chunk| (chunk.clone(), 0, chunk.rows));
+                    let values: Vec<Vec<_>> = match k > 0 && root.op == Op::Lookup {
+                        true => vec![pieces.filter(|piece| piece.2 > 0).collect()],
+                        false => pieces.map(|piece| vec![piece]).collect(),
+                    };
+                    let mut chunks = Vec::with_capacity(values.len());
+                    for pieces in values {
+                        chunks.push(self.assemble(pieces, node).await?);
+                    }
+                    stored.push(chunks);
                 }
                 let chunks = self.device.walk(self.batch, root, &stored).await?;
                 for task in &pass.tasks {
@@ -513,7 +519,7 @@ impl<B: Backend> Run<'_, B> {
                     chunks.into_iter().map(Rc::new).collect(),
                 )
             }
-            Some(composed) => (self.composed(composed, vec![input]).await?.pop())
+            Some(composed) => (self.composed(composed, inputs).await?.pop())
                 .ok_or_else(|| internal("a composed walk left no output"))?,
         };
         let mut chunks = Vec::with_capacity(output.chunks.len());

@@ -113,7 +113,7 @@ impl Schedule {
                 _ if region.is_sort() && !sorts_natively(device, region) => {
                     Some(Box::new(Composed::split_sort(device, region, &limits)?))
                 }
-                _ if region.is_walk() && !device.walks(&region.root.op, region.root.meta.dtype) => {
+                _ if region.is_walk() && !device.walks(&region.root) => {
                     Some(Box::new(Composed::walk(device, region, &limits)?))
                 }
                 _ => None,
@@ -138,10 +138,7 @@ impl Schedule {
                 kept_scratch = kept_scratch.saturating_add(ledger.scratch_bytes(region, &tasks));
             }
             match () {
-                _ if region.is_walk() => ledger.record_walk(
-                    region,
-                    device.walks(&region.root.op, region.root.meta.dtype),
-                ),
+                _ if region.is_walk() => ledger.record_walk(region, device.walks(&region.root)),
                 // One output of the bins, whatever the tasks.
                 _ if region.adds_to_bins => {}
                 _ => ledger.record_tasks(region, &tasks),
@@ -248,14 +245,11 @@ impl Composed {
         Composed::new(device, keys, roots, limits)
     }
 
-    /// The walk `region` as other ops' passes, over a stand-in for its input.
+    /// The walk `region` as other ops' passes, over stand-ins for its inputs.
     fn walk(device: &dyn CostModel, region: &Region, limits: &PlanLimits) -> Result<Composed> {
-        let input = stand_ins(device, region);
-        let first = input
-            .first()
-            .ok_or_else(|| internal("a walk without its input"))?;
-        let output = ir::compose_walk(&region.root.op, first)?;
-        Composed::new(device, input, vec![output], limits)
+        let inputs = stand_ins(device, region);
+        let output = ir::compose_walk(&region.root.op, &inputs)?;
+        Composed::new(device, inputs, vec![output], limits)
     }
 
     fn new(

@@ -6,6 +6,7 @@
 
 mod bins;
 mod device;
+mod lookup;
 mod reduce;
 mod region;
 mod scatter;

@@ -28,6 +28,15 @@ fn elementwise_invocations(root: &NodeRef, rows: u32) -> Result<u32> {
 }
 
 impl RegionModel for GpuDevice {
+    fn walks(&self, root: &Node) -> bool {
+        self.looks_up(root)
+    }
+    fn walk_scratch_bytes(&self, root: &Node) -> u64 {
+        GpuDevice::lookup_slot_bytes(root)
+    }
+    fn describe_walk(&self, root: &Node) -> (u64, String) {
+        GpuDevice::describe_lookup(root)
+    }
     fn describe_bins(&self, region: &Region) -> (u64, String) {
         GpuDevice::describe_bins(self, region)
     }
@@ -79,6 +88,14 @@ impl Regions for GpuDevice {
             self.record(batch, kernel, target, leaves, grid).await?;
         }
         Ok(self.value(region, output))
+    }
+    async fn walk(
+        &self,
+        batch: &mut GpuBatch,
+        root: &Node,
+        inputs: &[Vec<Rc<Value>>],
+    ) -> Result<Vec<Value>> {
+        self.lookup(batch, root, inputs).await
     }
     async fn bins_target(&self, batch: &mut GpuBatch, root: &Node) -> Result<Self::Bins> {
         GpuDevice::bins_target(self, batch, root).await

@@ -15,7 +15,7 @@ use super::ops::{cast_plain, gather_plain, sequence_like, source};
 use super::order::{check_column, check_size};
 use super::{argsort, live_flags, rechunk, reduce, scan, search_sorted, sequence};
 use super::{u32_constant, DEFAULT_SPLIT_EVERY};
-use super::{BinaryOp, Check, NodeRef, Nulls, Predicate, ReduceKind, ScanFold};
+use super::{BinaryOp, Check, Meta, Node, NodeRef, Nulls, Op, Predicate, ReduceKind, ScanFold};
 use crate::column::ColumnData;
 use crate::dtype::DType;
 use crate::error::{ErrorCode, GpuTableError, Result};
@@ -71,16 +71,54 @@ impl SortedKeys {
 }
 
 /// `lookup(keys, tableKeys)`: per row of `keys`, the lowest row of `tableKeys` holding an
-/// equal key, or -1 (sint32, never null; counted as `keys` are).
+/// equal key, or -1 (sint32, never null; counted as `keys` are). One `Op::Lookup` pass (a
+/// device's hash table, or the sort and search it is composed of), its null keys -1 after.
 pub fn lookup(keys: &NodeRef, table_keys: &NodeRef) -> Result<NodeRef> {
     keys.check_alive()?;
     check_size(keys, "lookup's keys")?;
     check_column(table_keys, "lookup's table keys")?;
-    let table = SortedKeys::of(table_keys)?;
+    let mut flags = Vec::new();
+    flags.extend(table_keys.validity().cloned());
+    if let Some(counted) = table_keys.counted() {
+        flags.push(live_flags(table_keys, counted)?);
+    }
+    let mut inputs = vec![keys.clone(), table_keys.clone()];
+    if !flags.is_empty() {
+        inputs.push(and_flags(&flags)?);
+    }
+    let rows = match keys.meta.constant {
+        // A walk reads columns: one key is searched for as the sort would.
+        true => compose_lookup(&inputs)?,
+        false => {
+            let meta = Meta {
+                dtype: DType::I32,
+                ..keys.meta
+            };
+            Node::new(Op::Lookup, inputs, meta, keys.chunks.clone(), None)
+        }
+    };
+    let rows = match keys.validity() {
+        Some(valid) => plain_select(valid, &rows, &none_found()?)?,
+        None => rows,
+    };
+    counted_like(rows, keys)
+}
+
+/// `Op::Lookup` of `inputs` (keys, table keys, the table rows' flags if any) composed of
+/// other ops, for a device without its own: the table keys sorted, each key searched for.
+pub fn compose_lookup(inputs: &[NodeRef]) -> Result<NodeRef> {
+    let [keys, table_keys, flags @ ..] = inputs else {
+        return Err(crate::engine::internal("a lookup without its keys"));
+    };
+    let table = SortedKeys::of(&with_validity(table_keys, flags.first())?)?;
     let (first, hit) = table.find(keys)?;
     let row = cast_plain(&gather_plain(&first, &table.order)?, DType::I32)?;
-    let none = source(ColumnData::I32(vec![-1]), 1, true)?;
-    counted_like(plain_select(&hit, &row, &none)?, keys)
+    plain_select(&hit, &row, &none_found()?)
+}
+
+/// The sint32 -1 of a key found nowhere.
+fn none_found() -> Result<NodeRef> {
+    source(ColumnData::I32(vec![-1]), 1, true)
 }
 
 /// Which left rows a join gives (api.md "Joins").

@@ -238,6 +238,12 @@ pub enum Op {
     BinSum {
         bins: u32,
     },
+    /// inputs: keys, table keys and, where some table rows cannot match (null, past a
+    /// filter's count), their uint8 flags, all read whole: per key row the lowest table row
+    /// holding an equal key (as `equal` compares; NaN never matches), or -1, as sint32
+    /// (join.rs). A walk (`is_walk`): a device's hash table, or the sort and search it is
+    /// composed of.
+    Lookup,
     /// Rows of each input in order, chunks concatenated (a view: no kernel of its own).
     Concat,
     /// Every lane converted to the node's type (api.md's `cast` rules).
@@ -281,6 +287,7 @@ impl Op {
             Op::Scan { .. } => "scan",
             Op::BinCount { .. } => "binCount",
             Op::BinSum { .. } => "binSum",
+            Op::Lookup => "lookup",
             Op::SegmentSum => "segmentSum",
             Op::SegmentBlocks => "segmentBlocks",
             Op::Reshape => "reshape",
@@ -310,6 +317,7 @@ impl Op {
                     | Op::SortPermutation { .. }
                     | Op::Compact
                     | Op::Scan { .. }
+                    | Op::Lookup
             ))
     }
 
@@ -340,13 +348,13 @@ impl Op {
         matches!(self, Op::Concat | Op::Slice { .. } | Op::Rechunk)
     }
 
-    /// A pass of its own reading its one input whole, in row order: a single loop on a
-    /// device that runs it (`RegionModel::walks`), composed of other ops' passes elsewhere
+    /// A pass of its own reading its inputs whole, in row order: the device's own kernels
+    /// where it runs them (`RegionModel::walks`), composed of other ops' passes elsewhere
     /// (`compose_walk`).
     pub fn is_walk(&self) -> bool {
         matches!(
             self,
-            Op::Compact | Op::Scan { .. } | Op::BinCount { .. } | Op::BinSum { .. }
+            Op::Compact | Op::Scan { .. } | Op::BinCount { .. } | Op::BinSum { .. } | Op::Lookup
         )
     }
 

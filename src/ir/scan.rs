@@ -86,9 +86,14 @@ pub fn scan(x: &NodeRef, fold: ScanFold, inclusive: bool) -> Result<NodeRef> {
     ))
 }
 
-/// The walk `op` of `input` (`Op::is_walk`) composed of other ops, for a device that does
-/// not run it as one loop.
-pub fn compose_walk(op: &Op, input: &NodeRef) -> Result<NodeRef> {
+/// The walk `op` of `inputs` (`Op::is_walk`) composed of other ops, for a device that does
+/// not run it with its own kernels.
+pub fn compose_walk(op: &Op, inputs: &[NodeRef]) -> Result<NodeRef> {
+    if *op == Op::Lookup {
+        return super::join::compose_lookup(inputs);
+    }
+    let input =
+        (inputs.first()).ok_or_else(|| crate::engine::internal("a walk without its input"))?;
     match *op {
         Op::Compact => super::counted::compose_compaction(input),
         Op::Scan { fold, inclusive } => compose_scan(input, fold, inclusive),

@@ -46,6 +46,7 @@ impl Plan {
                 (Op::Scan { fold, .. }, _) => format!("scan: a running {}", fold.name()),
                 (Op::BinCount { bins }, _) => format!("bin count: the rows of each of {bins} ids"),
                 (Op::BinSum { bins }, _) => format!("bin sum: the values of each of {bins} ids"),
+                (Op::Lookup, _) => "lookup: each key's lowest table row".to_string(),
                 (Op::SortPermutation { bits, ordered_rows }, _)
                     if *ordered_rows < root.meta.length =>
                 {

@@ -163,7 +163,11 @@ pub fn plan_with(roots: &[NodeRef], options: &PlanOptions) -> Result<Plan> {
             Op::BinCount { .. } | Op::BinSum { .. } => !bins,
             _ => matches!(
                 node.op,
-                Op::Scatter | Op::SortPermutation { .. } | Op::Compact | Op::Scan { .. }
+                Op::Scatter
+                    | Op::SortPermutation { .. }
+                    | Op::Compact
+                    | Op::Scan { .. }
+                    | Op::Lookup
             ),
         };
         if options.fusion == Fusion::Off || reduction || bins || fixed || node.op.is_assembly() {

@@ -24,6 +24,7 @@ const REDUCE: &str = include_str!(concat!(env!("OUT_DIR"), "/shaders/reduce.wgsl
 const SCATTER: &str = include_str!(concat!(env!("OUT_DIR"), "/shaders/scatter.wgsl"));
 const RADIX_SORT: &str = include_str!(concat!(env!("OUT_DIR"), "/shaders/radix_sort.wgsl"));
 const BINS: &str = include_str!(concat!(env!("OUT_DIR"), "/shaders/bins.wgsl"));
+const LOOKUP: &str = include_str!(concat!(env!("OUT_DIR"), "/shaders/lookup.wgsl"));
 
 /// Invocations of a bin count workgroup, and rows each adds in a block.
 pub const BIN_THREADS: u32 = 256;
@@ -36,9 +37,11 @@ pub const FLOAT_SUM_WORDS: u32 = 10;
 /// Words per bin of a float bin sum: its positive and negative sums, then its flags.
 pub const FLOAT_BIN_WORDS: u32 = 2 * FLOAT_SUM_WORDS + 1;
 
-/// Bins a workgroup's table holds (4 kB of the 16 kB every WebGPU device has): more bins
-/// spread rows over more words, and each row adds straight into the output.
-const LOCAL_BINS: u32 = 1024;
+/// Most bins a workgroup's table holds, one per invocation (as luma.gl's histogram): more
+/// bins spread rows over enough words that each row adds straight into the output, where
+/// clearing and flushing a table of them costs about what it saves (and SwiftShader runs
+/// workgroup memory and barriers slowly: 1,000 bins 181 ms through a table).
+const LOCAL_BINS: u32 = BIN_THREADS;
 
 /// Invocations of a radix sort workgroup (one per digit value), and rows each takes in a
 /// block.
@@ -86,6 +89,16 @@ pub fn scatter_source(kind: &str) -> Result<String> {
         _ => sections(SCATTER, &[kind, "write"])?,
     };
     let template = template.replace("#WORKGROUP#", &WORKGROUP_SIZE.to_string());
+    Ok(format!(
+        "{}\n{template}",
+        PRELUDE.replace("PARAM_VEC4S", "2")
+    ))
+}
+
+/// A lookup kernel: `insert` (the table's rows into the hash table) or `probe` (each key's
+/// row found; see shaders/lookup.wgsl).
+pub fn lookup_source(kind: &str) -> Result<String> {
+    let template = section(LOOKUP, kind)?.replace("#WORKGROUP#", &WORKGROUP_SIZE.to_string());
     Ok(format!(
         "{}\n{template}",
         PRELUDE.replace("PARAM_VEC4S", "2")

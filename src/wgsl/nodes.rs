@@ -485,6 +485,7 @@ pub(crate) fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Resul
         | Op::Scan { .. }
         | Op::BinCount { .. }
         | Op::BinSum { .. }
+        | Op::Lookup
         | Op::Source
         | Op::Concat
         | Op::Slice { .. }

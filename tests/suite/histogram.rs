@@ -15,8 +15,7 @@ use gputable::DType;
 /// ops' kernels.
 pub fn bins_in_own_pass<T: Target>(root: &NodeRef, sum: bool) -> bool {
     let bins = bin_node(root, sum);
-    adds_rows_to_bins::<T>(root, sum)
-        || gputable::engine::RegionModel::walks(&T::device(), &bins.op, bins.meta.dtype)
+    adds_rows_to_bins::<T>(root, sum) || gputable::engine::RegionModel::walks(&T::device(), &bins)
 }
 
 /// Whether `T`'s device adds rows into the bins of the bin count (`sum`: the bin sum) in

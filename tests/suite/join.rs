@@ -4,8 +4,9 @@
 //! small, and the bad arguments.
 
 use super::filter::{nullable, rows_here, same_rows};
-use super::reduce::{column_of, sample};
+use super::reduce::{as_f64, column_of, sample};
 use super::*;
+use gputable::engine::RegionModel;
 use gputable::DType;
 
 /// The lowest row of `table` equal to each key (None: null), or -1.
@@ -153,6 +154,59 @@ pub async fn lookup_of_counted_empty_and_large_inputs<T: Target>() {
         code(ir::lookup(&keys, &constant).map(|_| ())),
         ErrorCode::InvalidArgument
     );
+}
+
+/// Many equal table keys (the lowest row wins whatever order a device's atomics insert them
+/// in), 32-bit words with the top bit set in a signed and an unsigned type (different
+/// values), -0 and +0, NaN and infinities; and on WebGPU, the lookup is its own hash table:
+/// three dispatches (a clear, the inserts, the probes), every other device composing it.
+pub async fn lookup_keeps_the_lowest_of_many_equal_rows<T: Target>() {
+    let device = T::fresh().await;
+    let m = 20_000u32;
+    let table: Vec<u32> = (0..m).map(|r| (r * 7 + r / 1000) % 100).collect();
+    let keys: Vec<u32> = (0..150).rev().collect();
+    let t = chunked(ColumnData::U32(table.clone()), 1, &[m]);
+    let rows = ir::lookup(&chunked(ColumnData::U32(keys.clone()), 1, &[150]), &t).unwrap();
+    let kernels = || device.core().counters.stats().kernels;
+    let before = kernels();
+    gputable::engine::evaluate(&device, std::slice::from_ref(&rows))
+        .await
+        .unwrap();
+    let webgpu = device.kernel_words() == Some(("dispatch", "dispatches"));
+    assert_eq!(RegionModel::walks(&device, &rows), webgpu, "hashed here");
+    if webgpu {
+        assert_eq!(kernels() - before, 3, "a clear, the inserts, the probes");
+    }
+    let expected = reference(
+        &keys.iter().map(|&k| Some(k as f64)).collect::<Vec<_>>(),
+        &table.iter().map(|&k| Some(k as f64)).collect::<Vec<_>>(),
+    );
+    let got: Vec<Option<f64>> = as_f64(&read(&rows).await).into_iter().map(Some).collect();
+    same_rows("repeated", &got, &expected);
+
+    let high = chunked(ColumnData::U32(vec![0x8000_0000, u32::MAX, 5, 0]), 1, &[4]);
+    let signed = chunked(ColumnData::I32(vec![-1, i32::MIN, 5, 0, 5]), 1, &[5]);
+    let rows = ir::lookup(&high, &signed).unwrap();
+    let expected = [-1.0, -1.0, 2.0, 3.0].map(Some);
+    same_rows("u32 in i32", &rows_here::<T>(&rows).await, &expected);
+    let rows = ir::lookup(&signed, &high).unwrap();
+    let expected = [-1.0, -1.0, 2.0, 3.0, 2.0].map(Some);
+    same_rows("i32 in u32", &rows_here::<T>(&rows).await, &expected);
+
+    let (inf, nan) = (f32::INFINITY, f32::NAN);
+    let floats = chunked(
+        ColumnData::F32(vec![-0.0, 0.0, nan, 1.5, -inf, inf]),
+        1,
+        &[6],
+    );
+    let table = chunked(
+        ColumnData::F32(vec![nan, 0.0, -0.0, -inf, 1.5, -nan]),
+        1,
+        &[6],
+    );
+    let rows = ir::lookup(&floats, &table).unwrap();
+    let expected = [1.0, 1.0, -1.0, 4.0, 3.0, -1.0].map(Some);
+    same_rows("floats", &rows_here::<T>(&rows).await, &expected);
 }
 
 /// Inner and left joins of keys of every type with keys of another type: duplicates on both
