@@ -12,9 +12,10 @@ const fmt = ms => (ms >= 100 ? ms.toFixed(0) : ms >= 10 ? ms.toFixed(1) : ms.toF
  * Times `workloads` ({id, name}) at each of `rows`: `ours(data)` and each of `peers` (names
  * of `runners`: {label, make(data)}) give `{[id]: run, dispose()}`; `ours` also
  * `passes(id)`, printed for the first row count. A peer without a workload runs
- * `fallback(id)`'s, if any. `rate(w, n, ms)` fills the column named `rateLabel`.
+ * `fallback(id)`'s, if any. `rate(w, n, ms)` fills the column named `rateLabel`; `passesLabel`
+ * heads the list of `passes`.
  */
-export async function runSeries({rows, workloads, makeData, ours, peers, runners, fallback = () => null, rate, rateLabel}) {
+export async function runSeries({rows, workloads, makeData, ours, peers, runners, fallback = () => null, rate, rateLabel, passesLabel = 'passes per workload (gputable explain()):'}) {
   const measured = [];
   for (const n of rows) {
     const data = makeData(n);
@@ -22,7 +23,7 @@ export async function runSeries({rows, workloads, makeData, ours, peers, runners
     const results = {};
     for (const w of workloads) results[w.id] = {gputable: await time(runner[w.id])};
     if (n === rows[0]) {
-      console.log('passes per workload (gputable explain()):');
+      console.log(passesLabel);
       for (const w of workloads) console.log(`  ${w.id}: ${runner.passes(w.id)}`);
       console.log('');
     }
