@@ -214,6 +214,13 @@ fn generated_kernels_are_valid_wgsl() {
             &format!("the merge pass by {keys} keys"),
         );
     }
+    // WebGL2's bin counts: the blended points and the totals written as uint32.
+    for kind in ["points", "counts"] {
+        validate(
+            &fragment::bin_points_source(kind).unwrap(),
+            &format!("the bin count's {kind} draw"),
+        );
+    }
     for class in [Class::F, Class::I, Class::U] {
         validate(
             &fragment::scatter_points_source(Some(class)).unwrap(),

@@ -48,6 +48,9 @@ pub struct GlInner {
     pub adapter_name: String,
     /// How every column of this device lies in textures.
     pub layout: TextureLayout,
+    /// Whether draws may add into float32 render targets (EXT_float_blend): bin counts are
+    /// then blended point draws (gl/bins.rs).
+    pub blends_floats: bool,
     pipelines: PipelineCache<wgpu::RenderPipeline>,
     textures: Rc<Pool<TextureKey, wgpu::Texture>>,
     buffers: Rc<Pool<wgpu::BufferUsages, wgpu::Buffer>>,
@@ -118,7 +121,12 @@ impl GlDevice {
             compatible_surface: Some(&surface),
             ..Default::default()
         };
-        let opened = open(&instance, &options, "WebGL2", check_capabilities).await?;
+        let mut blends_floats = false;
+        let check = |adapter: &wgpu::Adapter| {
+            blends_floats = has_float_blend(adapter);
+            check_capabilities(adapter)
+        };
+        let opened = open(&instance, &options, "WebGL2", check).await?;
         let l = opened.limits;
         let counters = opened.core.counters.clone();
         // Textures and buffers share one cap.
@@ -133,6 +141,7 @@ impl GlDevice {
                 max_sampled_textures_per_shader_stage: l.max_sampled_textures_per_shader_stage,
             },
             layout: layout_for(l.max_texture_dimension_2d),
+            blends_floats,
             adapter_name: opened.adapter_name,
             core: opened.core,
             device: opened.device,
@@ -245,14 +254,25 @@ impl GlDevice {
         })
     }
 
-    /// The render pipeline for `source` writing `targets`, compiled once per structure.
+    /// The render pipeline for `source` writing `targets` (adding to them where `adds`),
+    /// compiled once per structure.
     pub async fn pipeline(
         &self,
         source: &str,
         targets: &[wgpu::TextureFormat],
         topology: wgpu::PrimitiveTopology,
+        adds: bool,
     ) -> Result<Rc<wgpu::RenderPipeline>> {
-        let key = format!("{targets:?} {topology:?}\n{source}");
+        let key = format!("{targets:?} {topology:?} {adds}\n{source}");
+        let add = wgpu::BlendComponent {
+            src_factor: wgpu::BlendFactor::One,
+            dst_factor: wgpu::BlendFactor::One,
+            operation: wgpu::BlendOperation::Add,
+        };
+        let blend = adds.then_some(wgpu::BlendState {
+            color: add,
+            alpha: add,
+        });
         let build = || {
             let module = self
                 .device
@@ -260,8 +280,15 @@ impl GlDevice {
                     label: Some("gputable fragment kernel"),
                     source: wgpu::ShaderSource::Wgsl(source.into()),
                 });
-            let color_targets: Vec<Option<wgpu::ColorTargetState>> =
-                targets.iter().map(|&format| Some(format.into())).collect();
+            let color_targets: Vec<Option<wgpu::ColorTargetState>> = (targets.iter())
+                .map(|&format| {
+                    Some(wgpu::ColorTargetState {
+                        format,
+                        blend,
+                        write_mask: wgpu::ColorWrites::ALL,
+                    })
+                })
+                .collect();
             self.device
                 .create_render_pipeline(&wgpu::RenderPipelineDescriptor {
                     label: Some("gputable fragment kernel"),
@@ -364,6 +391,22 @@ impl DeviceModel for GlDevice {
 }
 
 /// Render targets of every format the kernels write, and the texture size they need.
+/// Whether draws may blend into float32 targets: core in desktop GL (3.0 on), and in GLES
+/// and WebGL2 with EXT_float_blend (glow enables it in WebGL2 where offered). wgpu's GL layer
+/// reports float32 targets blendable without checking.
+fn has_float_blend(adapter: &wgpu::Adapter) -> bool {
+    use glow::HasContext;
+    // SAFETY: the adapter's GL context is only asked its version and extension list.
+    let Some(hal) = (unsafe { adapter.as_hal::<wgpu::hal::api::Gles>() }) else {
+        return false;
+    };
+    let gl = hal.adapter_context().lock();
+    let extensions = gl.supported_extensions();
+    !gl.version().is_embedded
+        || extensions.contains("EXT_float_blend")
+        || extensions.contains("GL_EXT_float_blend")
+}
+
 fn check_capabilities(adapter: &wgpu::Adapter) -> Result<()> {
     use wgpu::TextureFormat as F;
     let mut missing = Vec::new();

@@ -5,6 +5,7 @@
 //! Each fused region is one draw per tile (more when the output row is wider than the
 //! render targets one draw can write); a reduction folds rows over several draws.
 
+mod bins;
 mod device;
 mod reduce;
 mod region;
@@ -40,6 +41,8 @@ enum Shape {
     FullTarget(Option<(u32, u32, u32, u32)>),
     /// This many points, placed by the vertex shader.
     Points(u32),
+    /// This many points, each added to the texel it lands on (blended).
+    AddedPoints(u32),
 }
 
 /// The work of one evaluation: draws run as they are recorded; the scopes catch errors.
@@ -94,11 +97,12 @@ impl GlDevice {
     ) -> Result<()> {
         self.settle()?;
         let formats: Vec<wgpu::TextureFormat> = targets.iter().map(|t| t.format()).collect();
-        let topology = match shape {
-            Shape::FullTarget(_) => wgpu::PrimitiveTopology::TriangleList,
-            Shape::Points(_) => wgpu::PrimitiveTopology::PointList,
+        let (topology, adds) = match shape {
+            Shape::FullTarget(_) => (wgpu::PrimitiveTopology::TriangleList, false),
+            Shape::Points(_) => (wgpu::PrimitiveTopology::PointList, false),
+            Shape::AddedPoints(_) => (wgpu::PrimitiveTopology::PointList, true),
         };
-        let pipeline = self.pipeline(source, &formats, topology).await?;
+        let pipeline = self.pipeline(source, &formats, topology, adds).await?;
         let mut words: Vec<u8> = params.iter().flat_map(|p| p.to_le_bytes()).collect();
         words.resize(params.len().div_ceil(4).max(1) * 16, 0);
         let uniform = self.take_buffer(
@@ -162,7 +166,7 @@ impl GlDevice {
             }
             match shape {
                 Shape::FullTarget(_) => pass.draw(0..3, 0..1),
-                Shape::Points(count) => pass.draw(0..count, 0..1),
+                Shape::Points(count) | Shape::AddedPoints(count) => pass.draw(0..count, 0..1),
             }
         }
         self.queue.submit([encoder.finish()]);

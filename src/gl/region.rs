@@ -6,6 +6,7 @@ use std::rc::Rc;
 use super::{bound_textures, GlBatch, GlDevice, Shape};
 use crate::engine::{RegionModel, Regions};
 use crate::error::Result;
+use crate::ir::Node;
 use crate::plan::Region;
 use crate::value::Value;
 use crate::wgsl::fragment::{self, PARAM_TILE_BASE};
@@ -28,6 +29,15 @@ impl GlDevice {
 }
 
 impl RegionModel for GlDevice {
+    fn walks(&self, root: &Node) -> bool {
+        self.blends_counts(root)
+    }
+    fn walk_scratch_bytes(&self, root: &Node) -> u64 {
+        self.blended_totals_bytes(root)
+    }
+    fn describe_walk(&self, root: &Node) -> (u64, String) {
+        self.describe_blended_count(root)
+    }
     fn describe_region(&self, region: &Region) -> Result<(u64, String)> {
         let layout = self.layout;
         let rows = region.rows;
@@ -51,6 +61,16 @@ impl RegionModel for GlDevice {
 impl Regions for GlDevice {
     /// Bin counts are walks of their stored input here (`PlanLimits::adds_rows_to_bins`).
     type Bins = ();
+    async fn walk(
+        &self,
+        batch: &mut GlBatch,
+        root: &Node,
+        inputs: &[Vec<Rc<Value>>],
+    ) -> Result<Vec<Value>> {
+        let ids =
+            (inputs.first()).ok_or_else(|| crate::engine::internal("a walk without its input"))?;
+        self.count_by_blending(batch, root, ids).await
+    }
     async fn run_region(
         &self,
         batch: &mut GlBatch,

@@ -13,7 +13,7 @@ use crate::wgsl::SCATTER_PARAMS;
 
 impl GlDevice {
     /// Every texel of `texture` set to 0.
-    fn clear(&self, texture: &wgpu::Texture) {
+    pub(super) fn clear(&self, texture: &wgpu::Texture) {
         let view = texture.create_view(&Default::default());
         let mut encoder = self.device.create_command_encoder(&Default::default());
         encoder.begin_render_pass(&wgpu::RenderPassDescriptor {

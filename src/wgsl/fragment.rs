@@ -19,6 +19,7 @@ pub(super) const FULLSCREEN: &str =
     include_str!(concat!(env!("OUT_DIR"), "/shaders/fullscreen.wgsl"));
 const SCATTER_POINTS: &str = include_str!(concat!(env!("OUT_DIR"), "/shaders/scatter_points.wgsl"));
 const MERGE_SORT: &str = include_str!(concat!(env!("OUT_DIR"), "/shaders/merge_sort.wgsl"));
+const BIN_POINTS: &str = include_str!(concat!(env!("OUT_DIR"), "/shaders/bin_points.wgsl"));
 
 /// Keys a WebGL2 merge pass carries: one render target each besides the permutation's, in
 /// the 4 every WebGL2 device has.
@@ -41,6 +42,17 @@ pub fn scatter_points_source(class: Option<Class>) -> Result<String> {
         "{}\n{}",
         super::PRELUDE.replace("PARAM_VEC4S", "2"),
         template.replace("#T#", wgsl_type(class))
+    ))
+}
+
+/// WebGL2's bin count kernels (shaders/bin_points.wgsl): `points` (each row's 1.0 added
+/// at its bin) or `counts` (the totals as uint32, over the full-target triangle).
+pub fn bin_points_source(kind: &str) -> Result<String> {
+    let template = super::compute::section(BIN_POINTS, kind)?;
+    let vertex = if kind == "counts" { FULLSCREEN } else { "" };
+    Ok(format!(
+        "{}\n{vertex}\n{template}",
+        super::PRELUDE.replace("PARAM_VEC4S", "2")
     ))
 }
 

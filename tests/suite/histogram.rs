@@ -409,3 +409,39 @@ pub async fn bin_passes_compute_their_ids_where_the_device_adds_them<T: Target>(
         assert_eq!(adds, sum_pass.contains("interleave("), "{what}: {text}");
     }
 }
+
+/// On WebGL2, where the context adds into float32 targets (EXT_float_blend: every test
+/// adapter has it), a bin count is a walk of blended point draws: a draw per tile of ids and
+/// one writing the totals. Ids over several tiles (4,096 rows each on the capped device) and
+/// uneven chunks, ids past the bins, and 1,000 bins: the reference's counts everywhere.
+pub async fn histogram_bins_are_blended_point_draws_on_webgl2<T: Target>() {
+    let device = T::capped().await;
+    let chunks = [9_000u32, 0, 5_001];
+    let n = chunks.iter().sum::<u32>() as usize;
+    let values: Vec<f64> = (0..n)
+        .map(|r| ((r * 7919 + r / 3) % 1_030) as f64)
+        .collect();
+    let x = chunked(column_of(DType::U32, &values), 1, &chunks);
+    let bins = Bins::Equal {
+        bins: 1000.0,
+        range: Some((0.0, 1000.0)),
+    };
+    let counts = ir::histogram(&x, &bins, None).unwrap();
+    gputable::engine::evaluate(&device, std::slice::from_ref(&counts))
+        .await
+        .unwrap();
+    let got: Vec<Option<f64>> = super::reduce::as_f64(&read(&counts).await)
+        .into_iter()
+        .map(Some)
+        .collect();
+    let present: Vec<Option<f64>> = values.iter().map(|&v| Some(v)).collect();
+    let edges: Vec<f64> = (0..=1000).map(f64::from).collect();
+    same_rows("counts", &got, &reference(&present, &edges));
+    let webgl = device.kernel_words() == Some(("draw", "draws"));
+    if webgl {
+        let walked = gputable::engine::RegionModel::walks(&device, &bin_node(&counts, false));
+        assert!(walked, "WebGL2 blends the counts");
+    }
+    let text = gputable::engine::explain(&device, &counts).unwrap();
+    assert_eq!(text.contains("(blended)"), webgl, "{text}");
+}

@@ -828,6 +828,7 @@ macro_rules! suite {
             histogram_of_device_edges_counted_and_empty_inputs,
             histogram_refuses_bad_arguments,
             bin_passes_compute_their_ids_where_the_device_adds_them,
+            histogram_bins_are_blended_point_draws_on_webgl2,
             // join.rs: lookups and joins
             lookup_finds_the_lowest_equal_row_for_every_pair_of_types,
             lookup_of_counted_empty_and_large_inputs,
