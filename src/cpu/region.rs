@@ -454,13 +454,8 @@ fn sort_key_block(descending: bool, node: &NodeRef, b: &mut Block, out: &mut [u3
         Class::F => {
             let v = b.prepare::<f32>(input, 1, 0)?;
             for (o, x) in out.iter_mut().zip(b.view::<f32>(v, 1)) {
-                let bits = if *x == 0.0 { 0 } else { x.to_bits() };
-                let key = if bits >> 31 == 1 {
-                    !bits
-                } else {
-                    bits | 1 << 31
-                };
-                *o = if x.is_nan() { u32::MAX } else { key ^ flip };
+                // NaN stays last either way.
+                *o = crate::ir::float_sort_key(*x) ^ if x.is_nan() { 0 } else { flip };
             }
         }
         Class::I => {

@@ -63,7 +63,8 @@ pub fn histogram(x: &NodeRef, bins: &Bins, mask: Option<&NodeRef>) -> Result<Nod
     let (bin, count) = match (bins, numbered) {
         (_, Some(edges)) => {
             let count = (edges.len() - 1) as u32;
-            let Some(bin) = exact_bin(x, &edges)? else {
+            let by_keys = matches!(bins, Bins::Edges(_));
+            let Some(bin) = exact_bin(x, &edges, by_keys)? else {
                 return zero_counts(count);
             };
             (bin, count)
@@ -161,7 +162,11 @@ fn at_most(dtype: DType, e: f64) -> Option<f64> {
 /// (`bin_within`): x is at or above an edge exactly where it is at or above the least value
 /// of its type at or above it, and at or below the last exactly where it is at or below the
 /// greatest value at or below it. None where no value of x's type is inside the edges.
-fn exact_bin(x: &NodeRef, edges: &[f64]) -> Result<Option<NodeRef>> {
+/// `by_keys`: float edges are searched as their sort keys (uint32, the query's made per
+/// row), so each step of a GPU's search compares two words rather than making a float's
+/// key from its bits; equal bins keep float edges, which the CPU searches from an estimate
+/// of each row's place.
+fn exact_bin(x: &NodeRef, edges: &[f64], by_keys: bool) -> Result<Option<NodeRef>> {
     let dtype = x.meta.dtype;
     // Edges above every value of the type are a tail: no value reaches them.
     let mut held = try_vec(edges.len(), "histogram edges")?;
@@ -175,8 +180,21 @@ fn exact_bin(x: &NodeRef, edges: &[f64]) -> Result<Option<NodeRef>> {
         // type: with that value as the last edge, the edges reached less one is the bin (0
         // reached wraps past the bins, and all of them, past the last or NaN, is `bins`).
         held[bins as usize] = past;
-        let held = source(ColumnData::from_f64(dtype, &held)?, 1, false)?;
-        let reached = search_sorted(&held, x, true)?;
+        let reached = match by_keys && dtype == DType::F32 {
+            true => {
+                let keys = try_collect(
+                    held.len(),
+                    held.iter().map(|&e| super::float_sort_key(e as f32)),
+                )?;
+                let keys = source(ColumnData::U32(keys), 1, false)?;
+                search_sorted(&keys, &super::sort_key(x, false)?, true)?
+            }
+            false => search_sorted(
+                &source(ColumnData::from_f64(dtype, &held)?, 1, false)?,
+                x,
+                true,
+            )?,
+        };
         return plain_binary(BinaryOp::Subtract, &reached, &u32_constant(1)?).map(Some);
     }
     let held = source(ColumnData::from_f64(dtype, &held)?, 1, false)?;

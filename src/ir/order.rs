@@ -23,6 +23,17 @@ pub fn sort_key(x: &NodeRef, descending: bool) -> Result<NodeRef> {
     elementwise_plain(Op::SortKey { descending }, vec![x.clone()], DType::U32, 1)
 }
 
+/// A float's ascending sort key: its bits made to order as words (-0 as +0), NaN (of either
+/// sign) after every number.
+pub fn float_sort_key(x: f32) -> u32 {
+    let bits = if x == 0.0 { 0 } else { x.to_bits() };
+    match (x.is_nan(), bits >> 31) {
+        (true, _) => u32::MAX,
+        (false, 1) => !bits,
+        (false, _) => bits | 1 << 31,
+    }
+}
+
 /// `x` is a column (not a constant) of rows of size 1, alive.
 pub(super) fn check_column(x: &NodeRef, what: &str) -> Result<()> {
     x.check_alive()?;
