@@ -104,7 +104,8 @@ impl<B: Backend> Run<'_, B> {
 
     /// `value` as the output keeps it: where it is, or copied to the host when `streamed`.
     async fn kept(&mut self, value: Rc<Value>, streamed: bool) -> Result<Rc<Value>> {
-        Ok(match streamed {
+        // A composed pass's own schedule may have read its output back already.
+        Ok(match streamed && value.host_column().is_none() {
             true => Rc::new(self.read_back(&value).await?),
             false => value,
         })

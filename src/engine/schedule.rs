@@ -114,7 +114,9 @@ impl Schedule {
                     Some(Box::new(Composed::split_sort(device, region, &limits)?))
                 }
                 _ if region.is_walk() && !device.walks(&region.root) => {
-                    Some(Box::new(Composed::walk(device, region, &limits)?))
+                    let copied = |input: &NodeRef| ledger.copied_per_task(input);
+                    let walk = Composed::walk(device, region, &limits, budget, &copied)?;
+                    Some(Box::new(walk))
                 }
                 _ => None,
             };
@@ -123,7 +125,13 @@ impl Schedule {
             let mut bytes = ledger.pass_bytes(region, &tasks, cut_after, extra);
             if let Some(composed) = &composed {
                 let inner = composed.schedule.peak();
-                bytes = ledger.composed_bytes(region, &tasks, extra, inner, bytes);
+                bytes = match composed.schedule.budget {
+                    // A composed lookup's own schedule keeps to the budget: its keys are
+                    // looked up (and brought from the host) a part at a time and its rows
+                    // streamed back, as other row-local work.
+                    Some(_) => vec![extra.saturating_add(inner); tasks.len()],
+                    None => ledger.composed_bytes(region, &tasks, extra, inner, bytes),
+                };
             }
             if let Some(budget) = budget {
                 if row_local(region) && bytes.iter().any(|&b| b > budget) {
@@ -242,14 +250,28 @@ impl Composed {
                 .ok_or_else(|| internal("a sorted key the sort does not have"))?;
             roots.push(ir::gather(&permutation, key)?);
         }
-        Composed::new(device, keys, roots, limits)
+        Composed::new(device, keys, roots, limits, None, &|_| true)
     }
 
-    /// The walk `region` as other ops' passes, over stand-ins for its inputs.
-    fn walk(device: &dyn CostModel, region: &Region, limits: &PlanLimits) -> Result<Composed> {
+    /// The walk `region` as other ops' passes, over stand-ins for its inputs. A lookup's
+    /// passes keep to `budget` themselves (its search is row-local work over the keys),
+    /// bringing the inputs the pass would copy a task at a time (`copied`) as they go.
+    fn walk(
+        device: &dyn CostModel,
+        region: &Region,
+        limits: &PlanLimits,
+        budget: Option<u64>,
+        copied: &dyn Fn(&NodeRef) -> bool,
+    ) -> Result<Composed> {
         let inputs = stand_ins(device, region);
         let output = ir::compose_walk(&region.root.op, &inputs)?;
-        Composed::new(device, inputs, vec![output], limits)
+        let budget = budget.filter(|_| region.root.op == Op::Lookup);
+        let brought: HashSet<u64> = (inputs.iter().zip(&region.root.inputs))
+            .filter(|(_, outer)| copied(outer))
+            .map(|(stand_in, _)| stand_in.id)
+            .collect();
+        let resident = |node: &NodeRef| !brought.contains(&node.id);
+        Composed::new(device, inputs, vec![output], limits, budget, &resident)
     }
 
     fn new(
@@ -257,6 +279,8 @@ impl Composed {
         inputs: Vec<NodeRef>,
         roots: Vec<NodeRef>,
         limits: &PlanLimits,
+        budget: Option<u64>,
+        resident: &dyn Fn(&NodeRef) -> bool,
     ) -> Result<Composed> {
         let plan = plan_with(
             &roots,
@@ -267,7 +291,7 @@ impl Composed {
             },
         )?;
         let ids = roots.iter().map(|r| r.id).collect();
-        let schedule = Schedule::new(device, plan, &ids, &|_| true, None)?;
+        let schedule = Schedule::new(device, plan, &ids, resident, budget)?;
         Ok(Composed {
             inputs,
             roots,

@@ -31,17 +31,25 @@ fn key_mode(keys: &Node, table: &Node) -> u32 {
 impl GpuDevice {
     /// Whether this device looks the keys of `root` up in a hash table: a lookup whose keys
     /// are both floats or both integers, its table and slots each within one binding, and
-    /// each chunk of keys too.
+    /// each chunk of keys too; under `allowedMem`, where the keys, their rows found, the
+    /// table and its slots fit it at once (else the composed lookup streams the keys).
     pub(super) fn looks_up(&self, root: &Node) -> bool {
         let [keys, table, ..] = &root.inputs[..] else {
             return false;
         };
         let binding = self.binding_limit().0;
         let floats = [keys, table].map(|k| k.meta.dtype.class() == Class::F);
+        let held = (2 * keys.meta.length as u64 + table.meta.length as u64) * 4
+            + slots(table.meta.length) * 4;
         root.op == Op::Lookup
             && floats[0] == floats[1]
             && slots(table.meta.length) * 4 <= binding
             && keys.chunks.iter().all(|&rows| rows as u64 * 4 <= binding)
+            && self
+                .core
+                .allowed_mem
+                .get()
+                .is_none_or(|budget| held <= budget)
     }
 
     /// Bytes of the hash table of the lookup `root`.

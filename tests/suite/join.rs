@@ -209,6 +209,35 @@ pub async fn lookup_keeps_the_lowest_of_many_equal_rows<T: Target>() {
     same_rows("floats", &rows_here::<T>(&rows).await, &expected);
 }
 
+/// A lookup whose keys (and rows found) are several times allowedMem: the small table is
+/// held whole while the keys are looked up a part at a time, within the budget.
+pub async fn lookup_of_keys_larger_than_the_budget<T: Target>() {
+    let device = T::fresh().await;
+    // A WebGL2 texture holds rows in whole texel rows: its budget allows for that.
+    let n = 1_000_000u32;
+    let keys: Vec<u32> = (0..n).map(|r| (r * 7) % 1_500).collect();
+    let table: Vec<u32> = (0..1_000).map(|r| (r * 3) % 1_000).collect();
+    let k = chunked(ColumnData::U32(keys.clone()), 1, &[n / 16; 16]);
+    let t = chunked(ColumnData::U32(table.clone()), 1, &[1_000]);
+    let rows = ir::lookup(&k, &t).unwrap();
+    let allowed = 1_500_000;
+    device.core().allowed_mem.set(Some(allowed));
+    device.core().counters.reset_peak();
+    let evaluated = gputable::engine::evaluate(&device, std::slice::from_ref(&rows)).await;
+    let peak = device.core().counters.memory().peak_bytes;
+    device.core().allowed_mem.set(None);
+    evaluated.unwrap();
+    assert!(peak <= allowed, "peak {peak} over allowedMem {allowed}");
+    let got = as_f64(&read(&rows).await);
+    let mut first = [-1.0; 1_500];
+    for (r, &t) in table.iter().enumerate().rev() {
+        first[t as usize] = r as f64;
+    }
+    for (key, row) in keys.iter().zip(&got) {
+        assert_eq!(*row, first[*key as usize], "key {key}");
+    }
+}
+
 /// Inner and left joins of keys of every type with keys of another type: duplicates on both
 /// sides (many-to-many), NaN, -0, nulls and uneven chunks.
 pub async fn join_pairs_equal_keys_of_every_pair_of_types<T: Target>() {

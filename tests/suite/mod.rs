@@ -833,6 +833,7 @@ macro_rules! suite {
             lookup_finds_the_lowest_equal_row_for_every_pair_of_types,
             lookup_of_counted_empty_and_large_inputs,
             lookup_keeps_the_lowest_of_many_equal_rows,
+            lookup_of_keys_larger_than_the_budget,
             join_pairs_equal_keys_of_every_pair_of_types,
             join_of_all_none_counted_empty_and_too_many_pairs,
             // engine.rs: residency, memory, concurrency
