@@ -111,7 +111,6 @@ function gputableRunner(d) {
   return {
     ...tasks,
     passes: id => VERBS[id],
-    answers: tasks,
     dispose: () => [trips, zones].forEach(t => t.destroy())
   };
 }
@@ -296,7 +295,7 @@ console.log('median ms of each task\'s verbs (or loop, or query) and every answe
   const ours = gputableRunner(d), loops = jsRunner(d);
   const differ = [];
   for (const {id} of TASKS) {
-    if (!agrees(id, plain(await ours.answers[id]()), plain(loops[id]()))) differ.push(id);
+    if (!agrees(id, plain(await ours[id]()), plain(loops[id]()))) differ.push(id);
   }
   ours.dispose();
   console.log(differ.length ? `answers that differ from the JS loops: ${differ.join(', ')}\n` : 'every answer equals the JS loops\' (float sums within 1e-4)\n');

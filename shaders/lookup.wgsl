@@ -70,10 +70,12 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     if (i >= param(0u)) { return; }
     let key = canonical(keys[i]);
     var found = -1i;
+    // A key that equals none (NaN, a word the other type cannot hold) probes no slot.
     var slot = first_slot(key.x);
     loop {
+        if (key.y == 0u) { break; }
         let held = slots[slot];
-        if (key.y == 0u || held == 0u) { break; }
+        if (held == 0u) { break; }
         if (canonical(table[held - 1u]).x == key.x) {
             found = i32(held - 1u);
             break;

@@ -104,8 +104,9 @@ impl<B: Backend> Run<'_, B> {
 
     /// `value` as the output keeps it: where it is, or copied to the host when `streamed`.
     async fn kept(&mut self, value: Rc<Value>, streamed: bool) -> Result<Rc<Value>> {
-        // A composed pass's own schedule may have read its output back already.
-        Ok(match streamed && value.host_column().is_none() {
+        // A composed pass's own schedule may have read its output back already (a CPU
+        // device's values are host columns too, but its own).
+        Ok(match streamed && value.device != crate::value::HOST {
             true => Rc::new(self.read_back(&value).await?),
             false => value,
         })

@@ -266,8 +266,9 @@ impl Composed {
         let inputs = stand_ins(device, region);
         let output = ir::compose_walk(&region.root.op, &inputs)?;
         let budget = budget.filter(|_| region.root.op == Op::Lookup);
+        // Other composed walks read their stand-ins as on the device, as before.
         let brought: HashSet<u64> = (inputs.iter().zip(&region.root.inputs))
-            .filter(|(_, outer)| copied(outer))
+            .filter(|(_, outer)| budget.is_some() && copied(outer))
             .map(|(stand_in, _)| stand_in.id)
             .collect();
         let resident = |node: &NodeRef| !brought.contains(&node.id);

@@ -390,7 +390,6 @@ impl DeviceModel for GlDevice {
     }
 }
 
-/// Render targets of every format the kernels write, and the texture size they need.
 /// Whether draws may blend into float32 targets: core in desktop GL (3.0 on), and in GLES
 /// and WebGL2 with EXT_float_blend (glow enables it in WebGL2 where offered). wgpu's GL layer
 /// reports float32 targets blendable without checking.
@@ -407,6 +406,7 @@ fn has_float_blend(adapter: &wgpu::Adapter) -> bool {
         || extensions.contains("GL_EXT_float_blend")
 }
 
+/// Render targets of every format the kernels write, and the texture size they need.
 fn check_capabilities(adapter: &wgpu::Adapter) -> Result<()> {
     use wgpu::TextureFormat as F;
     let mut missing = Vec::new();

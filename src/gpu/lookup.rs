@@ -19,6 +19,11 @@ fn slots(rows: u32) -> u64 {
     (rows as u64 * 2).next_power_of_two().max(64)
 }
 
+/// Rows of the lookup `root`'s table.
+fn table_rows(root: &Node) -> u32 {
+    root.inputs.get(1).map_or(0, |table| table.meta.length)
+}
+
 /// Parameter 4 of the lookup kernels: how keys compare as words.
 fn key_mode(keys: &Node, table: &Node) -> u32 {
     match (keys.meta.dtype.class(), table.meta.dtype.class()) {
@@ -39,11 +44,12 @@ impl GpuDevice {
         };
         let binding = self.binding_limit().0;
         let floats = [keys, table].map(|k| k.meta.dtype.class() == Class::F);
-        let held = (2 * keys.meta.length as u64 + table.meta.length as u64) * 4
-            + slots(table.meta.length) * 4;
+        // The slots hold twice the table's rows at least: where they fit, the table does.
+        let slot_bytes = GpuDevice::lookup_slot_bytes(root);
+        let held = (2 * keys.meta.length as u64 + table.meta.length as u64) * 4 + slot_bytes;
         root.op == Op::Lookup
             && floats[0] == floats[1]
-            && slots(table.meta.length) * 4 <= binding
+            && slot_bytes <= binding
             && keys.chunks.iter().all(|&rows| rows as u64 * 4 <= binding)
             && self
                 .core
@@ -54,13 +60,12 @@ impl GpuDevice {
 
     /// Bytes of the hash table of the lookup `root`.
     pub(super) fn lookup_slot_bytes(root: &Node) -> u64 {
-        let rows = root.inputs.get(1).map_or(0, |table| table.meta.length);
-        slots(rows) * 4
+        slots(table_rows(root)) * 4
     }
 
     /// The dispatches of the lookup `root`, and a line saying what they do.
     pub(super) fn describe_lookup(root: &Node) -> (u64, String) {
-        let rows = root.inputs.get(1).map_or(0, |table| table.meta.length);
+        let rows = table_rows(root);
         let probes = root.chunks.iter().filter(|&&rows| rows > 0).count() as u64;
         let inserts = u64::from(rows > 0);
         (

@@ -23,6 +23,11 @@ pub(super) fn nullable(values: ColumnData, valid: Option<&[u8]>, chunks: &[u32])
 /// Rows of a result (None: null), read from its device after evaluating it there.
 pub(super) async fn rows_here<T: Target>(root: &NodeRef) -> Vec<Option<f64>> {
     evaluate_here::<T>(std::slice::from_ref(root)).await;
+    rows_read(root).await
+}
+
+/// Rows of an evaluated result (None: null), read from the device holding it.
+pub(super) async fn rows_read(root: &NodeRef) -> Vec<Option<f64>> {
     let values = as_f64(&read(root).await);
     let flags = match root.validity() {
         Some(v) => {

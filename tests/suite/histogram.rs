@@ -4,7 +4,7 @@
 //! outside a type's values) and as a column of another type, `where` masks, a filter's
 //! rows, no rows, and the bad arguments.
 
-use super::filter::{nullable, rows_here, same_rows};
+use super::filter::{nullable, rows_here, rows_read, same_rows};
 use super::reduce::{column_of, sample};
 use super::*;
 use gputable::ir::Bins;
@@ -430,10 +430,7 @@ pub async fn histogram_bins_are_blended_point_draws_on_webgl2<T: Target>() {
     gputable::engine::evaluate(&device, std::slice::from_ref(&counts))
         .await
         .unwrap();
-    let got: Vec<Option<f64>> = super::reduce::as_f64(&read(&counts).await)
-        .into_iter()
-        .map(Some)
-        .collect();
+    let got = rows_read(&counts).await;
     let present: Vec<Option<f64>> = values.iter().map(|&v| Some(v)).collect();
     let edges: Vec<f64> = (0..=1000).map(f64::from).collect();
     same_rows("counts", &got, &reference(&present, &edges));

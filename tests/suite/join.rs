@@ -3,7 +3,7 @@
 //! sides, NaN and null keys, a filter's rows, no rows, no and all matches, capacities too
 //! small, and the bad arguments.
 
-use super::filter::{nullable, rows_here, same_rows};
+use super::filter::{nullable, rows_here, rows_read, same_rows};
 use super::reduce::{as_f64, column_of, sample};
 use super::*;
 use gputable::engine::RegionModel;
@@ -181,8 +181,7 @@ pub async fn lookup_keeps_the_lowest_of_many_equal_rows<T: Target>() {
         &keys.iter().map(|&k| Some(k as f64)).collect::<Vec<_>>(),
         &table.iter().map(|&k| Some(k as f64)).collect::<Vec<_>>(),
     );
-    let got: Vec<Option<f64>> = as_f64(&read(&rows).await).into_iter().map(Some).collect();
-    same_rows("repeated", &got, &expected);
+    same_rows("repeated", &rows_read(&rows).await, &expected);
 
     let high = chunked(ColumnData::U32(vec![0x8000_0000, u32::MAX, 5, 0]), 1, &[4]);
     let signed = chunked(ColumnData::I32(vec![-1, i32::MIN, 5, 0, 5]), 1, &[5]);
