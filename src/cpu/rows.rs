@@ -246,54 +246,89 @@ pub(super) fn search_few<const UPPER: bool>(keys: &[f64], queries: &[f64], dst: 
 }
 
 /// Few finite keys spread evenly (a histogram's equal edges), copied as f64: a query's
-/// answer estimated from its distance to the first key, then stepped to the exact one.
+/// answer estimated from its distance to the first key, exact without reading a key where
+/// that distance is far from every key's, else stepped to the exact one.
 pub(super) struct EvenKeys {
     keys: Vec<f64>,
     first: f64,
     /// Keys per unit past the first.
     scale: f64,
+    /// How far a key's place (`(key - first) scale`) lies from its index at most, with a
+    /// margin for the rounding of a query's fraction: a query whose place is further than
+    /// this from every whole number lies strictly between two keys.
+    off: f64,
 }
 
 impl EvenKeys {
-    /// `keys` where each one's estimate is its own place, so a query's is at most a key or
-    /// two from its answer.
+    /// `keys` where each one's place is within a quarter of its index, so a query's
+    /// estimate is at most a key or two from its answer.
     fn new(keys: Vec<f64>) -> std::result::Result<EvenKeys, Vec<f64>> {
         let (Some(&first), Some(&last)) = (keys.first(), keys.last()) else {
             return Err(keys);
         };
         let scale = (keys.len() - 1) as f64 / (last - first);
-        let even = keys.len() >= 4
-            && scale.is_finite()
-            && scale > 0.0
-            && (keys.iter().enumerate())
-                .all(|(i, &k)| ((k - first) * scale - i as f64).abs() < 0.25);
-        match even {
-            true => Ok(EvenKeys { keys, first, scale }),
+        let off = (keys.iter().enumerate())
+            .map(|(i, &k)| ((k - first) * scale - i as f64).abs())
+            .fold(0.0, f64::max);
+        match keys.len() >= 4 && scale.is_finite() && scale > 0.0 && off < 0.25 {
+            true => Ok(EvenKeys {
+                keys,
+                first,
+                scale,
+                off: off + 1e-6,
+            }),
             false => Err(keys),
         }
     }
 
     /// `search_few`'s answers: the estimate `⌊(q - first) scale⌋ + 1` keys at or below
-    /// `q`, moved up past keys it should count and down past keys it should not.
+    /// `q`. Places are rounded monotonically, so a key's place below `q`'s means the key is
+    /// below `q`: where `q`'s place is more than `off` from a whole number, every key of a
+    /// lower index is below `q` and every other one above, and the estimate is the answer.
+    /// That first loop has no branch (it vectorizes); the few other queries (near a key,
+    /// infinite or NaN) are stepped to their answers after.
     pub(super) fn search(&self, queries: &[f64], upper: bool, dst: &mut [u32]) {
+        let n = self.keys.len() as f64;
+        let (low, high) = (self.off, 1.0 - self.off);
+        let mut unsure = false;
+        for (&q, out) in queries.iter().zip(dst.iter_mut()) {
+            let place = (q - self.first) * self.scale;
+            let whole = place.floor();
+            let fraction = place - whole;
+            unsure |= !(fraction > low && fraction < high);
+            let estimate = whole + 1.0;
+            // `as` saturates: below 0 (and NaN, an unsure query) is 0.
+            *out = (if estimate > n { n } else { estimate }) as u32;
+        }
+        if unsure {
+            for (&q, out) in queries.iter().zip(dst) {
+                let place = (q - self.first) * self.scale;
+                let fraction = place - place.floor();
+                if !(fraction > low && fraction < high) {
+                    *out = self.step(q, upper);
+                }
+            }
+        }
+    }
+
+    /// The answer for `q` stepped from its estimate, one key at a time.
+    fn step(&self, q: f64, upper: bool) -> u32 {
         let (keys, n) = (&self.keys[..], self.keys.len());
         // A key is past a query where it is below it (or equal, for `upper`).
-        let past = |v: f64, q: f64| v < q || (upper && v == q);
-        for (&q, out) in queries.iter().zip(dst) {
-            // NaN is past every (finite) key; infinities clamp to the ends.
-            let estimate = ((q - self.first) * self.scale).floor() + 1.0;
-            let mut i = match q.is_nan() {
-                true => n,
-                false => estimate.clamp(0.0, n as f64) as usize,
-            };
-            while i < n && past(keys[i], q) {
-                i += 1;
-            }
-            while i > 0 && !q.is_nan() && !past(keys[i - 1], q) {
-                i -= 1;
-            }
-            *out = i as u32;
+        let past = |v: f64| v < q || (upper && v == q);
+        // NaN is past every (finite) key; infinities clamp to the ends.
+        if q.is_nan() {
+            return n as u32;
         }
+        let estimate = ((q - self.first) * self.scale).floor() + 1.0;
+        let mut i = estimate.clamp(0.0, n as f64) as usize;
+        while i < n && past(keys[i]) {
+            i += 1;
+        }
+        while i > 0 && !past(keys[i - 1]) {
+            i -= 1;
+        }
+        i as u32
     }
 }
 
