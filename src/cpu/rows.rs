@@ -257,6 +257,9 @@ pub(super) struct EvenKeys {
     /// margin for the rounding of a query's fraction: a query whose place is further than
     /// this from every whole number lies strictly between two keys.
     off: f64,
+    /// The keys are consecutive whole numbers (ids), each at its place exactly: a whole
+    /// query's place is whole and names the key equal to it.
+    consecutive: bool,
 }
 
 impl EvenKeys {
@@ -270,12 +273,17 @@ impl EvenKeys {
         let off = (keys.iter().enumerate())
             .map(|(i, &k)| ((k - first) * scale - i as f64).abs())
             .fold(0.0, f64::max);
+        // Whole numbers below 2^52 subtract exactly.
+        let consecutive = scale == 1.0
+            && off == 0.0
+            && (keys.iter()).all(|k| k.fract() == 0.0 && k.abs() < (1u64 << 52) as f64);
         match keys.len() >= 4 && scale.is_finite() && scale > 0.0 && off < 0.25 {
             true => Ok(EvenKeys {
                 keys,
                 first,
                 scale,
                 off: off + 1e-6,
+                consecutive,
             }),
             false => Err(keys),
         }
@@ -285,18 +293,22 @@ impl EvenKeys {
     /// `q`. Places are rounded monotonically, so a key's place below `q`'s means the key is
     /// below `q`: where `q`'s place is more than `off` from a whole number, every key of a
     /// lower index is below `q` and every other one above, and the estimate is the answer.
-    /// That first loop has no branch (it vectorizes); the few other queries (near a key,
-    /// infinite or NaN) are stepped to their answers after.
+    /// Consecutive whole keys also answer a whole query (a join's ids): it is the key at
+    /// its place, below the answer for `upper` only. That first loop has no branch (it
+    /// vectorizes); the few other queries (near a key, infinite or NaN) are stepped to
+    /// their answers after.
     pub(super) fn search(&self, queries: &[f64], upper: bool, dst: &mut [u32]) {
         let n = self.keys.len() as f64;
         let (low, high) = (self.off, 1.0 - self.off);
+        let (consecutive, below) = (self.consecutive, f64::from(u8::from(!upper)));
         let mut unsure = false;
         for (&q, out) in queries.iter().zip(dst.iter_mut()) {
             let place = (q - self.first) * self.scale;
             let whole = place.floor();
             let fraction = place - whole;
-            unsure |= !(fraction > low && fraction < high);
-            let estimate = whole + 1.0;
+            let on_key = consecutive & (q.floor() == q);
+            unsure |= !((fraction > low && fraction < high) | on_key);
+            let estimate = whole + 1.0 - if on_key { below } else { 0.0 };
             // `as` saturates: below 0 (and NaN, an unsure query) is 0.
             *out = (if estimate > n { n } else { estimate }) as u32;
         }
@@ -304,7 +316,8 @@ impl EvenKeys {
             for (&q, out) in queries.iter().zip(dst) {
                 let place = (q - self.first) * self.scale;
                 let fraction = place - place.floor();
-                if !(fraction > low && fraction < high) {
+                let on_key = consecutive & (q.floor() == q);
+                if !((fraction > low && fraction < high) | on_key) {
                     *out = self.step(q, upper);
                 }
             }
@@ -561,7 +574,8 @@ mod tests {
         let spread: Vec<f64> = (0..30)
             .map(|i| i as f64 * 3.0 + (i % 2) as f64 / 2.0)
             .collect();
-        for keys in [edges, whole, spread] {
+        let ids: Vec<f64> = (1..=260).map(|i| i as f64).collect();
+        for keys in [edges, whole, spread, ids] {
             let mut queries: Vec<f64> = (0..400)
                 .map(|_| next(30_000) as f64 / 100.0 - 150.0)
                 .collect();
@@ -569,8 +583,14 @@ mod tests {
                 queries.extend([k, k - 1e-9, k + 1e-9, f64::from_bits(k.to_bits() + 1)]);
             }
             queries.extend([f64::NEG_INFINITY, f64::INFINITY, f64::NAN, -1e300, 1e300]);
+            // A tiny query whose distance to the first key rounds to a whole number; whole
+            // numbers past f64's exact ones.
+            let huge = (1u64 << 53) as f64;
+            queries.extend([-0.0, 1e-20, -1e-20, huge, -huge, huge * 64.0, 0.5, -0.5]);
             let even = super::EvenKeys::new(keys.clone()).ok();
             let even = even.unwrap_or_else(|| panic!("{keys:?} are taken as evenly spread"));
+            let whole_steps = keys.windows(2).all(|k| k[1] - k[0] == 1.0);
+            assert_eq!(even.consecutive, whole_steps, "{keys:?}");
             for upper in [false, true] {
                 let (mut want, mut got) = (vec![0; queries.len()], vec![0; queries.len()]);
                 match upper {
