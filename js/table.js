@@ -446,20 +446,24 @@ export class GPUTable {
     // Built here, so the engine's checks of its arguments throw before anything is awaited.
     const made = [];
     const pairsOf = capacity => {
-      const out = guard(() => wasm.join(handleOf(keys[0]), handleOf(keys[1]), how, capacity, true));
+      const out = guard(() => wasm.join(handleOf(keys[0]), handleOf(keys[1]), how, capacity, true, true));
       const evaluators = out.slice(0, 3).map(handle => new GPUTableEvaluator(handle));
       made.push(...evaluators);
-      return [...evaluators, out[3]];
+      return [...evaluators, out[3], out[4]];
     };
     return this._joined(t, u, names, pairsOf(undefined), pairsOf, made);
   }
 
-  async _joined(t, u, names, [left, right, pairs, fits], pairsOf, made) {
+  async _joined(t, u, names, [left, right, pairs, fits, capacity], pairsOf, made) {
     try {
       if (!fits) {
-        // The pairs could need more rows than a join allocates unless told: count them first.
-        await pairs.evaluate(this.device);
-        [left, right] = pairsOf((await pairs.readValue())[0]);
+        // The pairs could need more rows than the keys' rows together (every join where
+        // one side's keys are distinct fits them): the pairs and their number in one
+        // evaluation, made again with that number only where it is more.
+        const device = resolveDevice(this.device);
+        await withHandlesAsync([left, right, pairs].map(e => e._live()), list => device._handle.evaluate(list));
+        const rows = (await pairs.readValue())[0];
+        if (rows > capacity) [left, right] = pairsOf(rows);
       }
       const columns = {};
       for (const [name, column] of Object.entries(t)) columns[name] = gather(left, column);

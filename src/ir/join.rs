@@ -160,6 +160,18 @@ pub struct Joined {
     pub pairs: NodeRef,
     /// Whether every pair the keys could make fits the capacity.
     pub fits: bool,
+    /// The rows the pairs are packed into.
+    pub capacity: u32,
+}
+
+/// How many rows a join's pairs are packed into.
+enum PairRows {
+    /// As asked (`join`'s `capacity`).
+    Given(f64),
+    /// Every pair where that is at most the keys' rows or `JOIN_ROWS`, else those.
+    Default,
+    /// The keys' rows together, with no check that the pairs fit (`join_guessed`).
+    Guessed,
 }
 
 /// `join(leftKeys, rightKeys, {how})`: one pair of rows per pair of equal keys, by left row,
@@ -174,6 +186,30 @@ pub fn join(
     capacity: Option<f64>,
     null_unmatched: bool,
 ) -> Result<Joined> {
+    let rows = capacity.map_or(PairRows::Default, PairRows::Given);
+    join_into(left, right, how, rows, null_unmatched)
+}
+
+/// `join`'s pairs packed into the keys' rows together, enough for every join where one
+/// side's keys are distinct, without failing where they are more: the first try of a
+/// table's join, which evaluates the pairs and their number at once and makes them again
+/// with that number only where it is past `capacity`.
+pub fn join_guessed(
+    left: &NodeRef,
+    right: &NodeRef,
+    how: JoinHow,
+    null_unmatched: bool,
+) -> Result<Joined> {
+    join_into(left, right, how, PairRows::Guessed, null_unmatched)
+}
+
+fn join_into(
+    left: &NodeRef,
+    right: &NodeRef,
+    how: JoinHow,
+    pair_rows: PairRows,
+    null_unmatched: bool,
+) -> Result<Joined> {
     check_column(left, "join's left keys")?;
     check_column(right, "join's right keys")?;
     let (rows_left, rows_right) = (left.meta.length as u64, right.meta.length as u64);
@@ -182,11 +218,13 @@ pub fn join(
         JoinHow::Inner => rows_left * rows_right,
         JoinHow::Left => rows_left * rows_right.max(1),
     };
-    let capacity = match capacity {
-        Some(rows) => join_capacity(rows)?,
-        None => every_pair
-            .min((rows_left + rows_right).max(JOIN_ROWS as u64))
+    let both = rows_left + rows_right;
+    let capacity = match pair_rows {
+        PairRows::Given(rows) => join_capacity(rows)?,
+        PairRows::Default => every_pair
+            .min(both.max(JOIN_ROWS as u64))
             .min(JOIN_MOST_ROWS as u64) as u32,
+        PairRows::Guessed => every_pair.min(both).min(JOIN_MOST_ROWS as u64) as u32,
     };
     if every_pair == 0 {
         let none = || sequence(0.0, 0.0, 1.0);
@@ -196,6 +234,7 @@ pub fn join(
             right,
             pairs: u32_constant(0)?,
             fits: true,
+            capacity: 0,
         });
     }
     if rows_right == 0 {
@@ -244,7 +283,10 @@ pub fn join(
     };
     let pairs = checked(&rows, JOIN_MOST_ROWS, "a join's count")?;
     let kept = plain_binary(BinaryOp::Minimum, &rows, &u32_constant(capacity)?)?;
-    let kept = checked(&kept, capacity, "a join")?;
+    let kept = match pair_rows {
+        PairRows::Guessed => kept,
+        _ => checked(&kept, capacity, "a join")?,
+    };
 
     // Pair p belongs to the first left row whose run ends past it.
     let pair = cast_plain(&sequence(capacity as f64, 0.0, 1.0)?, DType::U32)?;
@@ -273,6 +315,7 @@ pub fn join(
         right: right_rows,
         pairs,
         fits: every_pair <= capacity as u64,
+        capacity,
     })
 }
 
@@ -311,5 +354,6 @@ fn unmatched_rows(left: &NodeRef, null_unmatched: bool) -> Result<Joined> {
         right: right_rows,
         pairs,
         fits: true,
+        capacity: rows,
     })
 }

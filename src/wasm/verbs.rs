@@ -105,8 +105,9 @@ fn numbers(value: &JsValue, what: &str) -> JsResult<Vec<f64>> {
     }
 }
 
-/// `join(leftKeys, rightKeys, {how, capacity})`: `[left, right, pairs, fits]` (`ir::join`;
-/// `fits`: every pair the keys could make fits the capacity).
+/// `join(leftKeys, rightKeys, {how, capacity})`: `[left, right, pairs, fits, capacity]`
+/// (`ir::join`; `fits`: every pair the keys could make fits the capacity). `guessed`: the
+/// pairs as `ir::join_guessed` packs them (no capacity given).
 #[wasm_bindgen]
 pub fn join(
     left: &Evaluator,
@@ -114,11 +115,18 @@ pub fn join(
     how: &str,
     capacity: Option<f64>,
     null_unmatched: bool,
+    guessed: bool,
 ) -> JsResult<js_sys::Array> {
     let how = ir::JoinHow::parse(how).map_err(to_js)?;
-    let joined = ir::join(&left.node, &right.node, how, capacity, null_unmatched).map_err(to_js)?;
+    let (left, right) = (&left.node, &right.node);
+    let joined = match (guessed, capacity) {
+        (true, None) => ir::join_guessed(left, right, how, null_unmatched),
+        _ => ir::join(left, right, how, capacity, null_unmatched),
+    }
+    .map_err(to_js)?;
     let out = evaluators([joined.left, joined.right, joined.pairs]);
     out.push(&JsValue::from_bool(joined.fits));
+    out.push(&JsValue::from_f64(joined.capacity.into()));
     Ok(out)
 }
 

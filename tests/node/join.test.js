@@ -88,7 +88,7 @@ test('table.join keeps both tables\' columns, nulls for unmatched rows, names by
   throwsCode(() => t.join(trips, {on: 'zone'}), 'INVALID_ARGUMENT');
 });
 
-test('table.join counts pairs past the default capacity before joining', async () => {
+test('table.join makes its pairs again with their number where they are more than its keys\' rows', async () => {
   // 2,100 x 2,100 equal keys: 4,410,000 pairs, more than a join allocates unless told.
   const n = 2100;
   const side = (offset) => gt.GPUTable.fromArrowIPCSync(arrow.tableToIPC(arrow.tableFromArrays({

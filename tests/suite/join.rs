@@ -358,6 +358,13 @@ pub async fn join_of_all_none_counted_empty_and_too_many_pairs<T: Target>() {
     assert_eq!(rows_here::<T>(&small.pairs).await, [Some(750.0)]);
     let exact = ir::join(&same, &others, ir::JoinHow::Inner, Some(750.0), false).unwrap();
     assert_eq!(pairs_here::<T>(&exact).await.0.len(), 750);
+    // A table join's first try packs the 750 pairs into the keys' 55 rows without failing:
+    // the first 55 pairs, and the number of them all.
+    let guessed = ir::join_guessed(&same, &others, ir::JoinHow::Inner, false).unwrap();
+    assert_eq!((guessed.fits, guessed.capacity), (false, 55));
+    let (first, _) = pairs_here::<T>(&exact).await;
+    assert_eq!(pairs_here::<T>(&guessed).await.0, first[..55]);
+    assert_eq!(rows_here::<T>(&guessed.pairs).await, [Some(750.0)]);
 
     // 20,000 left keys in 5,000 right keys, ~3 matches each: past the default capacity
     // unless it is known to fit.
