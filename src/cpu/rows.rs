@@ -408,6 +408,20 @@ impl SearchIndex {
     pub fn search(&self, queries: &[f64], upper: bool, dst: &mut [u32]) {
         let nan_answer = if upper { self.keys.len() } else { self.numbers } as u32;
         let past = |v: f64, q: f64| if upper { v <= q } else { v < q };
+        // Ascending queries (the pairs of a join finding their left rows) walk on from the
+        // answer before: a step or two each, where a bucket's search reads three rows.
+        let ascending = queries.len() > 1 && queries.windows(2).all(|w| w[0] <= w[1]);
+        if let (Some(&q), true) = (queries.first(), ascending) {
+            self.search(&[q], upper, &mut dst[..1]);
+            let mut i = dst[0] as usize;
+            for (&q, out) in queries.iter().zip(dst.iter_mut()).skip(1) {
+                while i < self.numbers && past(self.keys[i], q) {
+                    i += 1;
+                }
+                *out = i as u32;
+            }
+            return;
+        }
         for (&q, out) in queries.iter().zip(dst) {
             if q.is_nan() {
                 *out = nan_answer;
@@ -638,6 +652,23 @@ mod tests {
                 let mut got = vec![0u32; queries.len()];
                 index.search(&queries, upper, &mut got);
                 assert_eq!(got, expected, "{what} keys, upper {upper}");
+            }
+            // Ascending queries (the walk), ties and infinities among them, NaN last.
+            let mut ascending: Vec<f64> = queries.iter().copied().filter(|q| !q.is_nan()).collect();
+            ascending.sort_by(|a, b| a.partial_cmp(b).unwrap());
+            ascending.extend([f64::NAN]);
+            for upper in [false, true] {
+                for piece in [
+                    &ascending[..ascending.len() - 1],
+                    &ascending[..],
+                    &ascending[..1],
+                ] {
+                    let mut expected = vec![0u32; piece.len()];
+                    search_sorted(&|i| keys[i], keys.len(), piece, upper, &mut expected);
+                    let mut got = vec![0u32; piece.len()];
+                    index.search(piece, upper, &mut got);
+                    assert_eq!(got, expected, "{what} keys, ascending, upper {upper}");
+                }
             }
         }
         // Keys of one value or an infinite range take no index.
