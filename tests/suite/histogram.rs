@@ -242,8 +242,24 @@ pub async fn histogram_of_device_edges_counted_and_empty_inputs<T: Target>() {
     let got = rows_here::<T>(&counts).await;
     let total: f64 = got.iter().flatten().sum();
     assert_eq!(total, rows as f64, "every row counted once");
-    let expected_first: usize = (0..rows).filter(|r| r * 7 % 100_000 < 1).count();
-    assert_eq!(got[0], Some(expected_first as f64));
+    // Every bin, with 1,000 and 3,000 edges.
+    for edges in [
+        edges.clone(),
+        (0..=3000).map(|i| (i * i) as f64 / 90.0).collect(),
+    ] {
+        let bins = edges.len() - 1;
+        let mut expected = vec![0.0; bins];
+        for r in 0..rows {
+            let v = (r * 7 % 100_000) as f64;
+            if v >= edges[0] && v <= edges[bins] {
+                expected[edges.partition_point(|&e| e <= v).clamp(1, bins) - 1] += 1.0;
+            }
+        }
+        let counts = ir::histogram(&big, &Bins::Edges(edges), None).unwrap();
+        let got = rows_here::<T>(&counts).await;
+        let expected: Vec<_> = expected.into_iter().map(Some).collect();
+        assert!(got == expected, "{bins} irregular bins of a million rows");
+    }
 
     // The counts are a bin count: the device's own pass where it has one (the CPU, WebGPU),
     // else other ops' kernels.
