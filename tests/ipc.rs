@@ -254,6 +254,33 @@ fn single(name: &str, array: ArrayRef) -> Vec<u8> {
     stream_of(&[RecordBatch::try_new(Arc::new(schema), vec![array]).unwrap()])
 }
 
+/// A stream of one column `name` in a batch per array, its dictionaries sent as `handling`
+/// says (a delta, or resent whole).
+fn dictionary_batches(
+    name: &str,
+    arrays: &[&ArrayRef],
+    handling: arrow_ipc::writer::DictionaryHandling,
+) -> Vec<u8> {
+    use arrow_ipc::writer::{IpcWriteOptions, StreamWriter};
+    let field = Field::new(name, arrays[0].data_type().clone(), true);
+    let schema = Arc::new(Schema::new(vec![field]));
+    let options = IpcWriteOptions::default().with_dictionary_handling(handling);
+    let mut writer = StreamWriter::try_new_with_options(Vec::new(), &schema, options).unwrap();
+    for &array in arrays {
+        let batch = RecordBatch::try_new(schema.clone(), vec![array.clone()]).unwrap();
+        writer.write(&batch).unwrap();
+    }
+    writer.finish().unwrap();
+    writer.into_inner().unwrap()
+}
+
+/// Each batch's first column.
+fn first_columns(table: &gputable::ipc::IpcTable) -> Vec<ColumnData> {
+    (table.batches.iter())
+        .map(|b| b[0].data.data.clone())
+        .collect()
+}
+
 #[test]
 fn int64_needs_an_explicit_conversion_and_dictionaries_give_indices() {
     let bytes = single("big", Arc::new(Int64Array::from(vec![1, -2, 3])));
@@ -321,7 +348,7 @@ fn int64_needs_an_explicit_conversion_and_dictionaries_give_indices() {
 /// the joined dictionary are in range.
 #[test]
 fn delta_dictionaries_extend_the_dictionary_before_them() {
-    use arrow_ipc::writer::{DictionaryHandling, IpcWriteOptions, StreamWriter};
+    use arrow_ipc::writer::DictionaryHandling;
     let dictionary = |values: Vec<&str>, keys: Vec<i32>| -> ArrayRef {
         let values: ArrayRef = Arc::new(StringArray::from(values));
         Arc::new(DictionaryArray::<Int32Type>::try_new(Int32Array::from(keys), values).unwrap())
@@ -330,22 +357,7 @@ fn delta_dictionaries_extend_the_dictionary_before_them() {
     let (a, b) = ("a".repeat(64), "b".repeat(64));
     let first = dictionary(vec![&a, &b], vec![0, 1, 0]);
     let second = dictionary(vec![&a, &b, "c"], vec![2, 0, 1]);
-    let schema = Arc::new(Schema::new(vec![Field::new(
-        "cat",
-        first.data_type().clone(),
-        true,
-    )]));
-    let stream = |handling| {
-        let options = IpcWriteOptions::default().with_dictionary_handling(handling);
-        let mut writer = StreamWriter::try_new_with_options(Vec::new(), &schema, options).unwrap();
-        for column in [&first, &second] {
-            writer
-                .write(&RecordBatch::try_new(schema.clone(), vec![column.clone()]).unwrap())
-                .unwrap();
-        }
-        writer.finish().unwrap();
-        writer.into_inner().unwrap()
-    };
+    let stream = |handling| dictionary_batches("cat", &[&first, &second], handling);
     let delta = stream(DictionaryHandling::Delta);
     assert!(
         delta.len() < stream(DictionaryHandling::Resend).len(),
@@ -358,16 +370,99 @@ fn delta_dictionaries_extend_the_dictionary_before_them() {
     assert_eq!(batches[1].column(0).as_ref(), second.as_ref());
 
     let table = read_ipc(&delta, &ReadOptions::default()).unwrap();
-    let indices: Vec<_> = table
-        .batches
-        .iter()
-        .map(|b| b[0].data.data.clone())
-        .collect();
     assert_eq!(
-        indices,
+        first_columns(&table),
         [
             ColumnData::U32(vec![0, 1, 0]),
             ColumnData::U32(vec![2, 0, 1])
+        ]
+    );
+}
+
+/// A dictionary of values gputable keeps no dictionary of (64-bit integers, booleans,
+/// dates, timestamps) loads as each row's value, as a column of that type does (its indices
+/// read as numbers were another column's values); the `int64` option applies; null values
+/// and null indices are null; a delta extends the values; values of an unsupported type
+/// are TYPE_MISMATCH naming the column.
+#[test]
+fn dictionaries_of_other_values_load_as_their_values() {
+    use arrow_array::types::Int8Type;
+    use arrow_array::{Date32Array, TimestampMillisecondArray};
+    use arrow_ipc::writer::DictionaryHandling;
+    let keyed = |keys: Vec<Option<i8>>, values: ArrayRef| -> ArrayRef {
+        Arc::new(DictionaryArray::<Int8Type>::try_new(keys.into(), values).unwrap())
+    };
+    let keys = vec![Some(2), Some(0), None, Some(1), Some(2)];
+    let int64: ArrayRef = Arc::new(Int64Array::from(vec![Some(-7), None, Some(1 << 40)]));
+    let bytes = single("big", keyed(keys.clone(), int64));
+    let error = read_ipc(&bytes, &ReadOptions::default()).unwrap_err();
+    assert_eq!(error.code, ErrorCode::TypeMismatch, "{}", error.message);
+    let as_f32 = ReadOptions {
+        int64: Int64As::Float32,
+        ..Default::default()
+    };
+    let table = read_ipc(&bytes, &as_f32).unwrap();
+    assert_eq!(table.fields[0].kind, SourceKind::Plain);
+    let column = &table.batches[0][0];
+    assert_eq!(
+        column.data.data,
+        ColumnData::F32(vec![
+            (1u64 << 40) as f32,
+            -7.0,
+            0.0,
+            0.0,
+            (1u64 << 40) as f32
+        ])
+    );
+    let flags = column.validity.as_ref().map(|v| v.data.clone());
+    assert_eq!(flags, Some(ColumnData::U8(vec![1, 1, 0, 0, 1])));
+
+    let flags: ArrayRef = Arc::new(BooleanArray::from(vec![true, false, true]));
+    let table = read_ipc(
+        &single("flag", keyed(keys.clone(), flags)),
+        &ReadOptions::default(),
+    );
+    let table = table.unwrap();
+    assert_eq!(table.fields[0].kind, SourceKind::Bool);
+    assert_eq!(
+        table.batches[0][0].data.data,
+        ColumnData::U8(vec![1, 1, 0, 0, 1])
+    );
+
+    let days: ArrayRef = Arc::new(Date32Array::from(vec![19_000, -3, 7]));
+    let table = read_ipc(
+        &single("day", keyed(keys.clone(), days)),
+        &ReadOptions::default(),
+    );
+    assert_eq!(
+        table.unwrap().batches[0][0].data.data,
+        ColumnData::I32(vec![7, 19_000, 0, -3, 7])
+    );
+
+    let binary: ArrayRef = Arc::new(arrow_array::BinaryArray::from(vec![&b"x"[..], b"y", b"z"]));
+    let error = read_ipc(&single("raw", keyed(keys, binary)), &ReadOptions::default());
+    let error = error.unwrap_err();
+    assert_eq!(error.code, ErrorCode::TypeMismatch);
+    assert!(error.message.contains("'raw'"), "{}", error.message);
+
+    // Timestamps in two batches, the second's dictionary a delta.
+    let stamps = |values: Vec<i64>, keys: Vec<i32>| -> ArrayRef {
+        let values: ArrayRef = Arc::new(TimestampMillisecondArray::from(values));
+        Arc::new(DictionaryArray::<Int32Type>::try_new(Int32Array::from(keys), values).unwrap())
+    };
+    let first = stamps(vec![1_000, 2_000], vec![1, 0]);
+    let second = stamps(vec![1_000, 2_000, 3_000], vec![2, 1, 0]);
+    let bytes = dictionary_batches("at", &[&first, &second], DictionaryHandling::Delta);
+    let as_i32 = ReadOptions {
+        int64: Int64As::Int32,
+        ..Default::default()
+    };
+    let table = read_ipc(&bytes, &as_i32).unwrap();
+    assert_eq!(
+        first_columns(&table),
+        [
+            ColumnData::I32(vec![2_000, 1_000]),
+            ColumnData::I32(vec![3_000, 2_000, 1_000])
         ]
     );
 }

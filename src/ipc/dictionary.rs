@@ -155,7 +155,8 @@ pub fn number_at(scalar: Scalar, bytes: &[u8], i: usize) -> Option<f64> {
 }
 
 /// The validity of each dictionary's values, by id, for the dictionary columns read: a row
-/// whose index points at a null value is null. Other dictionaries are only checked for.
+/// whose index points at a null value is null. Values are kept (`Kept`) or read by each row
+/// (`Decoded`); other dictionaries are only checked for.
 pub(super) struct Dictionaries {
     /// The value type of each dictionary read, and its values so far.
     pub(super) selected: HashMap<i64, (Type, DictionaryValues)>,
@@ -177,6 +178,80 @@ pub(super) struct DictionaryValues {
     nulls: Vec<(usize, Vec<bool>)>,
     /// The values themselves, where their type is kept (strings and 8- to 32-bit numbers).
     pub(super) kept: Option<Kept>,
+    /// Otherwise the values' bytes, where a column reads them as its own (`Decoded`).
+    pub(super) decoded: Option<Decoded>,
+}
+
+/// The values of a dictionary whose type is not kept (64-bit integers, booleans, dates,
+/// times, timestamps, durations): a column of it reads each row's value, as a column of that
+/// type reads (under the same `int64` option), and keeps no dictionary.
+pub(super) struct Decoded {
+    /// The values' type, a boolean as a byte (its bits unpacked here).
+    pub(super) scalar: Scalar,
+    pub(super) bytes: Vec<u8>,
+}
+
+impl Decoded {
+    fn of(field: &Field) -> Option<Decoded> {
+        let scalar = match Scalar::read_as(field)? {
+            Scalar::Bool => Scalar::U8,
+            scalar => scalar,
+        };
+        Some(Decoded {
+            scalar,
+            bytes: Vec::new(),
+        })
+    }
+
+    /// `len` values of a dictionary message from its values buffer.
+    fn add(&mut self, values: &[u8], len: usize, bits: bool) -> Result<()> {
+        let short = || invalid_ipc("a dictionary's values buffer shorter than its values");
+        let width = self.scalar.width();
+        let bytes = len.checked_mul(width).ok_or_else(short)?;
+        self.bytes
+            .try_reserve(bytes)
+            .map_err(|_| invalid_ipc("a dictionary too long"))?;
+        match bits {
+            true => {
+                if values.len() < len.div_ceil(8) {
+                    return Err(short());
+                }
+                self.bytes
+                    .extend((0..len).map(|i| (values[i / 8] >> (i % 8)) & 1));
+            }
+            false => self
+                .bytes
+                .extend_from_slice(values.get(..bytes).ok_or_else(short)?),
+        }
+        Ok(())
+    }
+
+    /// The value of each row (by its index into the dictionary, of `scalar`'s type), zero
+    /// bytes on null rows.
+    pub(super) fn gather(
+        &self,
+        scalar: Scalar,
+        keys: &[u8],
+        rows: usize,
+        valid: Option<&[bool]>,
+    ) -> Result<Vec<u8>> {
+        let width = self.scalar.width();
+        let mut out = try_vec(rows.saturating_mul(width), "a column")?;
+        for i in 0..rows {
+            let value = match valid.is_none_or(|v| v[i]) {
+                true => index_at(scalar, keys, i).and_then(|k| {
+                    self.bytes
+                        .get(k.checked_mul(width)?..k.checked_add(1)? * width)
+                }),
+                false => None,
+            };
+            match value {
+                Some(value) => out.extend_from_slice(value),
+                None => out.resize(out.len() + width, 0),
+            }
+        }
+        Ok(out)
+    }
 }
 
 /// A dictionary kept: its distinct values across every message, and the code of each value
@@ -274,8 +349,11 @@ impl Dictionaries {
         for (index, _) in selected {
             let field = &all[*index];
             if let Some(dictionary) = field.dictionary() {
+                let kept = Kept::of(field);
+                let decoded = kept.is_none().then(|| Decoded::of(field)).flatten();
                 let values = DictionaryValues {
-                    kept: Kept::of(field),
+                    kept,
+                    decoded,
                     ..Default::default()
                 };
                 dictionaries.insert(dictionary.id(), (field.type_type(), values));
@@ -339,13 +417,20 @@ impl Dictionaries {
             if let Some(kept) = values.kept.as_mut() {
                 kept.codes.clear();
             }
+            if let Some(decoded) = values.decoded.as_mut() {
+                decoded.bytes.clear();
+            }
         }
+        let buffers: Vec<&[u8]> = (data.buffers().into_iter().flatten().skip(1))
+            .map(|b| slice(body, b.offset(), b.length()))
+            .collect();
         if let Some(kept) = values.kept.as_mut() {
-            let buffers: Vec<&[u8]> = (data.buffers().into_iter().flatten().skip(1))
-                .map(|b| slice(body, b.offset(), b.length()))
-                .collect();
             let wide = *value_type == Type::LargeUtf8;
             kept.add(&buffers, len, valid.as_deref(), wide)?;
+        }
+        if let Some(decoded) = values.decoded.as_mut() {
+            let buffer = buffers.first().copied().unwrap_or(&[]);
+            decoded.add(buffer, len, *value_type == Type::Bool)?;
         }
         let first = values.len;
         values.len = first

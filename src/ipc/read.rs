@@ -3,6 +3,7 @@
 //! wasm module 138 kB gzipped larger than this one). The selected columns are read; the
 //! others are only walked past.
 
+use std::borrow::Cow;
 use std::rc::Rc;
 
 use arrow_ipc::{Endianness, Field, FieldNode, MetadataVersion, RecordBatch, Schema, Type};
@@ -224,7 +225,15 @@ impl<'a> BatchReader<'a> {
                 dictionary,
                 all_null,
             )?;
-            (scalar, self.buffers[b + 1], 1, None)
+            match &dictionary.decoded {
+                // Each row's value, read as a column of the values' type.
+                Some(decoded) if !all_null => {
+                    let keys = self.buffers[b + 1];
+                    let values = decoded.gather(scalar, keys, rows, row_valid.as_deref())?;
+                    (decoded.scalar, Cow::Owned(values), 1, None)
+                }
+                _ => (scalar, Cow::Borrowed(self.buffers[b + 1]), 1, None),
+            }
         } else if let Some(distinct) = dictionaries.text.get_mut(&index) {
             let strings = Strings {
                 offsets: self.buffers[b + 1],
@@ -255,11 +264,16 @@ impl<'a> BatchReader<'a> {
             let item_valid = validity(child, self.buffers[b + 1], items)?;
             let scalar = Scalar::read_as(&item)
                 .ok_or_else(|| unsupported(field, "which gputable does not support"))?;
-            (scalar, self.buffers[b + 2], per_row, item_valid)
+            (
+                scalar,
+                Cow::Borrowed(self.buffers[b + 2]),
+                per_row,
+                item_valid,
+            )
         } else {
             let scalar = Scalar::read_as(field)
                 .ok_or_else(|| unsupported(field, "which gputable does not support"))?;
-            (scalar, self.buffers[b + 1], 1, None)
+            (scalar, Cow::Borrowed(self.buffers[b + 1]), 1, None)
         };
         let count = rows * items_per_row;
         // Per item: its row's flag and its own (the row's flags themselves for one item per row).
@@ -276,7 +290,7 @@ impl<'a> BatchReader<'a> {
         };
         let valid = item_flags.as_deref().or(row_valid.as_deref());
         // Null slots hold whatever the writer left there: they read 0, and are not converted.
-        let data = values_of(&info.name, scalar, values, count, options, valid)?;
+        let data = values_of(&info.name, scalar, &values, count, options, valid)?;
         // One flag per item where items have nulls of their own, else one per row.
         let (flags, size) = match item_valid {
             Some(_) => (valid, items_per_row as u32),

@@ -315,13 +315,18 @@ fn column_type(field: &Field, options: &ReadOptions) -> Result<(DType, u32, Sour
                 "whose dictionary values are not supported",
             ));
         }
-        // Kept values take uint32 codes, as text does; the others their indices as they are.
+        // Kept values take uint32 codes, as text does; the others load as their values
+        // (`dictionary::Decoded`), as a column of the values' type does.
+        index_type(field).ok_or_else(|| unsupported(field, "with unsupported indices"))?;
         if kept_values(field).is_some() {
-            index_type(field).ok_or_else(|| unsupported(field, "with unsupported indices"))?;
             return Ok((DType::U32, 1, SourceKind::DictionaryIndices));
         }
-        let (dtype, size, _) = scalar(index_type(field))?;
-        return Ok((dtype, size, SourceKind::DictionaryIndices));
+        // Null values: every row null, in a column of the indices' type.
+        if field.type_type() == Type::Null {
+            let (dtype, size, _) = scalar(index_type(field))?;
+            return Ok((dtype, size, SourceKind::DictionaryIndices));
+        }
+        return scalar(Scalar::read_as(field));
     }
     match (field.type_as_fixed_size_list(), item(field)) {
         (Some(list), Some(item)) if (1..=4).contains(&list.listSize()) => {

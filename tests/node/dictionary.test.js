@@ -199,3 +199,34 @@ test('dictionaries of numbers and dictionaries made from JS keep their values', 
   throwsCode(() => new gt.GPUTable({schema: new gt.GPUSchema(floats)}), 'INVALID_ARGUMENT');
   for (const t of [table, big, made, sorted]) t.destroy();
 });
+
+test('dictionaries of 64-bit integers, booleans, dates and timestamps load as their values', () => {
+  const dictionary = (values, type, keys) => arrow.makeVector(arrow.makeData({
+    type: new arrow.Dictionary(type, new arrow.Int32()),
+    length: keys.length,
+    nullCount: keys.filter(k => k === null).length,
+    nullBitmap: Uint8Array.from([keys.reduce((bits, k, i) => bits | (k === null ? 0 : 1 << i), 0)]),
+    data: Int32Array.from(keys, k => k ?? 0),
+    dictionary: arrow.vectorFromArray(values, type),
+  }));
+  const keys = [2, 0, null, 1, 2];
+  const ipc = arrow.tableToIPC(arrow.tableFromArrays({
+    day: dictionary([new Date(86400000 * 3), new Date(0), new Date(86400000)], new arrow.DateDay(), keys),
+    at: dictionary([1000, 2000, 5000], new arrow.TimestampMillisecond(), keys),
+    big: dictionary([-7n, 12n, 1n << 40n], new arrow.Int64(), keys),
+    flag: dictionary([true, false, true], new arrow.Bool(), keys),
+  }));
+  // Int64 and timestamps need the int64 option, as such columns do.
+  throwsCode(() => gt.GPUTable.fromArrowIPCSync(ipc), 'TYPE_MISMATCH');
+  const table = gt.GPUTable.fromArrowIPCSync(ipc, {int64: 'float32'});
+  const read = name => Array.from(table.getVector(name).readValueSync());
+  assert.deepEqual(read('day'), [1, 3, 0, 0, 1], 'days, their indices no more');
+  assert.deepEqual(read('at'), [5000, 1000, 0, 2000, 5000]);
+  assert.deepEqual(read('big'), [2 ** 40, -7, 0, 12, 2 ** 40]);
+  assert.deepEqual(read('flag'), [1, 1, 0, 0, 1]);
+  for (const name of ['day', 'at', 'big', 'flag']) {
+    assert.equal(table.schema.field(name).dictionary ?? null, null, `${name}: no dictionary kept`);
+    assert.deepEqual(Array.from(table.getVector(name).validity.readValueSync()), [1, 1, 0, 1, 1], name);
+  }
+  table.destroy();
+});
