@@ -4,6 +4,7 @@
 use std::ops::Range;
 use std::rc::Rc;
 
+use super::lane::{same_class, Stored as StoredType};
 use super::rows::StoredRows;
 use super::where_read::PIECE_ROWS;
 use super::{internal, run_blocks, Block, Lane, Sink};
@@ -317,6 +318,15 @@ fn add_blocks<T: Lane>(
     Ok(())
 }
 
+/// `out` as lanes of `values`' own class (the only class they are summed into): each sum of
+/// a stored type is then one instance, not one per output class.
+fn own_lanes<'a, S: StoredType, T: Lane>(
+    _values: &[S],
+    out: &'a mut [T],
+) -> Result<&'a mut [S::Lane]> {
+    same_class::<S::Lane, T>(out)
+}
+
 /// Values computed where read: rows `start..end`, computed a piece at a time as the sums
 /// read them (one long segment's rows never at once).
 struct Piece {
@@ -361,7 +371,7 @@ impl SegmentValues for Piece {
                 self.compute(r..rows.end.min(r.saturating_add(PIECE_ROWS)))?;
             }
             let stop = rows.end.min(self.end);
-            with_column_data!(&self.rows.data, v => add_slice(v, self.start, r..stop, lanes, out));
+            with_column_data!(&self.rows.data, v => add_slice(v, self.start, r..stop, lanes, own_lanes(v, out)?));
             r = stop;
         }
         Ok(())
@@ -382,7 +392,7 @@ impl SegmentValues for Piece {
         for start in (lo..hi).step_by(PIECE_ROWS as usize) {
             self.compute(start..hi.min(start.saturating_add(PIECE_ROWS)))?;
             let base = self.start as usize;
-            with_column_data!(&self.rows.data, v => sums_from(v, base, offsets, first, lanes, dst));
+            with_column_data!(&self.rows.data, v => sums_from(v, base, offsets, first, lanes, own_lanes(v, dst)?));
         }
         Ok(())
     }
