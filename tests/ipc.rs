@@ -467,6 +467,33 @@ fn dictionaries_of_other_values_load_as_their_values() {
     );
 }
 
+/// A dictionary batch claiming far more values than its buffers hold is INVALID_IPC for
+/// its short buffer, found before room for the claimed values is reserved (a claim of 2^28
+/// Int64 values reserved 2 GB first).
+#[test]
+fn a_dictionary_claiming_more_values_than_its_buffer_is_refused_before_reserving() {
+    let int64: ArrayRef = Arc::new(Int64Array::from((0..77).collect::<Vec<i64>>()));
+    let text: ArrayRef = Arc::new(StringArray::from(
+        (0..77).map(|i| format!("v{i}")).collect::<Vec<_>>(),
+    ));
+    for values in [int64, text] {
+        let keys = Int32Array::from(vec![0, 5, 76]);
+        let column = DictionaryArray::<Int32Type>::try_new(keys, values).unwrap();
+        let mut bytes = single("d", Arc::new(column));
+        // The dictionary batch's field node: 77 values, no nulls.
+        let node: Vec<u8> = [77i64.to_le_bytes(), 0i64.to_le_bytes()].concat();
+        let at = (bytes.windows(16).position(|w| w == node)).expect("the values' field node");
+        bytes[at..at + 8].copy_from_slice(&(1i64 << 28).to_le_bytes());
+        let options = ReadOptions {
+            int64: Int64As::Float32,
+            ..Default::default()
+        };
+        let error = read_ipc(&bytes, &options).unwrap_err();
+        assert_eq!(error.code, ErrorCode::InvalidIpc, "{}", error.message);
+        assert!(error.message.contains("shorter"), "{}", error.message);
+    }
+}
+
 /// Int64 values were narrowed before null slots were zeroed: garbage in a null slot was
 /// TYPE_MISMATCH. Null slots are not converted now, and read 0.
 #[test]

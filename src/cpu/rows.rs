@@ -406,41 +406,50 @@ impl SearchIndex {
     /// `search_sorted` of `queries` (a NaN query is past every number, and past the NaN
     /// keys too for `upper`).
     pub fn search(&self, queries: &[f64], upper: bool, dst: &mut [u32]) {
-        let nan_answer = if upper { self.keys.len() } else { self.numbers } as u32;
         let past = |v: f64, q: f64| if upper { v <= q } else { v < q };
         // Ascending queries (the pairs of a join finding their left rows) walk on from the
-        // answer before: a step or two each, where a bucket's search reads three rows.
+        // answer before: a step or two each, where a bucket's search reads three rows; a
+        // query further on than `WALK_STEPS` keys searches its bucket instead.
         let ascending = queries.len() > 1 && queries.windows(2).all(|w| w[0] <= w[1]);
         if let (Some(&q), true) = (queries.first(), ascending) {
-            self.search(&[q], upper, &mut dst[..1]);
-            let mut i = dst[0] as usize;
+            let mut i = self.find(q, upper);
+            dst[0] = i as u32;
             for (&q, out) in queries.iter().zip(dst.iter_mut()).skip(1) {
-                while i < self.numbers && past(self.keys[i], q) {
+                let near = (i + WALK_STEPS).min(self.numbers);
+                while i < near && past(self.keys[i], q) {
                     i += 1;
+                }
+                if i == near && i < self.numbers && past(self.keys[i], q) {
+                    i = self.find(q, upper);
                 }
                 *out = i as u32;
             }
             return;
         }
         for (&q, out) in queries.iter().zip(dst) {
-            if q.is_nan() {
-                *out = nan_answer;
-                continue;
-            }
-            let b = self.bucket(q);
-            let (lo, hi) = (self.starts[b] as usize, self.starts[b + 1] as usize);
-            let (mut base, mut len) = (lo, hi - lo);
-            while len > 1 {
-                let half = len / 2;
-                base = if past(self.keys[base + half - 1], q) {
-                    base + half
-                } else {
-                    base
-                };
-                len -= half;
-            }
-            *out = (base + usize::from(len == 1 && past(self.keys[base], q))) as u32;
+            *out = self.find(q, upper) as u32;
         }
+    }
+
+    /// The answer for one query: a halving of its bucket's keys.
+    fn find(&self, q: f64, upper: bool) -> usize {
+        if q.is_nan() {
+            return if upper { self.keys.len() } else { self.numbers };
+        }
+        let past = |v: f64| if upper { v <= q } else { v < q };
+        let b = self.bucket(q);
+        let (lo, hi) = (self.starts[b] as usize, self.starts[b + 1] as usize);
+        let (mut base, mut len) = (lo, hi - lo);
+        while len > 1 {
+            let half = len / 2;
+            base = if past(self.keys[base + half - 1]) {
+                base + half
+            } else {
+                base
+            };
+            len -= half;
+        }
+        base + usize::from(len == 1 && past(self.keys[base]))
     }
 }
 
@@ -653,15 +662,18 @@ mod tests {
                 index.search(&queries, upper, &mut got);
                 assert_eq!(got, expected, "{what} keys, upper {upper}");
             }
-            // Ascending queries (the walk), ties and infinities among them, NaN last.
+            // Ascending queries (the walk), ties and infinities among them, NaN last; and
+            // far apart (each past many keys: searched in their buckets, not walked).
             let mut ascending: Vec<f64> = queries.iter().copied().filter(|q| !q.is_nan()).collect();
             ascending.sort_by(|a, b| a.partial_cmp(b).unwrap());
             ascending.extend([f64::NAN]);
+            let apart: Vec<f64> = (0..64).map(|j| j as f64 * 400.0 - 30.0).collect();
             for upper in [false, true] {
                 for piece in [
                     &ascending[..ascending.len() - 1],
                     &ascending[..],
                     &ascending[..1],
+                    &apart[..],
                 ] {
                     let mut expected = vec![0u32; piece.len()];
                     search_sorted(&|i| keys[i], keys.len(), piece, upper, &mut expected);

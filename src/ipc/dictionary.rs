@@ -208,20 +208,16 @@ impl Decoded {
         let short = || invalid_ipc("a dictionary's values buffer shorter than its values");
         let width = self.scalar.width();
         let bytes = len.checked_mul(width).ok_or_else(short)?;
+        // The buffer holds them before anything is reserved: a length is only a claim.
+        if values.len() < if bits { len.div_ceil(8) } else { bytes } {
+            return Err(short());
+        }
         self.bytes
             .try_reserve(bytes)
             .map_err(|_| invalid_ipc("a dictionary too long"))?;
         match bits {
-            true => {
-                if values.len() < len.div_ceil(8) {
-                    return Err(short());
-                }
-                self.bytes
-                    .extend((0..len).map(|i| (values[i / 8] >> (i % 8)) & 1));
-            }
-            false => self
-                .bytes
-                .extend_from_slice(values.get(..bytes).ok_or_else(short)?),
+            true => (self.bytes).extend((0..len).map(|i| (values[i / 8] >> (i % 8)) & 1)),
+            false => self.bytes.extend_from_slice(&values[..bytes]),
         }
         Ok(())
     }
@@ -281,11 +277,25 @@ impl Kept {
         valid: Option<&[bool]>,
         wide: bool,
     ) -> Result<()> {
+        let is_valid = |i: usize| valid.is_none_or(|v| v[i]);
+        let buffer = |k: usize| buffers.get(k).copied().unwrap_or(&[]);
+        // The values' first buffer holds them before anything is reserved: a length is only
+        // a claim.
+        let needed = match self.number {
+            None if len > 0 => len
+                .saturating_add(1)
+                .saturating_mul(if wide { 8 } else { 4 }),
+            None => 0,
+            Some(scalar) => len.saturating_mul(scalar.width()),
+        };
+        if buffer(0).len() < needed {
+            return Err(invalid_ipc(
+                "a dictionary's values buffer shorter than its values",
+            ));
+        }
         self.codes
             .try_reserve(len)
             .map_err(|_| invalid_ipc("a dictionary too long"))?;
-        let is_valid = |i: usize| valid.is_none_or(|v| v[i]);
-        let buffer = |k: usize| buffers.get(k).copied().unwrap_or(&[]);
         match self.number {
             None => {
                 let strings = Strings {
