@@ -103,19 +103,14 @@ export class GPUTableEvaluator {
 
   async evaluate(device) {
     const target = resolveDevice(device);
-    const handle = this._live();
+    this._live();
     let pending = this._pending.get(target.id);
     if (!pending) {
-      pending = this._evaluateOn(target, handle).finally(() => this._pending.delete(target.id));
+      pending = evaluateTogether(target, [this]).finally(() => this._pending.delete(target.id));
       this._pending.set(target.id, pending);
     }
     await pending;
     return this._outputOn(target);
-  }
-
-  async _evaluateOn(target, handle) {
-    // The engine evaluates the graph and puts the output on `target` (no work if it is).
-    await withHandlesAsync([handle], list => target._handle.evaluate(list));
   }
 
   _outputOn(target) {
@@ -198,6 +193,12 @@ function outputVector(evaluator, device) {
 }
 
 // The node an operation argument stands for (a sparse operand: its dense matrix).
+// The engine evaluates the graphs of `evaluators` in one submission and puts their outputs
+// on `target` (no work for those there already).
+export function evaluateTogether(target, evaluators) {
+  return withHandlesAsync(evaluators.map(e => e._live()), list => target._handle.evaluate(list));
+}
+
 export function handleOf(arg) {
   if (arg instanceof GPUTableEvaluator) return arg._live();
   if (arg?.[AS_DENSE]) return arg[AS_DENSE]()._live();

@@ -9,7 +9,7 @@ import {formatOf, options} from './types.js';
 import {resolveDevice, withHandlesAsync} from './devices.js';
 import {GPUVector, MODEL, remember, viewOf} from './vectors.js';
 import {finishIpc} from './ipc.js';
-import {GPUTableEvaluator, handleOf} from './evaluator.js';
+import {GPUTableEvaluator, evaluateTogether, handleOf} from './evaluator.js';
 import {argsort, filter, gather, groupBy, topK} from './ops.js';
 import {dictionaryOf, joinKeys} from './dictionaries.js';
 
@@ -460,8 +460,7 @@ export class GPUTable {
         // The pairs could need more rows than the keys' rows together (every join where
         // one side's keys are distinct fits them): the pairs and their number in one
         // evaluation, made again with that number only where it is more.
-        const device = resolveDevice(this.device);
-        await withHandlesAsync([left, right, pairs].map(e => e._live()), list => device._handle.evaluate(list));
+        await evaluateTogether(resolveDevice(this.device), [left, right, pairs]);
         const rows = (await pairs.readValue())[0];
         if (rows > capacity) [left, right] = pairsOf(rows);
       }

@@ -299,29 +299,34 @@ impl EvenKeys {
     /// their answers after.
     pub(super) fn search(&self, queries: &[f64], upper: bool, dst: &mut [u32]) {
         let n = self.keys.len() as f64;
-        let (low, high) = (self.off, 1.0 - self.off);
-        let (consecutive, below) = (self.consecutive, f64::from(u8::from(!upper)));
+        let below = f64::from(u8::from(!upper));
         let mut unsure = false;
         for (&q, out) in queries.iter().zip(dst.iter_mut()) {
-            let place = (q - self.first) * self.scale;
-            let whole = place.floor();
-            let fraction = place - whole;
-            let on_key = consecutive & (q.floor() == q);
-            unsure |= !((fraction > low && fraction < high) | on_key);
+            let (whole, on_key, sure) = self.place(q);
+            unsure |= !sure;
             let estimate = whole + 1.0 - if on_key { below } else { 0.0 };
             // `as` saturates: below 0 (and NaN, an unsure query) is 0.
             *out = (if estimate > n { n } else { estimate }) as u32;
         }
         if unsure {
             for (&q, out) in queries.iter().zip(dst) {
-                let place = (q - self.first) * self.scale;
-                let fraction = place - place.floor();
-                let on_key = consecutive & (q.floor() == q);
-                if !((fraction > low && fraction < high) | on_key) {
+                if !self.place(q).2 {
                     *out = self.step(q, upper);
                 }
             }
         }
+    }
+
+    /// `q`'s place rounded down, whether it is a whole query on a consecutive key, and
+    /// whether its estimate is sure (far enough from every key's place, or on such a key).
+    #[inline(always)]
+    fn place(&self, q: f64) -> (f64, bool, bool) {
+        let place = (q - self.first) * self.scale;
+        let whole = place.floor();
+        let fraction = place - whole;
+        let on_key = self.consecutive & (q.floor() == q);
+        let sure = (fraction > self.off && fraction < 1.0 - self.off) | on_key;
+        (whole, on_key, sure)
     }
 
     /// The answer for `q` stepped from its estimate, one key at a time.
