@@ -29,8 +29,10 @@ function compareText(a, b) {
   return a.length - b.length;
 }
 
+// Values of one kind: strings, bigints, booleans (false first) or numbers (NaN last).
 const compareValues = (a, b) => {
   if (typeof a === 'string') return compareText(a, b);
+  if (typeof a === 'bigint') return a < b ? -1 : a > b ? 1 : 0;
   if (Number.isNaN(a) || Number.isNaN(b)) return Number.isNaN(a) - Number.isNaN(b);
   return a - b;
 };
@@ -80,7 +82,10 @@ export function joinKeys(a, b) {
   if (left === right) return [a, b];
   if (left && right) {
     if (typeof left[0] !== typeof right[0] && left.length && right.length) {
-      fail('TYPE_MISMATCH', 'dictionaries of strings and of numbers never hold equal values');
+      if (typeof left[0] === 'string' || typeof right[0] === 'string') {
+        fail('TYPE_MISMATCH', 'dictionaries of strings and of other values never hold equal values');
+      }
+      return [decoded(a), decoded(b)];
     }
     const {index} = orderOf(left);
     const translated = Uint32Array.from(right, (value, code) => index.get(value) ?? left.length + code);
@@ -89,15 +94,17 @@ export function joinKeys(a, b) {
   return [decoded(a), decoded(b)];
 }
 
-// A dictionary of numbers as its values; a dictionary of strings cannot meet a plain column.
+// A dictionary of numbers as its values (bigints and booleans as numbers, as a column of
+// them loads); a dictionary of strings cannot meet a plain column.
 function decoded(x) {
   const dictionary = dictionaryOf(x);
   if (!dictionary) return x;
-  if (dictionary.some(v => typeof v !== 'number')) {
+  if (dictionary.some(v => typeof v === 'string')) {
     fail('TYPE_MISMATCH', 'a column of strings compares only with strings or another dictionary column');
   }
-  const integers = dictionary.every(v => Number.isInteger(v) && v >= -0x80000000 && v < 0x80000000);
-  const values = GPUTableEvaluator.fromArray(dictionary.length ? dictionary : [0], {type: integers ? 'sint32' : 'float32'});
+  const numbers = dictionary.map(Number);
+  const integers = numbers.every(v => Number.isInteger(v) && v >= -0x80000000 && v < 0x80000000);
+  const values = GPUTableEvaluator.fromArray(numbers.length ? numbers : [0], {type: integers ? 'sint32' : 'float32'});
   return gatherRows(x, values);
 }
 
@@ -105,25 +112,37 @@ function decoded(x) {
 const gatherRows = (ids, source) => wrap(() => wasm.gather(handleOf(ids), handleOf(source)));
 const castTo = (x, type) => wrap(() => wasm.cast(handleOf(x), type));
 
+// A value compared with a column by its dictionary: a string, bigint or boolean.
+export const isValue = v => typeof v === 'string' || typeof v === 'bigint' || typeof v === 'boolean';
+
 // The operands of a comparison with a dictionary column, as columns and numbers that
 // compare as their values do: for equality codes (a string not in the dictionary is a code
 // no row has), for order ranks (a string as the rank it would take among the values).
 export function byValue(op, a, b) {
   const ordered = op !== 'equal' && op !== 'notEqual';
-  if (typeof a === 'string' || typeof b === 'string') {
-    const flip = typeof a === 'string';
-    const [column, text] = flip ? [b, a] : [a, b];
+  if (isValue(a) || isValue(b)) {
+    const flip = isValue(a);
+    let [column, given] = flip ? [b, a] : [a, b];
     const dictionary = dictionaryOf(column);
-    if (!dictionary) fail('INVALID_ARGUMENT', `${op} compares a string only with a dictionary column`);
+    if (!dictionary) {
+      if (typeof given === 'string') fail('INVALID_ARGUMENT', `${op} compares a string only with a dictionary column`);
+      return flip ? [Number(a), b] : [a, Number(b)];
+    }
+    // A number meets a dictionary of bigints as a bigint (and the other way round).
+    if (typeof dictionary[0] === 'bigint' && Number.isInteger(given)) given = BigInt(given);
+    if (typeof dictionary[0] === 'number' && typeof given === 'bigint') given = Number(given);
+    if (ordered && dictionary.length && typeof given !== typeof dictionary[0]) {
+      fail('TYPE_MISMATCH', `${op} orders a dictionary of ${typeof dictionary[0]} values only by values of that kind`);
+    }
     const order = orderOf(dictionary);
     let value;
     if (!ordered) {
-      value = order.index.get(text) ?? -1;
+      value = order.index.get(given) ?? -1;
     } else {
-      // Ranks below `lo` hold the values before the string: a string among the values is
-      // rank `lo`, one between them compares as `lo - 0.5`.
-      const lo = lowerBound(order.sorted, text);
-      value = order.index.has(text) ? lo : lo - 0.5;
+      // Ranks below `lo` hold the values before the given one: a value among them is rank
+      // `lo`, one between them compares as `lo - 0.5`.
+      const lo = lowerBound(order.sorted, given);
+      value = order.index.has(given) ? lo : lo - 0.5;
     }
     const operand = ordered ? ranked(column) : column;
     return flip ? [value, operand] : [operand, value];

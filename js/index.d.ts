@@ -362,8 +362,12 @@ export class GPUField {
   readonly dictionary: DictionaryValues | null;
 }
 
-/** A dictionary's values by code: distinct strings, or distinct numbers. */
-export type DictionaryValues = readonly string[] | readonly number[];
+/**
+ * A dictionary's values by code, as apache-arrow decodes them: distinct strings, numbers
+ * (dates and timestamps as milliseconds), bigints (Int64, Uint64, Time64, Duration) or
+ * booleans.
+ */
+export type DictionaryValues = readonly string[] | readonly number[] | readonly bigint[] | readonly boolean[];
 
 export class GPUSchema {
   readonly fields: GPUField[];

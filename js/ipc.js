@@ -2,6 +2,7 @@
 import {wasm} from './bindings.js';
 import {guard, guardAsync} from './errors.js';
 import {withHandles} from './devices.js';
+import {dictionarySource} from './dictionary-source.js';
 
 // Arrow IPC bytes of columns `[name, kind, dataHandles, validityHandles, dictionary]`: at
 // once when every column is in host memory, else a promise (GPU outputs are read back first).
@@ -9,7 +10,7 @@ export function writeIpc(columns) {
   const writer = new wasm.IpcWriter();
   try {
     for (const [name, kind, data, validity, dictionary] of columns) {
-      withHandles(data, dataList => withHandles(validity, validityList => guard(() => writer.addColumn(name, kind, dataList, validityList, dictionary))));
+      withHandles(data, dataList => withHandles(validity, validityList => guard(() => writer.addColumn(name, kind, dataList, validityList, dictionarySource(dictionary)))));
     }
   } catch (error) {
     writer.free();

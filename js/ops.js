@@ -6,7 +6,7 @@ import {resolveDevice, withHandles, withHandlesAsync} from './devices.js';
 import {GPUVector} from './vectors.js';
 import {GPUTableEvaluator, denseFold, denseUnary, describe, handleOf, withList, wrap} from './evaluator.js';
 import {isSparse, oneShape, sparseFold, sparseReduce, sparseUnary} from './sparse.js';
-import {byValue, coded, dictionaryOf, joinKeys, ranked, unranked} from './dictionaries.js';
+import {byValue, coded, dictionaryOf, isValue, joinKeys, ranked, unranked} from './dictionaries.js';
 
 function fold(op, args) {
   // One evaluator is the result itself (the engine also gives back the same node).
@@ -292,8 +292,7 @@ function comparand(arg) {
 
 const predicate = (op, args) => withList(args, list => wasm.predicate(op, list));
 const comparison = op => (a, b) => {
-  const text = typeof a === 'string' || typeof b === 'string';
-  if (text || dictionaryOf(a) || dictionaryOf(b)) [a, b] = byValue(op, a, b);
+  if (isValue(a) || isValue(b) || dictionaryOf(a) || dictionaryOf(b)) [a, b] = byValue(op, a, b);
   return predicate(op, [comparand(a), comparand(b)]);
 };
 export const equal = comparison('equal');

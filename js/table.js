@@ -12,6 +12,7 @@ import {finishIpc} from './ipc.js';
 import {GPUTableEvaluator, evaluateTogether, handleOf} from './evaluator.js';
 import {argsort, filter, gather, groupBy, topK} from './ops.js';
 import {dictionaryOf, joinKeys} from './dictionaries.js';
+import {dictionarySource, shownDictionary} from './dictionary-source.js';
 
 export class GPUField {
   constructor({name, type, size = 1, nullable = false, metadata = {}, dictionary = null}) {
@@ -22,7 +23,7 @@ export class GPUField {
     this.nullable = nullable;
     this.metadata = metadata;
     // A dictionary column's values by code (api.md "Tables").
-    this.dictionary = dictionary;
+    this.dictionary = shownDictionary(dictionary);
   }
 }
 
@@ -94,7 +95,7 @@ function fieldsOf(schema) {
   return fields.map(field => {
     if (field === null || typeof field !== 'object') fail('INVALID_ARGUMENT', 'a field needs {name, type, size}');
     const {name, type, size = 1, nullable = false, metadata = {}, dictionary = null} = field;
-    return {name, type, size, nullable, metadata, dictionary};
+    return {name, type, size, nullable, metadata, dictionary: dictionarySource(dictionary)};
   });
 }
 
@@ -496,7 +497,7 @@ export class GPUTable {
       const device = resolveDevice(this.device);
       const names = Object.keys(columns);
       const handles = names.map(name => handleOf(columns[name]));
-      const dictionaries = names.map(name => dictionaryOf(columns[name]));
+      const dictionaries = names.map(name => dictionarySource(dictionaryOf(columns[name])));
       const model = await withHandlesAsync(handles, list => device._handle.tableOfColumns(names, list, this._m, dictionaries));
       return new GPUTable({[MODEL]: model, device: this.device});
     } finally {

@@ -379,65 +379,84 @@ fn delta_dictionaries_extend_the_dictionary_before_them() {
     );
 }
 
-/// A dictionary of values gputable keeps no dictionary of (64-bit integers, booleans,
-/// dates, timestamps) loads as each row's value, as a column of that type does (its indices
-/// read as numbers were another column's values); the `int64` option applies; null values
-/// and null indices are null; a delta extends the values; values of an unsupported type
-/// are TYPE_MISMATCH naming the column.
+/// A dictionary of 64-bit integers, booleans or temporal values keeps them as the integers
+/// Arrow stores (its column uint32 codes, no `int64` option needed); null values and null
+/// indices are null; a delta extends the values; it is written back as the same value type
+/// with the same values per row. Values of an unsupported type are TYPE_MISMATCH naming the
+/// column.
 #[test]
-fn dictionaries_of_other_values_load_as_their_values() {
+fn dictionaries_of_other_values_keep_their_values_and_type() {
     use arrow_array::types::Int8Type;
-    use arrow_array::{Date32Array, TimestampMillisecondArray};
+    use arrow_array::{
+        cast::AsArray, Date32Array, Date64Array, DurationMicrosecondArray, Time32SecondArray,
+        Time64NanosecondArray, TimestampMillisecondArray, TimestampNanosecondArray,
+    };
     use arrow_ipc::writer::DictionaryHandling;
+    use gputable::ipc::ArrowType;
     let keyed = |keys: Vec<Option<i8>>, values: ArrayRef| -> ArrayRef {
         Arc::new(DictionaryArray::<Int8Type>::try_new(keys.into(), values).unwrap())
     };
     let keys = vec![Some(2), Some(0), None, Some(1), Some(2)];
     let int64: ArrayRef = Arc::new(Int64Array::from(vec![Some(-7), None, Some(1 << 40)]));
-    let bytes = single("big", keyed(keys.clone(), int64));
-    let error = read_ipc(&bytes, &ReadOptions::default()).unwrap_err();
-    assert_eq!(error.code, ErrorCode::TypeMismatch, "{}", error.message);
-    let as_f32 = ReadOptions {
-        int64: Int64As::Float32,
-        ..Default::default()
+    let table = read_ipc(
+        &single("big", keyed(keys.clone(), int64.clone())),
+        &ReadOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(table.fields[0].kind, SourceKind::DictionaryIndices);
+    let int64_type = ArrowType::Int {
+        bits: 64,
+        signed: true,
     };
-    let table = read_ipc(&bytes, &as_f32).unwrap();
-    assert_eq!(table.fields[0].kind, SourceKind::Plain);
-    let column = &table.batches[0][0];
     assert_eq!(
-        column.data.data,
-        ColumnData::F32(vec![
-            (1u64 << 40) as f32,
-            -7.0,
-            0.0,
-            0.0,
-            (1u64 << 40) as f32
-        ])
+        table.fields[0].dictionary.as_deref(),
+        Some(&Dictionary::Integers(vec![-7, 1 << 40], int64_type))
     );
+    let column = &table.batches[0][0];
+    assert_eq!(column.data.data, ColumnData::U32(vec![1, 0, 0, 0, 1]));
     let flags = column.validity.as_ref().map(|v| v.data.clone());
     assert_eq!(flags, Some(ColumnData::U8(vec![1, 1, 0, 0, 1])));
 
-    let flags: ArrayRef = Arc::new(BooleanArray::from(vec![true, false, true]));
-    let table = read_ipc(
-        &single("flag", keyed(keys.clone(), flags)),
-        &ReadOptions::default(),
-    );
-    let table = table.unwrap();
-    assert_eq!(table.fields[0].kind, SourceKind::Bool);
-    assert_eq!(
-        table.batches[0][0].data.data,
-        ColumnData::U8(vec![1, 1, 0, 0, 1])
-    );
-
-    let days: ArrayRef = Arc::new(Date32Array::from(vec![19_000, -3, 7]));
-    let table = read_ipc(
-        &single("day", keyed(keys.clone(), days)),
-        &ReadOptions::default(),
-    );
-    assert_eq!(
-        table.unwrap().batches[0][0].data.data,
-        ColumnData::I32(vec![7, 19_000, 0, -3, 7])
-    );
+    // Each row's value as text, null where the row is.
+    let rows = |array: &dyn Array| -> Vec<Option<String>> {
+        let dictionary = array.as_any_dictionary_opt().unwrap();
+        let nulls = array.logical_nulls();
+        (dictionary.normalized_keys().iter().enumerate())
+            .map(|(i, &k)| {
+                let valid = nulls.as_ref().is_none_or(|n| n.is_valid(i));
+                valid.then(|| format!("{:?}", dictionary.values().slice(k, 1)))
+            })
+            .collect()
+    };
+    let zoned = TimestampNanosecondArray::from(vec![1_700_000_000_123_456_789, -1, 5])
+        .with_timezone("+05:30");
+    let cases: Vec<ArrayRef> = vec![
+        int64,
+        Arc::new(UInt64Array::from(vec![u64::MAX, 0, 1 << 63])),
+        Arc::new(BooleanArray::from(vec![Some(true), Some(false), None])),
+        Arc::new(Date32Array::from(vec![19_000, -3, 7])),
+        Arc::new(Date64Array::from(vec![1_641_600_000_000, -86_400_000, 0])),
+        Arc::new(Time32SecondArray::from(vec![59, 3_600, 0])),
+        Arc::new(Time64NanosecondArray::from(vec![1, 86_399_999_999_999, 0])),
+        Arc::new(zoned),
+        Arc::new(DurationMicrosecondArray::from(vec![i64::MIN, i64::MAX, 0])),
+    ];
+    for values in cases {
+        let source = keyed(keys.clone(), values);
+        let back = round_trip(&single("x", source.clone()));
+        let column = back[0].column(0);
+        let value_type = |array: &dyn Array| match array.data_type() {
+            arrow_schema::DataType::Dictionary(_, value) => (**value).clone(),
+            other => panic!("{other:?} is not a dictionary"),
+        };
+        assert_eq!(value_type(column.as_ref()), value_type(source.as_ref()));
+        assert_eq!(
+            rows(column.as_ref()),
+            rows(source.as_ref()),
+            "{:?}",
+            source.data_type()
+        );
+    }
 
     let binary: ArrayRef = Arc::new(arrow_array::BinaryArray::from(vec![&b"x"[..], b"y", b"z"]));
     let error = read_ipc(&single("raw", keyed(keys, binary)), &ReadOptions::default());
@@ -453,18 +472,15 @@ fn dictionaries_of_other_values_load_as_their_values() {
     let first = stamps(vec![1_000, 2_000], vec![1, 0]);
     let second = stamps(vec![1_000, 2_000, 3_000], vec![2, 1, 0]);
     let bytes = dictionary_batches("at", &[&first, &second], DictionaryHandling::Delta);
-    let as_i32 = ReadOptions {
-        int64: Int64As::Int32,
-        ..Default::default()
-    };
-    let table = read_ipc(&bytes, &as_i32).unwrap();
+    let table = read_ipc(&bytes, &ReadOptions::default()).unwrap();
     assert_eq!(
         first_columns(&table),
-        [
-            ColumnData::I32(vec![2_000, 1_000]),
-            ColumnData::I32(vec![3_000, 2_000, 1_000])
-        ]
+        [ColumnData::U32(vec![1, 0]), ColumnData::U32(vec![2, 1, 0])]
     );
+    let Some(Dictionary::Integers(values, _)) = table.fields[0].dictionary.as_deref() else {
+        panic!("{:?}", table.fields[0].dictionary);
+    };
+    assert_eq!(values, &[1_000, 2_000, 3_000]);
 }
 
 /// A dictionary batch claiming far more values than its buffers hold is INVALID_IPC for

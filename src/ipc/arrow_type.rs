@@ -2,23 +2,49 @@
 //! arrow-ipc's flatbuffer builders (arrow-ipc's schema encoder takes arrow-schema's
 //! `DataType`, every variant of it, and a dictionary tracker: 14 kB gzipped of the module).
 
+use std::rc::Rc;
+
 use arrow_ipc::{
-    BoolBuilder, DictionaryEncodingBuilder, Endianness, FieldBuilder, FixedSizeListBuilder,
-    FloatingPointBuilder, IntBuilder, LargeUtf8Builder, NullBuilder, Precision, SchemaBuilder,
-    Type, Utf8Builder,
+    BoolBuilder, DateBuilder, DateUnit, DictionaryEncodingBuilder, DurationBuilder, Endianness,
+    FieldBuilder, FixedSizeListBuilder, FloatingPointBuilder, IntBuilder, LargeUtf8Builder,
+    NullBuilder, Precision, SchemaBuilder, TimeBuilder, TimeUnit, TimestampBuilder, Type,
+    Utf8Builder,
 };
 use flatbuffers::{FlatBufferBuilder, UnionWIPOffset, WIPOffset};
 
 use super::Scalar;
 use crate::column::ColumnData;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ArrowType {
-    Int { bits: u8, signed: bool },
-    Float { double: bool },
+    Int {
+        bits: u8,
+        signed: bool,
+    },
+    Float {
+        double: bool,
+    },
     Bool,
-    Utf8 { large: bool },
+    Utf8 {
+        large: bool,
+    },
     Null,
+    /// Date32 (days) or Date64 (`millis`).
+    Date {
+        millis: bool,
+    },
+    /// Time32 or Time64 (`bits`).
+    Time {
+        unit: TimeUnit,
+        bits: u8,
+    },
+    Timestamp {
+        unit: TimeUnit,
+        timezone: Option<Rc<str>>,
+    },
+    Duration {
+        unit: TimeUnit,
+    },
 }
 
 impl ArrowType {
@@ -53,8 +79,8 @@ impl ArrowType {
     }
 
     /// Its type table in a flatbuffer.
-    fn encode(self, fbb: &mut FlatBufferBuilder) -> (Type, WIPOffset<UnionWIPOffset>) {
-        match self {
+    fn encode(&self, fbb: &mut FlatBufferBuilder) -> (Type, WIPOffset<UnionWIPOffset>) {
+        match *self {
             ArrowType::Int { bits, signed } => {
                 (Type::Int, int_table(fbb, bits, signed).as_union_value())
             }
@@ -75,6 +101,44 @@ impl ArrowType {
                 LargeUtf8Builder::new(fbb).finish().as_union_value(),
             ),
             ArrowType::Null => (Type::Null, NullBuilder::new(fbb).finish().as_union_value()),
+            ArrowType::Date { millis } => {
+                let mut date = DateBuilder::new(fbb);
+                date.add_unit(match millis {
+                    true => DateUnit::MILLISECOND,
+                    false => DateUnit::DAY,
+                });
+                (Type::Date, date.finish().as_union_value())
+            }
+            ArrowType::Time { unit, bits } => {
+                let mut time = TimeBuilder::new(fbb);
+                time.add_unit(unit);
+                time.add_bitWidth(i32::from(bits));
+                (Type::Time, time.finish().as_union_value())
+            }
+            ArrowType::Timestamp { unit, ref timezone } => {
+                let timezone = timezone.as_deref().map(|tz| fbb.create_string(tz));
+                let mut timestamp = TimestampBuilder::new(fbb);
+                timestamp.add_unit(unit);
+                if let Some(timezone) = timezone {
+                    timestamp.add_timezone(timezone);
+                }
+                (Type::Timestamp, timestamp.finish().as_union_value())
+            }
+            ArrowType::Duration { unit } => {
+                let mut duration = DurationBuilder::new(fbb);
+                duration.add_unit(unit);
+                (Type::Duration, duration.finish().as_union_value())
+            }
+        }
+    }
+
+    /// Bytes per value of a type a dictionary keeps as integers (booleans are bits: 0).
+    pub fn integer_width(&self) -> usize {
+        match self {
+            ArrowType::Bool => 0,
+            ArrowType::Int { bits, .. } | ArrowType::Time { bits, .. } => usize::from(*bits / 8),
+            ArrowType::Date { millis: false } => 4,
+            _ => 8,
         }
     }
 }
@@ -92,7 +156,7 @@ fn int_table<'a>(
 
 /// A column as written: values of `item`, in rows of `list.0` (a `FixedSizeList` whose items
 /// are nullable when `list.1`) or one per row, as the codes of a dictionary of `index` type.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct ColumnType {
     pub item: ArrowType,
     pub list: Option<(i32, bool)>,
@@ -108,7 +172,7 @@ pub fn schema_table<'a>(
     let mut dictionaries = 0;
     let mut fields = Vec::with_capacity(columns.len());
     for (name, column, nullable) in columns {
-        let id = column.index.map(|_| {
+        let id = column.index.as_ref().map(|_| {
             dictionaries += 1;
             dictionaries - 1
         });
@@ -134,7 +198,7 @@ fn field_table<'a>(
             let item = ColumnType {
                 list: None,
                 index: None,
-                ..*column
+                item: column.item.clone(),
             };
             vec![field_table(fbb, "item", &item, item_nullable, None)]
         }
@@ -150,8 +214,8 @@ fn field_table<'a>(
         }
         None => column.item.encode(fbb),
     };
-    let encoding = match (column.index, dictionary) {
-        (Some(ArrowType::Int { bits, signed }), Some(id)) => {
+    let encoding = match (&column.index, dictionary) {
+        (&Some(ArrowType::Int { bits, signed }), Some(id)) => {
             let index = int_table(fbb, bits, signed);
             let mut encoding = DictionaryEncodingBuilder::new(fbb);
             encoding.add_id(id);

@@ -8,8 +8,9 @@ use std::rc::Rc;
 
 use arrow_ipc::{DictionaryBatch, Field, Type};
 
+use super::arrow_type::ArrowType;
 use super::read::{compressed, slice, validity};
-use super::schema::{kept_values, Scalar};
+use super::schema::{kept_values, KeptValues, Scalar};
 use super::{invalid_ipc, FieldInfo};
 use crate::column::{try_collect, try_vec};
 use crate::error::{ErrorCode, GpuTableError, Result};
@@ -20,6 +21,9 @@ pub enum Dictionary {
     Text(Vec<Rc<str>>),
     /// Numbers, written back as the Arrow type `Scalar` names.
     Numbers(Vec<f64>, Scalar),
+    /// The integers Arrow stores for values of this type (64-bit integers, booleans as 0 and
+    /// 1, dates, times, timestamps, durations), written back as it.
+    Integers(Vec<i64>, ArrowType),
 }
 
 impl Dictionary {
@@ -27,6 +31,7 @@ impl Dictionary {
         match self {
             Dictionary::Text(values) => values.len(),
             Dictionary::Numbers(values, _) => values.len(),
+            Dictionary::Integers(values, _) => values.len(),
         }
     }
 
@@ -41,6 +46,7 @@ impl Dictionary {
             (Dictionary::Numbers(a, _), Dictionary::Numbers(b, _)) => {
                 a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
             }
+            (Dictionary::Integers(a, x), Dictionary::Integers(b, y)) => a == b && x == y,
             _ => false,
         }
     }
@@ -51,8 +57,10 @@ impl Dictionary {
 pub struct Distinct {
     text: HashMap<Box<[u8]>, u32>,
     strings: Vec<Rc<str>>,
+    /// The code of each number's or integer's bits (one kind per dictionary).
     numbers: HashMap<u64, u32>,
     values: Vec<f64>,
+    integers: Vec<i64>,
 }
 
 impl Distinct {
@@ -82,11 +90,26 @@ impl Distinct {
         Ok(code)
     }
 
-    /// The values so far: strings, or numbers of `number`'s type.
-    pub fn dictionary(&self, number: Option<Scalar>) -> Dictionary {
-        match number {
-            Some(scalar) => Dictionary::Numbers(self.values.clone(), scalar),
-            None => Dictionary::Text(self.strings.clone()),
+    fn integer_code(&mut self, value: i64) -> Result<u32> {
+        if let Some(&code) = self.numbers.get(&(value as u64)) {
+            return Ok(code);
+        }
+        let code = next_code(self.integers.len())?;
+        grow(&mut self.integers)?;
+        self.numbers.try_reserve(1).map_err(|_| too_many())?;
+        self.integers.push(value);
+        self.numbers.insert(value as u64, code);
+        Ok(code)
+    }
+
+    /// The values so far, kept as `kind` says.
+    pub fn dictionary(&self, kind: &KeptValues) -> Dictionary {
+        match kind {
+            KeptValues::Text => Dictionary::Text(self.strings.clone()),
+            KeptValues::Numbers(scalar) => Dictionary::Numbers(self.values.clone(), *scalar),
+            KeptValues::Integers(arrow) => {
+                Dictionary::Integers(self.integers.clone(), arrow.clone())
+            }
         }
     }
 }
@@ -154,9 +177,21 @@ pub fn number_at(scalar: Scalar, bytes: &[u8], i: usize) -> Option<f64> {
     })
 }
 
+/// Value `i` of a buffer of integers of `width` bytes (4: signed; 0: bits), as an i64's bits
+/// (`None` past its end).
+fn integer_at(width: usize, bytes: &[u8], i: usize) -> Option<i64> {
+    Some(match width {
+        0 => i64::from((bytes.get(i / 8)? >> (i % 8)) & 1),
+        4 => i64::from(i32::from_le_bytes(
+            bytes.get(i * 4..i * 4 + 4)?.try_into().ok()?,
+        )),
+        _ => i64::from_le_bytes(bytes.get(i * 8..i * 8 + 8)?.try_into().ok()?),
+    })
+}
+
 /// The validity of each dictionary's values, by id, for the dictionary columns read: a row
-/// whose index points at a null value is null. Values are kept (`Kept`) or read by each row
-/// (`Decoded`); other dictionaries are only checked for.
+/// whose index points at a null value is null. Values are kept (`Kept`); other dictionaries
+/// are only checked for.
 pub(super) struct Dictionaries {
     /// The value type of each dictionary read, and its values so far.
     pub(super) selected: HashMap<i64, (Type, DictionaryValues)>,
@@ -176,95 +211,23 @@ pub(super) struct DictionaryValues {
     /// The flags of the dictionary batches that have nulls, each with its first value:
     /// batches without nulls keep none, so the flags are bounded by the bitmaps read.
     nulls: Vec<(usize, Vec<bool>)>,
-    /// The values themselves, where their type is kept (strings and 8- to 32-bit numbers).
+    /// The values themselves, where their type is kept (all but Null).
     pub(super) kept: Option<Kept>,
-    /// Otherwise the values' bytes, where a column reads them as its own (`Decoded`).
-    pub(super) decoded: Option<Decoded>,
-}
-
-/// The values of a dictionary whose type is not kept (64-bit integers, booleans, dates,
-/// times, timestamps, durations): a column of it reads each row's value, as a column of that
-/// type reads (under the same `int64` option), and keeps no dictionary.
-pub(super) struct Decoded {
-    /// The values' type, a boolean as a byte (its bits unpacked here).
-    pub(super) scalar: Scalar,
-    pub(super) bytes: Vec<u8>,
-}
-
-impl Decoded {
-    fn of(field: &Field) -> Option<Decoded> {
-        let scalar = match Scalar::read_as(field)? {
-            Scalar::Bool => Scalar::U8,
-            scalar => scalar,
-        };
-        Some(Decoded {
-            scalar,
-            bytes: Vec::new(),
-        })
-    }
-
-    /// `len` values of a dictionary message from its values buffer.
-    fn add(&mut self, values: &[u8], len: usize, bits: bool) -> Result<()> {
-        let short = || invalid_ipc("a dictionary's values buffer shorter than its values");
-        let width = self.scalar.width();
-        let bytes = len.checked_mul(width).ok_or_else(short)?;
-        // The buffer holds them before anything is reserved: a length is only a claim.
-        if values.len() < if bits { len.div_ceil(8) } else { bytes } {
-            return Err(short());
-        }
-        self.bytes
-            .try_reserve(bytes)
-            .map_err(|_| invalid_ipc("a dictionary too long"))?;
-        match bits {
-            true => (self.bytes).extend((0..len).map(|i| (values[i / 8] >> (i % 8)) & 1)),
-            false => self.bytes.extend_from_slice(&values[..bytes]),
-        }
-        Ok(())
-    }
-
-    /// The value of each row (by its index into the dictionary, of `scalar`'s type), zero
-    /// bytes on null rows.
-    pub(super) fn gather(
-        &self,
-        scalar: Scalar,
-        keys: &[u8],
-        rows: usize,
-        valid: Option<&[bool]>,
-    ) -> Result<Vec<u8>> {
-        let width = self.scalar.width();
-        let mut out = try_vec(rows.saturating_mul(width), "a column")?;
-        for i in 0..rows {
-            let value = match valid.is_none_or(|v| v[i]) {
-                true => index_at(scalar, keys, i).and_then(|k| {
-                    self.bytes
-                        .get(k.checked_mul(width)?..k.checked_add(1)? * width)
-                }),
-                false => None,
-            };
-            match value {
-                Some(value) => out.extend_from_slice(value),
-                None => out.resize(out.len() + width, 0),
-            }
-        }
-        Ok(out)
-    }
 }
 
 /// A dictionary kept: its distinct values across every message, and the code of each value
 /// of the dictionary as it stands now (`None` for a null value).
 pub(super) struct Kept {
     distinct: Distinct,
-    /// The numbers' type; `None` for strings.
-    number: Option<Scalar>,
+    kind: KeptValues,
     codes: Vec<Option<u32>>,
 }
 
 impl Kept {
     fn of(field: &Field) -> Option<Kept> {
-        let number = kept_values(field)?;
         Some(Kept {
             distinct: Distinct::default(),
-            number,
+            kind: kept_values(field)?,
             codes: Vec::new(),
         })
     }
@@ -281,12 +244,17 @@ impl Kept {
         let buffer = |k: usize| buffers.get(k).copied().unwrap_or(&[]);
         // The values' first buffer holds them before anything is reserved: a length is only
         // a claim.
-        let needed = match self.number {
-            None if len > 0 => len
-                .saturating_add(1)
-                .saturating_mul(if wide { 8 } else { 4 }),
-            None => 0,
-            Some(scalar) => len.saturating_mul(scalar.width()),
+        let needed = match &self.kind {
+            KeptValues::Text if len > 0 => {
+                len.saturating_add(1)
+                    .saturating_mul(if wide { 8 } else { 4 })
+            }
+            KeptValues::Text => 0,
+            KeptValues::Numbers(scalar) => len.saturating_mul(scalar.width()),
+            KeptValues::Integers(arrow) => match arrow.integer_width() {
+                0 => len.div_ceil(8),
+                width => len.saturating_mul(width),
+            },
         };
         if buffer(0).len() < needed {
             return Err(invalid_ipc(
@@ -296,8 +264,9 @@ impl Kept {
         self.codes
             .try_reserve(len)
             .map_err(|_| invalid_ipc("a dictionary too long"))?;
-        match self.number {
-            None => {
+        let short = || invalid_ipc("a dictionary's values buffer shorter than its values");
+        match &self.kind {
+            KeptValues::Text => {
                 let strings = Strings {
                     offsets: buffer(0),
                     data: buffer(1),
@@ -311,14 +280,25 @@ impl Kept {
                     self.codes.push(code);
                 }
             }
-            Some(scalar) => {
+            &KeptValues::Numbers(scalar) => {
                 for i in 0..len {
                     let code = match is_valid(i) {
                         true => {
-                            let value = number_at(scalar, buffer(0), i).ok_or_else(|| {
-                                invalid_ipc("a dictionary's values buffer shorter than its values")
-                            })?;
+                            let value = number_at(scalar, buffer(0), i).ok_or_else(short)?;
                             Some(self.distinct.number_code(value)?)
+                        }
+                        false => None,
+                    };
+                    self.codes.push(code);
+                }
+            }
+            KeptValues::Integers(arrow) => {
+                let width = arrow.integer_width();
+                for i in 0..len {
+                    let code = match is_valid(i) {
+                        true => {
+                            let value = integer_at(width, buffer(0), i).ok_or_else(short)?;
+                            Some(self.distinct.integer_code(value)?)
                         }
                         false => None,
                     };
@@ -359,11 +339,8 @@ impl Dictionaries {
         for (index, _) in selected {
             let field = &all[*index];
             if let Some(dictionary) = field.dictionary() {
-                let kept = Kept::of(field);
-                let decoded = kept.is_none().then(|| Decoded::of(field)).flatten();
                 let values = DictionaryValues {
-                    kept,
-                    decoded,
+                    kept: Kept::of(field),
                     ..Default::default()
                 };
                 dictionaries.insert(dictionary.id(), (field.type_type(), values));
@@ -383,11 +360,11 @@ impl Dictionaries {
     /// The dictionary of the column at schema `index` as read so far, where it is kept.
     pub(super) fn of_column(&self, index: usize) -> Option<Dictionary> {
         if let Some(text) = self.text.get(&index) {
-            return Some(text.dictionary(None));
+            return Some(text.dictionary(&KeptValues::Text));
         }
         let id = self.column_ids.get(&index)?;
         let kept = self.selected.get(id)?.1.kept.as_ref()?;
-        Some(kept.distinct.dictionary(kept.number))
+        Some(kept.distinct.dictionary(&kept.kind))
     }
 
     pub(super) fn add(&mut self, batch: DictionaryBatch, body: &[u8]) -> Result<()> {
@@ -427,9 +404,6 @@ impl Dictionaries {
             if let Some(kept) = values.kept.as_mut() {
                 kept.codes.clear();
             }
-            if let Some(decoded) = values.decoded.as_mut() {
-                decoded.bytes.clear();
-            }
         }
         let buffers: Vec<&[u8]> = (data.buffers().into_iter().flatten().skip(1))
             .map(|b| slice(body, b.offset(), b.length()))
@@ -437,10 +411,6 @@ impl Dictionaries {
         if let Some(kept) = values.kept.as_mut() {
             let wide = *value_type == Type::LargeUtf8;
             kept.add(&buffers, len, valid.as_deref(), wide)?;
-        }
-        if let Some(decoded) = values.decoded.as_mut() {
-            let buffer = buffers.first().copied().unwrap_or(&[]);
-            decoded.add(buffer, len, *value_type == Type::Bool)?;
         }
         let first = values.len;
         values.len = first

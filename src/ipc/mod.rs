@@ -17,6 +17,7 @@ mod read;
 mod schema;
 mod stream;
 mod write;
+pub use arrow_type::ArrowType;
 pub use dictionary::Dictionary;
 pub use read::read_ipc;
 pub use schema::Scalar;

@@ -216,6 +216,7 @@ impl<'a> BatchReader<'a> {
                     validity: flags_column(valid.as_deref(), 1)?,
                 });
             }
+            // Only Null values are not kept: every row null, its indices kept.
             let all_null = *value_type == Type::Null;
             row_valid = dictionary_validity(
                 scalar,
@@ -225,15 +226,7 @@ impl<'a> BatchReader<'a> {
                 dictionary,
                 all_null,
             )?;
-            match &dictionary.decoded {
-                // Each row's value, read as a column of the values' type.
-                Some(decoded) if !all_null => {
-                    let keys = self.buffers[b + 1];
-                    let values = decoded.gather(scalar, keys, rows, row_valid.as_deref())?;
-                    (decoded.scalar, Cow::Owned(values), 1, None)
-                }
-                _ => (scalar, Cow::Borrowed(self.buffers[b + 1]), 1, None),
-            }
+            (scalar, Cow::Borrowed(self.buffers[b + 1]), 1, None)
         } else if let Some(distinct) = dictionaries.text.get_mut(&index) {
             let strings = Strings {
                 offsets: self.buffers[b + 1],

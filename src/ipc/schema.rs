@@ -1,7 +1,11 @@
 //! What the reader makes of a schema: which Arrow types become which columns, their names
 //! as arrow-rs prints them, and how many field nodes and buffers each field takes in a batch.
 
+use std::rc::Rc;
+
 use arrow_ipc::{DateUnit, Field, MetadataVersion, Precision, TimeUnit, Type, UnionMode};
+
+use super::arrow_type::ArrowType;
 
 use super::{invalid_ipc, FieldInfo, Float64As, Int64As, ReadOptions, SourceKind};
 use crate::dtype::DType;
@@ -80,18 +84,9 @@ impl Scalar {
     /// integers it stores (api.md "Tables": Date32 and Time32 as Int32; Timestamp, Date64,
     /// Time64 and Duration as Int64, under the `int64` option).
     pub fn read_as(field: &Field) -> Option<Scalar> {
-        Scalar::of(field).or_else(|| match field.type_type() {
-            Type::Date => match field.type_as_date()?.unit() {
-                DateUnit::DAY => Some(Scalar::I32),
-                DateUnit::MILLISECOND => Some(Scalar::I64),
-                _ => None,
-            },
-            Type::Time => match field.type_as_time()?.bitWidth() {
-                32 => Some(Scalar::I32),
-                64 => Some(Scalar::I64),
-                _ => None,
-            },
-            Type::Timestamp | Type::Duration => Some(Scalar::I64),
+        Scalar::of(field).or_else(|| match kept_values(field)? {
+            KeptValues::Integers(arrow) if arrow.integer_width() == 4 => Some(Scalar::I32),
+            KeptValues::Integers(_) => Some(Scalar::I64),
             _ => None,
         })
     }
@@ -152,16 +147,63 @@ fn integer(bits: i32, signed: bool) -> Option<Scalar> {
     })
 }
 
-/// What a dictionary field's values are kept as: `Some(None)` strings, `Some(Some(scalar))`
-/// numbers; `None` where they are not kept (its column is then its indices alone).
-pub fn kept_values(field: &Field) -> Option<Option<Scalar>> {
-    match field.type_type() {
-        Type::Utf8 | Type::LargeUtf8 => Some(None),
+/// How a dictionary's values are kept on the host.
+#[derive(Clone, Debug, PartialEq)]
+pub enum KeptValues {
+    Text,
+    /// 8- to 32-bit integers, floats and Float64, as numbers.
+    Numbers(Scalar),
+    /// 64-bit integers, booleans and temporal values, as the integers Arrow stores, written
+    /// back as this type.
+    Integers(ArrowType),
+}
+
+/// How a dictionary field's values are kept; `None` where they are not (its column is then
+/// its indices alone).
+pub fn kept_values(field: &Field) -> Option<KeptValues> {
+    let unit = |unit: TimeUnit| (unit.0 <= TimeUnit::NANOSECOND.0).then_some(unit);
+    Some(match field.type_type() {
+        Type::Utf8 | Type::LargeUtf8 => KeptValues::Text,
+        Type::Date => KeptValues::Integers(ArrowType::Date {
+            millis: match field.type_as_date()?.unit() {
+                DateUnit::DAY => false,
+                DateUnit::MILLISECOND => true,
+                _ => return None,
+            },
+        }),
+        Type::Time => {
+            let time = field.type_as_time()?;
+            let bits = u8::try_from(time.bitWidth())
+                .ok()
+                .filter(|b| *b == 32 || *b == 64)?;
+            KeptValues::Integers(ArrowType::Time {
+                unit: unit(time.unit())?,
+                bits,
+            })
+        }
+        Type::Timestamp => {
+            let timestamp = field.type_as_timestamp()?;
+            KeptValues::Integers(ArrowType::Timestamp {
+                unit: unit(timestamp.unit())?,
+                timezone: timestamp.timezone().map(Rc::from),
+            })
+        }
+        Type::Duration => KeptValues::Integers(ArrowType::Duration {
+            unit: unit(field.type_as_duration()?.unit())?,
+        }),
         _ => match Scalar::of(field)? {
-            Scalar::I64 | Scalar::U64 | Scalar::Bool => None,
-            scalar => Some(Some(scalar)),
+            Scalar::I64 => KeptValues::Integers(ArrowType::Int {
+                bits: 64,
+                signed: true,
+            }),
+            Scalar::U64 => KeptValues::Integers(ArrowType::Int {
+                bits: 64,
+                signed: false,
+            }),
+            Scalar::Bool => KeptValues::Integers(ArrowType::Bool),
+            scalar => KeptValues::Numbers(scalar),
         },
-    }
+    })
 }
 
 /// A dictionary field's index type (signed 32-bit when the schema leaves it out).
@@ -315,8 +357,7 @@ fn column_type(field: &Field, options: &ReadOptions) -> Result<(DType, u32, Sour
                 "whose dictionary values are not supported",
             ));
         }
-        // Kept values take uint32 codes, as text does; the others load as their values
-        // (`dictionary::Decoded`), as a column of the values' type does.
+        // Kept values take uint32 codes, as text does.
         index_type(field).ok_or_else(|| unsupported(field, "with unsupported indices"))?;
         if kept_values(field).is_some() {
             return Ok((DType::U32, 1, SourceKind::DictionaryIndices));
@@ -326,7 +367,10 @@ fn column_type(field: &Field, options: &ReadOptions) -> Result<(DType, u32, Sour
             let (dtype, size, _) = scalar(index_type(field))?;
             return Ok((dtype, size, SourceKind::DictionaryIndices));
         }
-        return scalar(Scalar::read_as(field));
+        return Err(unsupported(
+            field,
+            "whose dictionary values are not supported",
+        ));
     }
     match (field.type_as_fixed_size_list(), item(field)) {
         (Some(list), Some(item)) if (1..=4).contains(&list.listSize()) => {

@@ -139,6 +139,7 @@ fn values_type(dictionary: &Dictionary) -> ArrowType {
             large: text_bytes(values) > i32::MAX as usize,
         },
         Dictionary::Numbers(_, scalar) => ArrowType::of_numbers(*scalar),
+        Dictionary::Integers(_, arrow) => arrow.clone(),
     }
 }
 
@@ -206,6 +207,14 @@ fn write_dictionary(out: &mut Vec<u8>, id: i64, dictionary: &Dictionary) -> Resu
             }
             body.buffer(bytes.len(), bytes.into_iter())?;
         }
+        Dictionary::Integers(values, arrow) => match arrow.integer_width() {
+            0 => body.bits(len, |i| values[i] != 0)?,
+            // Little-endian: a 32-bit value's bytes are its i64's first four.
+            width => body.buffer(
+                len * width,
+                (values.iter()).flat_map(|v| v.to_le_bytes().into_iter().take(width)),
+            )?,
+        },
     }
     write_batch(out, &body, len, Some(id))
 }

@@ -236,7 +236,7 @@ impl Device {
             return js_sys::Promise::reject(&invalid(message));
         }
         let dictionaries = match (dictionaries.iter())
-            .map(super::table::dictionary_from_js)
+            .map(super::dictionary::dictionary_from_js)
             .collect::<JsResult<Vec<_>>>()
         {
             Ok(dictionaries) => dictionaries,

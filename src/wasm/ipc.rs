@@ -149,7 +149,7 @@ impl IpcWriter {
         validity: &EvaluatorList,
         dictionary: JsValue,
     ) -> JsResult<()> {
-        let dictionary = super::table::dictionary_from_js(&dictionary)?;
+        let dictionary = super::dictionary::dictionary_from_js(&dictionary)?;
         self.add_nodes(
             name,
             kind,

@@ -3,6 +3,7 @@
 //! variadic, typed API lives in `js/`.
 
 mod device;
+mod dictionary;
 mod ipc;
 mod read;
 mod sparse;

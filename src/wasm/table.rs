@@ -8,13 +8,13 @@ use std::rc::Rc;
 use serde::Deserialize;
 use wasm_bindgen::prelude::*;
 
+use super::dictionary::{dictionary_from_js, dictionary_to_js};
 use super::{
     copy_typed, invalid, number_arg, optional_number_arg, read, set, to_js, Evaluator, JsResult,
 };
 use crate::dtype::DType;
 use crate::error::{ErrorCode, GpuTableError};
 use crate::evaluator;
-use crate::ipc::{Dictionary, Scalar};
 use crate::ir::NodeRef;
 use crate::table::{
     self, Batch, BatchRef, BufferRef, DataRef, Field, Table, TableRef, Vector, VectorRef,
@@ -60,52 +60,6 @@ pub(super) fn fields_from_js(fields: JsValue) -> JsResult<Vec<Field>> {
             })
         })
         .collect()
-}
-
-/// A dictionary from JS: an array of distinct strings, or of distinct numbers (written back
-/// as Float64); `undefined` or `null` for none.
-pub(super) fn dictionary_from_js(values: &JsValue) -> JsResult<Option<Rc<Dictionary>>> {
-    if values.is_undefined() || values.is_null() {
-        return Ok(None);
-    }
-    let bad = || invalid("a dictionary is an array of distinct strings or of distinct numbers");
-    let array = values.dyn_ref::<js_sys::Array>().ok_or_else(bad)?;
-    let items: Vec<JsValue> = array.iter().collect();
-    let dictionary = match items.first().is_some_and(|v| v.as_f64().is_some()) {
-        true => Dictionary::Numbers(
-            (items.iter())
-                .map(|v| v.as_f64().ok_or_else(bad))
-                .collect::<JsResult<_>>()?,
-            Scalar::F64,
-        ),
-        false => Dictionary::Text(
-            (items.iter())
-                .map(|v| v.as_string().map(Rc::from).ok_or_else(bad))
-                .collect::<JsResult<_>>()?,
-        ),
-    };
-    let distinct = match &dictionary {
-        Dictionary::Text(values) => {
-            let set: std::collections::HashSet<&str> = values.iter().map(|v| &**v).collect();
-            set.len() == values.len()
-        }
-        Dictionary::Numbers(values, _) => {
-            let set: std::collections::HashSet<u64> = values.iter().map(|v| v.to_bits()).collect();
-            set.len() == values.len()
-        }
-    };
-    if !distinct {
-        return Err(bad());
-    }
-    Ok(Some(Rc::new(dictionary)))
-}
-
-/// A dictionary as JS sees it: an array of its strings or numbers.
-pub(super) fn dictionary_to_js(dictionary: &Dictionary) -> js_sys::Array {
-    match dictionary {
-        Dictionary::Text(values) => values.iter().map(|v| JsValue::from_str(v)).collect(),
-        Dictionary::Numbers(values, _) => values.iter().map(|&v| JsValue::from_f64(v)).collect(),
-    }
 }
 
 pub(super) fn fields_to_js(fields: &[Field]) -> js_sys::Array {

@@ -180,7 +180,9 @@ test('dictionaries of numbers and dictionaries made from JS keep their values', 
   assert.deepEqual(field.dictionary, [300, -7, 12]);
   const big = await table.filter(t => gt.greater(t.v, 100));
   assert.equal(big.numRows, 2);
-  assert.deepEqual(arrow.tableFromIPC(big.toArrowIPC()).getChild('v').toArray(), [300, 300]);
+  const bigBack = arrow.tableFromIPC(big.toArrowIPC());
+  assert.deepEqual(bigBack.getChild('v').toArray(), [300, 300]);
+  assert.equal(String(bigBack.schema.fields[0].type.dictionary), 'Int16', 'a verb keeps the values\' type');
   const back = arrow.tableFromIPC(table.toArrowIPC());
   assert.ok(back.schema.fields[0].type.dictionary.typeId === new arrow.Int16().typeId, 'written back as Int16 values');
   assert.deepEqual([...back.getChild('v')], [300, -7, 300, null, 12]);
@@ -200,7 +202,7 @@ test('dictionaries of numbers and dictionaries made from JS keep their values', 
   for (const t of [table, big, made, sorted]) t.destroy();
 });
 
-test('dictionaries of 64-bit integers, booleans, dates and timestamps load as their values', () => {
+test('dictionaries of 64-bit integers, booleans and temporal values keep their values through verbs and back', async () => {
   const dictionary = (values, type, keys) => arrow.makeVector(arrow.makeData({
     type: new arrow.Dictionary(type, new arrow.Int32()),
     length: keys.length,
@@ -210,23 +212,66 @@ test('dictionaries of 64-bit integers, booleans, dates and timestamps load as th
     dictionary: arrow.vectorFromArray(values, type),
   }));
   const keys = [2, 0, null, 1, 2];
-  const ipc = arrow.tableToIPC(arrow.tableFromArrays({
+  const nanos = arrow.makeData({type: new arrow.TimestampNanosecond('UTC'), length: 3, data: BigInt64Array.from([1700000000123456789n, -1n, 5n])});
+  const source = arrow.tableFromArrays({
     day: dictionary([new Date(86400000 * 3), new Date(0), new Date(86400000)], new arrow.DateDay(), keys),
     at: dictionary([1000, 2000, 5000], new arrow.TimestampMillisecond(), keys),
     big: dictionary([-7n, 12n, 1n << 40n], new arrow.Int64(), keys),
+    huge: dictionary([2n ** 64n - 1n, 0n, 2n ** 63n], new arrow.Uint64(), keys),
     flag: dictionary([true, false, true], new arrow.Bool(), keys),
-  }));
-  // Int64 and timestamps need the int64 option, as such columns do.
-  throwsCode(() => gt.GPUTable.fromArrowIPCSync(ipc), 'TYPE_MISMATCH');
-  const table = gt.GPUTable.fromArrowIPCSync(ipc, {int64: 'float32'});
-  const read = name => Array.from(table.getVector(name).readValueSync());
-  assert.deepEqual(read('day'), [1, 3, 0, 0, 1], 'days, their indices no more');
-  assert.deepEqual(read('at'), [5000, 1000, 0, 2000, 5000]);
-  assert.deepEqual(read('big'), [2 ** 40, -7, 0, 12, 2 ** 40]);
-  assert.deepEqual(read('flag'), [1, 1, 0, 0, 1]);
-  for (const name of ['day', 'at', 'big', 'flag']) {
-    assert.equal(table.schema.field(name).dictionary ?? null, null, `${name}: no dictionary kept`);
-    assert.deepEqual(Array.from(table.getVector(name).validity.readValueSync()), [1, 1, 0, 1, 1], name);
+    clock: dictionary([1n, 86399999999999n, 0n], new arrow.TimeNanosecond(), keys),
+    wait: dictionary([-5n, 7n, 9n], new arrow.DurationMicrosecond(), keys),
+    stamp: arrow.makeVector(arrow.makeData({
+      type: new arrow.Dictionary(nanos.type, new arrow.Int32()), length: 5, nullCount: 1,
+      nullBitmap: Uint8Array.from([0b11011]), data: Int32Array.from(keys, k => k ?? 0), dictionary: arrow.makeVector(nanos),
+    })),
+  });
+  const names = source.schema.fields.map(f => f.name);
+  // No int64 option is needed: the codes are uint32, the values stay on the host.
+  const table = gt.GPUTable.fromArrowIPCSync(arrow.tableToIPC(source));
+  for (const name of names) {
+    assert.equal(table.schema.field(name).type, 'uint32', name);
+    assert.deepEqual(await rowsOf(table, name), [...source.getChild(name)], `${name}: values as apache-arrow decodes them`);
   }
-  table.destroy();
+  assert.deepEqual(table.schema.field('big').dictionary, [-7n, 12n, 1n << 40n]);
+  assert.deepEqual(table.schema.field('flag').dictionary, [true, false]);
+  assert.deepEqual(table.schema.field('day').dictionary, [86400000 * 3, 0, 86400000]);
+
+  // Verbs keep the dictionary; written back, each column has its value type and values.
+  const kept = await table.filter(t => gt.isValid(t.big));
+  const back = arrow.tableFromIPC(kept.toArrowIPC());
+  for (const name of names) {
+    assert.equal(String(back.getChild(name).type.dictionary), String(source.getChild(name).type.dictionary), name);
+    assert.deepEqual([...back.getChild(name)], [...source.getChild(name)].filter((_, i) => keys[i] !== null), name);
+  }
+  assert.deepEqual(back.getChild('stamp').data[0].dictionary.data[0].values, BigInt64Array.from([1700000000123456789n, -1n, 5n]), 'nanoseconds exact');
+
+  // Order and grouping go by value (bigints as integers, false before true).
+  const sorted = await table.orderBy('big', {descending: true});
+  assert.deepEqual(await rowsOf(sorted, 'big'), [1n << 40n, 1n << 40n, 12n, -7n, null]);
+  const grouped = await table.groupBy('flag').rollup({n: 'count'});
+  assert.deepEqual(await rowsOf(grouped, 'flag'), [false, true, null]);
+  assert.deepEqual([...await grouped.getVector('n').readValue()], [1, 3, 1]);
+  // Joined by value with a dictionary of other codes, and with a plain column by number.
+  const other = gt.GPUTable.fromArrowIPCSync(arrow.tableToIPC(arrow.tableFromArrays({
+    big: dictionary([12n, 3n, 1n << 40n], new arrow.Int64(), [0, 2, 1]),
+    n: Float32Array.from([10, 20, 30]),
+  })));
+  const joined = await table.join(other, {on: 'big'});
+  assert.deepEqual(await rowsOf(joined, 'big'), [1n << 40n, 12n, 1n << 40n]);
+  assert.deepEqual([...await joined.getVector('n').readValue()], [20, 10, 20]);
+  const plain = gt.GPUTableEvaluator.fromArray([12, -7], {type: 'sint32'});
+  const {left, right} = gt.join(table.getVector('big'), plain);
+  assert.deepEqual([...await left.readValue()], [1, 3]);
+  assert.deepEqual([...await right.readValue()], [1, 0]);
+  // Bigints, booleans and numbers compare with the values (the null row left out).
+  const rowsBut2 = async evaluator => [...await evaluator.readValue()].filter((_, i) => i !== 2);
+  const big = table.getVector('big');
+  assert.deepEqual(await rowsBut2(gt.equal(big, 12n)), [0, 0, 1, 0]);
+  assert.deepEqual(await rowsBut2(gt.greater(big, 0n)), [1, 0, 1, 1]);
+  assert.deepEqual(await rowsBut2(gt.less(big, 12)), [0, 1, 0, 0]);
+  assert.deepEqual(await rowsBut2(gt.equal(table.getVector('flag'), true)), [1, 1, 0, 1]);
+  throwsCode(() => gt.greater(big, 'x'), 'TYPE_MISMATCH');
+  assert.deepEqual([...await gt.equal(plain, 12n).readValue()], [1, 0]);
+  for (const t of [table, kept, sorted, grouped, other, joined]) t.destroy();
 });
