@@ -406,12 +406,16 @@ pub(crate) fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Resul
                     (q, format!("fetch_{sorted}(mid, 0u)"), order, test)
                 }
             };
+            // Branch-free: the answer lies in [lo, lo + n]; every invocation runs the same
+            // halvings (n depends on the keys alone), so none waits on another's branches.
             let _ = writeln!(
                 body,
-                "    let q{id} = {query};\n    var lo{id} = 0u;\n    var hi{id} = param({rows}u);\n    \
-                 while (lo{id} < hi{id}) {{\n        let mid = lo{id} + (hi{id} - lo{id}) / 2u;\n        \
+                "    let q{id} = {query};\n    var lo{id} = 0u;\n    var n{id} = param({rows}u);\n    \
+                 while (n{id} > 1u) {{\n        let half = n{id} / 2u;\n        let mid = lo{id} + half;\n        \
                  let k = {key};\n        {order}\
-                 if ({past}) {{ lo{id} = mid + 1u; }} else {{ hi{id} = mid; }}\n    }}\n    \
+                 lo{id} = select(lo{id}, mid, {past});\n        n{id} -= half;\n    }}\n    \
+                 if (n{id} == 1u) {{\n        let mid = lo{id};\n        let k = {key};\n        {order}\
+                 lo{id} += select(0u, 1u, {past});\n    }}\n    \
                  v{id}[0] = lo{id};"
             );
         }

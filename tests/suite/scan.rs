@@ -141,6 +141,20 @@ pub async fn search_sorted_finds_left_and_right_sides<T: Target>() {
     assert_eq!(&*left.chunks, &[3, 0, 4]);
     assert_eq!(read_u32(&left).await, vec![0, 0, 1, 4, 5, 7, 8]);
     assert_eq!(read_u32(&right).await, vec![0, 1, 4, 4, 7, 8, 8]);
+    // Every short length, empty included (the GPUs' halvings end on one key, or none).
+    for n in 0..10 {
+        let keys: Vec<i32> = (0..n).map(|k| 2 * k).collect();
+        let probes: Vec<i32> = (-1..=2 * n).collect();
+        let (sorted, queries) = (i32s(&keys, 1), i32s(&probes, 1));
+        for upper in [false, true] {
+            let found = ir::search_sorted(&sorted, &queries, upper).unwrap();
+            evaluate::<T>(std::slice::from_ref(&found)).await.unwrap();
+            let expected: Vec<u32> = (probes.iter())
+                .map(|&q| keys.iter().filter(|&&k| k < q || (upper && k == q)).count() as u32)
+                .collect();
+            assert_eq!(read_u32(&found).await, expected, "{n} keys, upper {upper}");
+        }
+    }
     // Floats, a computed sorted column, and every row of a long one.
     let n = 3000u32;
     let steps = f32s(&(0..n).map(|i| (i / 3) as f32 * 0.5).collect::<Vec<_>>(), 1);
