@@ -3,7 +3,8 @@
 //! backend, in one process, then W6 (sparse, `native_sparse.rs`). Prints tables.
 //! `BENCH_GPU_ROWS`, `BENCH_SPARSE_ROWS` and `BENCH_SPARSE_ENTRIES` size them;
 //! `BENCH_SORT_PAIRS` (pair counts, comma-separated; none by default) adds the sort of
-//! uint32 key-value pairs that `scripts/gpu-check.sh` times on a real GPU.
+//! uint32 key-value pairs that `scripts/gpu-check.sh` times on a real GPU, and `topK(10)` of
+//! as many float32 rows beside the first 10 rows of their whole sort.
 
 mod native_sparse;
 
@@ -175,6 +176,7 @@ fn main() {
             .map(|c| c as usize)
             .collect();
         sort_pairs(&device, &counts);
+        top_k(&device, &counts);
     }
     native_sparse::run(
         &device,
@@ -246,6 +248,45 @@ fn sort_pairs(device: &GpuDevice, counts: &[usize]) {
         println!(
             "| {n} pairs | {gpu_ms:.1} | {:.3} | {dispatches} | {cpu_ms:.1} | {rust_ms:.1} |",
             n as f64 / gpu_ms / 1e6
+        );
+    }
+}
+
+/// `topK(x, 10)` of `n` float32 rows on the WebGPU backend (each block's first rows sorted in
+/// workgroup memory, then those alone), beside the first 10 rows of the whole sort, timed to
+/// the end of the device's work (the 10 rows read back); the rows are checked to agree.
+fn top_k(device: &GpuDevice, counts: &[usize]) {
+    println!("\n| topK(10) of float32 rows | webgpu topK ms | dispatches | whole sort's first 10 ms | dispatches |");
+    println!("|---|---|---|---|---|");
+    for &n in counts {
+        let x = source(random(n, 7), 1);
+        let top = || ir::top_k(&x, 10.0, true).expect("topK").1;
+        let whole = || {
+            let order = ir::argsort(std::slice::from_ref(&x), &[true], ir::Nulls::Last);
+            ir::slice(&order.expect("argsort"), 0.0, 10.0).expect("slices")
+        };
+        let time = |build: &dyn Fn() -> NodeRef| {
+            median(3, || {
+                let rows = build();
+                evaluate_blocking(device, std::slice::from_ref(&rows)).expect("evaluates");
+                read_value(&rows, None, None).expect("reads");
+            })
+        };
+        let passes =
+            |build: &dyn Fn() -> NodeRef| pass_count(&explain(device, &build()).expect("plans"));
+        let (top_ms, whole_ms) = (time(&top), time(&whole));
+        let (a, b) = (top(), whole());
+        evaluate_blocking(device, &[a.clone(), b.clone()]).expect("evaluates");
+        let same = read_value(&a, None, None).expect("reads")
+            == read_value(&b, None, None).expect("reads");
+        assert!(
+            same,
+            "topK(10) of {n} rows differs from the sort's first 10"
+        );
+        println!(
+            "| {n} rows | {top_ms:.1} | {} | {whole_ms:.1} | {} |",
+            passes(&top),
+            passes(&whole)
         );
     }
 }

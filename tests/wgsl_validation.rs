@@ -200,6 +200,21 @@ fn generated_kernels_are_valid_wgsl() {
             &format!("the sort's {kind} kernel"),
         );
     }
+    // WebGPU's sort read for its first rows: each block's select by 1 to 4 key words, the
+    // candidates' keys gathered, their order mapped back.
+    use gputable::wgsl::compute::{top_k_source, TOP_K_WORDS};
+    for words in 1..=TOP_K_WORDS {
+        validate(
+            &top_k_source("select", words).unwrap(),
+            &format!("the select kernel by {words} key words"),
+        );
+    }
+    for kind in ["gather", "finish"] {
+        validate(
+            &top_k_source(kind, 0).unwrap(),
+            &format!("the first rows' {kind} kernel"),
+        );
+    }
     // WebGPU's lookup: the hash table's inserts and probes.
     for kind in ["insert", "probe"] {
         validate(

@@ -206,9 +206,9 @@ pub trait SortModel: DeviceModel {
     fn sort_scratch_bytes(&self, rows: u32, _keys: usize) -> u64 {
         split_sort_scratch_bytes(self, rows)
     }
-    /// The kernels of this device's own sort of `sort` (a sort's pass), and a line saying
-    /// what they do.
-    fn describe_sort(&self, _sort: &Node) -> (u64, String) {
+    /// The kernels of this device's own sort of `sort` (a sort's pass, which writes its
+    /// first key in order too where `writes_first_key`), and a line saying what they do.
+    fn describe_sort(&self, _sort: &Node, _writes_first_key: bool) -> (u64, String) {
         (0, String::new())
     }
 }

@@ -172,7 +172,7 @@ fn pass_kernels(device: &dyn CostModel, region: &Region, pass: &Pass) -> Result<
 
 /// The kernels of a device's own sort, with the copies joining keys stored in chunks.
 fn describe_native_sort(device: &dyn CostModel, region: &Region) -> Result<(u64, String)> {
-    let (kernels, line) = device.describe_sort(&region.root);
+    let (kernels, line) = device.describe_sort(&region.root, !region.sorted_keys.is_empty());
     if device.sorts_keys_in_chunks() {
         return Ok((kernels, line));
     }

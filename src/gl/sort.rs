@@ -157,7 +157,7 @@ impl SortModel for GlDevice {
         }
     }
     /// The draws of the merge sort `sort` (one per merge pass), and `explain`'s line for them.
-    fn describe_sort(&self, sort: &Node) -> (u64, String) {
+    fn describe_sort(&self, sort: &Node, _writes_first_key: bool) -> (u64, String) {
         let passes = merge_passes(sort.meta.length) as u64;
         (
             passes,

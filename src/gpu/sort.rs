@@ -1,7 +1,9 @@
 //! The stable sort on WebGPU: an LSD radix sort of 8-bit digits (shaders/radix_sort.wgsl),
 //! three dispatches a digit, with each key and the permutation in one binding; the last
 //! passes carry the first key, so the sort writes it in order too. A sort too large for
-//! that runs as the IR's one-bit split passes, which bind values in parts.
+//! that runs as the IR's one-bit split passes, which bind values in parts. Where only its
+//! first few rows are read (`topK`), each run of rows keeps its own first few in one pass
+//! (shaders/top_k.wgsl) and the radix sort orders those candidates alone.
 
 use std::rc::Rc;
 
@@ -11,7 +13,10 @@ use crate::engine::{split_sort_scratch_bytes, DeviceModel, SortModel, Sorts};
 use crate::error::Result;
 use crate::ir::Node;
 use crate::value::Value;
-use crate::wgsl::compute::{sort_source, SORT_BLOCK, SORT_DIGIT_BITS, SORT_THREADS};
+use crate::wgsl::compute::{
+    sort_source, top_k_source, SORT_BLOCK, SORT_DIGIT_BITS, SORT_THREADS, TOP_K_MOST, TOP_K_RUN,
+    TOP_K_WORDS, WORKGROUP_SIZE,
+};
 
 const DIGITS: u32 = 1 << SORT_DIGIT_BITS;
 
@@ -41,6 +46,20 @@ fn passes(bits: &[u32]) -> Vec<(usize, u32)> {
 /// Words of each block's digit counts in a sort of `rows` rows.
 fn digit_counts(rows: u32) -> u32 {
     rows.div_ceil(SORT_BLOCK) * DIGITS
+}
+
+/// The rows each run of `TOP_K_RUN` keeps where a sort of `rows` rows is read for its first
+/// `ordered_rows` alone: at most `TOP_K_MOST`, by keys whose words a run holds, from four
+/// runs on (its arrays are then fewer bytes than a radix sort's of every row).
+fn first_rows_per_run(rows: u32, ordered_rows: u32, keys: usize) -> Option<u32> {
+    let kept = ordered_rows.min(rows);
+    let fits = keys <= TOP_K_WORDS && rows >= 4 * TOP_K_RUN;
+    (fits && (1..=TOP_K_MOST).contains(&kept)).then_some(kept)
+}
+
+/// A key word's mask: its low `bits` bits.
+fn mask(bits: u32) -> u32 {
+    u32::MAX >> (32 - bits.clamp(1, 32))
 }
 
 impl GpuDevice {
@@ -89,7 +108,7 @@ impl Sorts for GpuDevice {
         batch: &mut GpuBatch,
         keys: &[&[Rc<Value>]],
         bits: &[u32],
-        _ordered_rows: u32,
+        ordered_rows: u32,
         sorted: &[usize],
     ) -> Result<(Value, Vec<Value>)> {
         if sorted.iter().any(|&key| key != 0) {
@@ -99,11 +118,53 @@ impl Sorts for GpuDevice {
         let rows: u32 = keys
             .first()
             .map_or(0, |key| key.iter().map(|c| c.rows).sum());
-        let bytes = rows as u64 * 4;
-        self.check_binding(bytes, "a sort's permutation")?;
+        self.check_binding(rows as u64 * 4, "a sort's permutation")?;
         let joined = (keys.iter())
             .map(|key| key_buffer(self, key, rows))
             .collect::<Result<Vec<_>>>()?;
+        let value = |lease| self.stored(DType::U32, 1, rows, lease);
+        // Where only the first rows are read, the candidates each run keeps are sorted alone.
+        let first_rows = match first_rows_per_run(rows, ordered_rows, keys.len()) {
+            Some(kept) if !writes_first_key => {
+                let pipelines = self.top_k_pipelines(joined.len()).await?;
+                Some(self.candidates(batch, pipelines, &joined, bits, rows, kept)?)
+            }
+            _ => None,
+        };
+        let sorting = first_rows.as_ref().map_or(&joined, |c| &c.keys);
+        let sorted_rows = first_rows.as_ref().map_or(rows, |c| c.count);
+        let (permutation, first_key) = self
+            .radix_sort(batch, sorting, bits, sorted_rows, writes_first_key)
+            .await?;
+        if let Some(candidates) = first_rows {
+            let permutation = self.first_rows(batch, candidates, permutation, rows)?;
+            batch.keep.push(first_key);
+            return Ok((value(permutation), Vec::new()));
+        }
+        let sorted_keys = match writes_first_key {
+            true => vec![value(first_key)],
+            false => {
+                batch.keep.push(first_key);
+                Vec::new()
+            }
+        };
+        Ok((value(permutation), sorted_keys))
+    }
+}
+
+impl GpuDevice {
+    /// Records the radix sort of the keys `joined` (`rows` rows each) by their low `bits`
+    /// bits: the permutation, and the first key carried by the last passes (in its order
+    /// where `writes_first_key`).
+    async fn radix_sort(
+        &self,
+        batch: &mut GpuBatch,
+        joined: &[(wgpu::Buffer, u64)],
+        bits: &[u32],
+        rows: u32,
+        writes_first_key: bool,
+    ) -> Result<(BufferLease, BufferLease)> {
+        let bytes = rows as u64 * 4;
         let blocks = rows.div_ceil(SORT_BLOCK);
         let (grid, stride) = self.grid(blocks.max(1) * SORT_THREADS, SORT_THREADS)?;
         let bound = |lease: &BufferLease, bytes: u64| (lease.buffer.clone(), bytes);
@@ -190,16 +251,108 @@ impl Sorts for GpuDevice {
         let [permutation, spare] = permutations;
         let [first_key, spare_key] = carried;
         batch.keep.extend([spare, counts, totals, spare_key]);
-        let value = |lease| self.stored(DType::U32, 1, rows, lease);
-        let sorted_keys = match writes_first_key {
-            true => vec![value(first_key)],
-            false => {
-                batch.keep.push(first_key);
-                Vec::new()
-            }
-        };
-        Ok((value(permutation), sorted_keys))
+        Ok((permutation, first_key))
     }
+
+    /// The kernels keeping each run's first rows by `words` key words, gathering their keys,
+    /// and mapping them back (shaders/top_k.wgsl).
+    async fn top_k_pipelines(&self, words: usize) -> Result<[Rc<wgpu::ComputePipeline>; 3]> {
+        Ok([
+            self.pipeline(&top_k_source("select", words)?).await?,
+            self.pipeline(&top_k_source("gather", 0)?).await?,
+            self.pipeline(&top_k_source("finish", 0)?).await?,
+        ])
+    }
+
+    /// Records the candidates for the first `kept` rows of the stable sort of `joined` (by
+    /// their low `bits` bits): each run of `TOP_K_RUN` rows keeps its first `kept`, laid out
+    /// by run, each run's in order, so that a stable sort of them keeps ties in row order.
+    fn candidates(
+        &self,
+        batch: &mut GpuBatch,
+        [select, gather, finish]: [Rc<wgpu::ComputePipeline>; 3],
+        joined: &[(wgpu::Buffer, u64)],
+        bits: &[u32],
+        rows: u32,
+        kept: u32,
+    ) -> Result<Candidates> {
+        let count = rows.div_ceil(TOP_K_RUN) * kept;
+        let bytes = count as u64 * 4;
+        let rows_lease = self.sort_array(batch, bytes)?;
+        let rows_bound = (rows_lease.buffer.clone(), bytes);
+        let (grid, stride) = self.grid(rows.div_ceil(TOP_K_RUN), WORKGROUP_SIZE)?;
+        let mut params = vec![rows, stride, 0, kept];
+        params.extend(bits.iter().map(|&b| mask(b)));
+        batch.dispatches.push(Dispatch {
+            pipeline: select,
+            params: padded(params),
+            buffers: [joined, std::slice::from_ref(&rows_bound)].concat(),
+            grid,
+        });
+        let (grid, stride) = self.grid(count, WORKGROUP_SIZE)?;
+        let mut keys = Vec::with_capacity(joined.len());
+        for (key, &b) in joined.iter().zip(bits) {
+            let lease = self.sort_array(batch, bytes)?;
+            let bound = (lease.buffer.clone(), bytes);
+            batch.dispatches.push(Dispatch {
+                pipeline: gather.clone(),
+                params: padded(vec![count, stride, 0, mask(b)]),
+                buffers: vec![key.clone(), rows_bound.clone(), bound.clone()],
+                grid,
+            });
+            keys.push(bound);
+            batch.keep.push(lease);
+        }
+        Ok(Candidates {
+            rows: rows_lease,
+            keys,
+            count,
+            kept,
+            finish,
+        })
+    }
+
+    /// A permutation of `rows` rows whose first rows are the candidates' in `order` (the
+    /// rest are not written).
+    fn first_rows(
+        &self,
+        batch: &mut GpuBatch,
+        candidates: Candidates,
+        order: BufferLease,
+        rows: u32,
+    ) -> Result<BufferLease> {
+        let permutation = self.sort_array(batch, rows as u64 * 4)?;
+        let (grid, stride) = self.grid(candidates.kept, WORKGROUP_SIZE)?;
+        let bytes = candidates.count as u64 * 4;
+        batch.dispatches.push(Dispatch {
+            pipeline: candidates.finish,
+            params: padded(vec![candidates.kept, stride]),
+            buffers: vec![
+                (order.buffer.clone(), bytes),
+                (candidates.rows.buffer.clone(), bytes),
+                (permutation.buffer.clone(), rows as u64 * 4),
+            ],
+            grid,
+        });
+        batch.keep.extend([order, candidates.rows]);
+        Ok(permutation)
+    }
+}
+
+/// The rows each run keeps for a sort's first `kept` rows, and their keys.
+struct Candidates {
+    rows: BufferLease,
+    keys: Vec<(wgpu::Buffer, u64)>,
+    count: u32,
+    kept: u32,
+    /// The kernel mapping the sorted candidates back to rows.
+    finish: Rc<wgpu::ComputePipeline>,
+}
+
+/// A kernel's parameters as its two vec4s hold them, the unused ones 0.
+fn padded(mut params: Vec<u32>) -> Vec<u32> {
+    params.resize(8, 0);
+    params
 }
 
 impl SortModel for GpuDevice {
@@ -212,19 +365,36 @@ impl SortModel for GpuDevice {
             false => split_sort_scratch_bytes(self, rows),
         }
     }
-    /// The dispatches of the native sort `sort` (three per digit), and `explain`'s line for them.
-    fn describe_sort(&self, sort: &Node) -> (u64, String) {
-        let crate::ir::Op::SortPermutation { bits, .. } = &sort.op else {
+    /// The dispatches of the native sort `sort` (three per digit; where only its first rows
+    /// are read, a pass keeping each run's first rows and one gathering each of their keys
+    /// first), and `explain`'s line.
+    fn describe_sort(&self, sort: &Node, writes_first_key: bool) -> (u64, String) {
+        let crate::ir::Op::SortPermutation { bits, ordered_rows } = &sort.op else {
             return (0, String::new());
         };
+        let rows = sort.meta.length;
         let digits = passes(bits).len() as u64;
-        let dispatches = 3 * digits;
-        let blocks = sort.meta.length.div_ceil(SORT_BLOCK);
-        (
-            dispatches,
-            format!(
-                "{dispatches} dispatches: {digits} passes of an 8-bit radix sort (a count, a scan and a placing dispatch each, over {blocks} blocks of {SORT_BLOCK} rows)"
+        let radix = |rows: u32| {
+            let blocks = rows.div_ceil(SORT_BLOCK);
+            format!("{digits} passes of an 8-bit radix sort (a count, a scan and a placing dispatch each, over {blocks} blocks of {SORT_BLOCK} rows)")
+        };
+        match first_rows_per_run(rows, *ordered_rows, bits.len()) {
+            Some(kept) if !writes_first_key => {
+                let runs = rows.div_ceil(TOP_K_RUN);
+                let dispatches = 3 * digits + bits.len() as u64 + 2;
+                (
+                    dispatches,
+                    format!(
+                        "{dispatches} dispatches: the first {kept} rows of each of {runs} runs of {TOP_K_RUN} rows kept, their {} keys gathered, then {}, and their first {kept} mapped back",
+                        runs * kept,
+                        radix(runs * kept)
+                    ),
+                )
+            }
+            _ => (
+                3 * digits,
+                format!("{} dispatches: {}", 3 * digits, radix(rows)),
             ),
-        )
+        }
     }
 }

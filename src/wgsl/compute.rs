@@ -25,6 +25,7 @@ const SCATTER: &str = include_str!(concat!(env!("OUT_DIR"), "/shaders/scatter.wg
 const RADIX_SORT: &str = include_str!(concat!(env!("OUT_DIR"), "/shaders/radix_sort.wgsl"));
 const BINS: &str = include_str!(concat!(env!("OUT_DIR"), "/shaders/bins.wgsl"));
 const LOOKUP: &str = include_str!(concat!(env!("OUT_DIR"), "/shaders/lookup.wgsl"));
+const TOP_K: &str = include_str!(concat!(env!("OUT_DIR"), "/shaders/top_k.wgsl"));
 
 /// Invocations of a bin count workgroup, and rows each adds in a block.
 pub const BIN_THREADS: u32 = 256;
@@ -56,6 +57,12 @@ const _: () = assert!(
     SORT_THREADS == 1 << SORT_DIGIT_BITS,
     "shaders/radix_sort.wgsl"
 );
+
+/// Where only a sort's first rows are read (shaders/top_k.wgsl): the rows each invocation
+/// reads, the most first rows it keeps of them (in private memory), and the most key words.
+pub const TOP_K_RUN: u32 = 256;
+pub const TOP_K_MOST: u32 = 16;
+pub const TOP_K_WORDS: usize = 4;
 
 /// The shared part of a sectioned template and its section `name`.
 pub(super) fn section(template: &str, name: &str) -> Result<String> {
@@ -99,6 +106,38 @@ pub fn scatter_source(kind: &str) -> Result<String> {
 /// row found; see shaders/lookup.wgsl).
 pub fn lookup_source(kind: &str) -> Result<String> {
     let template = section(LOOKUP, kind)?.replace("#WORKGROUP#", &WORKGROUP_SIZE.to_string());
+    Ok(format!(
+        "{}\n{template}",
+        PRELUDE.replace("PARAM_VEC4S", "2")
+    ))
+}
+
+/// A kernel of a sort read for its first rows (see shaders/top_k.wgsl): `select` (each
+/// run's first rows by `words` key words), `gather` or `finish`.
+pub fn top_k_source(kind: &str, words: usize) -> Result<String> {
+    let mut template = section(TOP_K, kind)?.replace("#WORKGROUP#", &WORKGROUP_SIZE.to_string());
+    if kind == "select" {
+        let mut keys = String::new();
+        for w in 0..words {
+            let _ = writeln!(
+                keys,
+                "@group(0) @binding({}) var<storage, read> key{w}: array<u32>;",
+                w + 1
+            );
+        }
+        keys.push_str("fn key_word(w: u32, row: u32) -> u32 {\nswitch w {\n");
+        for w in 0..words {
+            let _ = writeln!(keys, "case {w}u: {{ return key{w}[row]; }}");
+        }
+        keys.push_str("default: { return 0u; }\n}\n}\n");
+        template = template
+            .replace("#KEYS#", &keys)
+            .replace("#WORDS#", &words.to_string())
+            .replace("#MOST#", &TOP_K_MOST.to_string())
+            .replace("#RUN#", &TOP_K_RUN.to_string())
+            .replace("#KEY_SLOTS#", &(TOP_K_MOST as usize * words).to_string())
+            .replace("#CANDIDATES#", &(words + 1).to_string());
+    }
     Ok(format!(
         "{}\n{template}",
         PRELUDE.replace("PARAM_VEC4S", "2")

@@ -298,6 +298,46 @@ pub async fn argsort_by_several_keys_and_top_k<T: Target>() {
     );
 }
 
+/// `topK` of many rows with few distinct keys (ties across every run and chunk), NaN, ±0,
+/// nulls and a partial last run, by every type of key, both directions, k from 1 past the
+/// most a GPU's runs keep: the first k rows of the stable sort, ties in row order.
+pub async fn top_k_of_many_rows_keeps_ties_in_row_order<T: Target>() {
+    let mut rng = Rng(71);
+    let n = 70_001;
+    let values = float_keys(n, &mut rng);
+    let valid: Vec<u8> = (0..n).map(|_| u8::from(rng.below(13) != 0)).collect();
+    for dtype in [DType::F32, DType::I32, DType::U8] {
+        let values: Vec<f64> = match dtype {
+            DType::F32 => values.clone(),
+            _ => values
+                .iter()
+                .map(|v| if v.is_finite() { (v * 2.0).abs() } else { 3.0 })
+                .collect(),
+        };
+        for with_nulls in [false, true] {
+            let flags = with_nulls.then_some(&valid[..]);
+            let x = key_column(dtype, &values, flags, &[30_000, 0, 40_001]);
+            for descending in [true, false] {
+                let order = reference(
+                    &[Key {
+                        values: present(&values, flags),
+                        descending,
+                    }],
+                    Nulls::Last,
+                );
+                for k in [1usize, 7, 16, 17, 128] {
+                    let (_, indices) = ir::top_k(&x, k as f64, descending).unwrap();
+                    assert_eq!(
+                        rows_of::<T>(&indices).await,
+                        &order[..k],
+                        "topK({k}) of {dtype:?}, descending {descending}, nulls {with_nulls}"
+                    );
+                }
+            }
+        }
+    }
+}
+
 async fn rows_of_f32<T: Target>(root: &NodeRef, expected: &[f64]) {
     evaluate_here::<T>(std::slice::from_ref(root)).await;
     let got = super::reduce::as_f64(&read(root).await);
