@@ -5,6 +5,7 @@ import {wasm} from './bindings.js';
 import {fail} from './errors.js';
 import {GPUVector} from './vectors.js';
 import {GPUTableEvaluator, handleOf, wrap} from './evaluator.js';
+import {exactValues, holdsTimes} from './dictionary-source.js';
 
 export const dictionaryOf = x => (x instanceof GPUVector || x instanceof GPUTableEvaluator ? x.dictionary ?? null : null);
 
@@ -42,8 +43,9 @@ const orders = new WeakMap();
 function orderOf(dictionary) {
   let order = orders.get(dictionary);
   if (!order) {
-    const n = dictionary.length;
-    const byValue = Array.from(dictionary.keys()).sort((i, j) => compareValues(dictionary[i], dictionary[j]));
+    const values = exactValues(dictionary);
+    const n = values.length;
+    const byValue = Array.from(values.keys()).sort((i, j) => compareValues(values[i], values[j]));
     // One row at least: a table to gather from is never empty (its column is then all null).
     const codes = new Uint32Array(Math.max(n, 1));
     const ranks = new Uint32Array(Math.max(n, 1));
@@ -51,8 +53,8 @@ function orderOf(dictionary) {
       codes[rank] = code;
       ranks[code] = rank;
     });
-    const index = new Map(dictionary.map((value, code) => [value, code]));
-    order = {codes, ranks, index, sorted: byValue.map(code => dictionary[code])};
+    const index = new Map(values.map((value, code) => [value, code]));
+    order = {codes, ranks, index, sorted: byValue.map(code => values[code])};
     orders.set(dictionary, order);
   }
   return order;
@@ -81,14 +83,14 @@ export function joinKeys(a, b) {
   const [left, right] = [dictionaryOf(a), dictionaryOf(b)];
   if (left === right) return [a, b];
   if (left && right) {
-    if (typeof left[0] !== typeof right[0] && left.length && right.length) {
-      if (typeof left[0] === 'string' || typeof right[0] === 'string') {
-        fail('TYPE_MISMATCH', 'dictionaries of strings and of other values never hold equal values');
-      }
-      return [decoded(a), decoded(b)];
+    // Dates and timestamps meet each other exactly; either meets other values as shown.
+    const times = holdsTimes(left) && holdsTimes(right);
+    const [l, r] = times ? [exactValues(left), exactValues(right)] : [left, right];
+    if ([typeof l[0], typeof r[0]].includes('string') && typeof l[0] !== typeof r[0] && l.length && r.length) {
+      fail('TYPE_MISMATCH', 'dictionaries of strings and of other values never hold equal values');
     }
-    const {index} = orderOf(left);
-    const translated = Uint32Array.from(right, (value, code) => index.get(value) ?? left.length + code);
+    const index = times || !holdsTimes(left) ? orderOf(left).index : new Map(l.map((value, code) => [value, code]));
+    const translated = Uint32Array.from(r, (value, code) => index.get(like(value, l[0])) ?? left.length + code);
     return [a, gatherRows(b, uint32Table(translated.length ? translated : [0]))];
   }
   return [decoded(a), decoded(b)];
@@ -108,31 +110,49 @@ function decoded(x) {
   return gatherRows(x, values);
 }
 
+// `value` as a value of `sample`'s kind where it equals one exactly (a number as a bigint, a
+// bigint as a number, a boolean as 0 or 1), else as it is (equal to none of them).
+function like(value, sample) {
+  const kind = typeof sample;
+  if (typeof value === kind || value === null) return value;
+  if (kind === 'bigint' && (typeof value === 'boolean' || Number.isInteger(value))) return BigInt(value);
+  if (kind === 'number' && typeof value === 'boolean') return Number(value);
+  if (kind === 'number' && typeof value === 'bigint' && BigInt(Number(value)) === value) return Number(value);
+  return value;
+}
+
 // `source`'s rows at `ids` (a code table's: no dictionary of its own).
 const gatherRows = (ids, source) => wrap(() => wasm.gather(handleOf(ids), handleOf(source)));
 const castTo = (x, type) => wrap(() => wasm.cast(handleOf(x), type));
 
-// A value compared with a column by its dictionary: a string, bigint or boolean.
-export const isValue = v => typeof v === 'string' || typeof v === 'bigint' || typeof v === 'boolean';
+// A value compared with a column by its dictionary: a string, bigint, boolean or Date.
+export const isValue = v => typeof v === 'string' || typeof v === 'bigint' || typeof v === 'boolean' || v instanceof Date;
 
 // The operands of a comparison with a dictionary column, as columns and numbers that
-// compare as their values do: for equality codes (a string not in the dictionary is a code
-// no row has), for order ranks (a string as the rank it would take among the values).
+// compare as their values do: for equality codes (a value not in the dictionary is a code
+// no row has), for order ranks (a value as the rank it would take among the values).
 export function byValue(op, a, b) {
   const ordered = op !== 'equal' && op !== 'notEqual';
-  if (isValue(a) || isValue(b)) {
-    const flip = isValue(a);
+  // A number meets dates, timestamps and bigints exactly, as a value of theirs.
+  const exactly = (x, other) => isValue(x) ||
+    (typeof x === 'number' && !Number.isNaN(x) && dictionaryOf(other) !== null && typeof exactValues(dictionaryOf(other))[0] === 'bigint');
+  if (exactly(a, b) || exactly(b, a)) {
+    const flip = exactly(a, b);
     let [column, given] = flip ? [b, a] : [a, b];
     const dictionary = dictionaryOf(column);
     if (!dictionary) {
       if (typeof given === 'string') fail('INVALID_ARGUMENT', `${op} compares a string only with a dictionary column`);
       return flip ? [Number(a), b] : [a, Number(b)];
     }
-    // A number meets a dictionary of bigints as a bigint (and the other way round).
-    if (typeof dictionary[0] === 'bigint' && Number.isInteger(given)) given = BigInt(given);
-    if (typeof dictionary[0] === 'number' && typeof given === 'bigint') given = Number(given);
-    if (ordered && dictionary.length && typeof given !== typeof dictionary[0]) {
-      fail('TYPE_MISMATCH', `${op} orders a dictionary of ${typeof dictionary[0]} values only by values of that kind`);
+    // Dates and timestamps as nanoseconds (a number or Date as milliseconds).
+    if (holdsTimes(dictionary) && (given instanceof Date || typeof given === 'number')) {
+      const ms = Number(given);
+      given = Number.isInteger(ms) ? BigInt(ms) * 1000000n : ms * 1e6;
+    }
+    const sample = exactValues(dictionary)[0];
+    given = like(given, sample);
+    if (ordered && dictionary.length && typeof given !== typeof sample && !(typeof sample === 'bigint' && typeof given === 'number')) {
+      fail('TYPE_MISMATCH', `${op} orders a dictionary of ${typeof sample} values only by values of that kind`);
     }
     const order = orderOf(dictionary);
     let value;

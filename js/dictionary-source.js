@@ -45,3 +45,24 @@ export function dictionarySource(dictionary) {
   if (!signed && !dictionary.every(v => BigInt.asUintN(64, v) === v)) fail('INVALID_ARGUMENT', `${BAD}: bigints of 64 bits`);
   return {type: signed ? INT64 : UINT64, values: BigInt64Array.from(dictionary, v => BigInt.asIntN(64, v))};
 }
+
+// Dates and timestamps compared exactly: as bigint nanoseconds (their shown milliseconds
+// round nanoseconds apart). Other dictionaries compare as shown.
+const NANOS = [3, 4, TIMESTAMP];
+const PER_NANO = {3: 86400000000000n, 4: 1000000n};
+const TIMESTAMP_NANOS = [1000000000n, 1000000n, 1000n, 1n];
+const exact = new WeakMap();
+export function exactValues(dictionary) {
+  const source = dictionary[SOURCE];
+  if (!source || !NANOS.includes(source.type)) return dictionary;
+  let values = exact.get(dictionary);
+  if (!values) {
+    const per = source.type === TIMESTAMP ? TIMESTAMP_NANOS[source.unit] : PER_NANO[source.type];
+    values = Array.from(source.values, v => v * per);
+    exact.set(dictionary, values);
+  }
+  return values;
+}
+
+// Whether a dictionary holds dates or timestamps (compared as nanoseconds).
+export const holdsTimes = dictionary => exactValues(dictionary) !== dictionary;

@@ -161,7 +161,11 @@ pub enum KeptValues {
 /// How a dictionary field's values are kept; `None` where they are not (its column is then
 /// its indices alone).
 pub fn kept_values(field: &Field) -> Option<KeptValues> {
-    let unit = |unit: TimeUnit| (unit.0 <= TimeUnit::NANOSECOND.0).then_some(unit);
+    let unit = |unit: TimeUnit| {
+        (TimeUnit::SECOND.0..=TimeUnit::NANOSECOND.0)
+            .contains(&unit.0)
+            .then_some(unit)
+    };
     Some(match field.type_type() {
         Type::Utf8 | Type::LargeUtf8 => KeptValues::Text,
         Type::Date => KeptValues::Integers(ArrowType::Date {
@@ -173,13 +177,16 @@ pub fn kept_values(field: &Field) -> Option<KeptValues> {
         }),
         Type::Time => {
             let time = field.type_as_time()?;
-            let bits = u8::try_from(time.bitWidth())
-                .ok()
-                .filter(|b| *b == 32 || *b == 64)?;
-            KeptValues::Integers(ArrowType::Time {
-                unit: unit(time.unit())?,
-                bits,
-            })
+            // Time32 in seconds or milliseconds, Time64 in micro- or nanoseconds.
+            let unit = unit(time.unit())?;
+            let bits = match unit.0 <= TimeUnit::MILLISECOND.0 {
+                true => 32,
+                false => 64,
+            };
+            if time.bitWidth() != i32::from(bits) {
+                return None;
+            }
+            KeptValues::Integers(ArrowType::Time { unit, bits })
         }
         Type::Timestamp => {
             let timestamp = field.type_as_timestamp()?;

@@ -34,7 +34,8 @@ fn integer_type(code: usize, unit: TimeUnit, timezone: Option<Rc<str>>) -> Optio
         },
         2 => ArrowType::Bool,
         3 | 4 => ArrowType::Date { millis: code == 4 },
-        5 | 6 => ArrowType::Time {
+        // Time32 in seconds or milliseconds, Time64 in micro- or nanoseconds.
+        5 | 6 if (code == 5) == (unit.0 <= TimeUnit::MILLISECOND.0) => ArrowType::Time {
             unit,
             bits: if code == 5 { 32 } else { 64 },
         },
@@ -117,7 +118,9 @@ fn from_source(source: &JsValue) -> Option<Dictionary> {
             ));
         }
         None => {
-            let code = get("type")?.as_f64()? as usize;
+            let code = get("type")?
+                .as_f64()
+                .filter(|c| *c >= 0.0 && c.fract() == 0.0)? as usize;
             let values = get("values")?;
             match code.checked_sub(INTEGER_TYPES) {
                 Some(number) => {
@@ -130,10 +133,23 @@ fn from_source(source: &JsValue) -> Option<Dictionary> {
                     if unit.0 < TimeUnit::SECOND.0 || unit.0 > TimeUnit::NANOSECOND.0 {
                         return None;
                     }
-                    let timezone = get("timezone")?.as_string().map(Rc::from);
+                    let timezone = get("timezone")?;
+                    let timezone = match timezone.is_null() || timezone.is_undefined() {
+                        true => None,
+                        false => Some(Rc::from(timezone.as_string()?)),
+                    };
                     let values = values.dyn_into::<js_sys::BigInt64Array>().ok()?.to_vec();
                     let bits = values.iter().map(|&v| v as u64).collect();
                     let arrow = integer_type(code, unit, timezone)?;
+                    // Values the type holds: booleans 0 or 1, 32-bit types' within i32.
+                    let holds = |v: i64| match arrow.integer_width() {
+                        0 => v == 0 || v == 1,
+                        4 => i32::try_from(v).is_ok(),
+                        _ => true,
+                    };
+                    if !values.iter().all(|&v| holds(v)) {
+                        return None;
+                    }
                     (Dictionary::Integers(values, arrow), bits)
                 }
             }

@@ -209,7 +209,7 @@ test('dictionaries of 64-bit integers, booleans and temporal values keep their v
     nullCount: keys.filter(k => k === null).length,
     nullBitmap: Uint8Array.from([keys.reduce((bits, k, i) => bits | (k === null ? 0 : 1 << i), 0)]),
     data: Int32Array.from(keys, k => k ?? 0),
-    dictionary: arrow.vectorFromArray(values, type),
+    dictionary: values instanceof arrow.Vector ? values : arrow.vectorFromArray(values, type),
   }));
   const keys = [2, 0, null, 1, 2];
   const nanos = arrow.makeData({type: new arrow.TimestampNanosecond('UTC'), length: 3, data: BigInt64Array.from([1700000000123456789n, -1n, 5n])});
@@ -221,6 +221,10 @@ test('dictionaries of 64-bit integers, booleans and temporal values keep their v
     flag: dictionary([true, false, true], new arrow.Bool(), keys),
     clock: dictionary([1n, 86399999999999n, 0n], new arrow.TimeNanosecond(), keys),
     wait: dictionary([-5n, 7n, 9n], new arrow.DurationMicrosecond(), keys),
+    // Nanoseconds apart: their milliseconds as numbers round to the same float64.
+    near: dictionary(arrow.makeVector(arrow.makeData({
+      type: new arrow.TimestampNanosecond(), length: 3, data: BigInt64Array.from([1700000000000000100n, 1700000000000000000n, 1700000000000000050n]),
+    })), new arrow.TimestampNanosecond(), [0, 1, null, 2, 0]),
     stamp: arrow.makeVector(arrow.makeData({
       type: new arrow.Dictionary(nanos.type, new arrow.Int32()), length: 5, nullCount: 1,
       nullBitmap: Uint8Array.from([0b11011]), data: Int32Array.from(keys, k => k ?? 0), dictionary: arrow.makeVector(nanos),
@@ -273,5 +277,19 @@ test('dictionaries of 64-bit integers, booleans and temporal values keep their v
   assert.deepEqual(await rowsBut2(gt.equal(table.getVector('flag'), true)), [1, 1, 0, 1]);
   throwsCode(() => gt.greater(big, 'x'), 'TYPE_MISMATCH');
   assert.deepEqual([...await gt.equal(plain, 12n).readValue()], [1, 0]);
+  // Exactly, past float32 and float64: numbers with bigints, dates as milliseconds or Dates.
+  assert.deepEqual(await rowsBut2(gt.equal(big, 2 ** 40 + 1)), [0, 0, 0, 0]);
+  assert.deepEqual(await rowsBut2(gt.equal(big, 2 ** 40)), [1, 0, 0, 1]);
+  assert.deepEqual(await rowsBut2(gt.greater(table.getVector('day'), new Date(86400000))), [0, 1, 0, 0]);
+  assert.deepEqual(await rowsBut2(gt.equal(table.getVector('day'), 86400000)), [1, 0, 0, 1]);
+  const near = await table.groupBy('near').rollup({n: 'count'});
+  assert.deepEqual([...await near.getVector('n').readValue()], [1, 1, 2, 1], 'nanoseconds apart: three groups and the null one');
+  const floats = gt.GPUTable.fromArrowIPCSync(arrow.tableToIPC(arrow.tableFromArrays({
+    big: dictionary([2 ** 40 + 1, 12], new arrow.Float64(), [0, 1]),
+  })));
+  const joinedFloats = gt.join(table.getVector('big'), floats.getVector('big'));
+  assert.deepEqual([...await joinedFloats.left.readValue()], [3], 'only 12 meets 12n');
+  assert.deepEqual([...await joinedFloats.right.readValue()], [1]);
+  for (const t of [near, floats]) t.destroy();
   for (const t of [table, kept, sorted, grouped, other, joined]) t.destroy();
 });
