@@ -42,16 +42,19 @@ fn main(@builtin(position) pos: vec4<f32>) -> Out {
     let len_a = first_b - first_a;
     let len_b = min(first_b + run, rows) - first_b;
     let k = row - first_a;
-    // The fewest rows of run A such that A's next row comes after B's last taken one.
+    // The fewest rows of run A such that A's next row comes after B's last taken one: in
+    // [lo, lo + n], halved branch-free (the halvings depend on n alone, so neighbouring
+    // fragments of one run take the same ones), then one last comparison.
     var lo = select(0u, k - len_b, k > len_b);
-    var hi = min(k, len_a);
-    while (lo < hi) {
-        let mid = (lo + hi) >> 1u;
-        if (before(first_b + k - mid - 1u, first_a + mid)) {
-            hi = mid;
-        } else {
-            lo = mid + 1u;
-        }
+    var n = min(k, len_a) - lo;
+    while (n > 1u) {
+        let half = n >> 1u;
+        let mid = lo + half;
+        lo = select(mid, lo, before(first_b + k - mid - 1u, first_a + mid));
+        n -= half;
+    }
+    if (n == 1u && !before(first_b + k - lo - 1u, first_a + lo)) {
+        lo += 1u;
     }
     let b = k - lo;
     var source = first_b + b;
