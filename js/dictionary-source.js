@@ -14,8 +14,9 @@ const millis = per => v => Number(v / per) + Number(v % per) / Number(per);
 const SHOW = [same, v => BigInt.asUintN(64, v), v => v !== 0n, v => 86400000 * Number(v), Number, Number, same, null, same];
 const SHOW_TIMESTAMP = [v => 1000 * Number(v), Number, millis(1000n), millis(1000000n)];
 
-const shown = ({type, unit, values}) =>
-  type >= NUMBERS ? Array.from(values) : Array.from(values, type === TIMESTAMP ? SHOW_TIMESTAMP[unit] : SHOW[type]);
+// How a source's value is shown.
+const showOf = ({type, unit}) => (type >= NUMBERS ? same : type === TIMESTAMP ? SHOW_TIMESTAMP[unit] : SHOW[type]);
+const shown = source => Array.from(source.values, showOf(source));
 
 // Rust's source of a dictionary (or null) as the array a field shows.
 export function shownDictionary(source) {
@@ -33,7 +34,9 @@ export function dictionarySource(dictionary) {
   if (dictionary === null || dictionary === undefined) return null;
   if (!Array.isArray(dictionary)) fail('INVALID_ARGUMENT', BAD);
   const source = dictionary[SOURCE];
-  if (source && source.values.length === dictionary.length && shown(source).every((v, i) => Object.is(v, dictionary[i]))) {
+  // Checked value by value, nothing built: a verb hands every dictionary column back.
+  const show = source && showOf(source);
+  if (source && source.values.length === dictionary.length && source.values.every((v, i) => Object.is(show(v), dictionary[i]))) {
     return source;
   }
   const kind = typeof dictionary[0];

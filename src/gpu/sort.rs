@@ -11,7 +11,7 @@ use super::{internal, BufferLease, Dispatch, GpuBatch, GpuDevice, GpuValue, STOR
 use crate::dtype::DType;
 use crate::engine::{split_sort_scratch_bytes, DeviceModel, SortModel, Sorts};
 use crate::error::Result;
-use crate::ir::Node;
+use crate::ir::{key_mask, Node};
 use crate::value::Value;
 use crate::wgsl::compute::{
     sort_source, top_k_source, SORT_BLOCK, SORT_DIGIT_BITS, SORT_THREADS, TOP_K_MOST, TOP_K_RUN,
@@ -55,11 +55,6 @@ fn first_rows_per_run(rows: u32, ordered_rows: u32, keys: usize) -> Option<u32> 
     let kept = ordered_rows.min(rows);
     let fits = keys <= TOP_K_WORDS && rows >= 4 * TOP_K_RUN;
     (fits && (1..=TOP_K_MOST).contains(&kept)).then_some(kept)
-}
-
-/// A key word's mask: its low `bits` bits.
-fn mask(bits: u32) -> u32 {
-    u32::MAX >> (32 - bits.clamp(1, 32))
 }
 
 impl GpuDevice {
@@ -282,7 +277,7 @@ impl GpuDevice {
         let rows_bound = (rows_lease.buffer.clone(), bytes);
         let (grid, stride) = self.grid(rows.div_ceil(TOP_K_RUN), WORKGROUP_SIZE)?;
         let mut params = vec![rows, stride, 0, kept];
-        params.extend(bits.iter().map(|&b| mask(b)));
+        params.extend(bits.iter().map(|&b| key_mask(b)));
         batch.dispatches.push(Dispatch {
             pipeline: select,
             params: padded(params),
@@ -296,7 +291,7 @@ impl GpuDevice {
             let bound = (lease.buffer.clone(), bytes);
             batch.dispatches.push(Dispatch {
                 pipeline: gather.clone(),
-                params: padded(vec![count, stride, 0, mask(b)]),
+                params: padded(vec![count, stride, 0, key_mask(b)]),
                 buffers: vec![key.clone(), rows_bound.clone(), bound.clone()],
                 grid,
             });

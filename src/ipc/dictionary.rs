@@ -79,27 +79,11 @@ impl Distinct {
 
     /// Numbers are told apart by their bits (as a dictionary message holds them).
     pub fn number_code(&mut self, value: f64) -> Result<u32> {
-        if let Some(&code) = self.numbers.get(&value.to_bits()) {
-            return Ok(code);
-        }
-        let code = next_code(self.values.len())?;
-        grow(&mut self.values)?;
-        self.numbers.try_reserve(1).map_err(|_| too_many())?;
-        self.values.push(value);
-        self.numbers.insert(value.to_bits(), code);
-        Ok(code)
+        code_by_bits(&mut self.numbers, &mut self.values, value.to_bits(), value)
     }
 
     fn integer_code(&mut self, value: i64) -> Result<u32> {
-        if let Some(&code) = self.numbers.get(&(value as u64)) {
-            return Ok(code);
-        }
-        let code = next_code(self.integers.len())?;
-        grow(&mut self.integers)?;
-        self.numbers.try_reserve(1).map_err(|_| too_many())?;
-        self.integers.push(value);
-        self.numbers.insert(value as u64, code);
-        Ok(code)
+        code_by_bits(&mut self.numbers, &mut self.integers, value as u64, value)
     }
 
     /// The values so far, kept as `kind` says.
@@ -112,6 +96,24 @@ impl Distinct {
             }
         }
     }
+}
+
+/// The code of `value` (told apart by `bits`), the next one where it is new.
+fn code_by_bits<T>(
+    codes: &mut HashMap<u64, u32>,
+    values: &mut Vec<T>,
+    bits: u64,
+    value: T,
+) -> Result<u32> {
+    if let Some(&code) = codes.get(&bits) {
+        return Ok(code);
+    }
+    let code = next_code(values.len())?;
+    grow(values)?;
+    codes.try_reserve(1).map_err(|_| too_many())?;
+    values.push(value);
+    codes.insert(bits, code);
+    Ok(code)
 }
 
 fn next_code(len: usize) -> Result<u32> {
@@ -265,46 +267,31 @@ impl Kept {
             .try_reserve(len)
             .map_err(|_| invalid_ipc("a dictionary too long"))?;
         let short = || invalid_ipc("a dictionary's values buffer shorter than its values");
-        match &self.kind {
-            KeptValues::Text => {
-                let strings = Strings {
-                    offsets: buffer(0),
-                    data: buffer(1),
-                    wide,
-                };
-                for i in 0..len {
-                    let code = match is_valid(i) {
-                        true => Some(self.distinct.text_code(strings.get(i)?)?),
-                        false => None,
-                    };
-                    self.codes.push(code);
-                }
-            }
-            &KeptValues::Numbers(scalar) => {
-                for i in 0..len {
-                    let code = match is_valid(i) {
-                        true => {
-                            let value = number_at(scalar, buffer(0), i).ok_or_else(short)?;
-                            Some(self.distinct.number_code(value)?)
-                        }
-                        false => None,
-                    };
-                    self.codes.push(code);
-                }
-            }
-            KeptValues::Integers(arrow) => {
-                let width = arrow.integer_width();
-                for i in 0..len {
-                    let code = match is_valid(i) {
-                        true => {
-                            let value = integer_at(width, buffer(0), i).ok_or_else(short)?;
-                            Some(self.distinct.integer_code(value)?)
-                        }
-                        false => None,
-                    };
-                    self.codes.push(code);
-                }
-            }
+        let strings = Strings {
+            offsets: buffer(0),
+            data: buffer(1),
+            wide,
+        };
+        let width = match &self.kind {
+            KeptValues::Integers(arrow) => arrow.integer_width(),
+            _ => 0,
+        };
+        for i in 0..len {
+            let code = match is_valid(i) {
+                true => Some(match &self.kind {
+                    KeptValues::Text => self.distinct.text_code(strings.get(i)?)?,
+                    &KeptValues::Numbers(scalar) => {
+                        let value = number_at(scalar, buffer(0), i).ok_or_else(short)?;
+                        self.distinct.number_code(value)?
+                    }
+                    KeptValues::Integers(_) => {
+                        let value = integer_at(width, buffer(0), i).ok_or_else(short)?;
+                        self.distinct.integer_code(value)?
+                    }
+                }),
+                false => None,
+            };
+            self.codes.push(code);
         }
         Ok(())
     }
