@@ -190,66 +190,90 @@ fn main() {
 
 /// Sorts `n` random uint32 keys with a uint32 payload (the permutation, then the payload
 /// gathered by it) on the WebGPU backend, timed to the end of the device's work (one row is
-/// read back), beside the CPU backend and `sort_unstable_by_key` on pairs.
+/// read back), beside the CPU backend and `sort_unstable_by_key` on pairs. Keys of all 32
+/// bits, and of 10 (a thousand distinct values, as group ids or dictionary codes: the high
+/// digits repeat in every row); the WebGPU sort ranks rows by subgroup ballots where the
+/// device has subgroups, and is also timed on a device that forgoes them.
 fn sort_pairs(device: &GpuDevice, counts: &[usize]) {
-    println!("\n| sort of uint32 key-value pairs | webgpu ms | G pairs/s | dispatches | cpu (native) ms | Rust sort ms |");
-    println!("|---|---|---|---|---|---|");
+    let mut workgroup_ballots = GpuDevice::new_blocking().expect("a second WebGPU device");
+    workgroup_ballots.forgo_subgroups().expect("a fresh device");
+    let subgroups = match device.limits.subgroup_min_size {
+        Some(size) => format!("subgroups of {size}"),
+        None => "no subgroups".to_string(),
+    };
+    println!("\n| sort of uint32 key-value pairs | webgpu ms ({subgroups}) | G pairs/s | dispatches | webgpu ms, workgroup ballots | cpu (native) ms | Rust sort ms |");
+    println!("|---|---|---|---|---|---|---|");
     for &n in counts {
-        let mut s = 0x9e37_79b9u32;
-        let keys: Vec<u32> = (0..n)
-            .map(|_| {
-                s ^= s << 13;
-                s ^= s >> 17;
-                s ^= s << 5;
-                s
-            })
-            .collect();
-        let values: Vec<u32> = (0..n as u32).collect();
-        let (key_node, value_node) = (
-            ir::source(ColumnData::U32(keys.clone()), 1, false).expect("keys"),
-            ir::source(ColumnData::U32(values.clone()), 1, false).expect("values"),
-        );
-        let build = || {
-            let (perm, sorted) = ir::sort_permutation(&key_node).expect("sorts");
-            (ir::gather(&perm, &value_node).expect("gathers"), sorted)
-        };
-        let run_on = |on: &dyn Fn(&[NodeRef])| {
-            median(3, || {
-                let (payload, sorted) = build();
-                on(&[payload.clone(), sorted]);
-                // One row read: waits for the device's work, moves 4 bytes.
-                read_value(&payload, Some(0.0), Some(1.0)).expect("reads");
-            })
-        };
-        let gpu_ms = run_on(&|roots| evaluate_blocking(device, roots).expect("evaluates"));
-        let dispatches = pass_count(&explain(device, &build().0).expect("plans"));
-        let cpu = gputable::cpu::CpuDevice::default();
-        let cpu_ms = run_on(&|roots| evaluate_blocking(&cpu, roots).expect("evaluates"));
-        let rust_ms = median(3, || {
-            let mut pairs: Vec<(u32, u32)> =
-                keys.iter().copied().zip(values.iter().copied()).collect();
-            pairs.sort_by_key(|p| p.0);
-            std::hint::black_box(&pairs);
-        });
-        // The order is checked once: keys ascending, each payload the row of its key.
+        for key_bits in [32, 10] {
+            let mut s = 0x9e37_79b9u32;
+            let keys: Vec<u32> = (0..n)
+                .map(|_| {
+                    s ^= s << 13;
+                    s ^= s >> 17;
+                    s ^= s << 5;
+                    s >> (32 - key_bits)
+                })
+                .collect();
+            sort_pairs_of(device, &workgroup_ballots, &keys, key_bits);
+        }
+    }
+}
+
+fn sort_pairs_of(device: &GpuDevice, workgroup_ballots: &GpuDevice, keys: &[u32], key_bits: u32) {
+    let n = keys.len();
+    let values: Vec<u32> = (0..n as u32).collect();
+    let (key_node, value_node) = (
+        ir::source(ColumnData::U32(keys.to_vec()), 1, false).expect("keys"),
+        ir::source(ColumnData::U32(values.clone()), 1, false).expect("values"),
+    );
+    let build = || {
+        let (perm, sorted) = ir::sort_permutation(&key_node).expect("sorts");
+        (ir::gather(&perm, &value_node).expect("gathers"), sorted)
+    };
+    let run_on = |on: &dyn Fn(&[NodeRef])| {
+        median(3, || {
+            let (payload, sorted) = build();
+            on(&[payload.clone(), sorted]);
+            // One row read: waits for the device's work, moves 4 bytes.
+            read_value(&payload, Some(0.0), Some(1.0)).expect("reads");
+        })
+    };
+    let gpu_ms = run_on(&|roots| evaluate_blocking(device, roots).expect("evaluates"));
+    let ballots_ms =
+        run_on(&|roots| evaluate_blocking(workgroup_ballots, roots).expect("evaluates"));
+    let dispatches = pass_count(&explain(device, &build().0).expect("plans"));
+    let cpu = gputable::cpu::CpuDevice::default();
+    let cpu_ms = run_on(&|roots| evaluate_blocking(&cpu, roots).expect("evaluates"));
+    let rust_ms = median(3, || {
+        let mut pairs: Vec<(u32, u32)> = keys.iter().copied().zip(values.iter().copied()).collect();
+        pairs.sort_by_key(|p| p.0);
+        std::hint::black_box(&pairs);
+    });
+    // The order is checked once on each device: keys ascending, each payload the row of its
+    // key, ties in row order.
+    for on in [device, workgroup_ballots] {
         let (payload, sorted) = build();
-        evaluate_blocking(device, &[payload.clone(), sorted.clone()]).expect("evaluates");
+        evaluate_blocking(on, &[payload.clone(), sorted.clone()]).expect("evaluates");
         let (ColumnData::U32(p), ColumnData::U32(k)) = (
             read_value(&payload, None, None).expect("reads"),
             read_value(&sorted, None, None).expect("reads"),
         ) else {
             panic!("uint32 outputs");
         };
-        let ordered = k.windows(2).all(|w| w[0] <= w[1])
+        let stable = p
+            .windows(2)
+            .zip(k.windows(2))
+            .all(|(p, k)| k[0] < k[1] || (k[0] == k[1] && p[0] < p[1]));
+        let ordered = stable
             && p.iter()
                 .zip(&k)
                 .all(|(&row, &key)| keys[row as usize] == key);
         assert!(ordered, "the WebGPU sort of {n} pairs is not in order");
-        println!(
-            "| {n} pairs | {gpu_ms:.1} | {:.3} | {dispatches} | {cpu_ms:.1} | {rust_ms:.1} |",
-            n as f64 / gpu_ms / 1e6
-        );
     }
+    println!(
+        "| {n} pairs, {key_bits}-bit keys | {gpu_ms:.1} | {:.3} | {dispatches} | {ballots_ms:.1} | {cpu_ms:.1} | {rust_ms:.1} |",
+        n as f64 / gpu_ms / 1e6
+    );
 }
 
 /// `topK(x, 10)` of `n` float32 rows on the WebGPU backend (each block's first rows sorted in

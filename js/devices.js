@@ -117,9 +117,32 @@ export const webgpuBackend = Object.freeze({
     if (typeof navigator === 'undefined' || !navigator.gpu) {
       fail('BACKEND_UNAVAILABLE', 'WebGPU is not available here (no navigator.gpu)');
     }
-    return new Device(await guardAsync(() => probe(bindings => bindings.createWebGpuDevice())));
+    return new Device(await guardAsync(() => askingForSubgroups(() => probe(bindings => bindings.createWebGpuDevice()))));
   }
 });
+
+// wgpu's WebGPU backend has no name for the `subgroups` feature and never requests it, so
+// while a WebGPU device is opened an adapter that has it is asked for it: the radix sort
+// ranks rows by subgroup ballots there (the engine asks the device whether it has them).
+let opening = 0;
+let requestDevice = null;
+async function askingForSubgroups(open) {
+  const adapters = globalThis.GPUAdapter?.prototype;
+  if (typeof adapters?.requestDevice !== 'function') return open();
+  if (opening++ === 0) {
+    requestDevice = adapters.requestDevice;
+    adapters.requestDevice = function (descriptor = {}) {
+      const wanted = this.features?.has('subgroups') ? ['subgroups'] : [];
+      const requiredFeatures = [...(descriptor.requiredFeatures ?? []), ...wanted];
+      return requestDevice.call(this, {...descriptor, requiredFeatures});
+    };
+  }
+  try {
+    return await open();
+  } finally {
+    if (--opening === 0) adapters.requestDevice = requestDevice;
+  }
+}
 
 export const webglBackend = Object.freeze({
   type: 'webgl',

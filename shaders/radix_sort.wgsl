@@ -5,6 +5,9 @@
 // each digit (one workgroup per digit) into where that digit's rows of each block start
 // among the digit's rows, and `place` moves each row to its place: after every row of a
 // smaller digit, of its digit in earlier blocks, and of its digit earlier in its block.
+// Where the device has subgroups, `count_lanes` and `place_lanes` (after `lanes`) replace
+// `count` and `place`: rows of a digit are found in a subgroup by ballots, so one atomic adds
+// for all of them, and a block is ranked with three barriers a part, not three a round.
 // Sections are split on their marker comments: `count` and `place` take the shared part,
 // `load` and theirs; `scan` the shared part and its own.
 // Parameters: 0 rows, 1 workgroups per grid row, 3 blocks, 4 the digit's shift, 5 its mask,
@@ -156,6 +159,206 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_index
         if (live) {
             atomicMax(&next_place[slot / WORDS], place + 1u);
             atomicStore(&ballots[slot + word], 0u);
+        }
+        workgroupBarrier();
+    }
+}
+
+// SECTION lanes
+// With subgroups (the device has them): rows of the same digit in a subgroup are found by
+// ballots, and one invocation adds for all of them, so a digit common in a block costs one
+// workgroup atomic per subgroup rather than one per row.
+
+// The lanes of this subgroup whose row is live and has digit `digit` (for a live lane).
+fn same_digit(digit: u32, live: bool) -> vec4<u32> {
+    var lanes = subgroupBallot(live);
+    for (var b = 0u; b < 8u; b++) {
+        let one = ((digit >> b) & 1u) != 0u;
+        let ones = subgroupBallot(one);
+        lanes &= select(~ones, ones, one);
+    }
+    return lanes;
+}
+
+fn lane_count(lanes: vec4<u32>) -> u32 {
+    return dot(countOneBits(lanes), vec4<u32>(1u));
+}
+
+// The lanes below `lane`.
+fn lanes_below(lane: u32) -> vec4<u32> {
+    var mask = vec4<u32>(0u);
+    for (var k = 0u; k < 4u; k++) {
+        let start = k * 32u;
+        if (lane >= start + 32u) {
+            mask[k] = 0xffffffffu;
+        } else if (lane > start) {
+            mask[k] = (1u << (lane - start)) - 1u;
+        }
+    }
+    return mask;
+}
+
+fn first_lane(lanes: vec4<u32>) -> u32 {
+    for (var k = 0u; k < 4u; k++) {
+        if (lanes[k] != 0u) { return k * 32u + countTrailingZeros(lanes[k]); }
+    }
+    return 0u;
+}
+
+// SECTION count_lanes
+@group(0) @binding(4) var<storage, read_write> counts: array<u32>;
+
+var<workgroup> histogram: array<atomic<u32>, 256>;
+
+@compute @workgroup_size(256)
+fn main(
+    @builtin(workgroup_id) group: vec3<u32>,
+    @builtin(local_invocation_index) t: u32,
+    @builtin(subgroup_invocation_id) lane: u32,
+) {
+    let block = block_of(group);
+    if (block >= param(3u)) { return; }
+    atomicStore(&histogram[t], 0u);
+    workgroupBarrier();
+    let below = lanes_below(lane);
+    for (var j = 0u; j < ITEMS; j++) {
+        let i = row_of(block, j, t);
+        let live = i < param(0u);
+        var digit = 0u;
+        if (live) { digit = digit_of(load(i).x); }
+        let same = same_digit(digit, live);
+        if (live && lane_count(same & below) == 0u) {
+            atomicAdd(&histogram[digit], lane_count(same));
+        }
+    }
+    workgroupBarrier();
+    counts[t * param(3u) + block] = atomicLoad(&histogram[t]);
+}
+
+// SECTION place_lanes
+// A block's rows are placed in parts of LANES * PART_ITEMS rows. Each subgroup takes a slot,
+// in the order of its rows (its first row is its place among the workgroup's invocations
+// times PART_ITEMS), and ranks its rows of each digit in its slot's count; the counts of
+// earlier slots then say where a slot's rows of a digit start.
+@group(0) @binding(4) var<storage, read> counts: array<u32>;
+@group(0) @binding(5) var<storage, read> totals: array<u32>;
+@group(0) @binding(6) var<storage, read_write> keys_out: array<u32>;
+@group(0) @binding(7) var<storage, read_write> permutation_out: array<u32>;
+
+// Invocations of a workgroup: 16 subgroups of the adapter's smallest size, at most 256.
+const LANES: u32 = #LANES#u;
+const PART_ITEMS: u32 = 16u;
+const PARTS: u32 = THREADS * ITEMS / (LANES * PART_ITEMS);
+const SLOTS: u32 = 16u;
+// Digits each invocation starts, and digit pairs it sums over the slots.
+const DIGITS_EACH: u32 = 256u / LANES;
+const PAIRS_EACH: u32 = (128u + LANES - 1u) / LANES;
+
+// Where the next row of each digit goes in the output.
+var<workgroup> next_place: array<u32, 256>;
+// Each slot's rows of each digit in the part, two digits a word (a part has under 2^16 rows),
+// then its rows' start among the part's rows of their digit.
+var<workgroup> slot_counts: array<atomic<u32>, 2048>;
+// The slots taken (high half) and invocations in them (low half).
+var<workgroup> taken: atomic<u32>;
+
+fn half_of(word: u32, digit: u32) -> u32 {
+    return (word >> (16u * (digit & 1u))) & 0xffffu;
+}
+
+@compute @workgroup_size(LANES)
+fn main(
+    @builtin(workgroup_id) group: vec3<u32>,
+    @builtin(local_invocation_index) t: u32,
+    @builtin(subgroup_invocation_id) lane: u32,
+) {
+    let block = block_of(group);
+    if (block >= param(3u)) { return; }
+    for (var w = t; w < 2048u; w += LANES) { atomicStore(&slot_counts[w], 0u); }
+    if (t == 0u) { atomicStore(&taken, 0u); }
+    // Digit d starts after every row of a smaller digit and its rows of earlier blocks.
+    var sum = 0u;
+    for (var k = 0u; k < DIGITS_EACH; k++) { sum += totals[t * DIGITS_EACH + k]; }
+    partials[t] = sum;
+    for (var offset = 1u; offset < LANES; offset = offset * 2u) {
+        workgroupBarrier();
+        let before = select(0u, partials[max(t, offset) - offset], t >= offset);
+        workgroupBarrier();
+        partials[t] = partials[t] + before;
+    }
+    var start = partials[t] - sum;
+    for (var k = 0u; k < DIGITS_EACH; k++) {
+        let d = t * DIGITS_EACH + k;
+        next_place[d] = start + counts[d * param(3u) + block];
+        start += totals[d];
+    }
+    let below = lanes_below(lane);
+    let present = subgroupBallot(true);
+    let rank = lane_count(present & below);
+    let width = lane_count(present);
+    var claim = 0u;
+    if (rank == 0u) { claim = atomicAdd(&taken, (1u << 16u) | width); }
+    claim = subgroupBroadcastFirst(claim);
+    let slot = claim >> 16u;
+    let first = (claim & 0xffffu) * PART_ITEMS + rank;
+    var keys: array<u32, PART_ITEMS>;
+    var rows: array<u32, PART_ITEMS>;
+    var ranks: array<u32, PART_ITEMS>;
+    var pair_totals: array<u32, PAIRS_EACH>;
+    for (var part = 0u; part < PARTS; part++) {
+        let part_start = ((block * PARTS) + part) * LANES * PART_ITEMS;
+        var live_items = 0u;
+        for (var r = 0u; r < PART_ITEMS; r++) {
+            let i = part_start + first + r * width;
+            let live = i < param(0u);
+            var pair = vec2<u32>(0u);
+            if (live) { pair = load(i); }
+            let digit = digit_of(pair.x);
+            let same = same_digit(digit, live);
+            let before = lane_count(same & below);
+            var earlier = 0u;
+            if (live && before == 0u) {
+                let added = lane_count(same) << (16u * (digit & 1u));
+                earlier = half_of(atomicAdd(&slot_counts[slot * 128u + digit / 2u], added), digit);
+            }
+            earlier = subgroupShuffle(earlier, first_lane(same));
+            keys[r] = pair.x;
+            rows[r] = pair.y;
+            ranks[r] = earlier + before;
+            live_items |= u32(live) << r;
+        }
+        workgroupBarrier();
+        // Each pair of digits' counts over the slots become the counts of the slots before.
+        let slots = atomicLoad(&taken) >> 16u;
+        for (var k = 0u; k < PAIRS_EACH; k++) {
+            let w = t + k * LANES;
+            var sum = 0u;
+            for (var s = 0u; s < slots && w < 128u; s++) {
+                let count = atomicLoad(&slot_counts[s * 128u + w]);
+                atomicStore(&slot_counts[s * 128u + w], sum);
+                sum += count;
+            }
+            pair_totals[k] = sum;
+        }
+        workgroupBarrier();
+        for (var r = 0u; r < PART_ITEMS; r++) {
+            if ((live_items & (1u << r)) != 0u) {
+                let digit = digit_of(keys[r]);
+                let word = atomicLoad(&slot_counts[slot * 128u + digit / 2u]);
+                let place = next_place[digit] + half_of(word, digit) + ranks[r];
+                permutation_out[place] = rows[r];
+                if (param(7u) != 0u) { keys_out[place] = keys[r]; }
+            }
+        }
+        workgroupBarrier();
+        // The next part's rows of each digit go after this part's; the slots' counts restart.
+        for (var k = 0u; k < PAIRS_EACH; k++) {
+            let w = t + k * LANES;
+            if (w < 128u) {
+                next_place[2u * w] += pair_totals[k] & 0xffffu;
+                next_place[2u * w + 1u] += pair_totals[k] >> 16u;
+                for (var s = 0u; s < SLOTS; s++) { atomicStore(&slot_counts[s * 128u + w], 0u); }
+            }
         }
         workgroupBarrier();
     }

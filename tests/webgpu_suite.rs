@@ -345,11 +345,32 @@ fn large_reads_reuse_one_staging_buffer() {
 /// one copy before the sort), on the device, as `explain` counts them.
 #[test]
 fn a_radix_sort_of_over_a_million_rows_carries_its_counts_across_tiles() {
+    let d = pollster::block_on(WebGpu::fresh());
+    let line = format!("18 dispatches: 6 passes of an 8-bit radix sort (a count, a scan and a placing dispatch each, over 318 blocks of 4096 rows{}), after 1 dispatch joining keys stored in chunks", ranked(&d));
+    check_a_two_key_sort_of_1_3m_rows(&d, &line, 19);
+}
+
+/// The same sort where the device forgoes subgroup operations: each round of a block's rows
+/// ranked by ballots in workgroup memory. (Where the device has them, every sort above and
+/// in the suite ranks by subgroup ballots: lavapipe's subgroups are 8 wide, SwiftShader's in
+/// Chromium 4, so a block is placed in two and four parts there.)
+#[test]
+fn a_radix_sort_without_subgroups_ranks_rows_in_workgroup_memory() {
+    let mut d = pollster::block_on(WebGpu::fresh());
+    d.forgo_subgroups().unwrap();
     check_a_two_key_sort_of_1_3m_rows(
-        &pollster::block_on(WebGpu::fresh()),
+        &d,
         "18 dispatches: 6 passes of an 8-bit radix sort (a count, a scan and a placing dispatch each, over 318 blocks of 4096 rows), after 1 dispatch joining keys stored in chunks",
         19,
     );
+}
+
+/// What `explain` adds to a radix sort's line where `device` ranks rows by subgroup ballots.
+fn ranked(device: &gputable::gpu::GpuDevice) -> &'static str {
+    match device.limits.subgroup_min_size {
+        Some(_) => ", ranking rows by subgroup ballots",
+        None => "",
+    }
 }
 
 /// `topK` of 70,001 float rows sorts only candidates: each run of 256 rows keeps its first
@@ -365,8 +386,8 @@ fn top_k_sorts_each_runs_first_rows_alone() {
     let x = f32s(&values, 1);
     let (_, indices) = ir::top_k(&x, 10.0, true).unwrap();
     let text = explain(&d, &indices).unwrap();
-    let line = "15 dispatches: the first 10 rows of each of 274 runs of 256 rows kept, their 2740 keys gathered, then 4 passes of an 8-bit radix sort (a count, a scan and a placing dispatch each, over 1 blocks of 4096 rows), and their first 10 mapped back";
-    assert!(text.contains(line), "{text}");
+    let line = format!("15 dispatches: the first 10 rows of each of 274 runs of 256 rows kept, their 2740 keys gathered, then 4 passes of an 8-bit radix sort (a count, a scan and a placing dispatch each, over 1 blocks of 4096 rows{}), and their first 10 mapped back", ranked(&d));
+    assert!(text.contains(&line), "{text}");
     let before = d.core().counters.stats().kernels;
     evaluate_blocking(&d, std::slice::from_ref(&indices)).unwrap();
     // The sort key made, the sort's 15, the first 10 rows copied out of the permutation

@@ -35,10 +35,14 @@ fn leaves(region: &Region) -> Vec<Rc<Value>> {
 fn validate(source: &str, what: &str) {
     let module = naga::front::wgsl::parse_str(source)
         .unwrap_or_else(|e| panic!("{what} does not parse:\n{}", e.emit_to_string(source)));
+    // Subgroup operations as a device with the `subgroups` feature runs them (the radix
+    // sort's ballots); every other kernel uses none.
     naga::valid::Validator::new(
         naga::valid::ValidationFlags::all(),
-        naga::valid::Capabilities::default(),
+        naga::valid::Capabilities::default() | naga::valid::Capabilities::SUBGROUP,
     )
+    .subgroup_stages(naga::valid::ShaderStages::COMPUTE)
+    .subgroup_operations(naga::valid::SubgroupOperationSet::all())
     .validate(&module)
     .unwrap_or_else(|e| panic!("{what} is invalid: {e:?}\n{source}"));
 }
@@ -194,11 +198,19 @@ fn generated_kernels_are_valid_wgsl() {
         );
     }
     // WebGPU's radix sort: a pass's three kernels.
+    // With subgroups, each size WebGPU allows.
+    use gputable::wgsl::compute::{sort_lanes, sort_source};
     for kind in ["count", "scan", "place"] {
         validate(
-            &gputable::wgsl::compute::sort_source(kind).unwrap(),
+            &sort_source(kind, None).unwrap(),
             &format!("the sort's {kind} kernel"),
         );
+        for size in [4, 8, 16, 32, 64, 128] {
+            validate(
+                &sort_source(kind, sort_lanes(size)).unwrap(),
+                &format!("the sort's {kind} kernel by subgroups of {size}"),
+            );
+        }
     }
     // WebGPU's sort read for its first rows: each block's select by 1 to 4 key words, the
     // candidates' keys gathered, their order mapped back.

@@ -126,7 +126,7 @@ impl GlDevice {
             blends_floats = has_float_blend(adapter);
             check_capabilities(adapter)
         };
-        let opened = open(&instance, &options, "WebGL2", check).await?;
+        let opened = open(&instance, &options, "WebGL2", false, check).await?;
         let l = opened.limits;
         let counters = opened.core.counters.clone();
         // Textures and buffers share one cap.

@@ -21,6 +21,8 @@ pub struct GpuLimits {
     pub max_compute_workgroups_per_dimension: u32,
     pub max_storage_buffers_per_shader_stage: u32,
     pub min_uniform_buffer_offset_alignment: u32,
+    /// The adapter's smallest subgroup, where the device runs subgroup operations.
+    pub subgroup_min_size: Option<u32>,
 }
 
 /// Buffers the pool hands out; destroying one waits while a batch that may use it is only
@@ -97,7 +99,7 @@ impl GpuDevice {
             descriptor.backends = wgpu::Backends::VULKAN;
         }
         let instance = wgpu::Instance::new(descriptor.with_env());
-        let opened = open(&instance, &Default::default(), "WebGPU", |_| Ok(())).await?;
+        let opened = open(&instance, &Default::default(), "WebGPU", true, |_| Ok(())).await?;
         let l = opened.limits;
         let limits = GpuLimits {
             max_storage_buffer_binding_size: l.max_storage_buffer_binding_size,
@@ -105,6 +107,7 @@ impl GpuDevice {
             max_compute_workgroups_per_dimension: l.max_compute_workgroups_per_dimension,
             max_storage_buffers_per_shader_stage: l.max_storage_buffers_per_shader_stage,
             min_uniform_buffer_offset_alignment: l.min_uniform_buffer_offset_alignment,
+            subgroup_min_size: opened.subgroup_min_size,
         };
         let pool = Pool::new(opened.core.counters.clone(), limits.max_buffer_size);
         Ok(GpuDevice(Rc::new(GpuInner {
@@ -131,6 +134,14 @@ impl GpuDevice {
             .ok_or_else(|| crate::engine::internal("cap limits before sharing the device"))?;
         inner.limits.max_storage_buffer_binding_size =
             inner.limits.max_storage_buffer_binding_size.min(bytes);
+        Ok(())
+    }
+
+    /// Runs without subgroup operations, as on a device that has none (to test both paths).
+    pub fn forgo_subgroups(&mut self) -> Result<()> {
+        let inner = Rc::get_mut(&mut self.0)
+            .ok_or_else(|| crate::engine::internal("forgo subgroups before sharing the device"))?;
+        inner.limits.subgroup_min_size = None;
         Ok(())
     }
 

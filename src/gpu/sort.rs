@@ -1,9 +1,12 @@
 //! The stable sort on WebGPU: an LSD radix sort of 8-bit digits (shaders/radix_sort.wgsl),
 //! three dispatches a digit, with each key and the permutation in one binding; the last
-//! passes carry the first key, so the sort writes it in order too. A sort too large for
-//! that runs as the IR's one-bit split passes, which bind values in parts. Where only its
-//! first few rows are read (`topK`), each run of rows keeps its own first few in one pass
-//! (shaders/top_k.wgsl) and the radix sort orders those candidates alone.
+//! passes carry the first key, so the sort writes it in order too. Rows are ranked by
+//! subgroup ballots where the device has subgroups, else by ballots in workgroup memory. A
+//! sort too large for one binding runs in runs of this sort and a merge
+//! (engine/external_sort.rs); one of rows past a count, as the IR's one-bit split passes,
+//! which bind values in parts. Where only its first few rows are read (`topK`), each run of
+//! rows keeps its own first few in one pass (shaders/top_k.wgsl) and the radix sort orders
+//! those candidates alone.
 
 use std::rc::Rc;
 
@@ -14,8 +17,8 @@ use crate::error::Result;
 use crate::ir::{key_mask, Node};
 use crate::value::Value;
 use crate::wgsl::compute::{
-    sort_source, top_k_source, SORT_BLOCK, SORT_DIGIT_BITS, SORT_THREADS, TOP_K_MOST, TOP_K_RUN,
-    TOP_K_WORDS, WORKGROUP_SIZE,
+    sort_lanes, sort_source, top_k_source, SORT_BLOCK, SORT_DIGIT_BITS, SORT_THREADS, TOP_K_MOST,
+    TOP_K_RUN, TOP_K_WORDS, WORKGROUP_SIZE,
 };
 
 const DIGITS: u32 = 1 << SORT_DIGIT_BITS;
@@ -61,6 +64,12 @@ impl GpuDevice {
     /// Whether a sort of `rows` rows runs natively: each array it binds fits one binding.
     fn sorts_natively(&self, rows: u32) -> bool {
         rows as u64 * 4 <= self.binding_limit().0
+    }
+
+    /// Invocations of the radix sort's placing workgroup where it ranks rows by subgroup
+    /// ballots (`sort_lanes`); None where the device has no subgroups.
+    fn sort_lanes(&self) -> Option<u32> {
+        self.limits.subgroup_min_size.and_then(sort_lanes)
     }
 
     /// Device bytes `radix_sort` holds besides its keys (and the executor's copies joining
@@ -179,10 +188,11 @@ impl GpuDevice {
             self.sort_array(batch, carried_bytes)?,
             self.sort_array(batch, carried_bytes)?,
         ];
+        let lanes = self.sort_lanes();
         let (count, scan, place) = (
-            self.pipeline(&sort_source("count")?).await?,
-            self.pipeline(&sort_source("scan")?).await?,
-            self.pipeline(&sort_source("place")?).await?,
+            self.pipeline(&sort_source("count", lanes)?).await?,
+            self.pipeline(&sort_source("scan", None)?).await?,
+            self.pipeline(&sort_source("place", lanes)?).await?,
         );
         for (pass, (key, shift)) in passes(bits).into_iter().enumerate() {
             let reads = match (pass, shift) {
@@ -369,9 +379,13 @@ impl SortModel for GpuDevice {
         };
         let rows = sort.meta.length;
         let digits = passes(bits).len() as u64;
+        let ranked = match self.sort_lanes() {
+            Some(_) => ", ranking rows by subgroup ballots",
+            None => "",
+        };
         let radix = |rows: u32| {
             let blocks = rows.div_ceil(SORT_BLOCK);
-            format!("{digits} passes of an 8-bit radix sort (a count, a scan and a placing dispatch each, over {blocks} blocks of {SORT_BLOCK} rows)")
+            format!("{digits} passes of an 8-bit radix sort (a count, a scan and a placing dispatch each, over {blocks} blocks of {SORT_BLOCK} rows{ranked})")
         };
         match first_rows_per_run(rows, *ordered_rows, bits.len()) {
             Some(kept) if !writes_first_key => {

@@ -21,15 +21,19 @@ pub struct Opened {
     pub queue: wgpu::Queue,
     pub limits: wgpu::Limits,
     pub adapter_name: String,
+    /// The adapter's smallest subgroup, where the device has subgroup operations.
+    pub subgroup_min_size: Option<u32>,
 }
 
 /// A device on the adapter `options` pick from `instance`, asking for every limit the
 /// adapter offers (bigger bindings mean fewer `LIMIT_EXCEEDED`), once `check` accepts the
-/// adapter. `api` names the backend in messages; failures are `BACKEND_UNAVAILABLE`.
+/// adapter, and `subgroups` where the adapter has them. `api` names the backend in
+/// messages; failures are `BACKEND_UNAVAILABLE`.
 pub async fn open(
     instance: &wgpu::Instance,
     options: &wgpu::RequestAdapterOptions<'_, '_>,
     api: &'static str,
+    subgroups: bool,
     check: impl FnOnce(&wgpu::Adapter) -> Result<()>,
 ) -> Result<Opened> {
     let adapter = instance
@@ -37,21 +41,48 @@ pub async fn open(
         .await
         .map_err(|e| unavailable(format!("no {api} adapter: {e}")))?;
     check(&adapter)?;
+    let wanted = match subgroups {
+        true => wgpu::Features::SUBGROUP,
+        false => wgpu::Features::empty(),
+    };
     let (device, queue) = adapter
         .request_device(&wgpu::DeviceDescriptor {
             required_limits: adapter.limits(),
+            required_features: adapter.features() & wanted,
             ..Default::default()
         })
         .await
         .map_err(|e| unavailable(format!("the {api} adapter refused a device: {e}")))?;
     let core = DeviceCore::new(watch_lost(&device, api));
+    let info = adapter.get_info();
     Ok(Opened {
         core,
         limits: device.limits(),
-        adapter_name: adapter.get_info().name,
+        subgroup_min_size: (subgroups && has_subgroups(&device)).then_some(info.subgroup_min_size),
+        adapter_name: info.name,
         device,
         queue,
     })
+}
+
+/// Whether `device` runs subgroup operations. wgpu's WebGPU backend neither requests nor
+/// reports the browser's `subgroups` feature (js/devices.js requests it), so in a browser
+/// the device itself is asked.
+fn has_subgroups(device: &wgpu::Device) -> bool {
+    #[cfg(target_arch = "wasm32")]
+    if let Some(device) = device.as_webgpu() {
+        use wasm_bindgen::JsCast;
+        let has = |features: wasm_bindgen::JsValue| {
+            let has = js_sys::Reflect::get(&features, &"has".into()).ok()?;
+            let has: js_sys::Function = has.dyn_into().ok()?;
+            has.call1(&features, &"subgroups".into()).ok()?.as_bool()
+        };
+        return js_sys::Reflect::get(device.as_ref(), &"features".into())
+            .ok()
+            .and_then(has)
+            .unwrap_or(false);
+    }
+    device.features().contains(wgpu::Features::SUBGROUP)
 }
 
 pub fn unavailable(message: impl Into<String>) -> GpuTableError {

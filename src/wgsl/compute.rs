@@ -144,23 +144,41 @@ pub fn top_k_source(kind: &str, words: usize) -> Result<String> {
     ))
 }
 
-/// A radix sort kernel: `count`, `scan` or `place` (see shaders/radix_sort.wgsl).
-pub fn sort_source(kind: &str) -> Result<String> {
+/// A radix sort kernel: `count`, `scan` or `place` (see shaders/radix_sort.wgsl); `count`
+/// and `place` by subgroup ballots where `lanes` (`sort_lanes`) is given.
+pub fn sort_source(kind: &str, lanes: Option<u32>) -> Result<String> {
     // `count` and `place` read rows through the `load` section.
-    let template = match kind {
-        "count" | "place" => sections(RADIX_SORT, &["load", kind])?,
+    let template = match (kind, lanes) {
+        ("count" | "place", None) => sections(RADIX_SORT, &["load", kind])?,
+        ("count", Some(_)) => sections(RADIX_SORT, &["load", "lanes", "count_lanes"])?,
+        ("place", Some(_)) => sections(RADIX_SORT, &["load", "lanes", "place_lanes"])?,
         _ => section(RADIX_SORT, kind)?,
     };
     let template = template
         .replace("#ITEMS#", &SORT_ITEMS.to_string())
+        .replace("#LANES#", &lanes.unwrap_or(SORT_THREADS).to_string())
         .replace(
             "#BALLOTS#",
             &((SORT_THREADS / 32) << SORT_DIGIT_BITS).to_string(),
         );
+    // A browser compiles subgroup operations only where the shader enables them; naga
+    // (natively) has them without and rejects the directive.
+    let enable = match lanes.is_some() && cfg!(target_arch = "wasm32") {
+        true => "enable subgroups;\n",
+        false => "",
+    };
     Ok(format!(
-        "{}\n{template}",
+        "{enable}{}\n{template}",
         PRELUDE.replace("PARAM_VEC4S", "2")
     ))
+}
+
+/// Invocations of a radix sort's placing workgroup with subgroups whose smallest size is
+/// `subgroup_min_size`: 16 subgroups (the slots its workgroup memory counts), at most
+/// `SORT_THREADS`. None where the size is not a power of two from 4 (WebGPU's least) on.
+pub fn sort_lanes(subgroup_min_size: u32) -> Option<u32> {
+    (subgroup_min_size >= 4 && subgroup_min_size.is_power_of_two())
+        .then(|| (16 * subgroup_min_size).min(SORT_THREADS))
 }
 
 /// Whether a bin kernel over `bins` bins adds a workgroup's rows in a table of its own first.

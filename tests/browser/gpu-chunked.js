@@ -281,3 +281,36 @@ export async function budgetSortCheck(gt, type) {
     device.destroy();
   }
 }
+
+/**
+ * On an adapter with the `subgroups` feature (SwiftShader's in Chromium: 4 lanes, so a
+ * block's rows are placed in four parts), WebGPU's radix sort ranks rows by subgroup ballots
+ * (the device is asked for the feature, which wgpu has no name for): `explain` says so where
+ * the adapter has it and not where it has not, and a two-key sort of 300,001 rows (repeated
+ * digits, ties, NaN, one key descending, uneven chunks) is the plain stable one.
+ */
+export async function subgroupSortCheck(gt) {
+  const adapter = await navigator.gpu.requestAdapter();
+  const device = await gt.createDevice({type: 'webgpu'});
+  try {
+    const n = 300_001;
+    const wide = Uint32Array.from({length: n}, (_, i) => Math.imul(i, 2654435761) >>> (i % 32));
+    const few = Float32Array.from({length: n}, (_, i) => (i % 17 === 0 ? NaN : ((i * 7919) % 101) - 50));
+    const x = gt.GPUTableEvaluator.fromArray(wide, {chunks: [100_000, 0, 200_001]});
+    const y = gt.GPUTableEvaluator.fromArray(few);
+    const order = gt.argsort([y, x], {descending: [true, false]});
+    const text = order.explain(device);
+    const ranked = text.includes('ranking rows by subgroup ballots');
+    if (ranked !== adapter.features.has('subgroups')) return `subgroups ${adapter.features.has('subgroups')}, explain: ${text}`;
+    const kernels = device.stats.kernels;
+    await order.evaluate(device);
+    if (device.stats.kernels < kernels + 12) return 'the sort did not run on the device';
+    const rank = v => (Number.isNaN(v) ? Infinity : -v);
+    const want = Array.from({length: n}, (_, i) => i).sort((i, j) => rank(few[i]) - rank(few[j]) || wide[i] - wide[j] || i - j);
+    const got = await order.readValue();
+    const wrong = want.findIndex((w, r) => got[r] !== w);
+    return wrong >= 0 ? `row ${wrong}: ${got[wrong]}, not ${want[wrong]} (subgroups ${ranked})` : null;
+  } finally {
+    device.destroy();
+  }
+}
