@@ -176,7 +176,10 @@ fn main() {
             .map(|c| c as usize)
             .collect();
         sort_pairs(&device, &counts);
-        top_k(&device, &counts);
+        top_k(&device, "webgpu", &counts);
+        if let Ok(gl) = &gl_device {
+            top_k(gl, "webgl2 (GL)", &counts);
+        }
     }
     native_sparse::run(
         &device,
@@ -276,11 +279,11 @@ fn sort_pairs_of(device: &GpuDevice, workgroup_ballots: &GpuDevice, keys: &[u32]
     );
 }
 
-/// `topK(x, 10)` of `n` float32 rows on the WebGPU backend (each block's first rows sorted in
-/// workgroup memory, then those alone), beside the first 10 rows of the whole sort, timed to
-/// the end of the device's work (the 10 rows read back); the rows are checked to agree.
-fn top_k(device: &GpuDevice, counts: &[usize]) {
-    println!("\n| topK(10) of float32 rows | webgpu topK ms | dispatches | whole sort's first 10 ms | dispatches |");
+/// `topK(x, 10)` of `n` float32 rows on `device` (`name`: each run's first rows kept in one
+/// pass, then those alone sorted), beside the first 10 rows of the whole sort, timed to the
+/// end of the device's work (the 10 rows read back); the rows are checked to agree.
+fn top_k<B: Backend>(device: &B, name: &str, counts: &[usize]) {
+    println!("\n| topK(10) of float32 rows | {name} topK ms | passes | whole sort's first 10 ms | passes |");
     println!("|---|---|---|---|---|");
     for &n in counts {
         let x = source(random(n, 7), 1);

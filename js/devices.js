@@ -131,10 +131,10 @@ async function askingForSubgroups(open) {
   if (typeof adapters?.requestDevice !== 'function') return open();
   if (opening++ === 0) {
     requestDevice = adapters.requestDevice;
-    adapters.requestDevice = function (descriptor = {}) {
-      const wanted = this.features?.has('subgroups') ? ['subgroups'] : [];
-      const requiredFeatures = [...(descriptor.requiredFeatures ?? []), ...wanted];
-      return requestDevice.call(this, {...descriptor, requiredFeatures});
+    adapters.requestDevice = function (descriptor) {
+      const requiredFeatures = new Set(descriptor?.requiredFeatures ?? []);
+      if (this.features?.has('subgroups')) requiredFeatures.add('subgroups');
+      return requestDevice.call(this, {...descriptor, requiredFeatures: [...requiredFeatures]});
     };
   }
   try {

@@ -39,3 +39,77 @@ fn main(@builtin(position) at: vec4<f32>) -> @location(0) u32 {
     }
     return u32(textureLoad(totals, vec2<i32>(texel), 0).r);
 }
+
+// SECTION sum_points
+// Float32 bin sums: a point per row of a tile of `[id, value]` pairs (float32, ids below
+// 2^24) adds its value at its bin's texel of the row's block of BLOCK rows (texel
+// `id * blocks + block`), so each texel sums at most BLOCK rows in row order (blending keeps
+// a draw's order, and draws go in row order). Parameters: 0 bins, 1 texture width, 2 the
+// target's height, 3 the tile's first row among all rows, 4 blocks.
+@group(0) @binding(1) var pairs: texture_2d<f32>;
+
+const BLOCK: u32 = #BLOCK#u;
+
+fn texel(row: u32) -> vec2<i32> {
+    return vec2<i32>(i32(row % param(1u)), i32(row / param(1u)));
+}
+
+struct Point {
+    @builtin(position) at: vec4<f32>,
+    @location(0) @interpolate(flat) value: f32,
+}
+
+@vertex
+fn vs(@builtin(vertex_index) i: u32) -> Point {
+    let pair = textureLoad(pairs, texel(i), 0);
+    var point: Point;
+    point.value = pair.y;
+    point.at = vec4<f32>(2.0, 2.0, 0.0, 1.0);
+    if (pair.x < f32(param(0u))) {
+        let slot = u32(pair.x) * param(4u) + (param(3u) + i) / BLOCK;
+        let size = vec2<f32>(f32(param(1u)), f32(param(2u)));
+        let centre = (vec2<f32>(texel(slot)) + vec2<f32>(0.5, 0.5)) / size;
+        point.at = vec4<f32>(centre.x * 2.0 - 1.0, 1.0 - centre.y * 2.0, 0.0, 1.0);
+    }
+    return point;
+}
+
+@fragment
+fn main(point: Point) -> @location(0) f32 {
+    return point.value;
+}
+
+// SECTION sums
+// Each bin's total: its blocks' sums added pairwise (a stack of partial sums merged as a
+// binary counter carries), as `sum` adds. Parameters as `sum_points`'.
+@group(0) @binding(1) var partials: texture_2d<f32>;
+
+fn texel(row: u32) -> vec2<i32> {
+    return vec2<i32>(i32(row % param(1u)), i32(row / param(1u)));
+}
+
+@fragment
+fn main(@builtin(position) at: vec4<f32>) -> @location(0) f32 {
+    let bin = u32(at.y) * param(1u) + u32(at.x);
+    if (bin >= param(0u)) {
+        return 0.0;
+    }
+    let blocks = param(4u);
+    var stack: array<f32, 32>;
+    var depth = 0u;
+    for (var b = 0u; b < blocks; b++) {
+        var total = textureLoad(partials, texel(bin * blocks + b), 0).r;
+        for (var leaves = b + 1u; (leaves & 1u) == 0u; leaves >>= 1u) {
+            depth -= 1u;
+            total = stack[depth] + total;
+        }
+        stack[depth] = total;
+        depth += 1u;
+    }
+    var total = 0.0;
+    while (depth > 0u) {
+        depth -= 1u;
+        total = stack[depth] + total;
+    }
+    return total;
+}

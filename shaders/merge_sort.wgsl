@@ -67,3 +67,55 @@ fn main(@builtin(position) pos: vec4<f32>) -> Out {
     }
 #STORES#    return out;
 }
+
+// SECTION first_rows
+// A sort read for its first k rows alone (k <= MOST): fragment `slot` writes the candidate
+// `slot % k` of run `slot / k` (rows RUN * run onward): the run's row that many places into
+// its sorted order, found by reading the run once while keeping its first rows in order in
+// private memory (a row that ties with the last kept one is not kept: the run's order is
+// stable). The candidates, in run order, are merged as any sort's rows, so ties stay in
+// row order. Parameters: 0 rows, 1 candidates, 4 k, 5.. each key's mask.
+#KEYS#
+// Whether row `p` sorts strictly before row `q`.
+fn before(p: u32, q: u32) -> bool {
+#BEFORE#}
+
+struct Out {
+    @location(0) permutation: u32,
+#OUTS#}
+
+const RUN: u32 = #RUN#u;
+const MOST: u32 = #MOST#u;
+
+@fragment
+fn main(@builtin(position) pos: vec4<f32>) -> Out {
+    var out: Out;
+    let slot = fragment_row(pos);
+    if (slot >= param(1u)) {
+        return out;
+    }
+    let place = slot % param(4u);
+    let first = (slot / param(4u)) * RUN;
+    let end = min(first + RUN, param(0u));
+    var kept: array<u32, MOST>;
+    var count = 0u;
+    for (var i = first; i < end; i++) {
+        var at = count;
+        if (count > place) {
+            if (!before(i, kept[place])) {
+                continue;
+            }
+            at = place;
+        } else {
+            count += 1u;
+        }
+        while (at > 0u && before(i, kept[at - 1u])) {
+            kept[at] = kept[at - 1u];
+            at -= 1u;
+        }
+        kept[at] = i;
+    }
+    let source = kept[place];
+    out.permutation = source;
+#STORES#    return out;
+}

@@ -198,11 +198,10 @@ fn lanes_below(lane: u32) -> vec4<u32> {
     return mask;
 }
 
+// The lowest of `lanes` (not empty), branch-free: its result picks a shuffle's lane.
 fn first_lane(lanes: vec4<u32>) -> u32 {
-    for (var k = 0u; k < 4u; k++) {
-        if (lanes[k] != 0u) { return k * 32u + countTrailingZeros(lanes[k]); }
-    }
-    return 0u;
+    let at = countTrailingZeros(lanes) + vec4<u32>(0u, 32u, 64u, 96u);
+    return select(select(select(at.w, at.z, lanes.z != 0u), at.y, lanes.y != 0u), at.x, lanes.x != 0u);
 }
 
 // SECTION count_lanes

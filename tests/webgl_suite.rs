@@ -213,6 +213,79 @@ fn a_merge_sort_of_over_a_million_rows_carries_both_keys() {
     );
 }
 
+/// `topK` of 70,001 float rows merges only candidates: one draw keeps the first 10 rows of
+/// each run of 256 (a fragment per row kept), and 12 merge passes order those 2,740 alone
+/// (where the whole sort is 17 passes over every row), as `explain` says and the device
+/// counts; the rows are the stable sort's first 10.
+#[test]
+fn top_k_merges_each_runs_first_rows_alone() {
+    let d = pollster::block_on(WebGl::fresh());
+    let mut rng = Rng(5);
+    let values: Vec<f32> = (0..70_001).map(|_| rng.below(300) as f32 - 150.0).collect();
+    let x = f32s(&values, 1);
+    let (_, indices) = ir::top_k(&x, 10.0, true).unwrap();
+    let text = explain(&d, &indices).unwrap();
+    let line = "13 draws: the first 10 rows of each of 274 runs of 256 rows kept (a fragment per row kept), then 12 merge passes (runs of 1, 2, 4, ... rows merged in pairs, a fragment per row) over their 2740 rows";
+    assert!(text.contains(line), "{text}");
+    let before = d.core().counters.stats().kernels;
+    evaluate_blocking(&d, std::slice::from_ref(&indices)).unwrap();
+    // The sort key made, the sort's 13 draws, the first 10 rows copied out of the permutation.
+    assert_eq!(d.core().counters.stats().kernels - before, 15, "{text}");
+    let mut order: Vec<u32> = (0..values.len() as u32).collect();
+    order.sort_by(|&i, &j| values[j as usize].total_cmp(&values[i as usize]));
+    assert_eq!(read_u32(&indices), &order[..10]);
+}
+
+/// Float32 sums grouped by an 8-bit key are blended point draws here (SwiftShader and
+/// llvmpipe blend float32 targets): a draw per chunk of `[key, value]` pairs adding each
+/// value at its bin's texel of its block of 64 rows, one adding each bin's 219 blocks
+/// pairwise, no sort; with NaN, -0 and uneven chunks, the sums are the CPU's (quarters: every
+/// order of adding them is exact).
+#[test]
+fn float_group_sums_are_blended_point_draws() {
+    let d = pollster::block_on(WebGl::fresh());
+    let mut rng = Rng(77);
+    let n = 14_001;
+    let keys: Vec<u8> = (0..n).map(|_| rng.below(20) as u8).collect();
+    let values: Vec<f32> = (0..n)
+        .map(|r| match (keys[r], r % 89) {
+            (3, 0) => f32::NAN,
+            (5, _) => -0.0,
+            _ => (rng.below(2_001) as f32 - 1_000.0) / 4.0,
+        })
+        .collect();
+    let sums = || {
+        let chunks = [9_000, 0, 5_001];
+        let key = chunked(ColumnData::U8(keys.clone()), 1, &chunks);
+        let value = chunked(ColumnData::F32(values.clone()), 1, &chunks);
+        let sum = ir::Aggregate {
+            op: ir::GroupOp::Sum,
+            value: Some(value),
+        };
+        ir::group_by(&[key], &[sum]).unwrap().1.remove(0)
+    };
+    let on_gl = sums();
+    let text = explain(&d, &on_gl).unwrap();
+    let line = "kernels: 2 point-list draw(s) adding each row's value at its bin's texel of its block of 64 rows (blended), one per tile of pairs, and 1 draw adding each bin's 219 blocks pairwise";
+    assert!(text.contains(line), "{text}");
+    assert!(!text.contains("merge passes"), "no sort: {text}");
+    evaluate_blocking(&d, std::slice::from_ref(&on_gl)).unwrap();
+    let on_cpu = sums();
+    evaluate_blocking(
+        &gputable::cpu::CpuDevice::default(),
+        std::slice::from_ref(&on_cpu),
+    )
+    .unwrap();
+    let (gl, cpu) = (read_f32(&on_gl), read_f32(&on_cpu));
+    assert_eq!(gl.len(), 20);
+    let same = gl
+        .iter()
+        .zip(&cpu)
+        .all(|(a, b)| a == b || (a.is_nan() && b.is_nan()));
+    assert!(same, "{gl:?} vs {cpu:?}");
+    assert!(gl[3].is_nan() && gl[5] == 0.0);
+}
+
 /// Sorts the merge passes cannot draw whole, in the same stable order: keys over several
 /// tiles (64-texel textures) as runs of one tile merge-sorted and a merge pass, and four keys
 /// (one more than the render targets carry besides the permutation) as one-bit split passes.

@@ -365,6 +365,25 @@ fn a_radix_sort_without_subgroups_ranks_rows_in_workgroup_memory() {
     );
 }
 
+/// The device is opened with subgroup operations exactly where its adapter offers them, and
+/// knows their smallest size (lavapipe: 8 wide, so the sorts above rank rows by subgroup
+/// ballots here).
+#[test]
+fn the_device_has_subgroups_where_its_adapter_offers_them() {
+    let mut descriptor = wgpu::InstanceDescriptor::new_without_display_handle();
+    descriptor.backends = wgpu::Backends::VULKAN;
+    let instance = wgpu::Instance::new(descriptor.with_env());
+    let adapter = pollster::block_on(instance.request_adapter(&Default::default())).unwrap();
+    let offered = (adapter.features().contains(wgpu::Features::SUBGROUP))
+        .then(|| adapter.get_info().subgroup_min_size);
+    let d = WebGpu::device();
+    assert_eq!(d.limits.subgroup_min_size, offered);
+    assert_eq!(
+        d.device.features().contains(wgpu::Features::SUBGROUP),
+        offered.is_some()
+    );
+}
+
 /// What `explain` adds to a radix sort's line where `device` ranks rows by subgroup ballots.
 fn ranked(device: &gputable::gpu::GpuDevice) -> &'static str {
     match device.limits.subgroup_min_size {

@@ -33,18 +33,23 @@ fn leaves(region: &Region) -> Vec<Rc<Value>> {
 }
 
 fn validate(source: &str, what: &str) {
+    validate_with(source, what, naga::valid::Capabilities::default());
+}
+
+/// Valid as a device with the `subgroups` feature runs it (the radix sort's ballots); every
+/// other kernel is validated without, so none uses subgroup operations by mistake.
+fn validate_with_subgroups(source: &str, what: &str) {
+    validate_with(source, what, naga::valid::Capabilities::SUBGROUP);
+}
+
+fn validate_with(source: &str, what: &str, capabilities: naga::valid::Capabilities) {
     let module = naga::front::wgsl::parse_str(source)
         .unwrap_or_else(|e| panic!("{what} does not parse:\n{}", e.emit_to_string(source)));
-    // Subgroup operations as a device with the `subgroups` feature runs them (the radix
-    // sort's ballots); every other kernel uses none.
-    naga::valid::Validator::new(
-        naga::valid::ValidationFlags::all(),
-        naga::valid::Capabilities::default() | naga::valid::Capabilities::SUBGROUP,
-    )
-    .subgroup_stages(naga::valid::ShaderStages::COMPUTE)
-    .subgroup_operations(naga::valid::SubgroupOperationSet::all())
-    .validate(&module)
-    .unwrap_or_else(|e| panic!("{what} is invalid: {e:?}\n{source}"));
+    naga::valid::Validator::new(naga::valid::ValidationFlags::all(), capabilities)
+        .subgroup_stages(naga::valid::ShaderStages::COMPUTE)
+        .subgroup_operations(naga::valid::SubgroupOperationSet::all())
+        .validate(&module)
+        .unwrap_or_else(|e| panic!("{what} is invalid: {e:?}\n{source}"));
 }
 
 #[test]
@@ -206,7 +211,7 @@ fn generated_kernels_are_valid_wgsl() {
             &format!("the sort's {kind} kernel"),
         );
         for size in [4, 8, 16, 32, 64, 128] {
-            validate(
+            validate_with_subgroups(
                 &sort_source(kind, sort_lanes(size)).unwrap(),
                 &format!("the sort's {kind} kernel by subgroups of {size}"),
             );
@@ -239,6 +244,13 @@ fn generated_kernels_are_valid_wgsl() {
         validate(
             &fragment::merge_sort_source(keys).unwrap(),
             &format!("the merge pass by {keys} keys"),
+        );
+    }
+    // WebGL2's sort read for its first rows: each run's first rows kept by each number of keys.
+    for keys in 1..=fragment::MERGE_SORT_MAX_KEYS {
+        validate(
+            &fragment::first_rows_source(keys).unwrap(),
+            &format!("the first rows pass by {keys} keys"),
         );
     }
     // WebGL2's bin counts: the blended points and the totals written as uint32.

@@ -30,13 +30,13 @@ impl GlDevice {
 
 impl RegionModel for GlDevice {
     fn walks(&self, root: &Node) -> bool {
-        self.blends_counts(root)
+        self.blends_bins(root)
     }
     fn walk_scratch_bytes(&self, root: &Node) -> u64 {
-        self.blended_totals_bytes(root)
+        self.blended_scratch_bytes(root)
     }
     fn describe_walk(&self, root: &Node) -> (u64, String) {
-        self.describe_blended_count(root)
+        self.describe_blended_bins(root)
     }
     fn describe_region(&self, region: &Region) -> Result<(u64, String)> {
         let layout = self.layout;
@@ -59,7 +59,8 @@ impl RegionModel for GlDevice {
 }
 
 impl Regions for GlDevice {
-    /// Bin counts are walks of their stored input here (`PlanLimits::adds_rows_to_bins`).
+    /// Bin counts and float sums are walks of their stored input here
+    /// (`PlanLimits::adds_rows_to_bins`).
     type Bins = ();
     async fn walk(
         &self,
@@ -67,9 +68,9 @@ impl Regions for GlDevice {
         root: &Node,
         inputs: &[Vec<Rc<Value>>],
     ) -> Result<Vec<Value>> {
-        let ids =
+        let input =
             (inputs.first()).ok_or_else(|| crate::engine::internal("a walk without its input"))?;
-        self.count_by_blending(batch, root, ids).await
+        self.bins_by_blending(batch, root, input).await
     }
     async fn run_region(
         &self,

@@ -1,7 +1,10 @@
 //! The stable sort on WebGL2: merge passes in a fragment shader (shaders/merge_sort.wgsl),
 //! one draw per doubling of the sorted runs, each carrying the permutation and the keys in
-//! render targets. A sort of more rows than one tile, or by more keys than the render
-//! targets hold, runs as the IR's one-bit split passes.
+//! render targets. Where only its first few rows are read (`topK`), one pass keeps each
+//! run's first few (shaders/merge_sort.wgsl `first_rows`) and the merge passes sort those
+//! candidates alone. A sort of more rows than one tile runs in runs of this sort and a merge
+//! (engine/external_sort.rs); one by more keys than the render targets hold, or of rows past
+//! a count that large, as the IR's one-bit split passes.
 
 use std::rc::Rc;
 
@@ -11,14 +14,30 @@ use crate::engine::{split_sort_scratch_bytes, DeviceModel, SortModel, Sorts};
 use crate::error::Result;
 use crate::ir::Node;
 use crate::value::Value;
+use crate::wgsl::compute::{TOP_K_MOST, TOP_K_RUN};
 use crate::wgsl::fragment::{
-    merge_sort_source, MERGE_PARAM_FIRST_PASS, MERGE_PARAM_MASKS, MERGE_PARAM_RUN,
-    MERGE_SORT_MAX_KEYS,
+    first_rows_source, merge_sort_source, MERGE_PARAM_FIRST_PASS, MERGE_PARAM_MASKS,
+    MERGE_PARAM_RUN, MERGE_SORT_MAX_KEYS,
 };
 
 /// Merge passes of a sort of `rows` rows: runs of 1, 2, 4, ... rows until one run is left.
 fn merge_passes(rows: u32) -> u32 {
     32 - rows.saturating_sub(1).leading_zeros()
+}
+
+/// The rows each run of `TOP_K_RUN` keeps where a sort of `rows` rows is read for its first
+/// `ordered_rows` alone and writes no key in order: at most `TOP_K_MOST`, from four runs on
+/// (as on WebGPU).
+fn first_rows_per_run(rows: u32, ordered_rows: u32, writes_keys: bool) -> Option<u32> {
+    let kept = ordered_rows.min(rows);
+    let fits = !writes_keys && rows >= 4 * TOP_K_RUN;
+    (fits && (1..=TOP_K_MOST).contains(&kept)).then_some(kept)
+}
+
+/// The candidates of a sort of `rows` rows whose runs keep `kept` rows each: the last run
+/// keeps at most its own rows.
+fn candidates(rows: u32, kept: u32) -> u32 {
+    (rows / TOP_K_RUN) * kept + (rows % TOP_K_RUN).min(kept)
 }
 
 impl GlDevice {
@@ -78,7 +97,7 @@ impl Sorts for GlDevice {
         batch: &mut GlBatch,
         keys: &[&[Rc<Value>]],
         bits: &[u32],
-        _ordered_rows: u32,
+        ordered_rows: u32,
         sorted: &[usize],
     ) -> Result<(Value, Vec<Value>)> {
         let rows: u32 = keys
@@ -94,9 +113,17 @@ impl Sorts for GlDevice {
             .map(|key| key_texture(self, key, rows))
             .collect::<Result<Vec<_>>>()?;
         let layout = self.layout;
-        let height = rows.div_ceil(layout.width());
-        let scissor = Shape::FullTarget(Some((0, 0, layout.width(), height)));
-        let source = merge_sort_source(keys.len())?;
+        let kept = first_rows_per_run(rows, ordered_rows, !sorted.is_empty());
+        // The rows the merge passes order: every row, or each run's candidates. Every array
+        // is as tall as the rows (a render pass's targets are one size), drawn as far as
+        // these reach.
+        let merged = kept.map_or(rows, |kept| candidates(rows, kept));
+        let scissor = Shape::FullTarget(Some((
+            0,
+            0,
+            layout.width(),
+            merged.div_ceil(layout.width()),
+        )));
         let take_carried = || -> Result<Vec<TextureLease>> {
             (0..keys.len())
                 .map(|_| self.sort_texture(batch, rows))
@@ -107,17 +134,33 @@ impl Sorts for GlDevice {
             self.sort_texture(batch, rows)?,
         ];
         let mut carried = [take_carried()?, take_carried()?];
-        let mut params = vec![rows, 0, 0, layout.width_shift, 0, 0, 0, 0];
+        let mut params = vec![merged, 0, 0, layout.width_shift, 0, 0, 0, 0];
         for (key, &bits) in bits.iter().enumerate() {
             params[MERGE_PARAM_MASKS + key] = crate::ir::key_mask(bits);
         }
-        for pass in 0..merge_passes(rows) {
+        if let Some(kept) = kept {
+            // Each run's first rows and their keys, in run order, for the merge passes.
+            let mut first_rows = params.clone();
+            first_rows[..5].copy_from_slice(&[rows, merged, 0, layout.width_shift, kept]);
+            let inputs: Vec<&wgpu::Texture> = joined.iter().collect();
+            let targets: Vec<&wgpu::Texture> = [&*permutations[0]]
+                .into_iter()
+                .chain(carried[0].iter().map(|t| &**t))
+                .collect();
+            let source = first_rows_source(keys.len())?;
+            self.draw(batch, &source, &first_rows, &inputs, &targets, scissor)
+                .await?;
+        }
+        let source = merge_sort_source(keys.len())?;
+        for pass in 0..merge_passes(merged) {
+            // The first pass of every row reads the keys in row order (the permutation
+            // bound is unread); candidates carry their rows and keys.
+            let in_row_order = pass == 0 && kept.is_none();
             params[MERGE_PARAM_RUN] = 1 << pass;
-            params[MERGE_PARAM_FIRST_PASS] = u32::from(pass == 0);
-            // The first pass reads the keys in row order (the permutation bound is unread).
-            let inputs: Vec<&wgpu::Texture> = match pass {
-                0 => [&joined[0]].into_iter().chain(&joined).collect(),
-                _ => [&*permutations[0]]
+            params[MERGE_PARAM_FIRST_PASS] = u32::from(in_row_order);
+            let inputs: Vec<&wgpu::Texture> = match in_row_order {
+                true => [&joined[0]].into_iter().chain(&joined).collect(),
+                false => [&*permutations[0]]
                     .into_iter()
                     .chain(carried[0].iter().map(|t| &**t))
                     .collect(),
@@ -156,14 +199,35 @@ impl SortModel for GlDevice {
             false => split_sort_scratch_bytes(self, rows),
         }
     }
-    /// The draws of the merge sort `sort` (one per merge pass), and `explain`'s line for them.
-    fn describe_sort(&self, sort: &Node, _writes_first_key: bool) -> (u64, String) {
-        let passes = merge_passes(sort.meta.length) as u64;
-        (
-            passes,
-            format!(
-                "{passes} draws: {passes} merge passes (runs of 1, 2, 4, ... rows merged in pairs, a fragment per row)"
-            ),
-        )
+    /// The draws of the merge sort `sort` (one per merge pass; where only its first rows are
+    /// read, one keeping each run's first rows first), and `explain`'s line for them.
+    fn describe_sort(&self, sort: &Node, writes_keys: bool) -> (u64, String) {
+        let rows = sort.meta.length;
+        let ordered_rows = match &sort.op {
+            crate::ir::Op::SortPermutation { ordered_rows, .. } => *ordered_rows,
+            _ => rows,
+        };
+        let merges = |rows: u32| {
+            let passes = merge_passes(rows);
+            format!("{passes} merge passes (runs of 1, 2, 4, ... rows merged in pairs, a fragment per row)")
+        };
+        match first_rows_per_run(rows, ordered_rows, writes_keys) {
+            Some(kept) => {
+                let merged = candidates(rows, kept);
+                let draws = 1 + merge_passes(merged) as u64;
+                let runs = rows.div_ceil(TOP_K_RUN);
+                (
+                    draws,
+                    format!(
+                        "{draws} draws: the first {kept} rows of each of {runs} runs of {TOP_K_RUN} rows kept (a fragment per row kept), then {} over their {merged} rows",
+                        merges(merged)
+                    ),
+                )
+            }
+            None => {
+                let passes = merge_passes(rows) as u64;
+                (passes, format!("{passes} draws: {}", merges(rows)))
+            }
+        }
     }
 }

@@ -9,6 +9,7 @@ use std::fmt::Write;
 use std::ops::Range;
 use std::rc::Rc;
 
+use super::compute::{TOP_K_MOST, TOP_K_RUN};
 use super::{finish, plane_channels, start, wgsl_type, Kernel, Storage, TextureLayout};
 use crate::dtype::Class;
 use crate::error::Result;
@@ -45,11 +46,22 @@ pub fn scatter_points_source(class: Option<Class>) -> Result<String> {
     ))
 }
 
-/// WebGL2's bin count kernels (shaders/bin_points.wgsl): `points` (each row's 1.0 added
-/// at its bin) or `counts` (the totals as uint32, over the full-target triangle).
+/// Rows whose values a WebGL2 float bin sum adds in one texel (blended, in row order) before
+/// the texels' sums are added pairwise: a bin's total is as accurate as `sum`'s.
+pub const BLENDED_SUM_BLOCK: u32 = 64;
+
+/// WebGL2's bin kernels (shaders/bin_points.wgsl): `points` (each row's 1.0 added at its
+/// bin), `counts` (the totals as uint32), `sum_points` (each row's value added at its bin's
+/// block) or `sums` (each bin's blocks added pairwise); the totals over the full-target
+/// triangle.
 pub fn bin_points_source(kind: &str) -> Result<String> {
-    let template = super::compute::section(BIN_POINTS, kind)?;
-    let vertex = if kind == "counts" { FULLSCREEN } else { "" };
+    let template = super::compute::section(BIN_POINTS, kind)?
+        .replace("#BLOCK#", &BLENDED_SUM_BLOCK.to_string());
+    let vertex = if matches!(kind, "counts" | "sums") {
+        FULLSCREEN
+    } else {
+        ""
+    };
     Ok(format!(
         "{}\n{vertex}\n{template}",
         super::PRELUDE.replace("PARAM_VEC4S", "2")
@@ -58,6 +70,18 @@ pub fn bin_points_source(kind: &str) -> Result<String> {
 
 /// A merge pass of the WebGL2 sort by `keys` uint32 keys (see shaders/merge_sort.wgsl).
 pub fn merge_sort_source(keys: usize) -> Result<String> {
+    sort_pass_source("merge", keys, 2)
+}
+
+/// The pass keeping each run's first rows of a WebGL2 sort by `keys` uint32 keys read for
+/// its first rows alone (see shaders/merge_sort.wgsl `first_rows`).
+pub fn first_rows_source(keys: usize) -> Result<String> {
+    sort_pass_source("first_rows", keys, 1)
+}
+
+/// The sort pass `section` by `keys` keys, bound from `first_binding` on: their loads, the
+/// lexicographic comparison, and the render targets carrying them.
+fn sort_pass_source(section: &str, keys: usize, first_binding: usize) -> Result<String> {
     let (mut bindings, mut before, mut outs, mut stores) =
         (String::new(), String::new(), String::new(), String::new());
     for key in 0..keys {
@@ -66,7 +90,7 @@ pub fn merge_sort_source(keys: usize) -> Result<String> {
             bindings,
             "@group(0) @binding({binding}) var key{key}_in: texture_2d<u32>;\n\
              fn key{key}(i: u32) -> u32 {{ return textureLoad(key{key}_in, texel(i), 0).r & param({mask}u); }}",
-            binding = key + 2,
+            binding = key + first_binding,
         );
         let _ = match key + 1 == keys {
             true => writeln!(before, "    return key{key}(p) < key{key}(q);"),
@@ -83,11 +107,13 @@ pub fn merge_sort_source(keys: usize) -> Result<String> {
             "    out.key{key} = textureLoad(key{key}_in, texel(source), 0).r;"
         );
     }
-    let template = super::compute::section(MERGE_SORT, "merge")?
+    let template = super::compute::section(MERGE_SORT, section)?
         .replace("#KEYS#", &bindings)
         .replace("#BEFORE#", &before)
         .replace("#OUTS#", &outs)
-        .replace("#STORES#", &stores);
+        .replace("#STORES#", &stores)
+        .replace("#RUN#", &TOP_K_RUN.to_string())
+        .replace("#MOST#", &TOP_K_MOST.to_string());
     Ok(format!(
         "{}\n{FULLSCREEN}\n{template}",
         super::PRELUDE.replace("PARAM_VEC4S", "2")

@@ -46,7 +46,7 @@ test('every op on WebGPU in headless Chromium matches the CPU device', {timeout:
   assert.match(report.plan, /1 dispatch in all/);
   assert.ok(report.limits.maxStorageBufferBindingSize > 0);
   assert.equal(report.budgetSort, null, 'a sort over twice allowedMem runs in runs and a merge within it');
-  assert.equal(report.subgroupSort, null, 'the radix sort ranks rows by subgroup ballots where the adapter has them');
+  assert.equal(report.subgroupSort, null, 'the radix sort ranks rows by subgroup ballots (SwiftShader offers them)');
 });
 
 test('every op on WebGL2 in headless Chromium matches the CPU device, in a page and a worker', {timeout: 300_000}, async () => {

@@ -609,11 +609,12 @@ pub async fn group_by_refuses_bad_arguments<T: Target>() {
     );
 }
 
-/// Float sums per small key where the device adds them in a pass of its own (the CPU in
-/// f64, WebGPU exactly in integer words) are the exact sums rounded once: cancellation,
-/// sums past 2^24, a tie rounded to even, subnormals, overflow, -0, NaN and infinities, and
-/// the same in every chunking; where other ops' kernels sum them (WebGL2), within a float's
-/// error of the values' magnitudes (subnormals there may flush to 0).
+/// Float sums per small key where the device adds rows into its bins (the CPU in f64,
+/// WebGPU exactly in integer words) are the exact sums rounded once: cancellation, sums past
+/// 2^24, a tie rounded to even, subnormals, overflow, -0, NaN and infinities, and the same in
+/// every chunking; where WebGL2 sums them (float32 blends of a few rows, added pairwise, or
+/// other ops' kernels), within a float's error of the values' magnitudes (subnormals there
+/// may flush to 0).
 pub async fn float_sums_per_small_key_round_the_exact_sums_once<T: Target>() {
     let big = 3.0e38f32 as f64;
     let tiny = f32::from_bits(1) as f64;
@@ -644,7 +645,7 @@ pub async fn float_sums_per_small_key_round_the_exact_sums_once<T: Target>() {
         values.push(v);
         filler += v;
     }
-    let own = {
+    let exact = {
         let (key, value) = (
             chunked(column_of(DType::U8, &keys), 1, &[keys.len() as u32]),
             chunked(column_of(DType::F32, &values), 1, &[keys.len() as u32]),
@@ -654,7 +655,7 @@ pub async fn float_sums_per_small_key_round_the_exact_sums_once<T: Target>() {
             value: Some(value),
         };
         let (_, sums) = ir::group_by(&[key], &[sum]).unwrap();
-        super::histogram::bins_in_own_pass::<T>(&sums[0], true)
+        super::histogram::adds_rows_to_bins::<T>(&sums[0], true)
     };
     let n = keys.len() as u32;
     for chunks in [vec![n], vec![3, 0, 250, n - 253]] {
@@ -681,7 +682,7 @@ pub async fn float_sums_per_small_key_round_the_exact_sums_once<T: Target>() {
             // GPUs may flush subnormal floats to 0 where they add floats.
             let gpu = DeviceModel::kernel_words(&T::device()).is_some();
             let flushed = gpu && g == 0.0 && e.abs() < f32::MIN_POSITIVE as f64;
-            match own {
+            match exact {
                 true => assert!(same, "{what}: group {k}: {g} vs {e}"),
                 false => assert!(same || close || flushed, "{what}: group {k}: {g} vs {e}"),
             }

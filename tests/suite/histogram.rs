@@ -20,7 +20,7 @@ pub fn bins_in_own_pass<T: Target>(root: &NodeRef, sum: bool) -> bool {
 
 /// Whether `T`'s device adds rows into the bins of the bin count (`sum`: the bin sum) in
 /// `root`'s graph in the pass computing them (`PlanLimits::adds_rows_to_bins`).
-fn adds_rows_to_bins<T: Target>(root: &NodeRef, sum: bool) -> bool {
+pub fn adds_rows_to_bins<T: Target>(root: &NodeRef, sum: bool) -> bool {
     (DeviceModel::plan_limits(&T::device()).adds_rows_to_bins)(&bin_node(root, sum))
 }
 
