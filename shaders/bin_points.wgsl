@@ -79,26 +79,62 @@ fn main(point: Point) -> @location(0) f32 {
     return point.value;
 }
 
-// SECTION sums
-// Each bin's total: its blocks' sums added pairwise (a stack of partial sums merged as a
-// binary counter carries), as `sum` adds. Parameters as `sum_points`'.
-@group(0) @binding(1) var partials: texture_2d<f32>;
+// SECTION block_bins
+// Few bins (at most four per render target): a fragment per block of BLOCK rows adds each of
+// its rows of this draw's tile into its bins (1.0 for a count, the value for a float sum, in
+// row order) and writes the block's partials, four bins a target, added (blended) to what
+// other tiles' draws wrote for a block they share. Parameters: 0 bins, 1 texture width,
+// 3 the tile's first row among all rows, 4 blocks, 5 the tile's rows.
+const BLOCK: u32 = #BLOCK#u;
 
 fn texel(row: u32) -> vec2<i32> {
     return vec2<i32>(i32(row % param(1u)), i32(row / param(1u)));
 }
 
+#ROWS#
+struct Out {
+#OUTS#}
+
 @fragment
-fn main(@builtin(position) at: vec4<f32>) -> @location(0) f32 {
+fn main(@builtin(position) at: vec4<f32>) -> Out {
+    var out: Out;
+    let block = u32(at.y) * param(1u) + u32(at.x);
+    let first = param(3u);
+    let end = first + param(5u);
+    let start = max(block * BLOCK, first);
+    let stop = min(block * BLOCK + BLOCK, end);
+    var partials: array<f32, #BINS#>;
+    for (var row = start; row < stop; row++) {
+        // The row's bin (-1 for none) and what it adds.
+        let entry = bin_entry(row - first);
+        if (entry.x >= 0.0) {
+            partials[u32(entry.x)] += entry.y;
+        }
+    }
+#STORES#    return out;
+}
+
+// SECTION block_totals
+// Each bin's total of its blocks' partials (`block_bins`' four bins a texture, or
+// `sum_points`' texel per bin and block), added pairwise (a stack of partial sums merged as
+// a binary counter carries) as `sum` adds, written as float32 (a sum) or uint32 (a count,
+// exact: every partial and sum of them below 2^24). Parameters as the draws' before.
+#PARTIALS#
+fn texel(row: u32) -> vec2<i32> {
+    return vec2<i32>(i32(row % param(1u)), i32(row / param(1u)));
+}
+
+@fragment
+fn main(@builtin(position) at: vec4<f32>) -> @location(0) #TOTAL# {
     let bin = u32(at.y) * param(1u) + u32(at.x);
     if (bin >= param(0u)) {
-        return 0.0;
+        return #TOTAL#(0);
     }
     let blocks = param(4u);
     var stack: array<f32, 32>;
     var depth = 0u;
     for (var b = 0u; b < blocks; b++) {
-        var total = textureLoad(partials, texel(bin * blocks + b), 0).r;
+        var total = partial(bin, b);
         for (var leaves = b + 1u; (leaves & 1u) == 0u; leaves >>= 1u) {
             depth -= 1u;
             total = stack[depth] + total;
@@ -111,5 +147,5 @@ fn main(@builtin(position) at: vec4<f32>) -> @location(0) f32 {
         depth -= 1u;
         total = stack[depth] + total;
     }
-    return total;
+    return #TOTAL#(total);
 }

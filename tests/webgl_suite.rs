@@ -236,17 +236,19 @@ fn top_k_merges_each_runs_first_rows_alone() {
     assert_eq!(read_u32(&indices), &order[..10]);
 }
 
-/// Float32 sums grouped by an 8-bit key are blended point draws here (SwiftShader and
-/// llvmpipe blend float32 targets): a draw per chunk of `[key, value]` pairs adding each
-/// value at its bin's texel of its block of 64 rows, one adding each bin's 219 blocks
-/// pairwise, no sort; with NaN, -0 and uneven chunks, the sums are the CPU's (quarters: every
-/// order of adding them is exact).
+/// Float32 sums and counts grouped by a key of few values are blended draws here (SwiftShader
+/// and llvmpipe blend float32 targets), no sort. An 8-bit key's 256 bins: a point per row
+/// adding its value at its bin's texel of its block of 64 rows, then each bin's blocks added
+/// pairwise. A key of 20 values (uint32 in host memory, a bin per value of its range): a
+/// fragment per block of 128 rows adding them into its bins' partials (four bins a target),
+/// then each bin's blocks added pairwise, on 64-texel textures (tiles of 4,096 rows: blocks
+/// straddle chunks and tiles). Uneven chunks, NaN and -0: the CPU's sums and counts
+/// (quarters: every order of adding them is exact).
 #[test]
-fn float_group_sums_are_blended_point_draws() {
-    let d = pollster::block_on(WebGl::fresh());
+fn few_group_sums_and_counts_are_blended_draws() {
     let mut rng = Rng(77);
     let n = 14_001;
-    let keys: Vec<u8> = (0..n).map(|_| rng.below(20) as u8).collect();
+    let keys: Vec<u32> = (0..n).map(|_| rng.below(20) as u32).collect();
     let values: Vec<f32> = (0..n)
         .map(|r| match (keys[r], r % 89) {
             (3, 0) => f32::NAN,
@@ -254,36 +256,48 @@ fn float_group_sums_are_blended_point_draws() {
             _ => (rng.below(2_001) as f32 - 1_000.0) / 4.0,
         })
         .collect();
-    let sums = || {
-        let chunks = [9_000, 0, 5_001];
-        let key = chunked(ColumnData::U8(keys.clone()), 1, &chunks);
-        let value = chunked(ColumnData::F32(values.clone()), 1, &chunks);
-        let sum = ir::Aggregate {
-            op: ir::GroupOp::Sum,
-            value: Some(value),
+    let chunks = [9_000, 0, 5_001];
+    let grouped = |small: bool| {
+        let key = match small {
+            true => chunked(
+                ColumnData::U8(keys.iter().map(|&k| k as u8).collect()),
+                1,
+                &chunks,
+            ),
+            false => chunked(ColumnData::U32(keys.clone()), 1, &chunks),
         };
-        ir::group_by(&[key], &[sum]).unwrap().1.remove(0)
+        let value = chunked(ColumnData::F32(values.clone()), 1, &chunks);
+        let aggregates = [ir::GroupOp::Sum, ir::GroupOp::Count].map(|op| ir::Aggregate {
+            op,
+            value: Some(value.clone()),
+        });
+        ir::group_by(&[key], &aggregates).unwrap().1
     };
-    let on_gl = sums();
-    let text = explain(&d, &on_gl).unwrap();
-    let line = "kernels: 2 point-list draw(s) adding each row's value at its bin's texel of its block of 64 rows (blended), one per tile of pairs, and 1 draw adding each bin's 219 blocks pairwise";
-    assert!(text.contains(line), "{text}");
-    assert!(!text.contains("merge passes"), "no sort: {text}");
-    evaluate_blocking(&d, std::slice::from_ref(&on_gl)).unwrap();
-    let on_cpu = sums();
-    evaluate_blocking(
-        &gputable::cpu::CpuDevice::default(),
-        std::slice::from_ref(&on_cpu),
-    )
-    .unwrap();
-    let (gl, cpu) = (read_f32(&on_gl), read_f32(&on_cpu));
-    assert_eq!(gl.len(), 20);
-    let same = gl
-        .iter()
-        .zip(&cpu)
-        .all(|(a, b)| a == b || (a.is_nan() && b.is_nan()));
-    assert!(same, "{gl:?} vs {cpu:?}");
-    assert!(gl[3].is_nan() && gl[5] == 0.0);
+    for (small, lines) in [
+        (true, ["kernels: 2 point-list draw(s) adding each row's value at its bin's texel of its block of 64 rows (blended), one per tile of pairs, and 1 draw adding each bin's 219 blocks pairwise", "adding each row's 1 at its bin's texel (blended)"]),
+        (false, ["kernels: 5 draw(s) adding each block of 128 rows into its 20 bins' partials (blended), one per tile of rows, and 1 draw adding each bin's 110 blocks pairwise", "into its 20 bins' partials (blended), one per tile of rows, and 1 draw adding each bin's 110 blocks pairwise, as uint32"]),
+    ] {
+        // The 256 bins' blocks fit a full tile alone.
+        let d = match small {
+            true => pollster::block_on(WebGl::fresh()),
+            false => pollster::block_on(WebGl::capped()),
+        };
+        let on_gl = grouped(small);
+        let text = explain(&d, &on_gl[0]).unwrap() + &explain(&d, &on_gl[1]).unwrap();
+        for line in lines {
+            assert!(text.contains(line), "{line}: {text}");
+        }
+        assert!(!text.contains("merge passes"), "no sort: {text}");
+        evaluate_blocking(&d, &on_gl).unwrap();
+        let on_cpu = grouped(small);
+        evaluate_blocking(&gputable::cpu::CpuDevice::default(), &on_cpu).unwrap();
+        let (gl, cpu) = (read_f32(&on_gl[0]), read_f32(&on_cpu[0]));
+        assert_eq!(gl.len(), 20);
+        let same = gl.iter().zip(&cpu).all(|(a, b)| a == b || (a.is_nan() && b.is_nan()));
+        assert!(same, "small {small}: {gl:?} vs {cpu:?}");
+        assert!(gl[3].is_nan() && gl[5] == 0.0);
+        assert_eq!(read_u32(&on_gl[1]), read_u32(&on_cpu[1]), "small {small}: counts");
+    }
 }
 
 /// Sorts the merge passes cannot draw whole, in the same stable order: keys over several

@@ -254,11 +254,26 @@ fn generated_kernels_are_valid_wgsl() {
         );
     }
     // WebGL2's bin counts: the blended points and the totals written as uint32.
-    for kind in ["points", "counts"] {
+    for kind in ["points", "counts", "sum_points"] {
         validate(
             &fragment::bin_points_source(kind).unwrap(),
             &format!("the bin count's {kind} draw"),
         );
+    }
+    // Few bins: each block's partials in 1 to 8 targets, then their totals.
+    for targets in 0..=8 {
+        for counts in [false, true] {
+            if targets > 0 {
+                validate(
+                    &fragment::block_bins_source(!counts, targets).unwrap(),
+                    &format!("the block bins draw into {targets} targets (counts {counts})"),
+                );
+            }
+            validate(
+                &fragment::block_totals_source(counts, targets).unwrap(),
+                &format!("the block totals draw from {targets} targets (counts {counts})"),
+            );
+        }
     }
     for class in [Class::F, Class::I, Class::U] {
         validate(

@@ -14,16 +14,42 @@ use crate::dtype::DType;
 use crate::error::Result;
 use crate::ir::{Node, Op};
 use crate::value::Value;
-use crate::wgsl::fragment::{bin_points_source, BLENDED_SUM_BLOCK};
+use crate::wgsl::fragment::{
+    bin_points_source, block_bins_source, block_totals_source, BIN_BLOCK, BLENDED_SUM_BLOCK,
+};
 use crate::wgsl::SCATTER_PARAMS;
 
 /// The most rows a blended count adds: each bin's float32 total stays exact.
 const MOST_BLENDED_ROWS: u32 = 1 << 24;
 
 impl GlDevice {
-    /// Whether the bin count or sum `root` adds rows by blended point draws here.
+    /// Whether the bin count or sum `root` adds rows by blended draws here.
     pub(super) fn blends_bins(&self, root: &Node) -> bool {
-        self.blends_counts(root) || self.blends_sums(root)
+        self.few_bin_targets(root).is_some() || self.blends_counts(root) || self.blends_sums(root)
+    }
+
+    /// Where the bin count or float32 sum `root` has few bins (four a render target, in the
+    /// targets one draw writes), the targets of its blocks' partials: a fragment per block of
+    /// `BIN_BLOCK` rows adds them in row order, reading each row once (where a point per row
+    /// is blended one after another into few texels).
+    fn few_bin_targets(&self, root: &Node) -> Option<u32> {
+        let rows = root.inputs[0].meta.length;
+        let fits = match root.op {
+            Op::BinCount { .. } => rows <= MOST_BLENDED_ROWS,
+            Op::BinSum { .. } => root.meta.dtype == DType::F32,
+            _ => false,
+        };
+        let targets = root.meta.length.div_ceil(4).max(1);
+        (fits
+            && self.blends_floats
+            && targets <= self.limits.max_color_attachments
+            && rows.div_ceil(BIN_BLOCK) <= self.layout.tile_rows())
+        .then_some(targets)
+    }
+
+    /// Blocks of `BIN_BLOCK` rows of the bin count or sum `root`'s input.
+    fn bin_blocks(&self, root: &Node) -> u32 {
+        root.inputs[0].meta.length.div_ceil(BIN_BLOCK).max(1)
     }
 
     /// Whether the bin count `root` is counted by blended point draws here: the context
@@ -59,8 +85,12 @@ impl GlDevice {
         texels.div_ceil(self.layout.width()).max(1)
     }
 
-    /// Device bytes of the float32 texels the points add into (a sum's output is its own).
+    /// Device bytes of the float32 texels the draws add into (the output is its own).
     pub(super) fn blended_scratch_bytes(&self, root: &Node) -> u64 {
+        if let Some(targets) = self.few_bin_targets(root) {
+            let rows = self.texel_rows(self.bin_blocks(root)) as u64;
+            return targets as u64 * rows * self.layout.width() as u64 * 16;
+        }
         let texels = match root.op {
             Op::BinSum { .. } => root.meta.length * self.sum_blocks(root),
             _ => root.meta.length,
@@ -81,6 +111,17 @@ impl GlDevice {
     /// The draws of the bin count or sum `root`, and a line saying what they do.
     pub(super) fn describe_blended_bins(&self, root: &Node) -> (u64, String) {
         let tiles = self.point_draws(root);
+        if self.few_bin_targets(root).is_some() {
+            let (bins, blocks) = (root.meta.length, self.bin_blocks(root));
+            let written = match root.op {
+                Op::BinSum { .. } => "",
+                _ => ", as uint32",
+            };
+            return (
+                tiles as u64 + 1,
+                format!("{tiles} draw(s) adding each block of {BIN_BLOCK} rows into its {bins} bins' partials (blended), one per tile of rows, and 1 draw adding each bin's {blocks} blocks pairwise{written}"),
+            );
+        }
         let line = match root.op {
             Op::BinSum { .. } => format!("{tiles} point-list draw(s) adding each row's value at its bin's texel of its block of {BLENDED_SUM_BLOCK} rows (blended), one per tile of pairs, and 1 draw adding each bin's {} blocks pairwise", self.sum_blocks(root)),
             _ => format!("{tiles} point-list draw(s) adding each row's 1 at its bin's texel (blended), one per tile of ids, and 1 draw writing the totals as uint32"),
@@ -95,10 +136,76 @@ impl GlDevice {
         root: &Node,
         input: &[Rc<Value>],
     ) -> Result<Vec<Value>> {
-        match root.op {
-            Op::BinSum { .. } => self.sum_by_blending(batch, root, input).await,
+        match (self.few_bin_targets(root), &root.op) {
+            (Some(targets), _) => self.few_bins(batch, root, input, targets).await,
+            (None, Op::BinSum { .. }) => self.sum_by_blending(batch, root, input).await,
             _ => self.count_by_blending(batch, root, input).await,
         }
+    }
+
+    /// The bin count or float32 sum `root` (few bins) of its input's stored chunks `input`:
+    /// a draw per tile adding each block's rows into its bins' partials in `targets` float32
+    /// textures (four bins each), then one draw adding each bin's blocks pairwise.
+    async fn few_bins(
+        &self,
+        batch: &mut GlBatch,
+        root: &Node,
+        input: &[Rc<Value>],
+        targets: u32,
+    ) -> Result<Vec<Value>> {
+        let layout = self.layout;
+        let width = layout.width();
+        let sums = matches!(root.op, Op::BinSum { .. });
+        let (bins, blocks) = (root.meta.length, self.bin_blocks(root));
+        let height = self.texel_rows(blocks);
+        let partials = (0..targets)
+            .map(|_| self.take_texture(wgpu::TextureFormat::Rgba32Float, height, &batch.home))
+            .collect::<Result<Vec<_>>>()?;
+        for texture in &partials {
+            self.clear(texture);
+        }
+        let partial_targets: Vec<&wgpu::Texture> = partials.iter().map(|t| &**t).collect();
+        let mut params = vec![bins, width, 0, 0, blocks, 0];
+        params.resize(SCATTER_PARAMS, 0);
+        let source = block_bins_source(sums, targets)?;
+        let mut first_row = 0;
+        for chunk in input {
+            for (tile, planes) in gl_value(chunk)?.tiles().iter().enumerate() {
+                let rows = layout.rows_in_tile(chunk.rows, tile as u32);
+                if rows > 0 {
+                    let first = first_row + tile as u32 * layout.tile_rows();
+                    params[3] = first;
+                    params[5] = rows;
+                    // The texel rows of the blocks these rows fall in.
+                    let (top, bottom) = (
+                        first / BIN_BLOCK / width,
+                        (first + rows - 1) / BIN_BLOCK / width,
+                    );
+                    let shape = Shape::AddedTarget((0, top, width, bottom - top + 1));
+                    self.draw(
+                        batch,
+                        &source,
+                        &params,
+                        &[&planes[0]],
+                        &partial_targets,
+                        shape,
+                    )
+                    .await?;
+                }
+            }
+            first_row += chunk.rows;
+        }
+        let (format, dtype) = match sums {
+            true => (wgpu::TextureFormat::R32Float, DType::F32),
+            false => (wgpu::TextureFormat::R32Uint, DType::U32),
+        };
+        let totals_height = self.texel_rows(bins);
+        let totals = self.take_texture(format, totals_height, &batch.home)?;
+        let whole = Shape::FullTarget(Some((0, 0, width, totals_height)));
+        let source = block_totals_source(!sums, targets)?;
+        self.draw(batch, &source, &params, &partial_targets, &[&totals], whole)
+            .await?;
+        Ok(vec![self.stored(dtype, 1, bins, vec![vec![totals]])])
     }
 
     /// The float32 sums of the bin sum `root` of the `[id, value]` pairs' stored chunks.
@@ -133,7 +240,7 @@ impl GlDevice {
         let totals =
             self.take_texture(wgpu::TextureFormat::R32Float, totals_height, &batch.home)?;
         let whole = Shape::FullTarget(Some((0, 0, layout.width(), totals_height)));
-        let source = bin_points_source("sums")?;
+        let source = block_totals_source(false, 0)?;
         self.draw(batch, &source, &params, &[&partials], &[&totals], whole)
             .await?;
         Ok(vec![self.stored(DType::F32, 1, bins, vec![vec![totals]])])

@@ -43,6 +43,8 @@ enum Shape {
     Points(u32),
     /// This many points, each added to the texel it lands on (blended).
     AddedPoints(u32),
+    /// One triangle covering the scissor rect, each fragment added to its texel (blended).
+    AddedTarget((u32, u32, u32, u32)),
 }
 
 /// The work of one evaluation: draws run as they are recorded; the scopes catch errors.
@@ -101,6 +103,7 @@ impl GlDevice {
             Shape::FullTarget(_) => (wgpu::PrimitiveTopology::TriangleList, false),
             Shape::Points(_) => (wgpu::PrimitiveTopology::PointList, false),
             Shape::AddedPoints(_) => (wgpu::PrimitiveTopology::PointList, true),
+            Shape::AddedTarget(_) => (wgpu::PrimitiveTopology::TriangleList, true),
         };
         let pipeline = self.pipeline(source, &formats, topology, adds).await?;
         let mut words: Vec<u8> = params.iter().flat_map(|p| p.to_le_bytes()).collect();
@@ -161,11 +164,12 @@ impl GlDevice {
             });
             pass.set_pipeline(&pipeline);
             pass.set_bind_group(0, &bind_group, &[]);
-            if let Shape::FullTarget(Some((x, y, w, h))) = shape {
+            if let Shape::FullTarget(Some((x, y, w, h))) | Shape::AddedTarget((x, y, w, h)) = shape
+            {
                 pass.set_scissor_rect(x, y, w, h);
             }
             match shape {
-                Shape::FullTarget(_) => pass.draw(0..3, 0..1),
+                Shape::FullTarget(_) | Shape::AddedTarget(_) => pass.draw(0..3, 0..1),
                 Shape::Points(count) | Shape::AddedPoints(count) => pass.draw(0..count, 0..1),
             }
         }

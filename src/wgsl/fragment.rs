@@ -50,20 +50,86 @@ pub fn scatter_points_source(class: Option<Class>) -> Result<String> {
 /// the texels' sums are added pairwise: a bin's total is as accurate as `sum`'s.
 pub const BLENDED_SUM_BLOCK: u32 = 64;
 
-/// WebGL2's bin kernels (shaders/bin_points.wgsl): `points` (each row's 1.0 added at its
-/// bin), `counts` (the totals as uint32), `sum_points` (each row's value added at its bin's
-/// block) or `sums` (each bin's blocks added pairwise); the totals over the full-target
-/// triangle.
+/// Rows a fragment of WebGL2's few-bins draw adds into its bins' partials.
+pub const BIN_BLOCK: u32 = 128;
+
+/// WebGL2's bin kernels drawing a point per row (shaders/bin_points.wgsl): `points` (each
+/// row's 1.0 added at its bin), `counts` (those totals as uint32, over the full-target
+/// triangle) or `sum_points` (each row's value added at its bin's block).
 pub fn bin_points_source(kind: &str) -> Result<String> {
     let template = super::compute::section(BIN_POINTS, kind)?
         .replace("#BLOCK#", &BLENDED_SUM_BLOCK.to_string());
-    let vertex = if matches!(kind, "counts" | "sums") {
-        FULLSCREEN
-    } else {
-        ""
-    };
+    let vertex = if kind == "counts" { FULLSCREEN } else { "" };
     Ok(format!(
         "{}\n{vertex}\n{template}",
+        super::PRELUDE.replace("PARAM_VEC4S", "2")
+    ))
+}
+
+/// WebGL2's draw adding each block of `BIN_BLOCK` rows into its bins' partials, four bins to
+/// each of `targets` float32 targets: the rows' ids counted (`sums`: `[id, value]` pairs'
+/// values summed). See shaders/bin_points.wgsl `block_bins`.
+pub fn block_bins_source(sums: bool, targets: u32) -> Result<String> {
+    let rows = match sums {
+        true => "@group(0) @binding(1) var pairs: texture_2d<f32>;\n\
+                 fn bin_entry(row: u32) -> vec2<f32> {\n    let pair = textureLoad(pairs, texel(row), 0);\n    \
+                 return vec2<f32>(select(-1.0, pair.x, pair.x < f32(param(0u))), pair.y);\n}",
+        false => "@group(0) @binding(1) var ids: texture_2d<u32>;\n\
+                  fn bin_entry(row: u32) -> vec2<f32> {\n    let id = textureLoad(ids, texel(row), 0).r;\n    \
+                  return vec2<f32>(select(-1.0, f32(id), id < param(0u)), 1.0);\n}",
+    };
+    let (mut outs, mut stores) = (String::new(), String::new());
+    for t in 0..targets {
+        let _ = writeln!(outs, "    @location({t}) o{t}: vec4<f32>,");
+        let lanes: Vec<String> = (0..4).map(|c| format!("partials[{}]", 4 * t + c)).collect();
+        let _ = writeln!(stores, "    out.o{t} = vec4<f32>({});", lanes.join(", "));
+    }
+    let template = super::compute::section(BIN_POINTS, "block_bins")?
+        .replace("#BLOCK#", &BIN_BLOCK.to_string())
+        .replace("#ROWS#", rows)
+        .replace("#OUTS#", &outs)
+        .replace("#STORES#", &stores)
+        .replace("#BINS#", &(4 * targets).to_string());
+    Ok(format!(
+        "{}\n{FULLSCREEN}\n{template}",
+        super::PRELUDE.replace("PARAM_VEC4S", "2")
+    ))
+}
+
+/// WebGL2's draw of each bin's total of its blocks' partials, as float32 (`counts`: as
+/// uint32): from `block_bins`' `targets` textures of four bins, or (`targets` 0) from
+/// `sum_points`' one texture of a texel per bin and block. See `block_totals`.
+pub fn block_totals_source(counts: bool, targets: u32) -> Result<String> {
+    let mut partials = String::new();
+    match targets {
+        0 => partials.push_str(
+            "@group(0) @binding(1) var partials0: texture_2d<f32>;\n\
+             fn partial(bin: u32, b: u32) -> f32 {\n    \
+             return textureLoad(partials0, texel(bin * param(4u) + b), 0).r;\n}\n",
+        ),
+        _ => {
+            for t in 0..targets {
+                let _ = writeln!(
+                    partials,
+                    "@group(0) @binding({}) var partials{t}: texture_2d<f32>;",
+                    t + 1
+                );
+            }
+            partials.push_str("fn partial(bin: u32, b: u32) -> f32 {\n    switch bin / 4u {\n");
+            for t in 0..targets {
+                let _ = writeln!(
+                    partials,
+                    "        case {t}u: {{ return textureLoad(partials{t}, texel(b), 0)[bin % 4u]; }}"
+                );
+            }
+            partials.push_str("        default: { return 0.0; }\n    }\n}\n");
+        }
+    }
+    let template = super::compute::section(BIN_POINTS, "block_totals")?
+        .replace("#PARTIALS#", &partials)
+        .replace("#TOTAL#", if counts { "u32" } else { "f32" });
+    Ok(format!(
+        "{}\n{FULLSCREEN}\n{template}",
         super::PRELUDE.replace("PARAM_VEC4S", "2")
     ))
 }
