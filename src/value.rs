@@ -161,6 +161,11 @@ impl Output {
         }
     }
 
+    /// The first row of each chunk, and the end.
+    pub fn offsets(&self) -> Rc<[u64]> {
+        self.offsets.clone()
+    }
+
     /// Rows over every chunk.
     pub fn rows(&self) -> u64 {
         self.offsets[self.offsets.len() - 1]

@@ -229,8 +229,10 @@ fn top_k_merges_each_runs_first_rows_alone() {
     assert!(text.contains(line), "{text}");
     let before = d.core().counters.stats().kernels;
     evaluate_blocking(&d, std::slice::from_ref(&indices)).unwrap();
-    // The sort key made, the sort's 13 draws, the first 10 rows copied out of the permutation.
+    // The sort key made, the sort's 13 draws, the first 10 rows copied out of the
+    // permutation, as `explain` counts them.
     assert_eq!(d.core().counters.stats().kernels - before, 15, "{text}");
+    assert!(text.contains("\n15 draws in all\n"), "{text}");
     let mut order: Vec<u32> = (0..values.len() as u32).collect();
     order.sort_by(|&i, &j| values[j as usize].total_cmp(&values[i as usize]));
     assert_eq!(read_u32(&indices), &order[..10]);

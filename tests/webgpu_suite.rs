@@ -409,10 +409,11 @@ fn top_k_sorts_each_runs_first_rows_alone() {
     assert!(text.contains(&line), "{text}");
     let before = d.core().counters.stats().kernels;
     evaluate_blocking(&d, std::slice::from_ref(&indices)).unwrap();
-    // The sort key made, the sort's 15, the first 10 rows copied out of the permutation
-    // (the copy `explain` describes but leaves out of its total, as it does for any sort).
+    // The sort key made, the sort's 15, the first 10 rows copied out of the permutation,
+    // as `explain` counts them.
     let ran = d.core().counters.stats().kernels - before;
     assert_eq!(ran, 17, "{text}");
+    assert!(text.contains("\n17 dispatches in all\n"), "{text}");
     let mut order: Vec<u32> = (0..values.len() as u32).collect();
     order.sort_by(|&i, &j| values[j as usize].total_cmp(&values[i as usize]));
     assert_eq!(read_u32(&indices), &order[..10]);

@@ -118,7 +118,8 @@ fn describe_budget(schedule: &Schedule, text: &mut String) {
 /// scatter's clears, a sort's split passes), and a line saying what they do.
 fn pass_kernels(device: &dyn CostModel, region: &Region, pass: &Pass) -> Result<(u64, String)> {
     if region.root.op.is_assembly() {
-        return Ok((0, ASSEMBLY_PASS.to_string()));
+        let copies = assembly_copies(device, &region.root, pass)?;
+        return Ok((copies, ASSEMBLY_PASS.to_string()));
     }
     if region.is_sort() {
         return match &pass.composed {
@@ -197,26 +198,92 @@ fn describe_native_sort(device: &dyn CostModel, region: &Region) -> Result<(u64,
 /// The copy kernels `Run::assemble` runs joining the stored chunks of `key` into one value.
 fn joining_copies(limits: &PlanLimits, key: &NodeRef) -> Result<u64> {
     let offsets = key.chunk_offsets();
-    // Each piece's rows; the slices stand for the stored chunks a copy binds.
-    let mut pieces: Vec<(u64, u64)> = (offsets.windows(2))
-        .map(|w| (w[0], w[1]))
-        .filter(|(start, end)| end > start)
+    let pieces = (offsets.windows(2))
+        .filter(|w| w[1] > w[0])
+        .map(|w| Piece {
+            of: key.clone(),
+            rows: (w[0], w[1]),
+            whole: true,
+        })
         .collect();
+    copies_joining(limits, pieces)
+}
+
+/// The copy kernels `Run::assembly` runs for the view `root` in `pass`: per task, the rows it
+/// takes of each input's stored chunks, copied where they are not one whole chunk.
+fn assembly_copies(device: &dyn CostModel, root: &NodeRef, pass: &Pass) -> Result<u64> {
+    let id = device.core().id;
     let mut copies = 0;
-    while pieces.len() > 1 {
+    for task in &pass.tasks {
+        let end = task.first + task.rows as u64;
+        let mut pieces = Vec::new();
+        for (input, lo, hi) in crate::ir::assembly_ranges(root, task.first, end) {
+            let source = &root.inputs[input];
+            // Rows stored elsewhere (host rows) are uploaded as the piece itself; stored
+            // here, or computed in this evaluation, they are read in their chunks.
+            let (offsets, uploaded) = match source.output_on(id) {
+                Some(output) => (output.offsets(), false),
+                None => (source.chunk_offsets(), source.has_output()),
+            };
+            for w in offsets.windows(2) {
+                let rows = (lo.max(w[0]), hi.min(w[1]));
+                if rows.0 < rows.1 {
+                    let whole = uploaded || rows == (w[0], w[1]);
+                    pieces.push(Piece {
+                        of: source.clone(),
+                        rows,
+                        whole,
+                    });
+                }
+            }
+        }
+        copies += copies_joining(&device.plan_limits(), pieces)?;
+    }
+    Ok(copies)
+}
+
+/// Rows `rows` of `of`'s stored chunk (`whole`: all of one, read in place).
+struct Piece {
+    of: NodeRef,
+    rows: (u64, u64),
+    whole: bool,
+}
+
+/// The copies `Run::assemble` runs making one value of `pieces`, in order: each copy joins as
+/// many as one kernel binds (a part of one chunk alone is copied too).
+fn copies_joining(limits: &PlanLimits, mut pieces: Vec<Piece>) -> Result<u64> {
+    let mut copies = 0;
+    loop {
+        match pieces.as_slice() {
+            [] | [Piece { whole: true, .. }] => return Ok(copies),
+            _ => {}
+        }
+        // A piece stands for the stored chunk a copy binds: a slice of its rows (a joined
+        // piece, of as many rows of its first piece's node as that has).
         let stand_ins = (pieces.iter())
-            .map(|&(start, end)| crate::ir::slice(key, start as f64, end as f64))
+            .map(|p| {
+                let end = p.rows.1.min(p.of.meta.length as u64);
+                crate::ir::slice(&p.of, p.rows.0 as f64, end as f64)
+            })
             .collect::<Result<Vec<_>>>()?;
         let joined = super::run::pieces_per_copy(limits, &stand_ins);
         // No copy joins two pieces here: `assemble` reports the limit when it runs.
-        if joined < 2 {
-            break;
+        if joined < 2 && pieces.len() > 1 {
+            return Ok(copies);
         }
-        let rows = (pieces[0].0, pieces[joined - 1].1);
-        pieces.splice(0..joined, [rows]);
+        let rows: u64 = pieces[..joined].iter().map(|p| p.rows.1 - p.rows.0).sum();
+        let (of, start) = (pieces[0].of.clone(), pieces[0].rows.0);
+        let rows = (start, start + rows);
+        pieces.splice(
+            0..joined,
+            [Piece {
+                of,
+                rows,
+                whole: true,
+            }],
+        );
         copies += 1;
     }
-    Ok(copies)
 }
 
 /// The kernels of a sort composed of split passes, counted over their schedule.
