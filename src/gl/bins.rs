@@ -17,7 +17,7 @@ use crate::value::Value;
 use crate::wgsl::fragment::{
     bin_points_source, block_bins_source, block_totals_source, BIN_BLOCK, BLENDED_SUM_BLOCK,
 };
-use crate::wgsl::SCATTER_PARAMS;
+use crate::wgsl::FIXED_PARAMS;
 
 /// The most rows a blended count adds: each bin's float32 total stays exact.
 const MOST_BLENDED_ROWS: u32 = 1 << 24;
@@ -166,7 +166,7 @@ impl GlDevice {
         }
         let partial_targets: Vec<&wgpu::Texture> = partials.iter().map(|t| &**t).collect();
         let mut params = vec![bins, width, 0, 0, blocks, 0];
-        params.resize(SCATTER_PARAMS, 0);
+        params.resize(FIXED_PARAMS, 0);
         let source = block_bins_source(sums, targets)?;
         let mut first_row = 0;
         for chunk in input {
@@ -221,7 +221,7 @@ impl GlDevice {
         let partials = self.take_texture(wgpu::TextureFormat::R32Float, height, &batch.home)?;
         self.clear(&partials);
         let mut params = vec![bins, layout.width(), partials.height(), 0, blocks];
-        params.resize(SCATTER_PARAMS, 0);
+        params.resize(FIXED_PARAMS, 0);
         let points = bin_points_source("sum_points")?;
         let mut first_row = 0;
         for chunk in pairs {
@@ -258,7 +258,7 @@ impl GlDevice {
         let totals = self.take_texture(wgpu::TextureFormat::R32Float, height, &batch.home)?;
         self.clear(&totals);
         let mut params = vec![bins, layout.width(), totals.height()];
-        params.resize(SCATTER_PARAMS, 0);
+        params.resize(FIXED_PARAMS, 0);
         let points = bin_points_source("points")?;
         for chunk in ids {
             for (tile, planes) in gl_value(chunk)?.tiles().iter().enumerate() {

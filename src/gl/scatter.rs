@@ -9,7 +9,7 @@ use crate::ir::Node;
 use crate::plan::Region;
 use crate::value::Value;
 use crate::wgsl::fragment::scatter_points_source;
-use crate::wgsl::SCATTER_PARAMS;
+use crate::wgsl::FIXED_PARAMS;
 
 impl GlDevice {
     /// Every texel of `texture` set to 0.
@@ -107,7 +107,7 @@ impl Scatters for GlDevice {
                     layout.width(),
                     texture.height(),
                 ];
-                params.resize(SCATTER_PARAMS, 0);
+                params.resize(FIXED_PARAMS, 0);
                 self.draw(
                     batch,
                     &source,

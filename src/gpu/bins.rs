@@ -17,7 +17,7 @@ use crate::wgsl::compute::{
     adds_in_workgroup, bins_kernel, float_bins_finish_source, BIN_BLOCK, BIN_THREADS,
     FLOAT_BIN_WORDS,
 };
-use crate::wgsl::SCATTER_PARAMS;
+use crate::wgsl::FIXED_PARAMS;
 
 /// Whether a device whose bindings hold `binding_bytes` adds the rows of the bin count or
 /// sum `node` into its bins itself: where its bins' words fit one binding.
@@ -104,7 +104,7 @@ impl GpuDevice {
         if count > 0 {
             let (grid, stride) = self.grid(count, BIN_THREADS)?;
             let mut params = vec![count, stride, 0, 0];
-            params.resize(SCATTER_PARAMS, 0);
+            params.resize(FIXED_PARAMS, 0);
             batch.dispatches.push(Dispatch {
                 pipeline: self.pipeline(&float_bins_finish_source()?).await?,
                 params,

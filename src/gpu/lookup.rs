@@ -12,7 +12,7 @@ use crate::error::Result;
 use crate::ir::{Node, Op};
 use crate::value::Value;
 use crate::wgsl::compute::{lookup_source, scatter_source, WORKGROUP_SIZE};
-use crate::wgsl::SCATTER_PARAMS;
+use crate::wgsl::FIXED_PARAMS;
 
 /// Slots of the hash table of a table of `rows` rows: a power of two, at most half full.
 fn slots(rows: u32) -> u64 {
@@ -132,7 +132,7 @@ impl GpuDevice {
                 mode,
                 u32::from(flags.is_some()),
             ];
-            params.resize(SCATTER_PARAMS, 0);
+            params.resize(FIXED_PARAMS, 0);
             let pipeline = pipeline.clone();
             batch.dispatches.push(Dispatch {
                 pipeline,

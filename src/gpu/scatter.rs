@@ -9,7 +9,7 @@ use crate::ir::Node;
 use crate::plan::Region;
 use crate::value::Value;
 use crate::wgsl::compute::{scatter_source, WORKGROUP_SIZE};
-use crate::wgsl::SCATTER_PARAMS;
+use crate::wgsl::FIXED_PARAMS;
 
 impl GpuDevice {
     /// Rows of each part of a scatter's output: as many as one binding holds.
@@ -35,7 +35,7 @@ impl GpuDevice {
     ) -> Result<()> {
         let (grid, stride) = self.grid(rows, WORKGROUP_SIZE)?;
         let mut params = vec![rows, stride, first_row, part_rows, first];
-        params.resize(SCATTER_PARAMS, 0);
+        params.resize(FIXED_PARAMS, 0);
         batch.dispatches.push(Dispatch {
             pipeline: self.pipeline(&scatter_source(kind)?).await?,
             params,

@@ -20,6 +20,7 @@ use crate::wgsl::compute::{
     sort_lanes, sort_source, top_k_source, SORT_BLOCK, SORT_DIGIT_BITS, SORT_THREADS, TOP_K_MOST,
     TOP_K_RUN, TOP_K_WORDS, WORKGROUP_SIZE,
 };
+use crate::wgsl::FIXED_PARAMS;
 
 const DIGITS: u32 = 1 << SORT_DIGIT_BITS;
 
@@ -356,7 +357,7 @@ struct Candidates {
 
 /// A kernel's parameters as its two vec4s hold them, the unused ones 0.
 fn padded(mut params: Vec<u32>) -> Vec<u32> {
-    params.resize(8, 0);
+    params.resize(FIXED_PARAMS, 0);
     params
 }
 

@@ -4,8 +4,8 @@
 use std::fmt::Write;
 use std::rc::Rc;
 
+use super::fixed_prelude;
 use super::reduce::state_functions;
-use super::PRELUDE;
 use super::{
     finish, internal, start, start_with, wgsl_type, Kernel, Storage, PARAM_ROWS, PARAM_ROW_STRIDE,
 };
@@ -96,20 +96,14 @@ pub fn scatter_source(kind: &str) -> Result<String> {
         _ => sections(SCATTER, &[kind, "write"])?,
     };
     let template = template.replace("#WORKGROUP#", &WORKGROUP_SIZE.to_string());
-    Ok(format!(
-        "{}\n{template}",
-        PRELUDE.replace("PARAM_VEC4S", "2")
-    ))
+    Ok(format!("{}\n{template}", fixed_prelude()))
 }
 
 /// A lookup kernel: `insert` (the table's rows into the hash table) or `probe` (each key's
 /// row found; see shaders/lookup.wgsl).
 pub fn lookup_source(kind: &str) -> Result<String> {
     let template = section(LOOKUP, kind)?.replace("#WORKGROUP#", &WORKGROUP_SIZE.to_string());
-    Ok(format!(
-        "{}\n{template}",
-        PRELUDE.replace("PARAM_VEC4S", "2")
-    ))
+    Ok(format!("{}\n{template}", fixed_prelude()))
 }
 
 /// A kernel of a sort read for its first rows (see shaders/top_k.wgsl): `select` (each
@@ -138,10 +132,7 @@ pub fn top_k_source(kind: &str, words: usize) -> Result<String> {
             .replace("#KEY_SLOTS#", &(TOP_K_MOST as usize * words).to_string())
             .replace("#CANDIDATES#", &(words + 1).to_string());
     }
-    Ok(format!(
-        "{}\n{template}",
-        PRELUDE.replace("PARAM_VEC4S", "2")
-    ))
+    Ok(format!("{}\n{template}", fixed_prelude()))
 }
 
 /// A radix sort kernel: `count`, `scan` or `place` (see shaders/radix_sort.wgsl); `count`
@@ -167,10 +158,7 @@ pub fn sort_source(kind: &str, lanes: Option<u32>) -> Result<String> {
         true => "enable subgroups;\n",
         false => "",
     };
-    Ok(format!(
-        "{enable}{}\n{template}",
-        PRELUDE.replace("PARAM_VEC4S", "2")
-    ))
+    Ok(format!("{enable}{}\n{template}", fixed_prelude()))
 }
 
 /// Invocations of a radix sort's placing workgroup with subgroups whose smallest size is
@@ -243,7 +231,7 @@ fn bins_template(names: &[&str]) -> Result<String> {
 pub fn float_bins_finish_source() -> Result<String> {
     Ok(format!(
         "{}\n{}",
-        PRELUDE.replace("PARAM_VEC4S", "2"),
+        fixed_prelude(),
         bins_template(&["float_finish"])?
     ))
 }
@@ -373,6 +361,6 @@ pub fn reduce_tail_source(
     Ok(format!(
         "{}\n@group(0) @binding(1) var<storage, read_write> {target};\n\
          @group(0) @binding(2) var<storage, read> states_in: array<State>;\n{template}",
-        PRELUDE.replace("PARAM_VEC4S", "2"),
+        fixed_prelude(),
     ))
 }

@@ -41,7 +41,7 @@ pub fn scatter_points_source(class: Option<Class>) -> Result<String> {
     let template = super::compute::sections(SCATTER_POINTS, &[written, "points"])?;
     Ok(format!(
         "{}\n{}",
-        super::PRELUDE.replace("PARAM_VEC4S", "2"),
+        super::fixed_prelude(),
         template.replace("#T#", wgsl_type(class))
     ))
 }
@@ -60,10 +60,7 @@ pub fn bin_points_source(kind: &str) -> Result<String> {
     let template = super::compute::section(BIN_POINTS, kind)?
         .replace("#BLOCK#", &BLENDED_SUM_BLOCK.to_string());
     let vertex = if kind == "counts" { FULLSCREEN } else { "" };
-    Ok(format!(
-        "{}\n{vertex}\n{template}",
-        super::PRELUDE.replace("PARAM_VEC4S", "2")
-    ))
+    Ok(format!("{}\n{vertex}\n{template}", super::fixed_prelude()))
 }
 
 /// WebGL2's draw adding each block of `BIN_BLOCK` rows into its bins' partials, four bins to
@@ -92,7 +89,7 @@ pub fn block_bins_source(sums: bool, targets: u32) -> Result<String> {
         .replace("#BINS#", &(4 * targets).to_string());
     Ok(format!(
         "{}\n{FULLSCREEN}\n{template}",
-        super::PRELUDE.replace("PARAM_VEC4S", "2")
+        super::fixed_prelude()
     ))
 }
 
@@ -130,7 +127,7 @@ pub fn block_totals_source(counts: bool, targets: u32) -> Result<String> {
         .replace("#TOTAL#", if counts { "u32" } else { "f32" });
     Ok(format!(
         "{}\n{FULLSCREEN}\n{template}",
-        super::PRELUDE.replace("PARAM_VEC4S", "2")
+        super::fixed_prelude()
     ))
 }
 
@@ -182,7 +179,7 @@ fn sort_pass_source(section: &str, keys: usize, first_binding: usize) -> Result<
         .replace("#MOST#", &TOP_K_MOST.to_string());
     Ok(format!(
         "{}\n{FULLSCREEN}\n{template}",
-        super::PRELUDE.replace("PARAM_VEC4S", "2")
+        super::fixed_prelude()
     ))
 }
 

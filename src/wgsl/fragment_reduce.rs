@@ -8,7 +8,9 @@ use std::rc::Rc;
 
 use super::fragment::{target_type, FULLSCREEN, PARAM_TILE_BASE};
 use super::reduce::{state_functions, STATE_FIELDS};
-use super::{finish, start, wgsl_type, zero, Kernel, Storage, TextureLayout, PRELUDE};
+use super::{
+    finish, fixed_prelude, start, wgsl_type, zero, Kernel, Storage, TextureLayout, PRELUDE,
+};
 use crate::dtype::Class;
 use crate::error::Result;
 use crate::ir::ReduceKind;
@@ -170,7 +172,7 @@ pub fn reduce_plane_partials_source(kind: ReduceKind, class: Class) -> String {
          let v = textureLoad(plane_in, vec2<i32>(i32(i & mask), i32(i >> param(1u))), 0);\n        \
          let at = i32(i + param(4u));\n\
          {add}    }}\n    return {out};\n}}\n",
-        prelude = PRELUDE.replace("PARAM_VEC4S", "2"),
+        prelude = fixed_prelude(),
         state = state_functions(kind, class),
         targets = state_targets(kind, class),
         out = store_states(kind, class),

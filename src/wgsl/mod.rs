@@ -110,8 +110,14 @@ pub struct TextureBinding {
 /// Parameter slots 0 and 1: rows to compute, and invocations per dispatch row (2D grids);
 /// slot 2 always holds 0 (see `zero`).
 pub const PARAM_ROWS: usize = 0;
-/// Parameter words of the scatter kernels, WebGPU's and WebGL2's (two vec4 blocks).
-pub const SCATTER_PARAMS: usize = 8;
+/// Parameter words of the hand-written kernels (shaders/*.wgsl: scatters, sorts, bins,
+/// lookups; WebGPU's and WebGL2's): two vec4 blocks, the unused ones 0.
+pub const FIXED_PARAMS: usize = 8;
+
+/// The prelude of a hand-written kernel: its parameters `FIXED_PARAMS` words.
+pub(crate) fn fixed_prelude() -> String {
+    PRELUDE.replace("PARAM_VEC4S", &(FIXED_PARAMS / 4).to_string())
+}
 pub const PARAM_ROW_STRIDE: usize = 1;
 
 pub fn wgsl_type(class: Class) -> &'static str {
