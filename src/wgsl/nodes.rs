@@ -352,10 +352,13 @@ pub(crate) fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Resul
         Op::SegmentedMap => {
             let (segments, len_slot) = g.bound_leaf(&inputs[0], "segments are not bound")?;
             // Starts were validated on the host: non-negative, non-decreasing, starts[0] = 0.
+            // The last start at or before the row lies in [lo, lo + n) and starts[lo] <= row
+            // throughout; halved branch-free, as `SearchSorted`.
             let _ = writeln!(
                 body,
-                "    var lo{id} = 0u;\n    var hi{id} = param({len_slot}u);\n    while (hi{id} - lo{id} > 1u) {{\n        \
-                 let mid = (lo{id} + hi{id}) / 2u;\n        if (u32(fetch_{segments}(mid, 0u)) <= row) {{ lo{id} = mid; }} else {{ hi{id} = mid; }}\n    }}\n    \
+                "    var lo{id} = 0u;\n    var n{id} = param({len_slot}u);\n    while (n{id} > 1u) {{\n        \
+                 let half = n{id} / 2u;\n        let mid = lo{id} + half;\n        \
+                 lo{id} = select(lo{id}, mid, u32(fetch_{segments}(mid, 0u)) <= row);\n        n{id} -= half;\n    }}\n    \
                  v{id}[0] = lo{id};\n    v{id}[1] = row - u32(fetch_{segments}(lo{id}, 0u));"
             );
         }

@@ -496,6 +496,16 @@ pub async fn gather_sequence_and_segmented_map<T: Target>() {
         Tolerance::Exact,
     )
     .await;
+    // Every number of segments to 9 (each halving pattern of the search), some empty.
+    for segments in 1..=9u32 {
+        let starts: Vec<u32> = (0..segments).map(|s| s / 2 * 3).collect();
+        let rows = starts[starts.len() - 1] + 2;
+        check::<T>(
+            ir::segmented_map(&u32s(&starts, 1), rows as f64).unwrap(),
+            Tolerance::Exact,
+        )
+        .await;
+    }
     let computed = ir::binary(
         Subtract,
         &u32s(&[1, 2], 1),
