@@ -339,6 +339,46 @@ fn large_reads_reuse_one_staging_buffer() {
     );
 }
 
+/// `explain` counts the copies a view's chunks take as the device runs them: a slice of a
+/// host column (copied here whole, then its rows copied out), a slice across two parts of a
+/// column computed in the same evaluation and stored in parts of 256 rows (joined by one
+/// copy), a concat of host and computed rows, and a slice of whole stored chunks (no copy).
+#[test]
+fn explain_counts_the_copies_views_take() {
+    let mut d = pollster::block_on(WebGpu::fresh());
+    d.cap_binding_size(1024).unwrap();
+    let xs = floats(300);
+    let views = |x: &NodeRef| {
+        let big = ir::binary(Add, x, &lit(&[1.])).unwrap();
+        [
+            ir::slice(x, 10., 20.).unwrap(),
+            ir::slice(&big, 200., 300.).unwrap(),
+            ir::concat(&[ir::slice(x, 0., 5.).unwrap(), big.clone()]).unwrap(),
+            ir::slice(
+                &chunked(ColumnData::F32(xs.clone()), 1, &[100, 200]),
+                100.,
+                300.,
+            )
+            .unwrap(),
+        ]
+    };
+    let host = chunked(ColumnData::F32(xs.clone()), 1, &[150, 150]);
+    for (case, view) in views(&host).into_iter().enumerate() {
+        let text = explain(&d, &view).unwrap();
+        let total: u64 = (text.lines())
+            .find_map(|l| {
+                l.strip_suffix(" dispatches in all")
+                    .or(l.strip_suffix(" dispatch in all"))
+            })
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("case {case}: {text}"));
+        let before = d.core().counters.stats().kernels;
+        evaluate_blocking(&d, std::slice::from_ref(&view)).unwrap();
+        let ran = d.core().counters.stats().kernels - before;
+        assert_eq!(ran, total, "case {case}: {text}");
+    }
+}
+
 /// The native radix sort past 256 blocks of 4096 rows, where the scan of each digit's block
 /// counts runs over several tiles with a carry between them: two keys (32 and 10 bits, 6
 /// passes of three dispatches; the first in two chunks of rows and two empty ones, joined by

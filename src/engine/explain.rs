@@ -73,7 +73,7 @@ pub fn explain(device: &dyn CostModel, root: &NodeRef) -> Result<String> {
             let _ = writeln!(text, "    a partial per chunk; {rounds}");
         }
         if words.is_some() {
-            let (kernels, line) = pass_kernels(device, region, pass)?;
+            let (kernels, line) = pass_kernels(device, &schedule, region, pass)?;
             total += kernels;
             let _ = writeln!(text, "    kernels: {line}");
         }
@@ -114,11 +114,17 @@ fn describe_budget(schedule: &Schedule, text: &mut String) {
     }
 }
 
-/// The kernels `pass` of `region` runs on `device` (every task's, a reduction's rounds, a
-/// scatter's clears, a sort's split passes), and a line saying what they do.
-fn pass_kernels(device: &dyn CostModel, region: &Region, pass: &Pass) -> Result<(u64, String)> {
+/// The kernels `pass` of `region` (in `schedule`) runs on `device` (every task's, a
+/// reduction's rounds, a scatter's clears, a sort's split passes, a view's copies), and a line
+/// saying what they do.
+fn pass_kernels(
+    device: &dyn CostModel,
+    schedule: &Schedule,
+    region: &Region,
+    pass: &Pass,
+) -> Result<(u64, String)> {
     if region.root.op.is_assembly() {
-        let copies = assembly_copies(device, &region.root, pass)?;
+        let copies = assembly_copies(device, schedule, &region.root, pass)?;
         return Ok((copies, ASSEMBLY_PASS.to_string()));
     }
     if region.is_sort() {
@@ -198,55 +204,104 @@ fn describe_native_sort(device: &dyn CostModel, region: &Region) -> Result<(u64,
 /// The copy kernels `Run::assemble` runs joining the stored chunks of `key` into one value.
 fn joining_copies(limits: &PlanLimits, key: &NodeRef) -> Result<u64> {
     let offsets = key.chunk_offsets();
-    let pieces = (offsets.windows(2))
-        .filter(|w| w[1] > w[0])
-        .map(|w| Piece {
-            of: key.clone(),
-            rows: (w[0], w[1]),
-            whole: true,
-        })
-        .collect();
+    let pieces = (offsets.windows(2).filter(|w| w[1] > w[0]))
+        .map(|w| Ok(Piece::of(key, (w[0], w[1]), (w[0], w[1]), false)?))
+        .collect::<Result<Vec<_>>>()?;
     copies_joining(limits, pieces)
 }
 
-/// The copy kernels `Run::assembly` runs for the view `root` in `pass`: per task, the rows it
-/// takes of each input's stored chunks, copied where they are not one whole chunk.
-fn assembly_copies(device: &dyn CostModel, root: &NodeRef, pass: &Pass) -> Result<u64> {
-    let id = device.core().id;
+/// The copy kernels `Run::assembly` runs for the view `root` in `pass` of `schedule`: per
+/// task, the rows it takes of each input's stored chunks, copied where they are not one
+/// whole chunk.
+fn assembly_copies(
+    device: &dyn CostModel,
+    schedule: &Schedule,
+    root: &NodeRef,
+    pass: &Pass,
+) -> Result<u64> {
+    let limits = device.plan_limits();
+    let stored: Vec<(Vec<u64>, bool)> = (root.inputs.iter())
+        .map(|source| stored_chunks(device, schedule, source))
+        .collect();
     let mut copies = 0;
     for task in &pass.tasks {
         let end = task.first + task.rows as u64;
         let mut pieces = Vec::new();
         for (input, lo, hi) in crate::ir::assembly_ranges(root, task.first, end) {
-            let source = &root.inputs[input];
-            // Rows stored elsewhere (host rows) are uploaded as the piece itself; stored
-            // here, or computed in this evaluation, they are read in their chunks.
-            let (offsets, uploaded) = match source.output_on(id) {
-                Some(output) => (output.offsets(), false),
-                None => (source.chunk_offsets(), source.has_output()),
-            };
-            for w in offsets.windows(2) {
+            let (offsets, uploaded) = &stored[input];
+            // The chunks from the one holding row `lo` on, while they start before `hi`.
+            let first = offsets[1..].partition_point(|&e| e <= lo);
+            for w in offsets[first..].windows(2).take_while(|w| w[0] < hi) {
                 let rows = (lo.max(w[0]), hi.min(w[1]));
                 if rows.0 < rows.1 {
-                    let whole = uploaded || rows == (w[0], w[1]);
-                    pieces.push(Piece {
-                        of: source.clone(),
-                        rows,
-                        whole,
-                    });
+                    let source = &root.inputs[input];
+                    pieces.push(Piece::of(source, (w[0], w[1]), rows, *uploaded)?);
                 }
             }
         }
-        copies += copies_joining(&device.plan_limits(), pieces)?;
+        copies += copies_joining(&limits, pieces)?;
     }
     Ok(copies)
 }
 
-/// Rows `rows` of `of`'s stored chunk (`whole`: all of one, read in place).
+/// How `Run::assembly` finds the rows of `source`: its stored chunks' offsets (stored on
+/// the device, computed in this evaluation a chunk per task of its pass, copied here whole, or
+/// read in place), and whether a piece of them is uploaded as itself instead (host rows
+/// brought a task's rows at a time).
+fn stored_chunks(
+    device: &dyn CostModel,
+    schedule: &Schedule,
+    source: &NodeRef,
+) -> (Vec<u64>, bool) {
+    if let Some(output) = source.output_on(device.core().id) {
+        return (output.offsets().to_vec(), false);
+    }
+    let computed = schedule
+        .plan
+        .regions
+        .iter()
+        .position(|r| r.root.id == source.id);
+    if let Some(index) = computed {
+        let pass = &schedule.passes[index];
+        if schedule.streamed.contains(&source.id) {
+            return (source.chunk_offsets().to_vec(), true);
+        }
+        if pass.cut_after || pass.tasks.is_empty() {
+            return (source.chunk_offsets().to_vec(), false);
+        }
+        let mut offsets: Vec<u64> = pass.tasks.iter().map(|t| t.first).collect();
+        offsets.extend(pass.tasks.last().map(|t| t.first + t.rows as u64));
+        return (offsets, false);
+    }
+    match source.home() {
+        Some(home)
+            if super::reads_in_place(device, &home)
+                || schedule.copied_whole.contains(&source.id) =>
+        {
+            (home.offsets().to_vec(), false)
+        }
+        _ => (source.chunk_offsets().to_vec(), true),
+    }
+}
+
+/// A piece of a value `Run::assemble` makes: `rows` rows, and what a copy binds for it.
 struct Piece {
-    of: NodeRef,
-    rows: (u64, u64),
+    /// The stored chunk the piece is of (a joined piece: a value of its rows).
+    bound: NodeRef,
+    rows: u64,
+    /// All of what `bound` stands for, read in place.
     whole: bool,
+}
+
+impl Piece {
+    /// Rows `rows` of the stored chunk `chunk` of `source` (`uploaded`: brought as itself).
+    fn of(source: &NodeRef, chunk: (u64, u64), rows: (u64, u64), uploaded: bool) -> Result<Piece> {
+        Ok(Piece {
+            bound: crate::ir::slice(source, chunk.0 as f64, chunk.1 as f64)?,
+            rows: rows.1 - rows.0,
+            whole: uploaded || rows == chunk,
+        })
+    }
 }
 
 /// The copies `Run::assemble` runs making one value of `pieces`, in order: each copy joins as
@@ -258,26 +313,28 @@ fn copies_joining(limits: &PlanLimits, mut pieces: Vec<Piece>) -> Result<u64> {
             [] | [Piece { whole: true, .. }] => return Ok(copies),
             _ => {}
         }
-        // A piece stands for the stored chunk a copy binds: a slice of its rows (a joined
-        // piece, of as many rows of its first piece's node as that has).
-        let stand_ins = (pieces.iter())
-            .map(|p| {
-                let end = p.rows.1.min(p.of.meta.length as u64);
-                crate::ir::slice(&p.of, p.rows.0 as f64, end as f64)
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let joined = super::run::pieces_per_copy(limits, &stand_ins);
+        let bound: Vec<NodeRef> = pieces.iter().map(|p| p.bound.clone()).collect();
+        let joined = super::run::pieces_per_copy(limits, &bound);
         // No copy joins two pieces here: `assemble` reports the limit when it runs.
         if joined < 2 && pieces.len() > 1 {
             return Ok(copies);
         }
-        let rows: u64 = pieces[..joined].iter().map(|p| p.rows.1 - p.rows.0).sum();
-        let (of, start) = (pieces[0].of.clone(), pieces[0].rows.0);
-        let rows = (start, start + rows);
+        let rows: u64 = pieces[..joined].iter().map(|p| p.rows).sum();
+        let first = &pieces[0].bound;
+        let meta = crate::ir::Meta {
+            length: rows as u32,
+            constant: false,
+            ..first.meta
+        };
+        let copy = crate::ir::computed(
+            meta,
+            crate::ir::single_chunk(rows as u32),
+            crate::value::Output::new(crate::value::HOST, Vec::new()),
+        );
         pieces.splice(
             0..joined,
             [Piece {
-                of,
+                bound: copy,
                 rows,
                 whole: true,
             }],
@@ -312,7 +369,7 @@ fn describe_split_sort(
 fn composed_kernels(device: &dyn CostModel, schedule: &Schedule) -> Result<u64> {
     let mut kernels = 0;
     for (region, pass) in schedule.plan.regions.iter().zip(&schedule.passes) {
-        kernels += pass_kernels(device, region, pass)?.0;
+        kernels += pass_kernels(device, schedule, region, pass)?.0;
     }
     Ok(kernels)
 }
