@@ -15,10 +15,8 @@ fn fragment_row(pos: vec4<f32>) -> u32 {
     return (u32(pos.y) << param(3u)) + u32(pos.x);
 }
 
-// SECTION merge
-// Parameters: 0 rows, 1 the run width, 4 1 on the first pass (rows in order: no
-// permutation to read), 5.. each key's mask (its low bits).
-@group(0) @binding(1) var permutation_in: texture_2d<u32>;
+// The keys (bound after a section's own inputs), their comparison, and the render targets:
+// the permutation and each key carried.
 #KEYS#
 // Whether row `p` sorts strictly before row `q`.
 fn before(p: u32, q: u32) -> bool {
@@ -27,6 +25,11 @@ fn before(p: u32, q: u32) -> bool {
 struct Out {
     @location(0) permutation: u32,
 #OUTS#}
+
+// SECTION merge
+// Parameters: 0 rows, 1 the run width, 4 1 on the first pass (rows in order: no
+// permutation to read), 5.. each key's mask (its low bits).
+@group(0) @binding(1) var permutation_in: texture_2d<u32>;
 
 @fragment
 fn main(@builtin(position) pos: vec4<f32>) -> Out {
@@ -75,14 +78,6 @@ fn main(@builtin(position) pos: vec4<f32>) -> Out {
 // private memory (a row that ties with the last kept one is not kept: the run's order is
 // stable). The candidates, in run order, are merged as any sort's rows, so ties stay in
 // row order. Parameters: 0 rows, 1 candidates, 4 k, 5.. each key's mask.
-#KEYS#
-// Whether row `p` sorts strictly before row `q`.
-fn before(p: u32, q: u32) -> bool {
-#BEFORE#}
-
-struct Out {
-    @location(0) permutation: u32,
-#OUTS#}
 
 const RUN: u32 = #RUN#u;
 const MOST: u32 = #MOST#u;

@@ -21,9 +21,10 @@ const ITEMS: u32 = #ITEMS#u;
 
 var<workgroup> partials: array<u32, 256>;
 
-// An inclusive scan of `partials` (each thread's own entry `t`), Hillis and Steele's.
-fn scan_partials(t: u32) {
-    for (var offset = 1u; offset < THREADS; offset = offset * 2u) {
+// An inclusive scan of the first `count` of `partials` (each thread's own entry `t`, every
+// thread below `count` taking part), Hillis and Steele's.
+fn scan_partials(t: u32, count: u32) {
+    for (var offset = 1u; offset < count; offset = offset * 2u) {
         workgroupBarrier();
         let before = select(0u, partials[max(t, offset) - offset], t >= offset);
         workgroupBarrier();
@@ -100,7 +101,7 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_index
         let block = tile + t;
         let count = select(0u, counts[row + min(block, blocks - 1u)], block < blocks);
         partials[t] = count;
-        scan_partials(t);
+        scan_partials(t, THREADS);
         if (block < blocks) { counts[row + block] = carry + partials[t] - count; }
         carry += partials[THREADS - 1u];
         // Every thread has read the carry before the next tile overwrites `partials`.
@@ -129,7 +130,7 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_index
     // Digit t starts after every row of a smaller digit and its rows of earlier blocks.
     let total = totals[t];
     partials[t] = total;
-    scan_partials(t);
+    scan_partials(t, THREADS);
     atomicStore(&next_place[t], partials[t] - total + counts[t * param(3u) + block]);
     for (var w = 0u; w < WORDS; w++) { atomicStore(&ballots[t * WORDS + w], 0u); }
     let word = t / 32u;
@@ -279,12 +280,7 @@ fn main(
     var sum = 0u;
     for (var k = 0u; k < DIGITS_EACH; k++) { sum += totals[t * DIGITS_EACH + k]; }
     partials[t] = sum;
-    for (var offset = 1u; offset < LANES; offset = offset * 2u) {
-        workgroupBarrier();
-        let before = select(0u, partials[max(t, offset) - offset], t >= offset);
-        workgroupBarrier();
-        partials[t] = partials[t] + before;
-    }
+    scan_partials(t, LANES);
     var start = partials[t] - sum;
     for (var k = 0u; k < DIGITS_EACH; k++) {
         let d = t * DIGITS_EACH + k;

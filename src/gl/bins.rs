@@ -108,6 +108,25 @@ impl GlDevice {
             .sum::<u32>()
     }
 
+    /// The non-empty tiles of the stored chunks `input` that a bin draw reads: each one's first
+    /// row among all the chunks' rows, its rows, and its texture (one plane).
+    fn stored_tiles(&self, input: &[Rc<Value>]) -> Result<Vec<(u32, u32, wgpu::Texture)>> {
+        let layout = self.layout;
+        let mut tiles = Vec::new();
+        let mut first_row = 0;
+        for chunk in input {
+            for (tile, planes) in gl_value(chunk)?.tiles().iter().enumerate() {
+                let rows = layout.rows_in_tile(chunk.rows, tile as u32);
+                if rows > 0 {
+                    let first = first_row + tile as u32 * layout.tile_rows();
+                    tiles.push((first, rows, (*planes[0]).clone()));
+                }
+            }
+            first_row += chunk.rows;
+        }
+        Ok(tiles)
+    }
+
     /// The draws of the bin count or sum `root`, and a line saying what they do.
     pub(super) fn describe_blended_bins(&self, root: &Node) -> (u64, String) {
         let tiles = self.point_draws(root);
@@ -168,32 +187,17 @@ impl GlDevice {
         let mut params = vec![bins, width, 0, 0, blocks, 0];
         params.resize(FIXED_PARAMS, 0);
         let source = block_bins_source(sums, targets)?;
-        let mut first_row = 0;
-        for chunk in input {
-            for (tile, planes) in gl_value(chunk)?.tiles().iter().enumerate() {
-                let rows = layout.rows_in_tile(chunk.rows, tile as u32);
-                if rows > 0 {
-                    let first = first_row + tile as u32 * layout.tile_rows();
-                    params[3] = first;
-                    params[5] = rows;
-                    // The texel rows of the blocks these rows fall in.
-                    let (top, bottom) = (
-                        first / BIN_BLOCK / width,
-                        (first + rows - 1) / BIN_BLOCK / width,
-                    );
-                    let shape = Shape::AddedTarget((0, top, width, bottom - top + 1));
-                    self.draw(
-                        batch,
-                        &source,
-                        &params,
-                        &[&planes[0]],
-                        &partial_targets,
-                        shape,
-                    )
-                    .await?;
-                }
-            }
-            first_row += chunk.rows;
+        for (first, rows, plane) in self.stored_tiles(input)? {
+            params[3] = first;
+            params[5] = rows;
+            // The texel rows of the blocks these rows fall in.
+            let (top, bottom) = (
+                first / BIN_BLOCK / width,
+                (first + rows - 1) / BIN_BLOCK / width,
+            );
+            let shape = Shape::AddedTarget((0, top, width, bottom - top + 1));
+            self.draw(batch, &source, &params, &[&plane], &partial_targets, shape)
+                .await?;
         }
         let (format, dtype) = match sums {
             true => (wgpu::TextureFormat::R32Float, DType::F32),
@@ -223,18 +227,11 @@ impl GlDevice {
         let mut params = vec![bins, layout.width(), partials.height(), 0, blocks];
         params.resize(FIXED_PARAMS, 0);
         let points = bin_points_source("sum_points")?;
-        let mut first_row = 0;
-        for chunk in pairs {
-            for (tile, planes) in gl_value(chunk)?.tiles().iter().enumerate() {
-                let rows = layout.rows_in_tile(chunk.rows, tile as u32);
-                if rows > 0 {
-                    params[3] = first_row + tile as u32 * layout.tile_rows();
-                    let shape = Shape::AddedPoints(rows);
-                    self.draw(batch, &points, &params, &[&planes[0]], &[&partials], shape)
-                        .await?;
-                }
-            }
-            first_row += chunk.rows;
+        for (first, rows, plane) in self.stored_tiles(pairs)? {
+            params[3] = first;
+            let shape = Shape::AddedPoints(rows);
+            self.draw(batch, &points, &params, &[&plane], &[&partials], shape)
+                .await?;
         }
         let totals_height = self.texel_rows(bins);
         let totals =
@@ -260,15 +257,10 @@ impl GlDevice {
         let mut params = vec![bins, layout.width(), totals.height()];
         params.resize(FIXED_PARAMS, 0);
         let points = bin_points_source("points")?;
-        for chunk in ids {
-            for (tile, planes) in gl_value(chunk)?.tiles().iter().enumerate() {
-                let rows = layout.rows_in_tile(chunk.rows, tile as u32);
-                if rows > 0 {
-                    let shape = Shape::AddedPoints(rows);
-                    self.draw(batch, &points, &params, &[&planes[0]], &[&totals], shape)
-                        .await?;
-                }
-            }
+        for (_, rows, plane) in self.stored_tiles(ids)? {
+            let shape = Shape::AddedPoints(rows);
+            self.draw(batch, &points, &params, &[&plane], &[&totals], shape)
+                .await?;
         }
         let counts = self.take_texture(wgpu::TextureFormat::R32Uint, height, &batch.home)?;
         let whole = Shape::FullTarget(Some((0, 0, layout.width(), height)));
