@@ -3,14 +3,14 @@
 //! few numbers a constructor's checks read back.
 
 use crate::column::ColumnData;
-use crate::engine::{self, Evaluates};
+use crate::engine::{self, Backend};
 use crate::error::{GpuTableError, Result};
 use crate::ir::{self, u32_constant, BinaryOp, NodeRef};
 
 /// Lane 0 of row 0 of each of `nodes`, evaluated on `device` in one plan (nodes already
 /// there are read as they are) and read back: exact for every 32-bit type.
-pub async fn read_scalars(device: &dyn Evaluates, nodes: &[NodeRef]) -> Result<Vec<f64>> {
-    device.evaluate_roots(nodes).await?;
+pub async fn read_scalars(device: &dyn Backend, nodes: &[NodeRef]) -> Result<Vec<f64>> {
+    crate::engine::evaluate(device, nodes).await?;
     let mut out = Vec::with_capacity(nodes.len());
     for node in nodes {
         let data = read_evaluated(device, node, 1).await?;
@@ -23,9 +23,9 @@ pub async fn read_scalars(device: &dyn Evaluates, nodes: &[NodeRef]) -> Result<V
 }
 
 /// The first `rows` rows of `node`, evaluated on `device`, read back.
-async fn read_evaluated(device: &dyn Evaluates, node: &NodeRef, rows: u32) -> Result<ColumnData> {
+async fn read_evaluated(device: &dyn Backend, node: &NodeRef, rows: u32) -> Result<ColumnData> {
     let output = node
-        .output_on(device.device_id())
+        .output_on(device.core().id)
         .ok_or_else(|| engine::internal("a number to read back was not evaluated"))?;
     engine::read_rows(&output, 0, rows).await
 }

@@ -68,7 +68,7 @@ pub fn read_value(node: &NodeRef, start: Option<f64>, end: Option<f64>) -> Resul
 /// `evaluate(device)` of api.md: every root evaluated in one plan on `device` and its output
 /// (and null flags) put there (a root evaluated elsewhere is copied once), so `device` holds
 /// each.
-pub async fn evaluate_on<B: Backend>(device: &B, roots: &[NodeRef]) -> Result<()> {
+pub async fn evaluate_on(device: &dyn Backend, roots: &[NodeRef]) -> Result<()> {
     let roots = &crate::ir::with_companions(roots);
     engine::evaluate(device, roots).await?;
     for root in roots {
@@ -80,7 +80,7 @@ pub async fn evaluate_on<B: Backend>(device: &B, roots: &[NodeRef]) -> Result<()
 /// Evaluates every root in one plan on `device`, then releases the outputs of every other
 /// node of the graph (intermediates evaluated before included; inputs keep their data but
 /// not the copies made of it).
-pub async fn clean_evaluate<B: Backend>(device: &B, roots: &[NodeRef]) -> Result<()> {
+pub async fn clean_evaluate(device: &dyn Backend, roots: &[NodeRef]) -> Result<()> {
     let roots = &crate::ir::with_companions(roots);
     evaluate_on(device, roots).await?;
     let root_ids: HashSet<u64> = roots.iter().map(|r| r.id).collect();

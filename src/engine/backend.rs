@@ -1,7 +1,9 @@
 //! What a device is to the executor, split by capability. Each capability is a pair: an
 //! object-safe model of what its passes hold and run (read by the planner, the schedule and
-//! `explain`, compiled once) and the async trait that runs them (compiled per backend).
-//! Every backend implements each pair in the file that owns those kernels, with the same file
+//! `explain`, compiled once) and the async trait that runs them, typed by the work it
+//! carries. `Backend` is all of them with that work erased, the one trait the executor and
+//! the code above it call, so they are compiled once rather than once per backend. Every
+//! backend implements each pair in the file that owns those kernels, with the same file
 //! roles everywhere:
 //!
 //! | file | implements |
@@ -14,12 +16,15 @@
 //! | `scatter.rs` | `ScatterModel`, `Scatters` |
 //! | `sort.rs` | `SortModel`, `Sorts` |
 
+use std::any::Any;
+use std::future::Future;
+use std::pin::Pin;
 use std::rc::Rc;
 
 use crate::column::Column;
 use crate::dtype::DType;
 use crate::error::Result;
-use crate::ir::{Node, NodeRef};
+use crate::ir::Node;
 use crate::memory::{size_class, Counters, Home, Homes};
 use crate::plan::{PlanLimits, Region};
 use crate::value::{DeviceId, RowSink, Value};
@@ -376,32 +381,290 @@ pub trait Sorts: Batches + SortModel {
     ) -> Result<(Value, Vec<Value>)>;
 }
 
-/// A device the executor can run plans on: the CPU, WebGPU or WebGL2.
-pub trait Backend: Transfers + Regions + Reductions + Scatters + Sorts {}
+/// A future a `Backend` call returns.
+pub type Pending<'a, T> = Pin<Box<dyn Future<Output = Result<T>> + 'a>>;
 
-impl<T: Transfers + Regions + Reductions + Scatters + Sorts> Backend for T {}
-
-/// A device as the code above the executor sees it (sparse matrices, lengths known only
-/// after a kernel): it evaluates roots and holds their outputs. Object safe, so that code is
-/// compiled once rather than once per backend.
-pub trait Evaluates {
-    fn device_id(&self) -> DeviceId;
-    /// `evaluate` on this device.
-    fn evaluate_roots<'a>(
+/// A device the executor runs plans on (the CPU, WebGPU or WebGL2): every capability's
+/// calls with the work they carry (a batch, partial states, bin totals) erased (`Erased`).
+/// Object safe, so the executor and the code above it are compiled once, not once per
+/// backend; each backend implements the typed capability traits above.
+pub trait Backend: CostModel {
+    fn begin(&self, home: Home) -> Result<Erased>;
+    fn flush<'a>(&'a self, batch: &'a mut Erased) -> Pending<'a, ()>;
+    fn finish(&self, batch: Erased) -> Pending<'_, ()>;
+    fn upload(&self, batch: &mut Erased, column: &Column) -> Result<Value>;
+    fn read_rows<'a>(
         &'a self,
-        roots: &'a [NodeRef],
-    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<()>> + 'a>>;
+        value: &'a Value,
+        start: u32,
+        end: u32,
+        sink: &'a mut RowSink<'_>,
+    ) -> Pending<'a, ()>;
+    fn run_region<'a>(
+        &'a self,
+        batch: &'a mut Erased,
+        region: &'a Region,
+        leaves: &'a [Rc<Value>],
+    ) -> Pending<'a, Value>;
+    fn walk<'a>(
+        &'a self,
+        batch: &'a mut Erased,
+        root: &'a Node,
+        inputs: &'a [Vec<Rc<Value>>],
+    ) -> Pending<'a, Vec<Value>>;
+    fn bins_target<'a>(&'a self, batch: &'a mut Erased, root: &'a Node) -> Pending<'a, Erased>;
+    fn add_to_bins<'a>(
+        &'a self,
+        batch: &'a mut Erased,
+        task: &'a Region,
+        leaves: &'a [Rc<Value>],
+        bins: &'a mut Erased,
+    ) -> Pending<'a, ()>;
+    fn finish_bins<'a>(
+        &'a self,
+        batch: &'a mut Erased,
+        root: &'a Node,
+        bins: Erased,
+    ) -> Pending<'a, Value>;
+    fn reduction_states(&self, batch: &mut Erased, root: &Node, parts: u32) -> Result<Erased>;
+    #[allow(clippy::too_many_arguments)]
+    fn reduce_chunk<'a>(
+        &'a self,
+        batch: &'a mut Erased,
+        task: &'a Region,
+        leaves: &'a [Rc<Value>],
+        first_row: u64,
+        states: &'a mut Erased,
+        part: u32,
+    ) -> Pending<'a, ()>;
+    fn combine_states<'a>(
+        &'a self,
+        batch: &'a mut Erased,
+        root: &'a Node,
+        states: Erased,
+        parts: u32,
+        every: u32,
+    ) -> Pending<'a, Erased>;
+    fn finish_reduction<'a>(
+        &'a self,
+        batch: &'a mut Erased,
+        region: &'a Region,
+        states: Erased,
+    ) -> Pending<'a, Value>;
+    fn scatter_target<'a>(
+        &'a self,
+        batch: &'a mut Erased,
+        root: &'a Node,
+    ) -> Pending<'a, Vec<Value>>;
+    fn scatter_rows<'a>(
+        &'a self,
+        batch: &'a mut Erased,
+        task: &'a Region,
+        destinations: &'a Value,
+        written: Written<'a>,
+        parts: &'a mut [Value],
+    ) -> Pending<'a, ()>;
+    fn sort_permutation_and_keys<'a>(
+        &'a self,
+        batch: &'a mut Erased,
+        keys: &'a [&'a [Rc<Value>]],
+        bits: &'a [u32],
+        ordered_rows: u32,
+        sorted: &'a [usize],
+    ) -> Pending<'a, (Value, Vec<Value>)>;
 }
 
-impl<B: Backend> Evaluates for B {
-    fn device_id(&self) -> DeviceId {
-        self.core().id
+/// A backend's own work (a batch, partial states, bin totals), its type erased for the
+/// executor and given back to the backend's typed calls.
+pub struct Erased(Box<dyn Any>);
+
+impl Erased {
+    fn new<T: 'static>(work: T) -> Erased {
+        Erased(Box::new(work))
     }
-    fn evaluate_roots<'a>(
+    fn typed<T: 'static>(&mut self) -> Result<&mut T> {
+        (self.0.downcast_mut()).ok_or_else(|| super::internal("another device's work"))
+    }
+    fn into_typed<T: 'static>(self) -> Result<T> {
+        (self.0.downcast().map(|b| *b)).map_err(|_| super::internal("another device's work"))
+    }
+}
+
+/// `future` boxed, or the error that came before it.
+fn pending<'a, T: 'a>(future: Result<impl Future<Output = Result<T>> + 'a>) -> Pending<'a, T> {
+    match future {
+        Ok(future) => Box::pin(future),
+        Err(e) => Box::pin(std::future::ready(Err(e))),
+    }
+}
+
+impl<D> Backend for D
+where
+    D: Transfers + Regions + Reductions + Scatters + Sorts,
+    D::Batch: 'static,
+    D::Bins: 'static,
+    D::States: 'static,
+{
+    fn begin(&self, home: Home) -> Result<Erased> {
+        Ok(Erased::new(Batches::begin(self, home)?))
+    }
+    fn flush<'a>(&'a self, batch: &'a mut Erased) -> Pending<'a, ()> {
+        pending(batch.typed().map(|batch| Batches::flush(self, batch)))
+    }
+    fn finish(&self, batch: Erased) -> Pending<'_, ()> {
+        pending(batch.into_typed().map(|batch| Batches::finish(self, batch)))
+    }
+    fn upload(&self, batch: &mut Erased, column: &Column) -> Result<Value> {
+        Transfers::upload(self, batch.typed()?, column)
+    }
+    fn read_rows<'a>(
         &'a self,
-        roots: &'a [NodeRef],
-    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<()>> + 'a>> {
-        Box::pin(super::evaluate(self, roots))
+        value: &'a Value,
+        start: u32,
+        end: u32,
+        sink: &'a mut RowSink<'_>,
+    ) -> Pending<'a, ()> {
+        Box::pin(Transfers::read_rows(self, value, start, end, sink))
+    }
+    fn run_region<'a>(
+        &'a self,
+        batch: &'a mut Erased,
+        region: &'a Region,
+        leaves: &'a [Rc<Value>],
+    ) -> Pending<'a, Value> {
+        pending(
+            batch
+                .typed()
+                .map(|batch| Regions::run_region(self, batch, region, leaves)),
+        )
+    }
+    fn walk<'a>(
+        &'a self,
+        batch: &'a mut Erased,
+        root: &'a Node,
+        inputs: &'a [Vec<Rc<Value>>],
+    ) -> Pending<'a, Vec<Value>> {
+        pending(
+            batch
+                .typed()
+                .map(|batch| Regions::walk(self, batch, root, inputs)),
+        )
+    }
+    fn bins_target<'a>(&'a self, batch: &'a mut Erased, root: &'a Node) -> Pending<'a, Erased> {
+        let target = batch
+            .typed()
+            .map(|batch| Regions::bins_target(self, batch, root));
+        pending(target.map(|target| async { Ok(Erased::new(target.await?)) }))
+    }
+    fn add_to_bins<'a>(
+        &'a self,
+        batch: &'a mut Erased,
+        task: &'a Region,
+        leaves: &'a [Rc<Value>],
+        bins: &'a mut Erased,
+    ) -> Pending<'a, ()> {
+        pending(
+            (batch.typed().and_then(|batch| Ok((batch, bins.typed()?))))
+                .map(|(batch, bins)| Regions::add_to_bins(self, batch, task, leaves, bins)),
+        )
+    }
+    fn finish_bins<'a>(
+        &'a self,
+        batch: &'a mut Erased,
+        root: &'a Node,
+        bins: Erased,
+    ) -> Pending<'a, Value> {
+        pending(
+            (batch
+                .typed()
+                .and_then(|batch| Ok((batch, bins.into_typed()?))))
+            .map(|(batch, bins)| Regions::finish_bins(self, batch, root, bins)),
+        )
+    }
+    fn reduction_states(&self, batch: &mut Erased, root: &Node, parts: u32) -> Result<Erased> {
+        let states = Reductions::reduction_states(self, batch.typed()?, root, parts)?;
+        Ok(Erased::new(states))
+    }
+    fn reduce_chunk<'a>(
+        &'a self,
+        batch: &'a mut Erased,
+        task: &'a Region,
+        leaves: &'a [Rc<Value>],
+        first_row: u64,
+        states: &'a mut Erased,
+        part: u32,
+    ) -> Pending<'a, ()> {
+        pending(
+            (batch.typed().and_then(|batch| Ok((batch, states.typed()?)))).map(
+                |(batch, states)| {
+                    Reductions::reduce_chunk(self, batch, task, leaves, first_row, states, part)
+                },
+            ),
+        )
+    }
+    fn combine_states<'a>(
+        &'a self,
+        batch: &'a mut Erased,
+        root: &'a Node,
+        states: Erased,
+        parts: u32,
+        every: u32,
+    ) -> Pending<'a, Erased> {
+        let combined = (batch
+            .typed()
+            .and_then(|batch| Ok((batch, states.into_typed()?))))
+        .map(|(batch, states)| Reductions::combine_states(self, batch, root, states, parts, every));
+        pending(combined.map(|combined| async { Ok(Erased::new(combined.await?)) }))
+    }
+    fn finish_reduction<'a>(
+        &'a self,
+        batch: &'a mut Erased,
+        region: &'a Region,
+        states: Erased,
+    ) -> Pending<'a, Value> {
+        pending(
+            (batch
+                .typed()
+                .and_then(|batch| Ok((batch, states.into_typed()?))))
+            .map(|(batch, states)| Reductions::finish_reduction(self, batch, region, states)),
+        )
+    }
+    fn scatter_target<'a>(
+        &'a self,
+        batch: &'a mut Erased,
+        root: &'a Node,
+    ) -> Pending<'a, Vec<Value>> {
+        pending(
+            batch
+                .typed()
+                .map(|batch| Scatters::scatter_target(self, batch, root)),
+        )
+    }
+    fn scatter_rows<'a>(
+        &'a self,
+        batch: &'a mut Erased,
+        task: &'a Region,
+        destinations: &'a Value,
+        written: Written<'a>,
+        parts: &'a mut [Value],
+    ) -> Pending<'a, ()> {
+        pending(
+            batch.typed().map(|batch| {
+                Scatters::scatter_rows(self, batch, task, destinations, written, parts)
+            }),
+        )
+    }
+    fn sort_permutation_and_keys<'a>(
+        &'a self,
+        batch: &'a mut Erased,
+        keys: &'a [&'a [Rc<Value>]],
+        bits: &'a [u32],
+        ordered_rows: u32,
+        sorted: &'a [usize],
+    ) -> Pending<'a, (Value, Vec<Value>)> {
+        pending(batch.typed().map(|batch| {
+            Sorts::sort_permutation_and_keys(self, batch, keys, bits, ordered_rows, sorted)
+        }))
     }
 }
 

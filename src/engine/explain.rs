@@ -205,7 +205,7 @@ fn describe_native_sort(device: &dyn CostModel, region: &Region) -> Result<(u64,
 fn joining_copies(limits: &PlanLimits, key: &NodeRef) -> Result<u64> {
     let offsets = key.chunk_offsets();
     let pieces = (offsets.windows(2).filter(|w| w[1] > w[0]))
-        .map(|w| Ok(Piece::of(key, (w[0], w[1]), (w[0], w[1]), false)?))
+        .map(|w| Piece::of(key, (w[0], w[1]), (w[0], w[1]), false))
         .collect::<Result<Vec<_>>>()?;
     copies_joining(limits, pieces)
 }

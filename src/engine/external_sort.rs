@@ -15,7 +15,7 @@ use std::collections::HashSet;
 use std::fmt::Write;
 use std::rc::Rc;
 
-use super::{internal, resident_on, schedule_for, CostModel, Evaluates};
+use super::{internal, resident_on, schedule_for, Backend, CostModel};
 use crate::column::{Column, ColumnData};
 use crate::dtype::DType;
 use crate::error::{ErrorCode, GpuTableError, Result};
@@ -414,7 +414,7 @@ impl ExternalSort {
     /// Runs the sort: keys, runs, the merge pass; then its permutation and the carried
     /// gathers hold their results on the host. `roots` (the evaluation's) keep what they
     /// computed.
-    pub async fn run(&self, device: &dyn Evaluates, roots: &HashSet<u64>) -> Result<()> {
+    pub async fn run(&self, device: &dyn Backend, roots: &HashSet<u64>) -> Result<()> {
         let result = self.sort_in_runs(device).await;
         // The keys and carried columns computed for it, succeeded or not.
         for node in &self.computed {
@@ -425,11 +425,11 @@ impl ExternalSort {
         result
     }
 
-    async fn sort_in_runs(&self, device: &dyn Evaluates) -> Result<()> {
+    async fn sort_in_runs(&self, device: &dyn Backend) -> Result<()> {
         let rows = self.sort.meta.length;
         let keys: Vec<NodeRef> = self.sort.inputs.to_vec();
         let sources: Vec<NodeRef> = self.carried.iter().map(|c| c.source.clone()).collect();
-        device.evaluate_roots(&self.computed).await?;
+        crate::engine::evaluate(device, &self.computed).await?;
         if self.budgeted {
             for node in &self.computed {
                 to_host(node).await?;
@@ -516,7 +516,7 @@ impl ExternalSort {
         drop(runs);
         // Rows past those the order's readers read: never read.
         order.append_zero_rows(rows - self.ordered)?;
-        let here = device.device_id();
+        let here = device.core().id;
         settle(&self.sort, order, here)?;
         // A carried gather's rows (a topK's k): the merged rows, or zeros past them.
         for (c, mut column) in self.carried.iter().zip(carried) {
@@ -596,8 +596,8 @@ async fn to_host(node: &NodeRef) -> Result<()> {
 }
 
 /// Evaluates a batch's roots and reads the first `rows` rows of each, as host columns.
-async fn sorted_batch(device: &dyn Evaluates, batch: &[NodeRef], rows: u32) -> Result<Vec<Column>> {
-    device.evaluate_roots(batch).await?;
+async fn sorted_batch(device: &dyn Backend, batch: &[NodeRef], rows: u32) -> Result<Vec<Column>> {
+    crate::engine::evaluate(device, batch).await?;
     let mut columns = Vec::with_capacity(batch.len());
     for node in batch {
         let home = node

@@ -34,23 +34,21 @@ pub use queue::{Turn, Turnstile};
 
 /// Evaluates `roots` on `device`, leaving each root's output there (and its null flags').
 /// Roots that have an output already are left alone (a second evaluation does no work).
-pub async fn evaluate<B: Backend>(device: &B, roots: &[NodeRef]) -> Result<()> {
-    evaluate_with(device, roots, Fusion::On).await
+/// (Boxed: the evaluations of parts that group-bys and sorts larger than `allowedMem` run
+/// come back here.)
+pub fn evaluate<'a>(device: &'a dyn Backend, roots: &'a [NodeRef]) -> Pending<'a, ()> {
+    Box::pin(evaluate_with(device, roots, Fusion::On))
 }
 
 /// `evaluate`, blocking (native only).
 #[cfg(not(target_arch = "wasm32"))]
-pub fn evaluate_blocking<B: Backend>(device: &B, roots: &[NodeRef]) -> Result<()> {
+pub fn evaluate_blocking(device: &dyn Backend, roots: &[NodeRef]) -> Result<()> {
     pollster::block_on(evaluate(device, roots))
 }
 
 /// `evaluate`, with every node materialized when `fusion` is off (the reference that tests
 /// "fusion never changes a result").
-pub async fn evaluate_with<B: Backend>(
-    device: &B,
-    roots: &[NodeRef],
-    fusion: Fusion,
-) -> Result<()> {
+pub async fn evaluate_with(device: &dyn Backend, roots: &[NodeRef], fusion: Fusion) -> Result<()> {
     let mut roots = crate::ir::with_companions(roots);
     if device.draws_indirect() {
         roots = crate::ir::with_draw_args(&roots)?;
@@ -122,12 +120,12 @@ async fn run_checks(checks: Vec<(NodeRef, Check)>, fresh: Vec<NodeRef>) -> Resul
     for (node, check) in &checks {
         let mut values = Vec::new();
         for value in check.nodes() {
-            if !read.contains_key(&value.id) {
+            if let std::collections::hash_map::Entry::Vacant(e) = read.entry(value.id) {
                 let rows = match value.home() {
                     Some(output) => read_rows(&output, 0, 1).await,
                     None => Err(internal("a checked count was not computed")),
                 };
-                read.insert(value.id, rows?);
+                e.insert(rows?);
             }
             values.push(read[&value.id].clone());
         }
@@ -190,7 +188,7 @@ pub struct Listed {
 
 /// `evaluate`, also returning what its schedule listed and what ran (for tests that check
 /// the executor runs what the schedule says, within its projected memory).
-pub async fn evaluate_listed<B: Backend>(device: &B, roots: &[NodeRef]) -> Result<Listed> {
+pub async fn evaluate_listed(device: &dyn Backend, roots: &[NodeRef]) -> Result<Listed> {
     let mut ran = Vec::new();
     let roots = &crate::ir::with_companions(roots);
     let (schedule, sorts_peak) = run(device, roots, Fusion::On, Some(&mut ran)).await?;
@@ -212,8 +210,8 @@ pub fn schedule_of(device: &dyn CostModel, roots: &[NodeRef]) -> Result<Schedule
 /// when asked), after the sorts larger than `allowedMem` or than one pass sorts (run as
 /// runs and merges first); returns that schedule, if there was work, and the most device
 /// bytes the sorts were projected to hold.
-async fn run<B: Backend>(
-    device: &B,
+async fn run(
+    device: &dyn Backend,
     roots: &[NodeRef],
     fusion: Fusion,
     steps: Option<&mut Vec<Step>>,
@@ -222,7 +220,7 @@ async fn run<B: Backend>(
     // Group-bys larger than allowedMem run first, in parts.
     let groups = staged_group::plan(device, roots, false)?;
     for group in &groups {
-        group.run(device as &dyn Evaluates).await?;
+        group.run(device).await?;
     }
     let groups_peak = groups.iter().map(|g| g.peak()).max().unwrap_or(0);
     let (sorts, stand_ins) = external_sort::plan(device, roots, false)?;
@@ -242,7 +240,7 @@ async fn run<B: Backend>(
     let root_ids: HashSet<u64> = roots.iter().map(|r| r.id).collect();
     let mut result = Ok(None);
     for sort in &sorts {
-        if let Err(e) = sort.run(device as &dyn Evaluates, &root_ids).await {
+        if let Err(e) = sort.run(device, &root_ids).await {
             result = Err(e);
             break;
         }
@@ -296,8 +294,8 @@ fn schedule_for(
 }
 
 /// Runs the schedule of `roots`' pending work on `device` as one evaluation.
-async fn run_schedule<B: Backend>(
-    device: &B,
+async fn run_schedule(
+    device: &dyn Backend,
     roots: &[NodeRef],
     fusion: Fusion,
     steps: Option<&mut Vec<Step>>,
@@ -446,7 +444,7 @@ pub struct OnDevice<B, S> {
     pub storage: S,
 }
 
-impl<B: Backend + 'static, S: 'static> DeviceStorage for OnDevice<B, S> {
+impl<B: Transfers + 'static, S: 'static> DeviceStorage for OnDevice<B, S> {
     fn read<'a, 's: 'a>(
         &'a self,
         value: &'a Value,
@@ -462,7 +460,7 @@ impl<B: Backend + 'static, S: 'static> DeviceStorage for OnDevice<B, S> {
 }
 
 /// `read_rows` on `device` once its earlier work is done (`DeviceStorage::read`).
-async fn read_in_turn<B: Backend>(
+async fn read_in_turn<B: Transfers>(
     device: &B,
     value: &Value,
     start: u32,
@@ -503,7 +501,7 @@ pub async fn read_rows(output: &Output, start: u32, end: u32) -> Result<ColumnDa
 /// Puts a node's output on `device` now, copied once (later calls find the copy), and with
 /// `only` drops every other copy (a table loaded onto a GPU device keeps no host copy). The
 /// device holds the materialized output after (api.md's `evaluated` and `device`).
-pub async fn put_on<B: Backend>(device: &B, node: &NodeRef, only: bool) -> Result<()> {
+pub async fn put_on(device: &dyn Backend, node: &NodeRef, only: bool) -> Result<()> {
     node.check_alive()?;
     let id = device.core().id;
     let home = match node.output_on(id) {

@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 use super::schedule::{Composed, Pass, Schedule, Step, Task};
-use super::{internal, leaf_home, reads_in_place, Backend, Written};
+use super::{internal, leaf_home, reads_in_place, Backend, Erased, Written};
 use crate::column::Column;
 use crate::error::{ErrorCode, GpuTableError, Result};
 use crate::ir::{self, assembly_ranges, validate_segments, Node, NodeRef, Op, Reduction};
@@ -15,9 +15,9 @@ use crate::plan::{Access, PlanLimits, Region};
 use crate::value::{DeviceId, Output, Value};
 
 /// One evaluation's run of a schedule on a device.
-pub(super) struct Run<'a, B: Backend> {
-    pub device: &'a B,
-    pub batch: &'a mut B::Batch,
+pub(super) struct Run<'a> {
+    pub device: &'a dyn Backend,
+    pub batch: &'a mut Erased,
     pub limits: &'a PlanLimits,
     /// What ran, where the caller asked to see it.
     pub steps: Option<Vec<Step>>,
@@ -73,7 +73,7 @@ impl HostChunks {
     }
 }
 
-impl<B: Backend> Run<'_, B> {
+impl Run<'_> {
     fn step(&mut self, step: Step) {
         if let Some(steps) = &mut self.steps {
             steps.push(step);
@@ -774,11 +774,11 @@ pub(super) fn pieces_per_copy(limits: &PlanLimits, pieces: &[NodeRef]) -> usize 
 }
 
 /// `segmentedMap` needs valid segment starts; computed ones are read back to check them.
-async fn check_segments<B: Backend>(
+async fn check_segments(
     task: &Region,
     leaves: &[Rc<Value>],
-    device: &B,
-    batch: &mut B::Batch,
+    device: &dyn Backend,
+    batch: &mut Erased,
 ) -> Result<()> {
     for node in task.nodes.iter().filter(|n| n.op == Op::SegmentedMap) {
         let segments = &node.inputs[0];

@@ -14,7 +14,7 @@ use std::collections::HashSet;
 use std::fmt::Write;
 use std::rc::Rc;
 
-use super::{external_sort, internal, read_rows, schedule, CostModel, Evaluates};
+use super::{external_sort, internal, read_rows, schedule, Backend, CostModel};
 use crate::column::{Column, ColumnData};
 use crate::error::{ErrorCode, GpuTableError, Result};
 use crate::ir::{self, GroupStages, NodeRef, PartialRows, DEFAULT_SPLIT_EVERY};
@@ -193,7 +193,7 @@ impl StagedGroup {
 
     /// Groups the ranges, combines their groups, and gives the group-by's results (and their
     /// null flags and counts) the outputs made of them on `device`.
-    pub async fn run(&self, device: &dyn Evaluates) -> Result<()> {
+    pub async fn run(&self, device: &dyn Backend) -> Result<()> {
         let stages = &self.stages;
         let holds_rows = stages.holds_rows();
         let mut partials = Vec::with_capacity(self.ranges.len());
@@ -217,8 +217,8 @@ impl StagedGroup {
                 *made = ir::with_validity(made, Some(&ir::flags_like(made, 1)?))?;
             }
         }
-        device.evaluate_roots(&finals).await?;
-        let here = device.device_id();
+        crate::engine::evaluate(device, &finals).await?;
+        let here = device.core().id;
         for (result, made) in self.results.iter().zip(&finals) {
             adopt(result, made, here)?;
         }
@@ -229,12 +229,12 @@ impl StagedGroup {
 /// Evaluates a part's nodes and reads their rows back (rows of a range offset by `start`
 /// where `holds_rows` says).
 async fn read_back(
-    device: &dyn Evaluates,
+    device: &dyn Backend,
     nodes: &[NodeRef],
     start: u32,
     holds_rows: &[bool],
 ) -> Result<PartialRows> {
-    device.evaluate_roots(nodes).await?;
+    crate::engine::evaluate(device, nodes).await?;
     let mut columns = Vec::with_capacity(nodes.len());
     for (c, node) in nodes.iter().enumerate() {
         let rows = node

@@ -209,7 +209,7 @@ pub fn value_counts(x: &NodeRef) -> Result<(NodeRef, NodeRef)> {
         let (keys, results) = (std::slice::from_ref(x), std::slice::from_ref(&counts));
         group_stages::record(
             keys,
-            &[count.clone()],
+            std::slice::from_ref(&count),
             std::slice::from_ref(&values),
             results,
         );

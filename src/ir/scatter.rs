@@ -18,7 +18,7 @@ pub fn scattered_row_numbers(node: &Node) -> Option<u32> {
 /// How many rows' flags `node` compacts, where it is a compaction (`Op::Compact`): each of
 /// its rows holds one below that, or `u32::MAX` past its count.
 pub fn compacted_rows(node: &Node) -> Option<u32> {
-    (node.op == Op::Compact).then(|| node.meta.length)
+    (node.op == Op::Compact).then_some(node.meta.length)
 }
 
 /// A column of `length` rows: row `destinations[i]` is `values[i]`, rows nobody writes are

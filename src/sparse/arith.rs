@@ -8,7 +8,7 @@ use super::{
     SparseMatrix,
 };
 use crate::dtype::{Class, DType};
-use crate::engine::Evaluates;
+use crate::engine::Backend;
 use crate::error::{GpuTableError, Result};
 use crate::ir::{self, u32_constant, u32_rows, BinaryOp, NodeRef, UnaryOp};
 
@@ -26,7 +26,7 @@ impl SparseMatrix {
 
     /// `op` of every entry, for the unary ops with f(0) = 0 (`abs sqrt sin tan`): duplicates
     /// are summed first, as `op` of a dense cell sees their sum.
-    pub async fn unary(&self, device: &dyn Evaluates, op: UnaryOp) -> Result<SparseMatrix> {
+    pub async fn unary(&self, device: &dyn Backend, op: UnaryOp) -> Result<SparseMatrix> {
         if !matches!(
             op,
             UnaryOp::Abs | UnaryOp::Sqrt | UnaryOp::Sin | UnaryOp::Tan
@@ -79,7 +79,7 @@ impl SparseMatrix {
     /// `scaled_now`, summing duplicates on `device` first where it must (only `A / number`).
     pub async fn scaled(
         &self,
-        device: &dyn Evaluates,
+        device: &dyn Backend,
         op: BinaryOp,
         number: &NodeRef,
         number_first: bool,
@@ -98,7 +98,7 @@ impl SparseMatrix {
     /// of two matrices of one shape, canonical, in this matrix's format.
     pub async fn combine(
         &self,
-        device: &dyn Evaluates,
+        device: &dyn Backend,
         op: BinaryOp,
         other: &SparseMatrix,
     ) -> Result<SparseMatrix> {
@@ -167,7 +167,7 @@ impl SparseMatrix {
     }
 
     /// `kron(A, B)` in A's format (CSR and CSC canonical), built on `device`.
-    pub async fn kron(&self, device: &dyn Evaluates, other: &SparseMatrix) -> Result<SparseMatrix> {
+    pub async fn kron(&self, device: &dyn Backend, other: &SparseMatrix) -> Result<SparseMatrix> {
         let entries = self.kron_entries(other)?;
         match self.format {
             // Computed now: the pairs are gathered from both operands' own components.
@@ -202,7 +202,7 @@ fn both_entries(op: BinaryOp, a: &SparseMatrix, b: &SparseMatrix) -> Result<Entr
 
 /// Canonical CSR of `a ± b`: both operands' entries together, duplicates summed.
 async fn union(
-    device: &dyn Evaluates,
+    device: &dyn Backend,
     op: BinaryOp,
     a: &SparseMatrix,
     b: &SparseMatrix,
@@ -215,7 +215,7 @@ async fn union(
 /// Canonical CSR of `a .* b`: with both canonical, a cell stored in both is two adjacent
 /// entries of their row-major merge (a's first: the sort is stable), kept on the device.
 async fn intersection(
-    device: &dyn Evaluates,
+    device: &dyn Backend,
     a: &SparseMatrix,
     b: &SparseMatrix,
 ) -> Result<SparseMatrix> {

@@ -7,7 +7,7 @@ use super::{as_type, csr_of_parts, csr_of_sorted, magnitude, Format, SparseMatri
 use crate::column::ColumnData;
 use crate::dtype::{Class, DType};
 use crate::dynamic::Kept;
-use crate::engine::Evaluates;
+use crate::engine::Backend;
 use crate::error::{GpuTableError, Result};
 use crate::ir::{self, u32_constant, u32_rows, BinaryOp, NodeRef, UnaryOp};
 
@@ -44,7 +44,7 @@ impl SparseMatrix {
     /// The nonzeros of `dense` (`m` rows of size `n`; NaN counts as nonzero) in `format`,
     /// found on `device` in one evaluation (its count read back at the end).
     pub async fn from_dense(
-        device: &dyn Evaluates,
+        device: &dyn Backend,
         dense: &NodeRef,
         format: Format,
     ) -> Result<SparseMatrix> {
@@ -93,7 +93,7 @@ impl SparseMatrix {
     /// which keeps their order: after one sort, or none for a canonical matrix.
     async fn keep(
         &self,
-        device: &dyn Evaluates,
+        device: &dyn Backend,
         keep: impl Fn(&NodeRef, &NodeRef, &NodeRef) -> Result<NodeRef>,
     ) -> Result<SparseMatrix> {
         // CSC of A is CSR of its transpose: sorted column-major there, so the CSC needs no
@@ -141,7 +141,7 @@ impl SparseMatrix {
 
     /// This matrix's canonical CSR without its entries equal to 0 (NaN is kept, as
     /// `fromDense` keeps it): the kept entries of the canonical CSR, in its order.
-    pub(super) async fn nonzero_csr(&self, device: &dyn Evaluates) -> Result<SparseMatrix> {
+    pub(super) async fn nonzero_csr(&self, device: &dyn Backend) -> Result<SparseMatrix> {
         let csr = self.shared_csr(device).await?;
         csr.keep(device, |_, _, values| {
             ir::select(values, &u32_constant(1)?, &u32_constant(0)?)
@@ -152,7 +152,7 @@ impl SparseMatrix {
     /// Entries with `col - row >= k` (`upper`) or `col - row <= k` (`tril`).
     pub async fn triangle(
         &self,
-        device: &dyn Evaluates,
+        device: &dyn Backend,
         k: i64,
         upper: bool,
     ) -> Result<SparseMatrix> {
@@ -181,7 +181,7 @@ impl SparseMatrix {
     /// Cells with `|value| > tol` (NaN values are kept). A cell's value is the sum of its
     /// entries, so a matrix that may hold duplicates sums them first: 2 and -1.9 in one cell
     /// are 0.1, dropped by `droptol(1)` (one sort, which `keep` would run anyway).
-    pub async fn droptol(&self, device: &dyn Evaluates, tol: f64) -> Result<SparseMatrix> {
+    pub async fn droptol(&self, device: &dyn Backend, tol: f64) -> Result<SparseMatrix> {
         if tol.is_nan() {
             return Err(GpuTableError::invalid("droptol needs a number"));
         }

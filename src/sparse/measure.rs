@@ -5,18 +5,18 @@
 use super::{as_type, cell_starts, magnitude, reduce, zero_row, Format, SparseMatrix};
 use crate::dtype::DType;
 use crate::dynamic::read_scalars;
-use crate::engine::Evaluates;
+use crate::engine::Backend;
 use crate::error::{GpuTableError, Result};
 use crate::ir::{self, u32_constant, u32_row, u32_rows, BinaryOp, NodeRef, ReduceKind};
 use crate::ErrorCode;
 
 /// Row 0 of `node` (one lane), evaluated on `device` and read back.
-async fn read_number(device: &dyn Evaluates, node: &NodeRef) -> Result<f64> {
+async fn read_number(device: &dyn Backend, node: &NodeRef) -> Result<f64> {
     Ok(read_scalars(device, std::slice::from_ref(node)).await?[0])
 }
 
 /// The largest of `x` (float32, size 1), or 0 for no rows.
-async fn largest(device: &dyn Evaluates, x: &NodeRef) -> Result<f64> {
+async fn largest(device: &dyn Backend, x: &NodeRef) -> Result<f64> {
     match x.meta.length {
         0 => Ok(0.0),
         _ => read_number(device, &reduce(ReduceKind::Max, x)?).await,
@@ -94,7 +94,7 @@ impl SparseMatrix {
     }
 
     /// `norm(p)`: 2 (Frobenius), 1 (sum of absolute values), infinity (largest absolute value).
-    pub async fn norm(&self, device: &dyn Evaluates, p: f64) -> Result<f64> {
+    pub async fn norm(&self, device: &dyn Backend, p: f64) -> Result<f64> {
         if ![1.0, 2.0, f64::INFINITY].contains(&p) {
             return Err(GpuTableError::invalid(format!(
                 "norm takes p = 1, 2 or Infinity, got {p}"
@@ -115,7 +115,7 @@ impl SparseMatrix {
     }
 
     /// `opnorm(p)`: 1 (largest column sum of absolute values), infinity (largest row sum).
-    pub async fn opnorm(&self, device: &dyn Evaluates, p: f64) -> Result<f64> {
+    pub async fn opnorm(&self, device: &dyn Backend, p: f64) -> Result<f64> {
         let rows = match p {
             1.0 => self.transpose(),
             p if p == f64::INFINITY => self.clone(),
@@ -131,7 +131,7 @@ impl SparseMatrix {
     }
 
     /// Whether no stored entry is nonzero.
-    pub async fn is_zero(&self, device: &dyn Evaluates) -> Result<bool> {
+    pub async fn is_zero(&self, device: &dyn Backend) -> Result<bool> {
         // A flag per entry, as fromDense counts nonzeros (NaN is one; a max would skip it).
         let nonzero = ir::select(&self.values, &u32_constant(1)?, &u32_constant(0)?)?;
         Ok(largest(device, &ir::cast(&nonzero, DType::F32)?).await? == 0.0)
@@ -140,7 +140,7 @@ impl SparseMatrix {
     /// Whether the matrix is square and equal to its transpose, as dense arrays are:
     /// duplicates summed, and entries equal to 0 (stored zeros, duplicates summing to 0)
     /// left out, so a stored zero equals the implicit one across the diagonal.
-    pub async fn is_symmetric(&self, device: &dyn Evaluates) -> Result<bool> {
+    pub async fn is_symmetric(&self, device: &dyn Backend) -> Result<bool> {
         if self.shape.0 != self.shape.1 {
             return Ok(false);
         }
@@ -167,7 +167,7 @@ impl SparseMatrix {
     }
 
     /// Entry `(i, j)` (0 where nothing is stored; duplicates summed).
-    pub async fn get(&self, device: &dyn Evaluates, i: u32, j: u32) -> Result<f64> {
+    pub async fn get(&self, device: &dyn Backend, i: u32, j: u32) -> Result<f64> {
         if i >= self.shape.0 || j >= self.shape.1 {
             return Err(GpuTableError::invalid(format!(
                 "({i}, {j}) lies outside the shape {} x {}",

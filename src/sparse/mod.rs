@@ -7,7 +7,7 @@
 use crate::column::ColumnData;
 use crate::dtype::{Class, DType};
 use crate::dynamic::{read_scalars, Kept};
-use crate::engine::{self, Evaluates};
+use crate::engine::{self, Backend};
 use crate::error::{GpuTableError, Result};
 use crate::ir::{self, BinaryOp, NodeRef, ReduceKind, UnaryOp, DEFAULT_SPLIT_EVERY};
 use crate::ir::{u32_constant, u32_row, u32_rows};
@@ -54,7 +54,7 @@ fn as_indices(node: &NodeRef, what: &str) -> Result<NodeRef> {
 }
 
 /// `read_scalars` of uint32 checks (exact in f64).
-async fn read_u32s(device: &dyn Evaluates, nodes: &[NodeRef]) -> Result<Vec<u32>> {
+async fn read_u32s(device: &dyn Backend, nodes: &[NodeRef]) -> Result<Vec<u32>> {
     Ok(read_scalars(device, nodes)
         .await?
         .into_iter()
@@ -179,7 +179,7 @@ impl SparseMatrix {
 
     /// This matrix with duplicates summed (its count read back at the end), or itself where it is
     /// canonical: for ops that see each cell's value (`with_values` results, `droptol`).
-    async fn summed(&self, device: &dyn Evaluates) -> Result<SparseMatrix> {
+    async fn summed(&self, device: &dyn Backend) -> Result<SparseMatrix> {
         match self.canonical {
             true => Ok(self.clone()),
             false => self.canonical(device).await,
@@ -188,9 +188,9 @@ impl SparseMatrix {
 
     /// This matrix with its components computed on `device`: a result that resolves holds
     /// its own data, not a graph over its source's components, which may be destroyed next.
-    async fn computed(self, device: &dyn Evaluates) -> Result<SparseMatrix> {
+    async fn computed(self, device: &dyn Backend) -> Result<SparseMatrix> {
         let components = [self.major.clone(), self.minor.clone(), self.values.clone()];
-        device.evaluate_roots(&components).await?;
+        crate::engine::evaluate(device, &components).await?;
         if components.iter().all(|c| c.counted().is_none()) {
             return Ok(self);
         }
@@ -210,12 +210,12 @@ impl SparseMatrix {
             matrix.minor.clone(),
             matrix.values.clone(),
         ];
-        device.evaluate_roots(&components).await?;
+        crate::engine::evaluate(device, &components).await?;
         Ok(matrix)
     }
 
     /// Entries counted on the device, evaluated together and settled to their rows.
-    async fn settled_entries(device: &dyn Evaluates, entries: Entries) -> Result<Entries> {
+    async fn settled_entries(device: &dyn Backend, entries: Entries) -> Result<Entries> {
         let (major, minor, values) = entries;
         let matrix = SparseMatrix::of_entries((0, 0), (major, minor, values), false);
         let SparseMatrix {
@@ -231,7 +231,7 @@ impl SparseMatrix {
     /// one row per major line plus one, starts at 0, never decreases and ends at the entry
     /// count; every index is below the minor dimension; the components' lengths agree.
     pub async fn compressed(
-        device: &dyn Evaluates,
+        device: &dyn Backend,
         format: Format,
         pointers: &NodeRef,
         indices: &NodeRef,
@@ -309,7 +309,7 @@ impl SparseMatrix {
 
     /// COO from components (duplicates allowed, in any order), validated on `device`.
     pub async fn coo(
-        device: &dyn Evaluates,
+        device: &dyn Backend,
         rows: &NodeRef,
         cols: &NodeRef,
         values: &NodeRef,
@@ -425,7 +425,7 @@ impl SparseMatrix {
     /// built on `device` in one evaluation: the one count read back (at its end) is the number of distinct entries. A
     /// canonical CSR is copied, and the row pointers of other row-major entries (a
     /// canonical COO, a sparse vector) are searched among their rows: none is sorted.
-    pub async fn to_csr(&self, device: &dyn Evaluates) -> Result<SparseMatrix> {
+    pub async fn to_csr(&self, device: &dyn Backend) -> Result<SparseMatrix> {
         if self.is_canonical_csr() {
             return self.copy()?.computed(device).await;
         }
@@ -440,7 +440,7 @@ impl SparseMatrix {
 
     /// Canonical CSR sharing this matrix's components where it is one (for results that
     /// hold none of them: copies carry their structure over).
-    async fn shared_csr(&self, device: &dyn Evaluates) -> Result<SparseMatrix> {
+    async fn shared_csr(&self, device: &dyn Backend) -> Result<SparseMatrix> {
         match self.is_canonical_csr() {
             true => Ok(self.clone()),
             false => self.to_csr(device).await,
@@ -457,7 +457,7 @@ impl SparseMatrix {
     }
 
     /// These entries in `format`: COO as they are, CSR and CSC canonical (built on `device`).
-    pub async fn into_format(self, device: &dyn Evaluates, format: Format) -> Result<SparseMatrix> {
+    pub async fn into_format(self, device: &dyn Backend, format: Format) -> Result<SparseMatrix> {
         match format {
             Format::Coo => Ok(self),
             Format::Csr => self.to_csr(device).await,
@@ -467,7 +467,7 @@ impl SparseMatrix {
 
     /// The same entries in canonical form and this matrix's format: CSR and CSC sorted
     /// within their lines, COO row-major; duplicates summed (their count read back at the end).
-    pub async fn canonical(&self, device: &dyn Evaluates) -> Result<SparseMatrix> {
+    pub async fn canonical(&self, device: &dyn Backend) -> Result<SparseMatrix> {
         match (self.canonical, self.format) {
             (true, _) => self.copy()?.computed(device).await,
             (false, Format::Coo) => self.to_csr(device).await?.as_coo(),
@@ -596,7 +596,7 @@ impl SparseMatrix {
 /// on `device` in one evaluation: the cells are counted there, and the one count read back
 /// (at the end) is the number of distinct entries.
 async fn csr_of_sorted(
-    device: &dyn Evaluates,
+    device: &dyn Backend,
     (rows, cols, values): Entries,
     shape: (u32, u32),
 ) -> Result<SparseMatrix> {

@@ -41,7 +41,7 @@ pub fn pack_groups(rows: &[u64], min_rows: f64) -> Result<Vec<usize>> {
 
 /// Joins `table`'s batches into batches of at least `min_rows` rows on `device` and
 /// destroys the superseded batches the table owned; a batch alone in its group is kept.
-pub async fn pack_batches<B: Backend>(device: &B, table: &TableRef, min_rows: f64) -> Result<()> {
+pub async fn pack_batches(device: &dyn Backend, table: &TableRef, min_rows: f64) -> Result<()> {
     let (before, groups, columns) = {
         let t = table.borrow();
         t.check()?;
@@ -150,8 +150,8 @@ pub fn chunk_nodes(node: &NodeRef, device: crate::value::DeviceId) -> Result<Vec
 }
 
 /// `packed` evaluated on `device`: one node per group, its chunk on the device.
-pub async fn pack_column<B: Backend>(
-    device: &B,
+pub async fn pack_column(
+    device: &dyn Backend,
     parts: &[NodeRef],
     group_sizes: &[usize],
 ) -> Result<Vec<NodeRef>> {

@@ -5,7 +5,7 @@
 use std::rc::Rc;
 
 use super::{chunk_nodes, Batch, Field, Table, Vector};
-use crate::engine::Evaluates;
+use crate::engine::Backend;
 use crate::error::{GpuTableError, Result};
 use crate::ipc::Dictionary;
 use crate::ir::{self, NodeRef};
@@ -18,20 +18,20 @@ pub type VerbColumn = (String, NodeRef, Option<Rc<Dictionary>>);
 /// named as one of `like` keeps its field's metadata where its type and row size are the
 /// same (and its dictionary where it has the same values). The table is on `table_device`.
 pub async fn table_of_columns(
-    device: &dyn Evaluates,
+    device: &dyn Backend,
     columns: &[VerbColumn],
     like: &[Field],
     table_device: Option<DeviceId>,
 ) -> Result<Table> {
     let nodes: Vec<NodeRef> = columns.iter().map(|(_, n, _)| n.clone()).collect();
-    device.evaluate_roots(&nodes).await?;
+    crate::engine::evaluate(device, &nodes).await?;
     // A counted column as the rows its count gave each chunk.
     let views = (nodes.iter())
         .map(|n| ir::known_rows(n, "a table column"))
         .collect::<Result<Vec<_>>>()?;
     let with_flags = ir::with_null_flags(&views);
-    device.evaluate_roots(&with_flags).await?;
-    let id = device.device_id();
+    crate::engine::evaluate(device, &with_flags).await?;
+    let id = device.core().id;
     let mut parts = Vec::with_capacity(views.len());
     for view in &views {
         let flags = match view.validity() {

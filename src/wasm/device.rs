@@ -6,7 +6,7 @@ use wasm_bindgen::prelude::*;
 use super::table::{BatchModel, TableModel};
 use super::{invalid, number_arg, set, to_js, Evaluator, EvaluatorList, JsResult};
 use crate::cpu::CpuDevice;
-use crate::engine::{self, DeviceModel};
+use crate::engine;
 use crate::evaluator;
 #[cfg(gl_backend)]
 use crate::gl::GlDevice;
@@ -23,22 +23,15 @@ pub(super) enum AnyDevice {
     WebGl(GlDevice),
 }
 
-/// Runs `$body` with `$d` bound to the backend device inside an `AnyDevice`.
-macro_rules! with_device {
-    ($device:expr, $d:ident => $body:expr) => {
-        match $device {
-            AnyDevice::Cpu($d) => $body,
-            AnyDevice::WebGpu($d) => $body,
-            #[cfg(gl_backend)]
-            AnyDevice::WebGl($d) => $body,
-        }
-    };
-}
-
 impl AnyDevice {
-    /// The backend device for code compiled once for every backend (sparse matrices).
-    pub(super) fn evaluates(&self) -> &dyn engine::Evaluates {
-        with_device!(self, d => d)
+    /// The backend device, as the executor and everything above it take it.
+    pub(super) fn backend(&self) -> &dyn engine::Backend {
+        match self {
+            AnyDevice::Cpu(d) => d,
+            AnyDevice::WebGpu(d) => d,
+            #[cfg(gl_backend)]
+            AnyDevice::WebGl(d) => d,
+        }
     }
 }
 
@@ -65,7 +58,7 @@ fn home_of(cache: Option<String>) -> Home {
 impl Device {
     #[wasm_bindgen(getter)]
     pub fn id(&self) -> u32 {
-        with_device!(&self.inner, d => d.core().id)
+        self.inner.backend().core().id
     }
 
     #[wasm_bindgen(getter, js_name = "type")]
@@ -134,12 +127,17 @@ impl Device {
     /// `allowedMem`: the device bytes one evaluation may hold at once (`undefined`: no bound).
     #[wasm_bindgen(getter, js_name = allowedMem)]
     pub fn allowed_mem(&self) -> Option<f64> {
-        with_device!(&self.inner, d => d.core().allowed_mem.get()).map(|b| b as f64)
+        self.inner
+            .backend()
+            .core()
+            .allowed_mem
+            .get()
+            .map(|b| b as f64)
     }
     #[wasm_bindgen(setter, js_name = allowedMem)]
     pub fn set_allowed_mem(&self, bytes: JsValue) -> JsResult<()> {
         let bytes = allowed_mem_of(&bytes)?;
-        with_device!(&self.inner, d => d.core().allowed_mem.set(bytes));
+        self.inner.backend().core().allowed_mem.set(bytes);
         Ok(())
     }
 
@@ -147,7 +145,9 @@ impl Device {
     pub fn evaluate(&self, roots: &EvaluatorList) -> js_sys::Promise {
         let (device, roots) = (self.inner.clone(), roots.nodes.clone());
         wasm_bindgen_futures::future_to_promise(async move {
-            with_device!(&device, d => evaluator::evaluate_on(d, &roots).await).map_err(to_js)?;
+            evaluator::evaluate_on(device.backend(), &roots)
+                .await
+                .map_err(to_js)?;
             Ok(JsValue::UNDEFINED)
         })
     }
@@ -171,7 +171,8 @@ impl Device {
     pub fn clean_evaluate(&self, roots: &EvaluatorList) -> js_sys::Promise {
         let (device, roots) = (self.inner.clone(), roots.nodes.clone());
         wasm_bindgen_futures::future_to_promise(async move {
-            with_device!(&device, d => evaluator::clean_evaluate(d, &roots).await)
+            evaluator::clean_evaluate(device.backend(), &roots)
+                .await
                 .map_err(to_js)?;
             Ok(JsValue::UNDEFINED)
         })
@@ -179,7 +180,7 @@ impl Device {
 
     /// The passes and kernels the evaluator's graph runs on this device.
     pub fn explain(&self, evaluator: &Evaluator) -> JsResult<String> {
-        with_device!(&self.inner, d => engine::explain(d, &evaluator.node)).map_err(to_js)
+        engine::explain(self.inner.backend(), &evaluator.node).map_err(to_js)
     }
 
     /// Puts the evaluator's output on this device (copied once), and with `only` drops every
@@ -188,7 +189,9 @@ impl Device {
     pub fn put_here(&self, evaluator: &Evaluator, only: bool) -> js_sys::Promise {
         let (device, node) = (self.inner.clone(), evaluator.node.clone());
         wasm_bindgen_futures::future_to_promise(async move {
-            with_device!(&device, d => engine::put_on(d, &node, only).await).map_err(to_js)?;
+            engine::put_on(device.backend(), &node, only)
+                .await
+                .map_err(to_js)?;
             Ok(JsValue::UNDEFINED)
         })
     }
@@ -200,7 +203,9 @@ impl Device {
         let (device, nodes) = (self.inner.clone(), batch.stored_nodes());
         wasm_bindgen_futures::future_to_promise(async move {
             for node in nodes.map_err(to_js)? {
-                with_device!(&device, d => engine::put_on(d, &node, true).await).map_err(to_js)?;
+                engine::put_on(device.backend(), &node, true)
+                    .await
+                    .map_err(to_js)?;
             }
             Ok(JsValue::UNDEFINED)
         })
@@ -213,7 +218,8 @@ impl Device {
         let (device, table) = (self.inner.clone(), table.shared());
         wasm_bindgen_futures::future_to_promise(async move {
             let min_rows = number_arg(&min_rows, "minBatchSize", Some(f64::INFINITY))?;
-            with_device!(&device, d => table::pack_batches(d, &table, min_rows).await)
+            table::pack_batches(device.backend(), &table, min_rows)
+                .await
                 .map_err(to_js)?;
             Ok(JsValue::UNDEFINED)
         })
@@ -255,7 +261,7 @@ impl Device {
                 like.check().map_err(to_js)?;
                 (like.fields.clone(), like.device)
             };
-            let d = device.evaluates();
+            let d = device.backend();
             let table = table::table_of_columns(d, &columns, &fields, table_device)
                 .await
                 .map_err(to_js)?;
@@ -281,7 +287,7 @@ impl Device {
     /// `{uploadBytes, readbackBytes, kernels, pipelines, allocations}`, cumulative.
     #[wasm_bindgen(getter)]
     pub fn stats(&self) -> JsValue {
-        let s = with_device!(&self.inner, d => d.core().counters.stats());
+        let s = self.inner.backend().core().counters.stats();
         let stats = js_sys::Object::new();
         set(&stats, "uploadBytes", s.upload_bytes as f64);
         set(&stats, "readbackBytes", s.readback_bytes as f64);
@@ -294,7 +300,7 @@ impl Device {
     /// `{liveBytes, pooledBytes, peakBytes}`.
     #[wasm_bindgen(getter)]
     pub fn memory(&self) -> JsValue {
-        let m = with_device!(&self.inner, d => d.core().counters.memory());
+        let m = self.inner.backend().core().counters.memory();
         let memory = js_sys::Object::new();
         set(&memory, "liveBytes", m.live_bytes as f64);
         set(&memory, "pooledBytes", m.pooled_bytes as f64);
@@ -304,39 +310,39 @@ impl Device {
 
     /// Frees the pool and every cache, or the cache `name`.
     pub fn trim(&self, name: Option<String>) {
-        with_device!(&self.inner, d => d.trim(name.as_deref()));
+        self.inner.backend().trim(name.as_deref());
     }
 
     #[wasm_bindgen(js_name = resetPeak)]
     pub fn reset_peak(&self) {
-        with_device!(&self.inner, d => d.core().counters.reset_peak());
+        self.inner.backend().core().counters.reset_peak();
     }
 
     /// The most bytes the shared pool keeps.
     #[wasm_bindgen(js_name = setPoolCap)]
     pub fn set_pool_cap(&self, bytes: f64) {
-        with_device!(&self.inner, d => d.set_pool_cap(bytes.max(0.0) as u64));
+        self.inner.backend().set_pool_cap(bytes.max(0.0) as u64);
     }
 
     /// New storage goes to the cache `name` (or nowhere, with no name) until `leaveCache`.
     #[wasm_bindgen(js_name = enterCache)]
     pub fn enter_cache(&self, name: Option<String>) {
-        with_device!(&self.inner, d => d.core().homes.enter(home_of(name)));
+        self.inner.backend().core().homes.enter(home_of(name));
     }
 
     #[wasm_bindgen(js_name = leaveCache)]
     pub fn leave_cache(&self, name: Option<String>) {
-        with_device!(&self.inner, d => d.core().homes.leave(&home_of(name)));
+        self.inner.backend().core().homes.leave(&home_of(name));
     }
 
     /// Frees everything the device holds; later use is `DESTROYED`.
     pub fn destroy(&self) {
-        with_device!(&self.inner, d => d.destroy());
+        self.inner.backend().destroy();
     }
 
     #[wasm_bindgen(getter)]
     pub fn destroyed(&self) -> bool {
-        with_device!(&self.inner, d => d.core().lost.is_set())
+        self.inner.backend().core().lost.is_set()
     }
 
     /// The browser's `GPUDevice` under a WebGPU device, for renderers that bind its buffers.

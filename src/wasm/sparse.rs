@@ -17,7 +17,7 @@ macro_rules! value_promise {
     ($device:expr, $matrix:expr, |$d:ident, $m:ident| $body:expr) => {{
         let (device, $m) = ($device.any(), $matrix.clone());
         wasm_bindgen_futures::future_to_promise(async move {
-            let $d = device.evaluates();
+            let $d = device.backend();
             let value = $body.map_err(to_js)?;
             Ok(value.into())
         })
@@ -73,7 +73,7 @@ async fn construct(
     shape: (u32, u32),
 ) -> crate::Result<SparseMatrix> {
     let (a, b, c) = parts;
-    let d = device.evaluates();
+    let d = device.backend();
     match format {
         Format::Coo => SparseMatrix::coo(d, &a, &b, &c, shape).await,
         _ => SparseMatrix::compressed(d, format, &a, &b, &c, shape).await,
@@ -226,7 +226,7 @@ impl SparseModel {
         let (device, format) = (device.any(), format_of(format));
         wasm_bindgen_futures::future_to_promise(async move {
             let (format, dense) = (format?, dense.map_err(to_js)?);
-            let matrix = SparseMatrix::from_dense(device.evaluates(), &dense, format)
+            let matrix = SparseMatrix::from_dense(device.backend(), &dense, format)
                 .await
                 .map_err(to_js)?;
             Ok(SparseModel { matrix }.into())

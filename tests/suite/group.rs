@@ -336,7 +336,7 @@ pub async fn small_key_integer_sums_wrap_on_every_device<T: Target>() {
                 op: GroupOp::Sum,
                 value: Some(value),
             };
-            let (keys, sums) = ir::group_by(&[key.clone()], &[sum]).unwrap();
+            let (keys, sums) = ir::group_by(std::slice::from_ref(&key), &[sum]).unwrap();
             let mut expected = std::collections::BTreeMap::<u32, u32>::new();
             for (k, v) in key_values.iter().zip(&values) {
                 let word = match value_type {

@@ -407,7 +407,7 @@ pub async fn bin_passes_compute_their_ids_where_the_device_adds_them<T: Target>(
             op: ir::GroupOp::Sum,
             value: Some(value),
         };
-        let (_, sums) = ir::group_by(&[key.clone()], &[sum]).unwrap();
+        let (_, sums) = ir::group_by(std::slice::from_ref(&key), &[sum]).unwrap();
         let mut expected = [0f64; 7];
         for (k, v) in keys.iter().zip(&values) {
             expected[*k as usize] += match value_type {
