@@ -218,6 +218,22 @@ impl StagedGroup {
             }
         }
         crate::engine::evaluate(device, &finals).await?;
+        // The ranges' groups, read back, may be grouped another way than the whole input
+        // would be (by bins where its range was unknown, a chunk of them and one of the null
+        // row): such a result takes the group-by's chunks, its rows in the first.
+        let mut moved = Vec::new();
+        for (result, made) in self.results.iter().zip(finals.iter_mut()) {
+            let wanted = result.counted().map(|c| c.chunks.meta.length as usize);
+            if let (Some(wanted), Some(chunks)) = (wanted, made.settled()) {
+                if wanted != chunks.len() && wanted > 0 {
+                    let mut moved_chunks = vec![0; wanted];
+                    moved_chunks[0] = chunks.iter().sum();
+                    *made = in_chunks(made, moved_chunks.into())?;
+                    moved.push(made.clone());
+                }
+            }
+        }
+        crate::engine::evaluate(device, &moved).await?;
         let here = device.core().id;
         for (result, made) in self.results.iter().zip(&finals) {
             adopt(result, made, here)?;
@@ -255,6 +271,15 @@ async fn read_back(
     Ok(PartialRows { columns })
 }
 
+/// The evaluated, counted `made` (and its null flags) in `chunks`.
+fn in_chunks(made: &NodeRef, chunks: ir::Chunks) -> Result<NodeRef> {
+    let rows = ir::rechunk_counted(made, chunks.clone())?;
+    let valid = (made.validity())
+        .map(|valid| ir::rechunk_counted(valid, chunks))
+        .transpose()?;
+    ir::with_validity(&rows, valid.as_ref())
+}
+
 fn computed(node: &NodeRef) -> Result<Output> {
     node.home()
         .ok_or_else(|| internal(format!("t{} was not computed", node.id)))
@@ -271,9 +296,7 @@ fn adopt(result: &NodeRef, made: &NodeRef, here: DeviceId) -> Result<()> {
             valid.materialize_on(here);
         }
     }
-    let chunks = made
-        .settled()
-        .ok_or_else(|| internal("a group-by's rows were not counted"))?;
+    let chunks = made.settled().unwrap_or_else(|| made.chunks.clone());
     if let Some(counted) = result.counted() {
         if counted.chunks.meta.length as usize != chunks.len() {
             return Err(internal(

@@ -218,3 +218,68 @@ pub async fn a_group_by_larger_than_the_budget_groups_in_parts<T: Target>() {
     assert_eq!(error.code, ErrorCode::LimitExceeded, "{error}");
     device.core().allowed_mem.set(None);
 }
+
+/// A key of few values with nulls, in two chunks, grouped in parts: its groups by bins (a
+/// chunk of bins and one of the null row) were made whole in other chunks than the
+/// group-by's, which was `INTERNAL` (a user's trial: `unique` of an Int32 column of two
+/// batches under allowedMem).
+pub async fn a_small_key_with_nulls_groups_in_parts<T: Target>() {
+    let device = match T::WIDE_ROWS {
+        true => T::fresh().await,
+        false => T::capped().await,
+    };
+    let n = 100_000usize;
+    let keys: Vec<f64> = (0..n).map(|i| (i % 20) as f64).collect();
+    let valid: Vec<u8> = (0..n).map(|i| u8::from(i % 13 != 0)).collect();
+    let chunks = [n as u32 / 2, n as u32 / 2];
+    let stored = super::filter::nullable(column_of(DType::I32, &keys), Some(&valid), &chunks);
+    // Computed, the key's range is not known before it runs (its groups are sorted), where
+    // the ranges' groups, read back, are grouped by bins.
+    let zero = ir::source(ColumnData::I32(vec![0]), 1, true).unwrap();
+    let key = ir::binary(Add, &stored, &zero).unwrap();
+    assert_eq!(key.meta.dtype, DType::I32);
+    let unique = ir::unique(&key).unwrap();
+    let (values, counts) = ir::value_counts(&key).unwrap();
+    let weights: Vec<f64> = (0..n).map(|i| (i % 7) as f64).collect();
+    let weight = super::filter::nullable(column_of(DType::F32, &weights), None, &chunks);
+    let (sum_keys, sums) = ir::group_by(
+        std::slice::from_ref(&key),
+        &[Aggregate {
+            op: GroupOp::Sum,
+            value: Some(weight),
+        }],
+    )
+    .unwrap();
+    let column_bytes = device.value_bytes(DType::I32, 1, n as u32);
+    device.core().allowed_mem.set(Some(
+        TASK_OVERHEAD_BYTES + column_bytes * (1 + T::TRANSFERS as u64),
+    ));
+    let text = engine::explain(&device, &unique).unwrap();
+    assert!(text.contains("group-by in parts"), "{text}");
+    for roots in [
+        vec![unique.clone()],
+        vec![values.clone(), counts.clone()],
+        vec![sum_keys[0].clone(), sums[0].clone()],
+    ] {
+        engine::evaluate(&device, &roots).await.unwrap();
+    }
+    device.core().allowed_mem.set(None);
+    let mut expected: Vec<Option<f64>> = (0..20).map(|k| Some(k as f64)).collect();
+    expected.push(None);
+    same_rows("unique", &rows_of(&unique).await, &expected);
+    same_rows("valueCounts' values", &rows_of(&values).await, &expected);
+    let (mut expected_counts, mut expected_sums) = (vec![0.0; 21], vec![0.0; 21]);
+    for i in 0..n {
+        let group = if valid[i] == 1 { i % 20 } else { 20 };
+        expected_counts[group] += 1.0;
+        expected_sums[group] += weights[i];
+    }
+    let expected_sums: Vec<Option<f64>> = expected_sums.into_iter().map(Some).collect();
+    same_rows("groupBy's sums", &rows_of(&sums[0]).await, &expected_sums);
+    let expected_counts: Vec<Option<f64>> = expected_counts.into_iter().map(Some).collect();
+    same_rows(
+        "valueCounts' counts",
+        &rows_of(&counts).await,
+        &expected_counts,
+    );
+}
