@@ -173,6 +173,33 @@ export function byValue(op, a, b) {
   return [decoded(a), decoded(b)];
 }
 
+// `searchSorted`'s operands compared by value where the sorted column has a dictionary: its
+// ranks, and each value as the rank it has or would take among the dictionary's values
+// (between two ranks: the lower plus 0.5).
+export function searchedByValue(sorted, values) {
+  const dictionary = dictionaryOf(sorted);
+  if (!dictionary) return [sorted, decoded(values)];
+  const given = dictionaryOf(values);
+  if (given === dictionary) return [ranked(sorted), ranked(values)];
+  const texts = dictionary.some(v => typeof v === 'string');
+  const list = isValue(values) ? [values] : Array.isArray(values) && values.some(isValue) ? values : null;
+  if (!texts && !list && !given) return [decoded(sorted), values];
+  const order = orderOf(dictionary);
+  const sample = exactValues(dictionary)[0];
+  const rankOf = value => {
+    const v = like(value, sample);
+    if (dictionary.length && typeof v !== typeof sample) {
+      fail('TYPE_MISMATCH', `searchSorted finds in a dictionary of ${typeof sample} values only values of that kind`);
+    }
+    const lo = lowerBound(order.sorted, v);
+    return order.index.has(v) ? lo : lo - 0.5;
+  };
+  const ranks = list ?? (given ? exactValues(given) : null);
+  if (!ranks) fail('TYPE_MISMATCH', 'searchSorted finds in a column of strings only strings or another dictionary column');
+  const table = GPUTableEvaluator.fromArray(ranks.length ? ranks.map(rankOf) : [0], {type: 'float32'});
+  return [ranked(sorted), list ? table : gatherRows(values, table)];
+}
+
 function lowerBound(sorted, value) {
   let [lo, hi] = [0, sorted.length];
   while (lo < hi) {

@@ -6,7 +6,7 @@ import {resolveDevice, withHandles, withHandlesAsync} from './devices.js';
 import {GPUVector} from './vectors.js';
 import {GPUTableEvaluator, denseFold, denseUnary, describe, handleOf, withList, wrap} from './evaluator.js';
 import {isSparse, oneShape, sparseFold, sparseReduce, sparseUnary} from './sparse.js';
-import {byValue, coded, dictionaryOf, isValue, joinKeys, ranked, unranked} from './dictionaries.js';
+import {byValue, coded, dictionaryOf, isValue, joinKeys, ranked, searchedByValue, unranked} from './dictionaries.js';
 
 function fold(op, args) {
   // One evaluator is the result itself (the engine also gives back the same node).
@@ -56,7 +56,8 @@ function reduction(kind, x, settings) {
 
 export function searchSorted(sorted, values, settings) {
   const {side} = options(settings, 'searchSorted', ['side']);
-  return wrap(() => wasm.searchSorted(handleOf(sorted), handleOf(values), side));
+  const [keys, found] = searchedByValue(sorted, values).map(comparand);
+  return wrap(() => wasm.searchSorted(handleOf(keys), handleOf(found), side));
 }
 
 export function argsort(keys, settings) {
@@ -144,14 +145,14 @@ export function join(leftKeys, rightKeys, settings) {
   const {how = 'inner', capacity} = options(settings, 'join', ['how', 'capacity']);
   if (typeof how !== 'string') fail('INVALID_ARGUMENT', "join's how is 'inner' or 'left'");
   if (capacity !== undefined && typeof capacity !== 'number') fail('INVALID_ARGUMENT', "join's capacity is a number of rows");
-  const [a, b] = joinKeys(leftKeys, rightKeys);
+  const [a, b] = joinKeys(leftKeys, rightKeys).map(comparand);
   const [left, right, pairs] = guard(() => wasm.join(handleOf(a), handleOf(b), how, capacity, false, false))
     .slice(0, 3).map(handle => new GPUTableEvaluator(handle));
   pairs.destroy();
   return {left, right};
 }
 export function lookup(keys, tableKeys) {
-  const [a, b] = joinKeys(keys, tableKeys);
+  const [a, b] = joinKeys(keys, tableKeys).map(comparand);
   return wrap(() => wasm.lookup(handleOf(a), handleOf(b)));
 }
 export const isNull = x => wrap(() => wasm.isNull(handleOf(x)));

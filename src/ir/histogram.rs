@@ -253,6 +253,9 @@ fn auto_bin(x: &NodeRef, keep: &NodeRef, bins: u32) -> Result<NodeRef> {
     if bins == 1 {
         return u32_constant(0);
     }
+    if x.meta.dtype != DType::F32 && bins <= EXACT_INTEGER_BINS {
+        return auto_integer_bin(x, keep, bins);
+    }
     let nan = source(ColumnData::F32(vec![f32::NAN]), 1, true)?;
     let values = plain_select(keep, &cast_plain(x, DType::F32)?, &nan)?;
     // A row of NaN: no rows kept give NaN, not EMPTY_INPUT.
@@ -289,6 +292,86 @@ fn auto_bin(x: &NodeRef, keep: &NodeRef, bins: u32) -> Result<NodeRef> {
         &plain_binary(BinaryOp::Multiply, &hi, &share(true)?)?,
     )?;
     search_sorted(&edges, x, true)
+}
+
+/// The most equal bins over an integer column's extent found exactly in 32-bit words (the
+/// products of an edge's remainder stay below 2^32).
+const EXACT_INTEGER_BINS: u32 = 1 << 16;
+
+/// `auto_bin` of an integer `x`, exact for every 32-bit value (float32 ends would merge values
+/// past 2^24): with `lo` and `hi` the least and greatest kept values and `r = hi - lo`, a value
+/// `v` is in bin `i` or later where `(v - lo) bins >= r i`, that is where `v - lo` is at least
+/// `q i + ceil(m i / bins)` (`r = q bins + m`), all in uint32 words. One value: the middle
+/// bin, as NumPy's range widened by 0.5 each side gives.
+fn auto_integer_bin(x: &NodeRef, keep: &NodeRef, bins: u32) -> Result<NodeRef> {
+    // Rows not kept, and one row more (no rows kept is no error), take the other end.
+    let end = |kind, other: usize| -> Result<NodeRef> {
+        let kept = plain_select(keep, x, &type_bounds(x.meta.dtype, true)?[other])?;
+        let row = type_bounds(x.meta.dtype, false)?[other].clone();
+        super::reduce(
+            kind,
+            &concat(&[kept, row])?,
+            None,
+            super::DEFAULT_SPLIT_EVERY,
+        )
+    };
+    let lo = end(super::ReduceKind::Min, 1)?;
+    let hi = end(super::ReduceKind::Max, 0)?;
+    let word = |n: &NodeRef| cast_plain(n, DType::U32);
+    let (lo, hi) = (word(&lo)?, word(&hi)?);
+    let range = plain_binary(BinaryOp::Subtract, &hi, &lo)?;
+    let count = u32_constant(bins)?;
+    let quotient = plain_binary(BinaryOp::Divide, &range, &count)?;
+    let remainder = plain_binary(
+        BinaryOp::Subtract,
+        &range,
+        &plain_binary(BinaryOp::Multiply, &quotient, &count)?,
+    )?;
+    let inner = bins - 1;
+    let steps = source(
+        ColumnData::U32(try_collect(inner as usize, 1..bins)?),
+        1,
+        false,
+    )?;
+    let rounded_up = plain_binary(
+        BinaryOp::Divide,
+        &plain_binary(
+            BinaryOp::Add,
+            &plain_binary(BinaryOp::Multiply, &remainder, &steps)?,
+            &u32_constant(bins - 1)?,
+        )?,
+        &count,
+    )?;
+    let edges = plain_binary(
+        BinaryOp::Add,
+        &plain_binary(BinaryOp::Multiply, &quotient, &steps)?,
+        &rounded_up,
+    )?;
+    let offset = plain_binary(BinaryOp::Subtract, &word(x)?, &lo)?;
+    let bin = search_sorted(&edges, &offset, true)?;
+    let one_value = plain_predicate(Predicate::Equal, &range, &u32_constant(0)?)?;
+    plain_select(&one_value, &u32_constant(bins / 2)?, &bin)
+}
+
+/// The least and the greatest value of the integer type `dtype`, as constants of it or as
+/// rows.
+fn type_bounds(dtype: DType, constant: bool) -> Result<[NodeRef; 2]> {
+    let (least, most) = match dtype {
+        DType::U8 => (ColumnData::U8(vec![0]), ColumnData::U8(vec![u8::MAX])),
+        DType::I8 => (ColumnData::I8(vec![i8::MIN]), ColumnData::I8(vec![i8::MAX])),
+        DType::U16 => (ColumnData::U16(vec![0]), ColumnData::U16(vec![u16::MAX])),
+        DType::I16 => (
+            ColumnData::I16(vec![i16::MIN]),
+            ColumnData::I16(vec![i16::MAX]),
+        ),
+        DType::U32 => (ColumnData::U32(vec![0]), ColumnData::U32(vec![u32::MAX])),
+        DType::I32 => (
+            ColumnData::I32(vec![i32::MIN]),
+            ColumnData::I32(vec![i32::MAX]),
+        ),
+        DType::F32 => return Err(crate::engine::internal("integer bounds of float32")),
+    };
+    Ok([source(least, 1, constant)?, source(most, 1, constant)?])
 }
 
 /// uint32 `ids` (bin numbers, `bins` or more for rows not counted) counted per bin: a counter

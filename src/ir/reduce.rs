@@ -125,7 +125,8 @@ impl Reduction {
 
 /// `kind` over every row of `x`, skipping rows (or lanes) whose `validity` flag is 0.
 /// `validity`: uint8, one flag per row or per lane, as long as `x`; by default `x`'s nulls.
-/// A counted `x` is reduced over the rows of its result (none: `EMPTY_INPUT` but for sum).
+/// A counted `x` is reduced over the rows of its result; no row left (or none valid) is
+/// `EMPTY_INPUT` but for sum.
 pub fn reduce(
     kind: ReduceKind,
     x: &NodeRef,
@@ -133,7 +134,11 @@ pub fn reduce(
     split_every: u32,
 ) -> Result<NodeRef> {
     x.check_alive()?;
-    if x.counted().is_some() && !x.meta.constant {
+    // Rows past a count, or null ones, are skipped as a mask drops them: none left is
+    // EMPTY_INPUT but for sum (a column of nulls has no value to give).
+    let row_flags = validity.or(x.validity()).is_some_and(|v| v.meta.size == 1);
+    let skips = x.counted().is_some() || (row_flags && kind != ReduceKind::Sum);
+    if skips && !x.meta.constant {
         let every_row = super::source(crate::column::ColumnData::U8(vec![1]), 1, true)?;
         return reduce_where(kind, x, validity, &every_row, None, split_every);
     }

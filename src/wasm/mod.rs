@@ -484,9 +484,8 @@ fn optional_bool(value: &JsValue, default: bool, what: &str) -> JsResult<bool> {
     }
 }
 
-/// `descending`: undefined (ascending), one boolean, or an array of them (one per key).
-fn directions(descending: &JsValue, default: bool) -> JsResult<Vec<bool>> {
-    let bad = || invalid("descending must be a boolean or an array of booleans");
+/// `descending`: undefined (ascending), one boolean, or an array of one per key of `keys`.
+fn directions(descending: &JsValue, default: bool, keys: usize) -> JsResult<Vec<bool>> {
     if !js_sys::Array::is_array(descending) {
         return optional_bool(descending, default, "descending").map(|flag| vec![flag]);
     }
@@ -494,7 +493,16 @@ fn directions(descending: &JsValue, default: bool) -> JsResult<Vec<bool>> {
         .iter()
         .map(|v| v.as_bool())
         .collect();
-    flags.filter(|f| !f.is_empty()).ok_or_else(bad)
+    match flags {
+        Some(flags) if flags.len() == keys => Ok(flags),
+        Some(flags) => Err(invalid(format!(
+            "descending is one boolean or an array of one per key: {} for {keys} keys",
+            flags.len()
+        ))),
+        None => Err(invalid(
+            "descending must be a boolean or an array of booleans",
+        )),
+    }
 }
 
 /// `nulls`: undefined ('last'), 'first' or 'last'.
@@ -509,7 +517,8 @@ fn nulls_of(nulls: &JsValue) -> JsResult<ir::Nulls> {
 /// `argsort(keys, {descending, nulls})`.
 #[wasm_bindgen]
 pub fn argsort(keys: &EvaluatorList, descending: JsValue, nulls: JsValue) -> JsResult<Evaluator> {
-    let (descending, nulls) = (directions(&descending, false)?, nulls_of(&nulls)?);
+    let descending = directions(&descending, false, keys.nodes.len())?;
+    let nulls = nulls_of(&nulls)?;
     wrap(ir::argsort(&keys.nodes, &descending, nulls))
 }
 

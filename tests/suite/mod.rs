@@ -801,6 +801,7 @@ macro_rules! suite {
             where_reductions_and_count_keep_only_masked_rows,
             nulls_follow_elementwise_ops_and_reductions_skip_them,
             null_masks_and_fill_null,
+            reductions_of_nulls_alone_are_empty_input,
             select_is_null_where_its_condition_or_the_branch_taken_is,
             views_and_gathers_move_nulls_with_their_rows,
             reversed_folds_of_a_filter_start_at_its_last_kept_row,
@@ -836,6 +837,7 @@ macro_rules! suite {
             group_by_refuses_bad_arguments,
             // histogram.rs: histograms
             histogram_counts_every_type_against_a_reference,
+            histogram_over_the_extent_of_large_integers_is_exact,
             histogram_of_device_edges_counted_and_empty_inputs,
             histogram_refuses_bad_arguments,
             bin_passes_compute_their_ids_where_the_device_adds_them,

@@ -5,6 +5,7 @@
 
 use super::reduce::{as_f64, column_of, sample};
 use super::*;
+use gputable::error::ErrorCode;
 use gputable::ir::{Predicate, ReduceKind};
 use gputable::DType;
 
@@ -257,4 +258,46 @@ pub async fn views_and_gathers_move_nulls_with_their_rows<T: Target>() {
         .collect();
     let got = values_and_flags::<T>(&found).await;
     assert_rows("searchSorted", &got, &expected, &valid);
+}
+
+/// A column whose rows are all null has no value to reduce: every reduction but `sum` (0)
+/// is `EMPTY_INPUT`, as a `where` mask keeping no row is (a user's trial: `min` of an all-null
+/// Int32 column gave 0, a value not in it). One valid row is its own minimum.
+pub async fn reductions_of_nulls_alone_are_empty_input<T: Target>() {
+    let n = 3000;
+    for dtype in [DType::I32, DType::F32, DType::U8] {
+        let values: Vec<f64> = (0..n).map(|i| (i % 50) as f64 + 1.0).collect();
+        let none = nullable(column_of(dtype, &values), &vec![0; n], &[1000, 0, 2000]);
+        for kind in [
+            ReduceKind::Min,
+            ReduceKind::Max,
+            ReduceKind::Mean,
+            ReduceKind::ArgMin,
+            ReduceKind::ArgMax,
+            ReduceKind::Extent,
+        ] {
+            let reduced = ir::reduce(kind, &none, None, 4).unwrap();
+            let error = evaluate::<T>(std::slice::from_ref(&reduced))
+                .await
+                .unwrap_err();
+            assert_eq!(
+                error.code,
+                ErrorCode::EmptyInput,
+                "{kind:?} of {dtype:?}: {error}"
+            );
+        }
+        let sum = ir::reduce(ReduceKind::Sum, &none, None, 4).unwrap();
+        assert_eq!(
+            values_and_flags::<T>(&sum).await.0,
+            vec![0.0],
+            "sum of {dtype:?}"
+        );
+        let mut one = vec![0; n];
+        one[2500] = 1;
+        let single = nullable(column_of(dtype, &values), &one, &[1000, 0, 2000]);
+        let min = ir::reduce(ReduceKind::Min, &single, None, 4).unwrap();
+        let argmax = ir::reduce(ReduceKind::ArgMax, &single, None, 4).unwrap();
+        assert_eq!(values_and_flags::<T>(&min).await.0, vec![values[2500]]);
+        assert_eq!(values_and_flags::<T>(&argmax).await.0, vec![2500.0]);
+    }
 }
