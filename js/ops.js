@@ -145,7 +145,7 @@ export function join(leftKeys, rightKeys, settings) {
   const {how = 'inner', capacity} = options(settings, 'join', ['how', 'capacity']);
   if (typeof how !== 'string') fail('INVALID_ARGUMENT', "join's how is 'inner' or 'left'");
   if (capacity !== undefined && typeof capacity !== 'number') fail('INVALID_ARGUMENT', "join's capacity is a number of rows");
-  const [a, b] = joinKeys(leftKeys, rightKeys).map(comparand);
+  const [a, b] = joinKeys(leftKeys, rightKeys);
   const [left, right, pairs] = guard(() => wasm.join(handleOf(a), handleOf(b), how, capacity, false, false))
     .slice(0, 3).map(handle => new GPUTableEvaluator(handle));
   pairs.destroy();

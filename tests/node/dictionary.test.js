@@ -89,6 +89,29 @@ test('equal, notEqual and order comparisons of a text column with a string go by
   table.destroy();
 });
 
+test('searchSorted in a sorted text column finds strings and other text columns by value', async () => {
+  const names = randomStrings(300, 5);
+  const table = gt.GPUTable.fromArrowIPCSync(arrow.tableToIPC(textTable(names, 110)));
+  const sorted = gt.sort(table.gpuVectors.name);
+  const inOrder = names.filter(v => v !== null).sort(byCodePoint);
+  const place = (probe, side) => inOrder.filter(v => (side === 'left' ? byCodePoint(v, probe) < 0 : byCodePoint(v, probe) <= 0)).length;
+  const probes = ['a', '', '😀', 'zz-not-there', 'aa', '\uFFFD', 'b'];
+  const others = gt.GPUTable.fromArrowIPCSync(arrow.tableToIPC(textTable(probes, 4))).getVector('name');
+  for (const side of ['left', 'right']) {
+    const expected = probes.map(p => place(p, side));
+    assert.deepEqual([...await gt.searchSorted(sorted, probes, {side}).readValue()], expected, `strings, ${side}`);
+    assert.deepEqual([...await gt.searchSorted(sorted, probes[2], {side}).readValue()], [expected[2]], `a string, ${side}`);
+    // Another dictionary, and the sorted column's own.
+    assert.deepEqual([...await gt.searchSorted(sorted, others, {side}).readValue()], expected, `a text column, ${side}`);
+    const own = gt.gather(gt.GPUTableEvaluator.fromArray([0, 5, 9], {type: 'uint32'}), table.gpuVectors.name);
+    const ownNames = [0, 5, 9].map(i => names[i]);
+    const ownFound = [...await gt.searchSorted(sorted, own, {side}).readValue()];
+    ownNames.forEach((name, i) => name !== null && assert.equal(ownFound[i], place(name, side), `its own dictionary, ${side}`));
+  }
+  throwsCode(() => gt.searchSorted(sorted, 3), 'TYPE_MISMATCH');
+  table.destroy();
+});
+
 test('orderBy, topK, unique, valueCounts and groupBy of a text column order by its strings', async () => {
   const names = randomStrings(3000, 5);
   const table = await gt.GPUTable.fromArrowIPC(arrow.tableToIPC(textTable(names, 1100)));

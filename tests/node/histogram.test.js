@@ -48,6 +48,24 @@ test('histogram counts 24 equal bins and 1,000 irregular edges as a JS loop does
   assert.deepEqual(auto, loop(f32, Array.from({length: 11}, (_, i) => (i === 0 ? lo : i === 10 ? hi : Math.fround(Math.fround(lo * Math.fround(1 - i / 10)) + Math.fround(hi * Math.fround(i / 10)))))));
 });
 
+test('equal bins over the extent of 32-bit integers past 2^24 count as over the range given', async () => {
+  const cases = [
+    new Uint32Array(10).map((_, i) => 1700000000 + i),
+    new Int32Array(10).map((_, i) => -100000000 + 3 * i),
+    new Uint32Array([16777216, 16777217, 16777218, 16777219, 16777220]),
+  ];
+  for (const values of cases) {
+    const x = E.fromArray(values, {chunks: [2, values.length - 2]});
+    const range = [Math.min(...values), Math.max(...values)];
+    for (const bins of [3, 4]) {
+      const given = [...await gt.histogram(x, {bins, range}).readValue()];
+      assert.deepEqual([...await gt.histogram(x, {bins}).readValue()], given, `${values[0]}.., ${bins} bins`);
+      assert.equal(given.reduce((a, b) => a + b), values.length);
+    }
+  }
+  assert.deepEqual([...await gt.histogram(E.fromArray(cases[0]), {bins: 3}).readValue()], [3, 3, 4]);
+});
+
 test('bad histogram arguments are INVALID_ARGUMENT', () => {
   const x = E.fromArray([1, 2, 3]);
   throwsCode(() => gt.histogram(x, {bins: 0}), 'INVALID_ARGUMENT');

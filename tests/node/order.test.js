@@ -126,6 +126,9 @@ test('bad order arguments are INVALID_ARGUMENT', () => {
   throwsCode(() => gt.argsort(x, {nulls: 'middle'}), 'INVALID_ARGUMENT');
   throwsCode(() => gt.argsort(x, {descending: 'yes'}), 'INVALID_ARGUMENT');
   throwsCode(() => gt.argsort([x, x], {descending: [true, false, true]}), 'INVALID_ARGUMENT');
+  // One boolean, or one per key: an array of one for two keys is neither.
+  throwsCode(() => gt.argsort([x, x], {descending: [true]}), 'INVALID_ARGUMENT');
+  assert.deepEqual([...gt.argsort(x, {descending: [true]}).readValueSync()], [2, 1, 0]);
   throwsCode(() => gt.argsort(E.fromArray([1, 2, 3, 4], {size: 2})), 'INVALID_ARGUMENT');
   throwsCode(() => gt.argsort([]), 'INVALID_ARGUMENT');
   throwsCode(() => gt.sort(x, {descending: 1}), 'INVALID_ARGUMENT');

@@ -180,6 +180,17 @@ test('count and {where} reductions keep the rows whose mask is nonzero and not n
   throwsCode(() => gt.count(E.fromArray([1, 0], {size: 2})), 'INVALID_ARGUMENT');
 });
 
+test('lookup and searchSorted compare integer literals exactly, as equal does', () => {
+  const u = gt.GPUTableEvaluator.fromArray(new Uint32Array([4294967294, 4294967295]));
+  const s = gt.GPUTableEvaluator.fromArray(new Int32Array([16777216, 16777217, 16777218]));
+  assert.deepEqual([...gt.equal(4294967295, u).readValueSync()], [0, 1]);
+  assert.deepEqual([...gt.lookup(4294967295, u).readValueSync()], [1]);
+  assert.deepEqual([...gt.lookup(16777217, s).readValueSync()], [1]);
+  assert.deepEqual([...gt.lookup(5, s).readValueSync()], [-1]);
+  assert.deepEqual([...gt.searchSorted(u, 4294967295).readValueSync()], [1]);
+  assert.deepEqual([...gt.searchSorted(s, 16777217, {side: 'right'}).readValueSync()], [2]);
+});
+
 test('searchSorted finds each side exactly across types, NaN after every number', () => {
   const sorted = E.fromArray([-Infinity, 1, 2, 2, 16777216, 5e9, NaN, NaN]);
   const values = E.fromArray(new Int32Array([2, 16777217, 0, -2147483648, 3]));

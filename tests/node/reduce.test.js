@@ -71,6 +71,19 @@ test('no rows: sum is 0, the others EMPTY_INPUT; splitEvery is checked', async (
   await rejectsWith(() => gt.mean(E.fromArray([1]), {axis: 0}), 'INVALID_ARGUMENT');
 });
 
+test('a column of nulls alone: sum is 0, the others EMPTY_INPUT, as a where keeping no row', async () => {
+  for (const type of [new arrow.Int32(), new arrow.Float32()]) {
+    const table = gt.GPUTable.fromArrowIPCSync(arrow.tableToIPC(new arrow.Table({x: arrow.vectorFromArray([null, null, null], type)})));
+    const x = table.getVector('x');
+    assert.deepEqual([...await gt.sum(x).readValue()], [0]);
+    for (const kind of REDUCTIONS.filter(k => k !== 'sum')) {
+      await rejectsWith(gt[kind](x).evaluate(), 'EMPTY_INPUT');
+      await rejectsWith(gt[kind](x, {where: 1}).evaluate(), 'EMPTY_INPUT');
+    }
+    table.destroy();
+  }
+});
+
 test('null slots of a table column are skipped by every reduction', async () => {
   const column = arrow.vectorFromArray([4, null, -2, 7, null, 7], new arrow.Int32());
   const whole = new arrow.Table({x: column});
