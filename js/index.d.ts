@@ -693,7 +693,7 @@ export function groupBy<A extends Record<string, GroupAggregate>>(
   keys: EvaluatorInput | EvaluatorInput[],
   aggregates: A,
 ): {keys: GPUTableEvaluator[]} & {[K in keyof A]: GPUTableEvaluator<GroupAggregateType<A[K]>>};
-/** The bins of a histogram: `bins` equal bins over `range` (`[lo, hi]`, or `'auto'`: x's extent, found on the device), or ascending `edges` (numbers, or an evaluator of them). */
+/** The bins of a histogram: `bins` equal bins over `range` (`[lo, hi]`, or `'auto'`: x's extent, found on the device; an infinite end is `INVALID_ARGUMENT` when evaluated), or ascending `edges` (numbers, or an evaluator of them). */
 export type HistogramBins =
   | {bins: number; range?: 'auto' | [number, number]; where?: PredicateArgument}
   | {edges: number[] | Float64Array | Float32Array | EvaluatorInput; where?: PredicateArgument};

@@ -153,8 +153,20 @@ fn check_failure(node: &NodeRef, check: &Check, values: &[ColumnData]) -> Option
             .then(|| {
                 GpuTableError::new(
                     ErrorCode::EmptyInput,
-                    format!("{} of no rows: its where mask keeps none", node.op.name()),
+                    format!(
+                        "{} of no rows: every row is null or its where mask keeps none",
+                        node.op.name()
+                    ),
                 )
+            }),
+        (Check::FiniteRange(_), [range]) => (0..range.len())
+            .any(|end| range.get_f64(end).is_infinite())
+            .then(|| {
+                GpuTableError::invalid(format!(
+                    "histogram's range 'auto' is its input's extent, [{}, {}]: not finite (give a range)",
+                    range.get_f64(0),
+                    range.get_f64(1)
+                ))
             }),
         (Check::Capacity { capacity, what, .. }, [rows, about]) => {
             let (rows, about) = (rows.get_f64(0), about.get_f64(0));

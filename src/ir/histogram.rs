@@ -60,6 +60,7 @@ pub fn histogram(x: &NodeRef, bins: &Bins, mask: Option<&NodeRef>) -> Result<Nod
         _ => None,
     };
     // Edges give rows outside them (and NaN) a bin number past the bins.
+    let mut range = None;
     let (bin, count) = match (bins, numbered) {
         (_, Some(edges)) => {
             let count = (edges.len() - 1) as u32;
@@ -78,7 +79,9 @@ pub fn histogram(x: &NodeRef, bins: &Bins, mask: Option<&NodeRef>) -> Result<Nod
             if x.meta.dtype == DType::F32 {
                 keep.push(plain_predicate(Predicate::Equal, x, x)?);
             }
-            (auto_bin(x, &super::and_flags(&keep)?, count)?, count)
+            let (bin, extent) = auto_bin(x, &super::and_flags(&keep)?, count)?;
+            range = extent;
+            (bin, count)
         }
         (Bins::Edges(_), None) => return Err(crate::engine::internal("edges not numbered")),
     };
@@ -86,7 +89,11 @@ pub fn histogram(x: &NodeRef, bins: &Bins, mask: Option<&NodeRef>) -> Result<Nod
         true => bin,
         false => plain_select(&super::and_flags(&keep)?, &bin, &u32_constant(count)?)?,
     };
-    counts_of_ids(&ids, count)
+    let counts = counts_of_ids(&ids, count)?;
+    if let Some(range) = range {
+        let _ = counts.check.set(super::Check::FiniteRange(range));
+    }
+    Ok(counts)
 }
 
 /// `bins` as a bin count: an integer from 1 (the count plus one, the id of rows not
@@ -247,14 +254,15 @@ fn bin_within(x: &NodeRef, edges: &NodeRef, last: &NodeRef, bins: u32) -> Result
 
 /// The bin of each row of `x` among `bins` equal bins over the extent of the rows `keep`
 /// holds, found on the device in float32 (NumPy's rule: a range of one value is widened by
-/// 0.5 each side). Every value lies inside the extent: the bin is the count of inner edges
-/// at or below it.
-fn auto_bin(x: &NodeRef, keep: &NodeRef, bins: u32) -> Result<NodeRef> {
+/// 0.5 each side), and that extent where an infinite end is possible (NumPy refuses it, as
+/// a range given must be finite). Every value lies inside the extent: the bin is the count
+/// of inner edges at or below it.
+fn auto_bin(x: &NodeRef, keep: &NodeRef, bins: u32) -> Result<(NodeRef, Option<NodeRef>)> {
     if bins == 1 {
-        return u32_constant(0);
+        return Ok((u32_constant(0)?, None));
     }
     if x.meta.dtype != DType::F32 && bins <= EXACT_INTEGER_BINS {
-        return auto_integer_bin(x, keep, bins);
+        return Ok((auto_integer_bin(x, keep, bins)?, None));
     }
     let nan = source(ColumnData::F32(vec![f32::NAN]), 1, true)?;
     let values = plain_select(keep, &cast_plain(x, DType::F32)?, &nan)?;
@@ -291,7 +299,8 @@ fn auto_bin(x: &NodeRef, keep: &NodeRef, bins: u32) -> Result<NodeRef> {
         &plain_binary(BinaryOp::Multiply, &lo, &share(false)?)?,
         &plain_binary(BinaryOp::Multiply, &hi, &share(true)?)?,
     )?;
-    search_sorted(&edges, x, true)
+    let infinite = (x.meta.dtype == DType::F32).then_some(range);
+    Ok((search_sorted(&edges, x, true)?, infinite))
 }
 
 /// The most equal bins over an integer column's extent found exactly in 32-bit words (the

@@ -394,13 +394,16 @@ pub enum Check {
         capacity: u32,
         what: &'static str,
     },
+    /// A histogram's range found on the device (x's extent, float32 `[lo, hi]`): an
+    /// infinite end is INVALID_ARGUMENT, as a range given must be finite.
+    FiniteRange(NodeRef),
 }
 
 impl Check {
     /// The nodes the engine reads back.
     pub fn nodes(&self) -> Vec<NodeRef> {
         match self {
-            Check::KeptRows(kept) => vec![kept.clone()],
+            Check::KeptRows(kept) | Check::FiniteRange(kept) => vec![kept.clone()],
             Check::Capacity { rows, about, .. } => vec![rows.clone(), about.clone()],
         }
     }

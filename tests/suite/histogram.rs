@@ -7,6 +7,7 @@
 use super::filter::{nullable, rows_here, rows_read, same_rows};
 use super::reduce::{column_of, sample};
 use super::*;
+use gputable::error::ErrorCode;
 use gputable::ir::Bins;
 use gputable::DType;
 
@@ -541,4 +542,29 @@ pub async fn histogram_bins_are_blended_point_draws_on_webgl2<T: Target>() {
     }
     let text = gputable::engine::explain(&device, &counts).unwrap();
     assert_eq!(text.contains("(blended)"), webgl, "{text}");
+}
+
+/// Equal bins over an extent with an infinite end have no finite edges: `INVALID_ARGUMENT`
+/// when the evaluation finds it, as NumPy refuses it and a range given must be finite (a
+/// user's trial: +Inf and -Inf both fell in the first of two bins). NaN and values a mask
+/// drops are outside the extent.
+pub async fn histogram_over_an_infinite_extent_is_refused<T: Target>() {
+    let values = [1.0, 2.0, f64::INFINITY, f64::NEG_INFINITY, 3.0, f64::NAN];
+    let x = chunked(column_of(DType::F32, &values), 1, &[4, 2]);
+    let auto = Bins::Equal {
+        bins: 2.0,
+        range: None,
+    };
+    let counts = ir::histogram(&x, &auto, None).unwrap();
+    let error = evaluate::<T>(std::slice::from_ref(&counts))
+        .await
+        .unwrap_err();
+    assert_eq!(error.code, ErrorCode::InvalidArgument, "{error}");
+    let finite = chunked(ColumnData::U8(vec![1, 1, 0, 0, 1, 1]), 1, &[4, 2]);
+    let counts = ir::histogram(&x, &auto, Some(&finite)).unwrap();
+    same_rows(
+        "the finite rows",
+        &rows_here::<T>(&counts).await,
+        &[Some(1.0), Some(2.0)],
+    );
 }

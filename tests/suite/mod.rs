@@ -838,6 +838,7 @@ macro_rules! suite {
             // histogram.rs: histograms
             histogram_counts_every_type_against_a_reference,
             histogram_over_the_extent_of_large_integers_is_exact,
+            histogram_over_an_infinite_extent_is_refused,
             histogram_of_device_edges_counted_and_empty_inputs,
             histogram_refuses_bad_arguments,
             bin_passes_compute_their_ids_where_the_device_adds_them,
