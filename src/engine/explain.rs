@@ -14,19 +14,34 @@ use crate::plan::{PlanLimits, Region, ASSEMBLY_PASS};
 pub fn explain(device: &dyn CostModel, root: &NodeRef) -> Result<String> {
     root.check_alive()?;
     let roots = crate::ir::with_companions(std::slice::from_ref(root));
-    // A group-by larger than allowedMem runs in parts, before the rest.
+    // Filters and group-bys larger than allowedMem run in parts, before the rest.
+    let filters = super::staged_filter::plan(device, &roots, true)?;
     let groups = super::staged_group::plan(device, &roots, true)?;
     let roots: Vec<NodeRef> = (roots.iter())
-        .filter(|r| !groups.iter().any(|g| g.settles(r)))
+        .filter(|r| !groups.iter().any(|g| g.settles(r)) && !filters.iter().any(|f| f.settles(r)))
         .cloned()
         .collect();
     if roots.is_empty() {
-        let mut text = format!("plan on {}: a group-by in parts\n", device.name());
+        let what = match groups.is_empty() {
+            true => "a filter",
+            false => "a group-by",
+        };
+        let mut text = format!("plan on {}: {what} in parts\n", device.name());
+        for filter in &filters {
+            filter.describe(&mut text);
+        }
         for group in &groups {
             group.describe(&mut text);
         }
         if let Some(budget) = device.core().allowed_mem.get() {
-            let _ = writeln!(text, "allowedMem {budget} bytes: fits (its ranges; the groups combining them are projected once known)");
+            let combined = match groups.is_empty() {
+                true => "",
+                false => "; the groups combining them are projected once known",
+            };
+            let _ = writeln!(
+                text,
+                "allowedMem {budget} bytes: fits (its ranges{combined})"
+            );
         }
         return Ok(text);
     }
@@ -42,6 +57,9 @@ pub fn explain(device: &dyn CostModel, root: &NodeRef) -> Result<String> {
     drop(stand_ins);
     let plan = &schedule.plan;
     let mut text = plan.describe_header(&device.name());
+    for filter in &filters {
+        filter.describe(&mut text);
+    }
     for group in &groups {
         group.describe(&mut text);
     }

@@ -14,6 +14,7 @@ mod lost;
 mod queue;
 mod run;
 mod schedule;
+mod staged_filter;
 mod staged_group;
 
 pub use backend::*;
@@ -229,12 +230,20 @@ async fn run(
     steps: Option<&mut Vec<Step>>,
 ) -> Result<(Option<Schedule>, u64)> {
     device.core().lost.check()?;
-    // Group-bys larger than allowedMem run first, in parts.
+    // Filters and group-bys larger than allowedMem run first, in parts.
+    let filters = staged_filter::plan(device, roots, false)?;
+    for filter in &filters {
+        filter.run(device).await?;
+    }
+    let filters_peak = filters.iter().map(|f| f.peak()).max().unwrap_or(0);
     let groups = staged_group::plan(device, roots, false)?;
     for group in &groups {
         group.run(device).await?;
     }
-    let groups_peak = groups.iter().map(|g| g.peak()).max().unwrap_or(0);
+    let groups_peak = (groups.iter().map(|g| g.peak()))
+        .max()
+        .unwrap_or(0)
+        .max(filters_peak);
     let (sorts, stand_ins) = external_sort::plan(device, roots, false)?;
     drop(stand_ins);
     if sorts.is_empty() {

@@ -60,23 +60,7 @@ pub(super) fn plan(
         return Ok(Vec::new());
     }
     let read = results_read_by_pending_work(roots, replan_roots);
-    // As an evaluation of `nodes` would run: sorts larger than the budget in runs first.
-    let project = |nodes: &[NodeRef]| -> Result<u64> {
-        let roots = ir::with_companions(nodes);
-        let (sorts, stand_ins) = external_sort::plan(device, &roots, replan_roots)?;
-        let rest: Vec<NodeRef> = (roots.iter())
-            .filter(|r| !stand_ins.settles(r))
-            .cloned()
-            .collect();
-        let resident = |leaf: &NodeRef| stand_ins.resident(device, leaf);
-        let mut peak = sorts.iter().map(|s| s.peak()).max().unwrap_or(0);
-        if !rest.is_empty() {
-            let schedule = schedule::of_roots(device, &rest, replan_roots, &resident)?;
-            schedule.check()?;
-            peak = peak.max(schedule.peak());
-        }
-        Ok(peak)
-    };
+    let project = |nodes: &[NodeRef]| projected_peak(device, nodes, replan_roots);
     let mut staged = Vec::new();
     for (stages, results) in found {
         if results.iter().any(|r| read.contains(&r.id)) {
@@ -142,8 +126,31 @@ pub(super) fn plan(
     Ok(staged)
 }
 
+/// The most device bytes an evaluation of `nodes` alone would hold, as it would run: sorts
+/// larger than the budget in runs first (`LIMIT_EXCEEDED` where a task does not fit).
+pub(super) fn projected_peak(
+    device: &dyn CostModel,
+    nodes: &[NodeRef],
+    replan_roots: bool,
+) -> Result<u64> {
+    let roots = ir::with_companions(nodes);
+    let (sorts, stand_ins) = external_sort::plan(device, &roots, replan_roots)?;
+    let rest: Vec<NodeRef> = (roots.iter())
+        .filter(|r| !stand_ins.settles(r))
+        .cloned()
+        .collect();
+    let resident = |leaf: &NodeRef| stand_ins.resident(device, leaf);
+    let mut peak = sorts.iter().map(|s| s.peak()).max().unwrap_or(0);
+    if !rest.is_empty() {
+        let schedule = schedule::of_roots(device, &rest, replan_roots, &resident)?;
+        schedule.check()?;
+        peak = peak.max(schedule.peak());
+    }
+    Ok(peak)
+}
+
 /// Ids of the nodes among the pending work of `roots` that some other pending node reads.
-fn results_read_by_pending_work(roots: &[NodeRef], replan_roots: bool) -> HashSet<u64> {
+pub(super) fn results_read_by_pending_work(roots: &[NodeRef], replan_roots: bool) -> HashSet<u64> {
     let root_ids: HashSet<u64> = roots.iter().map(|r| r.id).collect();
     let mut read = HashSet::new();
     let mut seen = HashSet::new();

@@ -293,6 +293,9 @@ pub fn filter(x: &NodeRef, mask: &NodeRef) -> Result<NodeRef> {
         false => result,
     };
     attach(&result, Some(Counted::new(total, chunks)));
+    if counted.is_none() {
+        let _ = result.filtered.set((x.clone(), mask.clone()));
+    }
     Ok(result)
 }
 

@@ -453,6 +453,8 @@ pub struct Node {
     kept_places: RefCell<Option<([std::rc::Weak<Node>; 3], Chunks)>>,
     /// For a group-by's result: what it groups, for grouping in parts (group_stages.rs).
     group_stages: std::cell::OnceCell<Rc<GroupStages>>,
+    /// For a filter's result: the column filtered and the mask, for filtering in parts.
+    filtered: std::cell::OnceCell<(NodeRef, NodeRef)>,
     /// The least and greatest of its 32-bit integer values stored in host memory, once read
     /// (group.rs `host_range`): a stored output never changes.
     stored_range: std::cell::OnceCell<(i64, i64)>,
@@ -498,6 +500,7 @@ impl Node {
             check: std::cell::OnceCell::new(),
             kept_places: RefCell::new(None),
             group_stages: std::cell::OnceCell::new(),
+            filtered: std::cell::OnceCell::new(),
             stored_range: std::cell::OnceCell::new(),
             validity: std::cell::OnceCell::new(),
             counted: std::cell::OnceCell::new(),
@@ -536,6 +539,12 @@ impl Node {
 
     pub(super) fn set_group_stages(&self, stages: Rc<GroupStages>) {
         let _ = self.group_stages.set(stages);
+    }
+
+    /// For a filter's result: the column it filters and the mask, where it can filter in
+    /// parts (a column not counted itself).
+    pub fn filtered(&self) -> Option<&(NodeRef, NodeRef)> {
+        self.filtered.get()
     }
 
     /// The node's null flags (`nulls.rs`), if any row may be null.

@@ -1,0 +1,250 @@
+//! A filter larger than `allowedMem` (api.md "Memory": row-local verbs stream chunk by
+//! chunk). A filter's kept rows are packed into one capacity of its input's rows and its
+//! gathers read the filtered column whole, so a budget smaller than that takes it in parts:
+//! each range of the input's rows (its chunks, cut smaller where one does not fit) filtered
+//! on its own and its kept rows read back, and the results made of them in host memory, as
+//! an output the budget does not hold stays there. The ranges are projected before any
+//! kernel runs.
+//!
+//! Only filters whose results the evaluation returns, and nothing in it reads, are taken in
+//! parts (a result read by later work is made whole, as without a budget).
+
+use std::fmt::Write;
+use std::rc::Rc;
+
+use super::staged_group::{projected_peak, results_read_by_pending_work};
+use super::{internal, read_rows, Backend, CostModel};
+use crate::column::{Column, ColumnData};
+use crate::error::{ErrorCode, GpuTableError, Result};
+use crate::ir::{self, NodeRef};
+use crate::value::{Output, Value, HOST};
+
+/// The most ranges a filter is cut into: past it, the budget is too small for one.
+const MOST_RANGES: usize = 1 << 14;
+
+/// Filters by one mask (a table's columns) planned in parts.
+pub(super) struct StagedFilter {
+    /// The results, each with the column it filters.
+    results: Vec<(NodeRef, NodeRef)>,
+    mask: NodeRef,
+    /// The row ranges filtered one at a time, each within one chunk of the input.
+    ranges: Vec<(u32, u32)>,
+    /// The most device bytes a range's filters are projected to hold.
+    range_peak: u64,
+}
+
+/// The filters among `roots` to take in parts on `device`: under `allowedMem`, those whose
+/// whole plan does not fit it, whose results are roots read by nothing else pending.
+/// `replan_roots` plans roots that have an output as if they had none (`explain`).
+pub(super) fn plan(
+    device: &dyn CostModel,
+    roots: &[NodeRef],
+    replan_roots: bool,
+) -> Result<Vec<StagedFilter>> {
+    let Some(budget) = device.core().allowed_mem.get() else {
+        return Ok(Vec::new());
+    };
+    // By mask and the filtered columns' chunks: one compaction's filters.
+    let mut found: Vec<StagedFilter> = Vec::new();
+    for root in roots {
+        let Some((x, mask)) = root.filtered() else {
+            continue;
+        };
+        if !replan_roots && root.has_output() {
+            continue;
+        }
+        let entry = (root.clone(), x.clone());
+        match (found.iter_mut()).find(|f| f.mask.id == mask.id && f.results[0].1.chunks == x.chunks)
+        {
+            Some(filter) if !filter.results.iter().any(|(r, _)| r.id == root.id) => {
+                filter.results.push(entry)
+            }
+            Some(_) => {}
+            None => found.push(StagedFilter {
+                results: vec![entry],
+                mask: mask.clone(),
+                ranges: Vec::new(),
+                range_peak: 0,
+            }),
+        }
+    }
+    if found.is_empty() {
+        return Ok(Vec::new());
+    }
+    let read = results_read_by_pending_work(roots, replan_roots);
+    let mut staged = Vec::new();
+    for mut filter in found {
+        let results: Vec<NodeRef> = filter.results.iter().map(|(r, _)| r.clone()).collect();
+        if results.iter().any(|r| read.contains(&r.id)) {
+            continue;
+        }
+        match projected_peak(device, &results, replan_roots) {
+            Ok(_) => continue,
+            Err(e) if e.code == ErrorCode::LimitExceeded => {}
+            Err(e) => return Err(e),
+        }
+        let refused = |e: GpuTableError| {
+            let message = format!("a filter in parts under allowedMem {budget}: {}", e.message);
+            GpuTableError::new(e.code, message)
+        };
+        let x = &filter.results[0].1;
+        let offsets = x.chunk_offsets();
+        for window in offsets.windows(2) {
+            let (start, end) = (window[0] as u32, window[1] as u32);
+            if start == end {
+                continue;
+            }
+            // A chunk too large is cut into 2, 4, 8... equal ranges until the first fits.
+            let mut pieces = 1u32;
+            let (step, peak) = loop {
+                let step = (end - start).div_ceil(pieces);
+                let part = filter.part(start, start + step)?;
+                match projected_peak(device, &part, replan_roots) {
+                    Ok(peak) => break (step, peak),
+                    Err(e) if e.code == ErrorCode::LimitExceeded && step > 1 => pieces *= 2,
+                    Err(e) => return Err(refused(e)),
+                }
+            };
+            filter.range_peak = filter.range_peak.max(peak);
+            (filter.ranges).extend(
+                (start..end)
+                    .step_by(step as usize)
+                    .map(|a| (a, (a + step).min(end))),
+            );
+            if filter.ranges.len() > MOST_RANGES {
+                return Err(GpuTableError::new(
+                    ErrorCode::LimitExceeded,
+                    format!("a filter in parts under allowedMem {budget} needs ranges of at most {step} rows: more than {MOST_RANGES} of them"),
+                ));
+            }
+        }
+        staged.push(filter);
+    }
+    Ok(staged)
+}
+
+impl StagedFilter {
+    /// Each result's filter of the rows `start..end` alone.
+    fn part(&self, start: u32, end: u32) -> Result<Vec<NodeRef>> {
+        let range = |n: &NodeRef| ir::slice(n, start as f64, end as f64);
+        let mask = match self.mask.meta.constant {
+            true => self.mask.clone(),
+            false => range(&self.mask)?,
+        };
+        (self.results.iter())
+            .map(|(_, x)| ir::filter(&range(x)?, &mask))
+            .collect()
+    }
+
+    /// Whether `node` is one of the results (or their null flags or counts) this computes.
+    pub fn settles(&self, node: &NodeRef) -> bool {
+        self.results.iter().any(|(r, _)| {
+            let counts = r.counted().into_iter().flat_map(|c| [&c.total, &c.chunks]);
+            let mut companions = r.validity().into_iter().chain(counts);
+            r.id == node.id || companions.any(|c| c.id == node.id)
+        })
+    }
+
+    /// The most device bytes a range's filters are projected to hold.
+    pub fn peak(&self) -> u64 {
+        self.range_peak
+    }
+
+    /// A line for `explain`.
+    pub fn describe(&self, text: &mut String) {
+        let most = self.ranges.iter().map(|(a, b)| b - a).max().unwrap_or(0);
+        let _ = writeln!(
+            text,
+            "filter in parts ({} columns of {} rows, more than allowedMem holds at once): {} row ranges of up to {most} rows filtered on the device one at a time (at most {} bytes each), their kept rows read back and joined",
+            self.results.len(),
+            self.mask.meta.length.max(self.results[0].1.meta.length),
+            self.ranges.len(),
+            self.range_peak,
+        );
+    }
+
+    /// Filters the ranges and gives each result (its null flags and counts) the rows they
+    /// kept, in host memory.
+    pub async fn run(&self, device: &dyn Backend) -> Result<()> {
+        let x = &self.results[0].1;
+        let offsets = x.chunk_offsets();
+        let mut kept_per_chunk = vec![0u32; x.chunks.len()];
+        let mut columns = Vec::with_capacity(self.results.len());
+        for (result, _) in &self.results {
+            let flags = match result.validity() {
+                Some(_) => Some(Column::empty(crate::dtype::DType::U8, 1)?),
+                None => None,
+            };
+            columns.push((Column::empty(result.meta.dtype, result.meta.size)?, flags));
+        }
+        for &(start, end) in &self.ranges {
+            let part = self.part(start, end)?;
+            crate::engine::evaluate(device, &part).await?;
+            let chunk = offsets.partition_point(|&o| o <= start as u64) - 1;
+            for (node, (values, flags)) in part.iter().zip(columns.iter_mut()) {
+                let rows = node
+                    .known_length()
+                    .ok_or_else(|| internal("a filter's part was not counted"))?;
+                values.append(read_rows(&computed(node)?, 0, rows).await?)?;
+                if let Some(flags) = flags {
+                    let valid = match node.validity() {
+                        Some(valid) => read_rows(&computed(valid)?, 0, rows).await?,
+                        None => ColumnData::U8(crate::column::try_collect(
+                            rows as usize,
+                            std::iter::repeat_n(1, rows as usize),
+                        )?),
+                    };
+                    flags.append(valid)?;
+                }
+            }
+            let rows = part[0].known_length().unwrap_or(0);
+            kept_per_chunk[chunk] += rows;
+        }
+        let chunks: ir::Chunks = kept_per_chunk.into();
+        let here = device.core().id;
+        for ((result, _), (values, flags)) in self.results.iter().zip(columns) {
+            adopt(result, values, &chunks)?;
+            if let (Some(valid), Some(flags)) = (result.validity(), flags) {
+                adopt(valid, flags, &chunks)?;
+            }
+            if let Some(counted) = result.counted() {
+                let rows: u32 = chunks.iter().sum();
+                for (node, counts) in [
+                    (&counted.total, vec![rows]),
+                    (&counted.chunks, chunks.to_vec()),
+                ] {
+                    if !node.has_output() {
+                        let column = Column::new(ColumnData::U32(counts), 1)?;
+                        node.add_output(Output::new(HOST, vec![Rc::new(Value::host(column))]));
+                    }
+                }
+            }
+            result.settle(chunks.clone());
+            for node in std::iter::once(result).chain(result.validity()) {
+                node.materialize_on(here);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Gives `node` (a filter's result or its null flags, over a capacity of its input's rows)
+/// the kept rows `column` holds, packed at the start of its capacity as an evaluation leaves
+/// them, in host memory.
+fn adopt(node: &NodeRef, mut column: Column, chunks: &ir::Chunks) -> Result<()> {
+    let kept: u32 = chunks.iter().sum();
+    column.append_zero_rows(node.meta.length.saturating_sub(kept))?;
+    let offsets = node.chunk_offsets();
+    let mut stored = Vec::with_capacity(node.chunks.len());
+    for window in offsets.windows(2) {
+        let data = column.slice_rows(window[0] as u32, window[1] as u32)?;
+        stored.push(Rc::new(Value::host(Column::new(data, column.size)?)));
+    }
+    node.add_output(Output::new(HOST, stored));
+    Ok(())
+}
+
+fn computed(node: &NodeRef) -> Result<Output> {
+    node.home()
+        .ok_or_else(|| internal(format!("t{} was not computed", node.id)))
+}
