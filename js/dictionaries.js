@@ -144,26 +144,8 @@ export function byValue(op, a, b) {
       if (typeof given === 'string') fail('INVALID_ARGUMENT', `${op} compares a string only with a dictionary column`);
       return flip ? [Number(a), b] : [a, Number(b)];
     }
-    // Dates and timestamps as nanoseconds (a number or Date as milliseconds).
-    if (holdsTimes(dictionary) && (given instanceof Date || typeof given === 'number')) {
-      const ms = Number(given);
-      given = Number.isInteger(ms) ? BigInt(ms) * 1000000n : ms * 1e6;
-    }
-    const sample = exactValues(dictionary)[0];
-    given = like(given, sample);
-    if (ordered && dictionary.length && typeof given !== typeof sample && !(typeof sample === 'bigint' && typeof given === 'number')) {
-      fail('TYPE_MISMATCH', `${op} orders a dictionary of ${typeof sample} values only by values of that kind`);
-    }
-    const order = orderOf(dictionary);
-    let value;
-    if (!ordered) {
-      value = order.index.get(given) ?? -1;
-    } else {
-      // Ranks below `lo` hold the values before the given one: a value among them is rank
-      // `lo`, one between them compares as `lo - 0.5`.
-      const lo = lowerBound(order.sorted, given);
-      value = order.index.has(given) ? lo : lo - 0.5;
-    }
+    given = asValueOf(dictionary, given);
+    const value = ordered ? rankAmong(dictionary, given, op) : orderOf(dictionary).index.get(given) ?? -1;
     const operand = ordered ? ranked(column) : column;
     return flip ? [value, operand] : [operand, value];
   }
@@ -173,31 +155,54 @@ export function byValue(op, a, b) {
   return [decoded(a), decoded(b)];
 }
 
+// `given` as a value of `dictionary`'s kind: dates and timestamps meet Dates and numbers as
+// milliseconds (nanoseconds exactly), bigints numbers exactly (`like`).
+function asValueOf(dictionary, given) {
+  if (holdsTimes(dictionary) && (given instanceof Date || typeof given === 'number')) {
+    const ms = Number(given);
+    given = Number.isInteger(ms) ? BigInt(ms) * 1000000n : ms * 1e6;
+  }
+  return like(given, exactValues(dictionary)[0]);
+}
+
+// The rank `given` (a value of `dictionary`'s kind) has among its values, or would take:
+// between two ranks, the lower plus 0.5.
+function rankAmong(dictionary, given, op) {
+  const sample = exactValues(dictionary)[0];
+  if (dictionary.length && typeof given !== typeof sample && !(typeof sample === 'bigint' && typeof given === 'number')) {
+    fail('TYPE_MISMATCH', `${op} orders a dictionary of ${typeof sample} values only by values of that kind`);
+  }
+  const order = orderOf(dictionary);
+  const lo = lowerBound(order.sorted, given);
+  return order.index.has(given) ? lo : lo - 0.5;
+}
+
 // `searchSorted`'s operands compared by value where the sorted column has a dictionary: its
 // ranks, and each value as the rank it has or would take among the dictionary's values
-// (between two ranks: the lower plus 0.5).
+// (`rankAmong`): one value a constant, an array of them a column, another dictionary
+// column its codes' ranks.
 export function searchedByValue(sorted, values) {
   const dictionary = dictionaryOf(sorted);
   if (!dictionary) return [sorted, decoded(values)];
+  // Null rows (sorted last) rank past every value, whatever code they hold.
+  const last = GPUTableEvaluator.fromConstant(dictionary.length, 'uint32');
+  const keys = wrap(() => wasm.fillNull(handleOf(castTo(ranked(sorted), 'uint32')), handleOf(last)));
   const given = dictionaryOf(values);
-  if (given === dictionary) return [ranked(sorted), ranked(values)];
-  const texts = dictionary.some(v => typeof v === 'string');
-  const list = isValue(values) ? [values] : Array.isArray(values) && values.some(isValue) ? values : null;
-  if (!texts && !list && !given) return [decoded(sorted), values];
-  const order = orderOf(dictionary);
-  const sample = exactValues(dictionary)[0];
-  const rankOf = value => {
-    const v = like(value, sample);
-    if (dictionary.length && typeof v !== typeof sample) {
-      fail('TYPE_MISMATCH', `searchSorted finds in a dictionary of ${typeof sample} values only values of that kind`);
+  if (given === dictionary) return [keys, ranked(values)];
+  const exact = holdsTimes(dictionary) || typeof exactValues(dictionary)[0] === 'bigint';
+  const literal = v => isValue(v) || (exact && typeof v === 'number' && !Number.isNaN(v));
+  const list = literal(values) ? [values] : Array.isArray(values) && values.length && values.every(literal) ? values : null;
+  if (!list && !given) {
+    if (dictionary.some(v => typeof v === 'string')) {
+      fail('TYPE_MISMATCH', 'searchSorted finds in a column of strings only strings or another dictionary column');
     }
-    const lo = lowerBound(order.sorted, v);
-    return order.index.has(v) ? lo : lo - 0.5;
-  };
-  const ranks = list ?? (given ? exactValues(given) : null);
-  if (!ranks) fail('TYPE_MISMATCH', 'searchSorted finds in a column of strings only strings or another dictionary column');
-  const table = GPUTableEvaluator.fromArray(ranks.length ? ranks.map(rankOf) : [0], {type: 'float32'});
-  return [ranked(sorted), list ? table : gatherRows(values, table)];
+    return [decoded(sorted), values];
+  }
+  const place = v => rankAmong(dictionary, asValueOf(dictionary, v), 'searchSorted');
+  if (list && !Array.isArray(values)) return [keys, GPUTableEvaluator.fromConstant(place(values), 'float32')];
+  const ranks = (list ?? exactValues(given)).map(place);
+  const table = GPUTableEvaluator.fromArray(ranks.length ? ranks : [0], {type: 'float32'});
+  return [keys, list ? table : gatherRows(values, table)];
 }
 
 function lowerBound(sorted, value) {

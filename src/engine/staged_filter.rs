@@ -7,8 +7,11 @@
 //! kernel runs.
 //!
 //! Only filters whose results the evaluation returns, and nothing in it reads, are taken in
-//! parts (a result read by later work is made whole, as without a budget).
+//! parts (a result read by later work is made whole, as without a budget), and only where
+//! the column and the mask are row-local work over stored values (a range of them computes
+//! nothing twice).
 
+use std::collections::HashSet;
 use std::fmt::Write;
 use std::rc::Rc;
 
@@ -16,7 +19,7 @@ use super::staged_group::{projected_peak, results_read_by_pending_work};
 use super::{internal, read_rows, Backend, CostModel};
 use crate::column::{Column, ColumnData};
 use crate::error::{ErrorCode, GpuTableError, Result};
-use crate::ir::{self, NodeRef};
+use crate::ir::{self, NodeRef, Op};
 use crate::value::{Output, Value, HOST};
 
 /// The most ranges a filter is cut into: past it, the budget is too small for one.
@@ -50,7 +53,8 @@ pub(super) fn plan(
         let Some((x, mask)) = root.filtered() else {
             continue;
         };
-        if !replan_roots && root.has_output() {
+        let pending = replan_roots || !root.has_output();
+        if !pending || !row_local(x) || !row_local(mask) {
             continue;
         }
         let entry = (root.clone(), x.clone());
@@ -106,21 +110,60 @@ pub(super) fn plan(
                 }
             };
             filter.range_peak = filter.range_peak.max(peak);
-            (filter.ranges).extend(
-                (start..end)
-                    .step_by(step as usize)
-                    .map(|a| (a, (a + step).min(end))),
-            );
-            if filter.ranges.len() > MOST_RANGES {
+            if filter.ranges.len() + (end - start).div_ceil(step) as usize > MOST_RANGES {
                 return Err(GpuTableError::new(
                     ErrorCode::LimitExceeded,
                     format!("a filter in parts under allowedMem {budget} needs ranges of at most {step} rows: more than {MOST_RANGES} of them"),
                 ));
             }
+            (filter.ranges).extend(
+                (start..end)
+                    .step_by(step as usize)
+                    .map(|a| (a, (a + step).min(end))),
+            );
         }
         staged.push(filter);
     }
     Ok(staged)
+}
+
+/// Whether the work `node` needs is row-local over stored values (elementwise ops and
+/// views): a range of it is computed from the same range of its inputs, so a filter taken a
+/// range at a time computes nothing twice (a mask comparing with a reduction, say, would be
+/// reduced again for every range).
+fn row_local(node: &NodeRef) -> bool {
+    let mut seen = HashSet::new();
+    let mut stack = vec![node.clone()];
+    while let Some(node) = stack.pop() {
+        if !seen.insert(node.id) || node.has_output() {
+            continue;
+        }
+        let local = matches!(
+            node.op,
+            Op::Source
+                | Op::Binary(_)
+                | Op::Unary(_)
+                | Op::Interleave
+                | Op::Swizzle(_)
+                | Op::Predicate(_)
+                | Op::Select
+                | Op::SortKey { .. }
+                | Op::Dot
+                | Op::Length
+                | Op::EqualAll
+                | Op::Fround
+                | Op::Sequence { .. }
+                | Op::Cast(_)
+                | Op::Slice { .. }
+                | Op::Concat
+                | Op::Rechunk
+        );
+        if !local || node.counted().is_some() {
+            return false;
+        }
+        stack.extend(node.inputs.iter().chain(node.validity()).cloned());
+    }
+    true
 }
 
 impl StagedFilter {
@@ -205,7 +248,9 @@ impl StagedFilter {
         for ((result, _), (values, flags)) in self.results.iter().zip(columns) {
             adopt(result, values, &chunks)?;
             if let (Some(valid), Some(flags)) = (result.validity(), flags) {
-                adopt(valid, flags, &chunks)?;
+                if !valid.has_output() {
+                    adopt(valid, flags, &chunks)?;
+                }
             }
             if let Some(counted) = result.counted() {
                 let rows: u32 = chunks.iter().sum();

@@ -95,17 +95,17 @@ pub(super) fn plan(
                 }
             };
             range_peak = range_peak.max(peak);
-            ranges.extend(
-                (start..end)
-                    .step_by(step as usize)
-                    .map(|a| (a, (a + step).min(end))),
-            );
-            if ranges.len() > MOST_RANGES {
+            if ranges.len() + (end - start).div_ceil(step) as usize > MOST_RANGES {
                 return Err(GpuTableError::new(
                     ErrorCode::LimitExceeded,
                     format!("a group-by in parts under allowedMem {budget} needs ranges of at most {step} rows: more than {MOST_RANGES} of them"),
                 ));
             }
+            ranges.extend(
+                (start..end)
+                    .step_by(step as usize)
+                    .map(|a| (a, (a + step).min(end))),
+            );
         }
         // No rows: nothing to part (the whole plan's refusal stands).
         let Some(&(first, _)) = ranges.first() else {
@@ -235,7 +235,8 @@ impl StagedGroup {
                 if wanted != chunks.len() && wanted > 0 {
                     let mut moved_chunks = vec![0; wanted];
                     moved_chunks[0] = chunks.iter().sum();
-                    *made = in_chunks(made, moved_chunks.into())?;
+                    // A view of its rows: the null flags move with them.
+                    *made = ir::rechunk_counted(made, moved_chunks.into())?;
                     moved.push(made.clone());
                 }
             }
@@ -276,15 +277,6 @@ async fn read_back(
         columns.push((data, valid));
     }
     Ok(PartialRows { columns })
-}
-
-/// The evaluated, counted `made` (and its null flags) in `chunks`.
-fn in_chunks(made: &NodeRef, chunks: ir::Chunks) -> Result<NodeRef> {
-    let rows = ir::rechunk_counted(made, chunks.clone())?;
-    let valid = (made.validity())
-        .map(|valid| ir::rechunk_counted(valid, chunks))
-        .transpose()?;
-    ir::with_validity(&rows, valid.as_ref())
 }
 
 fn computed(node: &NodeRef) -> Result<Output> {

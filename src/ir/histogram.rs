@@ -258,17 +258,23 @@ fn bin_within(x: &NodeRef, edges: &NodeRef, last: &NodeRef, bins: u32) -> Result
 /// a range given must be finite). Every value lies inside the extent: the bin is the count
 /// of inner edges at or below it.
 fn auto_bin(x: &NodeRef, keep: &NodeRef, bins: u32) -> Result<(NodeRef, Option<NodeRef>)> {
-    if bins == 1 {
-        return Ok((u32_constant(0)?, None));
-    }
-    if x.meta.dtype != DType::F32 && bins <= EXACT_INTEGER_BINS {
-        return Ok((auto_integer_bin(x, keep, bins)?, None));
+    let float = x.meta.dtype == DType::F32;
+    match () {
+        _ if bins == 1 && !float => return Ok((u32_constant(0)?, None)),
+        _ if !float && bins <= EXACT_INTEGER_BINS => {
+            return Ok((auto_integer_bin(x, keep, bins)?, None))
+        }
+        _ => {}
     }
     let nan = source(ColumnData::F32(vec![f32::NAN]), 1, true)?;
     let values = plain_select(keep, &cast_plain(x, DType::F32)?, &nan)?;
     // A row of NaN: no rows kept give NaN, not EMPTY_INPUT.
     let one_nan = source(ColumnData::F32(vec![f32::NAN]), 1, false)?;
     let range = extent(&concat(&[values, one_nan])?)?;
+    if bins == 1 {
+        // One bin holds every kept value, once its range is known to be finite.
+        return Ok((u32_constant(0)?, Some(range)));
+    }
     // The extent is a column of one row: each end a constant read from it.
     let end = |lane: f64| gather_plain(&u32_constant(0)?, &swizzle(&range, &[lane])?);
     let (lo, hi) = (end(0.0)?, end(1.0)?);
@@ -299,7 +305,7 @@ fn auto_bin(x: &NodeRef, keep: &NodeRef, bins: u32) -> Result<(NodeRef, Option<N
         &plain_binary(BinaryOp::Multiply, &lo, &share(false)?)?,
         &plain_binary(BinaryOp::Multiply, &hi, &share(true)?)?,
     )?;
-    let infinite = (x.meta.dtype == DType::F32).then_some(range);
+    let infinite = float.then_some(range);
     Ok((search_sorted(&edges, x, true)?, infinite))
 }
 

@@ -305,6 +305,15 @@ test('dictionaries of 64-bit integers, booleans and temporal values keep their v
   assert.deepEqual(await rowsBut2(gt.equal(big, 2 ** 40)), [1, 0, 0, 1]);
   assert.deepEqual(await rowsBut2(gt.greater(table.getVector('day'), new Date(86400000))), [0, 1, 0, 0]);
   assert.deepEqual(await rowsBut2(gt.equal(table.getVector('day'), 86400000)), [1, 0, 0, 1]);
+  // searchSorted in a sorted dictionary column by value: numbers with bigints exactly,
+  // Dates and numbers as milliseconds with dates.
+  const bigSorted = gt.sort(big);
+  assert.deepEqual([...await gt.searchSorted(bigSorted, 2 ** 40).readValue()], [2]);
+  assert.deepEqual([...await gt.searchSorted(bigSorted, 2 ** 40 + 1).readValue()], [4]);
+  assert.deepEqual([...await gt.searchSorted(bigSorted, [12n, 13n], {side: 'right'}).readValue()], [2, 2]);
+  const daySorted = gt.sort(table.getVector('day'));
+  assert.deepEqual([...await gt.searchSorted(daySorted, new Date(86400000)).readValue()], [1]);
+  assert.deepEqual([...await gt.searchSorted(daySorted, 86400000, {side: 'right'}).readValue()], [3]);
   const near = await table.groupBy('near').rollup({n: 'count'});
   assert.deepEqual([...await near.getVector('n').readValue()], [1, 1, 2, 1], 'nanoseconds apart: three groups and the null one');
   const floats = gt.GPUTable.fromArrowIPCSync(arrow.tableToIPC(arrow.tableFromArrays({

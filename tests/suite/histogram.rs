@@ -555,11 +555,18 @@ pub async fn histogram_over_an_infinite_extent_is_refused<T: Target>() {
         bins: 2.0,
         range: None,
     };
-    let counts = ir::histogram(&x, &auto, None).unwrap();
-    let error = evaluate::<T>(std::slice::from_ref(&counts))
-        .await
-        .unwrap_err();
-    assert_eq!(error.code, ErrorCode::InvalidArgument, "{error}");
+    for bins in [1.0, 2.0] {
+        let auto = Bins::Equal { bins, range: None };
+        let counts = ir::histogram(&x, &auto, None).unwrap();
+        let error = evaluate::<T>(std::slice::from_ref(&counts))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            error.code,
+            ErrorCode::InvalidArgument,
+            "{bins} bins: {error}"
+        );
+    }
     let finite = chunked(ColumnData::U8(vec![1, 1, 0, 0, 1, 1]), 1, &[4, 2]);
     let counts = ir::histogram(&x, &auto, Some(&finite)).unwrap();
     same_rows(
