@@ -135,14 +135,28 @@ pub fn reduce(
 ) -> Result<NodeRef> {
     x.check_alive()?;
     // Rows past a count, or null ones, are skipped as a mask drops them: none left is
-    // EMPTY_INPUT but for sum (a column of nulls has no value to give).
-    let row_flags = validity.or(x.validity()).is_some_and(|v| v.meta.size == 1);
-    let skips = x.counted().is_some() || (row_flags && kind != ReduceKind::Sum);
+    // EMPTY_INPUT but for sum (a column of nulls has no value to give). Flags in host
+    // memory with a valid row need no count.
+    let flags = validity.or(x.validity()).filter(|v| v.meta.size == 1);
+    let may_be_empty = flags.is_some_and(|v| !stored_flag_set(v));
+    let skips = x.counted().is_some() || (may_be_empty && kind != ReduceKind::Sum);
     if skips && !x.meta.constant {
         let every_row = super::source(crate::column::ColumnData::U8(vec![1]), 1, true)?;
         return reduce_where(kind, x, validity, &every_row, None, split_every);
     }
     reduce_flagged(kind, x, validity, split_every)
+}
+
+/// Whether `flags` (uint8) are stored in host memory with a nonzero flag (most often the
+/// first): a reduction skipping the rows they clear has a row left.
+fn stored_flag_set(flags: &NodeRef) -> bool {
+    let Some(output) = flags.host_output() else {
+        return false;
+    };
+    (output.chunks.iter()).any(|chunk| match chunk.host_column().map(|c| &c.data) {
+        Some(crate::column::ColumnData::U8(values)) => values.iter().any(|&f| f != 0),
+        _ => false,
+    })
 }
 
 /// `reduce` of the rows `validity` flags (x is read over its whole capacity).
