@@ -490,6 +490,19 @@ impl Erased {
     }
 }
 
+/// The batch and another of the backend's work (partial states, bin totals), typed.
+fn typed_with<'e, B: 'static, T: 'static>(
+    batch: &'e mut Erased,
+    other: &'e mut Erased,
+) -> Result<(&'e mut B, &'e mut T)> {
+    Ok((batch.typed()?, other.typed()?))
+}
+
+/// The batch, typed, and another of the backend's work, unboxed.
+fn typed_and<B: 'static, T: 'static>(batch: &mut Erased, other: Erased) -> Result<(&mut B, T)> {
+    Ok((batch.typed()?, other.into_typed()?))
+}
+
 /// `future` boxed, or the error that came before it.
 fn pending<'a, T: 'a>(future: Result<impl Future<Output = Result<T>> + 'a>) -> Pending<'a, T> {
     match future {
@@ -564,7 +577,7 @@ where
         bins: &'a mut Erased,
     ) -> Pending<'a, ()> {
         pending(
-            (batch.typed().and_then(|batch| Ok((batch, bins.typed()?))))
+            typed_with(batch, bins)
                 .map(|(batch, bins)| Regions::add_to_bins(self, batch, task, leaves, bins)),
         )
     }
@@ -575,10 +588,8 @@ where
         bins: Erased,
     ) -> Pending<'a, Value> {
         pending(
-            (batch
-                .typed()
-                .and_then(|batch| Ok((batch, bins.into_typed()?))))
-            .map(|(batch, bins)| Regions::finish_bins(self, batch, root, bins)),
+            typed_and(batch, bins)
+                .map(|(batch, bins)| Regions::finish_bins(self, batch, root, bins)),
         )
     }
     fn reduction_states(&self, batch: &mut Erased, root: &Node, parts: u32) -> Result<Erased> {
@@ -594,13 +605,9 @@ where
         states: &'a mut Erased,
         part: u32,
     ) -> Pending<'a, ()> {
-        pending(
-            (batch.typed().and_then(|batch| Ok((batch, states.typed()?)))).map(
-                |(batch, states)| {
-                    Reductions::reduce_chunk(self, batch, task, leaves, first_row, states, part)
-                },
-            ),
-        )
+        pending(typed_with(batch, states).map(|(batch, states)| {
+            Reductions::reduce_chunk(self, batch, task, leaves, first_row, states, part)
+        }))
     }
     fn combine_states<'a>(
         &'a self,
@@ -610,10 +617,9 @@ where
         parts: u32,
         every: u32,
     ) -> Pending<'a, Erased> {
-        let combined = (batch
-            .typed()
-            .and_then(|batch| Ok((batch, states.into_typed()?))))
-        .map(|(batch, states)| Reductions::combine_states(self, batch, root, states, parts, every));
+        let combined = typed_and(batch, states).map(|(batch, states)| {
+            Reductions::combine_states(self, batch, root, states, parts, every)
+        });
         pending(combined.map(|combined| async { Ok(Erased::new(combined.await?)) }))
     }
     fn finish_reduction<'a>(
@@ -623,10 +629,8 @@ where
         states: Erased,
     ) -> Pending<'a, Value> {
         pending(
-            (batch
-                .typed()
-                .and_then(|batch| Ok((batch, states.into_typed()?))))
-            .map(|(batch, states)| Reductions::finish_reduction(self, batch, region, states)),
+            typed_and(batch, states)
+                .map(|(batch, states)| Reductions::finish_reduction(self, batch, region, states)),
         )
     }
     fn scatter_target<'a>(

@@ -15,7 +15,7 @@ use std::collections::HashSet;
 use std::fmt::Write;
 use std::rc::Rc;
 
-use super::staged_group::{projected_peak, results_read_by_pending_work};
+use super::staged_group::{cut_to_fit, projected_peak, results_read_by_pending_work};
 use super::{internal, read_rows, Backend, CostModel};
 use crate::column::{Column, ColumnData};
 use crate::error::{ErrorCode, GpuTableError, Result};
@@ -91,37 +91,16 @@ pub(super) fn plan(
             let message = format!("a filter in parts under allowedMem {budget}: {}", e.message);
             GpuTableError::new(e.code, message)
         };
-        let x = &filter.results[0].1;
-        let offsets = x.chunk_offsets();
-        for window in offsets.windows(2) {
+        let (mut ranges, mut range_peak) = (Vec::new(), 0);
+        let part = |a: u32, b: u32| projected_peak(device, &filter.part(a, b)?, replan_roots);
+        for window in filter.results[0].1.chunk_offsets().windows(2) {
             let (start, end) = (window[0] as u32, window[1] as u32);
-            if start == end {
-                continue;
+            if start < end {
+                let peak = cut_to_fit((start, end), &part, &mut ranges, MOST_RANGES, &refused)?;
+                range_peak = range_peak.max(peak);
             }
-            // A chunk too large is cut into 2, 4, 8... equal ranges until the first fits.
-            let mut pieces = 1u32;
-            let (step, peak) = loop {
-                let step = (end - start).div_ceil(pieces);
-                let part = filter.part(start, start + step)?;
-                match projected_peak(device, &part, replan_roots) {
-                    Ok(peak) => break (step, peak),
-                    Err(e) if e.code == ErrorCode::LimitExceeded && step > 1 => pieces *= 2,
-                    Err(e) => return Err(refused(e)),
-                }
-            };
-            filter.range_peak = filter.range_peak.max(peak);
-            if filter.ranges.len() + (end - start).div_ceil(step) as usize > MOST_RANGES {
-                return Err(GpuTableError::new(
-                    ErrorCode::LimitExceeded,
-                    format!("a filter in parts under allowedMem {budget} needs ranges of at most {step} rows: more than {MOST_RANGES} of them"),
-                ));
-            }
-            (filter.ranges).extend(
-                (start..end)
-                    .step_by(step as usize)
-                    .map(|a| (a, (a + step).min(end))),
-            );
         }
+        (filter.ranges, filter.range_peak) = (ranges, range_peak);
         staged.push(filter);
     }
     Ok(staged)

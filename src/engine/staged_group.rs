@@ -83,29 +83,9 @@ pub(super) fn plan(
         for (start, end) in stages.chunk_ranges() {
             // A range of one row that does not fit means none does.
             project(&stages.partial(start, start + 1)?).map_err(refused)?;
-            // A chunk too large is cut into 2, 4, 8... equal ranges until the first fits (the
-            // others, no longer, fit as well: a range's projection grows with its rows).
-            let mut pieces = 1u32;
-            let (step, peak) = loop {
-                let step = (end - start).div_ceil(pieces);
-                match project(&stages.partial(start, start + step)?) {
-                    Ok(peak) => break (step, peak),
-                    Err(e) if e.code == ErrorCode::LimitExceeded && step > 1 => pieces *= 2,
-                    Err(e) => return Err(refused(e)),
-                }
-            };
+            let part = |a: u32, b: u32| project(&stages.partial(a, b)?);
+            let peak = cut_to_fit((start, end), &part, &mut ranges, MOST_RANGES, &refused)?;
             range_peak = range_peak.max(peak);
-            if ranges.len() + (end - start).div_ceil(step) as usize > MOST_RANGES {
-                return Err(GpuTableError::new(
-                    ErrorCode::LimitExceeded,
-                    format!("a group-by in parts under allowedMem {budget} needs ranges of at most {step} rows: more than {MOST_RANGES} of them"),
-                ));
-            }
-            ranges.extend(
-                (start..end)
-                    .step_by(step as usize)
-                    .map(|a| (a, (a + step).min(end))),
-            );
         }
         // No rows: nothing to part (the whole plan's refusal stands).
         let Some(&(first, _)) = ranges.first() else {
@@ -124,6 +104,40 @@ pub(super) fn plan(
         });
     }
     Ok(staged)
+}
+
+/// Rows `start..end` appended to `ranges` as ranges whose parts fit (`project` of rows `a..b`
+/// projects the part's peak): a range too large is cut into 2, 4, 8... equal ranges until
+/// the first fits (the others, no longer, fit as well: a projection grows with its rows),
+/// at most `most` ranges in all. The first range's peak; a refusal passes through `refused`.
+pub(super) fn cut_to_fit(
+    (start, end): (u32, u32),
+    project: &dyn Fn(u32, u32) -> Result<u64>,
+    ranges: &mut Vec<(u32, u32)>,
+    most: usize,
+    refused: &dyn Fn(GpuTableError) -> GpuTableError,
+) -> Result<u64> {
+    let mut pieces = 1u32;
+    let (step, peak) = loop {
+        let step = (end - start).div_ceil(pieces);
+        match project(start, start + step) {
+            Ok(peak) => break (step, peak),
+            Err(e) if e.code == ErrorCode::LimitExceeded && step > 1 => pieces *= 2,
+            Err(e) => return Err(refused(e)),
+        }
+    };
+    if ranges.len() + (end - start).div_ceil(step) as usize > most {
+        return Err(refused(GpuTableError::new(
+            ErrorCode::LimitExceeded,
+            format!("it needs ranges of at most {step} rows: more than {most} of them"),
+        )));
+    }
+    ranges.extend(
+        (start..end)
+            .step_by(step as usize)
+            .map(|a| (a, (a + step).min(end))),
+    );
+    Ok(peak)
 }
 
 /// The most device bytes an evaluation of `nodes` alone would hold, as it would run: sorts

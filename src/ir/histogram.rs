@@ -320,9 +320,13 @@ const EXACT_INTEGER_BINS: u32 = 1 << 16;
 /// bin, as NumPy's range widened by 0.5 each side gives.
 fn auto_integer_bin(x: &NodeRef, keep: &NodeRef, bins: u32) -> Result<NodeRef> {
     // Rows not kept, and one row more (no rows kept is no error), take the other end.
+    let (bounds, rows) = (
+        type_bounds(x.meta.dtype, true)?,
+        type_bounds(x.meta.dtype, false)?,
+    );
     let end = |kind, other: usize| -> Result<NodeRef> {
-        let kept = plain_select(keep, x, &type_bounds(x.meta.dtype, true)?[other])?;
-        let row = type_bounds(x.meta.dtype, false)?[other].clone();
+        let kept = plain_select(keep, x, &bounds[other])?;
+        let row = rows[other].clone();
         super::reduce(
             kind,
             &concat(&[kept, row])?,
