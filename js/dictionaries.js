@@ -184,9 +184,7 @@ function rankAmong(dictionary, given, op) {
 export function searchedByValue(sorted, values) {
   const dictionary = dictionaryOf(sorted);
   if (!dictionary) return [sorted, decoded(values)];
-  // Null rows (sorted last) rank past every value, whatever code they hold.
-  const last = GPUTableEvaluator.fromConstant(dictionary.length, 'uint32');
-  const keys = wrap(() => wasm.fillNull(handleOf(castTo(ranked(sorted), 'uint32')), handleOf(last)));
+  const keys = ranked(sorted);
   const given = dictionaryOf(values);
   if (given === dictionary) return [keys, ranked(values)];
   const exact = holdsTimes(dictionary) || typeof exactValues(dictionary)[0] === 'bigint';

@@ -144,7 +144,7 @@ pub fn scan_digits(row: u64, levels: usize) -> impl Iterator<Item = (u64, u32)> 
 /// For each row of `queries`, the number of rows of `sorted` (non-decreasing, size 1) that
 /// are below it (`upper`: at most it): NumPy's `searchsorted` with side 'left' ('right'),
 /// as uint32. Values of any types compare exactly, NaN after every number (api.md's
-/// `searchSorted`); `sorted` is read whole.
+/// `searchSorted`); `sorted` is read whole, but for its null rows.
 pub fn search_sorted(sorted: &NodeRef, queries: &NodeRef, upper: bool) -> Result<NodeRef> {
     sorted.check_alive()?;
     queries.check_alive()?;
@@ -158,6 +158,11 @@ pub fn search_sorted(sorted: &NodeRef, queries: &NodeRef, upper: bool) -> Result
         return Err(GpuTableError::invalid(
             "searchSorted searches a column of rows, not a constant",
         ));
+    }
+    if let Some(valid) = sorted.validity() {
+        // Null rows (sorted last, or first) hold no value: the rows searched are the others.
+        let values = super::fill_null(sorted, &super::u32_constant(0)?)?;
+        return search_sorted(&super::filter(&values, valid)?, queries, upper);
     }
     if let Some(counted) = sorted.counted() {
         return super::counted::search_counted(sorted, counted, queries, upper);

@@ -258,6 +258,48 @@ pub async fn views_and_gathers_move_nulls_with_their_rows<T: Target>() {
         .collect();
     let got = values_and_flags::<T>(&found).await;
     assert_rows("searchSorted", &got, &expected, &valid);
+
+    // A sorted column's null rows, last or first, hold no value: a search finds among the
+    // others (it landed on the zeros a sort leaves in them).
+    let query_values = [-1.0, 0.5, 2.0, 7.0, 100.0, f64::NAN];
+    let queries = f32s(&query_values.map(|q| q as f32), 1);
+    for dtype in [DType::F32, DType::I32] {
+        let nan = match dtype {
+            DType::F32 => f64::NAN,
+            _ => 9.0,
+        };
+        for (values, flags) in [
+            (
+                vec![1.0, 2.0, 2.0, 7.0, 0.0, 0.0, 0.0],
+                vec![1, 1, 1, 1, 0, 0, 0],
+            ),
+            (
+                vec![0.0, 0.0, 1.0, 2.0, 2.0, 7.0, nan],
+                vec![0, 0, 1, 1, 1, 1, 1],
+            ),
+        ] {
+            let sorted = nullable(column_of(dtype, &values), &flags, &[3, 4]);
+            let present: Vec<f64> = (values.iter().zip(&flags))
+                .filter(|(_, &f)| f == 1)
+                .map(|(&v, _)| v)
+                .collect();
+            for upper in [false, true] {
+                let found = ir::search_sorted(&sorted, &queries, upper).unwrap();
+                // NaN after every number.
+                let below = |v: f64, q: f64| match (v.is_nan(), q.is_nan()) {
+                    (false, false) => v < q || (upper && v == q),
+                    (false, true) => true,
+                    (true, false) => false,
+                    (true, true) => upper,
+                };
+                let expected: Vec<f64> = (query_values.iter())
+                    .map(|&q| present.iter().filter(|&&v| below(v, q)).count() as f64)
+                    .collect();
+                let got = values_and_flags::<T>(&found).await.0;
+                assert_eq!(got, expected, "{dtype:?} {flags:?}, upper {upper}");
+            }
+        }
+    }
 }
 
 /// A column whose rows are all null has no value to reduce: every reduction but `sum` (0)
