@@ -2,6 +2,7 @@
 //! tasks, a reduction's combine rounds, the kernels each task runs (counted as the executor
 //! runs them) and the device memory each task is projected to hold.
 
+use std::collections::HashSet;
 use std::fmt::Write;
 
 use super::schedule::{self, sorts_natively, Cut, Pass, Schedule};
@@ -17,8 +18,12 @@ pub fn explain(device: &dyn CostModel, root: &NodeRef) -> Result<String> {
     // Filters and group-bys larger than allowedMem run in parts, before the rest.
     let filters = super::staged_filter::plan(device, &roots, true)?;
     let groups = super::staged_group::plan(device, &roots, true)?;
+    let staged: HashSet<u64> = (filters.iter().flat_map(|f| f.settled()))
+        .chain(groups.iter().flat_map(|g| g.settled()))
+        .map(|n| n.id)
+        .collect();
     let roots: Vec<NodeRef> = (roots.iter())
-        .filter(|r| !groups.iter().any(|g| g.settles(r)) && !filters.iter().any(|f| f.settles(r)))
+        .filter(|r| !staged.contains(&r.id))
         .cloned()
         .collect();
     if roots.is_empty() {

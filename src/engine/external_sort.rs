@@ -65,7 +65,7 @@ pub(super) struct StandIns {
 }
 
 impl StandIns {
-    fn new() -> StandIns {
+    pub(super) fn new() -> StandIns {
         StandIns {
             nodes: Vec::new(),
             ids: HashSet::new(),
@@ -74,7 +74,7 @@ impl StandIns {
     }
 
     /// Gives `node` (without an output) an empty host output until this is dropped.
-    fn attach(&mut self, node: &NodeRef) {
+    pub(super) fn attach(&mut self, node: &NodeRef) {
         if !node.has_output() {
             node.add_output(Output::new(HOST, Vec::new()));
             self.nodes.push(node.clone());

@@ -19,6 +19,7 @@ mod staged_group;
 
 pub use backend::*;
 pub use explain::explain;
+use external_sort::StandIns;
 use run::Run;
 pub use schedule::{Cut, Pass, Schedule, Step, Task};
 
@@ -230,22 +231,36 @@ async fn run(
     steps: Option<&mut Vec<Step>>,
 ) -> Result<(Option<Schedule>, u64)> {
     device.core().lost.check()?;
-    // Filters and group-bys larger than allowedMem run first, in parts.
+    // Filters and group-bys larger than allowedMem run first, in parts, then sorts larger
+    // than it (or than one pass) as runs and merges: all are planned, and the rest projected
+    // with their results standing in, before any of them runs.
     let filters = staged_filter::plan(device, roots, false)?;
+    let groups = staged_group::plan(device, roots, false)?;
+    let groups_peak = (filters.iter().map(|f| f.peak()))
+        .chain(groups.iter().map(|g| g.peak()))
+        .max()
+        .unwrap_or(0);
+    let mut staged = StandIns::new();
+    let settled =
+        (filters.iter().flat_map(|f| f.settled())).chain(groups.iter().flat_map(|g| g.settled()));
+    for node in settled {
+        staged.attach(&node);
+    }
+    let (sorts, stand_ins) = external_sort::plan(device, roots, false)?;
+    drop(stand_ins);
+    if sorts.is_empty() && !(filters.is_empty() && groups.is_empty()) {
+        let resident = |leaf: &NodeRef| staged.resident(device, leaf);
+        if let Some((_, schedule)) = schedule_for(device, roots, fusion, &resident)? {
+            schedule.check()?;
+        }
+    }
+    drop(staged);
     for filter in &filters {
         filter.run(device).await?;
     }
-    let filters_peak = filters.iter().map(|f| f.peak()).max().unwrap_or(0);
-    let groups = staged_group::plan(device, roots, false)?;
     for group in &groups {
         group.run(device).await?;
     }
-    let groups_peak = (groups.iter().map(|g| g.peak()))
-        .max()
-        .unwrap_or(0)
-        .max(filters_peak);
-    let (sorts, stand_ins) = external_sort::plan(device, roots, false)?;
-    drop(stand_ins);
     if sorts.is_empty() {
         return Ok((
             run_schedule(device, roots, fusion, steps).await?,

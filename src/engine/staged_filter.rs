@@ -15,7 +15,9 @@ use std::collections::HashSet;
 use std::fmt::Write;
 use std::rc::Rc;
 
-use super::staged_group::{cut_to_fit, projected_peak, results_read_by_pending_work};
+use super::staged_group::{
+    cut_to_fit, projected_peak, results_read_by_pending_work, with_companions,
+};
 use super::{internal, read_rows, Backend, CostModel};
 use crate::column::{Column, ColumnData};
 use crate::error::{ErrorCode, GpuTableError, Result};
@@ -158,13 +160,9 @@ impl StagedFilter {
             .collect()
     }
 
-    /// Whether `node` is one of the results (or their null flags or counts) this computes.
-    pub fn settles(&self, node: &NodeRef) -> bool {
-        self.results.iter().any(|(r, _)| {
-            let counts = r.counted().into_iter().flat_map(|c| [&c.total, &c.chunks]);
-            let mut companions = r.validity().into_iter().chain(counts);
-            r.id == node.id || companions.any(|c| c.id == node.id)
-        })
+    /// The results this computes, with their null flags and counts.
+    pub fn settled(&self) -> impl Iterator<Item = NodeRef> + '_ {
+        self.results.iter().flat_map(|(r, _)| with_companions(r))
     }
 
     /// The most device bytes a range's filters are projected to hold.

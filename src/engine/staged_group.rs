@@ -185,14 +185,18 @@ pub(super) fn results_read_by_pending_work(roots: &[NodeRef], replan_roots: bool
     read
 }
 
+/// `result` computed in parts, with its null flags and counts: what the parts settle.
+pub(super) fn with_companions(result: &NodeRef) -> impl Iterator<Item = NodeRef> + '_ {
+    let counts = (result.counted().into_iter()).flat_map(|c| [c.total.clone(), c.chunks.clone()]);
+    std::iter::once(result.clone())
+        .chain(result.validity().cloned())
+        .chain(counts)
+}
+
 impl StagedGroup {
-    /// Whether `node` is one of the results (or their null flags or counts) this computes.
-    pub fn settles(&self, node: &NodeRef) -> bool {
-        self.results.iter().any(|r| {
-            let counts = r.counted().into_iter().flat_map(|c| [&c.total, &c.chunks]);
-            let mut companions = r.validity().into_iter().chain(counts);
-            r.id == node.id || companions.any(|c| c.id == node.id)
-        })
+    /// The results this computes, with their null flags and counts.
+    pub fn settled(&self) -> impl Iterator<Item = NodeRef> + '_ {
+        self.results.iter().flat_map(with_companions)
     }
 
     /// The most device bytes a range's group-by is projected to hold.

@@ -319,6 +319,18 @@ pub async fn a_filter_larger_than_the_budget_filters_in_parts<T: Target>() {
     device.core().allowed_mem.set(Some(allowed));
     let text = engine::explain(&device, &kept_x).unwrap();
     assert!(text.contains("filter in parts"), "{text}");
+    // Beside work that cannot fit (a filter by a mask comparing with a mean is not taken in
+    // parts), nothing runs: the parts are projected with the rest before any of them runs.
+    let mean = ir::reduce(ir::ReduceKind::Mean, &x, None, 4).unwrap();
+    let above = ir::predicate(ir::Predicate::Greater, &[x.clone(), mean]).unwrap();
+    let refused = ir::filter(&id, &above).unwrap();
+    let kernels = device.core().counters.stats().kernels;
+    let error = engine::evaluate(&device, &[kept_x.clone(), kept_id.clone(), refused])
+        .await
+        .unwrap_err();
+    assert_eq!(error.code, ErrorCode::LimitExceeded, "{error:?}");
+    assert_eq!(device.core().counters.stats().kernels, kernels, "{error:?}");
+    assert!(!kept_x.has_output() && !kept_id.has_output());
     device.core().counters.reset_peak();
     engine::evaluate(&device, &[kept_x.clone(), kept_id.clone()])
         .await
