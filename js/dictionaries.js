@@ -71,6 +71,21 @@ export function ranked(x) {
   return gatherRows(x, GPUTableEvaluator.fromArray(orderOf(dictionary).ranks, {type}));
 }
 
+// A reduction's or aggregate's input by value: ranks for the ops that order (`min` and
+// `max` made codes again by `reducedByValue`), a dictionary of numbers' values for those
+// that add; rows (`count`, `first`, `last`) as they are.
+export function reducedInput(op, x) {
+  if (!dictionaryOf(x)) return x;
+  if (['min', 'max', 'argmin', 'argmax'].includes(op)) return ranked(x);
+  return ['sum', 'mean', 'extent'].includes(op) ? decoded(x) : x;
+}
+
+// A reduction's or aggregate's result of `x`'s values: `min` and `max` as codes again.
+export function reducedByValue(op, result, x) {
+  const dictionary = dictionaryOf(x);
+  return dictionary && (op === 'min' || op === 'max') ? unranked(result, dictionary, x.type) : result;
+}
+
 // Ranks of `dictionary`'s values back to its codes, of the codes' `type`.
 export function unranked(ranks, dictionary, type) {
   const codes = gatherRows(ranks, uint32Table(orderOf(dictionary).codes));
@@ -81,7 +96,13 @@ export function unranked(ranks, dictionary, type) {
 // are the same (past the first's codes where not), or a dictionary of numbers as its values.
 export function joinKeys(a, b) {
   const [left, right] = [dictionaryOf(a), dictionaryOf(b)];
-  if (left === right) return [a, b];
+  if (left === right) {
+    const nan = left ? left.findIndex(v => Number.isNaN(v)) : -1;
+    if (nan < 0) return [a, b];
+    // NaN equals nothing, itself included: its code stands past every code, apart per side.
+    const apart = side => uint32Table(Uint32Array.from(left, (_, code) => (code === nan ? left.length + side : code)));
+    return [gatherRows(a, apart(0)), gatherRows(b, apart(1))];
+  }
   if (left && right) {
     // Dates and timestamps meet each other exactly; either meets other values as shown.
     const times = holdsTimes(left) && holdsTimes(right);
@@ -90,7 +111,8 @@ export function joinKeys(a, b) {
       fail('TYPE_MISMATCH', 'dictionaries of strings and of other values never hold equal values');
     }
     const index = times || !holdsTimes(left) ? orderOf(left).index : new Map(l.map((value, code) => [value, code]));
-    const translated = Uint32Array.from(r, (value, code) => index.get(like(value, l[0])) ?? left.length + code);
+    const found = value => (Number.isNaN(value) ? undefined : index.get(like(value, l[0])));
+    const translated = Uint32Array.from(r, (value, code) => found(value) ?? left.length + code);
     return [a, gatherRows(b, uint32Table(translated.length ? translated : [0]))];
   }
   return [decoded(a), decoded(b)];

@@ -6,7 +6,7 @@ import {resolveDevice, withHandles, withHandlesAsync} from './devices.js';
 import {GPUVector} from './vectors.js';
 import {GPUTableEvaluator, denseFold, denseUnary, describe, handleOf, withList, wrap} from './evaluator.js';
 import {isSparse, oneShape, sparseFold, sparseReduce, sparseUnary} from './sparse.js';
-import {byValue, coded, dictionaryOf, isValue, joinKeys, ranked, searchedByValue, unranked} from './dictionaries.js';
+import {byValue, coded, dictionaryOf, isValue, joinKeys, ranked, reducedByValue, reducedInput, searchedByValue, unranked} from './dictionaries.js';
 
 function fold(op, args) {
   // One evaluator is the result itself (the engine also gives back the same node).
@@ -49,9 +49,9 @@ function reduction(kind, x, settings) {
   if (isSparse(x) && ['sum', 'min', 'max'].includes(kind)) return sparseReduce(kind, x, settings);
   // The engine checks splitEvery and gives it api.md's default.
   const {splitEvery, where} = options(settings, kind, ['splitEvery', 'where']);
-  const input = handleOf(x);
+  const input = handleOf(reducedInput(kind, x));
   const mask = where === undefined ? [] : [handleOf(where)];
-  return wrap(() => withHandles(mask, masks => wasm.reduce(kind, input, splitEvery, masks)));
+  return reducedByValue(kind, wrap(() => withHandles(mask, masks => wasm.reduce(kind, input, splitEvery, masks))), x);
 }
 
 export function searchSorted(sorted, values, settings) {
@@ -113,7 +113,7 @@ export function groupBy(keys, aggregates) {
       ops.push(spec);
     } else if (Array.isArray(spec) && spec.length === 2 && typeof spec[0] === 'string') {
       ops.push(spec[0]);
-      values.push(handleOf(spec[1]));
+      values.push(handleOf(reducedInput(spec[0], spec[1])));
       valued[i] = 1;
     } else {
       fail('INVALID_ARGUMENT', `groupBy's aggregate '${name}' is 'count' or [op, x]`);
@@ -127,7 +127,11 @@ export function groupBy(keys, aggregates) {
     return dictionary ? unranked(key, dictionary, keyList[k].type) : key;
   });
   const grouped = {keys: keysOut};
-  names.forEach((name, i) => { grouped[name] = evaluators[keyList.length + i]; });
+  names.forEach((name, i) => {
+    const spec = aggregates[name];
+    const result = evaluators[keyList.length + i];
+    grouped[name] = typeof spec === 'string' ? result : reducedByValue(spec[0], result, spec[1]);
+  });
   return grouped;
 }
 // `histogram(x, {bins, range = 'auto'} | {edges}, {where})`: uint32 counts per bin.

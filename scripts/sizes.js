@@ -127,6 +127,12 @@ const dist = resolve(dirname(fileURLToPath(import.meta.url)), '../dist');
  * auto histogram range refused: +5.2 kB, 613.8 kB, the budget raised to 614.0 kB, with no
  * shrink first. Then a reread's shared range cutting and typed downcasts, calls where
  * loops were copied: +0.1 kB, 614.0 kB (a few bytes over), the budget raised to 614.5 kB.
+ * Then a second user's trial's defects mended and parts projected before they run: a
+ * table taking a batch's grown dictionary (and refusing one whose codes read other values),
+ * a table of no batches writing its columns' types, dictionaries keeping -0 as +0 and one
+ * NaN, searchSorted among a sorted column's valid rows, filters and group-bys in parts
+ * projected with the rest first (their results standing in): +1.7 kB, 615.7 kB, the budget
+ * raised to 616.0 kB, with no shrink first.
  * The CPU scan's loops (`scan_whole`, 15 kB before gzip: a loop
  * per fold, class and direction) are the next place to look. The largest
  * families left to shrink, measured from the name section: the CPU reduction folders (12
@@ -135,7 +141,7 @@ const dist = resolve(dirname(fileURLToPath(import.meta.url)), '../dist');
  * formatting (18 kB before gzip: `Display` of f64 in error messages pulls in core's
  * shortest and exact float printing; a formatter through JS's own would drop it).
  */
-export const DEFAULT_IMPORT_BUDGET = 614_500;
+export const DEFAULT_IMPORT_BUDGET = 616_000;
 
 const gzipped = file => gzipSync(readFileSync(file), {level: 9}).length;
 

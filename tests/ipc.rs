@@ -149,6 +149,7 @@ fn round_trip(bytes: &[u8]) -> Vec<RecordBatch> {
                 .map(|b| (&b[i].data, b[i].validity.as_ref()))
                 .collect(),
             dictionary: field.dictionary.as_deref(),
+            shape: Some((field.dtype, field.size)),
         })
         .collect();
     read_back(&write_ipc(&columns).unwrap())
@@ -949,6 +950,7 @@ fn the_writer_refuses_mismatched_columns() {
         kind: SourceKind::Plain,
         batches: vec![(values, validity)],
         dictionary: None,
+        shape: None,
     };
     let rows = write_ipc(&[column("a", &three, None), column("b", &two, None)]).unwrap_err();
     assert_eq!(rows.code, ErrorCode::InvalidIpc, "{}", rows.message);
@@ -980,6 +982,7 @@ fn the_writer_writes_odd_float64_words_as_words() {
         kind: SourceKind::Float64Words,
         batches: vec![(&words, Some(&flags))],
         dictionary: None,
+        shape: None,
     };
     let outcome = std::panic::catch_unwind(|| write_ipc(&[column]));
     let written = outcome.expect("no panic").unwrap();
@@ -990,6 +993,7 @@ fn the_writer_writes_odd_float64_words_as_words() {
         kind: SourceKind::Float64Words,
         batches: vec![(&one_word, None)],
         dictionary: None,
+        shape: None,
     };
     let back = read_back(&write_ipc(&[column]).unwrap());
     assert_eq!(
@@ -1504,6 +1508,7 @@ fn text_and_dictionary_columns_keep_their_values_through_a_round_trip() {
         kind: SourceKind::DictionaryIndices,
         batches: vec![(&codes, None)],
         dictionary: Some(&two),
+        shape: None,
     };
     let error = write_ipc(&[column]).unwrap_err();
     assert_eq!(error.code, ErrorCode::InvalidArgument, "{}", error.message);

@@ -2,7 +2,6 @@
 //! tasks, a reduction's combine rounds, the kernels each task runs (counted as the executor
 //! runs them) and the device memory each task is projected to hold.
 
-use std::collections::HashSet;
 use std::fmt::Write;
 
 use super::schedule::{self, sorts_natively, Cut, Pass, Schedule};
@@ -18,12 +17,11 @@ pub fn explain(device: &dyn CostModel, root: &NodeRef) -> Result<String> {
     // Filters and group-bys larger than allowedMem run in parts, before the rest.
     let filters = super::staged_filter::plan(device, &roots, true)?;
     let groups = super::staged_group::plan(device, &roots, true)?;
-    let staged: HashSet<u64> = (filters.iter().flat_map(|f| f.settled()))
-        .chain(groups.iter().flat_map(|g| g.settled()))
-        .map(|n| n.id)
-        .collect();
+    let mut settled = Vec::new();
+    filters.iter().for_each(|f| f.settles(&mut settled));
+    groups.iter().for_each(|g| g.settles(&mut settled));
     let roots: Vec<NodeRef> = (roots.iter())
-        .filter(|r| !staged.contains(&r.id))
+        .filter(|r| !settled.iter().any(|s| s.id == r.id))
         .cloned()
         .collect();
     if roots.is_empty() {

@@ -240,11 +240,12 @@ async fn run(
         .chain(groups.iter().map(|g| g.peak()))
         .max()
         .unwrap_or(0);
+    let mut settled = Vec::new();
+    filters.iter().for_each(|f| f.settles(&mut settled));
+    groups.iter().for_each(|g| g.settles(&mut settled));
     let mut staged = StandIns::new();
-    let settled =
-        (filters.iter().flat_map(|f| f.settled())).chain(groups.iter().flat_map(|g| g.settled()));
-    for node in settled {
-        staged.attach(&node);
+    for node in &settled {
+        staged.attach(node);
     }
     let (sorts, stand_ins) = external_sort::plan(device, roots, false)?;
     drop(stand_ins);

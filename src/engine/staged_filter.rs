@@ -15,9 +15,7 @@ use std::collections::HashSet;
 use std::fmt::Write;
 use std::rc::Rc;
 
-use super::staged_group::{
-    cut_to_fit, projected_peak, results_read_by_pending_work, with_companions,
-};
+use super::staged_group::{cut_to_fit, projected_peak, push_settled, results_read_by_pending_work};
 use super::{internal, read_rows, Backend, CostModel};
 use crate::column::{Column, ColumnData};
 use crate::error::{ErrorCode, GpuTableError, Result};
@@ -160,9 +158,11 @@ impl StagedFilter {
             .collect()
     }
 
-    /// The results this computes, with their null flags and counts.
-    pub fn settled(&self) -> impl Iterator<Item = NodeRef> + '_ {
-        self.results.iter().flat_map(|(r, _)| with_companions(r))
+    /// Adds the results this computes, with their null flags and counts, to `settled`.
+    pub fn settles(&self, settled: &mut Vec<NodeRef>) {
+        for (result, _) in &self.results {
+            push_settled(result, settled);
+        }
     }
 
     /// The most device bytes a range's filters are projected to hold.

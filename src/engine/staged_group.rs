@@ -185,18 +185,23 @@ pub(super) fn results_read_by_pending_work(roots: &[NodeRef], replan_roots: bool
     read
 }
 
-/// `result` computed in parts, with its null flags and counts: what the parts settle.
-pub(super) fn with_companions(result: &NodeRef) -> impl Iterator<Item = NodeRef> + '_ {
-    let counts = (result.counted().into_iter()).flat_map(|c| [c.total.clone(), c.chunks.clone()]);
-    std::iter::once(result.clone())
-        .chain(result.validity().cloned())
-        .chain(counts)
+/// Adds `result` computed in parts, with its null flags and counts (what the parts settle),
+/// to `settled`.
+pub(super) fn push_settled(result: &NodeRef, settled: &mut Vec<NodeRef>) {
+    settled.push(result.clone());
+    settled.extend(result.validity().cloned());
+    if let Some(counted) = result.counted() {
+        settled.push(counted.total.clone());
+        settled.push(counted.chunks.clone());
+    }
 }
 
 impl StagedGroup {
-    /// The results this computes, with their null flags and counts.
-    pub fn settled(&self) -> impl Iterator<Item = NodeRef> + '_ {
-        self.results.iter().flat_map(with_companions)
+    /// Adds the results this computes, with their null flags and counts, to `settled`.
+    pub fn settles(&self, settled: &mut Vec<NodeRef>) {
+        for result in &self.results {
+            push_settled(result, settled);
+        }
     }
 
     /// The most device bytes a range's group-by is projected to hold.

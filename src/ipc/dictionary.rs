@@ -39,6 +39,19 @@ impl Dictionary {
         self.len() == 0
     }
 
+    /// Whether `prefix`'s values are this one's first (the same kind of values): a stream's
+    /// dictionary grows so, and codes read before keep their values.
+    pub fn starts_with(&self, prefix: &Dictionary) -> bool {
+        match (self, prefix) {
+            (Dictionary::Text(a), Dictionary::Text(b)) => a.starts_with(b),
+            (Dictionary::Numbers(a, _), Dictionary::Numbers(b, _)) => {
+                a.len() >= b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+            }
+            (Dictionary::Integers(a, x), Dictionary::Integers(b, y)) => a.starts_with(b) && x == y,
+            _ => false,
+        }
+    }
+
     /// The same values, whatever Arrow type numbers are written as.
     pub fn same_values(&self, other: &Dictionary) -> bool {
         match (self, other) {
@@ -77,8 +90,10 @@ impl Distinct {
         Ok(code)
     }
 
-    /// Numbers are told apart by their bits (as a dictionary message holds them).
+    /// Numbers are told apart by their bits (as a dictionary message holds them), but -0 is
+    /// +0 and every NaN one NaN: values that group and join as one (api.md's `unique`).
     pub fn number_code(&mut self, value: f64) -> Result<u32> {
+        let value = as_kept(value);
         code_by_bits(&mut self.numbers, &mut self.values, value.to_bits(), value)
     }
 
@@ -95,6 +110,17 @@ impl Distinct {
                 Dictionary::Integers(self.integers.clone(), arrow.clone())
             }
         }
+    }
+}
+
+/// A dictionary's number as it keeps it: +0 for -0, one NaN for every NaN.
+pub fn as_kept(value: f64) -> f64 {
+    if value == 0.0 {
+        0.0
+    } else if value.is_nan() {
+        f64::NAN
+    } else {
+        value
     }
 }
 

@@ -18,7 +18,7 @@ mod schema;
 mod stream;
 mod write;
 pub use arrow_type::ArrowType;
-pub use dictionary::Dictionary;
+pub use dictionary::{as_kept, Dictionary};
 pub use read::read_ipc;
 pub use schema::Scalar;
 pub use stream::StreamReader;

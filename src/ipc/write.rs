@@ -12,6 +12,7 @@ use flatbuffers::FlatBufferBuilder;
 use super::arrow_type::{schema_table, ArrowType, ColumnType};
 use super::{invalid_ipc, Dictionary, SourceKind};
 use crate::column::{try_append as append, try_collect, try_extend, try_vec, Column, ColumnData};
+use crate::dtype::DType;
 use crate::error::{GpuTableError, Result};
 
 /// A column to write: its name, what it was in the source (`Plain` for computed columns),
@@ -22,6 +23,8 @@ pub struct WriteColumn<'a> {
     pub batches: Vec<(&'a Column, Option<&'a Column>)>,
     /// The values of the column's codes: it is written as a dictionary column.
     pub dictionary: Option<&'a Dictionary>,
+    /// Its type and values per row, where known: the type of a column of no batches.
+    pub shape: Option<(DType, u32)>,
 }
 
 /// Buffers start at multiples of this (the format's minimum) in a message body.
@@ -40,12 +43,20 @@ pub fn write_ipc(columns: &[WriteColumn]) -> Result<Vec<u8>> {
     let types = columns
         .iter()
         .map(|column| -> Result<(&str, ColumnType, bool)> {
-            let column_type = match (column.batches.first(), column.dictionary) {
+            let empty = match (column.batches.first(), column.shape) {
+                (None, Some((dtype, size))) => Some(Column::empty(dtype, size)?),
+                _ => None,
+            };
+            let first = column.batches.first().map(|(v, f)| (*v, *f));
+            let column_type = match (
+                first.or(empty.as_ref().map(|e| (e, None))),
+                column.dictionary,
+            ) {
                 (Some((values, _)), Some(dictionary)) => {
                     dictionary_type(column.name, values, dictionary)?
                 }
                 (Some((values, validity)), None) => {
-                    Layout::of(values, column.kind, *validity)?.column_type()
+                    Layout::of(values, column.kind, validity)?.column_type()
                 }
                 (None, _) => ColumnType {
                     item: ArrowType::Null,

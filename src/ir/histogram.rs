@@ -42,12 +42,22 @@ pub fn histogram(x: &NodeRef, bins: &Bins, mask: Option<&NodeRef>) -> Result<Nod
     let every_row = source(ColumnData::U8(vec![1]), 1, true)?;
     let (aligned, _) = align(vec![x.clone(), mask.cloned().unwrap_or(every_row)])?;
     let x = &aligned[0];
-    // Rows a mask drops, nulls and rows past a count are not counted: flags only where
-    // there are such rows.
-    let mut keep = Vec::new();
-    if mask.is_some() || x.validity().is_some() || x.counted().is_some() {
-        keep.push(where_flags(x, &aligned[1], None, None)?);
-    }
+    // Rows a mask drops, nulls and rows past a count are not counted (flags only where there
+    // are such rows), nor NaN where the extent is found. Made anew for each pass reading
+    // them, which computes them where it reads them (one node read by two passes would be
+    // stored whole between them).
+    let masked = mask.is_some() || x.validity().is_some() || x.counted().is_some();
+    let auto_float = matches!(bins, Bins::Equal { range: None, .. }) && x.meta.dtype == DType::F32;
+    let keep = || -> Result<Option<NodeRef>> {
+        let mut flags = Vec::new();
+        if masked {
+            flags.push(where_flags(x, &aligned[1], None, None)?);
+        }
+        if auto_float {
+            flags.push(plain_predicate(Predicate::Equal, x, x)?);
+        }
+        flags.first().map(|_| super::and_flags(&flags)).transpose()
+    };
     let numbered = match bins {
         Bins::Equal {
             bins,
@@ -73,21 +83,17 @@ pub fn histogram(x: &NodeRef, bins: &Bins, mask: Option<&NodeRef>) -> Result<Nod
         (Bins::EdgesOf(edges), None) => device_bin(x, edges)?,
         (Bins::Equal { bins, .. }, None) => {
             let count = bin_count(*bins)?;
-            if keep.is_empty() {
-                keep.push(where_flags(x, &aligned[1], None, None)?);
-            }
-            if x.meta.dtype == DType::F32 {
-                keep.push(plain_predicate(Predicate::Equal, x, x)?);
-            }
-            let (bin, extent) = auto_bin(x, &super::and_flags(&keep)?, count)?;
+            let every_row = || source(ColumnData::U8(vec![1]), 1, true);
+            let kept = keep()?.map_or_else(every_row, Ok)?;
+            let (bin, extent) = auto_bin(x, &kept, count)?;
             range = extent;
             (bin, count)
         }
         (Bins::Edges(_), None) => return Err(crate::engine::internal("edges not numbered")),
     };
-    let ids = match keep.is_empty() {
-        true => bin,
-        false => plain_select(&super::and_flags(&keep)?, &bin, &u32_constant(count)?)?,
+    let ids = match keep()? {
+        None => bin,
+        Some(kept) => plain_select(&kept, &bin, &u32_constant(count)?)?,
     };
     let counts = counts_of_ids(&ids, count)?;
     if let Some(range) = range {
@@ -268,9 +274,9 @@ fn auto_bin(x: &NodeRef, keep: &NodeRef, bins: u32) -> Result<(NodeRef, Option<N
     }
     let nan = source(ColumnData::F32(vec![f32::NAN]), 1, true)?;
     let values = plain_select(keep, &cast_plain(x, DType::F32)?, &nan)?;
-    // A row of NaN: no rows kept give NaN, not EMPTY_INPUT.
+    // No rows kept give NaN, not EMPTY_INPUT.
     let one_nan = source(ColumnData::F32(vec![f32::NAN]), 1, false)?;
-    let range = extent(&concat(&[values, one_nan])?)?;
+    let range = extent(&with_row_if_empty(values, one_nan)?)?;
     if bins == 1 {
         // One bin holds every kept value, once its range is known to be finite.
         return Ok((u32_constant(0)?, Some(range)));
@@ -315,6 +321,15 @@ const EXACT_INTEGER_BINS: u32 = 1 << 16;
 
 /// `auto_bin` of an integer `x`, exact for every 32-bit value (float32 ends would merge values
 /// past 2^24): with `lo` and `hi` the least and greatest kept values and `r = hi - lo`, a value
+/// `values` followed by `row` where they have no rows (a reduction of none is EMPTY_INPUT),
+/// else as they are: a reduction then reads them fused, chunk by chunk, nothing kept whole.
+fn with_row_if_empty(values: NodeRef, row: NodeRef) -> Result<NodeRef> {
+    match values.meta.length == 0 || values.meta.constant {
+        true => concat(&[values, row]),
+        false => Ok(values),
+    }
+}
+
 /// `v` is in bin `i` or later where `(v - lo) bins >= r i`, that is where `v - lo` is at least
 /// `q i + ceil(m i / bins)` (`r = q bins + m`), all in uint32 words. One value: the middle
 /// bin, as NumPy's range widened by 0.5 each side gives.
@@ -326,13 +341,8 @@ fn auto_integer_bin(x: &NodeRef, keep: &NodeRef, bins: u32) -> Result<NodeRef> {
     );
     let end = |kind, other: usize| -> Result<NodeRef> {
         let kept = plain_select(keep, x, &bounds[other])?;
-        let row = rows[other].clone();
-        super::reduce(
-            kind,
-            &concat(&[kept, row])?,
-            None,
-            super::DEFAULT_SPLIT_EVERY,
-        )
+        let kept = with_row_if_empty(kept, rows[other].clone())?;
+        super::reduce(kind, &kept, None, super::DEFAULT_SPLIT_EVERY)
     };
     let lo = end(super::ReduceKind::Min, 1)?;
     let hi = end(super::ReduceKind::Max, 0)?;

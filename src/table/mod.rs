@@ -293,13 +293,15 @@ impl Batch {
 
 pub type TableRef = Rc<RefCell<Table>>;
 
-/// A column to write as IPC: name, kind, each batch's data and validity nodes, dictionary.
+/// A column to write as IPC: name, kind, each batch's data and validity nodes, dictionary,
+/// and its type and values per row (a table of no batches has no node to tell them).
 pub type IpcColumnNodes = (
     String,
     String,
     Vec<NodeRef>,
     Vec<NodeRef>,
     Option<Rc<Dictionary>>,
+    (DType, u32),
 );
 
 /// A table on a device: a schema and the record batches it owns until they are detached.
@@ -449,6 +451,7 @@ impl Table {
                     "the batch schema differs from the table schema",
                 ));
             }
+            self.adopt_dictionaries(&b.fields)?;
         }
         self.batches.push(batch.clone());
         if let Err(error) = self.align_validity() {
@@ -456,6 +459,34 @@ impl Table {
             return Err(error);
         }
         batch.borrow_mut().in_table = true;
+        Ok(())
+    }
+
+    /// Takes a batch's dictionaries that extend the table's (a stream's grow as batches
+    /// arrive); a batch whose codes would read other values is refused.
+    fn adopt_dictionaries(&mut self, batch_fields: &[Field]) -> Result<()> {
+        let mut grown = Vec::new();
+        for (index, (held, given)) in self.fields.iter().zip(batch_fields).enumerate() {
+            match (&held.dictionary, &given.dictionary) {
+                (None, None) => {}
+                (Some(held), Some(given)) if held.starts_with(given) => {}
+                (Some(held), Some(given)) if given.starts_with(held) => {
+                    grown.push((index, given.clone()))
+                }
+                _ => {
+                    return Err(GpuTableError::type_mismatch(format!(
+                        "column '{}' of the batch has another dictionary than the table's: its codes would read other values",
+                        held.name
+                    )))
+                }
+            }
+        }
+        if !grown.is_empty() {
+            self.version += 1;
+        }
+        for (index, dictionary) in grown {
+            self.fields[index].dictionary = Some(dictionary);
+        }
         Ok(())
     }
 
@@ -671,6 +702,7 @@ impl Table {
                 data,
                 validity,
                 field.dictionary.clone(),
+                (field.dtype, field.size),
             ));
         }
         Ok(columns)

@@ -11,7 +11,7 @@ use arrow_ipc::TimeUnit;
 use wasm_bindgen::prelude::*;
 
 use super::{invalid, set, JsResult};
-use crate::ipc::{ArrowType, Dictionary, Scalar};
+use crate::ipc::{as_kept, ArrowType, Dictionary, Scalar};
 
 /// The number types by `type` code, after `INTEGER_TYPES` codes of `integer_type`.
 const NUMBERS: [Scalar; 8] = [
@@ -125,7 +125,8 @@ fn from_source(source: &JsValue) -> Option<Dictionary> {
             match code.checked_sub(INTEGER_TYPES) {
                 Some(number) => {
                     let values = values.dyn_into::<js_sys::Float64Array>().ok()?.to_vec();
-                    let bits = values.iter().map(|v| v.to_bits()).collect();
+                    // -0 and +0, or two NaNs, are one value: not distinct.
+                    let bits = values.iter().map(|&v| as_kept(v).to_bits()).collect();
                     (Dictionary::Numbers(values, *NUMBERS.get(number)?), bits)
                 }
                 None => {

@@ -9,6 +9,7 @@ use wasm_bindgen::prelude::*;
 use super::table::{fields_to_js, BatchModel, TableModel};
 use super::{set, to_js, EvaluatorList, JsResult};
 use crate::column::Column;
+use crate::dtype::DType;
 use crate::error::GpuTableError;
 use crate::ipc::{
     self, Dictionary, FieldInfo, Float64As, Int64As, IpcColumn, ReadOptions, SourceKind,
@@ -156,6 +157,7 @@ impl IpcWriter {
             data.nodes.clone(),
             validity.nodes.clone(),
             dictionary,
+            None,
         )
     }
 
@@ -163,7 +165,7 @@ impl IpcWriter {
     /// can be had now, with `finishSync`.
     #[wasm_bindgen(getter, js_name = inHostMemory)]
     pub fn in_host_memory(&self) -> bool {
-        self.columns.iter().all(|(_, _, data, validity, _)| {
+        self.columns.iter().all(|(_, _, data, validity, ..)| {
             data.iter()
                 .chain(validity)
                 .all(|n| n.host_output().is_some() || !n.has_output())
@@ -175,7 +177,7 @@ impl IpcWriter {
         let columns = self.columns.clone();
         wasm_bindgen_futures::future_to_promise(async move {
             let mut held = Vec::new();
-            for (_, _, data, validity, _) in &columns {
+            for (_, _, data, validity, ..) in &columns {
                 let read = |nodes: &Vec<NodeRef>| {
                     let nodes = nodes.clone();
                     async move {
@@ -199,7 +201,7 @@ impl IpcWriter {
     #[wasm_bindgen(js_name = finishSync)]
     pub fn finish_sync(&self) -> JsResult<Vec<u8>> {
         let mut held = Vec::new();
-        for (_, _, data, validity, _) in &self.columns {
+        for (_, _, data, validity, ..) in &self.columns {
             let read = |nodes: &Vec<NodeRef>| {
                 nodes
                     .iter()
@@ -230,6 +232,7 @@ impl IpcWriter {
         data: Vec<NodeRef>,
         validity: Vec<NodeRef>,
         dictionary: Option<Rc<Dictionary>>,
+        shape: Option<(DType, u32)>,
     ) -> JsResult<()> {
         let kind = match kind {
             "plain" | "dictionary" => SourceKind::Plain,
@@ -259,8 +262,8 @@ impl IpcWriter {
                 "validity needs one vector per batch",
             )));
         }
-        self.columns
-            .push((name.to_string(), kind, data, validity, dictionary));
+        let shape = shape.or_else(|| data.first().map(|d| (d.meta.dtype, d.meta.size)));
+        (self.columns).push((name.to_string(), kind, data, validity, dictionary, shape));
         Ok(())
     }
 }
@@ -271,6 +274,7 @@ type ColumnSpec = (
     Vec<NodeRef>,
     Vec<NodeRef>,
     Option<Rc<Dictionary>>,
+    Option<(DType, u32)>,
 );
 type HeldColumns = Vec<(Vec<Rc<Value>>, Vec<Rc<Value>>)>;
 
@@ -301,7 +305,7 @@ fn host(value: &Value) -> crate::Result<&Column> {
 
 fn write(columns: &[ColumnSpec], held: &HeldColumns) -> crate::Result<Vec<u8>> {
     let mut specs = Vec::new();
-    for ((name, kind, _, _, dictionary), (data, validity)) in columns.iter().zip(held) {
+    for ((name, kind, _, _, dictionary, shape), (data, validity)) in columns.iter().zip(held) {
         let mut batches = Vec::new();
         for (b, d) in data.iter().enumerate() {
             let v = validity.get(b).map(|v| host(v)).transpose()?;
@@ -312,6 +316,7 @@ fn write(columns: &[ColumnSpec], held: &HeldColumns) -> crate::Result<Vec<u8>> {
             kind: *kind,
             batches,
             dictionary: dictionary.as_deref(),
+            shape: *shape,
         });
     }
     ipc::write_ipc(&specs)

@@ -203,8 +203,8 @@ impl TableModel {
     pub fn ipc_writer(&self) -> JsResult<super::ipc::IpcWriter> {
         let columns = self.table.borrow().ipc_columns().map_err(to_js)?;
         let mut writer = super::ipc::IpcWriter::new();
-        for (name, kind, data, validity, dictionary) in columns {
-            writer.add_nodes(&name, &kind, data, validity, dictionary)?;
+        for (name, kind, data, validity, dictionary, shape) in columns {
+            writer.add_nodes(&name, &kind, data, validity, dictionary, Some(shape))?;
         }
         Ok(writer)
     }

@@ -325,3 +325,97 @@ test('dictionaries of 64-bit integers, booleans and temporal values keep their v
   for (const t of [near, floats]) t.destroy();
   for (const t of [table, kept, sorted, grouped, other, joined]) t.destroy();
 });
+
+// A user's trial: NaN in a dictionary of numbers equals nothing, -0 and +0 are one value,
+// a streamed table keeps the dictionary its later batches grew, and a table of no batches
+// writes its columns' types.
+test('NaN keys in a dictionary never match; -0 and +0 are one value', async () => {
+  const load = async vector => (await gt.GPUTable.fromArrowIPC(arrow.tableToIPC(new arrow.Table({k: vector})))).getVector('k');
+  const floats = new arrow.Dictionary(new arrow.Float64(), new arrow.Int32());
+  const v = await load(arrow.vectorFromArray([NaN, 1, NaN], floats));
+  const joined = gt.join(v, v);
+  assert.deepEqual([...await joined.left.readValue()], [1]);
+  assert.deepEqual([...await joined.right.readValue()], [1]);
+  assert.deepEqual([...await gt.lookup(v, v).readValue()], [-1, 1, -1]);
+  assert.deepEqual([...await gt.equal(v, v).readValue()], [0, 1, 0]);
+  assert.deepEqual([...await gt.notEqual(v, v).readValue()], [1, 0, 1]);
+  // Another dictionary holding NaN too.
+  const w = await load(arrow.vectorFromArray([2, NaN, 1], floats));
+  assert.deepEqual([...await gt.lookup(v, w).readValue()], [-1, 2, -1]);
+  assert.deepEqual([...await gt.equal(v, w).readValue()], [0, 0, 0]);
+
+  const zeros = arrow.makeData({
+    type: floats, length: 3, data: new Int32Array([0, 1, 0]),
+    dictionary: arrow.vectorFromArray([0, -0], new arrow.Float64()),
+  });
+  const z = await load(arrow.makeVector(zeros));
+  assert.deepEqual(z.dictionary.map(x => Object.is(x, -0) ? '-0' : x), [0]);
+  assert.deepEqual([...await gt.equal(z, z).readValue()], [1, 1, 1]);
+  assert.equal((await gt.unique(z).readValue()).length, 1);
+  assert.equal([...await gt.join(z, z).left.readValue()].length, 9);
+});
+
+test('a streamed table keeps the dictionary its later batches grew', async () => {
+  const batches = [['a'], ['b', 'a'], ['c']].map(values => new arrow.Table({s: arrow.vectorFromArray(values, new arrow.Utf8())}).batches[0]);
+  const bytes = arrow.tableToIPC(new arrow.Table(batches), 'stream');
+  const pieces = async function* () {
+    for (let at = 0; at < bytes.length; at += 64) yield bytes.slice(at, at + 64);
+  };
+  const table = await gt.GPUTable.fromArrowIPC(pieces());
+  assert.deepEqual(table.schema.field('s').dictionary, ['a', 'b', 'c']);
+  assert.deepEqual(await rowsOf(table, 's'), ['a', 'b', 'a', 'c']);
+  const back = arrow.tableFromIPC(table.toArrowIPC());
+  assert.deepEqual(back.getChild('s').toArray(), ['a', 'b', 'a', 'c']);
+  // A batch whose codes would read other values is refused.
+  const other = gt.GPUTable.fromArrowIPCSync(arrow.tableToIPC(new arrow.Table({s: arrow.vectorFromArray(['z'], new arrow.Utf8())})));
+  throwsCode(() => table.addBatch(other.detachBatches()[0]), 'TYPE_MISMATCH');
+  table.destroy();
+  other.destroy();
+});
+
+test('a table of no batches writes its columns with their types', async () => {
+  const schema = new arrow.Schema([
+    new arrow.Field('k', new arrow.Int32(), true),
+    new arrow.Field('x', new arrow.Float32(), false),
+    new arrow.Field('s', new arrow.Utf8(), true),
+  ]);
+  const table = await gt.GPUTable.fromArrowIPC(arrow.tableToIPC(new arrow.Table(schema)));
+  assert.equal(table.batches.length, 0);
+  const back = arrow.tableFromIPC(table.toArrowIPC());
+  assert.deepEqual(back.schema.fields.map(f => String(f.type)), ['Int32', 'Float32', 'Dictionary<Int32, Utf8>']);
+  assert.equal(back.numRows, 0);
+  const again = await gt.GPUTable.fromArrowIPC(table.toArrowIPC());
+  assert.deepEqual(again.schema.fields.map(f => f.type), table.schema.fields.map(f => f.type));
+  table.destroy();
+  again.destroy();
+});
+
+test('min and max of a text column go by its strings and keep its dictionary; sums add values', async () => {
+  const names = randomStrings(500, 9);
+  const groups = Int32Array.from(names, (_, i) => (i * 7) % 5);
+  const ipc = arrow.tableToIPC(arrow.tableFromArrays({g: groups, s: arrow.vectorFromArray(names, new arrow.Utf8())}));
+  const table = await gt.GPUTable.fromArrowIPC(ipc);
+  const rolled = await table.groupBy('g').rollup({lo: ['min', 's'], hi: ['max', 's'], n: ['count', 's']});
+  assert.deepEqual(rolled.schema.field('lo').dictionary, table.schema.field('s').dictionary);
+  const reference = [0, 1, 2, 3, 4].map(g => names.filter((v, i) => groups[i] === g && v !== null).sort(byCodePoint));
+  assert.deepEqual(await rowsOf(rolled, 'lo'), reference.map(v => v[0]));
+  assert.deepEqual(await rowsOf(rolled, 'hi'), reference.map(v => v[v.length - 1]));
+  const back = arrow.tableFromIPC(rolled.toArrowIPC());
+  assert.deepEqual(back.getChild('hi').toArray(), reference.map(v => v[v.length - 1]));
+  // Whole columns alike; strings have no sum.
+  const present = names.filter(v => v !== null).sort(byCodePoint);
+  const s = table.getVector('s');
+  const decode = async x => x.dictionary[(await x.readValue())[0]];
+  assert.equal(await decode(gt.min(s)), present[0]);
+  assert.equal(await decode(gt.max(s)), present[present.length - 1]);
+  assert.equal((await gt.argmin(s).readValue())[0], names.indexOf(present[0]));
+  throwsCode(() => gt.sum(s), 'TYPE_MISMATCH');
+  throwsCode(() => table.groupBy('g').rollup({total: ['sum', 's']}), 'TYPE_MISMATCH');
+  // A dictionary of numbers adds its values, not its codes.
+  const numbers = arrow.vectorFromArray([10, 2, 10, 7], new arrow.Dictionary(new arrow.Float64(), new arrow.Int32()));
+  const n = (await gt.GPUTable.fromArrowIPC(arrow.tableToIPC(new arrow.Table({n: numbers})))).getVector('n');
+  assert.deepEqual([...await gt.sum(n).readValue()], [29]);
+  assert.deepEqual([...await gt.mean(n).readValue()], [7.25]);
+  assert.equal(await decode(gt.min(n)), 2);
+  for (const t of [table, rolled]) t.destroy();
+});

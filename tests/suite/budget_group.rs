@@ -363,3 +363,40 @@ pub async fn a_filter_larger_than_the_budget_filters_in_parts<T: Target>() {
     let expected: f64 = kept.iter().map(|&i| i as f64).sum();
     assert_eq!(as_f64(&read(&total).await), vec![expected as u32 as f64]);
 }
+
+/// A histogram over the extent found on the device streams under `allowedMem` as one over a
+/// range given does (a user's trial: `LIMIT_EXCEEDED`, its kept values held whole for the
+/// extent), on floats and on integers.
+pub async fn an_auto_histogram_streams_under_the_budget<T: Target>() {
+    let device = T::fresh().await;
+    let (n, chunk) = (400_000usize, 20_000u32);
+    let chunks = vec![chunk; n / chunk as usize];
+    for dtype in [DType::F32, DType::I32] {
+        let values: Vec<f64> = (0..n).map(|i| (i % 10) as f64).collect();
+        let x = chunked(column_of(dtype, &values), 1, &chunks);
+        let allowed = TASK_OVERHEAD_BYTES
+            + 2 * device.value_bytes(DType::U8, 1, n as u32)
+            + 8 * device.value_bytes(dtype, 1, chunk);
+        let bins = ir::Bins::Equal {
+            bins: 10.0,
+            range: None,
+        };
+        let counts = ir::histogram(&x, &bins, None).unwrap();
+        device.core().allowed_mem.set(Some(allowed));
+        device.core().counters.reset_peak();
+        let evaluated = engine::evaluate(&device, std::slice::from_ref(&counts)).await;
+        let peak = device.core().counters.memory().peak_bytes;
+        device.core().allowed_mem.set(None);
+        evaluated.unwrap_or_else(|e| panic!("{dtype:?} under {allowed}: {e:?}"));
+        assert!(
+            peak <= allowed,
+            "{dtype:?}: peak {peak} over allowedMem {allowed}"
+        );
+        // Values 0..=9 over [0, 9] in 10 bins: one value a bin.
+        assert_eq!(
+            as_f64(&read(&counts).await),
+            vec![40_000.0; 10],
+            "{dtype:?}"
+        );
+    }
+}

@@ -949,6 +949,7 @@ macro_rules! suite {
             a_group_by_larger_than_the_budget_groups_in_parts,
             a_small_key_with_nulls_groups_in_parts,
             a_filter_larger_than_the_budget_filters_in_parts,
+            an_auto_histogram_streams_under_the_budget,
             a_sort_too_large_for_runs_of_one_row_is_refused,
             a_sort_past_one_binding_runs_in_runs_of_native_sorts,
             a_conversion_fits_a_budget_near_its_peak,
