@@ -168,13 +168,52 @@ export function byValue(op, a, b) {
     }
     given = asValueOf(dictionary, given);
     const value = ordered ? rankAmong(dictionary, given, op) : orderOf(dictionary).index.get(given) ?? -1;
-    const operand = ordered ? ranked(column) : column;
+    const operand = ordered ? comparedRanks(column) : column;
     return flip ? [value, operand] : [operand, value];
   }
   if (!ordered) return joinKeys(a, b);
-  if (dictionaryOf(a) === dictionaryOf(b)) return [ranked(a), ranked(b)];
-  if (dictionaryOf(a) && dictionaryOf(b)) fail('TYPE_MISMATCH', `${op} orders two dictionary columns only with the same dictionary`);
+  if (dictionaryOf(a) === dictionaryOf(b)) return [comparedRanks(a), comparedRanks(b)];
+  if (dictionaryOf(a) && dictionaryOf(b)) return ranksAmongBoth(op, a, b);
   return [decoded(a), decoded(b)];
+}
+
+// A dictionary column's rows as numbers that compare as its values: ranks (`ranked`), but
+// NaN for a NaN value, with which no comparison holds (float32: exact below 2^24 values).
+function comparedRanks(x) {
+  const dictionary = dictionaryOf(x);
+  const nan = dictionary.findIndex(v => Number.isNaN(v));
+  if (nan < 0) return ranked(x);
+  const ranks = Float32Array.from(orderOf(dictionary).ranks, (rank, code) => (code === nan ? NaN : rank));
+  return gatherRows(x, GPUTableEvaluator.fromArray(ranks, {type: 'float32'}));
+}
+
+// Two columns of different dictionaries as numbers that compare as their values: ranks
+// among both dictionaries' values (equal values one rank; NaN as NaN). Dates and timestamps
+// meet each other exactly, either other values as shown.
+function ranksAmongBoth(op, a, b) {
+  const [left, right] = [dictionaryOf(a), dictionaryOf(b)];
+  const times = holdsTimes(left) && holdsTimes(right);
+  const [l, r] = times ? [exactValues(left), exactValues(right)] : [left, right];
+  if (l.length && r.length && (typeof l[0] === 'string') !== (typeof r[0] === 'string')) {
+    fail('TYPE_MISMATCH', `${op} orders a dictionary of strings only with another of strings`);
+  }
+  // Numbers, bigints and booleans compare with each other by < and >.
+  const compare = (x, y) => (typeof x === 'string' ? compareText(x, y) : x < y ? -1 : x > y ? 1 : 0);
+  const sorted = [...l, ...r].filter(v => !Number.isNaN(v)).sort(compare);
+  const distinct = sorted.filter((v, i) => i === 0 || compare(sorted[i - 1], v) !== 0);
+  const rankOf = value => {
+    if (Number.isNaN(value)) return NaN;
+    let [lo, hi] = [0, distinct.length];
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (compare(distinct[mid], value) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+  const nan = [l, r].some(values => values.some(v => Number.isNaN(v)));
+  const table = values => GPUTableEvaluator.fromArray(values.length ? values.map(rankOf) : [0], {type: nan ? 'float32' : 'uint32'});
+  return [gatherRows(a, table(l)), gatherRows(b, table(r))];
 }
 
 // `given` as a value of `dictionary`'s kind: dates and timestamps meet Dates and numbers as

@@ -452,10 +452,10 @@ export class GPUTable {
       made.push(...evaluators);
       return [...evaluators, out[3], out[4]];
     };
-    return this._joined(t, u, names, pairsOf(undefined), pairsOf, made);
+    return this._joined(other, t, u, names, pairsOf(undefined), pairsOf, made);
   }
 
-  async _joined(t, u, names, [left, right, pairs, fits, capacity], pairsOf, made) {
+  async _joined(other, t, u, names, [left, right, pairs, fits, capacity], pairsOf, made) {
     try {
       if (!fits) {
         // The pairs could need more rows than the keys' rows together (every join where
@@ -468,7 +468,9 @@ export class GPUTable {
       const columns = {};
       for (const [name, column] of Object.entries(t)) columns[name] = gather(left, column);
       for (const [name, target] of Object.entries(names)) columns[target] = gather(right, u[name]);
-      return await this._resolve(columns, Object.values(columns));
+      // The right columns keep their fields' metadata (a Bool column writes back as Bool).
+      const rightFields = Object.entries(names).map(([name, target]) => ({...other.schema.field(name), name: target}));
+      return await this._resolve(columns, Object.values(columns), fieldsOf(rightFields.map(f => new GPUField(f))));
     } finally {
       for (const evaluator of made) evaluator.destroy();
     }
@@ -491,14 +493,15 @@ export class GPUTable {
     return this._resolve(columns, [...made, ...Object.values(columns)]);
   }
 
-  // The table of `columns` ({name: evaluator or vector}) computed on this table's device.
-  async _resolve(columns, made) {
+  // The table of `columns` ({name: evaluator or vector}) computed on this table's device;
+  // a column named as one of this table's or `alsoLike`'s fields keeps its metadata.
+  async _resolve(columns, made, alsoLike = undefined) {
     try {
       const device = resolveDevice(this.device);
       const names = Object.keys(columns);
       const handles = names.map(name => handleOf(columns[name]));
       const dictionaries = names.map(name => dictionarySource(dictionaryOf(columns[name])));
-      const model = await withHandlesAsync(handles, list => device._handle.tableOfColumns(names, list, this._m, dictionaries));
+      const model = await withHandlesAsync(handles, list => device._handle.tableOfColumns(names, list, this._m, dictionaries, alsoLike));
       return new GPUTable({[MODEL]: model, device: this.device});
     } finally {
       for (const evaluator of made) if (evaluator instanceof GPUTableEvaluator) evaluator.destroy();

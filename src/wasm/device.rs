@@ -236,6 +236,7 @@ impl Device {
         columns: &EvaluatorList,
         like: &TableModel,
         dictionaries: Vec<JsValue>,
+        also_like: JsValue,
     ) -> js_sys::Promise {
         if names.len() != columns.nodes.len() || dictionaries.len() != names.len() {
             let message = format!("{} names for {} columns", names.len(), columns.nodes.len());
@@ -254,13 +255,22 @@ impl Device {
             .zip(dictionaries)
             .map(|((name, node), dictionary)| (name, node, dictionary))
             .collect();
+        // Fields of other tables' columns (a join's right side, renamed), as a schema's.
+        let also_like = match also_like.is_undefined() {
+            true => Vec::new(),
+            false => match super::table::fields_from_js(also_like) {
+                Ok(fields) => fields,
+                Err(error) => return js_sys::Promise::reject(&error),
+            },
+        };
         let like = like.shared();
         wasm_bindgen_futures::future_to_promise(async move {
-            let (fields, table_device) = {
+            let (mut fields, table_device) = {
                 let like = like.borrow();
                 like.check().map_err(to_js)?;
                 (like.fields.clone(), like.device)
             };
+            fields.extend(also_like);
             let d = device.backend();
             let table = table::table_of_columns(d, &columns, &fields, table_device)
                 .await

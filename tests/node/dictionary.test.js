@@ -419,3 +419,25 @@ test('min and max of a text column go by its strings and keep its dictionary; su
   assert.equal(await decode(gt.min(n)), 2);
   for (const t of [table, rolled]) t.destroy();
 });
+
+test('order comparisons of dictionary columns go by value, across dictionaries and with NaN', async () => {
+  const load = async (values, type) => (await gt.GPUTable.fromArrowIPC(arrow.tableToIPC(new arrow.Table({k: arrow.vectorFromArray(values, type)})))).getVector('k');
+  const text = new arrow.Utf8();
+  const a = await load(['b', 'a', 'c', 'd', 'b'], text);
+  const b = await load(['a', 'b', 'zz', 'c', 'b'], text);
+  const rows = async x => [...await x.readValue()];
+  const pairs = [['b', 'a'], ['a', 'b'], ['c', 'zz'], ['d', 'c'], ['b', 'b']];
+  const want = f => pairs.map(([x, y]) => Number(f(byCodePoint(x, y))));
+  assert.deepEqual((await rows(gt.less(a, b))), want(c => c < 0));
+  assert.deepEqual((await rows(gt.greaterEqual(a, b))), want(c => c >= 0));
+  const floats = new arrow.Dictionary(new arrow.Float64(), new arrow.Int32());
+  const x = await load([NaN, 1, 3, NaN], floats);
+  const y = await load([2, NaN, 3, 5], floats);
+  assert.deepEqual(await rows(gt.less(x, y)), [0, 0, 0, 0]);
+  assert.deepEqual(await rows(gt.greater(x, y)), [0, 0, 0, 0]);
+  assert.deepEqual(await rows(gt.lessEqual(x, y)), [0, 0, 1, 0]);
+  assert.deepEqual(await rows(gt.greater(x, x)), [0, 0, 0, 0]);
+  assert.deepEqual(await rows(gt.greaterEqual(x, x)), [0, 1, 1, 0]);
+  assert.deepEqual(await rows(gt.greater(x, 2)), [0, 0, 1, 0]);
+  throwsCode(() => gt.less(a, x), 'TYPE_MISMATCH');
+});

@@ -105,3 +105,30 @@ test('table.join makes its pairs again with their number where they are more tha
     assert.equal(w[p], (p % n) + 0.5, `right of pair ${p}`);
   }
 });
+
+test("a table join's right columns keep their Arrow types, renamed or not", async () => {
+  const left = await gt.GPUTable.fromArrowIPC(arrow.tableToIPC(arrow.tableFromArrays({
+    id: Int32Array.from([1, 2, 3]),
+    flag: arrow.vectorFromArray([true, false, true], new arrow.Bool()),
+  })));
+  const right = await gt.GPUTable.fromArrowIPC(arrow.tableToIPC(arrow.tableFromArrays({
+    id: Int32Array.from([3, 1]),
+    flag: arrow.vectorFromArray([false, true], new arrow.Bool()),
+    ok: arrow.vectorFromArray([true, null], new arrow.Bool()),
+    name: arrow.vectorFromArray(['c', 'a'], new arrow.Utf8()),
+  })));
+  for (const how of ['inner', 'left']) {
+    const joined = await left.join(right, {on: 'id', how});
+    const back = arrow.tableFromIPC(await joined.toArrowIPC());
+    const types = Object.fromEntries(back.schema.fields.map(f => [f.name, String(f.type)]));
+    assert.deepEqual(types, {id: 'Int32', flag: 'Bool', flag_right: 'Bool', ok: 'Bool', name: 'Dictionary<Int32, Utf8>'}, how);
+    const rows = back.toArray().map(r => r.toJSON());
+    const expected = how === 'inner'
+      ? [{id: 1, flag: true, flag_right: true, ok: null, name: 'a'}, {id: 3, flag: true, flag_right: false, ok: true, name: 'c'}]
+      : [{id: 1, flag: true, flag_right: true, ok: null, name: 'a'}, {id: 2, flag: false, flag_right: null, ok: null, name: null}, {id: 3, flag: true, flag_right: false, ok: true, name: 'c'}];
+    assert.deepEqual(rows, expected, how);
+    joined.destroy();
+  }
+  left.destroy();
+  right.destroy();
+});
