@@ -201,16 +201,7 @@ function ranksAmongBoth(op, a, b) {
   const compare = (x, y) => (typeof x === 'string' ? compareText(x, y) : x < y ? -1 : x > y ? 1 : 0);
   const sorted = [...l, ...r].filter(v => !Number.isNaN(v)).sort(compare);
   const distinct = sorted.filter((v, i) => i === 0 || compare(sorted[i - 1], v) !== 0);
-  const rankOf = value => {
-    if (Number.isNaN(value)) return NaN;
-    let [lo, hi] = [0, distinct.length];
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (compare(distinct[mid], value) < 0) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  };
+  const rankOf = value => (Number.isNaN(value) ? NaN : lowerBound(distinct, value, compare));
   const nan = [l, r].some(values => values.some(v => Number.isNaN(v)));
   const table = values => GPUTableEvaluator.fromArray(values.length ? values.map(rankOf) : [0], {type: nan ? 'float32' : 'uint32'});
   return [gatherRows(a, table(l)), gatherRows(b, table(r))];
@@ -264,11 +255,11 @@ export function searchedByValue(sorted, values) {
   return [keys, list ? table : gatherRows(values, table)];
 }
 
-function lowerBound(sorted, value) {
+function lowerBound(sorted, value, compare = compareValues) {
   let [lo, hi] = [0, sorted.length];
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (compareValues(sorted[mid], value) < 0) lo = mid + 1;
+    if (compare(sorted[mid], value) < 0) lo = mid + 1;
     else hi = mid;
   }
   return lo;

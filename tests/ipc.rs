@@ -150,6 +150,7 @@ fn round_trip(bytes: &[u8]) -> Vec<RecordBatch> {
                 .collect(),
             dictionary: field.dictionary.as_deref(),
             shape: Some((field.dtype, field.size)),
+            loaded_as: Some(&field.arrow_type),
         })
         .collect();
     read_back(&write_ipc(&columns).unwrap())
@@ -951,6 +952,7 @@ fn the_writer_refuses_mismatched_columns() {
         batches: vec![(values, validity)],
         dictionary: None,
         shape: None,
+        loaded_as: None,
     };
     let rows = write_ipc(&[column("a", &three, None), column("b", &two, None)]).unwrap_err();
     assert_eq!(rows.code, ErrorCode::InvalidIpc, "{}", rows.message);
@@ -983,6 +985,7 @@ fn the_writer_writes_odd_float64_words_as_words() {
         batches: vec![(&words, Some(&flags))],
         dictionary: None,
         shape: None,
+        loaded_as: None,
     };
     let outcome = std::panic::catch_unwind(|| write_ipc(&[column]));
     let written = outcome.expect("no panic").unwrap();
@@ -994,6 +997,7 @@ fn the_writer_writes_odd_float64_words_as_words() {
         batches: vec![(&one_word, None)],
         dictionary: None,
         shape: None,
+        loaded_as: None,
     };
     let back = read_back(&write_ipc(&[column]).unwrap());
     assert_eq!(
@@ -1325,6 +1329,13 @@ fn temporal_columns_load_as_the_integers_they_store() {
     assert_eq!(columns[1].data.data, ColumnData::I32(vec![0, 86399, 60]));
     assert_eq!(columns[2].data.data, ColumnData::I32(vec![5, 6, 7]));
     assert_eq!(table.fields[0].arrow_type, "Date32");
+    // Written back as the types they were loaded from, values and nulls the same.
+    let narrow_batch = batch_of(&narrow);
+    let back = round_trip(&stream_of(std::slice::from_ref(&narrow_batch)));
+    for (written, loaded) in back[0].columns().iter().zip(narrow_batch.columns()) {
+        assert_eq!(written.data_type(), loaded.data_type());
+        assert_eq!(written.to_data(), loaded.to_data());
+    }
 
     let bytes = stream_of(&[batch_of(&wide)]);
     let error = read_ipc(&bytes, &ReadOptions::default()).unwrap_err();
@@ -1509,6 +1520,7 @@ fn text_and_dictionary_columns_keep_their_values_through_a_round_trip() {
         batches: vec![(&codes, None)],
         dictionary: Some(&two),
         shape: None,
+        loaded_as: None,
     };
     let error = write_ipc(&[column]).unwrap_err();
     assert_eq!(error.code, ErrorCode::InvalidArgument, "{}", error.message);

@@ -5,7 +5,7 @@
 
 use arrow_ipc::{
     Buffer, DictionaryBatchBuilder, FieldNode, MessageBuilder, MessageHeader, MetadataVersion,
-    RecordBatchBuilder,
+    RecordBatchBuilder, TimeUnit,
 };
 use flatbuffers::FlatBufferBuilder;
 
@@ -25,6 +25,9 @@ pub struct WriteColumn<'a> {
     pub dictionary: Option<&'a Dictionary>,
     /// Its type and values per row, where known: the type of a column of no batches.
     pub shape: Option<(DType, u32)>,
+    /// The Arrow type it was loaded from (a field's `arrowType`): Date32 and Time32 columns,
+    /// loaded as their int32 values, are written back as those types.
+    pub loaded_as: Option<&'a str>,
 }
 
 /// Buffers start at multiples of this (the format's minimum) in a message body.
@@ -56,7 +59,13 @@ pub fn write_ipc(columns: &[WriteColumn]) -> Result<Vec<u8>> {
                     dictionary_type(column.name, values, dictionary)?
                 }
                 (Some((values, validity)), None) => {
-                    Layout::of(values, column.kind, validity)?.column_type()
+                    let mut written = Layout::of(values, column.kind, validity)?.column_type();
+                    if let (ColumnData::I32(_), Some(temporal)) =
+                        (&values.data, column.loaded_as.and_then(temporal_32))
+                    {
+                        written.item = temporal;
+                    }
+                    written
                 }
                 (None, _) => ColumnType {
                     item: ArrowType::Null,
@@ -109,6 +118,18 @@ pub fn write_ipc(columns: &[WriteColumn]) -> Result<Vec<u8>> {
     // The end-of-stream marker.
     append(&mut out, &[0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0])?;
     Ok(out)
+}
+
+/// The 32-bit temporal type a field's `arrowType` names (as `schema::describe` writes it),
+/// whose values are int32 as loaded.
+fn temporal_32(described: &str) -> Option<ArrowType> {
+    let time = |unit| ArrowType::Time { unit, bits: 32 };
+    match described {
+        "Date32" => Some(ArrowType::Date { millis: false }),
+        "Time32(Second)" => Some(time(TimeUnit::SECOND)),
+        "Time32(Millisecond)" => Some(time(TimeUnit::MILLISECOND)),
+        _ => None,
+    }
 }
 
 /// A dictionary column's type: its codes' integer type (uint32 codes as Int32, the index

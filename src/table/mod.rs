@@ -302,6 +302,7 @@ pub type IpcColumnNodes = (
     Vec<NodeRef>,
     Option<Rc<Dictionary>>,
     (DType, u32),
+    Option<String>,
 );
 
 /// A table on a device: a schema and the record batches it owns until they are detached.
@@ -703,6 +704,7 @@ impl Table {
                 validity,
                 field.dictionary.clone(),
                 (field.dtype, field.size),
+                field.metadata.get("arrowType").cloned(),
             ));
         }
         Ok(columns)

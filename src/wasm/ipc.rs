@@ -151,13 +151,16 @@ impl IpcWriter {
         dictionary: JsValue,
     ) -> JsResult<()> {
         let dictionary = super::dictionary::dictionary_from_js(&dictionary)?;
+        let described = Described {
+            dictionary,
+            ..Default::default()
+        };
         self.add_nodes(
             name,
             kind,
             data.nodes.clone(),
             validity.nodes.clone(),
-            dictionary,
-            None,
+            described,
         )
     }
 
@@ -231,8 +234,7 @@ impl IpcWriter {
         kind: &str,
         data: Vec<NodeRef>,
         validity: Vec<NodeRef>,
-        dictionary: Option<Rc<Dictionary>>,
-        shape: Option<(DType, u32)>,
+        mut described: Described,
     ) -> JsResult<()> {
         let kind = match kind {
             "plain" | "dictionary" => SourceKind::Plain,
@@ -262,20 +264,24 @@ impl IpcWriter {
                 "validity needs one vector per batch",
             )));
         }
-        let shape = shape.or_else(|| data.first().map(|d| (d.meta.dtype, d.meta.size)));
-        (self.columns).push((name.to_string(), kind, data, validity, dictionary, shape));
+        let shape = described.shape;
+        described.shape = shape.or_else(|| data.first().map(|d| (d.meta.dtype, d.meta.size)));
+        (self.columns).push((name.to_string(), kind, data, validity, described));
         Ok(())
     }
 }
 
-type ColumnSpec = (
-    String,
-    SourceKind,
-    Vec<NodeRef>,
-    Vec<NodeRef>,
-    Option<Rc<Dictionary>>,
-    Option<(DType, u32)>,
-);
+/// What a column's field tells the writer beyond its values: its dictionary, its type and
+/// values per row (a column of no batches has no values to tell them), and the Arrow type
+/// it was loaded from.
+#[derive(Clone, Default)]
+pub(super) struct Described {
+    pub dictionary: Option<Rc<Dictionary>>,
+    pub shape: Option<(DType, u32)>,
+    pub loaded_as: Option<String>,
+}
+
+type ColumnSpec = (String, SourceKind, Vec<NodeRef>, Vec<NodeRef>, Described);
 type HeldColumns = Vec<(Vec<Rc<Value>>, Vec<Rc<Value>>)>;
 
 /// A node's output chunks in host memory: the host copy where there is one, else read back
@@ -305,7 +311,7 @@ fn host(value: &Value) -> crate::Result<&Column> {
 
 fn write(columns: &[ColumnSpec], held: &HeldColumns) -> crate::Result<Vec<u8>> {
     let mut specs = Vec::new();
-    for ((name, kind, _, _, dictionary, shape), (data, validity)) in columns.iter().zip(held) {
+    for ((name, kind, _, _, described), (data, validity)) in columns.iter().zip(held) {
         let mut batches = Vec::new();
         for (b, d) in data.iter().enumerate() {
             let v = validity.get(b).map(|v| host(v)).transpose()?;
@@ -315,8 +321,9 @@ fn write(columns: &[ColumnSpec], held: &HeldColumns) -> crate::Result<Vec<u8>> {
             name,
             kind: *kind,
             batches,
-            dictionary: dictionary.as_deref(),
-            shape: *shape,
+            dictionary: described.dictionary.as_deref(),
+            shape: described.shape,
+            loaded_as: described.loaded_as.as_deref(),
         });
     }
     ipc::write_ipc(&specs)

@@ -203,8 +203,13 @@ impl TableModel {
     pub fn ipc_writer(&self) -> JsResult<super::ipc::IpcWriter> {
         let columns = self.table.borrow().ipc_columns().map_err(to_js)?;
         let mut writer = super::ipc::IpcWriter::new();
-        for (name, kind, data, validity, dictionary, shape) in columns {
-            writer.add_nodes(&name, &kind, data, validity, dictionary, Some(shape))?;
+        for (name, kind, data, validity, dictionary, shape, loaded_as) in columns {
+            let described = super::ipc::Described {
+                dictionary,
+                shape: Some(shape),
+                loaded_as,
+            };
+            writer.add_nodes(&name, &kind, data, validity, described)?;
         }
         Ok(writer)
     }

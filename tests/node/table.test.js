@@ -265,4 +265,9 @@ test('Date32 and Time32 columns load as sint32; Timestamp and Date64 follow the 
   assert.deepEqual([...t.getVector('time').readValueSync()], [5, 86399, 60]);
   const dates = GPUTable.fromArrowIPCSync(arrow.tableToIPC(table.select(['day', 'time'])));
   assert.equal(dates.numRows, 3);
+  // Written back as the types they were loaded from.
+  const back = arrow.tableFromIPC(dates.toArrowIPC());
+  assert.deepEqual(back.schema.fields.map(f => String(f.type)), ['Date32<DAY>', 'Time32<SECOND>']);
+  assert.deepEqual(back.getChild('day').toArray().map(d => (d === null ? null : Number(d))), days);
+  assert.deepEqual([...back.getChild('time').toArray()], [5, 86399, 60]);
 });
