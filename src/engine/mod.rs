@@ -236,7 +236,7 @@ async fn run(
     // with their results standing in, before any of them runs.
     let filters = staged_filter::plan(device, roots, false)?;
     let groups = staged_group::plan(device, roots, false)?;
-    let groups_peak = (filters.iter().map(|f| f.peak()))
+    let staged_peak = (filters.iter().map(|f| f.peak()))
         .chain(groups.iter().map(|g| g.peak()))
         .max()
         .unwrap_or(0);
@@ -265,7 +265,7 @@ async fn run(
     if sorts.is_empty() {
         return Ok((
             run_schedule(device, roots, fusion, steps).await?,
-            groups_peak,
+            staged_peak,
         ));
     }
     let sorts_peak = sorts
@@ -273,7 +273,7 @@ async fn run(
         .map(|s| s.peak())
         .max()
         .unwrap_or(0)
-        .max(groups_peak);
+        .max(staged_peak);
     let root_ids: HashSet<u64> = roots.iter().map(|r| r.id).collect();
     let mut result = Ok(None);
     for sort in &sorts {

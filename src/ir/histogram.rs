@@ -83,8 +83,8 @@ pub fn histogram(x: &NodeRef, bins: &Bins, mask: Option<&NodeRef>) -> Result<Nod
         (Bins::EdgesOf(edges), None) => device_bin(x, edges)?,
         (Bins::Equal { bins, .. }, None) => {
             let count = bin_count(*bins)?;
-            let every_row = || source(ColumnData::U8(vec![1]), 1, true);
-            let kept = keep()?.map_or_else(every_row, Ok)?;
+            // Nothing masked: the mask aligned with x is every row's.
+            let kept = keep()?.unwrap_or_else(|| aligned[1].clone());
             let (bin, extent) = auto_bin(x, &kept, count)?;
             range = extent;
             (bin, count)
@@ -319,8 +319,6 @@ fn auto_bin(x: &NodeRef, keep: &NodeRef, bins: u32) -> Result<(NodeRef, Option<N
 /// products of an edge's remainder stay below 2^32).
 const EXACT_INTEGER_BINS: u32 = 1 << 16;
 
-/// `auto_bin` of an integer `x`, exact for every 32-bit value (float32 ends would merge values
-/// past 2^24): with `lo` and `hi` the least and greatest kept values and `r = hi - lo`, a value
 /// `values` followed by `row` where they have no rows (a reduction of none is EMPTY_INPUT),
 /// else as they are: a reduction then reads them fused, chunk by chunk, nothing kept whole.
 fn with_row_if_empty(values: NodeRef, row: NodeRef) -> Result<NodeRef> {
@@ -330,11 +328,13 @@ fn with_row_if_empty(values: NodeRef, row: NodeRef) -> Result<NodeRef> {
     }
 }
 
+/// `auto_bin` of an integer `x`, exact for every 32-bit value (float32 ends would merge values
+/// past 2^24): with `lo` and `hi` the least and greatest kept values and `r = hi - lo`, a value
 /// `v` is in bin `i` or later where `(v - lo) bins >= r i`, that is where `v - lo` is at least
 /// `q i + ceil(m i / bins)` (`r = q bins + m`), all in uint32 words. One value: the middle
 /// bin, as NumPy's range widened by 0.5 each side gives.
 fn auto_integer_bin(x: &NodeRef, keep: &NodeRef, bins: u32) -> Result<NodeRef> {
-    // Rows not kept, and one row more (no rows kept is no error), take the other end.
+    // Rows not kept take the other end, as does one row where there are none (no error).
     let (bounds, rows) = (
         type_bounds(x.meta.dtype, true)?,
         type_bounds(x.meta.dtype, false)?,
