@@ -247,6 +247,15 @@ pub struct Column {
 }
 
 impl ColumnData {
+    /// The values' bytes as stored, which are little-endian on the targets built for.
+    #[allow(clippy::unnecessary_cast)] // the cast is needed for every type but u8
+    pub fn le_bytes(&self) -> &[u8] {
+        const { assert!(cfg!(target_endian = "little"), "little-endian targets only") };
+        // SAFETY: every element type is a plain number, whose initialized bytes are valid u8s.
+        with_column_data!(self, v => unsafe {
+            std::slice::from_raw_parts(v.as_ptr() as *const u8, std::mem::size_of_val(v.as_slice()))
+        })
+    }
     pub fn dtype(&self) -> DType {
         with_column_data!(self, v => element_dtype(v))
     }

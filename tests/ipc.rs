@@ -135,7 +135,11 @@ fn round_trip(bytes: &[u8]) -> Vec<RecordBatch> {
         float64: Float64As::Words,
         ..ReadOptions::default()
     };
-    let table = read_ipc(bytes, &words).unwrap();
+    read_back(&write_table(&read_ipc(bytes, &words).unwrap()))
+}
+
+/// A read table's columns written back as an IPC stream.
+fn write_table(table: &gputable::ipc::IpcTable) -> Vec<u8> {
     let columns: Vec<WriteColumn> = table
         .fields
         .iter()
@@ -153,7 +157,7 @@ fn round_trip(bytes: &[u8]) -> Vec<RecordBatch> {
             loaded_as: Some(&field.arrow_type),
         })
         .collect();
-    read_back(&write_ipc(&columns).unwrap())
+    write_ipc(&columns).unwrap()
 }
 
 fn same_values(a: &dyn Array, b: &dyn Array) -> bool {
@@ -1300,15 +1304,22 @@ fn temporal_columns_load_as_the_integers_they_store() {
         ),
         (
             "at",
-            Arc::new(TimestampMillisecondArray::from(vec![
-                Some(1_000),
-                None,
-                Some(-5),
-            ])),
+            Arc::new(
+                TimestampMillisecondArray::from(vec![Some(1_000), None, Some(-5)])
+                    .with_timezone("+01:00"),
+            ),
         ),
         (
             "took",
             Arc::new(DurationSecondArray::from(vec![30, 60, 90])),
+        ),
+        (
+            "big",
+            Arc::new(Int64Array::from(vec![i32::MIN.into(), 7, i32::MAX.into()])),
+        ),
+        (
+            "count",
+            Arc::new(UInt64Array::from(vec![0, 1, u32::MAX.into()])),
         ),
     ];
     let batch_of = |columns: &[(&str, ArrayRef)]| {
@@ -1362,6 +1373,40 @@ fn temporal_columns_load_as_the_integers_they_store() {
         columns[2].data.data,
         ColumnData::F32(vec![1_000.0, 0.0, -5.0])
     );
+
+    // Written back as the types they were loaded from: exactly from int32; temporal values
+    // rounded from float32, whose Int64 and UInt64 stay Float32 (as Float64 does).
+    let wide_batch = batch_of(&wide);
+    for options in [&as_int32, &as_float32] {
+        let back = read_back(&write_table(&read_ipc(&bytes, options).unwrap()));
+        for (written, loaded) in back[0].columns().iter().zip(wide_batch.columns()) {
+            if options.int64 == Int64As::Float32 && loaded.data_type().is_integer() {
+                assert_eq!(written.data_type(), &arrow_schema::DataType::Float32);
+                continue;
+            }
+            assert_eq!(written.data_type(), loaded.data_type());
+            assert!(same_values(written, loaded), "{written:?} {loaded:?}");
+        }
+    }
+    // A float32 value no int64 holds is written null.
+    let seconds = gputable::column::Column::new(
+        ColumnData::F32(vec![1.5, f32::NAN, f32::INFINITY, -2.5, 1e30]),
+        1,
+    )
+    .unwrap();
+    let column = WriteColumn {
+        name: "at",
+        kind: SourceKind::Plain,
+        batches: vec![(&seconds, None)],
+        dictionary: None,
+        shape: None,
+        loaded_as: Some("Timestamp(Second)"),
+    };
+    let back = read_back(&write_ipc(&[column]).unwrap());
+    let expected =
+        arrow_array::TimestampSecondArray::from(vec![Some(2), None, None, Some(-3), None]);
+    assert!(back[0].schema().field(0).is_nullable());
+    assert!(same_values(back[0].column(0), &expected));
 }
 
 /// Each row of a string or dictionary-of-strings column as arrow-rs reads it.

@@ -11,7 +11,7 @@ use flatbuffers::FlatBufferBuilder;
 
 use super::arrow_type::{schema_table, ArrowType, ColumnType};
 use super::{invalid_ipc, Dictionary, SourceKind};
-use crate::column::{try_append as append, try_collect, try_extend, try_vec, Column, ColumnData};
+use crate::column::{try_append as append, try_collect, try_vec, Column, ColumnData};
 use crate::dtype::DType;
 use crate::error::{GpuTableError, Result};
 
@@ -25,8 +25,8 @@ pub struct WriteColumn<'a> {
     pub dictionary: Option<&'a Dictionary>,
     /// Its type and values per row, where known: the type of a column of no batches.
     pub shape: Option<(DType, u32)>,
-    /// The Arrow type it was loaded from (a field's `arrowType`): Date32 and Time32 columns,
-    /// loaded as their int32 values, are written back as those types.
+    /// The Arrow type it was loaded from (a field's `arrowType`): a temporal or 64-bit
+    /// integer column, loaded as int32 or float32 values, is written back as that type.
     pub loaded_as: Option<&'a str>,
 }
 
@@ -43,14 +43,20 @@ pub fn write_ipc(columns: &[WriteColumn]) -> Result<Vec<u8>> {
             "every column needs the same number of batches",
         ));
     }
+    let loaded: Vec<_> = columns
+        .iter()
+        .map(|c| c.loaded_as.and_then(loaded_type))
+        .collect();
     let types = columns
         .iter()
-        .map(|column| -> Result<(&str, ColumnType, bool)> {
+        .zip(&loaded)
+        .map(|(column, loaded)| -> Result<(&str, ColumnType, bool)> {
             let empty = match (column.batches.first(), column.shape) {
                 (None, Some((dtype, size))) => Some(Column::empty(dtype, size)?),
                 _ => None,
             };
             let first = column.batches.first().map(|(v, f)| (*v, *f));
+            let loaded = loaded.as_ref();
             let column_type = match (
                 first.or(empty.as_ref().map(|e| (e, None))),
                 column.dictionary,
@@ -59,13 +65,7 @@ pub fn write_ipc(columns: &[WriteColumn]) -> Result<Vec<u8>> {
                     dictionary_type(column.name, values, dictionary)?
                 }
                 (Some((values, validity)), None) => {
-                    let mut written = Layout::of(values, column.kind, validity)?.column_type();
-                    if let (ColumnData::I32(_), Some(temporal)) =
-                        (&values.data, column.loaded_as.and_then(temporal_32))
-                    {
-                        written.item = temporal;
-                    }
-                    written
+                    Layout::of(values, column.kind, validity, loaded)?.column_type()
                 }
                 (None, _) => ColumnType {
                     item: ArrowType::Null,
@@ -73,10 +73,10 @@ pub fn write_ipc(columns: &[WriteColumn]) -> Result<Vec<u8>> {
                     index: None,
                 },
             };
-            let nullable = column
-                .batches
-                .iter()
-                .any(|(_, validity)| validity.is_some());
+            let nullable = column.batches.iter().any(|&(values, validity)| {
+                validity.is_some()
+                    || Layout::of(values, column.kind, None, loaded).is_ok_and(|l| l.adds_nulls())
+            });
             Ok((column.name, column_type, nullable))
         })
         .collect::<Result<Vec<_>>>()?;
@@ -103,7 +103,7 @@ pub fn write_ipc(columns: &[WriteColumn]) -> Result<Vec<u8>> {
     for b in 0..batch_count {
         let rows = columns[0].batches[b].0.rows;
         let mut body = Body::default();
-        for column in columns {
+        for (column, loaded) in columns.iter().zip(&loaded) {
             let (values, validity) = column.batches[b];
             if values.rows != rows {
                 return Err(invalid_ipc(format!(
@@ -111,7 +111,7 @@ pub fn write_ipc(columns: &[WriteColumn]) -> Result<Vec<u8>> {
                     column.name, values.rows
                 )));
             }
-            Layout::of(values, column.kind, validity)?.encode(&mut body)?;
+            Layout::of(values, column.kind, validity, loaded.as_ref())?.encode(&mut body)?;
         }
         write_batch(&mut out, &body, rows as usize, None)?;
     }
@@ -120,16 +120,90 @@ pub fn write_ipc(columns: &[WriteColumn]) -> Result<Vec<u8>> {
     Ok(out)
 }
 
-/// The 32-bit temporal type a field's `arrowType` names (as `schema::describe` writes it),
-/// whose values are int32 as loaded.
-fn temporal_32(described: &str) -> Option<ArrowType> {
-    let time = |unit| ArrowType::Time { unit, bits: 32 };
-    match described {
-        "Date32" => Some(ArrowType::Date { millis: false }),
-        "Time32(Second)" => Some(time(TimeUnit::SECOND)),
-        "Time32(Millisecond)" => Some(time(TimeUnit::MILLISECOND)),
+/// The type a field's `arrowType` (as `schema::describe` writes it) names where a column
+/// may have been loaded narrowed from it: 64-bit integers and temporal types.
+fn loaded_type(described: &str) -> Option<ArrowType> {
+    let unit = |name: &str| match name {
+        "Second" => Some(TimeUnit::SECOND),
+        "Millisecond" => Some(TimeUnit::MILLISECOND),
+        "Microsecond" => Some(TimeUnit::MICROSECOND),
+        "Nanosecond" => Some(TimeUnit::NANOSECOND),
         _ => None,
+    };
+    let (name, args) = match described.find("(") {
+        Some(at) => (
+            &described[..at],
+            Some(described[at + 1..].strip_suffix(")")?),
+        ),
+        None => (described, None),
+    };
+    Some(match (name, args) {
+        ("Int64", None) => ArrowType::Int {
+            bits: 64,
+            signed: true,
+        },
+        ("UInt64", None) => ArrowType::Int {
+            bits: 64,
+            signed: false,
+        },
+        ("Date32", None) => ArrowType::Date { millis: false },
+        ("Date64", None) => ArrowType::Date { millis: true },
+        ("Time32", Some(u)) => ArrowType::Time {
+            unit: unit(u)?,
+            bits: 32,
+        },
+        ("Time64", Some(u)) => ArrowType::Time {
+            unit: unit(u)?,
+            bits: 64,
+        },
+        ("Duration", Some(u)) => ArrowType::Duration { unit: unit(u)? },
+        ("Timestamp", Some(args)) => {
+            let (u, zone) = match args.split_once(", ") {
+                Some((u, zone)) => (u, Some(zone.strip_prefix("\"")?.strip_suffix("\"")?)),
+                None => (args, None),
+            };
+            ArrowType::Timestamp {
+                unit: unit(u)?,
+                timezone: zone.map(std::rc::Rc::from),
+            }
+        }
+        _ => return None,
+    })
+}
+
+/// How a column's stored values are written as the type they were loaded from.
+#[derive(Clone, Copy, PartialEq)]
+enum Widening {
+    /// Date32 and Time32: their int32 values as stored.
+    Stored,
+    /// int32 values of a signed 64-bit type, uint32 of UInt64 (the `int64: 'int32'` option).
+    Signed,
+    Unsigned,
+    /// float32 values of a 64-bit temporal type (`int64: 'float32'`), rounded; a value no
+    /// int64 holds (NaN, an infinity) is written null.
+    Rounded,
+}
+
+impl Widening {
+    fn of(data: &ColumnData, loaded: &ArrowType) -> Option<Widening> {
+        let temporal = !matches!(loaded, ArrowType::Int { .. });
+        let wide = loaded.integer_width() == 8;
+        Some(match (data, loaded) {
+            (ColumnData::I32(_), _) if !wide => Widening::Stored,
+            (ColumnData::I32(_), ArrowType::Int { signed: false, .. }) => return None,
+            (ColumnData::I32(_), _) => Widening::Signed,
+            (ColumnData::U32(_), ArrowType::Int { signed: false, .. }) => Widening::Unsigned,
+            (ColumnData::F32(_), _) if temporal && wide => Widening::Rounded,
+            _ => return None,
+        })
     }
+}
+
+/// `v` rounded to the int64 it is nearest, where one holds it.
+fn rounded(v: f32) -> Option<i64> {
+    // 2^63 is a float32; every float32 below it in magnitude converts exactly once rounded.
+    const LIMIT: f32 = 9_223_372_036_854_775_808.0;
+    (v.abs() < LIMIT).then(|| v.round() as i64)
 }
 
 /// A dictionary column's type: its codes' integer type (uint32 codes as Int32, the index
@@ -211,9 +285,12 @@ fn write_dictionary(out: &mut Vec<u8>, id: i64, dictionary: &Dictionary) -> Resu
                     false => offsets.extend_from_slice(&(at as u32).to_le_bytes()),
                 }
             }
-            body.buffer(offsets.len(), offsets.into_iter())?;
-            let bytes = values.iter().flat_map(|v| v.bytes());
-            body.buffer(text_bytes(values), bytes)?;
+            body.buffer(&offsets)?;
+            let mut bytes = try_vec(text_bytes(values), "a dictionary's text")?;
+            for value in values {
+                bytes.extend_from_slice(value.as_bytes());
+            }
+            body.buffer(&bytes)?;
         }
         Dictionary::Numbers(values, _) => {
             let value_type = values_type(dictionary);
@@ -237,15 +314,18 @@ fn write_dictionary(out: &mut Vec<u8>, id: i64, dictionary: &Dictionary) -> Resu
                     _ => bytes.extend_from_slice(&v.to_le_bytes()),
                 }
             }
-            body.buffer(bytes.len(), bytes.into_iter())?;
+            body.buffer(&bytes)?;
         }
         Dictionary::Integers(values, arrow) => match arrow.integer_width() {
-            0 => body.bits(len, |i| values[i] != 0)?,
-            // Little-endian: a 32-bit value's bytes are its i64's first four.
-            width => body.buffer(
-                len * width,
-                (values.iter()).flat_map(|v| v.to_le_bytes().into_iter().take(width)),
-            )?,
+            0 => body.bits(len, &|i| values[i] != 0)?,
+            width => {
+                let mut bytes = try_vec(len * width, "a dictionary's values")?;
+                for v in values {
+                    // Little-endian: a 32-bit value's bytes are its i64's first four.
+                    bytes.extend_from_slice(&v.to_le_bytes()[..width]);
+                }
+                body.buffer(&bytes)?
+            }
         },
     }
     write_batch(out, &body, len, Some(id))
@@ -291,6 +371,8 @@ struct Layout<'a> {
     /// Values per row: a fixed-size list when over 1.
     per_row: usize,
     validity: Option<&'a Column>,
+    /// The type written in place of the stored one, and how the values become it.
+    loaded: Option<(ArrowType, Widening)>,
 }
 
 impl<'a> Layout<'a> {
@@ -298,6 +380,7 @@ impl<'a> Layout<'a> {
         values: &'a Column,
         kind: SourceKind,
         validity: Option<&'a Column>,
+        loaded: Option<&ArrowType>,
     ) -> Result<Layout<'a>> {
         let size = values.size as usize;
         // Word pairs only: an odd size is written as the uint32 words it holds.
@@ -312,16 +395,34 @@ impl<'a> Layout<'a> {
                 "a column of {per_row} values per row has no Arrow layout"
             )));
         }
+        let loaded = loaded
+            .filter(|_| size == 1 && kind == SourceKind::Plain)
+            .and_then(|t| Some((t.clone(), Widening::of(&values.data, t)?)));
         Ok(Layout {
             values,
             float64,
             boolean,
             per_row,
             validity,
+            loaded,
         })
     }
 
+    /// Some value is written null though its flag says valid (a rounded value no int64
+    /// holds).
+    fn adds_nulls(&self) -> bool {
+        match (&self.values.data, &self.loaded) {
+            (ColumnData::F32(v), Some((_, Widening::Rounded))) => {
+                v.iter().any(|&v| rounded(v).is_none())
+            }
+            _ => false,
+        }
+    }
+
     fn item_type(&self) -> ArrowType {
+        if let Some((loaded, _)) = &self.loaded {
+            return loaded.clone();
+        }
         match (self.float64, self.boolean) {
             (true, _) => ArrowType::Float { double: true },
             (_, true) => ArrowType::Bool,
@@ -360,6 +461,14 @@ impl<'a> Layout<'a> {
             }
             None => None,
         };
+        let flags = match (&self.values.data, &self.loaded) {
+            (ColumnData::F32(v), Some((_, Widening::Rounded))) if self.adds_nulls() => {
+                let valid =
+                    |i: usize| rounded(v[i]).is_some() && flags.as_ref().is_none_or(|f| f[i]);
+                Some(try_collect(v.len(), (0..v.len()).map(valid))?)
+            }
+            _ => flags,
+        };
         let (row_flags, item_flags) = match (flags, self.per_item()) {
             (Some(items), true) => {
                 let rows = items.chunks(self.per_row).map(|item| item.contains(&true));
@@ -381,22 +490,26 @@ impl<'a> Layout<'a> {
         body.validity(items, item_validity.as_deref())?;
         if self.boolean {
             return match &self.values.data {
-                ColumnData::U8(v) => body.bits(v.len(), |i| v[i] != 0),
+                ColumnData::U8(v) => body.bits(v.len(), &|i| v[i] != 0),
                 _ => Err(invalid_ipc("a boolean column that is not uint8")),
             };
         }
-        // Little-endian values as stored; float64 word pairs are the doubles' bytes.
         let data = &self.values.data;
-        let bytes = data.len() * data.dtype().byte_width();
-        match data {
-            ColumnData::U8(v) => body.buffer(bytes, v.iter().copied()),
-            ColumnData::I8(v) => body.buffer(bytes, v.iter().map(|&x| x as u8)),
-            ColumnData::U16(v) => body.buffer(bytes, v.iter().flat_map(|x| x.to_le_bytes())),
-            ColumnData::I16(v) => body.buffer(bytes, v.iter().flat_map(|x| x.to_le_bytes())),
-            ColumnData::U32(v) => body.buffer(bytes, v.iter().flat_map(|x| x.to_le_bytes())),
-            ColumnData::I32(v) => body.buffer(bytes, v.iter().flat_map(|x| x.to_le_bytes())),
-            ColumnData::F32(v) => body.buffer(bytes, v.iter().flat_map(|x| x.to_le_bytes())),
+        let widening = self.loaded.as_ref().map(|(_, w)| *w);
+        if matches!(widening, Some(w) if w != Widening::Stored) {
+            let mut bytes = try_vec(data.len() * 8, "a column's widened values")?;
+            for i in 0..data.len() {
+                let value = match data {
+                    ColumnData::U32(v) => u64::from(v[i]),
+                    ColumnData::F32(v) => rounded(v[i]).unwrap_or(0) as u64,
+                    _ => data.get_f64(i) as i64 as u64,
+                };
+                bytes.extend_from_slice(&value.to_le_bytes());
+            }
+            return body.buffer(&bytes);
         }
+        // Little-endian values as stored; float64 word pairs are the doubles' bytes.
+        body.buffer(data.le_bytes())
     }
 }
 
@@ -415,26 +528,29 @@ impl Body {
         let nulls = flags.map_or(0, |f| f.iter().filter(|&&valid| !valid).count());
         self.nodes.push(FieldNode::new(length as i64, nulls as i64));
         match flags {
-            Some(flags) if nulls > 0 => self.bits(flags.len(), |i| flags[i]),
-            _ => self.buffer(0, std::iter::empty()),
+            Some(flags) if nulls > 0 => self.bits(flags.len(), &|i| flags[i]),
+            _ => self.buffer(&[]),
         }
     }
 
     /// `count` bits in Arrow's order: value i is bit i % 8 of byte i / 8.
-    fn bits(&mut self, count: usize, bit: impl Fn(usize) -> bool) -> Result<()> {
-        let byte = |at: usize| {
+    fn bits(&mut self, count: usize, bit: &dyn Fn(usize) -> bool) -> Result<()> {
+        let mut bytes = try_vec(count.div_ceil(8), "a bitmap")?;
+        for at in (0..count).step_by(8) {
             let bits = (at..count.min(at + 8)).map(|i| u8::from(bit(i)) << (i - at));
-            bits.fold(0, |byte, bit| byte | bit)
-        };
-        self.buffer(count.div_ceil(8), (0..count).step_by(8).map(byte))
+            bytes.push(bits.fold(0, |byte, bit| byte | bit));
+        }
+        self.buffer(&bytes)
     }
 
-    /// A buffer of the `len` bytes of `bytes`, padded to the alignment.
-    fn buffer(&mut self, len: usize, bytes: impl Iterator<Item = u8>) -> Result<()> {
-        let offset = self.bytes.len();
-        let padding = len.next_multiple_of(ALIGNMENT) - len;
-        let padded = bytes.chain(std::iter::repeat_n(0, padding));
-        try_extend(&mut self.bytes, len + padding, padded)?;
+    /// A buffer of `bytes`, padded to the alignment.
+    fn buffer(&mut self, bytes: &[u8]) -> Result<()> {
+        let (offset, len) = (self.bytes.len(), bytes.len());
+        append(&mut self.bytes, bytes)?;
+        append(
+            &mut self.bytes,
+            &[0; ALIGNMENT][..len.next_multiple_of(ALIGNMENT) - len],
+        )?;
         self.buffers.push(Buffer::new(offset as i64, len as i64));
         Ok(())
     }

@@ -15,27 +15,15 @@ pub fn device_words(column: &Column) -> Result<Cow<'_, [u8]>> {
         bytes.extend(values.iter().flat_map(|v| to_word(*v).to_le_bytes()));
         Ok(Cow::Owned(bytes))
     }
-    // 32-bit columns already have the device layout: borrowed, not copied.
-    fn words<T: Elem>(values: &[T]) -> Result<Cow<'_, [u8]>> {
-        const {
-            assert!(
-                cfg!(target_endian = "little"),
-                "device buffers are little-endian"
-            )
-        };
-        // SAFETY: T is a 4-byte plain number type; any initialized bytes of it are valid u8s.
-        Ok(Cow::Borrowed(unsafe {
-            std::slice::from_raw_parts(values.as_ptr() as *const u8, std::mem::size_of_val(values))
-        }))
-    }
     match &column.data {
         ColumnData::U8(v) => widen(v, |x| x as u32),
         ColumnData::U16(v) => widen(v, |x| x as u32),
         ColumnData::I8(v) => widen(v, |x| x as i32 as u32),
         ColumnData::I16(v) => widen(v, |x| x as i32 as u32),
-        ColumnData::U32(v) => words(v),
-        ColumnData::I32(v) => words(v),
-        ColumnData::F32(v) => words(v),
+        // 32-bit columns already have the device layout: borrowed, not copied.
+        ColumnData::U32(_) | ColumnData::I32(_) | ColumnData::F32(_) => {
+            Ok(Cow::Borrowed(column.data.le_bytes()))
+        }
     }
 }
 

@@ -248,7 +248,7 @@ test('ownership edge cases: one table per batch, schemas that lie, splice indice
   grown.destroy();
 });
 
-test('Date32 and Time32 columns load as sint32; Timestamp and Date64 follow the int64 option', () => {
+test('Date32 and Time32 columns load as sint32; Timestamp and Date64 follow the int64 option; all write back as loaded', () => {
   const days = [Date.UTC(2026, 10, 29), null, Date.UTC(1969, 11, 31)];
   const table = arrow.makeTable({
     day: arrow.vectorFromArray(days.map(d => (d === null ? null : new Date(d))), new arrow.DateDay()),
@@ -270,4 +270,10 @@ test('Date32 and Time32 columns load as sint32; Timestamp and Date64 follow the 
   assert.deepEqual(back.schema.fields.map(f => String(f.type)), ['Date32<DAY>', 'Time32<SECOND>']);
   assert.deepEqual(back.getChild('day').toArray().map(d => (d === null ? null : Number(d))), days);
   assert.deepEqual([...back.getChild('time').toArray()], [5, 86399, 60]);
+  // Timestamp too, from int32 or float32 values.
+  for (const int64 of ['int32', 'float32']) {
+    const at = arrow.tableFromIPC(GPUTable.fromArrowIPCSync(bytes, {int64}).toArrowIPC()).getChild('at');
+    assert.equal(String(at.type), 'Timestamp<MILLISECOND>');
+    assert.deepEqual([...at.toArray()].map(Number), [1000, 2000, -5]);
+  }
 });
