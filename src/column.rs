@@ -256,6 +256,14 @@ impl ColumnData {
             std::slice::from_raw_parts(v.as_ptr() as *const u8, std::mem::size_of_val(v.as_slice()))
         })
     }
+    /// A copy of values `a..b`.
+    pub fn slice(&self, a: usize, b: usize) -> Result<ColumnData> {
+        with_column_data!(self, v => {
+            let mut out = reserve(b - a)?;
+            out.extend_from_slice(&v[a..b]);
+            Ok(Elem::wrap_data(out))
+        })
+    }
     pub fn dtype(&self) -> DType {
         with_column_data!(self, v => element_dtype(v))
     }
@@ -404,10 +412,6 @@ impl Column {
             start as usize * self.size as usize,
             end as usize * self.size as usize,
         );
-        with_column_data!(&self.data, v => {
-            let mut out = reserve(b - a)?;
-            out.extend_from_slice(&v[a..b]);
-            Ok(Elem::wrap_data(out))
-        })
+        self.data.slice(a, b)
     }
 }

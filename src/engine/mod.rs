@@ -177,8 +177,8 @@ fn check_failure(node: &NodeRef, check: &Check, values: &[ColumnData]) -> Option
             let wrapped = about >= 1.5 * 2f64.powi(31);
             (wrapped || rows > *capacity as f64).then(|| {
                 let needed = match wrapped {
-                    true => format!("about {about:.0}"),
-                    false => format!("{rows:.0}"),
+                    true => format!("about {}", about as u64),
+                    false => format!("{}", rows as u64),
                 };
                 GpuTableError::new(
                     ErrorCode::LimitExceeded,
@@ -262,11 +262,14 @@ async fn run(
     for group in &groups {
         group.run(device).await?;
     }
+    let root_ids: HashSet<u64> = roots.iter().map(|r| r.id).collect();
     if sorts.is_empty() {
-        return Ok((
-            run_schedule(device, roots, fusion, steps).await?,
-            staged_peak,
-        ));
+        let schedule = run_schedule(device, roots, fusion, steps).await;
+        // Group-bys' results read by later work are intermediates too.
+        for group in &groups {
+            group.release_intermediates();
+        }
+        return Ok((schedule?, staged_peak));
     }
     let sorts_peak = sorts
         .iter()
@@ -274,7 +277,6 @@ async fn run(
         .max()
         .unwrap_or(0)
         .max(staged_peak);
-    let root_ids: HashSet<u64> = roots.iter().map(|r| r.id).collect();
     let mut result = Ok(None);
     for sort in &sorts {
         if let Err(e) = sort.run(device, &root_ids).await {
@@ -290,6 +292,9 @@ async fn run(
         for node in sort.results().filter(|n| !root_ids.contains(&n.id)) {
             node.release_output();
         }
+    }
+    for group in &groups {
+        group.release_intermediates();
     }
     Ok((result?, sorts_peak))
 }

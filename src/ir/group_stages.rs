@@ -36,15 +36,86 @@ pub struct PartialRows {
 }
 
 impl PartialRows {
-    /// One group of zeros in the shape of a part's columns (`nodes`), for projections.
-    pub fn one_group(nodes: &[NodeRef]) -> Result<PartialRows> {
+    /// `rows` groups in the shape of a part's columns (`nodes`, `keys` of them keys), for
+    /// projections: zeros, but for 32-bit integer keys, whose last group holds the type's
+    /// greatest value (a key range too wide for the bins of `group_by`'s small keys: the
+    /// group-by sorts, as it may for keys of any range).
+    pub fn projected(nodes: &[NodeRef], rows: u32, keys: usize) -> Result<PartialRows> {
         let columns = nodes
             .iter()
-            .map(|node| {
+            .enumerate()
+            .map(|(c, node)| {
                 let mut values = Column::empty(node.meta.dtype, node.meta.size)?;
-                values.append_zero_rows(1)?;
-                let valid = node.validity().map(|_| ColumnData::U8(vec![1]));
+                values.append_zero_rows(rows)?;
+                match &mut values.data {
+                    ColumnData::I32(v) if c < keys => v.last_mut().map(|x| *x = i32::MAX),
+                    ColumnData::U32(v) if c < keys => v.last_mut().map(|x| *x = u32::MAX),
+                    _ => None,
+                };
+                let valid = match node.validity() {
+                    Some(_) => Some(ColumnData::U8(crate::column::try_collect(
+                        rows as usize,
+                        std::iter::repeat_n(1, rows as usize),
+                    )?)),
+                    None => None,
+                };
                 Ok((values.data, valid))
+            })
+            .collect::<Result<_>>()?;
+        Ok(PartialRows { columns })
+    }
+
+    /// The groups it holds (its first column is a key: one value a row).
+    pub fn rows(&self) -> u32 {
+        self.columns
+            .first()
+            .map_or(0, |(data, _)| data.len() as u32)
+    }
+
+    /// Column `c` (of `lanes` lanes) of every partial, one after another, and their null
+    /// flags where any partial has them (all set for the others).
+    pub fn joined(
+        partials: &[PartialRows],
+        c: usize,
+        lanes: u32,
+    ) -> Result<(Column, Option<Column>)> {
+        let (first, _) = &partials
+            .first()
+            .ok_or_else(|| crate::engine::internal("a group-by in parts of no part"))?
+            .columns[c];
+        let mut values = Column::empty(first.dtype(), lanes)?;
+        let nullable = partials.iter().any(|p| p.columns[c].1.is_some());
+        let mut flags = Column::empty(DType::U8, 1)?;
+        for partial in partials {
+            let (data, valid) = &partial.columns[c];
+            values.append(data.clone())?;
+            if nullable {
+                let valid = match valid {
+                    Some(valid) => valid.clone(),
+                    None => {
+                        let rows = partial.rows() as usize;
+                        ColumnData::U8(crate::column::try_collect(
+                            rows,
+                            std::iter::repeat_n(1, rows),
+                        )?)
+                    }
+                };
+                flags.append(valid)?;
+            }
+        }
+        Ok((values, nullable.then_some(flags)))
+    }
+
+    /// Its groups `start..end`.
+    pub fn slice(&self, start: u32, end: u32) -> Result<PartialRows> {
+        let rows = self.rows().max(1) as usize;
+        let (start, end) = (start as usize, end as usize);
+        let columns = (self.columns.iter())
+            .map(|(data, valid)| {
+                let lanes = data.len() / rows;
+                let values = data.slice(start * lanes, end * lanes)?;
+                let valid = valid.as_ref().map(|v| v.slice(start, end)).transpose()?;
+                Ok((values, valid))
             })
             .collect::<Result<_>>()?;
         Ok(PartialRows { columns })
@@ -117,6 +188,11 @@ impl GroupStages {
         self.results.iter().map(Weak::upgrade).collect()
     }
 
+    /// The group-by's keys: a partial's first columns.
+    pub fn key_count(&self) -> usize {
+        self.keys.len()
+    }
+
     /// The rows grouped.
     pub fn rows(&self) -> u32 {
         self.keys[0].meta.length
@@ -183,7 +259,7 @@ impl GroupStages {
     /// added, the least of minimums and first rows, the greatest of maximums and last rows,
     /// and an extreme's row where the extreme of extremes is.
     pub fn combine(&self, partials: &[PartialRows]) -> Result<Vec<NodeRef>> {
-        let rows: u32 = partials.iter().map(rows_of).sum();
+        let rows: u32 = partials.iter().map(PartialRows::rows).sum();
         let chunks: Chunks = vec![rows].into();
         let columns = (self.lanes().into_iter().enumerate())
             .map(|(c, lanes)| joined(partials, c, lanes, &chunks))
@@ -237,46 +313,15 @@ impl GroupStages {
     }
 }
 
-/// The rows a partial holds (its first column is a key: one value a row).
-fn rows_of(partial: &PartialRows) -> u32 {
-    partial
-        .columns
-        .first()
-        .map_or(0, |(data, _)| data.len() as u32)
-}
-
 /// Column `c` of every partial joined into one source chunked as `chunks`, with null flags
 /// where any partial has them.
 fn joined(partials: &[PartialRows], c: usize, lanes: u32, chunks: &Chunks) -> Result<NodeRef> {
-    let (first, _) = &partials
-        .first()
-        .ok_or_else(|| crate::engine::internal("a group-by in parts of no part"))?
-        .columns[c];
-    let mut values = Column::empty(first.dtype(), lanes)?;
-    let nullable = partials.iter().any(|p| p.columns[c].1.is_some());
-    let mut flags = Column::empty(DType::U8, 1)?;
-    for partial in partials {
-        let (data, valid) = &partial.columns[c];
-        values.append(data.clone())?;
-        if nullable {
-            let valid = match valid {
-                Some(valid) => valid.clone(),
-                None => {
-                    let rows = rows_of(partial) as usize;
-                    ColumnData::U8(crate::column::try_collect(
-                        rows,
-                        std::iter::repeat_n(1, rows),
-                    )?)
-                }
-            };
-            flags.append(valid)?;
-        }
-    }
+    let (values, flags) = PartialRows::joined(partials, c, lanes)?;
     // `source_chunked` checks the rows against `chunks`.
     let node = source_chunked(values.data, lanes, chunks.clone())?;
-    match nullable {
-        true => with_validity(&node, Some(&source_chunked(flags.data, 1, chunks.clone())?)),
-        false => Ok(node),
+    match flags {
+        Some(flags) => with_validity(&node, Some(&source_chunked(flags.data, 1, chunks.clone())?)),
+        None => Ok(node),
     }
 }
 

@@ -69,7 +69,8 @@ pub(crate) fn lanewise_expr(g: &Gen, node: &NodeRef, at: &str) -> Option<String>
                     let ty = wgsl_type(class);
                     // NaN (by its bits: compilers may assume none) and values outside the
                     // type give 0; the rest truncate.
-                    format!("gt_cast_{ty}({a}, {lo:.1}, {end:.1})",)
+                    // Whole numbers, written as float literals (no float formatting linked).
+                    format!("gt_cast_{ty}({a}, {}.0, {}.0)", lo as i64, end as i64)
                 }
                 (Class::I | Class::U, Class::F) => convert(&a, from, class),
                 (Class::I, Class::U) => format!("bitcast<u32>({a})"),

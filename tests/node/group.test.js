@@ -224,3 +224,35 @@ test("a table's groupBy().rollup larger than allowedMem groups its batches in pa
   table.destroy();
   device.destroy();
 });
+
+test('a groupBy of more distinct keys than allowedMem combines at once is made a key range at a time', async () => {
+  // A user's trial: 20,000 distinct keys in batches of 5,000 rows under 256 kB were
+  // LIMIT_EXCEEDED. Integer and text keys, shuffled so each key range meets every batch.
+  const rows = 20_000;
+  const ids = Int32Array.from({length: rows}, (_, i) => ((i * 7919) % rows) - 5_000);
+  const names = Array.from(ids, id => `k${id}`);
+  const fares = Float32Array.from({length: rows}, (_, i) => i % 97);
+  const batches = [];
+  for (let start = 0; start < rows; start += 5_000) {
+    const part = {id: ids.subarray(start, start + 5_000), name: names.slice(start, start + 5_000), fare: fares.subarray(start, start + 5_000)};
+    batches.push(arrow.makeTable({id: part.id, name: arrow.vectorFromArray(part.name, new arrow.Utf8()), fare: part.fare}).batches[0]);
+  }
+  const bytes = arrow.tableToIPC(new arrow.Table(batches));
+  const allowedMem = 256 * 1024;
+  const device = await gt.createDevice({type: 'cpu', allowedMem});
+  const table = await gt.GPUTable.fromArrowIPC(bytes, {device});
+  const byId = await table.groupBy(['id']).rollup({trips: 'count', total: ['sum', 'fare']});
+  assert.ok(device.memory.peakBytes <= allowedMem, `peak ${device.memory.peakBytes} over ${allowedMem}`);
+  const order = [...ids].sort((a, b) => a - b);
+  const fareOf = new Map([...ids].map((id, i) => [id, fares[i]]));
+  assert.deepEqual([...await byId.getVector('id').readValue()], order);
+  assert.deepEqual([...await byId.getVector('trips').readValue()], order.map(() => 1));
+  assert.deepEqual([...await byId.getVector('total').readValue()], order.map(id => fareOf.get(id)));
+  const byName = await table.groupBy(['name']).rollup({trips: 'count'});
+  assert.ok(device.memory.peakBytes <= allowedMem, `peak ${device.memory.peakBytes} over ${allowedMem}`);
+  const back = arrow.tableFromIPC(await byName.toArrowIPC());
+  assert.deepEqual([...back.getChild('name')], [...names].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+  assert.deepEqual([...back.getChild('trips')], names.map(() => 1));
+  for (const t of [byId, byName, table]) t.destroy();
+  device.destroy();
+});

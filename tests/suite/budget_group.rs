@@ -2,7 +2,7 @@
 //! per-chunk partial groups): its rows are grouped a range at a time, the ranges' groups
 //! combined, and the results are the whole group-by's, within the budget; `explain` shows
 //! the parts. A budget no range fits is refused before any kernel runs; groups too many to
-//! combine within the budget are `LIMIT_EXCEEDED`.
+//! combine at once are made a key range at a time.
 
 use super::filter::same_rows;
 use super::group::{aggregate_reference, held, reference_groups, same_aggregate};
@@ -204,19 +204,99 @@ pub async fn a_group_by_larger_than_the_budget_groups_in_parts<T: Target>() {
     assert_eq!(error.code, ErrorCode::LimitExceeded, "{error}");
     assert_eq!(device.core().counters.stats().kernels, kernels, "{error}");
 
-    // Every row its own group: the ranges' groups are too many to combine within it.
-    if light {
-        return device.core().allowed_mem.set(None);
-    }
-    device.core().allowed_mem.set(Some(allowed));
-    let distinct: Vec<f64> = (0..n).map(|i| i as f64).collect();
-    let rows = nullable(column_of(DType::U32, &distinct), None, &chunks);
-    let (_, counted) = ir::value_counts(&rows).unwrap();
-    let error = engine::evaluate(&device, std::slice::from_ref(&counted))
-        .await
-        .unwrap_err();
-    assert_eq!(error.code, ErrorCode::LimitExceeded, "{error}");
     device.core().allowed_mem.set(None);
+}
+
+/// More groups than a combination of parts holds within `allowedMem` (a user's trial:
+/// 20,000 distinct keys in chunks of 5,000 under 256 kB were `LIMIT_EXCEEDED`): the ranges'
+/// groups are cut by key into key ranges of as many as fit, each combined and made on the
+/// device, and the results wait on the host, within the budget, in key order across the key
+/// ranges. Two keys (float32 nearly all distinct, a permutation of the rows so that every
+/// key range meets every range of rows, with NaN, ±0 and nulls; uint8), counts, sums and
+/// first rows, over uneven and empty chunks.
+pub async fn many_groups_are_made_a_key_range_at_a_time<T: Target>() {
+    let device = match T::WIDE_ROWS {
+        true => T::fresh().await,
+        false => T::capped().await,
+    };
+    let n = if T::TRANSFERS { 6_000usize } else { 40_000 };
+    let mut rng = Rng(5);
+    let key_values: Vec<f64> = (0..n)
+        .map(|i| match rng.below(50) {
+            0 => f64::NAN,
+            1 => -0.0,
+            2 => 0.0,
+            _ => ((i * 7919) % n) as f64 / 2.0,
+        })
+        .collect();
+    let key_valid: Vec<u8> = (0..n).map(|_| u8::from(rng.below(25) != 0)).collect();
+    let vendors: Vec<f64> = (0..n).map(|_| rng.below(2) as f64).collect();
+    let weights: Vec<f64> = (0..n).map(|_| rng.below(100) as f64).collect();
+    let quarter = n as u32 / 4;
+    let chunks = [quarter + 1, 0, 2 * quarter, n as u32 - 3 * quarter - 1];
+    let nullable = super::filter::nullable;
+    let key = nullable(
+        column_of(DType::F32, &key_values),
+        Some(&key_valid),
+        &chunks,
+    );
+    let vendor = nullable(column_of(DType::U8, &vendors), None, &chunks);
+    let weight = nullable(column_of(DType::I32, &weights), None, &chunks);
+    let aggregates: Vec<Aggregate> = [(GroupOp::Count, None), (GroupOp::Sum, Some(&weight))]
+        .into_iter()
+        .chain([(GroupOp::First, Some(&weight))])
+        .map(|(op, value)| Aggregate {
+            op,
+            value: value.cloned(),
+        })
+        .collect();
+    let (keys, results) = ir::group_by(&[key.clone(), vendor.clone()], &aggregates).unwrap();
+    let allowed = TASK_OVERHEAD_BYTES + device.value_bytes(DType::F32, 1, n as u32);
+    device.core().allowed_mem.set(Some(allowed));
+    let text = engine::explain(&device, &results[0]).unwrap();
+    assert!(text.contains("cut by key"), "{text}");
+    device.core().counters.reset_peak();
+    let mut roots = keys.clone();
+    roots.extend(results.iter().cloned());
+    engine::evaluate(&device, &roots).await.unwrap();
+    let peak = device.core().counters.memory().peak_bytes;
+    assert!(peak <= allowed, "peak {peak} over allowedMem {allowed}");
+    for root in &roots {
+        assert_eq!(root.materialized_on(), Some(device.core().id));
+        // Made a key range at a time: the results wait on the host.
+        assert!(root.host_output().is_some(), "t{} is on the host", root.id);
+    }
+    // Later work reads them on the device.
+    let total = ir::reduce(ir::ReduceKind::Sum, &results[0], None, 4).unwrap();
+    engine::evaluate(&device, std::slice::from_ref(&total))
+        .await
+        .unwrap();
+    device.core().allowed_mem.set(None);
+    assert_eq!(as_f64(&read(&total).await), vec![n as f64]);
+
+    let reference_keys = [
+        held(DType::F32, &key_values, &key_valid),
+        held(DType::U8, &vendors, &vec![1; n]),
+    ];
+    let groups = reference_groups(&reference_keys, n);
+    assert!(groups.len() > n / 2, "{} groups", groups.len());
+    for (k, key) in keys.iter().enumerate() {
+        let expected: Vec<Option<f64>> = groups
+            .iter()
+            .map(|g| reference_keys[k][g[0]].map(|v| if v == 0.0 { 0.0 } else { v }))
+            .collect();
+        same_rows(&format!("key {k}"), &rows_of(key).await, &expected);
+    }
+    let weight_rows = held(DType::I32, &weights, &vec![1; n]);
+    for (aggregate, result) in aggregates.iter().zip(&results) {
+        let expected: Vec<Option<f64>> = match aggregate.value {
+            None => groups.iter().map(|g| Some(g.len() as f64)).collect(),
+            Some(_) => (groups.iter())
+                .map(|g| aggregate_reference(aggregate.op, g, &weight_rows, DType::I32))
+                .collect(),
+        };
+        same_rows(aggregate.op.name(), &rows_of(result).await, &expected);
+    }
 }
 
 /// A key of few values (most bins of its range empty) with nulls, in two chunks, grouped in
