@@ -460,8 +460,12 @@ export class GPUTable {
       if (!fits) {
         // The pairs could need more rows than the keys' rows together (every join where
         // one side's keys are distinct fits them): the pairs and their number in one
-        // evaluation, made again with that number only where it is more.
-        await evaluateTogether(resolveDevice(this.device), [left, right, pairs]);
+        // evaluation, made again with that number only where it is more. Under allowedMem
+        // only their number: the pairs are made again with the columns, where the budget
+        // counts them (held here from an evaluation before, it would not).
+        const device = resolveDevice(this.device);
+        const bounded = device.allowedMem !== undefined;
+        await evaluateTogether(device, bounded ? [pairs] : [left, right, pairs]);
         const rows = (await pairs.readValue())[0];
         if (rows > capacity) [left, right] = pairsOf(rows);
       }

@@ -146,7 +146,10 @@ const dist = resolve(dirname(fileURLToPath(import.meta.url)), '../dist');
  * host) and group-bys whose results later work reads staged too: +6.9 kB (15.5 kB before
  * gzip), 622.7 kB, the budget raised to 623.0 kB, with a shrink first of 0.5 kB (the
  * messages' and WGSL casts' `{:.N}` formats dropped; core's exact float printing stays,
- * `Display` of f64 links it).
+ * `Display` of f64 links it). Then roots held together past the budget read back as they
+ * are computed (the schedule projected again, the largest held root read back each time,
+ * `schedule::projected` called three times and kept one function): +0.7 kB, 623.4 kB, the
+ * budget raised to 623.5 kB, with no shrink first.
  * The CPU scan's loops (`scan_whole`, 15 kB before gzip: a loop
  * per fold, class and direction) are the next place to look. The largest
  * families left to shrink, measured from the name section: the CPU reduction folders (12
@@ -155,7 +158,7 @@ const dist = resolve(dirname(fileURLToPath(import.meta.url)), '../dist');
  * formatting (18 kB before gzip: `Display` of f64 in error messages pulls in core's
  * shortest and exact float printing; a formatter through JS's own would drop it).
  */
-export const DEFAULT_IMPORT_BUDGET = 623_000;
+export const DEFAULT_IMPORT_BUDGET = 623_500;
 
 const gzipped = file => gzipSync(readFileSync(file), {level: 9}).length;
 

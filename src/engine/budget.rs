@@ -45,12 +45,16 @@ impl<'a> Ledger<'a> {
         roots: &'a HashSet<u64>,
         resident: &dyn Fn(&NodeRef) -> bool,
         budget: Option<u64>,
+        read_back: &HashSet<u64>,
     ) -> Ledger<'a> {
         let streamed: HashSet<u64> = match budget {
             Some(budget) => (plan.regions.iter())
                 .flat_map(|r| r.outputs())
                 .filter(|output| roots.contains(&output.id))
-                .filter(|output| output_bytes(device, output).saturating_mul(2) > budget)
+                .filter(|output| {
+                    read_back.contains(&output.id)
+                        || output_bytes(device, output).saturating_mul(2) > budget
+                })
                 .map(|output| output.id)
                 .collect(),
             None => HashSet::new(),
@@ -538,7 +542,7 @@ fn stored(node: &Node) -> u64 {
 }
 
 /// Device bytes of `node`'s whole output: each chunk is stored on its own.
-fn output_bytes(device: &dyn CostModel, node: &Node) -> u64 {
+pub(super) fn output_bytes(device: &dyn CostModel, node: &Node) -> u64 {
     match node.meta.constant {
         true => bytes_of(device, node, 1),
         false => (node.chunks.iter())

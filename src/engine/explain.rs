@@ -131,7 +131,13 @@ fn describe_budget(schedule: &Schedule, text: &mut String) {
     };
     let _ = writeln!(text, "allowedMem {budget} bytes: {verdict}");
     if !schedule.streamed.is_empty() {
-        text.push_str("the output is larger than half of allowedMem: its chunks are read back to the host as they are computed\n");
+        text.push_str("read back to the host as they are computed (larger than half of allowedMem, or held while a later task would not fit):");
+        for region in &schedule.plan.regions {
+            if schedule.streamed.contains(&region.root.id) {
+                let _ = write!(text, " t{}", region.root.id);
+            }
+        }
+        text.push('\n');
     }
 }
 

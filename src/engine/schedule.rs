@@ -6,7 +6,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::budget::Ledger;
+use super::budget::{output_bytes, Ledger};
 use super::{internal, CostModel};
 use crate::error::{ErrorCode, GpuTableError, Result};
 use crate::ir::{self, combine_rounds, NodeRef, Op};
@@ -97,81 +97,29 @@ impl Schedule {
         resident: &dyn Fn(&NodeRef) -> bool,
         budget: Option<u64>,
     ) -> Result<Schedule> {
-        let ledger = Ledger::new(device, &plan, roots, resident, budget);
-        let frees = last_uses(&plan, roots);
-        let limits = device.plan_limits();
-        let mut passes = Vec::with_capacity(plan.regions.len());
-        let mut kept_scratch = 0u64;
-        for (index, (region, frees)) in plan.regions.iter().zip(frees).enumerate() {
-            let submit_before = (region.leaves.iter())
-                .any(|leaf| !leaf.meta.constant && ledger.copied_per_task(leaf));
-            if submit_before {
-                // The submit frees the working arrays kept for earlier passes.
-                kept_scratch = 0;
-            }
-            let composed = match () {
-                _ if region.is_sort() && !sorts_natively(device, region) => {
-                    Some(Box::new(Composed::split_sort(device, region, &limits)?))
-                }
-                _ if region.is_walk() && !device.walks(&region.root) => {
-                    let copied = |input: &NodeRef| ledger.copied_per_task(input);
-                    let walk = Composed::walk(device, region, &limits, budget, &copied)?;
-                    Some(Box::new(walk))
-                }
-                _ => None,
-            };
-            let (mut tasks, mut cut, cut_after) = planned_tasks(device, region);
-            let extra = ledger.held_before(index).saturating_add(kept_scratch);
-            let mut bytes = ledger.pass_bytes(region, &tasks, cut_after, extra);
-            if let Some(composed) = &composed {
-                let inner = composed.schedule.peak();
-                bytes = match composed.schedule.budget {
-                    // A composed lookup's own schedule keeps to the budget: its keys are
-                    // looked up (and brought from the host) a part at a time and its rows
-                    // streamed back, as other row-local work.
-                    Some(_) => vec![extra.saturating_add(inner); tasks.len()],
-                    None => ledger.composed_bytes(region, &tasks, extra, inner, bytes),
-                };
-            }
-            if let Some(budget) = budget {
-                if row_local(region) && bytes.iter().any(|&b| b > budget) {
-                    if let Some(fitted) = ledger.fit(region, &tasks, extra, budget) {
-                        tasks = fitted;
-                        cut = Some(Cut::Budget);
-                        bytes = ledger.pass_bytes(region, &tasks, cut_after, extra);
-                    }
-                }
-            }
-            if device.keeps_scratch_until_flush() {
-                kept_scratch = kept_scratch.saturating_add(ledger.scratch_bytes(region, &tasks));
-            }
-            match () {
-                _ if region.is_walk() => ledger.record_walk(region, device.walks(&region.root)),
-                // One output of the bins, whatever the tasks.
-                _ if region.adds_to_bins => {}
-                _ => ledger.record_tasks(region, &tasks),
-            }
-            let rounds = match ir::Reduction::of(&region.root) {
-                Some(reduction) => combine_rounds(tasks.len() as u32, reduction.split_every),
-                None => Vec::new(),
-            };
-            let tasks = (tasks.into_iter().zip(bytes))
-                .map(|((first, rows), bytes)| Task { first, rows, bytes })
-                .collect();
-            passes.push(Pass {
-                tasks,
-                cut,
-                cut_after,
-                submit_before,
-                frees,
-                rounds,
-                composed,
-            });
+        // Roots larger than half the budget are read back as they are computed. Where a task
+        // still does not fit, so are the roots held while it runs, the largest first, until
+        // it does (a table's columns, each small, together too large): if none makes it fit,
+        // the first schedule stands, refused by `check`.
+        let mut read_back = HashSet::new();
+        let mut made = projected(device, &plan, roots, resident, budget, &read_back)?;
+        let fits = loop {
+            let Some(over) = made.over else { break true };
+            let held = (plan.regions[..over].iter())
+                .map(|region| &region.root)
+                .filter(|root| roots.contains(&root.id) && !made.streamed.contains(&root.id))
+                .max_by_key(|root| output_bytes(device, root));
+            let Some(root) = held else { break false };
+            read_back.insert(root.id);
+            made = projected(device, &plan, roots, resident, budget, &read_back)?;
+        };
+        if !fits && !read_back.is_empty() {
+            made = projected(device, &plan, roots, resident, budget, &HashSet::new())?;
         }
         Ok(Schedule {
-            passes,
-            streamed: ledger.streamed,
-            copied_whole: ledger.copied_whole,
+            passes: made.passes,
+            streamed: made.streamed,
+            copied_whole: made.copied_whole,
             budget,
             plan,
         })
@@ -367,6 +315,105 @@ fn planned_tasks(device: &dyn CostModel, region: &Region) -> (Vec<(u64, u32)>, O
     }
     let cut = (tasks.len() > region.task_chunks().len()).then_some(Cut::Binding);
     (tasks, cut, false)
+}
+
+/// A schedule's passes, projected with roots `read_back` read back as they are computed.
+struct Projected {
+    passes: Vec<Pass>,
+    streamed: HashSet<u64>,
+    copied_whole: HashSet<u64>,
+    /// The first pass with a task over the budget.
+    over: Option<usize>,
+}
+
+#[inline(never)] // called three times by `Schedule::new`: one copy
+fn projected(
+    device: &dyn CostModel,
+    plan: &Plan,
+    roots: &HashSet<u64>,
+    resident: &dyn Fn(&NodeRef) -> bool,
+    budget: Option<u64>,
+    read_back: &HashSet<u64>,
+) -> Result<Projected> {
+    let ledger = Ledger::new(device, plan, roots, resident, budget, read_back);
+    let frees = last_uses(plan, roots);
+    let limits = device.plan_limits();
+    let mut passes = Vec::with_capacity(plan.regions.len());
+    let mut kept_scratch = 0u64;
+    for (index, (region, frees)) in plan.regions.iter().zip(frees).enumerate() {
+        let submit_before =
+            (region.leaves.iter()).any(|leaf| !leaf.meta.constant && ledger.copied_per_task(leaf));
+        if submit_before {
+            // The submit frees the working arrays kept for earlier passes.
+            kept_scratch = 0;
+        }
+        let composed = match () {
+            _ if region.is_sort() && !sorts_natively(device, region) => {
+                Some(Box::new(Composed::split_sort(device, region, &limits)?))
+            }
+            _ if region.is_walk() && !device.walks(&region.root) => {
+                let copied = |input: &NodeRef| ledger.copied_per_task(input);
+                let walk = Composed::walk(device, region, &limits, budget, &copied)?;
+                Some(Box::new(walk))
+            }
+            _ => None,
+        };
+        let (mut tasks, mut cut, cut_after) = planned_tasks(device, region);
+        let extra = ledger.held_before(index).saturating_add(kept_scratch);
+        let mut bytes = ledger.pass_bytes(region, &tasks, cut_after, extra);
+        if let Some(composed) = &composed {
+            let inner = composed.schedule.peak();
+            bytes = match composed.schedule.budget {
+                // A composed lookup's own schedule keeps to the budget: its keys are
+                // looked up (and brought from the host) a part at a time and its rows
+                // streamed back, as other row-local work.
+                Some(_) => vec![extra.saturating_add(inner); tasks.len()],
+                None => ledger.composed_bytes(region, &tasks, extra, inner, bytes),
+            };
+        }
+        if let Some(budget) = budget {
+            if row_local(region) && bytes.iter().any(|&b| b > budget) {
+                if let Some(fitted) = ledger.fit(region, &tasks, extra, budget) {
+                    tasks = fitted;
+                    cut = Some(Cut::Budget);
+                    bytes = ledger.pass_bytes(region, &tasks, cut_after, extra);
+                }
+            }
+        }
+        if device.keeps_scratch_until_flush() {
+            kept_scratch = kept_scratch.saturating_add(ledger.scratch_bytes(region, &tasks));
+        }
+        match () {
+            _ if region.is_walk() => ledger.record_walk(region, device.walks(&region.root)),
+            // One output of the bins, whatever the tasks.
+            _ if region.adds_to_bins => {}
+            _ => ledger.record_tasks(region, &tasks),
+        }
+        let rounds = match ir::Reduction::of(&region.root) {
+            Some(reduction) => combine_rounds(tasks.len() as u32, reduction.split_every),
+            None => Vec::new(),
+        };
+        let tasks = (tasks.into_iter().zip(bytes))
+            .map(|((first, rows), bytes)| Task { first, rows, bytes })
+            .collect();
+        passes.push(Pass {
+            tasks,
+            cut,
+            cut_after,
+            submit_before,
+            frees,
+            rounds,
+            composed,
+        });
+    }
+    let over = budget
+        .and_then(|budget| (passes.iter()).position(|p| p.tasks.iter().any(|t| t.bytes > budget)));
+    Ok(Projected {
+        passes,
+        over,
+        streamed: ledger.streamed,
+        copied_whole: ledger.copied_whole,
+    })
 }
 
 /// Per pass, the computed outputs no later pass (and no root) reads: freed after it.

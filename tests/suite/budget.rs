@@ -479,8 +479,9 @@ pub async fn a_pass_copying_host_rows_after_a_sort_frees_its_arrays_first<T: Tar
 /// COO to CSR under a budget of twelve columns of its entries (its peak is about eight, and
 /// the projection once counted a WebGPU sort's working arrays as held to the end, though
 /// the executor submits the sort before the next pass uploads its input, which frees them):
-/// it fits, stays within the budget, and matches the unbounded conversion. Under four
-/// columns it is refused.
+/// it fits, stays within the budget, and matches the unbounded conversion. At four columns
+/// the CPU fits with its parts read back as they are computed, the GPUs refuse; at two all
+/// refuse.
 pub async fn a_conversion_fits_a_budget_near_its_peak<T: Target>() {
     use gputable::sparse::SparseMatrix;
     let device = T::fresh().await;
@@ -518,7 +519,20 @@ pub async fn a_conversion_fits_a_budget_near_its_peak<T: Target>() {
     assert_eq!(major, unbounded_major);
     assert_eq!(minor, unbounded_minor);
     assert_eq!(summed, unbounded_summed);
-    let error = convert(Some(4 * column_bytes)).await.unwrap_err();
+    // At four columns' bytes the CPU (reading its inputs in place) fits, the parts it
+    // returns read back as they are computed; a GPU's sort needs more.
+    let allowed = 4 * column_bytes;
+    let four = convert(Some(allowed)).await;
+    if T::TRANSFERS {
+        assert_eq!(four.unwrap_err().code, ErrorCode::LimitExceeded);
+    } else {
+        let (peak, major, minor, summed) = four.unwrap();
+        assert!(peak <= allowed, "peak {peak} over allowedMem {allowed}");
+        assert_eq!(major, unbounded_major);
+        assert_eq!(minor, unbounded_minor);
+        assert_eq!(summed, unbounded_summed);
+    }
+    let error = convert(Some(2 * column_bytes)).await.unwrap_err();
     device.core().allowed_mem.set(None);
     assert_eq!(error.code, ErrorCode::LimitExceeded, "{error}");
 }
@@ -570,4 +584,48 @@ pub async fn a_reduction_of_a_pass_cut_to_fit_counts_the_copy_joining_it<T: Targ
         !T::TRANSFERS || (separate > 0 && cut > 0),
         "no budget cut the elementwise pass"
     );
+}
+
+/// Roots each within half the budget but too many to hold together (a table's columns): the
+/// schedule reads back the ones held while a later task would not fit, the largest first,
+/// and the evaluation fits where it was refused.
+pub async fn roots_held_together_past_the_budget_are_read_back<T: Target>() {
+    let device = T::fresh().await;
+    let rows = 32_768u32;
+    let column =
+        |k: usize| -> Vec<f32> { (0..rows as usize).map(|i| (i * 7 + k) as f32).collect() };
+    let roots: Vec<NodeRef> = (0..4)
+        .map(|k| {
+            let x = chunked(ColumnData::F32(column(k)), 1, &[rows]);
+            ir::unary(Sqrt, &ir::binary(Add, &x, &lit(&[k as f32])).unwrap()).unwrap()
+        })
+        .collect();
+    let bytes = device.value_bytes(DType::F32, 1, rows);
+    // Each root twice over is within the budget; the four together are not.
+    let allowed = 3 * bytes + TASK_OVERHEAD_BYTES;
+    device.core().allowed_mem.set(Some(allowed));
+    let schedule = engine::schedule_of(&device, &roots).unwrap();
+    schedule.check().unwrap();
+    assert!(!schedule.streamed.is_empty(), "some roots are read back");
+    assert!(
+        roots.iter().any(|r| !schedule.streamed.contains(&r.id)),
+        "only as many as the budget needs: {:?}",
+        schedule.streamed
+    );
+    device.core().counters.reset_peak();
+    engine::evaluate(&device, &roots).await.unwrap();
+    let peak = device.core().counters.memory().peak_bytes;
+    assert!(peak <= allowed, "peak {peak} over allowedMem {allowed}");
+    for (k, root) in roots.iter().enumerate() {
+        let expected: Vec<f32> = column(k).iter().map(|v| (v + k as f32).sqrt()).collect();
+        assert_eq!(read_f32(root).await, expected, "root {k}");
+        // The CPU's outputs are all in host memory.
+        if T::TRANSFERS {
+            assert_eq!(
+                root.home().unwrap().in_host_memory(),
+                schedule.streamed.contains(&root.id),
+                "root {k} is where the schedule put it"
+            );
+        }
+    }
 }

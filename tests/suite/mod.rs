@@ -954,6 +954,7 @@ macro_rules! suite {
             a_sort_too_large_for_runs_of_one_row_is_refused,
             a_sort_past_one_binding_runs_in_runs_of_native_sorts,
             a_conversion_fits_a_budget_near_its_peak,
+            roots_held_together_past_the_budget_are_read_back,
             a_pass_copying_host_rows_after_a_sort_frees_its_arrays_first,
             a_permutation_nobody_reads_is_freed_after_its_pass,
             a_reduction_s_partial_states_count_until_they_are_freed,
