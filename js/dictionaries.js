@@ -217,6 +217,21 @@ function asValueOf(dictionary, given) {
   return like(given, exactValues(dictionary)[0]);
 }
 
+// `fillNull` of a dictionary column `x` by one of its values (a string, a date, a bigint):
+// `[codes, code, dictionary]`, the value's code, or a string added to the dictionary's end
+// (the codes widened where the new code is past their type).
+export function filledByValue(x, value) {
+  const dictionary = dictionaryOf(x);
+  const known = orderOf(dictionary).index.get(asValueOf(dictionary, value));
+  if (known !== undefined) return [x, known, dictionary];
+  if (typeof value !== 'string' || !dictionary.every(v => typeof v === 'string')) {
+    fail('INVALID_ARGUMENT', `fillNull's ${String(value)} is not a value of the column's dictionary`);
+  }
+  const code = dictionary.length;
+  const most = {uint8: 0xff, sint8: 0x7f, uint16: 0xffff, sint16: 0x7fff, sint32: 0x7fffffff}[x.type] ?? 0xffffffff;
+  return [code > most ? castTo(x, 'uint32') : x, code, [...dictionary, value]];
+}
+
 // The rank `given` (a value of `dictionary`'s kind) has among its values, or would take:
 // between two ranks, the lower plus 0.5.
 function rankAmong(dictionary, given, op) {

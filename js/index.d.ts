@@ -768,8 +768,8 @@ export function cumprod<X extends EvaluatorInput>(x: X, options?: CumulativeOpti
 export function cummin<X extends EvaluatorInput>(x: X, options?: CumulativeOptions): GPUTableEvaluator<TypeOf<X>>;
 /** The running maximum in x's type, NaN skipped (a float row with no number before it is NaN; an integer one the type's smallest value). */
 export function cummax<X extends EvaluatorInput>(x: X, options?: CumulativeOptions): GPUTableEvaluator<TypeOf<X>>;
-/** `x` with `value` (converted to x's type) on its null rows: x's type, no nulls. @example fillNull(tip, 0) */
-export function fillNull<X extends EvaluatorInput>(x: X, value: PredicateArgument): GPUTableEvaluator<TypeOf<X>>;
+/** `x` with `value` (converted to x's type) on its null rows: x's type, no nulls. A dictionary column keeps its dictionary and takes one of its values (a string not in it is added). @example fillNull(tip, 0) */
+export function fillNull<X extends EvaluatorInput>(x: X, value: PredicateArgument | bigint | Date): GPUTableEvaluator<TypeOf<X>>;
 /** Per channel `[min, max]` over all rows, NaN and null rows ignored; length = x.size, size 2. Empty input: `EMPTY_INPUT`. */
 export function extent<X extends ArithmeticArgument>(x: X, options?: ReductionOptions): GPUTableEvaluator<TypeOf<X>>;
 /**

@@ -6,7 +6,7 @@ import {resolveDevice, withHandles, withHandlesAsync} from './devices.js';
 import {GPUVector} from './vectors.js';
 import {GPUTableEvaluator, denseFold, denseUnary, describe, handleOf, withList, wrap} from './evaluator.js';
 import {isSparse, oneShape, sparseFold, sparseReduce, sparseUnary} from './sparse.js';
-import {byValue, coded, dictionaryOf, isValue, joinKeys, ranked, reducedByValue, reducedInput, searchedByValue, unranked} from './dictionaries.js';
+import {byValue, coded, dictionaryOf, filledByValue, isValue, joinKeys, ranked, reducedByValue, reducedInput, searchedByValue, unranked} from './dictionaries.js';
 
 function fold(op, args) {
   // One evaluator is the result itself (the engine also gives back the same node).
@@ -161,7 +161,11 @@ export function lookup(keys, tableKeys) {
 }
 export const isNull = x => wrap(() => wasm.isNull(handleOf(x)));
 export const isValid = x => wrap(() => wasm.isValid(handleOf(x)));
-export const fillNull = (x, value) => wrap(() => wasm.fillNull(handleOf(x), handleOf(comparand(value))));
+// A dictionary column keeps its dictionary; a number fills in a code, a value its own.
+export function fillNull(x, value) {
+  const [codes, code, dictionary] = dictionaryOf(x) && isValue(value) ? filledByValue(x, value) : [x, value, dictionaryOf(x)];
+  return coded(wrap(() => wasm.fillNull(handleOf(codes), handleOf(comparand(code)))), dictionary);
+}
 
 export const extent = (x, settings) => reduction('extent', x, settings);
 export const sum = (x, settings) => reduction('sum', x, settings);

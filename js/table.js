@@ -487,7 +487,7 @@ export class GPUTable {
   }
 
   _column(t, name) {
-    if (!Object.hasOwn(t, name)) fail('INVALID_ARGUMENT', `no column '${name}' in this table`);
+    if (typeof name !== 'string' || !Object.hasOwn(t, name)) fail('INVALID_ARGUMENT', `no column '${String(name)}' in this table`);
     return t[name];
   }
 

@@ -306,15 +306,15 @@ impl ColumnData {
     }
 
     /// Appends `other`'s values (of the same type; the caller checked it and reserved room).
-    pub(crate) fn extend_from(&mut self, other: ColumnData) {
+    pub(crate) fn extend_from(&mut self, other: &ColumnData) {
         match (self, other) {
-            (ColumnData::U8(a), ColumnData::U8(b)) => a.extend(b),
-            (ColumnData::I8(a), ColumnData::I8(b)) => a.extend(b),
-            (ColumnData::U16(a), ColumnData::U16(b)) => a.extend(b),
-            (ColumnData::I16(a), ColumnData::I16(b)) => a.extend(b),
-            (ColumnData::U32(a), ColumnData::U32(b)) => a.extend(b),
-            (ColumnData::I32(a), ColumnData::I32(b)) => a.extend(b),
-            (ColumnData::F32(a), ColumnData::F32(b)) => a.extend(b),
+            (ColumnData::U8(a), ColumnData::U8(b)) => a.extend_from_slice(b),
+            (ColumnData::I8(a), ColumnData::I8(b)) => a.extend_from_slice(b),
+            (ColumnData::U16(a), ColumnData::U16(b)) => a.extend_from_slice(b),
+            (ColumnData::I16(a), ColumnData::I16(b)) => a.extend_from_slice(b),
+            (ColumnData::U32(a), ColumnData::U32(b)) => a.extend_from_slice(b),
+            (ColumnData::I32(a), ColumnData::I32(b)) => a.extend_from_slice(b),
+            (ColumnData::F32(a), ColumnData::F32(b)) => a.extend_from_slice(b),
             _ => unreachable!("callers check the types"),
         }
     }
@@ -375,7 +375,7 @@ impl Column {
     }
 
     /// Appends packed rows of the same type.
-    pub fn append(&mut self, data: ColumnData) -> Result<()> {
+    pub fn append(&mut self, data: &ColumnData) -> Result<()> {
         if data.dtype() != self.dtype() || data.len() % self.size as usize != 0 {
             return Err(GpuTableError::new(
                 ErrorCode::Internal,

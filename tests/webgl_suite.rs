@@ -39,6 +39,14 @@ thread_local! {
     }));
 }
 
+/// llvmpipe deadlocks when one thread's GL device drops while another's submits (seen as
+/// a suite idle for minutes): the suite's tests run one at a time.
+static GL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn exclusive() -> std::sync::MutexGuard<'static, ()> {
+    GL.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 struct WebGl;
 
 impl Target for WebGl {
@@ -54,6 +62,9 @@ impl Target for WebGl {
         // Tiles of 4,096 rows.
         device.cap_texture_side(64).unwrap();
         device
+    }
+    fn exclusive() -> Option<std::sync::MutexGuard<'static, ()>> {
+        Some(exclusive())
     }
     const TRANSFERS: bool = true;
     const WIDE_ROWS: bool = false;
@@ -74,12 +85,16 @@ impl Target for WebGlTiled {
         d.cap_texture_side(64).unwrap();
         d
     }
+    fn exclusive() -> Option<std::sync::MutexGuard<'static, ()>> {
+        Some(exclusive())
+    }
     const TRANSFERS: bool = true;
     const WIDE_ROWS: bool = false;
 }
 
 #[test]
 fn the_device_reports_its_limits_and_uses_the_fragment_path() {
+    let _exclusive = exclusive();
     let d = WebGl::device();
     assert!(d.limits.max_texture_dimension_2d >= 2048);
     assert!(d.limits.max_color_attachments >= 4);
@@ -92,6 +107,7 @@ fn the_device_reports_its_limits_and_uses_the_fragment_path() {
 
 #[test]
 fn columns_larger_than_one_texture_are_tiled() {
+    let _exclusive = exclusive();
     let n = 3 * 4096 + 77;
     let xyz = f32s(&floats(3 * n), 3);
     let ids = u32s(
@@ -124,6 +140,7 @@ fn columns_larger_than_one_texture_are_tiled() {
 
 #[test]
 fn wide_rows_use_several_render_targets_and_planes() {
+    let _exclusive = exclusive();
     let a = f32s(&floats(7 * 500), 7);
     let b = i32s(&(0..6 * 500).map(|i| i - 1500).collect::<Vec<_>>(), 6);
     let wide = ir::interleave(&[a.clone(), b.clone(), a.clone()]).unwrap();
@@ -138,6 +155,7 @@ fn wide_rows_use_several_render_targets_and_planes() {
 
 #[test]
 fn explain_lists_passes_and_draws() {
+    let _exclusive = exclusive();
     let x = f32s(&floats(5000), 1);
     let fused = ir::unary(
         Sqrt,
@@ -160,6 +178,7 @@ fn explain_lists_passes_and_draws() {
 
 #[test]
 fn textures_are_uploaded_once_and_freed_with_their_node() {
+    let _exclusive = exclusive();
     let d = pollster::block_on(WebGl::fresh());
     let x = f32s(&floats(999), 3);
     for c in [1.0, 2.0, 3.0] {
@@ -176,6 +195,7 @@ fn textures_are_uploaded_once_and_freed_with_their_node() {
 
 #[test]
 fn a_draw_reading_too_many_textures_is_split() {
+    let _exclusive = exclusive();
     let d = WebGl::device();
     let max = d.limits.max_sampled_textures_per_shader_stage as usize;
     // A fused chain over more leaves than one draw may sample is split into several draws.
@@ -188,6 +208,7 @@ fn a_draw_reading_too_many_textures_is_split() {
 
 #[test]
 fn narrow_integer_columns_stay_exact_through_integer_textures() {
+    let _exclusive = exclusive();
     let u = u16s(&[65535, 0, 1234, 40000], 1);
     let i = i16s(&[-32768, 32767, -1, 5], 1);
     check::<WebGl>(ir::binary(Add, &u, &i).unwrap(), Tolerance::Exact);
@@ -206,6 +227,7 @@ fn narrow_integer_columns_stay_exact_through_integer_textures() {
 /// each, on the device, as `explain` counts them.
 #[test]
 fn a_merge_sort_of_over_a_million_rows_carries_both_keys() {
+    let _exclusive = exclusive();
     check_a_two_key_sort_of_1_3m_rows(
         &pollster::block_on(WebGl::fresh()),
         "21 draws: 21 merge passes (runs of 1, 2, 4, ... rows merged in pairs, a fragment per row), after 1 draw joining keys stored in chunks",
@@ -219,6 +241,7 @@ fn a_merge_sort_of_over_a_million_rows_carries_both_keys() {
 /// counts; the rows are the stable sort's first 10.
 #[test]
 fn top_k_merges_each_runs_first_rows_alone() {
+    let _exclusive = exclusive();
     let d = pollster::block_on(WebGl::fresh());
     let mut rng = Rng(5);
     let values: Vec<f32> = (0..70_001).map(|_| rng.below(300) as f32 - 150.0).collect();
@@ -248,6 +271,7 @@ fn top_k_merges_each_runs_first_rows_alone() {
 /// (quarters: every order of adding them is exact).
 #[test]
 fn few_group_sums_and_counts_are_blended_draws() {
+    let _exclusive = exclusive();
     let mut rng = Rng(77);
     let n = 14_001;
     let keys: Vec<u32> = (0..n).map(|_| rng.below(20) as u32).collect();
@@ -307,6 +331,7 @@ fn few_group_sums_and_counts_are_blended_draws() {
 /// (one more than the render targets carry besides the permutation) as one-bit split passes.
 #[test]
 fn sorts_past_one_tile_run_in_runs_and_past_three_keys_as_split_passes() {
+    let _exclusive = exclusive();
     let mut rng = Rng(43);
     let rows = 10_000u32;
     let keys: Vec<Vec<u32>> = (0..4)
@@ -347,6 +372,7 @@ fn sorts_past_one_tile_run_in_runs_and_past_three_keys_as_split_passes() {
 /// every range reads the values a whole read does.
 #[test]
 fn a_read_copies_only_the_texels_of_its_rows() {
+    let _exclusive = exclusive();
     use gputable::evaluator::read_value;
     let devices = [
         (pollster::block_on(WebGl::fresh()), 100_000u32),

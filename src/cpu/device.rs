@@ -80,6 +80,11 @@ impl DeviceModel for CpuDevice {
             ..PlanLimits::unbounded()
         }
     }
+    /// Kernels take their parameters as arguments: a margin only for small values the
+    /// projection does not list one by one (an empty value still takes 16 bytes).
+    fn task_overhead_bytes(&self) -> u64 {
+        1 << 10
+    }
     fn value_bytes(&self, dtype: DType, size: u32, rows: u32) -> u64 {
         let bytes = rows as u64 * size as u64 * dtype.byte_width() as u64;
         crate::memory::size_class(bytes, u64::MAX)

@@ -63,6 +63,11 @@ pub trait DeviceModel {
     /// `cpu`, or the GPU API and adapter, for `explain()`.
     fn name(&self) -> String;
     fn plan_limits(&self) -> PlanLimits;
+    /// Device bytes a task may hold beyond its values: parameter blocks in uniform buffers
+    /// (one block a dispatch or draw, kept until the batch's work is submitted).
+    fn task_overhead_bytes(&self) -> u64 {
+        super::budget::TASK_OVERHEAD_BYTES
+    }
     /// Device bytes a value of `rows` rows takes, as the device's pool allocates them.
     fn value_bytes(&self, dtype: DType, size: u32, rows: u32) -> u64 {
         let _ = dtype;

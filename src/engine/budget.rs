@@ -12,7 +12,7 @@ use super::{rows_past_a_binding, schedule::sorts_natively, split_sort_scratch_by
 use crate::ir::{assembly_ranges, Node, NodeRef, Op};
 use crate::plan::{Plan, Region};
 
-/// Parameter blocks and reduction partial states a task may add to its values.
+/// Parameter blocks a GPU task may add to its values.
 pub const TASK_OVERHEAD_BYTES: u64 = 64 << 10;
 
 /// What the projection of one schedule knows about its plan: which outputs are computed
@@ -315,7 +315,7 @@ impl<'a> Ledger<'a> {
         let native = (region.is_sort() && sorts_natively(device, region))
             || (region.is_walk() && device.walks(root));
         let mut bytes =
-            TASK_OVERHEAD_BYTES + self.input_bytes(region, random, (first, rows), native);
+            device.task_overhead_bytes() + self.input_bytes(region, random, (first, rows), native);
         let output = |rows: u64| {
             let times = if self.streamed.contains(&root.id) {
                 2

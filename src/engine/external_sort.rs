@@ -478,7 +478,7 @@ impl ExternalSort {
                 let mut joined = Column::empty(dtype, size)?;
                 joined.reserve_rows(end - done)?;
                 for (run, (&a, &b)) in runs.iter().zip(from.iter().zip(&to)) {
-                    joined.append(part(run, a, b)?)?;
+                    joined.append(&part(run, a, b)?)?;
                 }
                 ir::source(joined.data, size, false)
             };
@@ -508,7 +508,7 @@ impl ExternalSort {
                 let part = columns
                     .next()
                     .ok_or_else(|| internal("a merge block left no rows"))?;
-                column.append(part.data)?;
+                column.append(&part.data)?;
             }
             from = to;
             done = end;

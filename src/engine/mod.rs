@@ -436,7 +436,7 @@ fn leaf_home(leaf: &NodeRef) -> Result<Output> {
 pub async fn read_whole(value: &Value) -> Result<Column> {
     let mut column = Column::empty(value.dtype, value.size)?;
     column.reserve_rows(value.rows)?;
-    read_value(value, 0, value.rows, &mut |_, data| column.append(data)).await?;
+    read_value(value, 0, value.rows, &mut |_, data| column.append(&data)).await?;
     Ok(column)
 }
 
@@ -535,7 +535,7 @@ pub async fn read_rows(output: &Output, start: u32, end: u32) -> Result<ColumnDa
     let rows = (end as u64).min(output.rows()).saturating_sub(start as u64);
     column.reserve_rows(rows as u32)?;
     for (value, lo, hi) in output.pieces(start as u64, end as u64) {
-        read_value(&value, lo, hi, &mut |_, data| column.append(data)).await?;
+        read_value(&value, lo, hi, &mut |_, data| column.append(&data)).await?;
     }
     Ok(column.data)
 }

@@ -718,7 +718,7 @@ impl Run<'_> {
     async fn read_into(&mut self, value: &Value, column: &mut Column) -> Result<()> {
         self.device.flush(self.batch).await?;
         self.device
-            .read_rows(value, 0, value.rows, &mut |_, data| column.append(data))
+            .read_rows(value, 0, value.rows, &mut |_, data| column.append(&data))
             .await
     }
 
@@ -794,7 +794,7 @@ async fn check_segments(
                 device.flush(batch).await?;
                 let mut column = Column::empty(value.dtype, value.size)?;
                 device
-                    .read_rows(value, 0, value.rows, &mut |_, data| column.append(data))
+                    .read_rows(value, 0, value.rows, &mut |_, data| column.append(&data))
                     .await?;
                 validate_segments(&column, node.meta.length)?;
             }

@@ -148,7 +148,7 @@ fn row_local(node: &NodeRef) -> bool {
 impl StagedFilter {
     /// Each result's filter of the rows `start..end` alone.
     fn part(&self, start: u32, end: u32) -> Result<Vec<NodeRef>> {
-        let range = |n: &NodeRef| ir::slice(n, start as f64, end as f64);
+        let range = |n: &NodeRef| ir::rows_of_work(n, start, end);
         let mask = match self.mask.meta.constant {
             true => self.mask.clone(),
             false => range(&self.mask)?,
@@ -205,7 +205,7 @@ impl StagedFilter {
                 let rows = node
                     .known_length()
                     .ok_or_else(|| internal("a filter's part was not counted"))?;
-                values.append(read_rows(&computed(node)?, 0, rows).await?)?;
+                values.append(&read_rows(&computed(node)?, 0, rows).await?)?;
                 if let Some(flags) = flags {
                     let valid = match node.validity() {
                         Some(valid) => read_rows(&computed(valid)?, 0, rows).await?,
@@ -214,7 +214,7 @@ impl StagedFilter {
                             std::iter::repeat_n(1, rows as usize),
                         )?),
                     };
-                    flags.append(valid)?;
+                    flags.append(&valid)?;
                 }
             }
             let rows = part[0].known_length().unwrap_or(0);

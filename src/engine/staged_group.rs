@@ -486,24 +486,37 @@ fn by_key_range(
 /// together (-0 as +0, every NaN one).
 fn key_words(partial: &PartialRows, keys: usize) -> Result<Vec<u64>> {
     let rows = partial.rows() as usize;
-    let mut words = crate::column::try_vec(rows * keys, "a group-by's keys")?;
-    for g in 0..rows {
-        for (data, valid) in &partial.columns[..keys] {
-            let valid = valid.as_ref().is_none_or(|v| v.get_f64(g) != 0.0);
-            let word = match data {
-                ColumnData::F32(v) => ir::float_sort_key(v[g]),
-                ColumnData::I8(_) | ColumnData::I16(_) | ColumnData::I32(_) => {
-                    (data.get_f64(g) as i32 as u32) ^ 1 << 31
-                }
-                _ => data.get_f64(g) as u32,
-            };
-            words.push(match valid {
-                true => u64::from(word),
-                false => u64::MAX,
-            });
+    let len = rows
+        .checked_mul(keys)
+        .ok_or_else(|| GpuTableError::new(ErrorCode::OutOfMemory, "a group-by's keys overflow"))?;
+    let mut words = crate::column::try_collect(len, std::iter::repeat_n(0, len))?;
+    for (k, (data, valid)) in partial.columns[..keys].iter().enumerate() {
+        let column = words[k..].iter_mut().step_by(keys);
+        const SIGN: u32 = 1 << 31;
+        match data {
+            ColumnData::F32(v) => fill(column, v.iter().map(|&x| ir::float_sort_key(x))),
+            ColumnData::I8(v) => fill(column, v.iter().map(|&x| x as i32 as u32 ^ SIGN)),
+            ColumnData::I16(v) => fill(column, v.iter().map(|&x| x as i32 as u32 ^ SIGN)),
+            ColumnData::I32(v) => fill(column, v.iter().map(|&x| x as u32 ^ SIGN)),
+            ColumnData::U8(v) => fill(column, v.iter().map(|&x| u32::from(x))),
+            ColumnData::U16(v) => fill(column, v.iter().map(|&x| u32::from(x))),
+            ColumnData::U32(v) => fill(column, v.iter().copied()),
+        }
+        if let Some(ColumnData::U8(valid)) = valid {
+            let column = words[k..].iter_mut().step_by(keys);
+            for (word, _) in column.zip(valid).filter(|(_, &v)| v == 0) {
+                *word = u64::MAX;
+            }
         }
     }
     Ok(words)
+}
+
+/// Writes each of `values` to its place of `column` (one key's words, `keys` apart).
+fn fill<'w>(column: impl Iterator<Item = &'w mut u64>, values: impl Iterator<Item = u32>) {
+    for (word, value) in column.zip(values) {
+        *word = u64::from(value);
+    }
 }
 
 /// Evaluates a part's nodes and reads their rows back (rows of a range offset by `start`

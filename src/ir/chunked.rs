@@ -242,6 +242,19 @@ pub fn clamp_rows(rows: u32, start: f64, end: f64, names: (&str, &str)) -> Resul
 pub fn slice(x: &NodeRef, start: f64, end: f64) -> Result<NodeRef> {
     x.check_alive()?;
     let (start, end) = clamp_rows(stored_rows(x), start, end, ("slice start", "slice end"))?;
+    let meta = Meta {
+        length: end - start,
+        constant: false,
+        ..x.meta
+    };
+    let chunks = chunks_within(x, start, end);
+    let node = Node::new(Op::Slice { start }, vec![x.clone()], meta, chunks, None);
+    super::nulls::propagate_view(&node)?;
+    Ok(node)
+}
+
+/// The parts of `x`'s chunks within rows `start..end` (one empty chunk where none is).
+fn chunks_within(x: &Node, start: u32, end: u32) -> Chunks {
     let mut chunks = Vec::new();
     let mut first = 0u32;
     for rows in stored_chunks(x).iter() {
@@ -254,19 +267,66 @@ pub fn slice(x: &NodeRef, start: f64, end: f64) -> Result<NodeRef> {
     if chunks.is_empty() {
         chunks.push(0);
     }
-    let meta = Meta {
-        length: end - start,
-        constant: false,
-        ..x.meta
+    chunks.into()
+}
+
+/// Rows `start..end` of `x` as the same row-local work over those rows of its inputs: a
+/// slice of elementwise work computes all of it first, this only the rows it keeps. Stored
+/// values, views and other work are sliced.
+pub fn rows_of_work(x: &NodeRef, start: u32, end: u32) -> Result<NodeRef> {
+    rows_of(x, start, end, &mut Vec::new())
+}
+
+/// `rows_of_work`, each node made once (`made`: by the id of the node it is rows of).
+fn rows_of(x: &NodeRef, start: u32, end: u32, made: &mut Vec<(u64, NodeRef)>) -> Result<NodeRef> {
+    if x.meta.constant {
+        return Ok(x.clone());
+    }
+    if let Some((_, node)) = made.iter().find(|(id, _)| *id == x.id) {
+        return Ok(node.clone());
+    }
+    // The ops computing each row from the same row of their inputs (a swizzle, whose lanes
+    // are a list, is sliced).
+    let op = match x.op {
+        Op::Binary(op) => Some(Op::Binary(op)),
+        Op::Unary(op) => Some(Op::Unary(op)),
+        Op::Predicate(predicate) => Some(Op::Predicate(predicate)),
+        Op::Cast(dtype) => Some(Op::Cast(dtype)),
+        Op::SortKey { descending } => Some(Op::SortKey { descending }),
+        Op::Sequence { start: first, step } => Some(Op::Sequence {
+            start: first + step * start as i64,
+            step,
+        }),
+        Op::Select => Some(Op::Select),
+        Op::Interleave => Some(Op::Interleave),
+        Op::Dot => Some(Op::Dot),
+        Op::Length => Some(Op::Length),
+        Op::EqualAll => Some(Op::EqualAll),
+        Op::Fround => Some(Op::Fround),
+        _ => None,
     };
-    let node = Node::new(
-        Op::Slice { start },
-        vec![x.clone()],
-        meta,
-        chunks.into(),
-        None,
-    );
-    super::nulls::propagate_view(&node)?;
+    // Its inputs' rows are its own where each is as long and chunked alike.
+    let aligned = (x.inputs.iter())
+        .all(|i| i.meta.constant || (i.meta.length == x.meta.length && i.chunks == x.chunks));
+    let node = match op {
+        Some(op) if aligned && !x.has_output() && x.counted().is_none() => {
+            let mut inputs = Vec::with_capacity(x.inputs.len());
+            for input in &x.inputs {
+                inputs.push(rows_of(input, start, end, made)?);
+            }
+            let meta = Meta {
+                length: end - start,
+                ..x.meta
+            };
+            let node = Node::new(op, inputs, meta, chunks_within(x, start, end), None);
+            if let Some(valid) = x.validity() {
+                let _ = node.validity.set(rows_of(valid, start, end, made)?);
+            }
+            node
+        }
+        _ => slice(x, start as f64, end as f64)?,
+    };
+    made.push((x.id, node.clone()));
     Ok(node)
 }
 

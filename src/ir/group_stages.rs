@@ -88,19 +88,16 @@ impl PartialRows {
         let mut flags = Column::empty(DType::U8, 1)?;
         for partial in partials {
             let (data, valid) = &partial.columns[c];
-            values.append(data.clone())?;
+            values.append(data)?;
             if nullable {
-                let valid = match valid {
-                    Some(valid) => valid.clone(),
+                match valid {
+                    Some(valid) => flags.append(valid)?,
                     None => {
                         let rows = partial.rows() as usize;
-                        ColumnData::U8(crate::column::try_collect(
-                            rows,
-                            std::iter::repeat_n(1, rows),
-                        )?)
+                        let ones = crate::column::try_collect(rows, std::iter::repeat_n(1, rows))?;
+                        flags.append(&ColumnData::U8(ones))?
                     }
-                };
-                flags.append(valid)?;
+                }
             }
         }
         Ok((values, nullable.then_some(flags)))

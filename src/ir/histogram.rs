@@ -120,10 +120,18 @@ fn equal_edges(bins: u32, (lo, hi): (f64, f64)) -> Result<Vec<f64>> {
             "histogram's range is [lo, hi] with lo < hi, both finite, got [{lo}, {hi}]"
         )));
     }
+    // (lo (bins - i) + hi i) / bins: exact wherever its terms are (a value on an edge of
+    // whole numbers or tenths is in the bin above it); lo + step i where a term overflows.
+    // Kept ascending where rounding would not (bins far narrower than the values' ulp).
     let step = (hi - lo) / bins as f64;
-    let edges = (0..=bins).map(|i| match i == bins {
-        true => hi,
-        false => lo + step * i as f64,
+    let edges = (0..=bins).scan(lo, |last, i| {
+        let weighted = (lo * (bins - i) as f64 + hi * i as f64) / bins as f64;
+        *last = match i == bins {
+            true => hi,
+            false if weighted.is_finite() => weighted.max(*last),
+            false => lo + step * i as f64,
+        };
+        Some(*last)
     });
     try_collect(bins as usize + 1, edges)
 }
@@ -292,28 +300,98 @@ fn auto_bin(x: &NodeRef, keep: &NodeRef, bins: u32) -> Result<(NodeRef, Option<N
         &lo,
     )?;
     let hi = plain_select(&one_value, &plain_binary(BinaryOp::Add, &hi, &half)?, &hi)?;
-    // Inner edge i is lo (1 - i/bins) + hi i/bins: exact at the ends and never overflowing.
+    // Inner edge i is e = (lo (bins - i) + hi i) / bins, as the least float32 at or above
+    // it (a value on it or past it is in bin i): the quotient, one float32 up where it is
+    // below e (its product with bins, its halves of 12 bits each times bins exact, is below
+    // the numerator). Exact wherever the numerator is (integers, tenths: data one bins by
+    // hand). Where a product overflows, lo (1 - i/bins) + hi i/bins, which never does.
     let inner = bins - 1;
     element_count(inner as u64, 1, DType::F32)?;
-    let share = |of_hi: bool| -> Result<NodeRef> {
-        let shares = (1..bins).map(|i| {
-            let t = i as f64 / bins as f64;
-            (if of_hi { t } else { 1.0 - t }) as f32
-        });
-        source(
-            ColumnData::F32(try_collect(inner as usize, shares)?),
-            1,
-            false,
-        )
+    // One float32 up, of either sign (2^-24 alone would leave a power of two); none past
+    // bins whose product with a half is not exact.
+    let up = match bins <= 1 << 12 {
+        true => f32::from_bits(0x3380_0001),
+        false => 0.0,
     };
-    let edges = plain_binary(
-        BinaryOp::Add,
-        &plain_binary(BinaryOp::Multiply, &lo, &share(false)?)?,
-        &plain_binary(BinaryOp::Multiply, &hi, &share(true)?)?,
-    )?;
+    let mut values = Vec::with_capacity(12 + EDGE_STEPS.len());
+    values.extend([lo, hi]);
+    for weight in 0..4 {
+        let weights = (1..bins).map(|i| {
+            let share = i as f64 / bins as f64;
+            let of = [(bins - i) as f64, i as f64, 1.0 - share, share];
+            of[weight] as f32
+        });
+        let weights = ColumnData::F32(try_collect(inner as usize, weights)?);
+        values.push(source(weights, 1, false)?);
+    }
+    for constant in [
+        bins as f32,
+        4097.0,
+        up,
+        0.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+    ] {
+        values.push(source(ColumnData::F32(vec![constant]), 1, true)?);
+    }
+    for &(step, [a, b, c]) in EDGE_STEPS {
+        let [a, b, c] = [&values[a], &values[b], &values[c]];
+        let value = match step {
+            Step::Op(op) => plain_binary(op, a, b)?,
+            Step::Is(predicate) => plain_predicate(predicate, a, b)?,
+            Step::Pick => plain_select(a, b, c)?,
+        };
+        values.push(value);
+    }
+    let edges = values
+        .pop()
+        .ok_or_else(|| crate::engine::internal("no edges"))?;
     let infinite = float.then_some(range);
     Ok((search_sorted(&edges, x, true)?, infinite))
 }
+
+/// One step of `EDGE_STEPS`: an op of two values, a comparison, or a select of three.
+#[derive(Clone, Copy)]
+enum Step {
+    Op(BinaryOp),
+    Is(Predicate),
+    Pick,
+}
+
+/// `auto_bin`'s edges from its values 0-11 (lo, hi, the weights bins - i and i, the shares
+/// 1 - i/bins and i/bins, bins, 4097, the step up, 0, +inf, -inf), each step's value the
+/// next (one call site per kind keeps the module small).
+const EDGE_STEPS: &[(Step, [usize; 3])] = {
+    use BinaryOp::*;
+    use Step::*;
+    &[
+        (Op(Multiply), [0, 2, 0]),             // 12: lo (bins - i)
+        (Op(Multiply), [1, 3, 0]),             // 13: hi i
+        (Op(Add), [12, 13, 0]),                // 14: the numerator
+        (Op(Divide), [14, 6, 0]),              // 15: the quotient
+        (Op(Multiply), [15, 7, 0]),            // 16: Veltkamp's split
+        (Op(Subtract), [16, 15, 0]),           // 17
+        (Op(Subtract), [16, 17, 0]),           // 18: the high half
+        (Op(Subtract), [15, 18, 0]),           // 19: the low half
+        (Op(Multiply), [18, 6, 0]),            // 20: exact
+        (Op(Subtract), [20, 14, 0]),           // 21: exact (within a factor 2)
+        (Op(Multiply), [19, 6, 0]),            // 22: exact
+        (Op(Add), [21, 22, 0]),                // 23: the sign of quotient times bins - numerator
+        (Op(Subtract), [9, 15, 0]),            // 24
+        (Op(Maximum), [15, 24, 0]),            // 25: |quotient|
+        (Op(Multiply), [25, 8, 0]),            // 26
+        (Op(Add), [15, 26, 0]),                // 27: one float32 up
+        (Is(Predicate::Less), [23, 9, 0]),     // 28: the quotient is below the edge
+        (Pick, [28, 27, 15]),                  // 29
+        (Op(Multiply), [0, 4, 0]),             // 30
+        (Op(Multiply), [1, 5, 0]),             // 31
+        (Op(Add), [30, 31, 0]),                // 32: the shares' edge
+        (Is(Predicate::Less), [14, 10, 0]),    // 33
+        (Is(Predicate::Greater), [14, 11, 0]), // 34
+        (Pick, [34, 29, 32]),                  // 35
+        (Pick, [33, 35, 32]),                  // 36: the edges
+    ]
+};
 
 /// The most equal bins over an integer column's extent found exactly in 32-bit words (the
 /// products of an edge's remainder stay below 2^32).

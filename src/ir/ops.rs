@@ -311,6 +311,13 @@ pub(super) fn sequence_like(node: &NodeRef, start: i64, step: i64) -> NodeRef {
     Node::new(op, vec![], meta, node.chunks.clone(), None)
 }
 
+/// `x`'s one row repeated for each row of `like`, chunked like it (a constant or a
+/// reduction's result as a table's column).
+pub fn broadcast_like(x: &NodeRef, like: &NodeRef) -> Result<NodeRef> {
+    let first_row = cast_plain(&sequence_like(like, 0, 0), DType::U32)?;
+    gather(&first_row, x)
+}
+
 /// Rows of `values` at `ids`, null where the id or the row read is. Ids at or past the
 /// count of a counted `values` read no row; the output is counted as `ids` are.
 pub fn gather(ids: &NodeRef, values: &NodeRef) -> Result<NodeRef> {

@@ -261,7 +261,7 @@ impl Buffer {
             *capacity = grown;
             grew = true;
         }
-        values.extend_from(rows);
+        values.extend_from(&rows);
         if let Some(old) = node.take() {
             old.destroy();
         }

@@ -23,7 +23,7 @@ pub async fn table_of_columns(
     like: &[Field],
     table_device: Option<DeviceId>,
 ) -> Result<Table> {
-    let nodes: Vec<NodeRef> = columns.iter().map(|(_, n, _)| n.clone()).collect();
+    let nodes = broadcast(columns)?;
     crate::engine::evaluate(device, &nodes).await?;
     // A counted column as the rows its count gave each chunk.
     let views = (nodes.iter())
@@ -74,6 +74,21 @@ pub async fn table_of_columns(
         table.add_batch(batch.shared())?;
     }
     Ok(table)
+}
+
+/// The columns' nodes, a constant or a column of one row repeated for each of the others'
+/// rows (api.md: constants broadcast across rows; Arquero's `derive` of an aggregate).
+fn broadcast(columns: &[VerbColumn]) -> Result<Vec<NodeRef>> {
+    let single = |n: &NodeRef| n.meta.constant || (n.meta.length == 1 && n.chunks.len() == 1);
+    let like = (columns.iter().map(|(_, n, _)| n)).find(|n| !single(n) && n.counted().is_none());
+    (columns.iter())
+        .map(|(_, node, _)| match like {
+            Some(like) if single(node) && (node.meta.constant || like.meta.length != 1) => {
+                ir::broadcast_like(node, like)
+            }
+            _ => Ok(node.clone()),
+        })
+        .collect()
 }
 
 fn field_of(

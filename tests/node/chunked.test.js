@@ -144,18 +144,18 @@ test('allowedMem refuses a task that cannot fit before anything runs, and stream
   const rows = 32_768;
   const values = Float32Array.from({length: rows * 8}, (_, i) => i);
   const build = () => gt.add(gt.sqrt(E.fromArray(values, {chunks: rows})), 1);
-  // Only a task's parameters: not even a row fits.
-  const tiny = await gt.createDevice({allowedMem: 65_536});
-  assert.equal(tiny.allowedMem, 65_536);
+  // Not even a row fits (its output and the output's read-back copy).
+  const tiny = await gt.createDevice({allowedMem: 16});
+  assert.equal(tiny.allowedMem, 16);
   const kernels = tiny.stats.kernels;
   await assert.rejects(build().evaluate(tiny),
-    error => error.code === 'LIMIT_EXCEEDED' && /needs \d+ bytes.*allowedMem is 65536/.test(error.message));
+    error => error.code === 'LIMIT_EXCEEDED' && /needs \d+ bytes.*allowedMem is 16$/.test(error.message));
   assert.equal(tiny.stats.kernels, kernels, 'refused before any kernel ran');
   assert.match(build().explain(tiny), /refused/);
   const unbounded = await build().readValue();
   // Less than a chunk's output and its copy read back: the elementwise pass is cut into row
-  // ranges that fit; three chunks' worth and the parameters: each chunk a task.
-  for (const [allowed, cut] of [[100_000, true], [3 * rows * 4 + 65_536, false]]) {
+  // ranges that fit; three chunks' worth: each chunk a task.
+  for (const [allowed, cut] of [[100_000, true], [3 * rows * 4, false]]) {
     const device = await gt.createDevice({allowedMem: allowed});
     device.resetPeak();
     const streamed = build();
@@ -200,4 +200,26 @@ test('fromArrowIPC reads a stream of byte pieces batch by batch', async () => {
   }
   await assert.rejects(gt.GPUTable.fromArrowIPC(cut()), error => error.code === 'INVALID_IPC');
   await assert.rejects(gt.GPUTable.fromArrowIPC(new ReadableStream({start: c => c.close()})), error => error.code === 'INVALID_IPC');
+});
+
+test('a budget of a few kilobytes streams small work on the CPU, which holds no parameter blocks', async () => {
+  const n = 20_000;
+  const values = Float32Array.from({length: n}, (_, i) => ((i * 7919) % 1000) - 500);
+  const x = () => E.fromArray(values, {chunks: 1000});
+  for (const allowedMem of [4096, 16_384]) {
+    const device = await gt.createDevice({allowedMem});
+    const doubled = gt.multiply(x(), 2);
+    await doubled.evaluate(device);
+    assert.deepEqual([...await doubled.readValue()], Array.from(values, v => v * 2));
+    // A filter's ranges compute their own rows of its mask, not the chunk's.
+    const column = x();
+    const kept = gt.filter(column, gt.greater(column, 0));
+    assert.match(kept.explain(device), /filter in parts/);
+    await kept.evaluate(device);
+    assert.deepEqual([...await kept.readValue()], [...values.filter(v => v > 0)]);
+    const total = gt.sum(x(), {});
+    await total.evaluate(device);
+    assert.equal((await total.readValue())[0], values.reduce((a, b) => a + b, 0));
+    assert.ok(device.memory.peakBytes <= allowedMem, `peak ${device.memory.peakBytes} over ${allowedMem}`);
+  }
 });

@@ -441,3 +441,27 @@ test('order comparisons of dictionary columns go by value, across dictionaries a
   assert.deepEqual(await rows(gt.greater(x, 2)), [0, 0, 1, 0]);
   throwsCode(() => gt.less(a, x), 'TYPE_MISMATCH');
 });
+
+test('fillNull of a text column takes a string: its code, or the string added to the dictionary', async () => {
+  const s = ['a', null, 'b', null, 'a'];
+  const table = gt.GPUTable.fromArrowIPCSync(arrow.tableToIPC(arrow.tableFromArrays({
+    s: arrow.vectorFromArray(s, new arrow.Dictionary(new arrow.Utf8(), new arrow.Int8())),
+  })));
+  const column = table.getVector('s');
+  const decode = async x => Array.from(await x.readValue(), code => x.dictionary[code]);
+  const known = gt.fillNull(column, 'b');
+  assert.deepEqual(await decode(known), s.map(v => v ?? 'b'));
+  const added = gt.fillNull(column, '');
+  assert.deepEqual(await decode(added), s.map(v => v ?? ''));
+  assert.equal(added.dictionary.length, column.dictionary.length + 1);
+  // A code as a number keeps the dictionary too.
+  const byCode = gt.fillNull(column, 0);
+  assert.deepEqual(await decode(byCode), s.map(v => v ?? column.dictionary[0]));
+  const filled = await table.derive({s: t => gt.fillNull(t.s, 'zz')});
+  const written = arrow.tableFromIPC(filled.toArrowIPC());
+  assert.deepEqual([...written.getChild('s')], s.map(v => v ?? 'zz'));
+  // A string fills only a text column.
+  throwsCode(() => gt.fillNull(gt.GPUTableEvaluator.fromArray([1, 2]), "b"), "INVALID_ARGUMENT");
+  filled.destroy();
+  table.destroy();
+});

@@ -253,3 +253,24 @@ test('a filtered evaluator writes Arrow IPC of its kept rows, one batch per chun
   assert.deepEqual([...valid.getChild('k')], [5, 2, -3]);
   table.destroy();
 });
+
+test('derive broadcasts a constant or a one-row result across the batches; names that are not strings are typed errors', async () => {
+  const batches = [[1, 2], [], [3, 4, 5]].map(k => new arrow.RecordBatch({k: arrow.makeData({type: new arrow.Int32(), data: Int32Array.from(k)})}));
+  const table = gt.GPUTable.fromArrowIPCSync(arrow.tableToIPC(new arrow.Table(batches)));
+  const derived = await table.derive({seven: () => 7, three: () => E.fromConstant(3, 'sint32'), mean: t => gt.mean(t.k)});
+  assert.deepEqual(derived.batches.map(b => b.numRows), [2, 0, 3]);
+  assert.deepEqual([...await derived.getVector('seven').readValue()], [7, 7, 7, 7, 7]);
+  assert.equal(derived.getVector('three').type, 'sint32');
+  assert.deepEqual([...await derived.getVector('three').readValue()], [3, 3, 3, 3, 3]);
+  assert.deepEqual([...await derived.getVector('mean').readValue()], [3, 3, 3, 3, 3]);
+  const written = arrow.tableFromIPC(derived.toArrowIPC());
+  assert.deepEqual([...written.getChild('seven')], [7, 7, 7, 7, 7]);
+  // Two rows where the table has five: refused.
+  await assert.rejects(table.derive({two: () => E.fromArray([1, 2])}), {code: 'INVALID_ARGUMENT'});
+  for (const name of [Symbol('k'), 3, null]) {
+    throwsCode(() => table.orderBy(name), 'INVALID_ARGUMENT');
+    throwsCode(() => table.topK(name, 1), 'INVALID_ARGUMENT');
+  }
+  derived.destroy();
+  table.destroy();
+});

@@ -45,7 +45,24 @@ test('histogram counts 24 equal bins and 1,000 irregular edges as a JS loop does
   const numbers = f32.filter(v => v !== null && !Number.isNaN(v));
   assert.equal(auto.reduce((a, b) => a + b), numbers.length);
   const [lo, hi] = [Math.min(...numbers), Math.max(...numbers)];
-  assert.deepEqual(auto, loop(f32, Array.from({length: 11}, (_, i) => (i === 0 ? lo : i === 10 ? hi : Math.fround(Math.fround(lo * Math.fround(1 - i / 10)) + Math.fround(hi * Math.fround(i / 10)))))));
+  assert.deepEqual(auto, loop(f32, exactEdges(lo, hi, 10)));
+});
+
+// The edges of `bins` equal bins over [lo, hi] as real numbers (float64 holds these closely).
+const exactEdges = (lo, hi, bins) => Array.from({length: bins + 1}, (_, i) => (lo * (bins - i) + hi * i) / bins);
+
+test("'auto' bins count a value on an edge in the bin above it, as the range given does", async () => {
+  for (const [values, bins] of [[[1, 7, 10], 3], [[-23, -1.4, 13, 2.2, 5.8, -5], 10], [[-30, -1, 28, 0, 27], 14], [[0, 25, 50, 75, 100, 99.5], 4]]) {
+    const f32 = values.map(Math.fround);
+    const x = E.fromArray(new Float32Array(values));
+    const expected = loop(f32, exactEdges(Math.min(...f32), Math.max(...f32), bins));
+    assert.deepEqual([...await gt.histogram(x, {bins}).readValue()], expected, `${values}, ${bins} bins`);
+    const range = [Math.min(...f32), Math.max(...f32)];
+    assert.deepEqual([...await gt.histogram(x, {bins, range}).readValue()], expected, `${values}, range given`);
+  }
+  // Under a mask: the extent of the rows kept.
+  const where = E.fromArray(new Uint8Array([1, 1, 1, 0]));
+  assert.deepEqual([...await gt.histogram(E.fromArray([1, 7, 10, 50]), {bins: 3}, {where}).readValue()], [1, 0, 2]);
 });
 
 test('equal bins over the extent of 32-bit integers past 2^24 count as over the range given', async () => {

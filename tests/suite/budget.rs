@@ -3,7 +3,7 @@
 //! stays within it.
 
 use super::*;
-use gputable::engine::{self, budget::TASK_OVERHEAD_BYTES};
+use gputable::engine;
 use gputable::ir::ReduceKind;
 use gputable::DType;
 use std::rc::Rc;
@@ -18,10 +18,10 @@ pub async fn a_memory_budget_refuses_or_streams<T: Target>() {
     let graph = |x: &NodeRef| ir::binary(Add, &ir::unary(Sqrt, x).unwrap(), &lit(&[1.])).unwrap();
     let chunk_bytes = device.value_bytes(DType::F32, 1, chunk_rows);
     // A task holds its input part, its output chunk and the output's read-back copy.
-    let allowed = 3 * chunk_bytes + TASK_OVERHEAD_BYTES;
+    let allowed = 3 * chunk_bytes + device.task_overhead_bytes();
 
     // Too small for a task of one row: refused before anything runs, naming both numbers.
-    let too_small = TASK_OVERHEAD_BYTES;
+    let too_small = device.task_overhead_bytes();
     device.core().allowed_mem.set(Some(too_small));
     let refused = graph(&source());
     let kernels = device.core().counters.stats().kernels;
@@ -47,7 +47,7 @@ pub async fn a_memory_budget_refuses_or_streams<T: Target>() {
     // Under two chunks' bytes and the overhead (a chunk's task needs three), the row-local
     // pass is cut into row ranges that fit (WebGL2 textures hold half a chunk at least), and
     // the host joins them back into the eight chunks.
-    for allowed in [allowed, 2 * chunk_bytes + TASK_OVERHEAD_BYTES] {
+    for allowed in [allowed, 2 * chunk_bytes + device.task_overhead_bytes()] {
         device.core().allowed_mem.set(Some(allowed));
         let streamed = graph(&source());
         let text = engine::explain(&device, &streamed).unwrap();
@@ -191,10 +191,10 @@ pub async fn the_executor_runs_the_schedule_it_lists<T: Target>() {
         device.core().allowed_mem.set(None);
         let ample = engine::schedule_of(&device, &roots).unwrap().peak();
         // Every task holds its overhead: budgets cut into what the graph needs past it.
-        let needed = ample.saturating_sub(TASK_OVERHEAD_BYTES);
+        let needed = ample.saturating_sub(device.task_overhead_bytes());
         let budget = match graph % 4 {
             0 => None,
-            k => Some(TASK_OVERHEAD_BYTES + needed * (4 - k) / 3),
+            k => Some(device.task_overhead_bytes() + needed * (4 - k) / 3),
         };
         device.core().allowed_mem.set(budget);
         let schedule = engine::schedule_of(&device, &roots).unwrap();
@@ -292,7 +292,7 @@ pub async fn a_reduction_streams_a_column_larger_than_the_budget<T: Target>() {
         .unwrap()
     };
     let chunk_bytes = device.value_bytes(DType::F32, 1, chunk_rows);
-    let allowed = 2 * chunk_bytes + TASK_OVERHEAD_BYTES;
+    let allowed = 2 * chunk_bytes + device.task_overhead_bytes();
     device.core().allowed_mem.set(Some(allowed));
     let streamed = graph(&source());
     let text = engine::explain(&device, &streamed).unwrap();
@@ -323,7 +323,7 @@ pub async fn a_sort_of_host_keys_stays_within_the_budget<T: Target>() {
     let first_node = chunked(ColumnData::U32(first.clone()), 1, &[10_000, 5_000, 15_000]);
     let second_node = u32s(&second, 1);
     let perm = ir::lexsort_permutation(&[(&first_node, 1 << 12), (&second_node, 11)]).unwrap();
-    let allowed = 16 * device.value_bytes(DType::U32, 1, rows) + TASK_OVERHEAD_BYTES;
+    let allowed = 16 * device.value_bytes(DType::U32, 1, rows) + device.task_overhead_bytes();
     device.core().allowed_mem.set(Some(allowed));
     let text = engine::explain(&device, &perm).unwrap();
     assert!(text.contains("fits"), "{text}");
@@ -512,7 +512,7 @@ pub async fn a_conversion_fits_a_budget_near_its_peak<T: Target>() {
         }
     };
     let column_bytes = device.value_bytes(DType::U32, 1, entries);
-    let allowed = 12 * column_bytes + TASK_OVERHEAD_BYTES;
+    let allowed = 12 * column_bytes + device.task_overhead_bytes();
     let (peak, major, minor, summed) = convert(Some(allowed)).await.unwrap();
     assert!(peak <= allowed, "peak {peak} over allowedMem {allowed}");
     let (_, unbounded_major, unbounded_minor, unbounded_summed) = convert(None).await.unwrap();
@@ -553,10 +553,10 @@ pub async fn a_reduction_of_a_pass_cut_to_fit_counts_the_copy_joining_it<T: Targ
     };
     device.core().allowed_mem.set(None);
     let ample = engine::schedule_of(&device, &[graph()]).unwrap().peak();
-    let needed = ample.saturating_sub(TASK_OVERHEAD_BYTES);
+    let needed = ample.saturating_sub(device.task_overhead_bytes());
     let (mut cut, mut separate) = (0, 0);
     for share in [3u64, 2, 1] {
-        let budget = TASK_OVERHEAD_BYTES + needed * share / 3;
+        let budget = device.task_overhead_bytes() + needed * share / 3;
         device.core().allowed_mem.set(Some(budget));
         let root = graph();
         let schedule = engine::schedule_of(&device, std::slice::from_ref(&root)).unwrap();
@@ -602,7 +602,7 @@ pub async fn roots_held_together_past_the_budget_are_read_back<T: Target>() {
         .collect();
     let bytes = device.value_bytes(DType::F32, 1, rows);
     // Each root twice over is within the budget; the four together are not.
-    let allowed = 3 * bytes + TASK_OVERHEAD_BYTES;
+    let allowed = 3 * bytes + device.task_overhead_bytes();
     device.core().allowed_mem.set(Some(allowed));
     let schedule = engine::schedule_of(&device, &roots).unwrap();
     schedule.check().unwrap();

@@ -8,7 +8,7 @@ use super::filter::same_rows;
 use super::group::{aggregate_reference, held, reference_groups, same_aggregate};
 use super::reduce::{as_f64, column_of};
 use super::*;
-use gputable::engine::{self, budget::TASK_OVERHEAD_BYTES};
+use gputable::engine;
 use gputable::error::ErrorCode;
 use gputable::evaluator::read_value_async;
 use gputable::ir::{Aggregate, GroupOp};
@@ -47,7 +47,7 @@ pub async fn a_group_by_larger_than_the_budget_groups_in_parts<T: Target>() {
     let light = T::TRANSFERS;
     let n = 100_000usize;
     let column_bytes = device.value_bytes(DType::F32, 1, n as u32);
-    let allowed = TASK_OVERHEAD_BYTES
+    let allowed = device.task_overhead_bytes()
         + match light {
             false => column_bytes / 3,
             true => 4 * column_bytes,
@@ -196,7 +196,7 @@ pub async fn a_group_by_larger_than_the_budget_groups_in_parts<T: Target>() {
     );
 
     // A budget no range of one row fits: refused before any kernel runs.
-    let too_small = TASK_OVERHEAD_BYTES + 64;
+    let too_small = device.task_overhead_bytes() + 64;
     device.core().allowed_mem.set(Some(too_small));
     let (_, refused) = ir::group_by(std::slice::from_ref(&key), &aggregates[1..3]).unwrap();
     let kernels = device.core().counters.stats().kernels;
@@ -251,7 +251,7 @@ pub async fn many_groups_are_made_a_key_range_at_a_time<T: Target>() {
         })
         .collect();
     let (keys, results) = ir::group_by(&[key.clone(), vendor.clone()], &aggregates).unwrap();
-    let allowed = TASK_OVERHEAD_BYTES + device.value_bytes(DType::F32, 1, n as u32);
+    let allowed = device.task_overhead_bytes() + device.value_bytes(DType::F32, 1, n as u32);
     device.core().allowed_mem.set(Some(allowed));
     let text = engine::explain(&device, &results[0]).unwrap();
     assert!(text.contains("cut by key"), "{text}");
@@ -333,7 +333,7 @@ pub async fn a_small_key_with_nulls_groups_in_parts<T: Target>() {
     .unwrap();
     let column_bytes = device.value_bytes(DType::I32, 1, n as u32);
     device.core().allowed_mem.set(Some(
-        TASK_OVERHEAD_BYTES + column_bytes * (1 + T::TRANSFERS as u64),
+        device.task_overhead_bytes() + column_bytes * (1 + T::TRANSFERS as u64),
     ));
     let text = engine::explain(&device, &unique).unwrap();
     assert!(text.contains("group-by in parts"), "{text}");
@@ -395,7 +395,7 @@ pub async fn a_filter_larger_than_the_budget_filters_in_parts<T: Target>() {
     let kept_x = ir::filter(&x, &mask).unwrap();
     let kept_id = ir::filter(&id, &mask).unwrap();
     let column_bytes = device.value_bytes(DType::F32, 1, n as u32);
-    let allowed = TASK_OVERHEAD_BYTES + column_bytes * (1 + T::TRANSFERS as u64);
+    let allowed = device.task_overhead_bytes() + column_bytes * (1 + T::TRANSFERS as u64);
     device.core().allowed_mem.set(Some(allowed));
     let text = engine::explain(&device, &kept_x).unwrap();
     assert!(text.contains("filter in parts"), "{text}");
@@ -454,7 +454,7 @@ pub async fn an_auto_histogram_streams_under_the_budget<T: Target>() {
     for dtype in [DType::F32, DType::I32] {
         let values: Vec<f64> = (0..n).map(|i| (i % 10) as f64).collect();
         let x = chunked(column_of(dtype, &values), 1, &chunks);
-        let allowed = TASK_OVERHEAD_BYTES
+        let allowed = device.task_overhead_bytes()
             + 2 * device.value_bytes(DType::U8, 1, n as u32)
             + 8 * device.value_bytes(dtype, 1, chunk);
         let bins = ir::Bins::Equal {

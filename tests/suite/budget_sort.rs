@@ -4,7 +4,7 @@
 
 use super::order::{float_keys, key_column, present, reference, Key};
 use super::*;
-use gputable::engine::{self, budget::TASK_OVERHEAD_BYTES, SortModel};
+use gputable::engine::{self, SortModel};
 use gputable::ir::Nulls;
 use gputable::DType;
 
@@ -14,7 +14,7 @@ pub async fn a_sort_larger_than_the_budget_runs_and_merges<T: Target>() {
     // stores a value in whole rows of its texture width): the column is over twice it.
     let floor = 32 * device.value_bytes(DType::U32, 1, 1);
     let column_bytes = |n: usize| device.value_bytes(DType::F32, 1, n as u32);
-    let budget = |n: usize| TASK_OVERHEAD_BYTES + (column_bytes(n) / 4).max(floor);
+    let budget = |n: usize| device.task_overhead_bytes() + (column_bytes(n) / 4).max(floor);
     // Fewer rows on the GPUs, whose software drivers take the suite's time: the runs are
     // as many (the budget is a part of the column).
     let mut n = match T::TRANSFERS {
@@ -126,7 +126,7 @@ pub async fn a_sort_too_large_for_runs_of_one_row_is_refused<T: Target>() {
     let n = 50_000u32;
     let keys: Vec<u32> = (0..n).map(|i| i.wrapping_mul(2_654_435_761)).collect();
     let x = u32s(&keys, 1);
-    let allowed = TASK_OVERHEAD_BYTES;
+    let allowed = device.task_overhead_bytes();
     device.core().allowed_mem.set(Some(allowed));
     let sorted = ir::sort(&x, false, Nulls::Last).unwrap();
     let kernels = device.core().counters.stats().kernels;

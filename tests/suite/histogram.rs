@@ -85,11 +85,10 @@ fn reference_auto(values: &[Option<f64>], bins: usize, dtype: DType) -> Vec<Opti
     if lo == hi {
         (lo, hi) = (lo - 0.5, hi + 0.5);
     }
+    // The edges as real numbers (float64 holds these exactly enough).
+    let (lo, hi) = (lo as f64, hi as f64);
     let inner: Vec<f64> = (1..bins)
-        .map(|i| {
-            let t = i as f64 / bins as f64;
-            (lo * (1.0 - t) as f32 + hi * t as f32) as f64
-        })
+        .map(|i| (lo * (bins - i) as f64 + hi * i as f64) / bins as f64)
         .collect();
     for v in numbers {
         counts[inner.iter().filter(|&&e| e <= v).count()] += 1.0;
@@ -99,9 +98,8 @@ fn reference_auto(values: &[Option<f64>], bins: usize, dtype: DType) -> Vec<Opti
 
 /// `bins + 1` edges from `lo` to `hi` as `histogram` makes them (the last `hi` itself).
 fn equal_edges(lo: f64, hi: f64, bins: usize) -> Vec<f64> {
-    let step = (hi - lo) / bins as f64;
     (0..=bins)
-        .map(|i| if i == bins { hi } else { lo + step * i as f64 })
+        .map(|i| (lo * (bins - i) as f64 + hi * i as f64) / bins as f64)
         .collect()
 }
 
@@ -256,6 +254,67 @@ pub async fn histogram_over_the_extent_of_large_integers_is_exact<T: Target>() {
                 &expected,
             );
         }
+    }
+}
+
+/// Equal bins over the extent of float32 values that lie on the edges (a user's check:
+/// [1, 7, 10] in three bins counted [1, 1, 1], the edge 7 computed as 7.0000005): as the
+/// range given, with a mask, and the reference's edges as real numbers.
+pub async fn histogram_over_a_float_extent_counts_values_on_its_edges<T: Target>() {
+    let cases: [(Vec<f64>, usize); 5] = [
+        (vec![1.0, 7.0, 10.0], 3),
+        (vec![-23.0, -1.4, 13.0, 2.2, 5.8, -5.0], 10),
+        (vec![-30.0, -1.0, 28.0, 0.0, 27.0], 14),
+        (vec![0.0, 25.0, 50.0, 75.0, 100.0, 99.5, 0.5], 4),
+        (vec![-22.0, -2.4, 6.0, 3.2, -8.0], 10),
+    ];
+    for (values, bins) in cases {
+        let x = chunked(
+            column_of(DType::F32, &values),
+            1,
+            &[1, values.len() as u32 - 1],
+        );
+        let present: Vec<Option<f64>> = values.iter().map(|&v| Some(v as f32 as f64)).collect();
+        let expected = reference_auto(&present, bins, DType::F32);
+        let auto = Bins::Equal {
+            bins: bins as f64,
+            range: None,
+        };
+        let what = format!("{values:?}, {bins} bins");
+        let counts = ir::histogram(&x, &auto, None).unwrap();
+        same_rows(&what, &rows_here::<T>(&counts).await, &expected);
+        let (lo, hi) = (
+            present
+                .iter()
+                .flatten()
+                .copied()
+                .fold(f64::INFINITY, f64::min),
+            present
+                .iter()
+                .flatten()
+                .copied()
+                .fold(f64::NEG_INFINITY, f64::max),
+        );
+        let ranged = Bins::Equal {
+            bins: bins as f64,
+            range: Some((lo, hi)),
+        };
+        let counts = ir::histogram(&x, &ranged, None).unwrap();
+        same_rows(
+            &format!("{what}, range given"),
+            &rows_here::<T>(&counts).await,
+            &expected,
+        );
+        // A mask keeping every row but the first: the extent of the rest.
+        let keep: Vec<u8> = (0..values.len()).map(|i| (i > 0) as u8).collect();
+        let mask = chunked(ColumnData::U8(keep), 1, &[1, values.len() as u32 - 1]);
+        let counts = ir::histogram(&x, &auto, Some(&mask)).unwrap();
+        let rest: Vec<Option<f64>> = present[1..].to_vec();
+        same_rows(
+            &format!("{what}, where"),
+            &rows_here::<T>(&counts).await,
+            &reference_auto(&rest, bins, DType::F32),
+        );
     }
 }
 

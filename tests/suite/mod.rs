@@ -83,6 +83,11 @@ pub trait Target {
     }
     /// Drops this thread's shared device, if the target keeps one per test.
     fn release() {}
+    /// Held for a whole native test where the target's driver must not run two at once.
+    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+    fn exclusive() -> Option<std::sync::MutexGuard<'static, ()>> {
+        None
+    }
     /// Whether values cross between host and device (uploads and readbacks are counted).
     const TRANSFERS: bool;
     /// Whether elementwise work on rows of any width works (a WebGL2 draw samples at most
@@ -769,6 +774,7 @@ macro_rules! suite {
             #[cfg(not(target_arch = "wasm32"))]
             #[test]
             fn $name() {
+                let _exclusive = <$target as suite::Target>::exclusive();
                 pollster::block_on(suite::$name::<$target>());
                 <$target as suite::Target>::release();
             }
@@ -838,6 +844,7 @@ macro_rules! suite {
             // histogram.rs: histograms
             histogram_counts_every_type_against_a_reference,
             histogram_over_the_extent_of_large_integers_is_exact,
+            histogram_over_a_float_extent_counts_values_on_its_edges,
             histogram_over_an_infinite_extent_is_refused,
             histogram_of_device_edges_counted_and_empty_inputs,
             histogram_refuses_bad_arguments,

@@ -355,13 +355,36 @@ pub async fn verbs_resolve_to_a_table_of_batches_on_the_device<T: Target>() {
         .shared();
     drop(columns);
     // A column of other rows than the others is refused.
-    let short = ir::source(ColumnData::F32(vec![1.0]), 1, false).unwrap();
+    let short = ir::source(ColumnData::F32(vec![1.0, 2.0]), 1, false).unwrap();
     let other = vec![
         ("x".to_string(), x.clone(), None),
         ("z".to_string(), short, None),
     ];
     let err = table::table_of_columns(&device, &other, &fields, Some(id)).await;
     assert_eq!(err.err().map(|e| e.code), Some(ErrorCode::InvalidArgument));
+    // A constant, or a column of one row (a reduction's result), is each of the others'
+    // rows (api.md: constants broadcast; Arquero's derive of an aggregate).
+    let one_row = ir::source(ColumnData::F32(vec![2.5]), 1, false).unwrap();
+    let constant = ir::source(ColumnData::I32(vec![-7]), 1, true).unwrap();
+    let broadcast = vec![
+        ("x".to_string(), x.clone(), None),
+        ("one".to_string(), one_row, None),
+        ("seven".to_string(), constant, None),
+    ];
+    let repeated = table::table_of_columns(&device, &broadcast, &fields, Some(id))
+        .await
+        .unwrap()
+        .shared();
+    let batch_rows: Vec<u64> = (repeated.borrow().batches.iter())
+        .map(|b| b.borrow().num_rows())
+        .collect();
+    assert_eq!(batch_rows, vec![3, 2, 4]);
+    assert_eq!(read_column_f32(&repeated, "one").await, vec![2.5; 9]);
+    assert_eq!(
+        read_i32(&column_node(&repeated, "seven")).await,
+        vec![-7; 9]
+    );
+    repeated.borrow_mut().destroy();
     input.borrow_mut().destroy();
     let rows: Vec<u64> = (result.borrow().batches.iter())
         .map(|b| b.borrow().num_rows())
