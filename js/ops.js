@@ -161,10 +161,16 @@ export function lookup(keys, tableKeys) {
 }
 export const isNull = x => wrap(() => wasm.isNull(handleOf(x)));
 export const isValid = x => wrap(() => wasm.isValid(handleOf(x)));
-// A dictionary column keeps its dictionary; a number fills in a code, a value its own.
+// A dictionary column keeps its dictionary and is filled by one of its values (a number
+// is a value of a dictionary of numbers, of text a code).
 export function fillNull(x, value) {
-  const [codes, code, dictionary] = dictionaryOf(x) && isValue(value) ? filledByValue(x, value) : [x, value, dictionaryOf(x)];
-  return coded(wrap(() => wasm.fillNull(handleOf(codes), handleOf(comparand(code)))), dictionary);
+  const dictionary = dictionaryOf(x);
+  const byValue = dictionary && (isValue(value) || (typeof value === 'number' && typeof dictionary[0] !== 'string'));
+  const [codes, code, filled] = byValue ? filledByValue(x, value) : [x, value, dictionary];
+  if (dictionary && !byValue && typeof code === 'number' && !(Number.isInteger(code) && code >= 0 && code < dictionary.length)) {
+    fail('INVALID_ARGUMENT', `fillNull's code ${code} is not one of the dictionary's ${dictionary.length}`);
+  }
+  return coded(wrap(() => wasm.fillNull(handleOf(codes), handleOf(comparand(code)))), filled);
 }
 
 export const extent = (x, settings) => reduction('extent', x, settings);

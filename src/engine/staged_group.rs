@@ -490,6 +490,9 @@ fn key_words(partial: &PartialRows, keys: usize) -> Result<Vec<u64>> {
         .checked_mul(keys)
         .ok_or_else(|| GpuTableError::new(ErrorCode::OutOfMemory, "a group-by's keys overflow"))?;
     let mut words = crate::column::try_collect(len, std::iter::repeat_n(0, len))?;
+    if len == 0 {
+        return Ok(words);
+    }
     for (k, (data, valid)) in partial.columns[..keys].iter().enumerate() {
         let column = words[k..].iter_mut().step_by(keys);
         const SIGN: u32 = 1 << 31;

@@ -294,7 +294,7 @@ fn rows_of(x: &NodeRef, start: u32, end: u32, made: &mut Vec<(u64, NodeRef)>) ->
         Op::Cast(dtype) => Some(Op::Cast(dtype)),
         Op::SortKey { descending } => Some(Op::SortKey { descending }),
         Op::Sequence { start: first, step } => Some(Op::Sequence {
-            start: first + step * start as i64,
+            start: first.wrapping_add(step.wrapping_mul(start as i64)),
             step,
         }),
         Op::Select => Some(Op::Select),

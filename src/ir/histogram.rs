@@ -122,13 +122,14 @@ fn equal_edges(bins: u32, (lo, hi): (f64, f64)) -> Result<Vec<f64>> {
     }
     // (lo (bins - i) + hi i) / bins: exact wherever its terms are (a value on an edge of
     // whole numbers or tenths is in the bin above it); lo + step i where a term overflows.
-    // Kept ascending where rounding would not (bins far narrower than the values' ulp).
+    // Kept ascending and within [lo, hi] where rounding would not (bins far narrower than
+    // the values' ulp).
     let step = (hi - lo) / bins as f64;
     let edges = (0..=bins).scan(lo, |last, i| {
         let weighted = (lo * (bins - i) as f64 + hi * i as f64) / bins as f64;
         *last = match i == bins {
             true => hi,
-            false if weighted.is_finite() => weighted.max(*last),
+            false if weighted.is_finite() => weighted.max(*last).min(hi),
             false => lo + step * i as f64,
         };
         Some(*last)

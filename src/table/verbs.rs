@@ -83,7 +83,7 @@ fn broadcast(columns: &[VerbColumn]) -> Result<Vec<NodeRef>> {
     let like = (columns.iter().map(|(_, n, _)| n)).find(|n| !single(n) && n.counted().is_none());
     (columns.iter())
         .map(|(_, node, _)| match like {
-            Some(like) if single(node) && (node.meta.constant || like.meta.length != 1) => {
+            Some(like) if single(node) && (node.meta.constant || node.chunks != like.chunks) => {
                 ir::broadcast_like(node, like)
             }
             _ => Ok(node.clone()),

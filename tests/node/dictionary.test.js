@@ -460,6 +460,14 @@ test('fillNull of a text column takes a string: its code, or the string added to
   const filled = await table.derive({s: t => gt.fillNull(t.s, 'zz')});
   const written = arrow.tableFromIPC(filled.toArrowIPC());
   assert.deepEqual([...written.getChild('s')], s.map(v => v ?? 'zz'));
+  throwsCode(() => gt.fillNull(column, 5), 'INVALID_ARGUMENT');
+  // A number fills a dictionary of numbers by value.
+  const numbers = gt.GPUTable.fromArrowIPCSync(arrow.tableToIPC(arrow.tableFromArrays({
+    d: arrow.vectorFromArray([1.5, null, 2.5], new arrow.Dictionary(new arrow.Float64(), new arrow.Int32())),
+  })));
+  assert.deepEqual(await decode(gt.fillNull(numbers.getVector('d'), 2.5)), [1.5, 2.5, 2.5]);
+  throwsCode(() => gt.fillNull(numbers.getVector('d'), 7), 'INVALID_ARGUMENT');
+  numbers.destroy();
   // A string fills only a text column.
   throwsCode(() => gt.fillNull(gt.GPUTableEvaluator.fromArray([1, 2]), "b"), "INVALID_ARGUMENT");
   filled.destroy();

@@ -265,6 +265,13 @@ test('derive broadcasts a constant or a one-row result across the batches; names
   assert.deepEqual([...await derived.getVector('mean').readValue()], [3, 3, 3, 3, 3]);
   const written = arrow.tableFromIPC(derived.toArrowIPC());
   assert.deepEqual([...written.getChild('seven')], [7, 7, 7, 7, 7]);
+  // A table of one row in two batches (the first empty): the aggregate takes its batches.
+  const oneRow = gt.GPUTable.fromArrowIPCSync(arrow.tableToIPC(new arrow.Table([[], [9]].map(k => new arrow.RecordBatch({k: arrow.makeData({type: new arrow.Int32(), data: Int32Array.from(k)})})))));
+  const single = await oneRow.derive({mean: t => gt.mean(t.k)});
+  assert.deepEqual(single.batches.map(b => b.numRows), [0, 1]);
+  assert.deepEqual([...await single.getVector('mean').readValue()], [9]);
+  single.destroy();
+  oneRow.destroy();
   // Two rows where the table has five: refused.
   await assert.rejects(table.derive({two: () => E.fromArray([1, 2])}), {code: 'INVALID_ARGUMENT'});
   for (const name of [Symbol('k'), 3, null]) {
