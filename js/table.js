@@ -4,7 +4,7 @@
 // detach, select, packing and Arrow IPC in and out are the model's (src/table/). A table on
 // a GPU device keeps its storage there only.
 import {wasm} from './bindings.js';
-import {fail, guard, guardAsync} from './errors.js';
+import {GpuTableError, fail, guard, guardAsync} from './errors.js';
 import {formatOf, options} from './types.js';
 import {resolveDevice, withHandlesAsync} from './devices.js';
 import {GPUVector, MODEL, remember, viewOf} from './vectors.js';
@@ -371,6 +371,12 @@ export class GPUTable {
     for (const [name, make] of Object.entries(columns)) {
       if (typeof make !== 'function') fail('INVALID_ARGUMENT', `derive's '${name}' must be a function of the columns`);
       out[name] = make(t);
+      // One row is repeated for every row; other lengths must be the table's (refused as
+      // the engine refuses them, by the promise).
+      const rows = out[name]?.length;
+      if (typeof rows === 'number' && rows !== 1 && rows !== this.numRows) {
+        return Promise.reject(new GpuTableError('INVALID_ARGUMENT', `derive's '${name}' has ${rows} rows, the table ${this.numRows}`));
+      }
     }
     return this._resolve(out, []);
   }

@@ -270,6 +270,8 @@ test('derive broadcasts a constant or a one-row result across the batches; names
   const single = await oneRow.derive({mean: t => gt.mean(t.k)});
   assert.deepEqual(single.batches.map(b => b.numRows), [0, 1]);
   assert.deepEqual([...await single.getVector('mean').readValue()], [9]);
+  // Longer than the one row: refused, not the table's columns repeated.
+  await assert.rejects(async () => oneRow.derive({two: () => E.fromArray([1, 2])}), {code: 'INVALID_ARGUMENT'});
   single.destroy();
   oneRow.destroy();
   // Two rows where the table has five: refused.
