@@ -77,7 +77,14 @@ export function ranked(x) {
 export function reducedInput(op, x) {
   if (!dictionaryOf(x)) return x;
   if (['min', 'max', 'argmin', 'argmax'].includes(op)) return ranked(x);
-  return ['sum', 'mean', 'extent'].includes(op) ? decoded(x) : x;
+  return ['sum', 'mean', 'extent'].includes(op) ? numbersOf(x, op) : x;
+}
+
+// The input of an op of numbers (arithmetic, cumulative ops, histograms, sums): a
+// dictionary of numbers as its values; a column of strings has none.
+export function numbersOf(x, op) {
+  if (dictionaryOf(x)?.some(v => typeof v === 'string')) fail('TYPE_MISMATCH', `${op} takes numbers, not a column of strings`);
+  return decoded(x);
 }
 
 // A reduction's or aggregate's result of `x`'s values: `min` and `max` as codes again.
@@ -217,6 +224,32 @@ function asValueOf(dictionary, given) {
   return like(given, exactValues(dictionary)[0]);
 }
 
+// Inputs whose rows go into one column (concat, select): `[inputs, dictionary]`. Text
+// columns' codes into one dictionary (the first's strings, then those the others add);
+// other dictionaries, where they differ, as their values (numbers); plain inputs as they are.
+export function sharedCodes(inputs, op) {
+  const dictionaries = inputs.map(dictionaryOf);
+  const first = dictionaries.find(d => d);
+  if (!first || dictionaries.every(d => d === first)) return [inputs, first ?? null];
+  const text = d => d?.some(v => typeof v === 'string');
+  if (!dictionaries.some(text)) return [inputs.map(x => numbersOf(x, op)), null];
+  // Text meets only text (an empty dictionary, a column of nulls, meets anything).
+  if (dictionaries.some(d => !d || (d.length && !text(d)))) {
+    fail('TYPE_MISMATCH', `${op} of a column of strings takes only columns of strings`);
+  }
+  const values = [...first];
+  const index = new Map(first.map((value, code) => [value, code]));
+  const translated = inputs.map((x, k) => {
+    if (dictionaries[k] === first) return x.type === 'uint32' ? x : castTo(x, 'uint32');
+    const codes = Uint32Array.from(dictionaries[k], value => {
+      if (!index.has(value)) index.set(value, values.push(value) - 1);
+      return index.get(value);
+    });
+    return gatherRows(x, uint32Table(codes.length ? codes : [0]));
+  });
+  return [translated, values];
+}
+
 // `fillNull` of a dictionary column `x` by one of its values (a string, a date, a bigint):
 // `[codes, code, dictionary]`, the value's code, or a string added to the dictionary's end
 // (the codes widened where the new code is past their type).
@@ -225,7 +258,7 @@ export function filledByValue(x, value) {
   const known = orderOf(dictionary).index.get(asValueOf(dictionary, value));
   if (known !== undefined) return [x, known, dictionary];
   if (typeof value !== 'string' || !dictionary.every(v => typeof v === 'string')) {
-    fail('INVALID_ARGUMENT', `fillNull's ${String(value)} is not a value of the column's dictionary`);
+    fail('INVALID_ARGUMENT', `${String(value)} is not a value of the column's dictionary`);
   }
   const code = dictionary.length;
   const most = {uint8: 0xff, sint8: 0x7f, uint16: 0xffff, sint16: 0x7fff, sint32: 0x7fffffff}[x.type] ?? 0xffffffff;

@@ -461,7 +461,7 @@ export class GPUTable {
    */
   filter(predicate: (t: Record<string, GPUVector>) => PredicateArgument): Promise<GPUTable>;
   /** The rows in `argsort(keys, options)`'s order (one batch), on this table's device. */
-  orderBy(names: string | string[], options?: OrderOptions): Promise<GPUTable>;
+  orderBy(names: string | readonly string[], options?: OrderOptions): Promise<GPUTable>;
   /** The first `k` rows by column `name` (`topK`'s order, descending by default), one batch. */
   topK(name: string, k: number, options?: {descending?: boolean}): Promise<GPUTable>;
   /**
@@ -470,7 +470,7 @@ export class GPUTable {
    * `[op, columnName]`.
    * @example await table.groupBy('vendor').rollup({trips: 'count', fare: ['mean', 'fare']})
    */
-  groupBy(names: string | string[]): {rollup(aggregates: Record<string, 'count' | [GroupOp, string]>): Promise<GPUTable>};
+  groupBy(names: string | readonly string[]): {rollup(aggregates: Record<string, 'count' | readonly [GroupOp, string]>): Promise<GPUTable>};
   /**
    * This table's columns, then `other`'s, one row per pair of rows whose `on` columns are
    * equal (`join`'s pairs and order). `on` is a column name in both or `[leftName,
@@ -478,7 +478,7 @@ export class GPUTable {
    * take `suffix`; with `how: 'left'`, the right columns of an unmatched row are null.
    * @example await trips.join(zones, {on: ['zone', 'id'], how: 'left'})
    */
-  join(other: GPUTable, options: {on: string | [string, string]; how?: 'inner' | 'left'; suffix?: string}): Promise<GPUTable>;
+  join(other: GPUTable, options: {on: string | readonly [string, string]; how?: 'inner' | 'left'; suffix?: string}): Promise<GPUTable>;
   resetLastBatch(): void;
   destroy(): void;
 }
@@ -671,13 +671,17 @@ export function valueCounts<X extends EvaluatorInput>(x: X): {values: GPUTableEv
 /** An aggregate of `groupBy`. */
 export type GroupOp = 'count' | 'sum' | 'min' | 'max' | 'mean' | 'argmin' | 'argmax' | 'first' | 'last';
 /** `'count'` (a group's rows) or `[op, x]` (`x` a column of the keys' rows). */
-export type GroupAggregate = 'count' | [GroupOp, EvaluatorInput];
+export type GroupAggregate = 'count' | readonly [GroupOp, EvaluatorInput];
 /** The type of an aggregate's result, as the whole-column reduction's. */
-export type GroupAggregateType<A> = A extends 'count' | ['count', any] ? 'uint32'
-  : A extends ['sum', infer X] ? SumType<TypeOf<X>>
-  : A extends ['min' | 'max', infer X] ? TypeOf<X>
-  : A extends ['mean', any] ? 'float32'
-  : A extends [GroupOp, any] ? 'sint32' : DataType;
+export type GroupAggregateType<A> = A extends 'count' | readonly ['count', any] ? 'uint32'
+  : A extends readonly ['sum', infer X] ? SumType<TypeOf<X>>
+  : A extends readonly ['min' | 'max', infer X] ? TypeOf<X>
+  : A extends readonly ['mean', any] ? 'float32'
+  : A extends readonly [GroupOp, any] ? 'sint32' : DataType;
+/** `groupBy`'s key columns, one per key, each of its key's type. */
+export type GroupKeys<K> = K extends readonly unknown[]
+  ? {-readonly [I in keyof K]: GPUTableEvaluator<TypeOf<K[I]>>}
+  : [GPUTableEvaluator<TypeOf<K>>];
 /**
  * One row per group of rows with equal `keys` (an evaluator or an array of them, size 1, any
  * type; -0 and +0 one key, NaN one, null rows one), groups in ascending key order
@@ -689,14 +693,14 @@ export type GroupAggregateType<A> = A extends 'count' | ['count', any] ? 'uint32
  * 0; `argmin`/`argmax` of only NaN: -1).
  * @example const {keys: [vendors], trips, fare} = groupBy(vendor, {trips: 'count', fare: ['mean', fare]})
  */
-export function groupBy<A extends Record<string, GroupAggregate>>(
-  keys: EvaluatorInput | EvaluatorInput[],
+export function groupBy<K extends EvaluatorInput | readonly EvaluatorInput[], A extends Record<string, GroupAggregate>>(
+  keys: K,
   aggregates: A,
-): {keys: GPUTableEvaluator[]} & {[K in keyof A]: GPUTableEvaluator<GroupAggregateType<A[K]>>};
-/** The bins of a histogram: `bins` equal bins over `range` (`[lo, hi]`, or `'auto'`: x's extent, found on the device; an infinite end is `INVALID_ARGUMENT` when evaluated), or ascending `edges` (numbers, or an evaluator of them). */
+): {keys: GroupKeys<K>} & {[N in keyof A]: GPUTableEvaluator<GroupAggregateType<A[N]>>};
+/** The bins of a histogram: `bins` equal bins over `range` (`[lo, hi]`, or `'auto'`: x's extent, found on the device; an infinite end is `INVALID_ARGUMENT` when evaluated), or ascending `edges` (numbers, or an evaluator of them, out of order `INVALID_ARGUMENT` when evaluated). */
 export type HistogramBins =
-  | {bins: number; range?: 'auto' | [number, number]; where?: PredicateArgument}
-  | {edges: number[] | Float64Array | Float32Array | EvaluatorInput; where?: PredicateArgument};
+  | {bins: number; range?: 'auto' | readonly [number, number]; where?: PredicateArgument}
+  | {edges: readonly number[] | Float64Array | Float32Array | EvaluatorInput; where?: PredicateArgument};
 /**
  * uint32 counts of the rows of a size-1 `x` in each bin, one row per bin. Bin `i` is
  * `[e_i, e_i+1)`, the last also holding its upper edge; values compare with the edges
@@ -734,7 +738,7 @@ export function isNull(x: EvaluatorInput): GPUTableEvaluator<'uint8'>;
 export function isValid(x: EvaluatorInput): GPUTableEvaluator<'uint8'>;
 /** Order options: `descending` (one flag, or one per key) and where null rows go. */
 export interface OrderOptions {
-  descending?: boolean | boolean[];
+  descending?: boolean | readonly boolean[];
   nulls?: 'first' | 'last';
 }
 /**
@@ -743,9 +747,9 @@ export interface OrderOptions {
  * then NaN; descending +Inf, ..., -Inf, then NaN; nulls last (or first).
  * @example argsort([vendor, fare], {descending: [false, true]})
  */
-export function argsort(keys: EvaluatorInput | EvaluatorInput[], options?: OrderOptions): GPUTableEvaluator<'uint32'>;
+export function argsort(keys: EvaluatorInput | readonly EvaluatorInput[], options?: OrderOptions): GPUTableEvaluator<'uint32'>;
 /** The values of a size-1 `x` in `argsort(x, options)`'s order (its nulls with them). */
-export function sort<X extends EvaluatorInput>(x: X, options?: {descending?: boolean; nulls?: 'first' | 'last'}): GPUTableEvaluator<TypeOf<X>>;
+export function sort<X extends EvaluatorInput>(x: X, options?: {descending?: boolean | readonly [boolean]; nulls?: 'first' | 'last'}): GPUTableEvaluator<TypeOf<X>>;
 /**
  * The first `k` rows of `sort(x, {descending})` (descending by default) and their uint32
  * rows in `x`; every row when `k` exceeds them. @example topK(fare, 10).values
@@ -792,11 +796,11 @@ export function mean(x: ArithmeticArgument, options?: ReductionOptions): GPUTabl
 export function argmin(x: ArithmeticArgument, options?: ReductionOptions): GPUTableEvaluator<'sint32'>;
 /** Per lane row index of the first greatest value, NaN and null slots ignored (-1 if none), sint32; one constant row. Empty input: `EMPTY_INPUT`. */
 export function argmax(x: ArithmeticArgument, options?: ReductionOptions): GPUTableEvaluator<'sint32'>;
-/** Every lane converted to `type`: float to integer truncates toward zero (NaN and out of range give 0), integers wrap. */
+/** Every lane converted to `type`: float to integer truncates toward zero (NaN and out of range give 0), integers wrap. A dictionary of numbers converts its values (of strings: `TYPE_MISMATCH`). */
 export function cast<T extends DataType>(x: ArithmeticArgument, type: T): GPUTableEvaluator<T>;
-/** Rows of each input in order, chunks concatenated; the inputs share one type and row size. */
+/** Rows of each input in order, chunks concatenated; the inputs share one type and row size. Dictionary columns keep their values: codes into one dictionary (the first's values, then those the others add). */
 export function concat<T extends DataType>(first: GPUTableEvaluator<T> | GPUVector<T>, ...rest: (GPUTableEvaluator<SameAs<T>> | GPUVector<SameAs<T>>)[]): GPUTableEvaluator<T>;
-/** Rows `[start, end)` of `x`, clamped; reads only the chunks it touches. */
+/** Rows `[start, end)` of `x`, clamped; reads only the chunks it touches (a dictionary kept). */
 export function slice<T extends DataType>(x: GPUTableEvaluator<T> | GPUVector<T>, start?: number, end?: number): GPUTableEvaluator<T>;
 /** The same rows with new chunk boundaries: rows per chunk, or row counts summing to the length. */
 export function rechunk<T extends DataType>(x: GPUTableEvaluator<T> | GPUVector<T>, chunks: Chunking): GPUTableEvaluator<T>;
@@ -827,8 +831,12 @@ export function segmentedMap(segments: EvaluatorInput, vertexCount: number): GPU
 export function fround(x: EvaluatorInput): GPUTableEvaluator<'float32'>;
 /** Reorders or duplicates lanes. @example swizzle(xyz, [2, 1, 0]) */
 export function swizzle<X extends EvaluatorInput>(x: X, channels: number[]): GPUTableEvaluator<TypeOf<X>>;
-/** Lane-wise `cond != 0 ? whenTrue : whenFalse`. */
+/**
+ * Lane-wise `cond != 0 ? whenTrue : whenFalse`. Of dictionary columns, codes into one
+ * dictionary, as `concat`'s; a string beside a text column is its code (added where new).
+ */
 export function select<A extends ArithmeticArgument, B extends ArithmeticArgument>(cond: ArithmeticArgument, whenTrue: A, whenFalse: B): GPUTableEvaluator<ArithmeticType<[A, B]>>;
+export function select(cond: ArithmeticArgument, whenTrue: EvaluatorInput | string, whenFalse: EvaluatorInput | string): GPUTableEvaluator;
 /** Row dot product (float32, size 1). */
 export function dot(a: ArithmeticArgument, b: ArithmeticArgument): GPUTableEvaluator<'float32'>;
 /** Row Euclidean length (float32, size 1). */

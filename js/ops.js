@@ -6,16 +6,19 @@ import {resolveDevice, withHandles, withHandlesAsync} from './devices.js';
 import {GPUVector} from './vectors.js';
 import {GPUTableEvaluator, denseFold, denseUnary, describe, handleOf, withList, wrap} from './evaluator.js';
 import {isSparse, oneShape, sparseFold, sparseReduce, sparseUnary} from './sparse.js';
-import {byValue, coded, dictionaryOf, filledByValue, isValue, joinKeys, ranked, reducedByValue, reducedInput, searchedByValue, unranked} from './dictionaries.js';
+import {byValue, coded, dictionaryOf, filledByValue, isValue, joinKeys, numbersOf, ranked, reducedByValue, reducedInput, searchedByValue, sharedCodes, unranked} from './dictionaries.js';
 
 function fold(op, args) {
   // One evaluator is the result itself (the engine also gives back the same node).
-  if (args.length === 1 && args[0] instanceof GPUTableEvaluator) return args[0];
+  if (args.length === 1 && args[0] instanceof GPUTableEvaluator && !dictionaryOf(args[0])) return args[0];
   if (args.some(isSparse)) return sparseFold(op, args);
-  return denseFold(op, args);
+  return numericFold(op, args);
 }
 
-const unary = (op, x) => (isSparse(x) ? sparseUnary(op, x) : denseUnary(op, x));
+// Arithmetic takes a dictionary of numbers by its values (of strings: TYPE_MISMATCH).
+const numericFold = (op, args) => denseFold(op, args.map(x => numbersOf(x, op)));
+const numericUnary = (op, x) => denseUnary(op, numbersOf(x, op));
+const unary = (op, x) => (isSparse(x) ? sparseUnary(op, x) : numericUnary(op, x));
 
 export const add = (...args) => fold('add', args);
 export const subtract = (...args) => fold('subtract', args);
@@ -24,7 +27,7 @@ export const divide = (...args) => fold('divide', args);
 export const pow = (base, exponent) => {
   // Arithmetic: sparse operands need one shape (concat and interleave join any).
   if (isSparse(base) && isSparse(exponent)) oneShape([base, exponent]);
-  return withList([base, exponent], list => wasm.foldBinary('pow', list));
+  return numericFold('pow', [base, exponent]);
 };
 export const sqrt = x => unary('sqrt', x);
 export const abs = x => unary('abs', x);
@@ -79,7 +82,7 @@ export function topK(x, k, settings) {
 
 function cumulative(op, x, settings) {
   const {exclusive, reverse} = options(settings, op, ['exclusive', 'reverse']);
-  return wrap(() => wasm.cumulative(op, handleOf(x), exclusive, reverse));
+  return wrap(() => wasm.cumulative(op, handleOf(numbersOf(x, op)), exclusive, reverse));
 }
 export const cumsum = (x, settings) => cumulative('cumsum', x, settings);
 export const cumprod = (x, settings) => cumulative('cumprod', x, settings);
@@ -139,10 +142,10 @@ export function histogram(x, spec, settings) {
   const {bins, range, edges, where: inner} = options(spec, 'histogram', ['bins', 'range', 'edges', 'where']);
   const {where = inner} = options(settings, 'histogram', ['where']);
   const onDevice = edges instanceof GPUTableEvaluator || edges instanceof GPUVector;
-  const deviceEdges = onDevice ? [handleOf(edges)] : [];
+  const deviceEdges = onDevice ? [handleOf(numbersOf(edges, 'histogram'))] : [];
   const mask = where === undefined ? [] : [handleOf(comparand(where))];
   return wrap(() => withHandles(deviceEdges, edgeList => withHandles(mask, maskList =>
-    wasm.histogram(handleOf(x), bins, range, onDevice ? undefined : edges, edgeList, maskList))));
+    wasm.histogram(handleOf(numbersOf(x, 'histogram')), bins, range, onDevice ? undefined : edges, edgeList, maskList))));
 }
 // `join(leftKeys, rightKeys, {how = 'inner', capacity})`: `{left, right}` sint32 row pairs.
 export function join(leftKeys, rightKeys, settings) {
@@ -182,19 +185,21 @@ export const argmin = (x, settings) => reduction('argmin', x, settings);
 export const argmax = (x, settings) => reduction('argmax', x, settings);
 
 export function cast(x, type) {
-  return wrap(() => wasm.cast(handleOf(x), type));
+  return wrap(() => wasm.cast(handleOf(numbersOf(x, 'cast')), type));
 }
 
+// Ops that move rows keep a dictionary column's values.
 export function concat(...inputs) {
-  return withList(inputs, list => wasm.concat(list));
+  const [list, dictionary] = sharedCodes(inputs, 'concat');
+  return coded(withList(list, handles => wasm.concat(handles)), dictionary);
 }
 
 export function slice(x, start, end) {
-  return wrap(() => wasm.slice(handleOf(x), start, end));
+  return coded(wrap(() => wasm.slice(handleOf(x), start, end)), dictionaryOf(x));
 }
 
 export function rechunk(x, chunks) {
-  return wrap(() => wasm.rechunk(handleOf(x), chunks));
+  return coded(wrap(() => wasm.rechunk(handleOf(x), chunks)), dictionaryOf(x));
 }
 
 // The chunks of a block op's input: a filter's result has them only once evaluated.
@@ -288,8 +293,19 @@ export function swizzle(x, channels) {
   return wrap(() => wasm.swizzle(handleOf(x), channels));
 }
 
-export const select = (cond, whenTrue, whenFalse) =>
-  wrap(() => wasm.select(handleOf(cond), handleOf(whenTrue), handleOf(whenFalse)));
+// Of dictionary columns, codes into one dictionary; a value of a dictionary column's kind
+// (a string) as its code, added where new.
+export function select(cond, whenTrue, whenFalse) {
+  let [a, b] = [whenTrue, whenFalse];
+  let dictionary = null;
+  const code = (codes, value) => GPUTableEvaluator.fromConstant(value, codes.type);
+  if (isValue(b) && dictionaryOf(a)) [a, b, dictionary] = filledByValue(a, b);
+  else if (isValue(a) && dictionaryOf(b)) [b, a, dictionary] = filledByValue(b, a);
+  else [[a, b], dictionary] = sharedCodes([a, b], 'select');
+  if (typeof a === 'number' && dictionary) a = code(b, a);
+  if (typeof b === 'number' && dictionary) b = code(a, b);
+  return coded(wrap(() => wasm.select(handleOf(cond), handleOf(a), handleOf(b))), dictionary);
+}
 
 export const dot = (a, b) => wrap(() => wasm.dot(handleOf(a), handleOf(b)));
 export const length = x => wrap(() => wasm.length(handleOf(x)));
@@ -323,15 +339,15 @@ export const xor = (...args) => withList(args, list => wasm.foldLogic('xor', lis
 export const not = x => predicate('not', [x]);
 export const isNaN = x => predicate('isNaN', [x]);
 export const isFinite = x => predicate('isFinite', [x]);
-export const minimum = (...args) => denseFold('minimum', args);
-export const maximum = (...args) => denseFold('maximum', args);
-export const clamp = (x, lo, hi) => wrap(() => wasm.clamp(handleOf(x), handleOf(lo), handleOf(hi)));
-export const mod = (a, b) => withList([a, b], list => wasm.foldBinary('mod', list));
-export const floor = x => denseUnary('floor', x);
-export const ceil = x => denseUnary('ceil', x);
-export const trunc = x => denseUnary('trunc', x);
-export const round = x => denseUnary('round', x);
-export const sign = x => denseUnary('sign', x);
+export const minimum = (...args) => numericFold('minimum', args);
+export const maximum = (...args) => numericFold('maximum', args);
+export const clamp = (x, lo, hi) => wrap(() => wasm.clamp(...[x, lo, hi].map(v => handleOf(numbersOf(v, 'clamp')))));
+export const mod = (a, b) => numericFold('mod', [a, b]);
+export const floor = x => numericUnary('floor', x);
+export const ceil = x => numericUnary('ceil', x);
+export const trunc = x => numericUnary('trunc', x);
+export const round = x => numericUnary('round', x);
+export const sign = x => numericUnary('sign', x);
 
 function collectEvaluators(value, found, seen) {
   if (value instanceof GPUTableEvaluator) {

@@ -4,7 +4,7 @@
 // detach, select, packing and Arrow IPC in and out are the model's (src/table/). A table on
 // a GPU device keeps its storage there only.
 import {wasm} from './bindings.js';
-import {GpuTableError, fail, guard, guardAsync} from './errors.js';
+import {fail, guard, guardAsync} from './errors.js';
 import {formatOf, options} from './types.js';
 import {resolveDevice, withHandlesAsync} from './devices.js';
 import {GPUVector, MODEL, remember, viewOf} from './vectors.js';
@@ -371,14 +371,9 @@ export class GPUTable {
     for (const [name, make] of Object.entries(columns)) {
       if (typeof make !== 'function') fail('INVALID_ARGUMENT', `derive's '${name}' must be a function of the columns`);
       out[name] = make(t);
-      // One row is repeated for every row; other lengths must be the table's (refused as
-      // the engine refuses them, by the promise).
-      const rows = out[name]?.length;
-      if (typeof rows === 'number' && rows !== 1 && rows !== this.numRows) {
-        return Promise.reject(new GpuTableError('INVALID_ARGUMENT', `derive's '${name}' has ${rows} rows, the table ${this.numRows}`));
-      }
     }
-    return this._resolve(out, []);
+    // Every column has this table's rows: a constant or one row is repeated for each.
+    return this._resolve(out, [], undefined, true);
   }
 
   filter(predicate) {
@@ -504,14 +499,15 @@ export class GPUTable {
   }
 
   // The table of `columns` ({name: evaluator or vector}) computed on this table's device;
-  // a column named as one of this table's or `alsoLike`'s fields keeps its metadata.
-  async _resolve(columns, made, alsoLike = undefined) {
+  // a column named as one of this table's or `alsoLike`'s fields keeps its metadata. With
+  // `likeRows`, every column has this table's rows.
+  async _resolve(columns, made, alsoLike = undefined, likeRows = false) {
     try {
       const device = resolveDevice(this.device);
       const names = Object.keys(columns);
       const handles = names.map(name => handleOf(columns[name]));
       const dictionaries = names.map(name => dictionarySource(dictionaryOf(columns[name])));
-      const model = await withHandlesAsync(handles, list => device._handle.tableOfColumns(names, list, this._m, dictionaries, alsoLike));
+      const model = await withHandlesAsync(handles, list => device._handle.tableOfColumns(names, list, this._m, dictionaries, alsoLike, likeRows));
       return new GPUTable({[MODEL]: model, device: this.device});
     } finally {
       for (const evaluator of made) if (evaluator instanceof GPUTableEvaluator) evaluator.destroy();

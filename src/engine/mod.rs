@@ -170,6 +170,9 @@ fn check_failure(node: &NodeRef, check: &Check, values: &[ColumnData]) -> Option
                     range.get_f64(1)
                 ))
             }),
+        (Check::Refused(_, what), [broken]) => {
+            (broken.get_f64(0) > 0.0).then(|| GpuTableError::invalid(*what))
+        }
         (Check::Capacity { capacity, what, .. }, [rows, about]) => {
             let (rows, about) = (rows.get_f64(0), about.get_f64(0));
             // The float sum tells a uint32 sum that wrapped: capacities stay below 2^30,

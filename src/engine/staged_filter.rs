@@ -148,14 +148,14 @@ fn row_local(node: &NodeRef) -> bool {
 impl StagedFilter {
     /// Each result's filter of the rows `start..end` alone.
     fn part(&self, start: u32, end: u32) -> Result<Vec<NodeRef>> {
-        let range = |n: &NodeRef| ir::rows_of_work(n, start, end);
-        let mask = match self.mask.meta.constant {
-            true => self.mask.clone(),
-            false => range(&self.mask)?,
-        };
-        (self.results.iter())
-            .map(|(_, x)| ir::filter(&range(x)?, &mask))
-            .collect()
+        // The mask and the columns remade together, so work they share is made once.
+        let wholes = std::iter::once(&self.mask).chain(self.results.iter().map(|(_, x)| x));
+        let rows = ir::rows_of_work(&wholes.cloned().collect::<Vec<_>>(), start, end)?;
+        let mut filtered = Vec::with_capacity(self.results.len());
+        for x in &rows[1..] {
+            filtered.push(ir::filter(x, &rows[0])?);
+        }
+        Ok(filtered)
     }
 
     /// Adds the results this computes, with their null flags and counts, to `settled`.

@@ -47,38 +47,45 @@ pub fn write_ipc(columns: &[WriteColumn]) -> Result<Vec<u8>> {
         .iter()
         .map(|c| c.loaded_as.and_then(loaded_type))
         .collect();
-    let types = columns
-        .iter()
-        .zip(&loaded)
-        .map(|(column, loaded)| -> Result<(&str, ColumnType, bool)> {
-            let empty = match (column.batches.first(), column.shape) {
-                (None, Some((dtype, size))) => Some(Column::empty(dtype, size)?),
-                _ => None,
-            };
-            let first = column.batches.first().map(|(v, f)| (*v, *f));
-            let loaded = loaded.as_ref();
-            let column_type = match (
-                first.or(empty.as_ref().map(|e| (e, None))),
-                column.dictionary,
-            ) {
-                (Some((values, _)), Some(dictionary)) => {
-                    dictionary_type(column.name, values, dictionary)?
-                }
-                (Some((values, validity)), None) => {
-                    Layout::of(values, column.kind, validity, loaded)?.column_type()
-                }
-                (None, _) => ColumnType {
-                    item: ArrowType::Null,
-                    list: None,
-                    index: None,
-                },
-            };
-            let nullable = column.batches.iter().any(|&(values, validity)| {
-                validity.is_some()
-                    || Layout::of(values, column.kind, None, loaded).is_ok_and(|l| l.adds_nulls())
-            });
-            Ok((column.name, column_type, nullable))
+    let indices: Vec<_> = (columns.iter())
+        .map(|c| {
+            c.dictionary
+                .and_then(|d| loaded_index(c.loaded_as, d.len()))
         })
+        .collect();
+    let types = (columns.iter().zip(&loaded).zip(&indices))
+        .map(
+            |((column, loaded), index)| -> Result<(&str, ColumnType, bool)> {
+                let empty = match (column.batches.first(), column.shape) {
+                    (None, Some((dtype, size))) => Some(Column::empty(dtype, size)?),
+                    _ => None,
+                };
+                let first = column.batches.first().map(|(v, f)| (*v, *f));
+                let loaded = loaded.as_ref();
+                let column_type = match (
+                    first.or(empty.as_ref().map(|e| (e, None))),
+                    column.dictionary,
+                ) {
+                    (Some((values, _)), Some(dictionary)) => {
+                        dictionary_type(column.name, values, dictionary, *index)?
+                    }
+                    (Some((values, validity)), None) => {
+                        Layout::of(values, column.kind, validity, loaded)?.column_type()
+                    }
+                    (None, _) => ColumnType {
+                        item: ArrowType::Null,
+                        list: None,
+                        index: None,
+                    },
+                };
+                let nullable = column.batches.iter().any(|&(values, validity)| {
+                    validity.is_some()
+                        || Layout::of(values, column.kind, None, loaded)
+                            .is_ok_and(|l| l.adds_nulls())
+                });
+                Ok((column.name, column_type, nullable))
+            },
+        )
         .collect::<Result<Vec<_>>>()?;
 
     let mut out = Vec::new();
@@ -103,7 +110,7 @@ pub fn write_ipc(columns: &[WriteColumn]) -> Result<Vec<u8>> {
     for b in 0..batch_count {
         let rows = columns[0].batches[b].0.rows;
         let mut body = Body::default();
-        for (column, loaded) in columns.iter().zip(&loaded) {
+        for ((column, loaded), index) in columns.iter().zip(&loaded).zip(&indices) {
             let (values, validity) = column.batches[b];
             if values.rows != rows {
                 return Err(invalid_ipc(format!(
@@ -111,7 +118,9 @@ pub fn write_ipc(columns: &[WriteColumn]) -> Result<Vec<u8>> {
                     column.name, values.rows
                 )));
             }
-            Layout::of(values, column.kind, validity, loaded.as_ref())?.encode(&mut body)?;
+            let mut layout = Layout::of(values, column.kind, validity, loaded.as_ref())?;
+            layout.index_bytes = index.map(|(bits, _)| bits as usize / 8);
+            layout.encode(&mut body)?;
         }
         write_batch(&mut out, &body, rows as usize, None)?;
     }
@@ -206,20 +215,40 @@ fn rounded(v: f32) -> Option<i64> {
     (v.abs() < LIMIT).then(|| v.round() as i64)
 }
 
+/// The 8- or 16-bit index type a dictionary column of `len` values was loaded with (its
+/// `arrowType`, `Dictionary(Int8, Utf8)`), where it still holds every code.
+fn loaded_index(described: Option<&str>, len: usize) -> Option<(u8, bool)> {
+    let index = described?.strip_prefix("Dictionary(")?;
+    let narrow = [
+        ("Int8,", 8, true),
+        ("UInt8,", 8, false),
+        ("Int16,", 16, true),
+        ("UInt16,", 16, false),
+    ];
+    let &(_, bits, signed) = narrow.iter().find(|(name, ..)| index.starts_with(name))?;
+    (len <= 1 << (bits - u8::from(signed))).then_some((bits, signed))
+}
+
 /// A dictionary column's type: its codes' integer type (uint32 codes as Int32, the index
-/// type Arrow readers expect) and its values' type.
-fn dictionary_type(name: &str, codes: &Column, dictionary: &Dictionary) -> Result<ColumnType> {
-    let index = match codes.data {
-        ColumnData::U32(_) | ColumnData::I32(_) => ArrowType::Int {
-            bits: 32,
-            signed: true,
-        },
-        ColumnData::F32(_) => {
+/// type Arrow readers expect, or the narrower one it was loaded with) and its values' type.
+fn dictionary_type(
+    name: &str,
+    codes: &Column,
+    dictionary: &Dictionary,
+    loaded: Option<(u8, bool)>,
+) -> Result<ColumnType> {
+    let index = match (&codes.data, loaded) {
+        (ColumnData::F32(_), _) => {
             return Err(GpuTableError::invalid(format!(
                 "column '{name}' has a dictionary but float32 values, not integer codes"
             )))
         }
-        ref other => ArrowType::of_data(other),
+        (_, Some((bits, signed))) => ArrowType::Int { bits, signed },
+        (ColumnData::U32(_) | ColumnData::I32(_), None) => ArrowType::Int {
+            bits: 32,
+            signed: true,
+        },
+        (other, None) => ArrowType::of_data(other),
     };
     if codes.size != 1 {
         return Err(GpuTableError::invalid(format!(
@@ -373,6 +402,9 @@ struct Layout<'a> {
     validity: Option<&'a Column>,
     /// The type written in place of the stored one, and how the values become it.
     loaded: Option<(ArrowType, Widening)>,
+    /// Codes written as integers of this many bytes (`loaded_index`: every valid code fits;
+    /// a null row's wraps).
+    index_bytes: Option<usize>,
 }
 
 impl<'a> Layout<'a> {
@@ -405,6 +437,7 @@ impl<'a> Layout<'a> {
             per_row,
             validity,
             loaded,
+            index_bytes: None,
         })
     }
 
@@ -496,15 +529,20 @@ impl<'a> Layout<'a> {
         }
         let data = &self.values.data;
         let widening = self.loaded.as_ref().map(|(_, w)| *w);
-        if matches!(widening, Some(w) if w != Widening::Stored) {
-            let mut bytes = try_vec(data.len() * 8, "a column's widened values")?;
+        let width = match (widening, self.index_bytes) {
+            (Some(w), _) if w != Widening::Stored => 8,
+            (_, Some(width)) => width,
+            _ => 0,
+        };
+        if width > 0 {
+            let mut bytes = try_vec(data.len() * width, "a column's widened values")?;
             for i in 0..data.len() {
                 let value = match data {
                     ColumnData::U32(v) => u64::from(v[i]),
                     ColumnData::F32(v) => rounded(v[i]).unwrap_or(0) as u64,
                     _ => data.get_f64(i) as i64 as u64,
                 };
-                bytes.extend_from_slice(&value.to_le_bytes());
+                bytes.extend_from_slice(&value.to_le_bytes()[..width]);
             }
             return body.buffer(&bytes);
         }

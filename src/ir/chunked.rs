@@ -270,11 +270,16 @@ fn chunks_within(x: &Node, start: u32, end: u32) -> Chunks {
     chunks.into()
 }
 
-/// Rows `start..end` of `x` as the same row-local work over those rows of its inputs: a
-/// slice of elementwise work computes all of it first, this only the rows it keeps. Stored
-/// values, views and other work are sliced.
-pub fn rows_of_work(x: &NodeRef, start: u32, end: u32) -> Result<NodeRef> {
-    rows_of(x, start, end, &mut Vec::new())
+/// Rows `start..end` of each of `xs` as the same row-local work over those rows of its
+/// inputs: a slice of elementwise work computes all of it first, this only the rows it
+/// keeps. Stored values, views and other work are sliced. Work the nodes share is made once.
+pub fn rows_of_work(xs: &[NodeRef], start: u32, end: u32) -> Result<Vec<NodeRef>> {
+    let mut made = Vec::new();
+    let mut out = Vec::with_capacity(xs.len());
+    for x in xs {
+        out.push(rows_of(x, start, end, &mut made)?);
+    }
+    Ok(out)
 }
 
 /// `rows_of_work`, each node made once (`made`: by the id of the node it is rows of).

@@ -10,7 +10,7 @@
 
 use std::rc::{Rc, Weak};
 
-use super::chunked::{slice, source_chunked};
+use super::chunked::source_chunked;
 use super::counted::{plain_binary, plain_predicate, plain_select, zero_of};
 use super::group::{group_by_unrecorded, Aggregate, GroupOp};
 use super::nulls::with_validity;
@@ -210,11 +210,19 @@ impl GroupStages {
 
     /// The groups of rows `start..end`: the keys, then each aggregate's partial columns.
     pub fn partial(&self, start: u32, end: u32) -> Result<Vec<NodeRef>> {
-        let range = |x: &NodeRef| slice(x, start as f64, end as f64);
-        let keys = self.keys.iter().map(range).collect::<Result<Vec<_>>>()?;
+        // The keys and values remade over the range's rows alone (a computed key is not made
+        // whole for each range), work they share made once.
+        let mut wholes = self.keys.clone();
+        wholes.extend(self.aggregates.iter().filter_map(|a| a.value.clone()));
+        let rows = super::chunked::rows_of_work(&wholes, start, end)?;
+        let (keys, values) = rows.split_at(self.keys.len());
+        let mut values = values.iter();
         let mut parts = Vec::new();
         for aggregate in &self.aggregates {
-            let value = aggregate.value.as_ref().map(range).transpose()?;
+            let value = aggregate
+                .value
+                .as_ref()
+                .and_then(|_| values.next().cloned());
             for &op in partial_ops(aggregate.op) {
                 // A mean's sum is of float32 values, as the whole group-by's is.
                 let value = match (aggregate.op, &value) {
@@ -224,7 +232,7 @@ impl GroupStages {
                 parts.push(Aggregate { op, value });
             }
         }
-        let (mut out, results) = group_by_unrecorded(&keys, &parts)?;
+        let (mut out, results) = group_by_unrecorded(keys, &parts)?;
         out.extend(results);
         Ok(out)
     }

@@ -12,8 +12,8 @@ use super::counted::{align, plain_binary, plain_predicate, plain_select};
 use super::ops::{cast_plain, gather_plain, source, u32_constant};
 use super::order::check_column;
 use super::{
-    concat, extent, search_sorted, single_chunk, sort_permutation_below, swizzle, u32_rows,
-    where_flags, BinaryOp, Meta, Node, NodeRef, Op, Predicate,
+    concat, count, extent, search_sorted, sequence, single_chunk, sort_permutation_below, swizzle,
+    u32_rows, where_flags, BinaryOp, Meta, Node, NodeRef, Op, Predicate,
 };
 use crate::column::{element_count, try_collect, try_vec, ColumnData};
 use crate::dtype::DType;
@@ -30,7 +30,8 @@ pub enum Bins {
     },
     /// Ascending edges: bin i is `[e_i, e_i+1)`, the last also holding its upper edge.
     Edges(Vec<f64>),
-    /// Edges in a column (ascending, not checked), compared with x's values exactly.
+    /// Edges in a column, compared with x's values exactly; out of order (or NaN) they are
+    /// INVALID_ARGUMENT once computed.
     EdgesOf(NodeRef),
 }
 
@@ -70,7 +71,7 @@ pub fn histogram(x: &NodeRef, bins: &Bins, mask: Option<&NodeRef>) -> Result<Nod
         _ => None,
     };
     // Edges give rows outside them (and NaN) a bin number past the bins.
-    let mut range = None;
+    let mut check = None;
     let (bin, count) = match (bins, numbered) {
         (_, Some(edges)) => {
             let count = (edges.len() - 1) as u32;
@@ -80,13 +81,20 @@ pub fn histogram(x: &NodeRef, bins: &Bins, mask: Option<&NodeRef>) -> Result<Nod
             };
             (bin, count)
         }
-        (Bins::EdgesOf(edges), None) => device_bin(x, edges)?,
+        (Bins::EdgesOf(edges), None) => {
+            let (bin, bins, unordered) = device_bin(x, edges)?;
+            check = Some(super::Check::Refused(
+                unordered,
+                "histogram's edges must be ascending",
+            ));
+            (bin, bins)
+        }
         (Bins::Equal { bins, .. }, None) => {
             let count = bin_count(*bins)?;
             // Nothing masked: the mask aligned with x is every row's.
             let kept = keep()?.unwrap_or_else(|| aligned[1].clone());
             let (bin, extent) = auto_bin(x, &kept, count)?;
-            range = extent;
+            check = extent.map(super::Check::FiniteRange);
             (bin, count)
         }
         (Bins::Edges(_), None) => return Err(crate::engine::internal("edges not numbered")),
@@ -96,8 +104,8 @@ pub fn histogram(x: &NodeRef, bins: &Bins, mask: Option<&NodeRef>) -> Result<Nod
         Some(kept) => plain_select(&kept, &bin, &u32_constant(count)?)?,
     };
     let counts = counts_of_ids(&ids, count)?;
-    if let Some(range) = range {
-        let _ = counts.check.set(super::Check::FiniteRange(range));
+    if let Some(check) = check {
+        let _ = counts.check.set(check);
     }
     Ok(counts)
 }
@@ -120,8 +128,9 @@ fn equal_edges(bins: u32, (lo, hi): (f64, f64)) -> Result<Vec<f64>> {
             "histogram's range is [lo, hi] with lo < hi, both finite, got [{lo}, {hi}]"
         )));
     }
-    // (lo (bins - i) + hi i) / bins: exact wherever its terms are (a value on an edge of
-    // whole numbers or tenths is in the bin above it); lo + step i where a term overflows.
+    // (lo (bins - i) + hi i) / bins, as 'auto' edges are made on the device (`auto_bin`):
+    // exact wherever its terms are (a value on an edge of whole numbers or tenths is in the
+    // bin above it); lo + step i where a term overflows.
     // Kept ascending and within [lo, hi] where rounding would not (bins far narrower than
     // the values' ulp).
     let step = (hi - lo) / bins as f64;
@@ -234,8 +243,9 @@ fn value_above(dtype: DType, v: f64) -> Option<f64> {
     (v + 1.0 < end).then_some(v + 1.0)
 }
 
-/// `(bin, bins)` for edges in a column on the device (`bin_within`).
-fn device_bin(x: &NodeRef, edges: &NodeRef) -> Result<(NodeRef, u32)> {
+/// `(bin, bins, unordered)` for edges in a column on the device (`bin_within`), with the
+/// count of pairs of edges out of order (or NaN), which the engine checks.
+fn device_bin(x: &NodeRef, edges: &NodeRef) -> Result<(NodeRef, u32, NodeRef)> {
     edges.check_alive()?;
     let edges = super::known_rows(edges, "histogram's edges")?;
     if edges.meta.size != 1 || edges.meta.constant || edges.meta.length < 2 {
@@ -247,7 +257,13 @@ fn device_bin(x: &NodeRef, edges: &NodeRef) -> Result<(NodeRef, u32)> {
     }
     let bins = edges.meta.length - 1;
     let last = gather_plain(&u32_constant(bins)?, &edges)?;
-    Ok((bin_within(x, &edges, &last, bins)?, bins))
+    let from = |first| gather_plain(&sequence(bins as f64, first, 1.0)?, &edges);
+    let ordered = plain_predicate(Predicate::LessEqual, &from(0.0)?, &from(1.0)?)?;
+    let unordered = count(
+        &plain_select(&ordered, &u32_constant(0)?, &u32_constant(1)?)?,
+        None,
+    )?;
+    Ok((bin_within(x, &edges, &last, bins)?, bins, unordered))
 }
 
 /// The bin of each row of `x` among `bins` bins of ascending `edges` (a column, compared
@@ -306,6 +322,7 @@ fn auto_bin(x: &NodeRef, keep: &NodeRef, bins: u32) -> Result<(NodeRef, Option<N
     // below e (its product with bins, its halves of 12 bits each times bins exact, is below
     // the numerator). Exact wherever the numerator is (integers, tenths: data one bins by
     // hand). Where a product overflows, lo (1 - i/bins) + hi i/bins, which never does.
+    // A range given takes the same numerator (`equal_edges`), so both bin alike.
     let inner = bins - 1;
     element_count(inner as u64, 1, DType::F32)?;
     // One float32 up, of either sign (2^-24 alone would leave a power of two); none past

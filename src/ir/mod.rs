@@ -397,13 +397,18 @@ pub enum Check {
     /// A histogram's range found on the device (x's extent, float32 `[lo, hi]`): an
     /// infinite end is INVALID_ARGUMENT, as a range given must be finite.
     FiniteRange(NodeRef),
+    /// A uint32 count of rows breaking a rule (a histogram's edges out of order): any is
+    /// INVALID_ARGUMENT, with these words.
+    Refused(NodeRef, &'static str),
 }
 
 impl Check {
     /// The nodes the engine reads back.
     pub fn nodes(&self) -> Vec<NodeRef> {
         match self {
-            Check::KeptRows(kept) | Check::FiniteRange(kept) => vec![kept.clone()],
+            Check::KeptRows(kept) | Check::FiniteRange(kept) | Check::Refused(kept, _) => {
+                vec![kept.clone()]
+            }
             Check::Capacity { rows, about, .. } => vec![rows.clone(), about.clone()],
         }
     }

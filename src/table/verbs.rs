@@ -17,13 +17,16 @@ pub type VerbColumn = (String, NodeRef, Option<Rc<Dictionary>>);
 /// A table of `columns` (chunked alike) evaluated on `device`, one batch per chunk. A column
 /// named as one of `like` keeps its field's metadata where its type and row size are the
 /// same (and its dictionary where it has the same values). The table is on `table_device`.
+/// `rows`, where given, is the rows every column has (a derive's: its table's), a constant
+/// or a column of one row repeated to them.
 pub async fn table_of_columns(
     device: &dyn Backend,
     columns: &[VerbColumn],
     like: &[Field],
     table_device: Option<DeviceId>,
+    rows: Option<u64>,
 ) -> Result<Table> {
-    let nodes = broadcast(columns)?;
+    let nodes = broadcast(columns, rows)?;
     crate::engine::evaluate(device, &nodes).await?;
     // A counted column as the rows its count gave each chunk.
     let views = (nodes.iter())
@@ -78,9 +81,21 @@ pub async fn table_of_columns(
 
 /// The columns' nodes, a constant or a column of one row repeated for each of the others'
 /// rows (api.md: constants broadcast across rows; Arquero's `derive` of an aggregate).
-fn broadcast(columns: &[VerbColumn]) -> Result<Vec<NodeRef>> {
+fn broadcast(columns: &[VerbColumn], rows: Option<u64>) -> Result<Vec<NodeRef>> {
     let single = |n: &NodeRef| n.meta.constant || (n.meta.length == 1 && n.chunks.len() == 1);
-    let like = (columns.iter().map(|(_, n, _)| n)).find(|n| !single(n) && n.counted().is_none());
+    let sized = |n: &&NodeRef| !single(n) && n.counted().is_none();
+    for (name, node, _) in columns {
+        match rows {
+            Some(rows) if sized(&node) && u64::from(node.meta.length) != rows => {
+                return Err(GpuTableError::invalid(format!(
+                    "column '{name}' has {} rows, the table {rows}",
+                    node.meta.length
+                )))
+            }
+            _ => {}
+        }
+    }
+    let like = (columns.iter().map(|(_, n, _)| n)).find(sized);
     (columns.iter())
         .map(|(_, node, _)| match like {
             Some(like) if single(node) && (node.meta.constant || node.chunks != like.chunks) => {

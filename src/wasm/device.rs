@@ -228,7 +228,8 @@ impl Device {
     /// The table a table verb resolves to: `columns` (evaluators named `names`, chunked
     /// alike) computed on this device, one batch per chunk; a column named as one of
     /// `like`'s keeps its field's metadata, and the table is on `like`'s device. Each column
-    /// has its dictionary in `dictionaries` (an array of its values, or null).
+    /// has its dictionary in `dictionaries` (an array of its values, or null). With
+    /// `like_rows` (a derive), every column has `like`'s rows, one row repeated to them.
     #[wasm_bindgen(js_name = tableOfColumns)]
     pub fn table_of_columns(
         &self,
@@ -237,6 +238,7 @@ impl Device {
         like: &TableModel,
         dictionaries: Vec<JsValue>,
         also_like: JsValue,
+        like_rows: bool,
     ) -> js_sys::Promise {
         if names.len() != columns.nodes.len() || dictionaries.len() != names.len() {
             let message = format!("{} names for {} columns", names.len(), columns.nodes.len());
@@ -265,14 +267,14 @@ impl Device {
         };
         let like = like.shared();
         wasm_bindgen_futures::future_to_promise(async move {
-            let (mut fields, table_device) = {
+            let (mut fields, table_device, rows) = {
                 let like = like.borrow();
-                like.check().map_err(to_js)?;
-                (like.fields.clone(), like.device)
+                let rows = like.num_rows().map_err(to_js)?;
+                (like.fields.clone(), like.device, like_rows.then_some(rows))
             };
             fields.extend(also_like);
             let d = device.backend();
-            let table = table::table_of_columns(d, &columns, &fields, table_device)
+            let table = table::table_of_columns(d, &columns, &fields, table_device, rows)
                 .await
                 .map_err(to_js)?;
             Ok(TableModel::of(table).into())

@@ -330,11 +330,7 @@ pub fn search_sorted(sorted: &Evaluator, values: &Evaluator, side: JsValue) -> J
         _ if side.is_undefined() => false,
         Some("left") => false,
         Some("right") => true,
-        _ => {
-            return Err(invalid(format!(
-                "searchSorted side must be 'left' or 'right', got {side:?}"
-            )))
-        }
+        _ => return Err(invalid("searchSorted's side must be 'left' or 'right'")),
     };
     wrap(ir::search_sorted(&sorted.node, &values.node, upper))
 }
@@ -525,7 +521,8 @@ pub fn argsort(keys: &EvaluatorList, descending: JsValue, nulls: JsValue) -> JsR
 /// `sort(x, {descending, nulls})`.
 #[wasm_bindgen]
 pub fn sort(x: &Evaluator, descending: JsValue, nulls: JsValue) -> JsResult<Evaluator> {
-    let descending = optional_bool(&descending, false, "sort's descending")?;
+    // As argsort's of one key: a boolean, or an array of one.
+    let descending = directions(&descending, false, 1)?[0];
     wrap(ir::sort(&x.node, descending, nulls_of(&nulls)?))
 }
 

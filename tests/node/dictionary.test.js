@@ -329,6 +329,85 @@ test('dictionaries of 64-bit integers, booleans and temporal values keep their v
 // A user's trial: NaN in a dictionary of numbers equals nothing, -0 and +0 are one value,
 // a streamed table keeps the dictionary its later batches grew, and a table of no batches
 // writes its columns' types.
+test('ops that move rows keep a text column\'s values: slice, rechunk, concat and select', async () => {
+  const ipc = arrow.tableToIPC(arrow.tableFromArrays({
+    z: arrow.vectorFromArray(['a', 'b', null, 'c'], new arrow.Utf8()),
+    w: arrow.vectorFromArray(['c', 'x', 'a', 'a'], new arrow.Utf8()),
+    x: new Float32Array([1, 2, 3, 4])
+  }));
+  const table = gt.GPUTable.fromArrowIPCSync(ipc);
+  const [z, w, x] = ['z', 'w', 'x'].map(name => table.getVector(name));
+  const values = async r => {
+    const codes = await r.readValue();
+    const valid = await gt.isValid(r).readValue();
+    return [...codes].map((c, i) => (valid[i] ? r.dictionary[c] : null));
+  };
+  const late = gt.greater(x, 2);
+  assert.deepEqual(await values(gt.slice(z, 1, 3)), ['b', null]);
+  assert.deepEqual(await values(gt.rechunk(z, [1, 3])), ['a', 'b', null, 'c']);
+  // Columns of other dictionaries meet in one: the first's values, then the others'.
+  const joined = gt.concat(z, w);
+  assert.deepEqual(joined.dictionary, ['a', 'b', 'c', 'x']);
+  assert.deepEqual(await values(joined), ['a', 'b', null, 'c', 'c', 'x', 'a', 'a']);
+  assert.deepEqual(await values(gt.select(late, z, w)), ['c', 'x', null, 'c']);
+  assert.deepEqual(await values(gt.select(late, 'new', z)), ['a', 'b', 'new', 'new']);
+  assert.deepEqual(await values(gt.select(late, z, 'b')), ['b', 'b', null, 'c']);
+  throwsCode(() => gt.select(late, z, 5), 'TYPE_MISMATCH');
+  throwsCode(() => gt.concat(z, x), 'TYPE_MISMATCH');
+  throwsCode(() => gt.cast(z, 'float32'), 'TYPE_MISMATCH');
+  table.destroy();
+  // A column of nulls (an empty dictionary) meets text; dictionaries of other values that
+  // differ meet as their values (a review found bigints and numbers merged into one).
+  const mixed = gt.GPUTable.fromArrowIPCSync(arrow.tableToIPC(arrow.tableFromArrays({
+    none: arrow.vectorFromArray([null, null], new arrow.Utf8()),
+    text: arrow.vectorFromArray(['q', 'r'], new arrow.Utf8()),
+    small: arrow.vectorFromArray([5, 6], new arrow.Dictionary(new arrow.Int32(), new arrow.Int8())),
+    big: arrow.vectorFromArray([7n, 5n], new arrow.Dictionary(new arrow.Int64(), new arrow.Int8()))
+  })));
+  const [none, text, small, big] = ['none', 'text', 'small', 'big'].map(name => mixed.getVector(name));
+  assert.deepEqual(await values(gt.concat(none, text)), [null, null, 'q', 'r']);
+  const numbers = gt.concat(small, big);
+  assert.equal(numbers.dictionary, null);
+  assert.deepEqual([...await numbers.readValue()], [5, 6, 7, 5]);
+  // Device edges of a dictionary of numbers are its values.
+  assert.deepEqual([...await gt.histogram(gt.concat(small, big), {edges: small}).readValue()], [3]);
+  mixed.destroy();
+});
+
+test('a dictionary column is written back with the index type it was loaded with, where its codes fit', async () => {
+  for (const index of [new arrow.Int8(), new arrow.Uint8(), new arrow.Int16(), new arrow.Uint16(), new arrow.Int32(), new arrow.Uint32()]) {
+    const names = ['b', null, 'a', 'b', 'c'];
+    const ipc = arrow.tableToIPC(new arrow.Table({s: arrow.vectorFromArray(names, new arrow.Dictionary(new arrow.Utf8(), index))}));
+    const table = gt.GPUTable.fromArrowIPCSync(ipc);
+    const back = arrow.tableFromIPC(table.toArrowIPC());
+    const written = back.schema.fields[0].type.indices;
+    const expected = index.bitWidth < 32 ? index : new arrow.Int32();
+    assert.equal(`${written}`, `${expected}`, `${index} indices`);
+    assert.deepEqual([...back.getChild('s')], names);
+    // A verb keeps it.
+    const kept = await table.filter(t => gt.notEqual(t.s, 'a'));
+    assert.equal(`${arrow.tableFromIPC(kept.toArrowIPC()).schema.fields[0].type.indices}`, `${expected}`);
+    for (const t of [table, kept]) t.destroy();
+  }
+  // 128 values fill an Int8 index; one more string added widens it to Int32.
+  const many = Array.from({length: 128}, (_, i) => `k${i}`);
+  const ipc = arrow.tableToIPC(new arrow.Table({s: arrow.vectorFromArray(many, new arrow.Dictionary(new arrow.Utf8(), new arrow.Int8()))}));
+  const table = gt.GPUTable.fromArrowIPCSync(ipc);
+  assert.equal(`${arrow.tableFromIPC(table.toArrowIPC()).schema.fields[0].type.indices}`, 'Int8');
+  const grown = await table.derive({s: t => gt.select(gt.equal(t.s, 'k0'), 'new', t.s)});
+  const shown = arrow.tableFromIPC(grown.toArrowIPC());
+  assert.equal(`${shown.schema.fields[0].type.indices}`, 'Int32');
+  assert.deepEqual([...shown.getChild('s')], ['new', ...many.slice(1)]);
+  // A plain column under the name keeps its own width (it was written one byte a value).
+  const plain = await table.derive({s: t => gt.argsort(t.s)});
+  const plainBack = arrow.tableFromIPC(plain.toArrowIPC());
+  assert.equal(`${plainBack.schema.fields[0].type}`, 'Uint32');
+  assert.deepEqual([...plainBack.getChild('s')], many.map((_, i) => i).sort((a, b) => byCodePoint(many[a], many[b])));
+  table.destroy();
+  grown.destroy();
+  plain.destroy();
+});
+
 test('NaN keys in a dictionary never match; -0 and +0 are one value', async () => {
   const load = async vector => (await gt.GPUTable.fromArrowIPC(arrow.tableToIPC(new arrow.Table({k: vector})))).getVector('k');
   const floats = new arrow.Dictionary(new arrow.Float64(), new arrow.Int32());
@@ -417,6 +496,15 @@ test('min and max of a text column go by its strings and keep its dictionary; su
   assert.deepEqual([...await gt.sum(n).readValue()], [29]);
   assert.deepEqual([...await gt.mean(n).readValue()], [7.25]);
   assert.equal(await decode(gt.min(n)), 2);
+  // Arithmetic, cumulative ops and histograms alike: a review found cumsum and histogram
+  // of a text column adding and counting its codes.
+  assert.deepEqual([...await gt.add(n, 1).readValue()], [11, 3, 11, 8]);
+  assert.deepEqual([...await gt.floor(gt.divide(n, 4)).readValue()], [2, 0, 2, 1]);
+  assert.deepEqual([...await gt.cumsum(n).readValue()], [10, 12, 22, 29]);
+  assert.deepEqual([...await gt.histogram(n, {bins: 2, range: [0, 10]}).readValue()], [1, 3]);
+  for (const op of [x => gt.add(x, 1), x => gt.cumsum(x), x => gt.cummax(x), x => gt.histogram(x, {bins: 2}), x => gt.floor(x), x => gt.sqrt(x), x => gt.mod(x, 2), x => gt.maximum(x, 1)]) {
+    throwsCode(() => op(s), 'TYPE_MISMATCH');
+  }
   for (const t of [table, rolled]) t.destroy();
 });
 

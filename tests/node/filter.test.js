@@ -236,6 +236,8 @@ test('bad table verb arguments are INVALID_ARGUMENT', async () => {
   throwsCode(() => table.orderBy('fare', {nulls: 'middle'}), 'INVALID_ARGUMENT');
   throwsCode(() => table.topK('fare', -1), 'INVALID_ARGUMENT');
   await assert.rejects(table.derive({short: () => E.fromArray([1, 2])}), {code: 'INVALID_ARGUMENT'});
+  // A string is no evaluator (its length was taken for rows).
+  await assert.rejects(table.derive({text: () => 'abc'}), {code: 'INVALID_ARGUMENT', message: /evaluator/});
   table.destroy();
   throwsCode(() => table.filter(t => t.fare), 'DESTROYED');
 });

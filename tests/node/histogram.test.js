@@ -83,7 +83,7 @@ test('equal bins over the extent of 32-bit integers past 2^24 count as over the 
   assert.deepEqual([...await gt.histogram(E.fromArray(cases[0]), {bins: 3}).readValue()], [3, 3, 4]);
 });
 
-test('bad histogram arguments are INVALID_ARGUMENT', () => {
+test('bad histogram arguments are INVALID_ARGUMENT', async () => {
   const x = E.fromArray([1, 2, 3]);
   throwsCode(() => gt.histogram(x, {bins: 0}), 'INVALID_ARGUMENT');
   throwsCode(() => gt.histogram(x, {bins: 1.5}), 'INVALID_ARGUMENT');
@@ -95,4 +95,8 @@ test('bad histogram arguments are INVALID_ARGUMENT', () => {
   throwsCode(() => gt.histogram(x, {edges: [1]}), 'INVALID_ARGUMENT');
   throwsCode(() => gt.histogram(x, {}), 'INVALID_ARGUMENT');
   throwsCode(() => gt.histogram(x, {bins: 3, width: 2}), 'INVALID_ARGUMENT');
+  // Edges on the device are checked once computed (they were used out of order).
+  await assert.rejects(gt.histogram(x, {edges: E.fromArray([3, 1, 2])}).readValue(), {code: 'INVALID_ARGUMENT'});
+  await assert.rejects(gt.histogram(x, {edges: E.fromArray([0, NaN, 4])}).readValue(), {code: 'INVALID_ARGUMENT'});
+  assert.deepEqual([...await gt.histogram(x, {edges: E.fromArray([0, 2, 2, 4])}).readValue()], [1, 0, 2]);
 });

@@ -102,6 +102,8 @@ test('argsort, sort and topK follow api.md order across types, directions and ke
   assert.deepEqual([...two.readValueSync()], reference([{values: [...vendor], descending: true}, {values: vals, descending: false}], n));
   const sorted = gt.sort(f).readValueSync();
   reference([{values: vals, descending: false}], n).forEach((i, r) => assert.ok(Object.is(sorted[r], fare[i]) || sorted[r] === fare[i], `sort row ${r}`));
+  // sort takes argsort's options: one flag per key, of its one key (it refused [true]).
+  assert.deepEqual([...gt.sort(E.fromArray([2, 3, 1]), {descending: [true]}).readValueSync()], [3, 2, 1]);
   const top = gt.topK(f, 5);
   const expected = reference([{values: vals, descending: true}], n).slice(0, 5);
   assert.deepEqual([...top.indices.readValueSync()], expected);

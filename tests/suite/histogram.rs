@@ -634,3 +634,29 @@ pub async fn histogram_over_an_infinite_extent_is_refused<T: Target>() {
         &[Some(1.0), Some(2.0)],
     );
 }
+
+/// Edges in a column are checked as numbers are, once the device has them: out of order or
+/// NaN is `INVALID_ARGUMENT` (a review found `[3, 1, 2]` counted `[0, 0]`); equal edges
+/// (an empty bin) are ascending, as NumPy's.
+pub async fn device_edges_out_of_order_are_refused<T: Target>() {
+    let x = chunked(column_of(DType::F32, &[0.5, 1.5, 2.5, 3.0]), 1, &[3, 1]);
+    for (what, edges) in [
+        ("descending", vec![3.0, 1.0, 2.0]),
+        ("NaN", vec![0.0, f64::NAN, 2.0]),
+        ("the last pair", vec![0.0, 2.0, 1.0]),
+    ] {
+        let edges = chunked(column_of(DType::F32, &edges), 1, &[2, 1]);
+        let counts = ir::histogram(&x, &Bins::EdgesOf(edges), None).unwrap();
+        let error = evaluate::<T>(std::slice::from_ref(&counts))
+            .await
+            .unwrap_err();
+        assert_eq!(error.code, ErrorCode::InvalidArgument, "{what}: {error}");
+    }
+    let edges = chunked(ColumnData::I32(vec![0, 1, 1, 3]), 1, &[1, 3]);
+    let counts = ir::histogram(&x, &Bins::EdgesOf(edges), None).unwrap();
+    same_rows(
+        "equal edges",
+        &rows_here::<T>(&counts).await,
+        &[Some(1.0), Some(0.0), Some(3.0)],
+    );
+}

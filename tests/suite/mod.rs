@@ -846,6 +846,7 @@ macro_rules! suite {
             histogram_over_the_extent_of_large_integers_is_exact,
             histogram_over_a_float_extent_counts_values_on_its_edges,
             histogram_over_an_infinite_extent_is_refused,
+            device_edges_out_of_order_are_refused,
             histogram_of_device_edges_counted_and_empty_inputs,
             histogram_refuses_bad_arguments,
             bin_passes_compute_their_ids_where_the_device_adds_them,

@@ -349,7 +349,7 @@ pub async fn verbs_resolve_to_a_table_of_batches_on_the_device<T: Target>() {
         ("x".to_string(), ir::filter(&x, &keep).unwrap(), None),
         ("y".to_string(), ir::filter(&y, &keep).unwrap(), None),
     ];
-    let result = table::table_of_columns(&device, &columns, &fields, Some(id))
+    let result = table::table_of_columns(&device, &columns, &fields, Some(id), None)
         .await
         .unwrap()
         .shared();
@@ -360,7 +360,7 @@ pub async fn verbs_resolve_to_a_table_of_batches_on_the_device<T: Target>() {
         ("x".to_string(), x.clone(), None),
         ("z".to_string(), short, None),
     ];
-    let err = table::table_of_columns(&device, &other, &fields, Some(id)).await;
+    let err = table::table_of_columns(&device, &other, &fields, Some(id), None).await;
     assert_eq!(err.err().map(|e| e.code), Some(ErrorCode::InvalidArgument));
     // A constant, or a column of one row (a reduction's result), is each of the others'
     // rows (api.md: constants broadcast; Arquero's derive of an aggregate).
@@ -371,7 +371,7 @@ pub async fn verbs_resolve_to_a_table_of_batches_on_the_device<T: Target>() {
         ("one".to_string(), one_row, None),
         ("seven".to_string(), constant, None),
     ];
-    let repeated = table::table_of_columns(&device, &broadcast, &fields, Some(id))
+    let repeated = table::table_of_columns(&device, &broadcast, &fields, Some(id), Some(9))
         .await
         .unwrap()
         .shared();
@@ -385,6 +385,14 @@ pub async fn verbs_resolve_to_a_table_of_batches_on_the_device<T: Target>() {
         vec![-7; 9]
     );
     repeated.borrow_mut().destroy();
+    // A derive of a one-row table refuses a longer column (it repeated the table's row).
+    let one_row = ir::source(ColumnData::F32(vec![2.5]), 1, false).unwrap();
+    let longer = vec![
+        ("one".to_string(), one_row, None),
+        ("x".to_string(), x.clone(), None),
+    ];
+    let err = table::table_of_columns(&device, &longer, &fields, Some(id), Some(1)).await;
+    assert_eq!(err.err().map(|e| e.code), Some(ErrorCode::InvalidArgument));
     input.borrow_mut().destroy();
     let rows: Vec<u64> = (result.borrow().batches.iter())
         .map(|b| b.borrow().num_rows())

@@ -4,7 +4,8 @@
 import {
   GPUTableEvaluator as E, GPUVector, GpuTableError, Device, add, subtract, multiply, divide, sqrt, abs, sin,
   interleave, gather, extent, sum, min, mean, argmax, cast, concat, slice, select, swizzle, dot, equalAll,
-  sequence, segmentedMap, fround, createDevice, init, GPUTable, SparseMatrix, SparseOperand
+  sequence, segmentedMap, fround, createDevice, init, GPUTable, SparseMatrix, SparseOperand,
+  argsort, sort, groupBy, histogram
 } from 'gputable';
 // The module's file, as a bundler's file loader gives it.
 import wasmModuleUrl from 'gputable/wasm';
@@ -114,6 +115,24 @@ export async function examples(bytes: Uint8Array) {
   } catch (error) {
     if (error instanceof GpuTableError) expectType<'GpuTableError'>()(error.name);
   }
+
+  // Verbs take readonly arrays and `as const` options; groupBy's keys keep their types.
+  const grouped = groupBy([u8, s8] as const, {n: 'count', m: ['mean', f32], s: ['sum', u8]} as const);
+  expectType<[E<'uint8'>, E<'sint8'>]>()(grouped.keys);
+  expectType<E<'uint32'>>()(grouped.n);
+  expectType<E<'float32'>>()(grouped.m);
+  expectType<E<'uint32'>>()(grouped.s);
+  expectType<[E<'uint8'>]>()(groupBy(u8, {n: 'count'}).keys);
+  expectType<E<'uint32'>>()(argsort([u8, s8] as const, {descending: [true, false] as const}));
+  expectType<E<'sint8'>>()(sort(s8, {descending: [true]}));
+  expectType<E<'uint32'>>()(histogram(f32, {edges: [0, 1, 2] as const}));
+  const trips = new GPUTable();
+  await trips.orderBy(['a', 'b'] as const);
+  await trips.groupBy(['a'] as const).rollup({s: ['sum', 'x']} as const);
+  await trips.join(trips, {on: ['a', 'b'] as const});
+  expectType<E>()(select(u8, u8, 'a string'));
+  // @ts-expect-error: nulls go first or last
+  argsort(u8, {nulls: 'middle'});
 
   // What must not compile.
   // @ts-expect-error: readValue() of a float32 result is no Uint8Array
