@@ -82,10 +82,7 @@ export function reducedInput(op, x) {
 
 // The input of an op of numbers (arithmetic, cumulative ops, histograms, sums): a
 // dictionary of numbers as its values; a column of strings has none.
-export function numbersOf(x, op) {
-  if (dictionaryOf(x)?.some(v => typeof v === 'string')) fail('TYPE_MISMATCH', `${op} takes numbers, not a column of strings`);
-  return decoded(x);
-}
+export const numbersOf = (x, op) => decoded(x, `${op} takes numbers, not a column of strings`);
 
 // A reduction's or aggregate's result of `x`'s values: `min` and `max` as codes again.
 export function reducedByValue(op, result, x) {
@@ -126,13 +123,11 @@ export function joinKeys(a, b) {
 }
 
 // A dictionary of numbers as its values (bigints and booleans as numbers, as a column of
-// them loads); a dictionary of strings cannot meet a plain column.
-function decoded(x) {
+// them loads); a dictionary of strings cannot meet a plain column (`refusal` says why).
+function decoded(x, refusal = 'a column of strings compares only with strings or another dictionary column') {
   const dictionary = dictionaryOf(x);
   if (!dictionary) return x;
-  if (dictionary.some(v => typeof v === 'string')) {
-    fail('TYPE_MISMATCH', 'a column of strings compares only with strings or another dictionary column');
-  }
+  if (dictionary.some(v => typeof v === 'string')) fail('TYPE_MISMATCH', refusal);
   const numbers = dictionary.map(Number);
   const integers = numbers.every(v => Number.isInteger(v) && v >= -0x80000000 && v < 0x80000000);
   const values = GPUTableEvaluator.fromArray(numbers.length ? numbers : [0], {type: integers ? 'sint32' : 'float32'});
@@ -250,9 +245,9 @@ export function sharedCodes(inputs, op) {
   return [translated, values];
 }
 
-// `fillNull` of a dictionary column `x` by one of its values (a string, a date, a bigint):
-// `[codes, code, dictionary]`, the value's code, or a string added to the dictionary's end
-// (the codes widened where the new code is past their type).
+// A dictionary column `x` given one of its values (a string, a date, a bigint; by
+// `fillNull` and `select`): `[codes, code, dictionary]`, the value's code, or a string added
+// to the dictionary's end (the codes widened where the new code is past their type).
 export function filledByValue(x, value) {
   const dictionary = dictionaryOf(x);
   const known = orderOf(dictionary).index.get(asValueOf(dictionary, value));
