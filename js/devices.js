@@ -1,7 +1,7 @@
 // Devices and backends. A device wraps the wasm device of its backend: evaluation, counters,
 // memory and the caching allocator are the Rust engine's, whatever the device.
 import {MODULE_SPLIT, needWebGl, peek, probe, wasm} from './bindings.js';
-import {fail, guard, guardAsync} from './errors.js';
+import {fail, guard, guardAsync, nameOf} from './errors.js';
 import {options} from './types.js';
 
 // Devices by the id the engine gives them, so an output can name its device.
@@ -170,8 +170,8 @@ export const backendRegistry = Object.freeze({
 });
 
 export async function createDevice(settings) {
-  const {type = 'cpu', allowedMem} = options(settings, 'createDevice');
-  if (typeof type !== 'string') fail('INVALID_ARGUMENT', `device type must be a string, got ${typeof type}`);
+  const {type = 'cpu', allowedMem} = options(settings, 'createDevice', ['type', 'allowedMem']);
+  nameOf(type, 'device type');
   // Checked by the engine before a device is made for it (a check makes nothing: the
   // WebGL2 module may still replace the default one after it).
   guard(() => peek('checkAllowedMem')(allowedMem));

@@ -4,7 +4,7 @@
 import {wasm} from './bindings.js';
 import {fail} from './errors.js';
 import {GPUVector} from './vectors.js';
-import {GPUTableEvaluator, handleOf, wrap} from './evaluator.js';
+import {GPUTableEvaluator, handleOf, withList, wrap} from './evaluator.js';
 import {exactValues, holdsTimes} from './dictionary-source.js';
 
 export const dictionaryOf = x => (x instanceof GPUVector || x instanceof GPUTableEvaluator ? x.dictionary ?? null : null);
@@ -76,7 +76,8 @@ export function ranked(x) {
 // that add; rows (`count`, `first`, `last`) as they are.
 export function reducedInput(op, x) {
   if (!dictionaryOf(x)) return x;
-  if (['min', 'max', 'argmin', 'argmax'].includes(op)) return ranked(x);
+  // NaN ranks skipped as NaN values are (a NaN value's rank would be the greatest).
+  if (['min', 'max', 'argmin', 'argmax'].includes(op)) return comparedRanks(x);
   return ['sum', 'mean', 'extent'].includes(op) ? numbersOf(x, op) : x;
 }
 
@@ -87,7 +88,13 @@ export const numbersOf = (x, op) => decoded(x, `${op} takes numbers, not a colum
 // A reduction's or aggregate's result of `x`'s values: `min` and `max` as codes again.
 export function reducedByValue(op, result, x) {
   const dictionary = dictionaryOf(x);
-  return dictionary && (op === 'min' || op === 'max') ? unranked(result, dictionary, x.type) : result;
+  if (!dictionary || (op !== 'min' && op !== 'max')) return result;
+  if (result.type !== 'float32') return unranked(result, dictionary, x.type);
+  // Float ranks (a dictionary holding NaN): NaN where no row holds a number, NaN's rank.
+  const nanRank = orderOf(dictionary).ranks[dictionary.findIndex(v => Number.isNaN(v))];
+  const nan = withList([result], list => wasm.predicate('isNaN', list));
+  const rank = wrap(() => wasm.select(handleOf(nan), handleOf(GPUTableEvaluator.fromConstant(nanRank)), handleOf(result)));
+  return unranked(castTo(rank, 'uint32'), dictionary, x.type);
 }
 
 // Ranks of `dictionary`'s values back to its codes, of the codes' `type`.

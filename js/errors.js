@@ -12,6 +12,10 @@ export const fail = (code, message) => {
   throw new GpuTableError(code, message);
 };
 
+// A name given to wasm as a string: anything else read as one would be read out of bounds.
+export const nameOf = (value, what) =>
+  typeof value === 'string' ? value : fail('INVALID_ARGUMENT', `${what} must be a string, got ${typeof value}`);
+
 // Before the wasm module is loaded every call into it fails reading an export of no module
 // (bindings.js): say what to do instead.
 let wasmLoaded = false;

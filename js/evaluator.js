@@ -1,7 +1,7 @@
 // The evaluator: a lazy computation over one node of the wasm engine's graph, and how the
 // operations turn their arguments into nodes.
 import {wasm} from './bindings.js';
-import {fail, guard, guardAsync} from './errors.js';
+import {fail, guard, guardAsync, nameOf} from './errors.js';
 import {TYPED_ARRAYS, checkType, isNumberArray, liveView, options, typeOfArray} from './types.js';
 import {deviceOf, resolveDevice, withHandles, withHandlesAsync} from './devices.js';
 import {GPUVector, viewOf} from './vectors.js';
@@ -36,7 +36,7 @@ export class GPUTableEvaluator {
   }
 
   static fromArray(array, settings) {
-    const {type, size = 1, chunks} = options(settings, 'fromArray');
+    const {type, size = 1, chunks} = options(settings, 'fromArray', ['type', 'size', 'chunks']);
     if (type !== undefined) checkType(type);
     if (Array.isArray(array)) {
       if (!isNumberArray(array)) fail('INVALID_ARGUMENT', 'fromArray needs numbers');
@@ -164,7 +164,7 @@ export class GPUTableEvaluator {
   }
 
   toArrowIPC(name = 'value') {
-    if (typeof name !== 'string') fail('INVALID_ARGUMENT', `the column name must be a string, got ${typeof name}`);
+    nameOf(name, 'the column name');
     const kind = this.dictionary ? 'dictionary' : 'plain';
     const write = () => writeIpc([[name, kind, [this._live()], [], this.dictionary]]);
     if (!this.evaluated) {

@@ -529,7 +529,8 @@ export class GPUTableEvaluator<T extends DataType = DataType> {
   readonly size: number;
   /**
    * Rows (1 for constants). `null` for a result whose length depends on the data (`filter`,
-   * `unique`, and ops over them) until it is evaluated: its count is decided on the device.
+   * `unique`, `valueCounts`, `groupBy`, `join`, and ops over them) until it is evaluated:
+   * its count is decided on the device.
    */
   readonly length: number | null;
   /** Row counts of the chunks, in order (`[length]` for one chunk); `null` while `length` is. */

@@ -1,6 +1,6 @@
 // The operations of api.md over evaluators, vectors, numbers and sparse operands.
 import {wasm} from './bindings.js';
-import {fail, guard} from './errors.js';
+import {fail, guard, nameOf} from './errors.js';
 import {isNumberArray, options} from './types.js';
 import {resolveDevice, withHandles, withHandlesAsync} from './devices.js';
 import {GPUVector} from './vectors.js';
@@ -185,7 +185,8 @@ export const argmin = (x, settings) => reduction('argmin', x, settings);
 export const argmax = (x, settings) => reduction('argmax', x, settings);
 
 export function cast(x, type) {
-  return wrap(() => wasm.cast(handleOf(numbersOf(x, 'cast')), type));
+  const name = nameOf(type, "cast's type");
+  return wrap(() => wasm.cast(handleOf(numbersOf(x, 'cast')), name));
 }
 
 // Ops that move rows keep a dictionary column's values.
@@ -254,7 +255,7 @@ export function mapBlocks(fn, ...inputs) {
 export function blockwise(fn, inputs, settings) {
   if (typeof fn !== 'function') fail('INVALID_ARGUMENT', 'blockwise needs a function');
   if (!Array.isArray(inputs)) fail('INVALID_ARGUMENT', 'blockwise inputs must be an array');
-  const {chunks, keys} = options(settings, 'blockwise');
+  const {chunks, keys} = options(settings, 'blockwise', ['chunks', 'keys']);
   if (!Array.isArray(chunks) || chunks.length === 0 || !chunks.every(n => Number.isInteger(n) && n >= 0)) {
     fail('INVALID_ARGUMENT', 'blockwise chunks must be a non-empty array of row counts');
   }
@@ -361,6 +362,7 @@ function collectEvaluators(value, found, seen) {
 }
 
 export async function cleanEvaluate(device, roots) {
+  if (roots === null || typeof roots !== 'object') fail('INVALID_ARGUMENT', 'cleanEvaluate takes an evaluator, or an array or object of them');
   const target = resolveDevice(device);
   const evaluators = [...collectEvaluators(roots, new Set(), new Set())];
   await withHandlesAsync(evaluators.map(e => e._live()), list => target._handle.cleanEvaluate(list));

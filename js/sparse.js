@@ -2,7 +2,7 @@
 // components are evaluators; conversions and products are lazy graphs of the IR's
 // primitives, run on the matrix's device with no host round trip of the entries.
 import {wasm} from './bindings.js';
-import {fail, guard, guardAsync} from './errors.js';
+import {fail, guard, guardAsync, nameOf} from './errors.js';
 import {TYPED_ARRAYS, checkType, options} from './types.js';
 import {defaultDevice, resolveDevice, withHandles} from './devices.js';
 import {GPUVector} from './vectors.js';
@@ -95,7 +95,8 @@ export class SparseMatrix {
     const made = [];
     const dense = component(x, false, 'x', made);
     try {
-      const model = await guardAsync(() => wasm.SparseModel.fromDense(resolveDevice(target)._handle, dense._live(), format));
+      const name = nameOf(format, "fromDense's format");
+      const model = await guardAsync(() => wasm.SparseModel.fromDense(resolveDevice(target)._handle, dense._live(), name));
       const matrix = new SparseMatrix(model, target, []);
       matrix._owned = [...Object.values(matrix._components()), ...made];
       return matrix;

@@ -220,7 +220,7 @@ export class GPUTable {
   }
 
   static async fromArrowIPC(bytes, settings) {
-    const {device = null, columns, float64, int64, onBatch} = options(settings, 'fromArrowIPC');
+    const {device = null, columns, float64, int64, onBatch} = options(settings, 'fromArrowIPC', ['device', 'columns', 'float64', 'int64', 'onBatch']);
     const target = device === null ? null : resolveDevice(device);
     if (onBatch !== undefined && typeof onBatch !== 'function') fail('INVALID_ARGUMENT', 'onBatch must be a function');
     if (isByteStream(bytes)) return GPUTable._readStream(bytes, {columns, float64, int64}, target, onBatch);
@@ -235,7 +235,7 @@ export class GPUTable {
   }
 
   static fromArrowIPCSync(bytes, settings) {
-    const {device = null, columns, float64, int64} = options(settings, 'fromArrowIPCSync');
+    const {device = null, columns, float64, int64} = options(settings, 'fromArrowIPCSync', ['device', 'columns', 'float64', 'int64']);
     const target = device === null ? null : resolveDevice(device);
     if (onGpu(target)) fail('INVALID_ARGUMENT', `a table on a ${target.type} device loads with await GPUTable.fromArrowIPC()`);
     return GPUTable._read(bytes, {columns, float64, int64}, target);
@@ -321,7 +321,7 @@ export class GPUTable {
   }
 
   packBatches(settings) {
-    const {minBatchSize} = options(settings, 'packBatches');
+    const {minBatchSize} = options(settings, 'packBatches', ['minBatchSize']);
     guard(() => this._m.check());
     const device = resolveDevice(this.device);
     if (onGpu(this.device)) return guardAsync(() => device._handle.packBatches(this._m, minBatchSize)).then(() => this);

@@ -4,7 +4,7 @@
 // destroy are the model's; these classes name its objects for JavaScript.
 import {wasm} from './bindings.js';
 import {fail, guard, guardAsync} from './errors.js';
-import {TYPED_ARRAYS, checkSize, checkType, formatOf, liveView, options} from './types.js';
+import {TYPED_ARRAYS, checkSize, checkType, formatOf, isNumberArray, liveView, options} from './types.js';
 import {deviceOf} from './devices.js';
 
 // Wraps a model handle for a view's constructor.
@@ -181,7 +181,7 @@ export class GPUVector {
   }
 
   static appendable(settings) {
-    const {name = '', type = 'float32', size = 1, capacity = 1024} = options(settings, 'appendable');
+    const {name = '', type = 'float32', size = 1, capacity = 1024} = options(settings, 'appendable', ['name', 'type', 'size', 'capacity']);
     checkType(type);
     checkSize(size);
     if (!Number.isInteger(capacity) || capacity < 0) fail('INVALID_ARGUMENT', `capacity must be a non-negative integer, got ${capacity}`);
@@ -190,6 +190,7 @@ export class GPUVector {
 
   append(values) {
     const Typed = TYPED_ARRAYS[this.type];
+    if (Array.isArray(values) && !isNumberArray(values)) fail('INVALID_ARGUMENT', 'append needs numbers');
     const rows = Array.isArray(values) ? values : liveView(values, 'append');
     guard(() => this._m.append(rows instanceof Typed ? rows : Typed.from(rows)));
     return this;

@@ -160,6 +160,12 @@ const dist = resolve(dirname(fileURLToPath(import.meta.url)), '../dist');
  * group-by's parts, and arithmetic, cast, concat and select by a dictionary's values in JS:
  * +1.4 kB, 626.9 kB, the budget raised to 627.0 kB (the index narrowing writes through the
  * widening loop: 0.5 kB less than a column per width).
+ * Then a contract trial's defects mended: verbs taking a constant as one row
+ * (`constant_as_column`), a search into a counted column with nulls (it recursed), every
+ * join's length counted on the device, a dictionary's NaN skipped by min and max, names
+ * and option objects checked before they reach wasm, an appendable vector's superseded rows
+ * kept for the ops holding them (destroyed with it), masked reductions of a constant: +1.8 kB
+ * (wasm 1.3, JS 0.5), 628.7 kB, the budget raised to 629.0 kB, with no shrink first.
  * The CPU scan's loops (`scan_whole`, 15 kB before gzip: a loop
  * per fold, class and direction) are the next place to look. The largest
  * families left to shrink, measured from the name section: the CPU reduction folders (12
@@ -168,7 +174,7 @@ const dist = resolve(dirname(fileURLToPath(import.meta.url)), '../dist');
  * formatting (18 kB before gzip: `Display` of f64 in error messages pulls in core's
  * shortest and exact float printing; a formatter through JS's own would drop it).
  */
-export const DEFAULT_IMPORT_BUDGET = 627_000;
+export const DEFAULT_IMPORT_BUDGET = 629_000;
 
 const gzipped = file => gzipSync(readFileSync(file), {level: 9}).length;
 

@@ -65,3 +65,17 @@ impl fmt::Display for GpuTableError {
 impl std::error::Error for GpuTableError {}
 
 pub type Result<T> = std::result::Result<T, GpuTableError>;
+
+/// A number from JavaScript in a message, infinities as JavaScript writes them
+/// (`Infinity`, not Rust's `inf`).
+pub struct Shown(pub f64);
+
+impl fmt::Display for Shown {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            v if v == f64::INFINITY => f.write_str("Infinity"),
+            v if v == f64::NEG_INFINITY => f.write_str("-Infinity"),
+            v => write!(f, "{v}"),
+        }
+    }
+}

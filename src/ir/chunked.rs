@@ -38,7 +38,8 @@ pub(crate) fn elementwise_chunks(inputs: &[&NodeRef], length: u32, constant: boo
 fn whole_count(name: &str, value: f64) -> Result<u32> {
     if !value.is_finite() || value.fract() != 0.0 || value < 0.0 {
         return Err(GpuTableError::invalid(format!(
-            "{name} must be a non-negative integer, got {value}"
+            "{name} must be a non-negative integer, got {}",
+            crate::error::Shown(value)
         )));
     }
     u32::try_from(value as u64).map_err(|_| {

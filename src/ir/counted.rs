@@ -237,11 +237,8 @@ pub fn filter(x: &NodeRef, mask: &NodeRef) -> Result<NodeRef> {
             mask.meta.size
         )));
     }
-    if x.meta.constant {
-        return Err(GpuTableError::invalid(
-            "filter needs a column to filter, not a constant",
-        ));
-    }
+    // A constant is the rows of its mask (one row beside a constant mask).
+    let x = &super::constant_as_column(x, Some(mask).filter(|m| !m.meta.constant))?;
     let (aligned, counted) = align(vec![x.clone(), mask.clone()])?;
     let (x, mask) = (&aligned[0], &aligned[1]);
     if !mask.meta.constant && mask.meta.length != x.meta.length {

@@ -7,7 +7,7 @@ use super::ops::{cast, elementwise_plain, gather_plain, sequence_like, source};
 use super::{scan, BinaryOp, NodeRef, Op, ReduceKind, ScanFold};
 use crate::column::ColumnData;
 use crate::dtype::{Class, DType};
-use crate::error::{GpuTableError, Result};
+use crate::error::Result;
 
 /// `fold` along the rows of `x` (per lane): each row folds the rows before it (`exclusive`)
 /// or up to it, counted from the end where `reverse`. Sums and products take `sum`'s type;
@@ -15,12 +15,7 @@ use crate::error::{GpuTableError, Result};
 /// is NaN; an integer one the type's far end).
 pub fn cumulative(fold: ScanFold, x: &NodeRef, exclusive: bool, reverse: bool) -> Result<NodeRef> {
     x.check_alive()?;
-    if x.meta.constant {
-        return Err(GpuTableError::invalid(format!(
-            "cum{} needs a column, not a constant",
-            fold.name()
-        )));
-    }
+    let x = &super::constant_as_column(x, None)?;
     let wide = ReduceKind::Sum.output_type(x.meta.dtype);
     // Null rows hold the fold's identity, so the running value passes over them.
     let values = match x.validity() {

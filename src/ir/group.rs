@@ -16,7 +16,7 @@ use super::counted::{
 };
 use super::nulls::with_validity;
 use super::ops::{cast_plain, gather, gather_plain, source, u32_constant};
-use super::order::check_column;
+use super::order::{check_size, column_of};
 use super::{argsort, filter, group_stages, interleave, scan, segment_sum, single_chunk, swizzle};
 use super::{BinaryOp, NodeRef, Nulls, Predicate, ReduceKind, ScanFold};
 use crate::column::ColumnData;
@@ -114,17 +114,12 @@ fn group_by_recorded(
         return Err(GpuTableError::invalid("groupBy needs at least one key"));
     }
     for key in keys {
-        check_column(key, "a groupBy key")?;
+        key.check_alive()?;
+        check_size(key, "a groupBy key")?;
     }
     let mut inputs = keys.to_vec();
     for aggregate in aggregates {
         match (&aggregate.value, aggregate.op) {
-            (Some(value), _) if value.meta.constant => {
-                return Err(GpuTableError::invalid(format!(
-                    "groupBy's {} reads a column, not a constant",
-                    aggregate.op.name()
-                )))
-            }
             (Some(value), _) => inputs.push(value.clone()),
             (None, GroupOp::Count) => {}
             (None, op) => {
@@ -137,6 +132,11 @@ fn group_by_recorded(
     }
     inputs.iter().try_for_each(|x| x.check_alive())?;
     let inputs = rows_alike(inputs)?;
+    // Constants (a key or a value) are repeated on the columns' rows: one row where all are.
+    let column = inputs.iter().find(|x| !x.meta.constant).cloned();
+    let inputs = (inputs.iter())
+        .map(|x| super::constant_as_column(x, column.as_ref()))
+        .collect::<Result<Vec<_>>>()?;
     let (keys, values) = inputs.split_at(keys.len());
     let grouped = match small_group_by(keys, aggregates, values)? {
         Some(grouped) => grouped,
@@ -183,7 +183,7 @@ fn sorted_group_by(
 /// `unique(x)`: the distinct values of a size-1 `x`, ascending (NaN once, last; -0 and +0
 /// one value, +0; null rows one null row, after every value).
 pub fn unique(x: &NodeRef) -> Result<NodeRef> {
-    check_column(x, "unique's input")?;
+    let x = &column_of(x, "unique's input")?;
     if let Some((values, _)) = small_value_counts(x)? {
         group_stages::record(
             std::slice::from_ref(x),
@@ -204,7 +204,7 @@ pub fn value_counts(x: &NodeRef) -> Result<(NodeRef, NodeRef)> {
         op: GroupOp::Count,
         value: None,
     };
-    check_column(x, "valueCounts' input")?;
+    let x = &column_of(x, "valueCounts' input")?;
     if let Some((values, counts)) = small_value_counts(x)? {
         let (keys, results) = (std::slice::from_ref(x), std::slice::from_ref(&counts));
         group_stages::record(

@@ -10,7 +10,7 @@ use std::borrow::Cow;
 
 use super::counted::{align, plain_binary, plain_predicate, plain_select};
 use super::ops::{cast_plain, gather_plain, source, u32_constant};
-use super::order::check_column;
+use super::order::check_size;
 use super::{
     concat, count, extent, search_sorted, sequence, single_chunk, sort_permutation_below, swizzle,
     u32_rows, where_flags, BinaryOp, Meta, Node, NodeRef, Op, Predicate,
@@ -39,7 +39,10 @@ pub enum Bins {
 /// row per bin (one chunk). NaN, nulls, values outside the edges and rows `mask` drops are
 /// not counted.
 pub fn histogram(x: &NodeRef, bins: &Bins, mask: Option<&NodeRef>) -> Result<NodeRef> {
-    check_column(x, "histogram's input")?;
+    x.check_alive()?;
+    check_size(x, "histogram's input")?;
+    // A constant beside a mask is on each of its rows (the mask picks which count).
+    let x = &super::constant_as_column(x, mask.filter(|m| !m.meta.constant))?;
     let every_row = source(ColumnData::U8(vec![1]), 1, true)?;
     let (aligned, _) = align(vec![x.clone(), mask.cloned().unwrap_or(every_row)])?;
     let x = &aligned[0];
@@ -115,7 +118,8 @@ pub fn histogram(x: &NodeRef, bins: &Bins, mask: Option<&NodeRef>) -> Result<Nod
 fn bin_count(bins: f64) -> Result<u32> {
     if !(bins >= 1.0 && bins.fract() == 0.0 && bins < u32::MAX as f64) {
         return Err(GpuTableError::invalid(format!(
-            "histogram's bins must be an integer from 1, got {bins}"
+            "histogram's bins must be an integer from 1, got {}",
+            crate::error::Shown(bins)
         )));
     }
     Ok(bins as u32)
@@ -125,7 +129,9 @@ fn bin_count(bins: f64) -> Result<u32> {
 fn equal_edges(bins: u32, (lo, hi): (f64, f64)) -> Result<Vec<f64>> {
     if !(lo.is_finite() && hi.is_finite() && lo < hi) {
         return Err(GpuTableError::invalid(format!(
-            "histogram's range is [lo, hi] with lo < hi, both finite, got [{lo}, {hi}]"
+            "histogram's range is [lo, hi] with lo < hi, both finite, got [{}, {}]",
+            crate::error::Shown(lo),
+            crate::error::Shown(hi)
         )));
     }
     // (lo (bins - i) + hi i) / bins, as 'auto' edges are made on the device (`auto_bin`):

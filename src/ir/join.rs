@@ -9,10 +9,11 @@
 //! ends. A join needing more rows than its capacity fails its evaluation (LIMIT_EXCEEDED,
 //! naming the rows needed) rather than lose pairs.
 
-use super::counted::{attach, counted_like, plain_binary, plain_predicate, plain_select, Counted};
+use super::counted::{attach, counted_like, plain_binary, plain_predicate, plain_select};
+use super::counted::{u32_column, Counted};
 use super::nulls::{and_flags, with_validity};
 use super::ops::{cast_plain, gather_plain, sequence_like, source};
-use super::order::{check_column, check_size};
+use super::order::{check_size, column_of};
 use super::{argsort, live_flags, rechunk, reduce, scan, search_sorted, sequence};
 use super::{u32_constant, DEFAULT_SPLIT_EVERY};
 use super::{BinaryOp, Check, Meta, Node, NodeRef, Nulls, Op, Predicate, ReduceKind, ScanFold};
@@ -76,7 +77,7 @@ impl SortedKeys {
 pub fn lookup(keys: &NodeRef, table_keys: &NodeRef) -> Result<NodeRef> {
     keys.check_alive()?;
     check_size(keys, "lookup's keys")?;
-    check_column(table_keys, "lookup's table keys")?;
+    let table_keys = &column_of(table_keys, "lookup's table keys")?;
     let mut flags = Vec::new();
     flags.extend(table_keys.validity().cloned());
     if let Some(counted) = table_keys.counted() {
@@ -210,8 +211,8 @@ fn join_into(
     pair_rows: PairRows,
     null_unmatched: bool,
 ) -> Result<Joined> {
-    check_column(left, "join's left keys")?;
-    check_column(right, "join's right keys")?;
+    let left = &column_of(left, "join's left keys")?;
+    let right = &column_of(right, "join's right keys")?;
     let (rows_left, rows_right) = (left.meta.length as u64, right.meta.length as u64);
     // Below 2^64: each side has fewer than 2^32 rows.
     let every_pair = match how {
@@ -227,8 +228,11 @@ fn join_into(
         PairRows::Guessed => every_pair.min(both).min(JOIN_MOST_ROWS as u64) as u32,
     };
     if every_pair == 0 {
-        let none = || sequence(0.0, 0.0, 1.0);
-        let (left, right) = (none()?, none()?);
+        // Counted as every join's pairs are (its length is known once evaluated).
+        let none = Counted::whole(u32_constant(0)?)?;
+        let (left, right) = (sequence(0.0, 0.0, 1.0)?, sequence(0.0, 0.0, 1.0)?);
+        attach(&left, Some(none.clone()));
+        attach(&right, Some(none));
         return Ok(Joined {
             left,
             right,
@@ -323,7 +327,8 @@ fn join_into(
 fn join_capacity(rows: f64) -> Result<u32> {
     if !(rows >= 0.0 && rows.fract() == 0.0) {
         return Err(GpuTableError::invalid(format!(
-            "join's capacity must be a whole number of rows, got {rows}"
+            "join's capacity must be a whole number of rows, got {}",
+            crate::error::Shown(rows)
         )));
     }
     match rows <= JOIN_MOST_ROWS as f64 {
@@ -338,6 +343,14 @@ fn join_capacity(rows: f64) -> Result<u32> {
 /// A left join with no right rows: each left row once, unmatched.
 fn unmatched_rows(left: &NodeRef, null_unmatched: bool) -> Result<Joined> {
     let rows = left.meta.length;
+    // A plain left column's rows are counted too, as every join's pairs are, per chunk (its
+    // chunks kept).
+    let counted = match left.counted() {
+        Some(counted) => counted.clone(),
+        None => Counted::new(u32_constant(rows)?, u32_column(left.chunks.to_vec())?),
+    };
+    let left = &super::chunked::rechunk(left, left.chunks.clone())?;
+    attach(left, Some(counted.clone()));
     let left_rows = counted_like(sequence_like(left, 0, 1), left)?;
     let mut right_rows = sequence_like(left, -1, 0);
     if null_unmatched {
@@ -345,10 +358,8 @@ fn unmatched_rows(left: &NodeRef, null_unmatched: bool) -> Result<Joined> {
         right_rows = with_validity(&right_rows, Some(&none))?;
     }
     let right_rows = counted_like(right_rows, left)?;
-    let pairs = match left.counted() {
-        Some(counted) => counted.total.clone(),
-        None => u32_constant(rows)?,
-    };
+    // A node of its own: the caller may destroy the pairs and keep the rows they count.
+    let pairs = rechunk(&counted.total, counted.total.chunks.clone())?;
     Ok(Joined {
         left: left_rows,
         right: right_rows,

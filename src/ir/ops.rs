@@ -254,7 +254,8 @@ pub fn fround(x: &NodeRef) -> Result<NodeRef> {
 fn integer_arg(name: &str, value: f64) -> Result<i64> {
     if !value.is_finite() || value.fract() != 0.0 || value.abs() > 9007199254740991.0 {
         return Err(GpuTableError::invalid(format!(
-            "{name} must be a safe integer, got {value}"
+            "{name} must be a safe integer, got {}",
+            crate::error::Shown(value)
         )));
     }
     Ok(value as i64)
@@ -279,8 +280,11 @@ pub fn sequence(count: f64, start: f64, step: f64) -> Result<NodeRef> {
     let count = row_count("sequence count", count)?;
     let start = integer_arg("sequence start", start)?;
     let step = integer_arg("sequence step", step)?;
-    if step == 0 {
-        return Err(GpuTableError::invalid("sequence step must not be 0"));
+    // Rows wrap as sint32: a step of a multiple of 2^32 is a step of 0.
+    if step as i32 == 0 {
+        return Err(GpuTableError::invalid(format!(
+            "sequence step must not be 0 as a sint32, got {step}"
+        )));
     }
     element_count(count as u64, 1, DType::I32)?;
     let meta = Meta {
@@ -316,6 +320,17 @@ pub(super) fn sequence_like(node: &NodeRef, start: i64, step: i64) -> NodeRef {
 pub fn broadcast_like(x: &NodeRef, like: &NodeRef) -> Result<NodeRef> {
     let first_row = cast_plain(&sequence_like(like, 0, 0), DType::U32)?;
     gather(&first_row, x)
+}
+
+/// A verb's constant input as a column, as NumPy takes a scalar: its one row on each of
+/// `like`'s rows (counted as `like` is), or, with no column beside it, one row. A column
+/// as it is.
+pub(super) fn constant_as_column(x: &NodeRef, like: Option<&NodeRef>) -> Result<NodeRef> {
+    match (x.meta.constant, like) {
+        (false, _) => Ok(x.clone()),
+        (true, Some(like)) => super::counted::counted_like(broadcast_like(x, like)?, like),
+        (true, None) => gather(&u32_row(0)?, x),
+    }
 }
 
 /// Rows of `values` at `ids`, null where the id or the row read is. Ids at or past the

@@ -34,16 +34,11 @@ pub fn float_sort_key(x: f32) -> u32 {
     }
 }
 
-/// `x` is a column (not a constant) of rows of size 1, alive.
-pub(super) fn check_column(x: &NodeRef, what: &str) -> Result<()> {
+/// `x` (alive, rows of size 1) as a column: a constant as its one row.
+pub(super) fn column_of(x: &NodeRef, what: &str) -> Result<NodeRef> {
     x.check_alive()?;
     check_size(x, what)?;
-    match x.meta.constant {
-        true => Err(GpuTableError::invalid(format!(
-            "{what} must be a column, not a constant"
-        ))),
-        false => Ok(()),
-    }
+    super::constant_as_column(x, None)
 }
 
 pub(super) fn check_size(x: &NodeRef, what: &str) -> Result<()> {
@@ -164,7 +159,8 @@ pub fn sort(x: &NodeRef, descending: bool, nulls: Nulls) -> Result<NodeRef> {
 pub fn top_k(x: &NodeRef, k: f64, descending: bool) -> Result<(NodeRef, NodeRef)> {
     if !(k >= 0.0 && k.fract() == 0.0) {
         return Err(GpuTableError::invalid(format!(
-            "topK's k must be a non-negative integer, got {k}"
+            "topK's k must be a non-negative integer, got {}",
+            crate::error::Shown(k)
         )));
     }
     check_size(x, "topK's input")?;

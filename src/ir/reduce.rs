@@ -279,6 +279,8 @@ pub fn reduce_where(
 ) -> Result<NodeRef> {
     x.check_alive()?;
     mask.check_alive()?;
+    // A constant is on each row of a column mask (the mask picks which count).
+    let x = &super::constant_as_column(x, Some(mask).filter(|m| !m.meta.constant))?;
     let (aligned, _) = super::counted::align(vec![x.clone(), mask.clone()])?;
     let (x, mask) = (&aligned[0], &aligned[1]);
     let flags = where_flags(x, mask, validity, mask_validity)?;

@@ -65,11 +65,7 @@ pub fn exclusive_scan(x: &NodeRef) -> Result<NodeRef> {
 /// or the integer type's far end). Chunked like `x`.
 pub fn scan(x: &NodeRef, fold: ScanFold, inclusive: bool) -> Result<NodeRef> {
     x.check_alive()?;
-    if x.meta.constant {
-        return Err(GpuTableError::invalid(
-            "a scan needs a column, not a constant",
-        ));
-    }
+    let x = &super::constant_as_column(x, None)?;
     let dtype = ReduceKind::Sum.output_type(x.meta.dtype);
     element_count(x.meta.length as u64, x.meta.size, dtype)?;
     // Scans read 32-bit values (one kernel per class, not per type).
@@ -154,15 +150,21 @@ pub fn search_sorted(sorted: &NodeRef, queries: &NodeRef, upper: bool) -> Result
             sorted.meta.size, queries.meta.size
         )));
     }
-    if sorted.meta.constant {
-        return Err(GpuTableError::invalid(
-            "searchSorted searches a column of rows, not a constant",
-        ));
-    }
+    let sorted = &super::constant_as_column(sorted, None)?;
     if let Some(valid) = sorted.validity() {
-        // Null rows (sorted last, or first) hold no value: the rows searched are the others.
-        let values = super::fill_null(sorted, &super::u32_constant(0)?)?;
-        return search_sorted(&super::filter(&values, valid)?, queries, upper);
+        // Null rows (sorted last, or first) hold no value: the rows searched are the others
+        // (of a counted column, those within its count). The rows kept hold no nulls, so
+        // the flags their filter carries are dropped (searched again, they recursed).
+        let keep = match sorted.counted() {
+            Some(counted) => {
+                super::and_flags(&[valid.clone(), super::live_flags(sorted, counted)?])?
+            }
+            None => valid.clone(),
+        };
+        let zero = super::u32_constant(0)?;
+        let values = super::fill_null(sorted, &zero)?;
+        let kept = super::filter(&values, &keep)?;
+        return search_sorted(&super::fill_null(&kept, &zero)?, queries, upper);
     }
     if let Some(counted) = sorted.counted() {
         return super::counted::search_counted(sorted, counted, queries, upper);

@@ -97,7 +97,8 @@ impl SparseMatrix {
     pub async fn norm(&self, device: &dyn Backend, p: f64) -> Result<f64> {
         if ![1.0, 2.0, f64::INFINITY].contains(&p) {
             return Err(GpuTableError::invalid(format!(
-                "norm takes p = 1, 2 or Infinity, got {p}"
+                "norm takes p = 1, 2 or Infinity, got {}",
+                crate::error::Shown(p)
             )));
         }
         let csr = self.shared_csr(device).await?;
@@ -121,7 +122,8 @@ impl SparseMatrix {
             p if p == f64::INFINITY => self.clone(),
             p => {
                 return Err(GpuTableError::invalid(format!(
-                    "opnorm takes p = 1 or Infinity, got {p}"
+                    "opnorm takes p = 1 or Infinity, got {}",
+                    crate::error::Shown(p)
                 )))
             }
         };

@@ -48,11 +48,13 @@ enum Backing {
         view: Option<NodeRef>,
     },
     /// Host rows in use (`length` rows) with room for `capacity` rows; `node` is made when
-    /// an evaluation reads them, and destroyed when they change.
+    /// an evaluation reads them. When they change it is destroyed, or, where ops built on it
+    /// hold it, kept for them in `superseded` until they drop it or the buffer is destroyed.
     Appendable {
         values: ColumnData,
         capacity: u32,
         node: Option<NodeRef>,
+        superseded: Vec<std::rc::Weak<crate::ir::Node>>,
     },
 }
 
@@ -128,6 +130,7 @@ impl Buffer {
             values,
             capacity,
             node: None,
+            superseded: Vec::new(),
         };
         let mut buffer = Buffer::new(backing, dtype, size, 0);
         buffer.track(None);
@@ -218,6 +221,7 @@ impl Buffer {
             values,
             capacity,
             node,
+            superseded,
         } = self.backing()?
         else {
             return Err(GpuTableError::invalid("only appendable vectors grow"));
@@ -262,9 +266,7 @@ impl Buffer {
             grew = true;
         }
         values.extend_from(&rows);
-        if let Some(old) = node.take() {
-            old.destroy();
-        }
+        supersede(node, superseded);
         self.length = added;
         self.generation += grew as u32;
         Ok(())
@@ -273,11 +275,15 @@ impl Buffer {
     /// Forgets the rows in use and keeps the capacity (appendable storage only; other
     /// storage is left as it is).
     pub fn reset(&mut self) -> Result<()> {
-        if let Backing::Appendable { values, node, .. } = self.backing()? {
+        if let Backing::Appendable {
+            values,
+            node,
+            superseded,
+            ..
+        } = self.backing()?
+        {
             with_column_data!(values, v => v.clear());
-            if let Some(old) = node.take() {
-                old.destroy();
-            }
+            supersede(node, superseded);
             self.length = 0;
         }
         Ok(())
@@ -293,13 +299,31 @@ impl Buffer {
                 node.destroy();
             }
             Some(Backing::Appendable {
-                node: Some(node), ..
-            }) => node.destroy(),
+                node, superseded, ..
+            }) => {
+                let held = superseded.iter().filter_map(std::rc::Weak::upgrade);
+                for node in node.iter().cloned().chain(held) {
+                    node.destroy();
+                }
+            }
             _ => {}
         }
         if self.tracked {
             LIVE.with(|live| live.borrow_mut().remove(&self.id));
             self.tracked = false;
         }
+    }
+}
+
+/// The node of rows that changed: destroyed at once where nothing else holds it, else left
+/// to the ops built on it (destroyed with the buffer if they still hold it then).
+fn supersede(node: &mut Option<NodeRef>, superseded: &mut Vec<std::rc::Weak<crate::ir::Node>>) {
+    let Some(old) = node.take() else {
+        return;
+    };
+    superseded.retain(|weak| weak.strong_count() > 0);
+    match std::rc::Rc::strong_count(&old) {
+        1 => old.destroy(),
+        _ => superseded.push(std::rc::Rc::downgrade(&old)),
     }
 }

@@ -20,7 +20,8 @@ pub type PackedColumns = Vec<(Vec<NodeRef>, Option<Vec<NodeRef>>)>;
 pub fn pack_groups(rows: &[u64], min_rows: f64) -> Result<Vec<usize>> {
     if min_rows.is_nan() || min_rows < 0.0 {
         return Err(GpuTableError::invalid(format!(
-            "minBatchSize must be a number of rows, got {min_rows}"
+            "minBatchSize must be a number of rows, got {}",
+            crate::error::Shown(min_rows)
         )));
     }
     let mut groups = Vec::new();

@@ -419,7 +419,8 @@ fn allowed_mem_of(bytes: &JsValue) -> JsResult<Option<u64>> {
     match number_arg(bytes, "allowedMem", None)? {
         b if b.is_finite() && b >= 1.0 && b.fract() == 0.0 => Ok(Some(b as u64)),
         b => Err(invalid(format!(
-            "allowedMem must be a whole number of bytes of at least 1, got {b}"
+            "allowedMem must be a whole number of bytes of at least 1, got {}",
+            crate::error::Shown(b)
         ))),
     }
 }

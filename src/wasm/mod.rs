@@ -421,7 +421,8 @@ fn split_every_of(split_every: &JsValue) -> JsResult<u32> {
     match number_arg(split_every, "splitEvery", default)? {
         n if n.fract() == 0.0 && (2.0..=u32::MAX as f64).contains(&n) => Ok(n as u32),
         n => Err(invalid(format!(
-            "splitEvery must be an integer of at least 2, got {n}"
+            "splitEvery must be an integer of at least 2, got {}",
+            crate::error::Shown(n)
         ))),
     }
 }

@@ -52,7 +52,8 @@ fn dim(value: f64, what: &str) -> JsResult<u32> {
     match value {
         v if v.fract() == 0.0 && (0.0..=u32::MAX as f64).contains(&v) => Ok(v as u32),
         v => Err(invalid(format!(
-            "shape {what} must be a whole number of at most 2^32-1, got {v}"
+            "shape {what} must be a whole number of at most 2^32-1, got {}",
+            crate::error::Shown(v)
         ))),
     }
 }
@@ -235,7 +236,10 @@ impl SparseModel {
     /// `triu(k)` (`upper`) or `tril(k)`, on `device`.
     pub fn triangle(&self, device: &Device, k: f64, upper: bool) -> JsResult<js_sys::Promise> {
         if k.fract() != 0.0 || k.is_nan() {
-            return Err(invalid(format!("k must be a whole number, got {k}")));
+            return Err(invalid(format!(
+                "k must be a whole number, got {}",
+                crate::error::Shown(k)
+            )));
         }
         Ok(matrix_promise!(device, self.matrix, |d, m| m
             .triangle(d, k as i64, upper)
@@ -264,7 +268,8 @@ impl SparseModel {
         let index = |v: f64| match v.fract() == 0.0 && (0.0..u32::MAX as f64).contains(&v) {
             true => Ok(v as u32),
             false => Err(crate::GpuTableError::invalid(format!(
-                "get takes whole row and column numbers, got {v}"
+                "get takes whole row and column numbers, got {}",
+                crate::error::Shown(v)
             ))),
         };
         let at = index(i).and_then(|i| Ok((i, index(j)?)));
@@ -327,7 +332,8 @@ impl SparseModel {
             Some(a) if a == 0.0 || a == 1.0 => Some(a as u32),
             Some(a) => {
                 return Err(invalid(format!(
-                    "axis must be 0 (one row per column) or 1 (one row per row), got {a}"
+                    "axis must be 0 (one row per column) or 1 (one row per row), got {}",
+                    crate::error::Shown(a)
                 )))
             }
         };

@@ -148,6 +148,7 @@ test('error codes', async () => {
   await rejectsWith(() => gt.sequence(1.5), 'INVALID_ARGUMENT');
   await rejectsWith(() => gt.sequence(-1), 'INVALID_ARGUMENT');
   await rejectsWith(() => gt.sequence(3, 0, 0), 'INVALID_ARGUMENT');
+  await rejectsWith(() => gt.sequence(2, 0, 2 ** 32), 'INVALID_ARGUMENT'); // wraps to a step of 0
   await rejectsWith(() => gt.sequence('3'), 'INVALID_ARGUMENT');
   await rejectsWith(() => gt.swizzle(x, [3]), 'INVALID_ARGUMENT');
   await rejectsWith(() => gt.segmentedMap(E.fromArray([1, 2], {type: 'uint32'}), 4), 'INVALID_ARGUMENT');
@@ -213,6 +214,7 @@ test('explain shows fused passes; cleanEvaluate releases intermediates', async (
   const e = gt.extent(g);
   const roots = {g, list: [e]};
   assert.equal(await gt.cleanEvaluate(undefined, roots), roots);
+  await rejectsWith(() => gt.cleanEvaluate(undefined, 5), 'INVALID_ARGUMENT');
   assert.ok(g.evaluated && e.evaluated);
   assert.equal(inner.evaluated, false);
   assert.deepEqual(await e.readValue(), new Float32Array([1, Math.fround(Math.sqrt(3))]));
@@ -290,4 +292,15 @@ test('zero rows of a huge row size allocate nothing', async () => {
   // Its extent would be 2^32 - 1 rows of [min, max]: more than a wasm32 allocation.
   await rejectsWith(() => gt.extent(wide), 'LIMIT_EXCEEDED');
   await rejectsWith(gt.extent(E.fromArray(new Float32Array(0), {size: 1000})).evaluate(), 'EMPTY_INPUT');
+});
+
+// Unknown option names were ignored by these (reductions refused them): a misspelt option
+// did nothing, silently.
+test('every options object refuses names it does not know', async () => {
+  await rejectsWith(() => gt.createDevice({type: 'cpu', alowedMem: 1024}), 'INVALID_ARGUMENT');
+  await rejectsWith(() => E.fromArray([1, 2], {sizes: 2}), 'INVALID_ARGUMENT');
+  await rejectsWith(() => gt.GPUVector.appendable({bogus: 1}), 'INVALID_ARGUMENT');
+  await rejectsWith(() => gt.blockwise(() => [], [f32([1])], {chunk: [1]}), 'INVALID_ARGUMENT');
+  await rejectsWith(() => gt.GPUTable.fromArrowIPCSync(new Uint8Array(8), {colums: ['x']}), 'INVALID_ARGUMENT');
+  await rejectsWith(() => gt.GPUTable.fromArrowIPC(new Uint8Array(8), {colums: ['x']}), 'INVALID_ARGUMENT');
 });

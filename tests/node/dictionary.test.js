@@ -561,3 +561,29 @@ test('fillNull of a text column takes a string: its code, or the string added to
   filled.destroy();
   table.destroy();
 });
+
+// max and argmax of a dictionary of numbers holding NaN gave NaN's code (its rank is the
+// greatest): NaN is skipped as in a column of numbers, and all-NaN rows give NaN.
+test('min, max, argmin and argmax of a dictionary of numbers skip its NaN', async () => {
+  const column = (values, codes) => {
+    const dictionary = arrow.vectorFromArray(values, new arrow.Float64());
+    const type = new arrow.Dictionary(new arrow.Float64(), new arrow.Int32());
+    const data = arrow.makeData({type, length: codes.length, nullCount: 0, data: new Int32Array(codes), dictionary});
+    const ipc = arrow.tableToIPC(new arrow.Table({k: arrow.makeVector(data)}));
+    return gt.GPUTable.fromArrowIPCSync(ipc).getVector('k');
+  };
+  const valueOf = async x => {
+    const done = await x.evaluate();
+    return [...done.readValueSync()].map(code => done.dictionary[code]);
+  };
+  const k = column([10, -5, 2.5, NaN], [3, 0, 1, 2, 3]);
+  assert.deepEqual(await valueOf(gt.max(k)), [10]);
+  assert.deepEqual(await valueOf(gt.min(k)), [-5]);
+  assert.deepEqual([...await gt.argmax(k).readValue()], [1]);
+  assert.deepEqual([...await gt.argmin(k).readValue()], [2]);
+  const onlyNaN = column([10, NaN], [1, 1]);
+  assert.ok(Number.isNaN((await valueOf(gt.max(onlyNaN)))[0]));
+  const grouped = gt.groupBy(gt.GPUTableEvaluator.fromArray([0, 0, 0, 1, 1], {type: 'uint32'}), {high: ['max', k], at: ['argmax', k]});
+  assert.deepEqual(await valueOf(grouped.high), [10, 2.5]);
+  assert.deepEqual([...await grouped.at.readValue()], [1, 3]);
+});

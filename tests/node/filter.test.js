@@ -162,11 +162,13 @@ test('valueCounts counts each distinct value against a Map loop, nulls last', as
   throwsCode(() => gt.valueCounts(E.fromArray([1, 2, 3, 4], {size: 2})), 'INVALID_ARGUMENT');
 });
 
-test('bad filter and unique arguments, and ops that need a length before evaluation', () => {
+test('bad filter and unique arguments, and ops that need a length before evaluation', async () => {
   const x = E.fromArray([1, 2, 3]);
   throwsCode(() => gt.filter(x, E.fromArray(new Uint8Array([1, 0]))), 'INVALID_ARGUMENT');
   throwsCode(() => gt.filter(x, E.fromArray(new Uint8Array([1, 0, 1, 0, 1, 0]), {size: 2})), 'INVALID_ARGUMENT');
-  throwsCode(() => gt.filter(E.fromConstant(1), 1), 'INVALID_ARGUMENT');
+  // A constant is one row (NumPy's scalar), repeated on a column mask's rows.
+  assert.deepEqual([...(await gt.filter(E.fromConstant(1), 1).evaluate()).readValueSync()], [1]);
+  assert.deepEqual([...(await gt.filter(E.fromConstant(7), gt.greater(x, 1)).evaluate()).readValueSync()], [7, 7]);
   throwsCode(() => gt.filter(x, 'yes'), 'INVALID_ARGUMENT');
   throwsCode(() => gt.unique(E.fromArray([1, 2, 3, 4], {size: 2})), 'INVALID_ARGUMENT');
   const kept = gt.filter(x, gt.greater(x, 1));

@@ -27,7 +27,7 @@ test('histogram counts 24 equal bins and 1,000 irregular edges as a JS loop does
   const n = 50000;
   const fare = Array.from({length: n}, (_, i) => (i % 97 === 5 ? null : i % 89 === 7 ? NaN : ((i * 104729) % 8001) / 40 - 20));
   const table = arrow.tableFromArrays({fare: arrow.vectorFromArray(fare, new arrow.Float32())});
-  const x = gt.GPUTable.fromArrowIPCSync(arrow.tableToIPC(table), {chunks: 20000}).getVector('fare');
+  const x = gt.rechunk(gt.GPUTable.fromArrowIPCSync(arrow.tableToIPC(table)).getVector('fare'), 20000);
   const f32 = fare.map(v => (v === null ? null : Math.fround(v)));
   const equal = Array.from({length: 25}, (_, i) => (i === 24 ? 120 : 0 + (120 / 24) * i));
   const counts = gt.histogram(x, {bins: 24, range: [0, 120]});

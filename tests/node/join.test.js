@@ -52,7 +52,7 @@ test('a join needing more rows than its capacity fails, naming them', async () =
   assert.equal((await exact.right.readValue()).length, 1600);
   throwsCode(() => gt.join(ones, ones, {how: 'outer'}), 'INVALID_ARGUMENT');
   throwsCode(() => gt.join(ones, ones, {capacity: -1}), 'INVALID_ARGUMENT');
-  throwsCode(() => gt.join(ones, 3), 'INVALID_ARGUMENT');
+  assert.equal((await gt.join(ones, 3).left.evaluate()).length, 0);
   throwsCode(() => gt.join(E.fromArray([1, 2, 3, 4], {size: 2}), ones), 'INVALID_ARGUMENT');
 });
 
@@ -169,4 +169,36 @@ test("a table join under allowedMem holds no more than it allows", async () => {
     const zone = (row * 7919) % 4000;
     assert.equal(area.get(row), zone < m ? zone * 2 : null, `row ${row}`);
   }
+});
+
+// A join with an empty side had its length before evaluation; every join's length is
+// decided on the device (null until evaluated), as a filter's is.
+test('a join with an empty side has no length until evaluated', async () => {
+  const none = gt.join(E.fromArray([]), E.fromArray([1]));
+  const unmatched = gt.join(E.fromArray([4, 5], {chunks: [1, 1]}), E.fromArray([]), {how: 'left'});
+  for (const side of [none.left, none.right, unmatched.left, unmatched.right]) assert.equal(side.length, null);
+  await Promise.all([none.left, none.right, unmatched.left, unmatched.right].map(side => side.evaluate()));
+  assert.deepEqual([none.left.length, none.right.length], [0, 0]);
+  assert.deepEqual([...unmatched.left.readValueSync()], [0, 1]);
+  assert.deepEqual([...unmatched.right.readValueSync()], [-1, -1]);
+  // A filter's rows with no right rows: the pairs (destroyed by join) were its count.
+  const x = E.fromArray([4, 5, 6]);
+  const kept = gt.join(gt.filter(x, gt.greater(x, 4)), E.fromArray([]), {how: 'left'});
+  assert.deepEqual([...await kept.left.readValue()], [0, 1]);
+});
+
+// A table join with an empty side: its pairs are counted on the device like any join's.
+test('table.join with an empty side keeps the left rows and batches, or none', async () => {
+  const batch = (zone, fare) => arrow.tableFromArrays({zone: Int32Array.from(zone), fare: Float32Array.from(fare)});
+  const trips = new arrow.Table([...batch([3, 1], [10, 20]).batches, ...batch([7], [30]).batches]);
+  const none = arrow.tableFromArrays({id: new Int32Array(0), area: new Float32Array(0)});
+  const t = gt.GPUTable.fromArrowIPCSync(arrow.tableToIPC(trips));
+  const z = gt.GPUTable.fromArrowIPCSync(arrow.tableToIPC(none));
+  const left = await t.join(z, {on: ['zone', 'id'], how: 'left'});
+  assert.equal(left.batches.length, 2);
+  const back = arrow.tableFromIPC(await left.toArrowIPC());
+  assert.deepEqual([...back.getChild('zone')], [3, 1, 7]);
+  assert.deepEqual([...back.getChild('area')], [null, null, null]);
+  assert.equal((await t.join(z, {on: ['zone', 'id']})).numRows, 0);
+  assert.equal((await z.join(t, {on: ['id', 'zone'], how: 'left'})).numRows, 0);
 });

@@ -277,3 +277,32 @@ test('Date32 and Time32 columns load as sint32; Timestamp and Date64 follow the 
     assert.deepEqual([...at.toArray()].map(Number), [1000, 2000, -5]);
   }
 });
+
+// A lazy op built on an appendable vector was DESTROYED by the next append or reset (its
+// rows' node was destroyed); it keeps the rows it was built on. Text appended was NaN.
+test('ops built on an appendable vector keep its rows through append and reset', async () => {
+  const points = gt.GPUVector.appendable({type: 'float32', capacity: 100});
+  points.append([1, 2]);
+  const before = gt.add(points, 0);
+  const total = gt.sum(points);
+  points.append([3]);
+  const after = gt.add(points, 0);
+  points.resetLastBatch();
+  points.append([7]);
+  assert.deepEqual([...await before.readValue()], [1, 2]);
+  assert.deepEqual([...await total.readValue()], [3]);
+  assert.deepEqual([...await after.readValue()], [1, 2, 3]);
+  assert.deepEqual([...await points.readValue()], [7]);
+  throwsCode(() => points.append(['a', 'b']), 'INVALID_ARGUMENT');
+  for (const evaluator of [before, total, after]) evaluator.destroy();
+  points.destroy();
+});
+
+// A type or format that is not a string was read out of the wasm memory's bounds.
+test('names given to the wasm module are strings or INVALID_ARGUMENT', async () => {
+  const x = E.fromArray([1.5, 0]);
+  for (const type of [3, undefined, null, {}, ['uint8'], true]) throwsCode(() => gt.cast(x, type), 'INVALID_ARGUMENT');
+  await assert.rejects(gt.SparseMatrix.fromDense(E.fromArray([1, 0], {size: 2}), {format: 3}),
+    error => error.code === 'INVALID_ARGUMENT');
+  assert.deepEqual([...await gt.cast(x, 'uint8').readValue()], [1, 0]);
+});

@@ -879,6 +879,8 @@ macro_rules! suite {
             square_roots_of_negative_numbers_are_nan,
             square_roots_are_correctly_rounded,
             a_pooled_array_forgets_its_row_size,
+            verbs_take_a_constant_as_one_row_or_repeated,
+            search_sorted_into_a_counted_column_with_nulls,
             // chunked.rs: chunked columns
             elementwise_ops_read_across_chunk_boundaries,
             chunk_tasks_share_one_fused_kernel,

@@ -267,6 +267,9 @@ pub async fn argsort_by_several_keys_and_top_k<T: Target>() {
     );
     assert_eq!(code(ir::top_k(&x, -1.0, true)), ErrorCode::InvalidArgument);
     assert_eq!(code(ir::top_k(&x, 1.5, true)), ErrorCode::InvalidArgument);
+    // JavaScript's number in the message, not Rust's `inf`.
+    let infinite = ir::top_k(&x, f64::INFINITY, true).err().map(|e| e.message);
+    assert!(infinite.is_some_and(|m| m.ends_with("got Infinity")));
     assert_eq!(
         code(ir::top_k(&x, f64::NAN, true)),
         ErrorCode::InvalidArgument

@@ -377,3 +377,102 @@ pub async fn a_pooled_array_forgets_its_row_size<T: Target>() {
     random_graphs_match_the_cpu::<T>().await;
     radix_sorts_use_every_bit_of_the_keys::<T>().await;
 }
+
+/// Verbs refused a constant (`cumsum`, `unique`, `groupBy`, `histogram`, `filter`, `join`,
+/// `lookup`, `searchSorted`) where `argsort` and `count` took it: a constant is one row, as
+/// NumPy takes a scalar, and is repeated on the rows of a column beside it.
+pub async fn verbs_take_a_constant_as_one_row_or_repeated<T: Target>() {
+    use gputable::ir::{Aggregate, Bins, GroupOp, JoinHow, Predicate, ReduceKind, ScanFold};
+    let five = ir::u32_constant(5).unwrap();
+    let key = chunked(ColumnData::U32(vec![2, 1, 2, 2]), 1, &[3, 1]);
+    let three = ir::u32_constant(3).unwrap();
+    let mask = ir::predicate(
+        Predicate::Greater,
+        &[key.clone(), ir::u32_constant(1).unwrap()],
+    )
+    .unwrap();
+    let cumsum = ir::cumulative(ScanFold::Sum, &five, false, false).unwrap();
+    let unique = ir::unique(&five).unwrap();
+    let (values, counts) = ir::value_counts(&five).unwrap();
+    let equal = Bins::Equal {
+        bins: 2.0,
+        range: Some((0.0, 10.0)),
+    };
+    let alone = ir::histogram(&five, &equal, None).unwrap();
+    let masked = ir::histogram(&five, &equal, Some(&mask)).unwrap();
+    let kept = ir::filter(&five, &mask).unwrap();
+    let sum_of = |value: &NodeRef| Aggregate {
+        op: GroupOp::Sum,
+        value: Some(value.clone()),
+    };
+    let (keys, sums) = ir::group_by(std::slice::from_ref(&key), &[sum_of(&three)]).unwrap();
+    let (one_key, total) = ir::group_by(std::slice::from_ref(&five), &[sum_of(&key)]).unwrap();
+    let joined = ir::join(
+        &key,
+        &ir::u32_constant(2).unwrap(),
+        JoinHow::Inner,
+        None,
+        false,
+    );
+    let joined = joined.unwrap();
+    let looked = ir::lookup(&key, &ir::u32_constant(1).unwrap()).unwrap();
+    let searched = ir::search_sorted(&five, &key, false).unwrap();
+    let where_sum = ir::reduce_where(ReduceKind::Sum, &five, None, &mask, None, 4).unwrap();
+    let roots = [
+        where_sum.clone(),
+        cumsum.clone(),
+        unique.clone(),
+        values.clone(),
+        counts.clone(),
+        alone.clone(),
+        masked.clone(),
+        kept.clone(),
+        keys[0].clone(),
+        sums[0].clone(),
+        one_key[0].clone(),
+        total[0].clone(),
+        joined.left.clone(),
+        joined.right.clone(),
+        looked.clone(),
+        searched.clone(),
+    ];
+    evaluate_here::<T>(&roots).await;
+    assert_eq!(read_u32(&cumsum).await, [5]);
+    assert_eq!(read_u32(&unique).await, [5]);
+    assert_eq!(read_u32(&values).await, [5]);
+    assert_eq!(read_u32(&counts).await, [1]);
+    assert_eq!(read_u32(&alone).await, [0, 1]);
+    assert_eq!(read_u32(&masked).await, [0, 3]);
+    assert_eq!(read_u32(&kept).await, [5, 5, 5]);
+    assert_eq!(read_u32(&keys[0]).await, [1, 2]);
+    assert_eq!(read_u32(&sums[0]).await, [3, 9]);
+    assert_eq!(read_u32(&one_key[0]).await, [5]);
+    assert_eq!(read_u32(&total[0]).await, [7]);
+    assert_eq!(read_i32(&joined.left).await, [0, 2, 3]);
+    assert_eq!(read_i32(&joined.right).await, [0, 0, 0]);
+    assert_eq!(read_i32(&looked).await, [-1, 0, -1, -1]);
+    assert_eq!(read_u32(&searched).await, [0, 0, 0, 0]);
+    assert_eq!(read_u32(&where_sum).await, [15]);
+}
+
+/// `searchSorted` into a counted column with nulls (a filter's or `unique`'s result) built
+/// its search again from a filter that kept the null flags: it recursed until the stack
+/// overflowed, which left the wasm instance unusable.
+pub async fn search_sorted_into_a_counted_column_with_nulls<T: Target>() {
+    use super::filter::nullable;
+    let x = nullable(
+        ColumnData::F32(vec![3.0, 0.0, 1.0, 5.0, 1.0, 9.0]),
+        Some(&[1, 0, 1, 1, 1, 1]),
+        &[4, 2],
+    );
+    let mask = chunked(ColumnData::U8(vec![1, 1, 1, 1, 1, 0]), 1, &[4, 2]);
+    let queries = f32s(&[0.5, 1.0, 4.0, 10.0], 1);
+    // unique: [1, 3, 5, 9, null]; the filter's sorted: [1, 1, 3, 5, null].
+    let distinct = ir::unique(&x).unwrap();
+    let kept = ir::sort(&ir::filter(&x, &mask).unwrap(), false, ir::Nulls::Last).unwrap();
+    let left = ir::search_sorted(&distinct, &queries, false).unwrap();
+    let right = ir::search_sorted(&kept, &queries, true).unwrap();
+    evaluate_here::<T>(&[left.clone(), right.clone()]).await;
+    assert_eq!(read_u32(&left).await, [0, 0, 2, 4]);
+    assert_eq!(read_u32(&right).await, [0, 2, 3, 4]);
+}

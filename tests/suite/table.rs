@@ -293,10 +293,10 @@ pub async fn appendable_vectors_grow_and_reset<T: Target>() {
     vector.append(ColumnData::F32(vec![5.0, 6.0])).unwrap();
     assert_eq!(buffer.borrow().capacity(), 4, "capacity doubled");
     assert_eq!(buffer.borrow().generation, 1);
-    assert!(
-        first.is_destroyed(),
-        "a node of the old rows is destroyed when they change"
-    );
+    // Ops built on the old rows keep them (the vector forgets its node, it is not destroyed).
+    assert!(!first.is_destroyed());
+    evaluate::<T>(std::slice::from_ref(&first)).await.unwrap();
+    assert_eq!(read_f32(&first).await, vec![1.0, 2.0, 3.0, 4.0]);
     let doubled = ir::binary(Multiply, &vector.node().unwrap(), &lit(&[2.0])).unwrap();
     evaluate::<T>(std::slice::from_ref(&doubled)).await.unwrap();
     assert_eq!(
@@ -314,7 +314,16 @@ pub async fn appendable_vectors_grow_and_reset<T: Target>() {
     vector.reset_last().unwrap();
     assert_eq!(vector.length(), 0);
     assert_eq!(buffer.borrow().capacity(), 4, "reset keeps the capacity");
+    // Rows nothing else held were destroyed when they changed; those an op holds go with
+    // the vector.
+    let held = vector.node().unwrap();
+    vector.append(ColumnData::F32(vec![1.0, 2.0])).unwrap();
+    let unheld = std::rc::Rc::downgrade(&vector.node().unwrap());
+    vector.append(ColumnData::F32(vec![3.0, 4.0])).unwrap();
+    assert!(unheld.upgrade().is_none());
+    assert!(!held.is_destroyed());
     vector.destroy();
+    assert!(first.is_destroyed() && held.is_destroyed());
     assert_eq!(
         code(vector.append(ColumnData::F32(vec![1.0, 2.0]))),
         ErrorCode::Destroyed
