@@ -38,7 +38,8 @@ const compareValues = (a, b) => {
   return a - b;
 };
 
-// A dictionary's value order, made once: `ranks[code]`, `codes[rank]` and each value's code.
+// A dictionary's value order, made once: `ranks[code]`, `codes[rank]`, each value's code
+// and NaN's (-1: none).
 const orders = new WeakMap();
 function orderOf(dictionary) {
   let order = orders.get(dictionary);
@@ -54,7 +55,8 @@ function orderOf(dictionary) {
       ranks[code] = rank;
     });
     const index = new Map(values.map((value, code) => [value, code]));
-    order = {codes, ranks, index, sorted: byValue.map(code => values[code])};
+    const nan = values.findIndex(v => Number.isNaN(v));
+    order = {codes, ranks, index, nan, sorted: byValue.map(code => values[code])};
     orders.set(dictionary, order);
   }
   return order;
@@ -89,11 +91,12 @@ export const numbersOf = (x, op) => decoded(x, `${op} takes numbers, not a colum
 export function reducedByValue(op, result, x) {
   const dictionary = dictionaryOf(x);
   if (!dictionary || (op !== 'min' && op !== 'max')) return result;
-  if (result.type !== 'float32') return unranked(result, dictionary, x.type);
-  // Float ranks (a dictionary holding NaN): NaN where no row holds a number, NaN's rank.
-  const nanRank = orderOf(dictionary).ranks[dictionary.findIndex(v => Number.isNaN(v))];
+  const order = orderOf(dictionary);
+  if (order.nan < 0) return unranked(result, dictionary, x.type);
+  // Float ranks (`comparedRanks`): NaN where no row holds a number, NaN's rank.
   const nan = withList([result], list => wasm.predicate('isNaN', list));
-  const rank = wrap(() => wasm.select(handleOf(nan), handleOf(GPUTableEvaluator.fromConstant(nanRank)), handleOf(result)));
+  const nanRank = GPUTableEvaluator.fromConstant(order.ranks[order.nan]);
+  const rank = wrap(() => wasm.select(handleOf(nan), handleOf(nanRank), handleOf(result)));
   return unranked(castTo(rank, 'uint32'), dictionary, x.type);
 }
 
@@ -108,7 +111,7 @@ export function unranked(ranks, dictionary, type) {
 export function joinKeys(a, b) {
   const [left, right] = [dictionaryOf(a), dictionaryOf(b)];
   if (left === right) {
-    const nan = left ? left.findIndex(v => Number.isNaN(v)) : -1;
+    const nan = left ? orderOf(left).nan : -1;
     if (nan < 0) return [a, b];
     // NaN equals nothing, itself included: its code stands past every code, apart per side.
     const apart = side => uint32Table(Uint32Array.from(left, (_, code) => (code === nan ? left.length + side : code)));
@@ -189,10 +192,9 @@ export function byValue(op, a, b) {
 // A dictionary column's rows as numbers that compare as its values: ranks (`ranked`), but
 // NaN for a NaN value, with which no comparison holds (float32: exact below 2^24 values).
 function comparedRanks(x) {
-  const dictionary = dictionaryOf(x);
-  const nan = dictionary.findIndex(v => Number.isNaN(v));
+  const {ranks: order, nan} = orderOf(dictionaryOf(x));
   if (nan < 0) return ranked(x);
-  const ranks = Float32Array.from(orderOf(dictionary).ranks, (rank, code) => (code === nan ? NaN : rank));
+  const ranks = Float32Array.from(order, (rank, code) => (code === nan ? NaN : rank));
   return gatherRows(x, GPUTableEvaluator.fromArray(ranks, {type: 'float32'}));
 }
 
