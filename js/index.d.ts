@@ -304,7 +304,7 @@ export class GPUData {
  * vector directly (borrowed, no copy); a multi-chunk vector is read chunk by chunk where it is stored.
  */
 /** Chunk boundaries: rows per chunk (the last shorter), or each chunk's row count. */
-export type Chunking = number | number[];
+export type Chunking = number | readonly number[];
 
 export class GPUVector<T extends DataType = DataType> {
   /** @internal Made by `evaluate`, `appendable` and tables, never constructed. */
@@ -346,8 +346,19 @@ export class GPUVector<T extends DataType = DataType> {
   destroy(): void;
 }
 
+/** A field as a schema or table is given one. */
+export interface FieldInit {
+  name: string;
+  type: DataType;
+  size?: number;
+  nullable?: boolean;
+  metadata?: Record<string, string>;
+  dictionary?: DictionaryValues | null;
+}
+
 /** A column of a schema. */
 export class GPUField {
+  constructor(field: FieldInit);
   readonly name: string;
   readonly type: DataType;
   readonly size: number;
@@ -370,6 +381,7 @@ export class GPUField {
 export type DictionaryValues = readonly string[] | readonly number[] | readonly bigint[] | readonly boolean[];
 
 export class GPUSchema {
+  constructor(fields: GPUField[], metadata?: Record<string, string>);
   readonly fields: GPUField[];
   readonly metadata: Record<string, string>;
   readonly names: string[];
@@ -404,7 +416,7 @@ export class GPURecordBatch {
 export interface ArrowIPCOptions {
   device?: Device | null;
   /** Columns to read, in this order (all by default). */
-  columns?: string[];
+  columns?: readonly string[];
   /** Float64 columns converted to float32 (default), or as uint32 word pairs for `fround`. */
   float64?: 'words' | 'float32';
   /** Int64/Uint64 columns, and Timestamp, Date64, Time64 and Duration (their int64 values), need a conversion; without one they are TYPE_MISMATCH. Date32 and Time32 load as sint32. */
@@ -422,6 +434,8 @@ export type ByteStream = ReadableStream<Uint8Array> | AsyncIterable<Uint8Array |
  */
 export class GPUTable {
   constructor(options?: {schema?: GPUSchema | null; batches?: GPURecordBatch[]; device?: Device | null});
+  /** The device its verbs evaluate on (null: the default CPU device). */
+  readonly device: Device | null;
   /** Reads a table onto `options.device`; a GPU device keeps the columns there only. */
   /** Bytes, or a stream of them decoded record batch by record batch as they arrive. */
   static fromArrowIPC(bytes: Uint8Array | ArrayBuffer | ByteStream, options?: ArrowIPCOptions | null): Promise<GPUTable>;
@@ -453,13 +467,13 @@ export class GPUTable {
    * table on this table's device, batches kept; unchanged columns share their storage.
    * @example await table.derive({tip_rate: t => divide(t.tip, t.fare)})
    */
-  derive(columns: Record<string, (t: Record<string, GPUVector>) => EvaluatorInput>): Promise<GPUTable>;
+  derive(columns: Record<string, (t: Record<string, GPUVector>) => ColumnInput | readonly number[]>): Promise<GPUTable>;
   /**
    * The rows whose mask (`predicate(t)`, size 1) is nonzero and not null, every column, on
    * this table's device: batches kept, each with its kept rows.
    * @example await table.filter(t => greater(t.fare, 10))
    */
-  filter(predicate: (t: Record<string, GPUVector>) => PredicateArgument): Promise<GPUTable>;
+  filter(predicate: (t: Record<string, GPUVector>) => NumericArgument): Promise<GPUTable>;
   /** The rows in `argsort(keys, options)`'s order (one batch), on this table's device. */
   orderBy(names: string | readonly string[], options?: OrderOptions): Promise<GPUTable>;
   /** The first `k` rows by column `name` (`topK`'s order, descending by default), one batch. */
@@ -485,6 +499,11 @@ export class GPUTable {
 
 /** Anything an operation accepts as a table input. */
 export type EvaluatorInput = GPUTableEvaluator | GPUVector;
+/**
+ * A verb's column, or a number: one float32 constant row (repeated on the rows of a column
+ * the verb pairs it with, such as a group-by's other keys or a mask).
+ */
+export type ColumnInput = EvaluatorInput | number;
 /** Arithmetic also accepts number literals and literal rows (float32 constants). */
 /** An argument of the ops: a sparse operand where no sparse rule applies is its dense matrix. */
 export type ArithmeticArgument = EvaluatorInput | number | readonly number[] | SparseOperand;
@@ -501,6 +520,7 @@ export type SparseOperand = SparseMatrix | SparseVector;
  * await r.readValue(); // Float32Array [12, 23, 34, 15, 26, 37]
  */
 export class GPUTableEvaluator<T extends DataType = DataType> {
+  private constructor();
   /**
    * Packed rows of `size` values. `number[]` is float32 unless `type` is given; a
    * `Float64Array` becomes uint32 word pairs (size doubled) for `fround()`. `chunks` makes a
@@ -627,7 +647,7 @@ export function log(x: ArithmeticArgument): GPUTableEvaluator<'float32'>;
 /** Concatenates each row of the inputs; size = sum of sizes. @example interleave(xyz, id) */
 export function interleave<Args extends ArithmeticArgument[]>(...inputs: Args): GPUTableEvaluator<ArithmeticType<Args>>;
 /** Rows of `source` at `ids` (one integer per row); out-of-range or negative ids give zero rows; constant when `ids` is. */
-export function gather<S extends ArithmeticArgument>(ids: EvaluatorInput, source: S): GPUTableEvaluator<TypeOf<S>>;
+export function gather<S extends ArithmeticArgument>(ids: ColumnInput, source: S): GPUTableEvaluator<TypeOf<S>>;
 /** Options of the reductions. */
 export interface ReductionOptions {
   /** The most chunk partials one combine takes (at least 2). Default 4. */
@@ -637,7 +657,7 @@ export interface ReductionOptions {
    * not null, in the reduction's own pass. Keeping no row: `sum` is 0, the others
    * `EMPTY_INPUT` at evaluation. @example sum(fare, {where: greater(fare, 10)})
    */
-  where?: EvaluatorInput | number;
+  where?: ColumnInput;
 }
 /**
  * Per row of `values`, the first row `i` of the ascending `sorted` (size 1; NaN last, as
@@ -645,9 +665,9 @@ export interface ReductionOptions {
  * exactly across types, NaN after every number (NumPy's rule); uint32.
  * @example searchSorted(edges, fare, {side: 'right'})
  */
-export function searchSorted(sorted: EvaluatorInput, values: PredicateArgument, options?: {side?: 'left' | 'right'}): GPUTableEvaluator<'uint32'>;
+export function searchSorted(sorted: ColumnInput, values: PredicateArgument, options?: {side?: 'left' | 'right'}): GPUTableEvaluator<'uint32'>;
 /** The rows whose mask (size 1) is nonzero and not null: one uint32 row. @example count(greater(fare, 10)) */
-export function count(mask: EvaluatorInput): GPUTableEvaluator<'uint32'>;
+export function count(mask: ColumnInput): GPUTableEvaluator<'uint32'>;
 /**
  * The rows of `x` whose `mask` (size 1; x's length, or a constant) is nonzero and not null,
  * in order, nulls kept; chunk k holds the kept rows of x's chunk k. The count is decided on
@@ -656,29 +676,29 @@ export function count(mask: EvaluatorInput): GPUTableEvaluator<'uint32'>;
  * an op has the full column's rows (the filtered one's past its count are null).
  * @example filter(fare, greater(distance, 10))
  */
-export function filter<X extends EvaluatorInput>(x: X, mask: PredicateArgument): GPUTableEvaluator<TypeOf<X>>;
+export function filter<X extends ColumnInput>(x: X, mask: NumericArgument): GPUTableEvaluator<TypeOf<X>>;
 /**
  * The distinct values of a size-1 `x`, ascending (NaN once, after every number; -0 and +0
  * one value, +0; null rows one null row, last), counted on the device as `filter` is.
  * @example unique(vendor)
  */
-export function unique<X extends EvaluatorInput>(x: X): GPUTableEvaluator<TypeOf<X>>;
+export function unique<X extends ColumnInput>(x: X): GPUTableEvaluator<TypeOf<X>>;
 /**
  * `unique(x)` and the rows of `x` holding each value (uint32; the null row's: the null
  * rows), counted alike on the device: `groupBy(x, {counts: 'count'})`.
  * @example const {values, counts} = valueCounts(vendor)
  */
-export function valueCounts<X extends EvaluatorInput>(x: X): {values: GPUTableEvaluator<TypeOf<X>>; counts: GPUTableEvaluator<'uint32'>};
+export function valueCounts<X extends ColumnInput>(x: X): {values: GPUTableEvaluator<TypeOf<X>>; counts: GPUTableEvaluator<'uint32'>};
 /** An aggregate of `groupBy`. */
 export type GroupOp = 'count' | 'sum' | 'min' | 'max' | 'mean' | 'argmin' | 'argmax' | 'first' | 'last';
 /** `'count'` (a group's rows) or `[op, x]` (`x` a column of the keys' rows). */
-export type GroupAggregate = 'count' | readonly [GroupOp, EvaluatorInput];
+export type GroupAggregate = 'count' | readonly [GroupOp, ColumnInput];
 /** The type of an aggregate's result, as the whole-column reduction's. */
 export type GroupAggregateType<A> = A extends 'count' | readonly ['count', any] ? 'uint32'
   : A extends readonly ['sum', infer X] ? SumType<TypeOf<X>>
   : A extends readonly ['min' | 'max', infer X] ? TypeOf<X>
   : A extends readonly ['mean', any] ? 'float32'
-  : A extends readonly [GroupOp, any] ? 'sint32' : DataType;
+  : A extends readonly ['argmin' | 'argmax' | 'first' | 'last', any] ? 'sint32' : DataType;
 /** `groupBy`'s key columns, one per key, each of its key's type. */
 export type GroupKeys<K> = K extends readonly unknown[]
   ? {-readonly [I in keyof K]: GPUTableEvaluator<TypeOf<K[I]>>}
@@ -694,27 +714,27 @@ export type GroupKeys<K> = K extends readonly unknown[]
  * 0; `argmin`/`argmax` of only NaN: -1).
  * @example const {keys: [vendors], trips, fare} = groupBy(vendor, {trips: 'count', fare: ['mean', fare]})
  */
-export function groupBy<K extends EvaluatorInput | readonly EvaluatorInput[], A extends Record<string, GroupAggregate>>(
+export function groupBy<K extends ColumnInput | readonly ColumnInput[], A extends Record<string, GroupAggregate> & {keys?: never}>(
   keys: K,
   aggregates: A,
 ): {keys: GroupKeys<K>} & {[N in keyof A]: GPUTableEvaluator<GroupAggregateType<A[N]>>};
 /** The bins of a histogram: `bins` equal bins over `range` (`[lo, hi]`, or `'auto'`: x's extent, found on the device; an infinite end is `INVALID_ARGUMENT` when evaluated), or ascending `edges` (numbers, or an evaluator of them, out of order `INVALID_ARGUMENT` when evaluated). */
 export type HistogramBins =
-  | {bins: number; range?: 'auto' | readonly [number, number]; where?: PredicateArgument}
-  | {edges: readonly number[] | Float64Array | Float32Array | EvaluatorInput; where?: PredicateArgument};
+  | {bins: number; range?: 'auto' | readonly [number, number]; edges?: never; where?: NumericArgument}
+  | {edges: readonly number[] | NumericTypedArray | EvaluatorInput; bins?: never; range?: never; where?: NumericArgument};
 /**
  * uint32 counts of the rows of a size-1 `x` in each bin, one row per bin. Bin `i` is
  * `[e_i, e_i+1)`, the last also holding its upper edge; values compare with the edges
  * exactly. NaN, nulls, values outside the edges and rows `where` drops are not counted.
  * @example histogram(fare, {bins: 24, range: [0, 120]})
  */
-export function histogram(x: EvaluatorInput, bins: HistogramBins, options?: {where?: PredicateArgument}): GPUTableEvaluator<'uint32'>;
+export function histogram(x: ColumnInput, bins: HistogramBins, options?: {where?: NumericArgument}): GPUTableEvaluator<'uint32'>;
 /**
  * Per row of `keys` (size 1), the lowest row of `tableKeys` (size 1) holding an equal key,
  * or -1: sint32. Keys compare as `equal` does, exactly across types; NaN and null keys never
  * match. @example gather(lookup(trips.zone, zones.id), zones.area)
  */
-export function lookup(keys: EvaluatorInput | number, tableKeys: EvaluatorInput): GPUTableEvaluator<'sint32'>;
+export function lookup(keys: ColumnInput, tableKeys: ColumnInput): GPUTableEvaluator<'sint32'>;
 /**
  * sint32 row pairs, one per pair of rows of `leftKeys` and `rightKeys` (size 1 each) with
  * equal keys, by left row, then right row; `how: 'left'` adds each left row with no match
@@ -725,8 +745,8 @@ export function lookup(keys: EvaluatorInput | number, tableKeys: EvaluatorInput)
  * @example const {left, right} = join(trips.zone, zones.id); gather(right, zones.name)
  */
 export function join(
-  leftKeys: EvaluatorInput,
-  rightKeys: EvaluatorInput,
+  leftKeys: ColumnInput,
+  rightKeys: ColumnInput,
   options?: {how?: 'inner' | 'left'; capacity?: number},
 ): {left: GPUTableEvaluator<'sint32'>; right: GPUTableEvaluator<'sint32'>};
 /**
@@ -734,9 +754,9 @@ export function join(
  * and follow every elementwise op: a row reading a null row is null.
  * @example count(isNull(table.getChild('fare')))
  */
-export function isNull(x: EvaluatorInput): GPUTableEvaluator<'uint8'>;
+export function isNull(x: ColumnInput): GPUTableEvaluator<'uint8'>;
 /** 1 where a row of `x` is not null (uint8, never null). */
-export function isValid(x: EvaluatorInput): GPUTableEvaluator<'uint8'>;
+export function isValid(x: ColumnInput): GPUTableEvaluator<'uint8'>;
 /** Order options: `descending` (one flag, or one per key) and where null rows go. */
 export interface OrderOptions {
   descending?: boolean | readonly boolean[];
@@ -748,14 +768,14 @@ export interface OrderOptions {
  * then NaN; descending +Inf, ..., -Inf, then NaN; nulls last (or first).
  * @example argsort([vendor, fare], {descending: [false, true]})
  */
-export function argsort(keys: EvaluatorInput | readonly EvaluatorInput[], options?: OrderOptions): GPUTableEvaluator<'uint32'>;
+export function argsort(keys: ColumnInput | readonly ColumnInput[], options?: OrderOptions): GPUTableEvaluator<'uint32'>;
 /** The values of a size-1 `x` in `argsort(x, options)`'s order (its nulls with them). */
-export function sort<X extends EvaluatorInput>(x: X, options?: {descending?: boolean | readonly [boolean]; nulls?: 'first' | 'last'}): GPUTableEvaluator<TypeOf<X>>;
+export function sort<X extends ColumnInput>(x: X, options?: {descending?: boolean | readonly [boolean]; nulls?: 'first' | 'last'}): GPUTableEvaluator<TypeOf<X>>;
 /**
  * The first `k` rows of `sort(x, {descending})` (descending by default) and their uint32
  * rows in `x`; every row when `k` exceeds them. @example topK(fare, 10).values
  */
-export function topK<X extends EvaluatorInput>(x: X, k: number, options?: {descending?: boolean}): {values: GPUTableEvaluator<TypeOf<X>>; indices: GPUTableEvaluator<'uint32'>};
+export function topK<X extends ColumnInput>(x: X, k: number, options?: {descending?: boolean}): {values: GPUTableEvaluator<TypeOf<X>>; indices: GPUTableEvaluator<'uint32'>};
 /** `exclusive`: each row folds only the rows before it; `reverse`: the rows after it. */
 export interface CumulativeOptions {
   exclusive?: boolean;
@@ -766,31 +786,31 @@ export interface CumulativeOptions {
  * types (float32, sint32 or uint32; integers wrap). Null rows are skipped and null in the
  * output. Floats add in tree order, as `sum` does. @example cumsum(fare, {exclusive: true})
  */
-export function cumsum<X extends EvaluatorInput>(x: X, options?: CumulativeOptions): GPUTableEvaluator<SumType<TypeOf<X>>>;
+export function cumsum<X extends ColumnInput>(x: X, options?: CumulativeOptions): GPUTableEvaluator<SumType<TypeOf<X>>>;
 /** The running product, as `cumsum` (sum's types; integers wrap). */
-export function cumprod<X extends EvaluatorInput>(x: X, options?: CumulativeOptions): GPUTableEvaluator<SumType<TypeOf<X>>>;
+export function cumprod<X extends ColumnInput>(x: X, options?: CumulativeOptions): GPUTableEvaluator<SumType<TypeOf<X>>>;
 /** The running minimum in x's type, NaN skipped (a float row with no number before it is NaN; an integer one the type's largest value). */
-export function cummin<X extends EvaluatorInput>(x: X, options?: CumulativeOptions): GPUTableEvaluator<TypeOf<X>>;
+export function cummin<X extends ColumnInput>(x: X, options?: CumulativeOptions): GPUTableEvaluator<TypeOf<X>>;
 /** The running maximum in x's type, NaN skipped (a float row with no number before it is NaN; an integer one the type's smallest value). */
-export function cummax<X extends EvaluatorInput>(x: X, options?: CumulativeOptions): GPUTableEvaluator<TypeOf<X>>;
+export function cummax<X extends ColumnInput>(x: X, options?: CumulativeOptions): GPUTableEvaluator<TypeOf<X>>;
 /** `x` with `value` (converted to x's type) on its null rows: x's type, no nulls. A dictionary column keeps its dictionary and takes one of its values (a string not in it is added). @example fillNull(tip, 0) */
-export function fillNull<X extends EvaluatorInput>(x: X, value: PredicateArgument | bigint | Date): GPUTableEvaluator<TypeOf<X>>;
+export function fillNull<X extends ColumnInput>(x: X, value: PredicateArgument | bigint | Date): GPUTableEvaluator<TypeOf<X>>;
 /** Per channel `[min, max]` over all rows, NaN and null rows ignored; length = x.size, size 2. Empty input: `EMPTY_INPUT`. */
 export function extent<X extends ArithmeticArgument>(x: X, options?: ReductionOptions): GPUTableEvaluator<TypeOf<X>>;
 /**
  * Of a sparse operand: every entry (no `axis`: one value), one row per column (`axis: 0`) or
  * one row per row (`axis: 1`).
  */
-export function sum(x: SparseOperand, options?: ReductionOptions & {axis?: 0 | 1 | null}): GPUTableEvaluator<'float32' | 'sint32' | 'uint32'>;
+export function sum(x: SparseOperand, options?: {splitEvery?: number; axis?: 0 | 1 | null}): GPUTableEvaluator<'float32' | 'sint32' | 'uint32'>;
 /** Per lane sum over all rows (null slots skipped): float32 for float input, sint32 for signed, uint32 for unsigned (integers wrap); one constant row of x.size. No rows: 0. */
-export function sum<X extends ArithmeticArgument>(x: X, options?: ReductionOptions): GPUTableEvaluator<SumType<TypeOf<X>>>;
+export function sum<X extends NumericArgument>(x: X, options?: ReductionOptions): GPUTableEvaluator<SumType<TypeOf<X>>>;
 /** Of a sparse operand: implicit zeros count, as in the dense matrix; one value. */
-export function min(x: SparseOperand, options?: ReductionOptions): GPUTableEvaluator;
+export function min(x: SparseOperand, options?: {splitEvery?: number}): GPUTableEvaluator;
 /** Per lane least value, NaN and null slots ignored (a lane with only NaN gives NaN), in x's type; one constant row. Empty input: `EMPTY_INPUT`. */
-export function min<X extends ArithmeticArgument>(x: X, options?: ReductionOptions): GPUTableEvaluator<TypeOf<X>>;
-export function max(x: SparseOperand, options?: ReductionOptions): GPUTableEvaluator;
+export function min<X extends NumericArgument>(x: X, options?: ReductionOptions): GPUTableEvaluator<TypeOf<X>>;
+export function max(x: SparseOperand, options?: {splitEvery?: number}): GPUTableEvaluator;
 /** Per lane greatest value, NaN and null slots ignored (a lane with only NaN gives NaN), in x's type; one constant row. Empty input: `EMPTY_INPUT`. */
-export function max<X extends ArithmeticArgument>(x: X, options?: ReductionOptions): GPUTableEvaluator<TypeOf<X>>;
+export function max<X extends NumericArgument>(x: X, options?: ReductionOptions): GPUTableEvaluator<TypeOf<X>>;
 /** Per lane mean (null slots skipped), float32; one constant row. Empty input: `EMPTY_INPUT`. */
 export function mean(x: ArithmeticArgument, options?: ReductionOptions): GPUTableEvaluator<'float32'>;
 /** Per lane row index of the first least value, NaN and null slots ignored (-1 if none), sint32; one constant row. Empty input: `EMPTY_INPUT`. */
@@ -831,7 +851,7 @@ export function segmentedMap(segments: EvaluatorInput, vertexCount: number): GPU
 /** Float64 word pairs (from `fromArray(Float64Array)`) to float32 rows `[high..., low...]`. */
 export function fround(x: EvaluatorInput): GPUTableEvaluator<'float32'>;
 /** Reorders or duplicates lanes. @example swizzle(xyz, [2, 1, 0]) */
-export function swizzle<X extends EvaluatorInput>(x: X, channels: number[]): GPUTableEvaluator<TypeOf<X>>;
+export function swizzle<X extends ColumnInput>(x: X, channels: readonly number[]): GPUTableEvaluator<TypeOf<X>>;
 /**
  * Lane-wise `cond != 0 ? whenTrue : whenFalse`. Of dictionary columns, codes into one
  * dictionary, as `concat`'s; a string beside a text column is its code (added where new).
@@ -850,6 +870,8 @@ export function equalAll(a: ArithmeticArgument, b: ArithmeticArgument): GPUTable
  * exactly); a string compares with a dictionary column by value.
  */
 export type PredicateArgument = EvaluatorInput | number | readonly number[] | string;
+/** An argument of the ops no string is an argument of (masks, logic, rounding, extremes). */
+export type NumericArgument = EvaluatorInput | number | readonly number[];
 /**
  * 1 where `a == b`, else 0, per lane (uint8). Values compare exactly across types, as
  * JavaScript compares the same numbers; NaN equals nothing. Arithmetic's size, length and
@@ -867,35 +889,35 @@ export function lessEqual(a: PredicateArgument, b: PredicateArgument): GPUTableE
 export function greater(a: PredicateArgument, b: PredicateArgument): GPUTableEvaluator<'uint8'>;
 export function greaterEqual(a: PredicateArgument, b: PredicateArgument): GPUTableEvaluator<'uint8'>;
 /** 1 where every argument is nonzero (NaN counts as nonzero), folded left to right (uint8). */
-export function and(...args: PredicateArgument[]): GPUTableEvaluator<'uint8'>;
+export function and(...args: NumericArgument[]): GPUTableEvaluator<'uint8'>;
 /** 1 where any argument is nonzero (uint8). */
-export function or(...args: PredicateArgument[]): GPUTableEvaluator<'uint8'>;
+export function or(...args: NumericArgument[]): GPUTableEvaluator<'uint8'>;
 /** Exclusive or of the arguments' truth, folded left to right (uint8). */
-export function xor(...args: PredicateArgument[]): GPUTableEvaluator<'uint8'>;
+export function xor(...args: NumericArgument[]): GPUTableEvaluator<'uint8'>;
 /** 1 where `x` is 0 (uint8). */
-export function not(x: PredicateArgument): GPUTableEvaluator<'uint8'>;
+export function not(x: NumericArgument): GPUTableEvaluator<'uint8'>;
 /** 1 where `x` is NaN (uint8); integers are never NaN. */
-export function isNaN(x: PredicateArgument): GPUTableEvaluator<'uint8'>;
+export function isNaN(x: NumericArgument): GPUTableEvaluator<'uint8'>;
 /** 1 where `x` is neither infinite nor NaN (uint8); integers are always finite. */
-export function isFinite(x: PredicateArgument): GPUTableEvaluator<'uint8'>;
+export function isFinite(x: NumericArgument): GPUTableEvaluator<'uint8'>;
 /** The least argument per lane, folded left to right; NaN if any is NaN (as `Math.min`). */
-export function minimum<Args extends PredicateArgument[]>(...args: Args): GPUTableEvaluator<ArithmeticType<Args>>;
+export function minimum<Args extends NumericArgument[]>(...args: Args): GPUTableEvaluator<ArithmeticType<Args>>;
 /** The greatest argument per lane; NaN if any is NaN (as `Math.max`). */
-export function maximum<Args extends PredicateArgument[]>(...args: Args): GPUTableEvaluator<ArithmeticType<Args>>;
+export function maximum<Args extends NumericArgument[]>(...args: Args): GPUTableEvaluator<ArithmeticType<Args>>;
 /** `minimum(maximum(x, lo), hi)`. @example clamp(x, 0, 1) */
-export function clamp<X extends PredicateArgument, L extends PredicateArgument, H extends PredicateArgument>(x: X, lo: L, hi: H): GPUTableEvaluator<ArithmeticType<[X, L, H]>>;
+export function clamp<X extends NumericArgument, L extends NumericArgument, H extends NumericArgument>(x: X, lo: L, hi: H): GPUTableEvaluator<ArithmeticType<[X, L, H]>>;
 /** Rounds down: float32 for a float input; integers are returned as they are. */
-export function floor<X extends PredicateArgument>(x: X): GPUTableEvaluator<TypeOf<X>>;
+export function floor<X extends NumericArgument>(x: X): GPUTableEvaluator<TypeOf<X>>;
 /** Rounds up: float32 for a float input; integers are returned as they are. */
-export function ceil<X extends PredicateArgument>(x: X): GPUTableEvaluator<TypeOf<X>>;
+export function ceil<X extends NumericArgument>(x: X): GPUTableEvaluator<TypeOf<X>>;
 /** Rounds toward zero: float32 for a float input; integers are returned as they are. */
-export function trunc<X extends PredicateArgument>(x: X): GPUTableEvaluator<TypeOf<X>>;
+export function trunc<X extends NumericArgument>(x: X): GPUTableEvaluator<TypeOf<X>>;
 /** Rounds to nearest, halves to even (as NumPy): float32 for a float input; integers are returned as they are. */
-export function round<X extends PredicateArgument>(x: X): GPUTableEvaluator<TypeOf<X>>;
+export function round<X extends NumericArgument>(x: X): GPUTableEvaluator<TypeOf<X>>;
 /** -1, 0 or 1 in x's type (NaN stays NaN). */
-export function sign<X extends PredicateArgument>(x: X): GPUTableEvaluator<TypeOf<X>>;
+export function sign<X extends NumericArgument>(x: X): GPUTableEvaluator<TypeOf<X>>;
 /** The remainder with the sign of `b` (Python's `%`); integer `mod` by 0 is 0, float `mod` by 0 NaN. */
-export function mod<A extends PredicateArgument, B extends PredicateArgument>(a: A, b: B): GPUTableEvaluator<ArithmeticType<[A, B]>>;
+export function mod<A extends NumericArgument, B extends NumericArgument>(a: A, b: B): GPUTableEvaluator<ArithmeticType<[A, B]>>;
 
 /** Evaluates every evaluator in `roots` (nested in arrays and plain objects) in one plan and releases every intermediate. */
 export function cleanEvaluate<R>(device: Device | undefined | null, roots: R): Promise<R>;
@@ -918,17 +940,17 @@ export interface SparseOptions {
 export class SparseMatrix {
   private constructor();
   /** Components given as arrays: validated at once. */
-  static fromCSR(fields: {rowPtr: ArrayLike<number>; colVal: ArrayLike<number>; nzVal: ArrayLike<number>; shape: [number, number]}, options?: SparseOptions | null): SparseMatrix;
-  static fromCSR(fields: {rowPtr: SparseComponent; colVal: SparseComponent; nzVal: SparseComponent; shape: [number, number]}, options?: SparseOptions | null): SparseMatrix | Promise<SparseMatrix>;
-  static fromCSC(fields: {colPtr: ArrayLike<number>; rowVal: ArrayLike<number>; nzVal: ArrayLike<number>; shape: [number, number]}, options?: SparseOptions | null): SparseMatrix;
-  static fromCSC(fields: {colPtr: SparseComponent; rowVal: SparseComponent; nzVal: SparseComponent; shape: [number, number]}, options?: SparseOptions | null): SparseMatrix | Promise<SparseMatrix>;
+  static fromCSR(fields: {rowPtr: ArrayLike<number>; colVal: ArrayLike<number>; nzVal: ArrayLike<number>; shape: readonly [number, number]}, options?: SparseOptions | null): SparseMatrix;
+  static fromCSR(fields: {rowPtr: SparseComponent; colVal: SparseComponent; nzVal: SparseComponent; shape: readonly [number, number]}, options?: SparseOptions | null): SparseMatrix | Promise<SparseMatrix>;
+  static fromCSC(fields: {colPtr: ArrayLike<number>; rowVal: ArrayLike<number>; nzVal: ArrayLike<number>; shape: readonly [number, number]}, options?: SparseOptions | null): SparseMatrix;
+  static fromCSC(fields: {colPtr: SparseComponent; rowVal: SparseComponent; nzVal: SparseComponent; shape: readonly [number, number]}, options?: SparseOptions | null): SparseMatrix | Promise<SparseMatrix>;
   /** Duplicates allowed, in any order. */
-  static fromCOO(fields: {rowInd: ArrayLike<number>; colInd: ArrayLike<number>; nzVal: ArrayLike<number>; shape: [number, number]}, options?: SparseOptions | null): SparseMatrix;
-  static fromCOO(fields: {rowInd: SparseComponent; colInd: SparseComponent; nzVal: SparseComponent; shape: [number, number]}, options?: SparseOptions | null): SparseMatrix | Promise<SparseMatrix>;
+  static fromCOO(fields: {rowInd: ArrayLike<number>; colInd: ArrayLike<number>; nzVal: ArrayLike<number>; shape: readonly [number, number]}, options?: SparseOptions | null): SparseMatrix;
+  static fromCOO(fields: {rowInd: SparseComponent; colInd: SparseComponent; nzVal: SparseComponent; shape: readonly [number, number]}, options?: SparseOptions | null): SparseMatrix | Promise<SparseMatrix>;
   /** The nonzeros (NaN included) of `x`: `m` rows of size `n`. */
   static fromDense(x: SparseComponent, options?: (SparseOptions & {format?: 'csr' | 'csc' | 'coo'}) | null): Promise<SparseMatrix>;
   /** No stored entries. */
-  static zeros(shape: [number, number], options?: (SparseOptions & {type?: DataType; format?: 'csr' | 'csc' | 'coo'}) | null): SparseMatrix;
+  static zeros(shape: readonly [number, number], options?: (SparseOptions & {type?: DataType; format?: 'csr' | 'csc' | 'coo'}) | null): SparseMatrix;
   readonly format: 'csr' | 'csc' | 'coo';
   readonly shape: [number, number];
   /** Stored entries, explicit zeros and duplicates included. */
@@ -950,10 +972,10 @@ export class SparseMatrix {
   /** Shape [n, m]; CSR becomes CSC of the transpose without moving data. */
   transpose(): SparseMatrix;
   /** Row-major COO (duplicates and stored zeros kept). */
-  toCOO(): SparseMatrix;
+  toCOO(): SparseMatrix & COOComponents;
   /** Canonical CSR: columns sorted within rows, duplicates summed. */
-  toCSR(): Promise<SparseMatrix>;
-  toCSC(): Promise<SparseMatrix>;
+  toCSR(): Promise<SparseMatrix & CSRComponents>;
+  toCSC(): Promise<SparseMatrix & CSCComponents>;
   /** `m` rows of size `n`. */
   toDense(): GPUTableEvaluator;
   /** Every stored entry in row-major order, zeros included. */
@@ -976,6 +998,25 @@ export class SparseMatrix {
   multiply(x: SparseComponent | SparseVector, options?: {alpha?: number; beta?: number; y?: SparseComponent} | null): GPUTableEvaluator;
   /** Frees the components the matrix made; later use is `DESTROYED`. */
   destroy(): void;
+}
+
+/** A CSR matrix's components, there in that format. */
+export interface CSRComponents {
+  readonly format: 'csr';
+  readonly rowPtr: GPUTableEvaluator<'uint32'>;
+  readonly colVal: GPUTableEvaluator<'uint32'>;
+}
+/** A CSC matrix's components. */
+export interface CSCComponents {
+  readonly format: 'csc';
+  readonly colPtr: GPUTableEvaluator<'uint32'>;
+  readonly rowVal: GPUTableEvaluator<'uint32'>;
+}
+/** A COO matrix's components. */
+export interface COOComponents {
+  readonly format: 'coo';
+  readonly rowInd: GPUTableEvaluator<'uint32'>;
+  readonly colInd: GPUTableEvaluator<'uint32'>;
 }
 
 /**

@@ -419,7 +419,12 @@ export class GPUTable {
         const grouped = groupBy(keys.map(name => this._column(t, name)), specs);
         const columns = Object.fromEntries(keys.map((name, k) => [name, grouped.keys[k]]));
         for (const name of Object.keys(specs)) columns[name] = grouped[name];
-        return this._resolve(columns, Object.values(columns));
+        // `min` and `max` keep their column's values, so its field (a Timestamp stays one);
+        // other aggregates are fields of their own, whatever this table's columns are named.
+        const fields = Object.entries(aggregates).map(([name, spec]) => (['min', 'max'].includes(spec[0])
+          ? {...this.schema.field(spec[1]), name}
+          : {name, type: columns[name].type, size: columns[name].size}));
+        return this._resolve(columns, Object.values(columns), fieldsOf(fields.map(f => new GPUField(f))));
       },
     };
   }
@@ -499,7 +504,7 @@ export class GPUTable {
   }
 
   // The table of `columns` ({name: evaluator or vector}) computed on this table's device;
-  // a column named as one of this table's or `alsoLike`'s fields keeps its metadata. With
+  // a column named as one of `alsoLike`'s fields, else of this table's, keeps its metadata. With
   // `likeRows`, every column has this table's rows.
   async _resolve(columns, made, alsoLike = undefined, likeRows = false) {
     try {

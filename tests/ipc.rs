@@ -594,7 +594,16 @@ fn nulls_inside_list_items_are_kept_and_written_back() {
     );
 }
 
+/// The reader's error on `bytes`, if any; the stream reader, fed them in pieces of 7 bytes,
+/// must not panic either.
 fn never_panics(bytes: &[u8]) -> Option<ErrorCode> {
+    let pieces = std::panic::catch_unwind(|| streamed(bytes, 7, ReadOptions::default()));
+    assert!(
+        pieces.is_ok(),
+        "the stream reader panicked on {} bytes: {:02x?}",
+        bytes.len(),
+        &bytes[..bytes.len().min(64)]
+    );
     match std::panic::catch_unwind(|| read_ipc(bytes, &ReadOptions::default())) {
         Ok(Ok(_)) => None,
         Ok(Err(e)) => Some(e.code),

@@ -62,7 +62,8 @@ pub(super) fn scan_whole(
         input: &[Rc<Value>],
     ) -> Result<Vec<Value>> {
         let lanes = root.meta.size as usize;
-        let mut acc = vec![identity::<T>(fold); lanes];
+        let mut acc = crate::column::try_vec(lanes, "scan states")?;
+        acc.resize(lanes, identity::<T>(fold));
         let mut chunks = Vec::with_capacity(input.len());
         for value in input {
             let column = (value.host_column())

@@ -14,20 +14,24 @@ use crate::plan::{PlanLimits, Region, ASSEMBLY_PASS};
 pub fn explain(device: &dyn CostModel, root: &NodeRef) -> Result<String> {
     root.check_alive()?;
     let roots = crate::ir::with_companions(std::slice::from_ref(root));
-    // Filters and group-bys larger than allowedMem run in parts, before the rest.
+    // Filters, group-bys and cumulative ops larger than allowedMem run in parts, before the
+    // rest.
     let filters = super::staged_filter::plan(device, &roots, true)?;
     let groups = super::staged_group::plan(device, &roots, true)?;
+    let scans = super::staged_scan::plan(device, &roots, true)?;
     let mut settled = Vec::new();
     filters.iter().for_each(|f| f.settles(&mut settled));
     groups.iter().for_each(|g| g.settles(&mut settled));
+    scans.iter().for_each(|s| s.settles(&mut settled));
     let roots: Vec<NodeRef> = (roots.iter())
         .filter(|r| !settled.iter().any(|s| s.id == r.id))
         .cloned()
         .collect();
     if roots.is_empty() {
-        let what = match groups.is_empty() {
-            true => "a filter",
-            false => "a group-by",
+        let what = match (groups.is_empty(), scans.is_empty()) {
+            (false, _) => "a group-by",
+            (true, false) => "a cumulative op",
+            (true, true) => "a filter",
         };
         let mut text = format!("plan on {}: {what} in parts\n", device.name());
         for filter in &filters {
@@ -35,6 +39,9 @@ pub fn explain(device: &dyn CostModel, root: &NodeRef) -> Result<String> {
         }
         for group in &groups {
             group.describe(&mut text);
+        }
+        for scan in &scans {
+            scan.describe(&mut text);
         }
         if let Some(budget) = device.core().allowed_mem.get() {
             let combined = match groups.is_empty() {
@@ -65,6 +72,9 @@ pub fn explain(device: &dyn CostModel, root: &NodeRef) -> Result<String> {
     }
     for group in &groups {
         group.describe(&mut text);
+    }
+    for scan in &scans {
+        scan.describe(&mut text);
     }
     for sort in &sorts {
         sort.describe(&mut text);

@@ -16,6 +16,7 @@ mod run;
 mod schedule;
 mod staged_filter;
 mod staged_group;
+mod staged_scan;
 
 pub use backend::*;
 pub use explain::explain;
@@ -234,25 +235,32 @@ async fn run(
     steps: Option<&mut Vec<Step>>,
 ) -> Result<(Option<Schedule>, u64)> {
     device.core().lost.check()?;
-    // Filters and group-bys larger than allowedMem run first, in parts, then sorts larger
-    // than it (or than one pass) as runs and merges: all are planned, and the rest projected
-    // with their results standing in, before any of them runs.
+    // Filters, group-bys and cumulative ops larger than allowedMem run first, in parts, then
+    // sorts larger than it (or than one pass) as runs and merges: all are planned, and the
+    // rest projected with their results standing in, before any of them runs.
     let filters = staged_filter::plan(device, roots, false)?;
     let groups = staged_group::plan(device, roots, false)?;
-    let staged_peak = (filters.iter().map(|f| f.peak()))
-        .chain(groups.iter().map(|g| g.peak()))
-        .max()
-        .unwrap_or(0);
-    let mut settled = Vec::new();
-    filters.iter().for_each(|f| f.settles(&mut settled));
-    groups.iter().for_each(|g| g.settles(&mut settled));
+    let scans = staged_scan::plan(device, roots, false)?;
+    let (mut staged_peak, mut settled) = (0, Vec::new());
+    for filter in &filters {
+        staged_peak = staged_peak.max(filter.peak());
+        filter.settles(&mut settled);
+    }
+    for group in &groups {
+        staged_peak = staged_peak.max(group.peak());
+        group.settles(&mut settled);
+    }
+    for scan in &scans {
+        staged_peak = staged_peak.max(scan.peak());
+        scan.settles(&mut settled);
+    }
     let mut staged = StandIns::new();
     for node in &settled {
         staged.attach(node);
     }
     let (sorts, stand_ins) = external_sort::plan(device, roots, false)?;
     drop(stand_ins);
-    if sorts.is_empty() && !(filters.is_empty() && groups.is_empty()) {
+    if sorts.is_empty() && !(filters.is_empty() && groups.is_empty() && scans.is_empty()) {
         let resident = |leaf: &NodeRef| staged.resident(device, leaf);
         if let Some((_, schedule)) = schedule_for(device, roots, fusion, &resident)? {
             schedule.check()?;
@@ -264,6 +272,12 @@ async fn run(
     }
     for group in &groups {
         group.run(device).await?;
+    }
+    for scan in &scans {
+        // A boxed future: its state machine stays out of this one's (a smaller module).
+        let ranges: std::pin::Pin<Box<dyn std::future::Future<Output = Result<()>> + '_>> =
+            Box::pin(scan.run(device));
+        ranges.await?;
     }
     let root_ids: HashSet<u64> = roots.iter().map(|r| r.id).collect();
     if sorts.is_empty() {

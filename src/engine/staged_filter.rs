@@ -11,7 +11,6 @@
 //! the column and the mask are row-local work over stored values (a range of them computes
 //! nothing twice).
 
-use std::collections::HashSet;
 use std::fmt::Write;
 use std::rc::Rc;
 
@@ -19,7 +18,7 @@ use super::staged_group::{cut_to_fit, projected_peak, push_settled, results_read
 use super::{internal, read_rows, Backend, CostModel};
 use crate::column::{Column, ColumnData};
 use crate::error::{ErrorCode, GpuTableError, Result};
-use crate::ir::{self, NodeRef, Op};
+use crate::ir::{self, NodeRef};
 use crate::value::{Output, Value, HOST};
 
 /// The most ranges a filter is cut into: past it, the budget is too small for one.
@@ -54,7 +53,7 @@ pub(super) fn plan(
             continue;
         };
         let pending = replan_roots || !root.has_output();
-        if !pending || !row_local(x) || !row_local(mask) {
+        if !pending || !ir::rows_computed_alone(x, None) || !ir::rows_computed_alone(mask, None) {
             continue;
         }
         let entry = (root.clone(), x.clone());
@@ -104,45 +103,6 @@ pub(super) fn plan(
         staged.push(filter);
     }
     Ok(staged)
-}
-
-/// Whether the work `node` needs is row-local over stored values (elementwise ops and
-/// views): a range of it is computed from the same range of its inputs, so a filter taken a
-/// range at a time computes nothing twice (a mask comparing with a reduction, say, would be
-/// reduced again for every range).
-fn row_local(node: &NodeRef) -> bool {
-    let mut seen = HashSet::new();
-    let mut stack = vec![node.clone()];
-    while let Some(node) = stack.pop() {
-        if !seen.insert(node.id) || node.has_output() {
-            continue;
-        }
-        let local = matches!(
-            node.op,
-            Op::Source
-                | Op::Binary(_)
-                | Op::Unary(_)
-                | Op::Interleave
-                | Op::Swizzle(_)
-                | Op::Predicate(_)
-                | Op::Select
-                | Op::SortKey { .. }
-                | Op::Dot
-                | Op::Length
-                | Op::EqualAll
-                | Op::Fround
-                | Op::Sequence { .. }
-                | Op::Cast(_)
-                | Op::Slice { .. }
-                | Op::Concat
-                | Op::Rechunk
-        );
-        if !local || node.counted().is_some() {
-            return false;
-        }
-        stack.extend(node.inputs.iter().chain(node.validity()).cloned());
-    }
-    true
 }
 
 impl StagedFilter {
@@ -253,7 +213,7 @@ impl StagedFilter {
 /// Gives `node` (a filter's result or its null flags, over a capacity of its input's rows)
 /// the kept rows `column` holds, packed at the start of its capacity as an evaluation leaves
 /// them, in host memory.
-fn adopt(node: &NodeRef, mut column: Column, chunks: &ir::Chunks) -> Result<()> {
+pub(super) fn adopt(node: &NodeRef, mut column: Column, chunks: &ir::Chunks) -> Result<()> {
     let kept: u32 = chunks.iter().sum();
     column.append_zero_rows(node.meta.length.saturating_sub(kept))?;
     let offsets = node.chunk_offsets();
@@ -266,7 +226,7 @@ fn adopt(node: &NodeRef, mut column: Column, chunks: &ir::Chunks) -> Result<()> 
     Ok(())
 }
 
-fn computed(node: &NodeRef) -> Result<Output> {
+pub(super) fn computed(node: &NodeRef) -> Result<Output> {
     node.home()
         .ok_or_else(|| internal(format!("t{} was not computed", node.id)))
 }

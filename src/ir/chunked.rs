@@ -3,11 +3,12 @@
 //! assembles from stored ones (sharing whole chunks, copying only where a chunk spans a part
 //! of one or several stored chunks).
 
+use std::collections::HashMap;
 use std::rc::Rc;
 
 use super::{Chunks, Meta, Node, NodeRef, Op};
 use crate::column::{element_count, try_vec, Column, ColumnData};
-use crate::error::{ErrorCode, GpuTableError, Result};
+use crate::error::{ErrorCode, GpuTableError, Result, Shown};
 use crate::value::{Output, Value};
 
 pub fn single_chunk(rows: u32) -> Chunks {
@@ -39,7 +40,7 @@ fn whole_count(name: &str, value: f64) -> Result<u32> {
     if !value.is_finite() || value.fract() != 0.0 || value < 0.0 {
         return Err(GpuTableError::invalid(format!(
             "{name} must be a non-negative integer, got {}",
-            crate::error::Shown(value)
+            Shown(value)
         )));
     }
     u32::try_from(value as u64).map_err(|_| {
@@ -54,7 +55,7 @@ fn whole_count(name: &str, value: f64) -> Result<u32> {
 /// careless argument (`chunks: 1` over 10^8 rows) must be refused, not allocated.
 pub const MAX_CHUNKS: usize = 1 << 20;
 
-fn check_chunk_count(count: usize) -> Result<()> {
+pub fn check_chunk_count(count: usize) -> Result<()> {
     if count > MAX_CHUNKS {
         return Err(GpuTableError::new(
             ErrorCode::LimitExceeded,
@@ -275,7 +276,7 @@ fn chunks_within(x: &Node, start: u32, end: u32) -> Chunks {
 /// inputs: a slice of elementwise work computes all of it first, this only the rows it
 /// keeps. Stored values, views and other work are sliced. Work the nodes share is made once.
 pub fn rows_of_work(xs: &[NodeRef], start: u32, end: u32) -> Result<Vec<NodeRef>> {
-    let mut made = Vec::new();
+    let mut made = RowsMade::default();
     let mut out = Vec::with_capacity(xs.len());
     for x in xs {
         out.push(rows_of(x, start, end, &mut made)?);
@@ -283,57 +284,127 @@ pub fn rows_of_work(xs: &[NodeRef], start: u32, end: u32) -> Result<Vec<NodeRef>
     Ok(out)
 }
 
-/// `rows_of_work`, each node made once (`made`: by the id of the node it is rows of).
-fn rows_of(x: &NodeRef, start: u32, end: u32, made: &mut Vec<(u64, NodeRef)>) -> Result<NodeRef> {
-    if x.meta.constant {
-        return Ok(x.clone());
+/// The nodes `rows_of` made, by the id of the node each is rows of.
+#[derive(Default)]
+pub(super) struct RowsMade {
+    at: HashMap<u64, usize>,
+    made: Vec<NodeRef>,
+}
+
+impl RowsMade {
+    fn get(&self, id: u64) -> Option<&NodeRef> {
+        self.at.get(&id).map(|&k| &self.made[k])
     }
-    if let Some((_, node)) = made.iter().find(|(id, _)| *id == x.id) {
-        return Ok(node.clone());
+
+    pub(super) fn insert(&mut self, id: u64, node: NodeRef) {
+        self.at.insert(id, self.made.len());
+        self.made.push(node);
     }
-    // The ops computing each row from the same row of their inputs (a swizzle, whose lanes
-    // are a list, is sliced).
-    let op = match x.op {
-        Op::Binary(op) => Some(Op::Binary(op)),
-        Op::Unary(op) => Some(Op::Unary(op)),
-        Op::Predicate(predicate) => Some(Op::Predicate(predicate)),
-        Op::Cast(dtype) => Some(Op::Cast(dtype)),
-        Op::SortKey { descending } => Some(Op::SortKey { descending }),
-        Op::Sequence { start: first, step } => Some(Op::Sequence {
-            start: first.wrapping_add(step.wrapping_mul(start as i64)),
-            step,
-        }),
-        Op::Select => Some(Op::Select),
-        Op::Interleave => Some(Op::Interleave),
-        Op::Dot => Some(Op::Dot),
-        Op::Length => Some(Op::Length),
-        Op::EqualAll => Some(Op::EqualAll),
-        Op::Fround => Some(Op::Fround),
-        _ => None,
+}
+
+/// `rows_of_work` of one node, each node made once (`made`). Walked with a stack of its
+/// own: a chain of elementwise ops built in JS may be far deeper than the wasm stack.
+pub(super) fn rows_of(x: &NodeRef, start: u32, end: u32, made: &mut RowsMade) -> Result<NodeRef> {
+    let rows_made = |node: &NodeRef, made: &RowsMade| match node.meta.constant {
+        true => Ok(node.clone()),
+        false => (made.get(node.id).cloned())
+            .ok_or_else(|| crate::engine::internal("rows of an input not made")),
     };
-    // Its inputs' rows are its own where each is as long and chunked alike.
+    // Each node is popped once to push its inputs, then again to be made of their rows.
+    let mut stack = vec![(x.clone(), false)];
+    while let Some((node, inputs_made)) = stack.pop() {
+        if node.meta.constant || made.get(node.id).is_some() {
+            continue;
+        }
+        let op = match row_local(&node, start) {
+            Some(op) if !node.has_output() && node.counted().is_none() => op,
+            _ => {
+                made.insert(node.id, slice(&node, start as f64, end as f64)?);
+                continue;
+            }
+        };
+        if !inputs_made {
+            stack.push((node.clone(), true));
+            let inputs = node.inputs.iter().chain(node.validity());
+            stack.extend(inputs.map(|input| (input.clone(), false)));
+            continue;
+        }
+        let inputs = (node.inputs.iter())
+            .map(|input| rows_made(input, made))
+            .collect::<Result<Vec<_>>>()?;
+        let meta = Meta {
+            length: end - start,
+            ..node.meta
+        };
+        let rows = Node::new(op, inputs, meta, chunks_within(&node, start, end), None);
+        if let Some(valid) = node.validity() {
+            let _ = rows.validity.set(rows_made(valid, made)?);
+        }
+        made.insert(node.id, rows);
+    }
+    rows_made(x, made)
+}
+
+/// Whether `rows_of` makes any range of `x`'s rows from the same rows of its inputs alone,
+/// down to stored values (views of them sliced), `leaf` (a node's id) taken as stored: a
+/// range of it computes nothing outside the range (a mask comparing with a reduction, or a
+/// view of computed work, would be computed whole for every range).
+pub fn rows_computed_alone(x: &NodeRef, leaf: Option<u64>) -> bool {
+    let mut seen = std::collections::HashSet::new();
+    // With each node, whether it is read through a view (then it must be stored).
+    let mut stack = vec![(x.clone(), false)];
+    while let Some((node, viewed)) = stack.pop() {
+        // The leaf's rows are made for the range, unless a view reads it whole.
+        if !seen.insert(node.id << 1 | viewed as u64) || (!viewed && Some(node.id) == leaf) {
+            continue;
+        }
+        // A constant is used whole by every range: computed (a reduction), it is not alone.
+        if node.has_output() || matches!(node.op, Op::Source) {
+            // Its rows are sliced with its null flags, which may be computed.
+            stack.extend(node.validity().map(|valid| (valid.clone(), true)));
+            continue;
+        }
+        let remade = !viewed && rows_remade(&node);
+        if !remade && !node.op.is_assembly() {
+            return false;
+        }
+        let viewed = !remade;
+        let inputs = node.inputs.iter().chain(node.validity());
+        stack.extend(inputs.map(|input| (input.clone(), viewed)));
+    }
+    true
+}
+
+/// Whether `rows_of` makes `x`'s rows of its inputs' rows (not a slice of it whole).
+pub fn rows_remade(x: &NodeRef) -> bool {
+    x.counted().is_none() && row_local(x, 0).is_some()
+}
+
+/// `x`'s op over its rows from `start` on, where it computes each row from the same row of
+/// its inputs and they are as long and chunked alike.
+fn row_local(x: &NodeRef, start: u32) -> Option<Op> {
     let aligned = (x.inputs.iter())
         .all(|i| i.meta.constant || (i.meta.length == x.meta.length && i.chunks == x.chunks));
-    let node = match op {
-        Some(op) if aligned && !x.has_output() && x.counted().is_none() => {
-            let mut inputs = Vec::with_capacity(x.inputs.len());
-            for input in &x.inputs {
-                inputs.push(rows_of(input, start, end, made)?);
-            }
-            let meta = Meta {
-                length: end - start,
-                ..x.meta
-            };
-            let node = Node::new(op, inputs, meta, chunks_within(x, start, end), None);
-            if let Some(valid) = x.validity() {
-                let _ = node.validity.set(rows_of(valid, start, end, made)?);
-            }
-            node
-        }
-        _ => slice(x, start as f64, end as f64)?,
+    let op = match x.op {
+        Op::Binary(op) => Op::Binary(op),
+        Op::Unary(op) => Op::Unary(op),
+        Op::Predicate(predicate) => Op::Predicate(predicate),
+        Op::Cast(dtype) => Op::Cast(dtype),
+        Op::SortKey { descending } => Op::SortKey { descending },
+        Op::Sequence { start: first, step } => Op::Sequence {
+            start: first.wrapping_add(step.wrapping_mul(start as i64)),
+            step,
+        },
+        Op::Select => Op::Select,
+        Op::Swizzle(ref lanes) => Op::Swizzle(lanes.clone()),
+        Op::Interleave => Op::Interleave,
+        Op::Dot => Op::Dot,
+        Op::Length => Op::Length,
+        Op::EqualAll => Op::EqualAll,
+        Op::Fround => Op::Fround,
+        _ => return None,
     };
-    made.push((x.id, node.clone()));
-    Ok(node)
+    aligned.then_some(op)
 }
 
 /// `x`'s rows with new chunk boundaries (`chunks` sums to its rows).

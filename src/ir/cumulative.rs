@@ -4,7 +4,7 @@
 
 use super::nulls::with_validity;
 use super::ops::{cast, elementwise_plain, gather_plain, sequence_like, source};
-use super::{scan, BinaryOp, NodeRef, Op, ReduceKind, ScanFold};
+use super::{scan, BinaryOp, NodeRef, Op, Predicate, ReduceKind, ScanFold};
 use crate::column::ColumnData;
 use crate::dtype::{Class, DType};
 use crate::error::Result;
@@ -82,4 +82,72 @@ fn constant_of(dtype: DType, value: f64) -> Result<NodeRef> {
         _ => ColumnData::U32(vec![value as u32]),
     };
     source(data, 1, true)
+}
+
+/// Rows `start..end` of `result`, row-local work over the scan `scanned` (an `Op::Scan`),
+/// with that scan made of its input's rows alone and `carry` (one row: the fold of the rows
+/// before `start`; none: the fold of no row, so that every range runs the same work) folded
+/// into each: a cumulative op taken a range at a time. Gives the result's rows and the next
+/// range's carry (one row).
+pub fn scan_range(
+    result: &NodeRef,
+    scanned: &NodeRef,
+    (start, end): (u32, u32),
+    carry: Option<ColumnData>,
+) -> Result<[NodeRef; 2]> {
+    let (&Op::Scan { fold, inclusive }, [input]) = (&scanned.op, &scanned.inputs[..]) else {
+        return Err(crate::engine::internal("a scan range of no scan"));
+    };
+    let mut made = super::chunked::RowsMade::default();
+    let rows = super::chunked::rows_of(input, start, end, &mut made)?;
+    let local = scan(&rows, fold, inclusive)?;
+    let carry = match carry {
+        Some(row) => source(row, scanned.meta.size, true)?,
+        None => identity(fold, local.meta.dtype)?,
+    };
+    let carried = carried_by(fold, &carry, &local)?;
+    let carried = match scanned.validity() {
+        Some(valid) => {
+            let valid = super::chunked::rows_of(valid, start, end, &mut made)?;
+            with_validity(&carried, Some(&valid))?
+        }
+        None => carried,
+    };
+    made.insert(scanned.id, carried.clone());
+    let part = super::chunked::rows_of(result, start, end, &mut made)?;
+    let last = |x: &NodeRef| super::slice(x, (end - start - 1) as f64, (end - start) as f64);
+    let next = match inclusive {
+        true => last(&carried)?,
+        false => carried_by(fold, &last(&carried)?, &last(&rows)?)?,
+    };
+    Ok([part, next])
+}
+
+/// `carry` (one row) folded into each row of `local`: a minimum or maximum skips NaN on
+/// either side (none folded yet).
+fn carried_by(fold: ScanFold, carry: &NodeRef, local: &NodeRef) -> Result<NodeRef> {
+    let (dtype, size) = (local.meta.dtype, local.meta.size);
+    let op = |op: Op, inputs: &[&NodeRef]| {
+        elementwise_plain(op, inputs.iter().map(|&n| n.clone()).collect(), dtype, size)
+    };
+    let extreme = match fold {
+        ScanFold::Sum => return op(Op::Binary(BinaryOp::Add), &[carry, local]),
+        ScanFold::Prod => return op(Op::Binary(BinaryOp::Multiply), &[carry, local]),
+        ScanFold::Min => BinaryOp::Minimum,
+        ScanFold::Max => BinaryOp::Maximum,
+    };
+    let folded = op(Op::Binary(extreme), &[carry, local])?;
+    if dtype.class() != Class::F {
+        return Ok(folded);
+    }
+    let nan = |x: &NodeRef| {
+        elementwise_plain(
+            Op::Predicate(Predicate::IsNaN),
+            vec![x.clone()],
+            DType::U8,
+            size,
+        )
+    };
+    let kept = op(Op::Select, &[&nan(local)?, carry, &folded])?;
+    op(Op::Select, &[&nan(carry)?, local, &kept])
 }

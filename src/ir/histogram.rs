@@ -17,7 +17,7 @@ use super::{
 };
 use crate::column::{element_count, try_collect, try_vec, ColumnData};
 use crate::dtype::DType;
-use crate::error::{GpuTableError, Result};
+use crate::error::{GpuTableError, Result, Shown};
 
 /// The bins of a histogram.
 #[derive(Clone)]
@@ -119,7 +119,7 @@ fn bin_count(bins: f64) -> Result<u32> {
     if !(bins >= 1.0 && bins.fract() == 0.0 && bins < u32::MAX as f64) {
         return Err(GpuTableError::invalid(format!(
             "histogram's bins must be an integer from 1, got {}",
-            crate::error::Shown(bins)
+            Shown(bins)
         )));
     }
     Ok(bins as u32)
@@ -130,8 +130,8 @@ fn equal_edges(bins: u32, (lo, hi): (f64, f64)) -> Result<Vec<f64>> {
     if !(lo.is_finite() && hi.is_finite() && lo < hi) {
         return Err(GpuTableError::invalid(format!(
             "histogram's range is [lo, hi] with lo < hi, both finite, got [{}, {}]",
-            crate::error::Shown(lo),
-            crate::error::Shown(hi)
+            Shown(lo),
+            Shown(hi)
         )));
     }
     // (lo (bins - i) + hi i) / bins, as 'auto' edges are made on the device (`auto_bin`):

@@ -19,7 +19,7 @@ use super::{u32_constant, DEFAULT_SPLIT_EVERY};
 use super::{BinaryOp, Check, Meta, Node, NodeRef, Nulls, Op, Predicate, ReduceKind, ScanFold};
 use crate::column::ColumnData;
 use crate::dtype::DType;
-use crate::error::{ErrorCode, GpuTableError, Result};
+use crate::error::{ErrorCode, GpuTableError, Result, Shown};
 
 /// A table's keys in ascending order, the rows that can match first.
 struct SortedKeys {
@@ -328,7 +328,7 @@ fn join_capacity(rows: f64) -> Result<u32> {
     if !(rows >= 0.0 && rows.fract() == 0.0) {
         return Err(GpuTableError::invalid(format!(
             "join's capacity must be a whole number of rows, got {}",
-            crate::error::Shown(rows)
+            Shown(rows)
         )));
     }
     match rows <= JOIN_MOST_ROWS as f64 {

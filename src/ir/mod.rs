@@ -732,8 +732,13 @@ impl Node {
         // A view borrows its inputs' storage (through views of views): it ends with them,
         // and lets go of its share.
         if self.op.is_assembly() {
+            // Each view once: views of one view shared at every level would double the walk.
+            let mut seen = std::collections::HashSet::new();
             let mut pending: Vec<&NodeRef> = self.inputs.iter().collect();
             while let Some(input) = pending.pop() {
+                if !seen.insert(input.id) {
+                    continue;
+                }
                 if input.is_destroyed() {
                     self.release_output();
                     return Err(GpuTableError::new(

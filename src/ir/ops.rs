@@ -8,7 +8,7 @@ use super::scatter::{compacted_rows, scattered_row_numbers};
 use super::{BinaryOp, Meta, Node, NodeRef, Op, UnaryOp};
 use crate::column::{element_count, Column, ColumnData};
 use crate::dtype::DType;
-use crate::error::{ErrorCode, GpuTableError, Result};
+use crate::error::{ErrorCode, GpuTableError, Result, Shown};
 use crate::value::{Output, Value};
 
 /// Creates a source from packed values: `size` lanes per row; a constant has one row.
@@ -255,7 +255,7 @@ fn integer_arg(name: &str, value: f64) -> Result<i64> {
     if !value.is_finite() || value.fract() != 0.0 || value.abs() > 9007199254740991.0 {
         return Err(GpuTableError::invalid(format!(
             "{name} must be a safe integer, got {}",
-            crate::error::Shown(value)
+            Shown(value)
         )));
     }
     Ok(value as i64)

@@ -8,7 +8,7 @@ use super::ops::{cast_plain, elementwise_plain, gather, u32_rows};
 use super::sort::sort_node_ordering;
 use super::{BinaryOp, NodeRef, Op};
 use crate::dtype::DType;
-use crate::error::{GpuTableError, Result};
+use crate::error::{GpuTableError, Result, Shown};
 
 /// The uint32 key ordering the rows of `x` (size 1) as `argsort` does, in x's width of bits.
 pub fn sort_key(x: &NodeRef, descending: bool) -> Result<NodeRef> {
@@ -160,7 +160,7 @@ pub fn top_k(x: &NodeRef, k: f64, descending: bool) -> Result<(NodeRef, NodeRef)
     if !(k >= 0.0 && k.fract() == 0.0) {
         return Err(GpuTableError::invalid(format!(
             "topK's k must be a non-negative integer, got {}",
-            crate::error::Shown(k)
+            Shown(k)
         )));
     }
     check_size(x, "topK's input")?;

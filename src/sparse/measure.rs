@@ -6,7 +6,7 @@ use super::{as_type, cell_starts, magnitude, reduce, zero_row, Format, SparseMat
 use crate::dtype::DType;
 use crate::dynamic::read_scalars;
 use crate::engine::Backend;
-use crate::error::{GpuTableError, Result};
+use crate::error::{GpuTableError, Result, Shown};
 use crate::ir::{self, u32_constant, u32_row, u32_rows, BinaryOp, NodeRef, ReduceKind};
 use crate::ErrorCode;
 
@@ -98,7 +98,7 @@ impl SparseMatrix {
         if ![1.0, 2.0, f64::INFINITY].contains(&p) {
             return Err(GpuTableError::invalid(format!(
                 "norm takes p = 1, 2 or Infinity, got {}",
-                crate::error::Shown(p)
+                Shown(p)
             )));
         }
         let csr = self.shared_csr(device).await?;
@@ -123,7 +123,7 @@ impl SparseMatrix {
             p => {
                 return Err(GpuTableError::invalid(format!(
                     "opnorm takes p = 1 or Infinity, got {}",
-                    crate::error::Shown(p)
+                    Shown(p)
                 )))
             }
         };

@@ -7,7 +7,7 @@ use std::rc::Rc;
 use super::{BatchRef, TableRef};
 use crate::column::Column;
 use crate::engine::{self, Backend};
-use crate::error::{GpuTableError, Result};
+use crate::error::{GpuTableError, Result, Shown};
 use crate::ir::{self, NodeRef};
 use crate::value::{Output, Value};
 
@@ -21,7 +21,7 @@ pub fn pack_groups(rows: &[u64], min_rows: f64) -> Result<Vec<usize>> {
     if min_rows.is_nan() || min_rows < 0.0 {
         return Err(GpuTableError::invalid(format!(
             "minBatchSize must be a number of rows, got {}",
-            crate::error::Shown(min_rows)
+            Shown(min_rows)
         )));
     }
     let mut groups = Vec::new();

@@ -9,7 +9,7 @@ use crate::engine::Backend;
 use crate::error::{GpuTableError, Result};
 use crate::ipc::Dictionary;
 use crate::ir::{self, NodeRef};
-use crate::value::DeviceId;
+use crate::value::{DeviceId, HOST};
 
 /// A column of a table verb's result: its name, its node and the values of its codes.
 pub type VerbColumn = (String, NodeRef, Option<Rc<Dictionary>>);
@@ -29,9 +29,16 @@ pub async fn table_of_columns(
     let nodes = broadcast(columns, rows)?;
     crate::engine::evaluate(device, &nodes).await?;
     // A counted column as the rows its count gave each chunk.
-    let views = (nodes.iter())
-        .map(|n| ir::known_rows(n, "a table column"))
-        .collect::<Result<Vec<_>>>()?;
+    let mut views = Vec::with_capacity(nodes.len());
+    for node in &nodes {
+        // A boxed future: its state machine stays out of this one's (a smaller module).
+        let on_host: std::pin::Pin<Box<dyn std::future::Future<Output = _>>> =
+            Box::pin(rows_on_host(device, node));
+        views.push(match on_host.await? {
+            Some(rows) => rows,
+            None => ir::known_rows(node, "a table column")?,
+        });
+    }
     let with_flags = ir::with_null_flags(&views);
     crate::engine::evaluate(device, &with_flags).await?;
     let id = device.core().id;
@@ -77,6 +84,33 @@ pub async fn table_of_columns(
         table.add_batch(batch.shared())?;
     }
     Ok(table)
+}
+
+/// A counted column evaluated in parts (under `allowedMem`), whose rows stay on the host, as
+/// the rows its count gave each chunk, there, where more than half the budget (a view of
+/// them would copy them to the device whole, as an output that large is not). `None` for
+/// other columns.
+async fn rows_on_host(device: &dyn Backend, node: &NodeRef) -> Result<Option<NodeRef>> {
+    let (Some(_), Some(chunks), Some(output)) = (node.counted(), node.settled(), node.home())
+    else {
+        return Ok(None);
+    };
+    let rows: u32 = chunks.iter().sum();
+    let budget = device.core().allowed_mem.get().unwrap_or(u64::MAX);
+    let bytes = device.value_bytes(node.meta.dtype, node.meta.size, rows);
+    if output.device != HOST || chunks.is_empty() || bytes <= budget / 2 {
+        return Ok(None);
+    }
+    let kept = |output| async move { crate::engine::read_rows(&output, 0, rows).await };
+    let values = ir::source_chunked(kept(output).await?, node.meta.size, chunks.clone())?;
+    let Some(valid) = node.validity() else {
+        return Ok(Some(values));
+    };
+    let flags = valid
+        .home()
+        .ok_or_else(|| crate::engine::internal("null flags not computed"))?;
+    let flags = ir::source_chunked(kept(flags).await?, valid.meta.size, chunks)?;
+    ir::with_validity(&values, Some(&flags)).map(Some)
 }
 
 /// The columns' nodes, a constant or a column of one row repeated for each of the others'

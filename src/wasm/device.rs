@@ -7,6 +7,7 @@ use super::table::{BatchModel, TableModel};
 use super::{invalid, number_arg, set, to_js, Evaluator, EvaluatorList, JsResult};
 use crate::cpu::CpuDevice;
 use crate::engine;
+use crate::error::Shown;
 use crate::evaluator;
 #[cfg(gl_backend)]
 use crate::gl::GlDevice;
@@ -227,9 +228,10 @@ impl Device {
 
     /// The table a table verb resolves to: `columns` (evaluators named `names`, chunked
     /// alike) computed on this device, one batch per chunk; a column named as one of
-    /// `like`'s keeps its field's metadata, and the table is on `like`'s device. Each column
-    /// has its dictionary in `dictionaries` (an array of its values, or null). With
-    /// `like_rows` (a derive), every column has `like`'s rows, one row repeated to them.
+    /// `also_like`'s fields, else `like`'s, keeps its field's metadata, and the table is on
+    /// `like`'s device. Each column has its dictionary in `dictionaries` (an array of its
+    /// values, or null). With `like_rows` (a derive), every column has `like`'s rows, one row
+    /// repeated to them.
     #[wasm_bindgen(js_name = tableOfColumns)]
     pub fn table_of_columns(
         &self,
@@ -267,12 +269,13 @@ impl Device {
         };
         let like = like.shared();
         wasm_bindgen_futures::future_to_promise(async move {
-            let (mut fields, table_device, rows) = {
+            let mut fields = also_like;
+            let (table_device, rows) = {
                 let like = like.borrow();
                 let rows = like.num_rows().map_err(to_js)?;
-                (like.fields.clone(), like.device, like_rows.then_some(rows))
+                fields.extend(like.fields.iter().cloned());
+                (like.device, like_rows.then_some(rows))
             };
-            fields.extend(also_like);
             let d = device.backend();
             let table = table::table_of_columns(d, &columns, &fields, table_device, rows)
                 .await
@@ -420,7 +423,7 @@ fn allowed_mem_of(bytes: &JsValue) -> JsResult<Option<u64>> {
         b if b.is_finite() && b >= 1.0 && b.fract() == 0.0 => Ok(Some(b as u64)),
         b => Err(invalid(format!(
             "allowedMem must be a whole number of bytes of at least 1, got {}",
-            crate::error::Shown(b)
+            Shown(b)
         ))),
     }
 }

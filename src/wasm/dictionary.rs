@@ -10,7 +10,9 @@ use std::rc::Rc;
 use arrow_ipc::TimeUnit;
 use wasm_bindgen::prelude::*;
 
-use super::{invalid, set, JsResult};
+use super::{invalid, set, to_js, JsResult};
+use crate::column::try_vec;
+use crate::error::{ErrorCode, GpuTableError};
 use crate::ipc::{as_kept, ArrowType, Dictionary, Scalar};
 
 /// The number types by `type` code, after `INTEGER_TYPES` codes of `integer_type`.
@@ -91,11 +93,12 @@ pub(super) fn dictionary_to_js(dictionary: &Dictionary) -> JsValue {
 }
 
 /// A dictionary from its source (`undefined` or `null` for none): its values distinct.
+/// Allocated fallibly: a dictionary comes back in from JS with every table verb's columns.
 pub(super) fn dictionary_from_js(source: &JsValue) -> JsResult<Option<Rc<Dictionary>>> {
     if source.is_undefined() || source.is_null() {
         return Ok(None);
     }
-    match from_source(source) {
+    match from_source(source).map_err(to_js)? {
         Some(dictionary) => Ok(Some(Rc::new(dictionary))),
         None => Err(invalid(
             "a dictionary is an array of distinct strings, numbers, bigints or booleans",
@@ -103,59 +106,108 @@ pub(super) fn dictionary_from_js(source: &JsValue) -> JsResult<Option<Rc<Diction
     }
 }
 
-fn from_source(source: &JsValue) -> Option<Dictionary> {
+/// A typed array's values, copied fallibly from a view of the length read (a view tracking a
+/// growable buffer could grow before the copy).
+macro_rules! copied {
+    ($values:expr) => {{
+        let len = $values.length() as usize;
+        let mut copied = try_vec(len, "dictionary values")?;
+        ($values.subarray(0, len as u32)).copy_to_uninit(&mut copied.spare_capacity_mut()[..len]);
+        // SAFETY: copy_to_uninit initialized the first `len` elements.
+        unsafe { copied.set_len(len) };
+        copied
+    }};
+}
+
+/// `None` where `source` is not a dictionary's.
+fn from_source(source: &JsValue) -> crate::Result<Option<Dictionary>> {
     let get = |key: &str| js_sys::Reflect::get(source, &key.into()).ok();
-    let (dictionary, bits): (Dictionary, Vec<u64>) = match source.dyn_ref::<js_sys::Array>() {
-        Some(array) => {
-            let strings: Vec<String> =
-                array.iter().map(|v| v.as_string()).collect::<Option<_>>()?;
-            let distinct = strings.iter().map(|v| &**v).collect::<HashSet<&str>>();
-            if distinct.len() != strings.len() {
-                return None;
-            }
-            return Some(Dictionary::Text(
-                strings.into_iter().map(Rc::from).collect(),
-            ));
-        }
-        None => {
-            let code = get("type")?
-                .as_f64()
-                .filter(|c| *c >= 0.0 && c.fract() == 0.0)? as usize;
-            let values = get("values")?;
-            match code.checked_sub(INTEGER_TYPES) {
-                Some(number) => {
-                    let values = values.dyn_into::<js_sys::Float64Array>().ok()?.to_vec();
-                    // -0 and +0, or two NaNs, are one value: not distinct.
-                    let bits = values.iter().map(|&v| as_kept(v).to_bits()).collect();
-                    (Dictionary::Numbers(values, *NUMBERS.get(number)?), bits)
-                }
-                None => {
-                    let unit = TimeUnit(get("unit")?.as_f64().unwrap_or(0.0) as i16);
-                    if unit.0 < TimeUnit::SECOND.0 || unit.0 > TimeUnit::NANOSECOND.0 {
-                        return None;
-                    }
-                    let timezone = get("timezone")?;
-                    let timezone = match timezone.is_null() || timezone.is_undefined() {
-                        true => None,
-                        false => Some(Rc::from(timezone.as_string()?)),
-                    };
-                    let values = values.dyn_into::<js_sys::BigInt64Array>().ok()?.to_vec();
-                    let bits = values.iter().map(|&v| v as u64).collect();
-                    let arrow = integer_type(code, unit, timezone)?;
-                    // Values the type holds: booleans 0 or 1, 32-bit types' within i32.
-                    let holds = |v: i64| match arrow.integer_width() {
-                        0 => v == 0 || v == 1,
-                        4 => i32::try_from(v).is_ok(),
-                        _ => true,
-                    };
-                    if !values.iter().all(|&v| holds(v)) {
-                        return None;
-                    }
-                    (Dictionary::Integers(values, arrow), bits)
-                }
-            }
-        }
+    let Some(array) = source.dyn_ref::<js_sys::Array>() else {
+        return numbers_or_integers(get);
     };
-    let distinct = bits.iter().copied().collect::<HashSet<u64>>();
-    (distinct.len() == bits.len()).then_some(dictionary)
+    let mut strings: Vec<Rc<str>> = try_vec(array.length() as usize, "dictionary values")?;
+    for value in array.iter() {
+        let Some(text) = value.as_string() else {
+            return Ok(None);
+        };
+        strings.push(Rc::from(text));
+    }
+    let mut distinct = HashSet::new();
+    distinct
+        .try_reserve(strings.len())
+        .map_err(|_| out_of_memory("a dictionary's distinct values"))?;
+    let distinct = strings.iter().all(|text| distinct.insert(&**text));
+    Ok(distinct.then_some(Dictionary::Text(strings)))
+}
+
+/// A dictionary of numbers or of integers (`{type, values, unit?, timezone?}`).
+fn numbers_or_integers(get: impl Fn(&str) -> Option<JsValue>) -> crate::Result<Option<Dictionary>> {
+    let Some(code) = get("type")
+        .and_then(|c| c.as_f64())
+        .filter(|c| *c >= 0.0 && c.fract() == 0.0)
+    else {
+        return Ok(None);
+    };
+    let Some(values) = get("values") else {
+        return Ok(None);
+    };
+    let (dictionary, bits): (Dictionary, Vec<u64>) =
+        match (code as usize).checked_sub(INTEGER_TYPES) {
+            Some(number) => {
+                let (Some(values), Some(&kind)) = (
+                    values.dyn_ref::<js_sys::Float64Array>(),
+                    NUMBERS.get(number),
+                ) else {
+                    return Ok(None);
+                };
+                let copied = copied!(values);
+                // -0 and +0, or two NaNs, are one value: not distinct.
+                let mut bits = try_vec(copied.len(), "dictionary values")?;
+                bits.extend(copied.iter().map(|&v: &f64| as_kept(v).to_bits()));
+                (Dictionary::Numbers(copied, kind), bits)
+            }
+            None => {
+                let unit = TimeUnit(get("unit").and_then(|u| u.as_f64()).unwrap_or(0.0) as i16);
+                if unit.0 < TimeUnit::SECOND.0 || unit.0 > TimeUnit::NANOSECOND.0 {
+                    return Ok(None);
+                }
+                let timezone = get("timezone").unwrap_or(JsValue::NULL);
+                let timezone = match timezone.is_null() || timezone.is_undefined() {
+                    true => None,
+                    false => match timezone.as_string() {
+                        Some(zone) => Some(Rc::from(zone)),
+                        None => return Ok(None),
+                    },
+                };
+                let (Some(values), Some(arrow)) = (
+                    values.dyn_ref::<js_sys::BigInt64Array>(),
+                    integer_type(code as usize, unit, timezone),
+                ) else {
+                    return Ok(None);
+                };
+                let copied = copied!(values);
+                // Values the type holds: booleans 0 or 1, 32-bit types' within i32.
+                let holds = |v: i64| match arrow.integer_width() {
+                    0 => v == 0 || v == 1,
+                    4 => i32::try_from(v).is_ok(),
+                    _ => true,
+                };
+                if !copied.iter().all(|&v| holds(v)) {
+                    return Ok(None);
+                }
+                let mut bits = try_vec(copied.len(), "dictionary values")?;
+                bits.extend(copied.iter().map(|&v: &i64| v as u64));
+                (Dictionary::Integers(copied, arrow), bits)
+            }
+        };
+    let mut distinct = HashSet::new();
+    distinct
+        .try_reserve(bits.len())
+        .map_err(|_| out_of_memory("a dictionary's distinct values"))?;
+    let distinct = bits.iter().all(|&b| distinct.insert(b));
+    Ok(distinct.then_some(dictionary))
+}
+
+fn out_of_memory(what: &str) -> GpuTableError {
+    GpuTableError::new(ErrorCode::OutOfMemory, format!("could not allocate {what}"))
 }

@@ -83,8 +83,21 @@ fn read_result(
 /// Reads an Arrow IPC stream or file into a table on device `deviceId` (none: no device),
 /// one record batch per source batch.
 #[wasm_bindgen(js_name = readIpc)]
-pub fn read_ipc(bytes: &[u8], options: JsValue, device_id: Option<u32>) -> JsResult<TableModel> {
-    let read = ipc::read_ipc(bytes, &read_options(options)?).map_err(to_js)?;
+pub fn read_ipc(
+    bytes: &js_sys::Uint8Array,
+    options: JsValue,
+    device_id: Option<u32>,
+) -> JsResult<TableModel> {
+    // Copied in fallibly (a `&[u8]` argument's copy aborts the instance where memory is short).
+    let crate::column::ColumnData::U8(bytes) =
+        super::copy_typed(crate::dtype::DType::U8, bytes.as_ref()).map_err(to_js)?
+    else {
+        return Err(to_js(crate::engine::internal(
+            "IPC bytes copied as another type",
+        )));
+    };
+    let read = ipc::read_ipc(&bytes, &read_options(options)?).map_err(to_js)?;
+    drop(bytes);
     let mut table = Table::new(Vec::new(), device_id);
     if let Err(error) = table.add_ipc(&read.fields, read.batches) {
         table.destroy();

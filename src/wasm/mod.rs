@@ -15,7 +15,7 @@ use wasm_bindgen::prelude::*;
 
 use crate::column::{element_count, ColumnData};
 use crate::dtype::DType;
-use crate::error::GpuTableError;
+use crate::error::{GpuTableError, Shown};
 use crate::evaluator;
 use crate::ir::{self, BinaryOp, NodeRef, UnaryOp};
 
@@ -103,13 +103,9 @@ struct SourceOptions {
     size: u32,
     #[serde(default)]
     constant: bool,
-    #[serde(default)]
-    chunks: Option<ChunkSpec>,
 }
 
 /// `chunks`: rows per chunk (the last shorter), or each chunk's row count.
-#[derive(Deserialize)]
-#[serde(untagged)]
 enum ChunkSpec {
     Every(f64),
     Counts(Vec<f64>),
@@ -124,14 +120,24 @@ impl ChunkSpec {
     }
 }
 
+/// Read without serde, which would buffer an array of any length (twice) before its count is
+/// checked.
 fn chunk_spec(value: JsValue) -> JsResult<ChunkSpec> {
-    serde_wasm_bindgen::from_value(value)
-        .map_err(|_| invalid("chunks must be a row count or an array of row counts"))
+    if let Some(rows) = value.as_f64() {
+        return Ok(ChunkSpec::Every(rows));
+    }
+    let Some(array) = value.dyn_ref::<js_sys::Array>() else {
+        return Err(invalid(
+            "chunks must be a row count or an array of row counts",
+        ));
+    };
+    ir::check_chunk_count(array.length() as usize).map_err(to_js)?;
+    numbers_of(array, "chunks").map(ChunkSpec::Counts)
 }
 
 /// Copies a JS typed array of `dtype` into host storage, allocating fallibly: a failed
 /// allocation is `OUT_OF_MEMORY`, never a trap of the instance.
-fn copy_typed(dtype: DType, array: &JsValue) -> crate::Result<ColumnData> {
+pub(super) fn copy_typed(dtype: DType, array: &JsValue) -> crate::Result<ColumnData> {
     macro_rules! copy {
         ($js:ty, $variant:ident) => {{
             let typed = array.dyn_ref::<$js>().ok_or_else(|| {
@@ -140,6 +146,9 @@ fn copy_typed(dtype: DType, array: &JsValue) -> crate::Result<ColumnData> {
             let len = typed.length() as usize;
             element_count(len as u64, 1, dtype)?;
             let mut values = crate::column::try_vec(len, dtype.name())?;
+            // A view of the rows counted: a view tracking a growable buffer's length may
+            // grow (another worker) before the copy, which then checks the lengths match.
+            let typed = typed.subarray(0, len as u32);
             typed.copy_to_uninit(&mut values.spare_capacity_mut()[..len]);
             // SAFETY: copy_to_uninit initialized the first `len` elements.
             unsafe { values.set_len(len) };
@@ -163,11 +172,16 @@ impl Evaluator {
     /// `{type, size, constant?}`.
     #[wasm_bindgen(js_name = fromTyped)]
     pub fn from_typed(array: JsValue, options: JsValue) -> JsResult<Evaluator> {
+        let chunks = js_sys::Reflect::get(&options, &JsValue::from_str("chunks"))
+            .ok()
+            .filter(|c| !c.is_undefined() && !c.is_null())
+            .map(chunk_spec)
+            .transpose()?;
         let options: SourceOptions = serde_wasm_bindgen::from_value(options)
             .map_err(|e| invalid(format!("bad source options: {e}")))?;
         let dtype = DType::parse(&options.dtype).map_err(to_js)?;
         let data = copy_typed(dtype, &array).map_err(to_js)?;
-        match options.chunks {
+        match chunks {
             Some(spec) if !options.constant => {
                 let rows = (data.len() as u64 / options.size.max(1) as u64) as u32;
                 let chunks = spec.chunks(rows).map_err(to_js)?;
@@ -422,7 +436,7 @@ fn split_every_of(split_every: &JsValue) -> JsResult<u32> {
         n if n.fract() == 0.0 && (2.0..=u32::MAX as f64).contains(&n) => Ok(n as u32),
         n => Err(invalid(format!(
             "splitEvery must be an integer of at least 2, got {}",
-            crate::error::Shown(n)
+            Shown(n)
         ))),
     }
 }

@@ -7,7 +7,7 @@ use wasm_bindgen::prelude::*;
 use super::device::{AnyDevice, Device};
 use super::{invalid, split_every_of, to_js, Evaluator, EvaluatorList, JsResult};
 use crate::engine;
-use crate::error::{ErrorCode, GpuTableError};
+use crate::error::{ErrorCode, GpuTableError, Shown};
 use crate::ir::{self, BinaryOp, NodeRef, ReduceKind, UnaryOp};
 use crate::sparse::{Format, SparseMatrix};
 
@@ -53,7 +53,7 @@ fn dim(value: f64, what: &str) -> JsResult<u32> {
         v if v.fract() == 0.0 && (0.0..=u32::MAX as f64).contains(&v) => Ok(v as u32),
         v => Err(invalid(format!(
             "shape {what} must be a whole number of at most 2^32-1, got {}",
-            crate::error::Shown(v)
+            Shown(v)
         ))),
     }
 }
@@ -238,7 +238,7 @@ impl SparseModel {
         if k.fract() != 0.0 || k.is_nan() {
             return Err(invalid(format!(
                 "k must be a whole number, got {}",
-                crate::error::Shown(k)
+                Shown(k)
             )));
         }
         Ok(matrix_promise!(device, self.matrix, |d, m| m
@@ -269,7 +269,7 @@ impl SparseModel {
             true => Ok(v as u32),
             false => Err(crate::GpuTableError::invalid(format!(
                 "get takes whole row and column numbers, got {}",
-                crate::error::Shown(v)
+                Shown(v)
             ))),
         };
         let at = index(i).and_then(|i| Ok((i, index(j)?)));
@@ -333,7 +333,7 @@ impl SparseModel {
             Some(a) => {
                 return Err(invalid(format!(
                     "axis must be 0 (one row per column) or 1 (one row per row), got {}",
-                    crate::error::Shown(a)
+                    Shown(a)
                 )))
             }
         };

@@ -181,3 +181,55 @@ test('a 30,000-node chain is dropped by the garbage collector without deep recur
   }
   assert.deepEqual([...await gt.add(E.fromArray([1]), 1).readValue()], [2], 'the instance still works');
 });
+
+// A reviewer's reading of the wasm entries: a filter under allowedMem remade its column's
+// chain a range at a time by recursion, one wasm stack frame per op; a view of views shared
+// at every level was walked once per path (2^depth); an array of chunk counts was buffered
+// whole before its length was checked.
+test('deep chains under a budget, views shared at every level and huge chunk lists', async () => {
+  const device = await gt.createDevice({type: 'cpu', allowedMem: 64 * 1024});
+  const x = E.fromArray(Float32Array.from({length: 40_000}, (_, i) => (i % 5) - 2), {chunks: 10_000});
+  let chain = x;
+  for (let k = 0; k < 20_000; k++) chain = gt.abs(chain);
+  const kept = gt.filter(chain, gt.greater(x, 0));
+  assert.match(kept.explain(device), /filter in parts/);
+  await kept.evaluate(device);
+  assert.equal(kept.length, 16_000);
+  assert.deepEqual([...await gt.unique(kept).readValue()], [1, 2]);
+  assert.ok(device.memory.peakBytes <= 64 * 1024);
+  const source = Float32Array.from({length: 1000}, (_, i) => i);
+  let views = E.fromArray(source, {chunks: 500});
+  for (let i = 0; i < 40; i++) views = gt.concat(gt.slice(views, 1), gt.slice(views, 0, 1));
+  assert.deepEqual([...await views.readValue()], Array.from(source, (_, i) => source[(i + 40) % 1000]));
+  throwsCode(() => E.fromArray([1, 2], {chunks: new Array(2 ** 21).fill(0)}), 'LIMIT_EXCEEDED');
+  throwsCode(() => gt.rechunk(E.fromArray([1, 2]), new Array(2 ** 21).fill(0)), 'LIMIT_EXCEEDED');
+  throwsCode(() => gt.rechunk(E.fromArray([1, 2]), ['1', '1']), 'INVALID_ARGUMENT');
+  assert.deepEqual(E.fromArray([1, 2, 3], {chunks: [2, 1]}).chunks, [2, 1]);
+});
+
+// api.md "Memory": a cumulative op over a column the budget does not hold scans a range at a
+// time (it was LIMIT_EXCEEDED where a filter of the same rows streamed).
+test('a cumulative op larger than allowedMem scans in parts, as a whole scan does', async () => {
+  const n = 1 << 18;
+  const values = Float32Array.from({length: n}, (_, i) => (i * 7919) % 13 - 6);
+  const x = E.fromArray(values, {chunks: n / 8});
+  const device = await gt.createDevice({type: 'cpu', allowedMem: 512 * 1024});
+  const cases = [
+    [gt.cumsum(x), (acc, v) => acc + v, 0, false],
+    [gt.cummax(x, {exclusive: true}), Math.max, NaN, true],
+  ];
+  for (const [scan, fold, none, exclusive] of cases) {
+    assert.match(scan.explain(device), /cumulative op in parts/);
+    await scan.evaluate(device);
+    let acc = none;
+    const expected = Array.from(values, v => {
+      const before = acc;
+      acc = Number.isNaN(acc) ? v : fold(acc, v);
+      return exclusive ? before : acc;
+    });
+    assert.deepEqual([...await scan.readValue()], expected);
+    assert.deepEqual(scan.chunks, x.chunks);
+  }
+  assert.ok(device.memory.peakBytes <= 512 * 1024, `${device.memory.peakBytes}`);
+  await rejectsCode(gt.cumsum(x, {reverse: true}).evaluate(device), 'LIMIT_EXCEEDED');
+});

@@ -130,6 +130,27 @@ test('table.groupBy(names).rollup resolves to a table of the groups on the devic
   throwsCode(() => t.groupBy('vendor').rollup({n: ['median', 'fare']}), 'INVALID_ARGUMENT');
 });
 
+// A rollup's max of a Timestamp column was written back as Int64 (its field was found by the
+// aggregate's name), and an aggregate named as another column took that column's field.
+test('a rollup keeps the field of the column min and max take, and only theirs', async () => {
+  const trips = arrow.makeTable({
+    vendor: Uint8Array.from([2, 1, 2]),
+    at: arrow.vectorFromArray([1000, 2000, -5], new arrow.TimestampMillisecond()),
+    day: arrow.vectorFromArray([new Date(Date.UTC(2026, 0, 2)), null, new Date(Date.UTC(2026, 0, 1))], new arrow.DateDay()),
+  });
+  const t = gt.GPUTable.fromArrowIPCSync(arrow.tableToIPC(trips), {int64: 'int32'});
+  const rolled = await t.groupBy('vendor').rollup({latest: ['max', 'at'], first: ['min', 'day'], day: ['count', 'at'], at: ['argmax', 'at']});
+  const back = arrow.tableFromIPC(rolled.toArrowIPC());
+  assert.deepEqual(back.schema.fields.map(f => `${f.name}: ${f.type}`),
+    ['vendor: Uint8', 'latest: Timestamp<MILLISECOND>', 'first: Date32<DAY>', 'day: Uint32', 'at: Int32']);
+  assert.deepEqual([...back.getChild('latest').toArray()].map(Number), [2000, 1000]);
+  assert.deepEqual(back.getChild('first').toArray().map(d => (d === null ? null : Number(d))), [null, Date.UTC(2026, 0, 1)]);
+  assert.deepEqual([...back.getChild('day').toArray()], [1, 2]);
+  assert.deepEqual([...back.getChild('at').toArray()], [1, 0]);
+  rolled.destroy();
+  t.destroy();
+});
+
 test('lookup finds the lowest equal row of the table keys, or -1, against a Map loop', async () => {
   const n = 30000;
   const m = 5000;

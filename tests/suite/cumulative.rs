@@ -5,6 +5,8 @@
 use super::reduce::{as_f64, column_of, sample};
 use super::*;
 use gputable::dtype::Class;
+use gputable::engine;
+use gputable::error::ErrorCode;
 use gputable::ir::{ReduceKind, ScanFold};
 use gputable::DType;
 
@@ -69,6 +71,11 @@ fn reference(fold: ScanFold, dtype: DType, values: &[Option<f64>], exclusive: bo
 /// Checks `root` (evaluated on the target) row by row: values of valid rows, and flags.
 async fn check<T: Target>(root: &NodeRef, expected: &[f64], valid: Option<&[u8]>, what: &str) {
     evaluate_here::<T>(std::slice::from_ref(root)).await;
+    same_rows(root, expected, valid, what).await;
+}
+
+/// Checks evaluated `root` row by row: values of valid rows, and flags.
+async fn same_rows(root: &NodeRef, expected: &[f64], valid: Option<&[u8]>, what: &str) {
     let actual = as_f64(&read(root).await);
     assert_eq!(actual.len(), expected.len(), "{what}");
     let flags = match (root.validity(), valid) {
@@ -268,4 +275,84 @@ pub async fn reversed_folds_of_a_filter_start_at_its_last_kept_row<T: Target>() 
         );
         check::<T>(&root, &expected, None, &what).await;
     }
+}
+
+/// A cumulative op larger than `allowedMem` (api.md "Memory": a task that cannot fit is
+/// `LIMIT_EXCEEDED`; a scan's pass read its column and wrote its result whole): it is taken
+/// a range of rows at a time, in order, each range folding in the ranges before it, within
+/// the budget; its rows and null flags are a whole scan's, over uneven and empty chunks,
+/// inclusive and exclusive, floats with NaN, a narrow integer type and wrapping integers.
+pub async fn a_cumulative_op_larger_than_the_budget_scans_in_parts<T: Target>() {
+    let device = match T::WIDE_ROWS {
+        true => T::fresh().await,
+        false => T::capped().await,
+    };
+    let n = 60_000usize;
+    let chunks = [21_000, 0, 15_000, n as u32 - 36_000];
+    let mut rng = Rng(71);
+    // Small integers: a float sum of them is exact in any order.
+    let small: Vec<f64> = (0..n).map(|_| rng.below(200) as f64 - 100.0).collect();
+    let with_nan: Vec<f64> = (0..n)
+        .map(|i| match i {
+            0..=9 => f64::NAN,
+            _ if i % 13 == 0 => f64::NAN,
+            _ => 5000.0 - i as f64,
+        })
+        .collect();
+    let valid: Vec<u8> = (0..n).map(|i| u8::from(i % 7 != 3 && i > 2)).collect();
+    let wrapping: Vec<f64> = (0..n).map(|i| (i as f64) * 977.0 + 4e9).collect();
+    let cases = [
+        (ScanFold::Sum, DType::F32, &small, false, true),
+        (ScanFold::Sum, DType::I32, &small, true, true),
+        (ScanFold::Min, DType::F32, &with_nan, false, true),
+        (ScanFold::Max, DType::F32, &with_nan, true, false),
+        (ScanFold::Max, DType::I8, &small, false, true),
+        (ScanFold::Sum, DType::U32, &wrapping, true, false),
+    ];
+    for (fold, dtype, values, exclusive, nulls) in cases {
+        let what = format!("cum{} of {dtype:?} exclusive {exclusive}", fold.name());
+        let x = chunked(column_of(dtype, values), 1, &chunks);
+        let x = match nulls {
+            true => {
+                let flags = chunked(ColumnData::U8(valid.clone()), 1, &chunks);
+                ir::with_validity(&x, Some(&flags)).unwrap()
+            }
+            false => x,
+        };
+        let root = ir::cumulative(fold, &x, exclusive, false).unwrap();
+        let column_bytes = device.value_bytes(DType::F32, 1, n as u32);
+        let allowed = device.task_overhead_bytes() + column_bytes * (1 + T::TRANSFERS as u64);
+        device.core().allowed_mem.set(Some(allowed));
+        let text = engine::explain(&device, &root).unwrap();
+        assert!(text.contains("cumulative op in parts"), "{what}: {text}");
+        device.core().counters.reset_peak();
+        engine::evaluate(&device, std::slice::from_ref(&root))
+            .await
+            .unwrap_or_else(|e| panic!("{what}: {e:?}\n{text}"));
+        let peak = device.core().counters.memory().peak_bytes;
+        assert!(
+            peak <= allowed,
+            "{what}: peak {peak} over allowedMem {allowed}"
+        );
+        device.core().allowed_mem.set(None);
+        let column = column_of(dtype, values);
+        let stored = as_f64(&column);
+        let present: Vec<Option<f64>> = (0..n)
+            .map(|r| (!nulls || valid[r] == 1).then_some(stored[r]))
+            .collect();
+        let expected = reference(fold, dtype, &present, exclusive);
+        assert_eq!(root.chunks, x.chunks, "{what}: the output keeps x's chunks");
+        same_rows(&root, &expected, nulls.then_some(&valid[..]), &what).await;
+    }
+    // A reversed scan reads its rows backwards: it is made whole, and does not fit.
+    let x = chunked(column_of(DType::F32, &small), 1, &chunks);
+    let reversed = ir::cumulative(ScanFold::Sum, &x, false, true).unwrap();
+    let allowed = device.task_overhead_bytes()
+        + device.value_bytes(DType::F32, 1, n as u32) * (1 + T::TRANSFERS as u64);
+    device.core().allowed_mem.set(Some(allowed));
+    let error = engine::evaluate(&device, std::slice::from_ref(&reversed))
+        .await
+        .unwrap_err();
+    device.core().allowed_mem.set(None);
+    assert_eq!(error.code, ErrorCode::LimitExceeded, "{error:?}");
 }

@@ -813,6 +813,7 @@ macro_rules! suite {
             reversed_folds_of_a_filter_start_at_its_last_kept_row,
             cumulative_ops_match_a_running_fold,
             cumulative_ops_over_a_million_rows,
+            a_cumulative_op_larger_than_the_budget_scans_in_parts,
             argsort_orders_every_type_stably_with_nan_and_nulls,
             argsort_by_several_keys_and_top_k,
             top_k_of_many_rows_keeps_ties_in_row_order,

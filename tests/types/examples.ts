@@ -5,7 +5,7 @@ import {
   GPUTableEvaluator as E, GPUVector, GpuTableError, Device, add, subtract, multiply, divide, sqrt, abs, sin,
   interleave, gather, extent, sum, min, mean, argmax, cast, concat, slice, select, swizzle, dot, equalAll,
   sequence, segmentedMap, fround, createDevice, init, GPUTable, SparseMatrix, SparseOperand,
-  argsort, sort, groupBy, histogram
+  argsort, sort, groupBy, histogram, unique, cumsum, filter, greater, join, searchSorted, GroupOp, GPUSchema, GPUField
 } from 'gputable';
 // The module's file, as a bundler's file loader gives it.
 import wasmModuleUrl from 'gputable/wasm';
@@ -126,6 +126,32 @@ export async function examples(bytes: Uint8Array) {
   expectType<E<'uint32'>>()(argsort([u8, s8] as const, {descending: [true, false] as const}));
   expectType<E<'sint8'>>()(sort(s8, {descending: [true]}));
   expectType<E<'uint32'>>()(histogram(f32, {edges: [0, 1, 2] as const}));
+  // A number is a verb's column too: one float32 row, repeated beside a column.
+  expectType<E<'float32'>>()(unique(3));
+  expectType<E<'float32'>>()(cumsum(2, {exclusive: true}));
+  expectType<[E<'uint8'>, E<'float32'>]>()(groupBy([u8, 1] as const, {s: ['sum', 2]} as const).keys);
+  expectType<E<'float32'>>()(groupBy(u8, {s: ['max', 2]} as const).s);
+  expectType<E<'float32'>>()(filter(7, greater(u8, 1)));
+  expectType<E<'sint32'>>()(join(3, u8).left);
+  expectType<E<'uint32'>>()(searchSorted(0, f32));
+  // An aggregate whose op is known only at run time has a type known only then.
+  const op = 'sum' as GroupOp;
+  expectType<E>()(groupBy(u8, {value: [op, f32]}).value);
+  // @ts-expect-error: 'keys' names the key columns
+  groupBy(u8, {keys: 'count'});
+  // @ts-expect-error: bins or edges, not both
+  histogram(f32, {bins: 2, edges: [0, 1]});
+  expectType<E<'uint32'>>()(histogram(f32, {edges: new Int32Array([0, 5])}));
+  expectType<E<'uint8'>>()(swizzle(u8, [0, 0] as const));
+  expectType<Device | null>()(new GPUTable().device);
+  expectType<string[]>()(new GPUSchema([new GPUField({name: 'x', type: 'float32'})]).names);
+  // @ts-expect-error: evaluators come from fromArray, fromConstant, fromVector and the ops
+  new E();
+  // @ts-expect-error: a sparse reduction takes no mask
+  sum(matrix, {where: u8});
+  // @ts-expect-error: a mask is numbers (a string compares with a dictionary column)
+  filter(u8, 'Soho');
+  expectType<E<'uint32'>>()((await matrix.toCSR()).rowPtr);
   const trips = new GPUTable();
   await trips.orderBy(['a', 'b'] as const);
   await trips.groupBy(['a'] as const).rollup({s: ['sum', 'x']} as const);
