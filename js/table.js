@@ -421,7 +421,8 @@ export class GPUTable {
         for (const name of Object.keys(specs)) columns[name] = grouped[name];
         // `min` and `max` keep their column's values, so its field (a Timestamp stays one);
         // other aggregates are fields of their own, whatever this table's columns are named.
-        const fields = Object.entries(aggregates).map(([name, spec]) => (['min', 'max'].includes(spec[0])
+        const keepsValues = spec => Array.isArray(spec) && (spec[0] === 'min' || spec[0] === 'max');
+        const fields = Object.entries(aggregates).map(([name, spec]) => (keepsValues(spec)
           ? {...this.schema.field(spec[1]), name}
           : {name, type: columns[name].type, size: columns[name].size}));
         return this._resolve(columns, Object.values(columns), fieldsOf(fields.map(f => new GPUField(f))));
