@@ -157,6 +157,15 @@ export class GPUTableEvaluator {
     this._vectors.clear();
   }
 
+  // Ends an evaluator a verb made for its own use: its handle is freed now, not when
+  // collected (a destroyed node keeps its null flags and device count until then).
+  _discard() {
+    if (this._discarded) return;
+    this._discarded = true;
+    this.destroy();
+    if (!this._borrowed) this._handle.free();
+  }
+
   // The wasm handle, or DESTROYED for a destroyed view of a table's storage.
   _live() {
     if (this._released) fail('DESTROYED', 'this evaluator was destroyed');

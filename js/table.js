@@ -10,7 +10,7 @@ import {resolveDevice, withHandlesAsync} from './devices.js';
 import {GPUVector, MODEL, remember, viewOf} from './vectors.js';
 import {finishIpc} from './ipc.js';
 import {GPUTableEvaluator, evaluateTogether, handleOf} from './evaluator.js';
-import {argsort, filter, gather, groupBy, topK} from './ops.js';
+import {argsort, filter, gather, groupBy, slice, topK} from './ops.js';
 import {dictionaryOf, joinKeys} from './dictionaries.js';
 import {dictionarySource, shownDictionary} from './dictionary-source.js';
 
@@ -452,17 +452,73 @@ export class GPUTable {
       if (Object.hasOwn(t, names[name])) fail('INVALID_ARGUMENT', `join's suffix makes '${names[name]}', a name already taken`);
     }
     // Built here, so the engine's checks of its arguments throw before anything is awaited.
-    const made = [];
+    const whole = this._joinPart(other, t, u, names, keys, how, false);
+    return whole().catch(error => {
+      // Under allowedMem, a join whose pairs or columns do not fit at once is made a range
+      // of this table's rows at a time (halved until each fits), its rows kept on the host
+      // as any output too large for the budget.
+      const rows = this.numRows;
+      if (error?.code !== 'LIMIT_EXCEEDED' || resolveDevice(this.device).allowedMem === undefined || rows < 2) throw error;
+      return this._joinedInRanges(other, t, u, names, keys, how, rows);
+    });
+  }
+
+  async _joinedInRanges(other, t, u, names, keys, how, rows) {
+    const parts = [];
+    const joinRows = async (start, end) => {
+      const middle = start + Math.floor((end - start) / 2);
+      for (const [s, e] of [[start, middle], [middle, end]]) {
+        const sliced = Object.fromEntries(Object.entries(t).map(([name, column]) => [name, slice(column, s, e)]));
+        const key = slice(keys[0], s, e);
+        const made = [key, ...Object.values(sliced)];
+        try {
+          parts.push(await this._joinPart(other, sliced, u, names, [key, keys[1]], how, true, made)());
+        } catch (error) {
+          // A range of one row that does not fit is the join's error.
+          if (error?.code !== 'LIMIT_EXCEEDED' || e - s < 2) throw error;
+          await joinRows(s, e);
+        }
+      }
+    };
+    try {
+      await joinRows(0, rows);
+      // One table of the ranges' batches that have rows (one batch at least).
+      const [joined, ...rest] = parts;
+      const batches = parts.flatMap(part => part.detachBatches());
+      for (const part of rest) part.destroy();
+      const withRows = batches.filter(batch => batch.numRows > 0);
+      const kept = withRows.length ? withRows : batches.slice(0, 1);
+      for (const batch of batches) {
+        if (kept.includes(batch)) joined.addBatch(batch);
+        else batch.destroy();
+      }
+      return joined;
+    } catch (error) {
+      for (const part of parts) part.destroy();
+      throw error;
+    }
+  }
+
+  // The join of the left columns `t` and `other`'s `u` by `keys`, built now and made by the
+  // function returned; `made` (evaluators of this part) are destroyed after.
+  _joinPart(other, t, u, names, keys, how, onHost, made = []) {
     const pairsOf = capacity => {
       const out = guard(() => wasm.join(handleOf(keys[0]), handleOf(keys[1]), how, capacity, true, true));
       const evaluators = out.slice(0, 3).map(handle => new GPUTableEvaluator(handle));
       made.push(...evaluators);
       return [...evaluators, out[3], out[4]];
     };
-    return this._joined(other, t, u, names, pairsOf(undefined), pairsOf, made);
+    let first;
+    try {
+      first = pairsOf(undefined);
+    } catch (error) {
+      for (const evaluator of made) evaluator._discard();
+      throw error;
+    }
+    return () => this._joined(other, t, u, names, first, pairsOf, made, onHost);
   }
 
-  async _joined(other, t, u, names, [left, right, pairs, fits, capacity], pairsOf, made) {
+  async _joined(other, t, u, names, [left, right, pairs, fits, capacity], pairsOf, made, onHost) {
     try {
       if (!fits) {
         // The pairs could need more rows than the keys' rows together (every join where
@@ -481,9 +537,9 @@ export class GPUTable {
       for (const [name, target] of Object.entries(names)) columns[target] = gather(right, u[name]);
       // The right columns keep their fields' metadata (a Bool column writes back as Bool).
       const rightFields = Object.entries(names).map(([name, target]) => ({...other.schema.field(name), name: target}));
-      return await this._resolve(columns, Object.values(columns), fieldsOf(rightFields.map(f => new GPUField(f))));
+      return await this._resolve(columns, Object.values(columns), fieldsOf(rightFields.map(f => new GPUField(f))), false, onHost);
     } finally {
-      for (const evaluator of made) evaluator.destroy();
+      for (const evaluator of made) evaluator._discard();
     }
   }
 
@@ -506,17 +562,18 @@ export class GPUTable {
 
   // The table of `columns` ({name: evaluator or vector}) computed on this table's device;
   // a column named as one of `alsoLike`'s fields, else of this table's, keeps its metadata. With
-  // `likeRows`, every column has this table's rows.
-  async _resolve(columns, made, alsoLike = undefined, likeRows = false) {
+  // `likeRows`, every column has this table's rows; with `onHost`, counted columns' rows stay
+  // on the host.
+  async _resolve(columns, made, alsoLike = undefined, likeRows = false, onHost = false) {
     try {
       const device = resolveDevice(this.device);
       const names = Object.keys(columns);
       const handles = names.map(name => handleOf(columns[name]));
       const dictionaries = names.map(name => dictionarySource(dictionaryOf(columns[name])));
-      const model = await withHandlesAsync(handles, list => device._handle.tableOfColumns(names, list, this._m, dictionaries, alsoLike, likeRows));
+      const model = await withHandlesAsync(handles, list => device._handle.tableOfColumns(names, list, this._m, dictionaries, alsoLike, likeRows ? 'likeRows' : onHost ? 'onHost' : ''));
       return new GPUTable({[MODEL]: model, device: this.device});
     } finally {
-      for (const evaluator of made) if (evaluator instanceof GPUTableEvaluator) evaluator.destroy();
+      for (const evaluator of made) if (evaluator instanceof GPUTableEvaluator) evaluator._discard();
     }
   }
 }

@@ -6,9 +6,12 @@
 //! sums and products then add a range's total to the next in order, where a whole scan may
 //! group its rows otherwise (api.md lets a float sum add in any order).
 //!
+//! A reversed scan takes its ranges from the last: each range read backwards, scanned with
+//! the fold of the ranges after it, and put back in row order.
+//!
 //! Only a scan whose result the evaluation returns, and nothing in it reads, is taken in
 //! parts, and only where its input and the rest of the result's work are row-local over
-//! stored values (a reversed scan reads its rows backwards: it is made whole).
+//! stored values.
 
 use std::collections::HashSet;
 use std::fmt::Write;
@@ -29,6 +32,8 @@ pub(super) struct StagedScan {
     result: NodeRef,
     /// The `Op::Scan` in the result's work.
     scan: NodeRef,
+    /// Of a reversed scan: the gather putting its rows back in row order.
+    back: Option<NodeRef>,
     /// The row ranges scanned one at a time, in order.
     ranges: Vec<(u32, u32)>,
     /// The most device bytes a range's work is projected to hold.
@@ -54,7 +59,7 @@ pub(super) fn plan(
         if !pending || !seen.insert(root.id) || read.contains(&root.id) {
             continue;
         }
-        let Some(scan) = scan_under(root) else {
+        let Some((scan, back)) = scan_under(root) else {
             continue;
         };
         match projected_peak(device, std::slice::from_ref(root), replan_roots) {
@@ -72,6 +77,7 @@ pub(super) fn plan(
         let mut parts = StagedScan {
             result: root.clone(),
             scan,
+            back,
             ranges: Vec::new(),
             range_peak: 0,
         };
@@ -120,40 +126,63 @@ pub(super) fn plan(
 
 /// The one scan in `root`'s work (as if `root` had no output yet), where the rest of that
 /// work, the scan's input and its null flags compute a range of rows from those rows alone
-/// (`ir::rows_computed_alone`) and the scan has `root`'s rows and chunks.
-fn scan_under(root: &NodeRef) -> Option<NodeRef> {
+/// (`ir::rows_computed_alone`) and the scan has `root`'s rows and chunks; with, for a
+/// reversed scan (`ir::reversed_scan_input`), the gather putting it back in row order, which
+/// stands for the scan in the work above it.
+fn scan_under(root: &NodeRef) -> Option<(NodeRef, Option<NodeRef>)> {
     if root.counted().is_some() {
         return None;
     }
     let mut scans = Vec::new();
+    let mut gathers = Vec::new();
     let mut seen = HashSet::new();
     let mut stack = vec![root.clone()];
     while let Some(node) = stack.pop() {
         if !seen.insert(node.id) || (node.has_output() && node.id != root.id) {
             continue;
         }
-        if let Op::Scan { .. } = node.op {
-            scans.push(node);
-            continue;
+        match node.op {
+            Op::Scan { .. } => {
+                scans.push(node);
+                continue;
+            }
+            Op::Gather => gathers.push(node.clone()),
+            _ => {}
         }
         stack.extend(node.inputs.iter().chain(node.validity()).cloned());
     }
     let [scan] = &scans[..] else {
         return None;
     };
-    let alike = scan.meta.length == root.meta.length && scan.chunks == root.chunks;
     let alone = |x: &NodeRef| ir::rows_computed_alone(x, None);
-    let work_above = |x: &NodeRef| x.id == scan.id || ir::rows_computed_alone(x, Some(scan.id));
-    let above = root.id == scan.id
+    let (top, below) = match ir::reversed_scan_input(scan) {
+        Some((backwards, values)) => {
+            let back = gathers.into_iter().find(|g| {
+                matches!(&g.inputs[..], [ids, read] if ids.id == backwards.id && read.id == scan.id)
+            })?;
+            (back, alone(values))
+        }
+        None => {
+            let below = scan.inputs.iter().chain(scan.validity()).all(alone);
+            (scan.clone(), below)
+        }
+    };
+    let alike = top.meta.length == root.meta.length && top.chunks == root.chunks;
+    let work_above = |x: &NodeRef| x.id == top.id || ir::rows_computed_alone(x, Some(top.id));
+    let above = root.id == top.id
         || (ir::rows_remade(root) && root.inputs.iter().chain(root.validity()).all(work_above));
-    let below = scan.inputs.iter().chain(scan.validity()).all(alone);
-    (alike && above && below).then(|| scan.clone())
+    let back = (top.id != scan.id).then_some(top);
+    (alike && above && below).then(|| (scan.clone(), back))
 }
 
 impl StagedScan {
     /// The result's rows `start..end` and the next range's carry.
     fn part(&self, start: u32, end: u32, carry: Option<ColumnData>) -> Result<[NodeRef; 2]> {
-        ir::scan_range(&self.result, &self.scan, (start, end), carry)
+        let range = (start, end);
+        match &self.back {
+            Some(back) => ir::reversed_scan_range(&self.result, back, &self.scan, range, carry),
+            None => ir::scan_range(&self.result, &self.scan, range, carry),
+        }
     }
 
     /// Adds the result this computes, with its null flags, to `settled`.
@@ -170,17 +199,21 @@ impl StagedScan {
     pub fn describe(&self, text: &mut String) {
         // Ranges of one size, the last shorter.
         let most = self.ranges.first().map_or(0, |(a, b)| b - a);
+        let (order, others) = match self.back {
+            Some(_) => ("backwards from the last", "after"),
+            None => ("in order", "before"),
+        };
         let _ = writeln!(
             text,
-            "cumulative op in parts ({} rows, more than allowedMem holds at once): {} row ranges of up to {most} rows scanned on the device in order (at most {} bytes each), each folding in the ranges before it, read back and joined",
+            "cumulative op in parts ({} rows, more than allowedMem holds at once): {} row ranges of up to {most} rows scanned on the device {order} (at most {} bytes each), each folding in the ranges {others} it, read back and joined",
             self.result.meta.length,
             self.ranges.len(),
             self.range_peak,
         );
     }
 
-    /// Scans the ranges in order and gives the result (and its null flags) their rows, in
-    /// host memory.
+    /// Scans the ranges in order (a reversed scan's from the last) and gives the result
+    /// (and its null flags) their rows, in host memory.
     pub async fn run(&self, device: &dyn Backend) -> Result<()> {
         let result = &self.result;
         let mut values = Column::empty(result.meta.dtype, result.meta.size)?;
@@ -190,16 +223,34 @@ impl StagedScan {
             Some(_) => Some(Column::empty(DType::U8, 1)?),
             None => None,
         };
+        // A reversed scan's ranges run from the last, their rows joined in row order after.
+        let mut order: Vec<(u32, u32)> = self.ranges.clone();
+        if self.back.is_some() {
+            order.reverse();
+        }
+        let (mut value_parts, mut flag_parts) = (Vec::new(), Vec::new());
         let mut carry = None;
-        for &(start, end) in &self.ranges {
+        for (start, end) in order {
             let [rows, next] = self.part(start, end, carry)?;
             crate::engine::evaluate(device, &[rows.clone(), next.clone()]).await?;
             let length = end - start;
-            values.append(&read_rows(&computed(&rows)?, 0, length).await?)?;
-            if let (Some(flags), Some(valid)) = (&mut flags, rows.validity()) {
-                flags.append(&read_rows(&computed(valid)?, 0, length).await?)?;
+            value_parts.push(read_rows(&computed(&rows)?, 0, length).await?);
+            if let (Some(_), Some(valid)) = (&flags, rows.validity()) {
+                flag_parts.push(read_rows(&computed(valid)?, 0, length).await?);
             }
             carry = Some(read_rows(&computed(&next)?, 0, 1).await?);
+        }
+        if self.back.is_some() {
+            value_parts.reverse();
+            flag_parts.reverse();
+        }
+        for part in &value_parts {
+            values.append(part)?;
+        }
+        if let Some(flags) = &mut flags {
+            for part in &flag_parts {
+                flags.append(part)?;
+            }
         }
         let chunks = result.chunks.clone();
         adopt(result, values, &chunks)?;

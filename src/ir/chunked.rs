@@ -316,6 +316,20 @@ pub(super) fn rows_of(x: &NodeRef, start: u32, end: u32, made: &mut RowsMade) ->
         if node.meta.constant || made.get(node.id).is_some() {
             continue;
         }
+        if parts_remade(&node) && !node.has_output() {
+            // Its parts are made alone; its null flags (a table's, set apart) in this range.
+            if !inputs_made {
+                stack.push((node.clone(), true));
+                stack.extend(node.validity().map(|valid| (valid.clone(), false)));
+                continue;
+            }
+            let rows = parts_rows(&node, start, end)?;
+            if let (Some(valid), None) = (node.validity(), rows.validity()) {
+                let _ = rows.validity.set(rows_made(valid, made)?);
+            }
+            made.insert(node.id, rows);
+            continue;
+        }
         let op = match row_local(&node, start) {
             Some(op) if !node.has_output() && node.counted().is_none() => op,
             _ => {
@@ -377,12 +391,48 @@ pub fn rows_computed_alone(x: &NodeRef, leaf: Option<u64>) -> bool {
 
 /// Whether `rows_of` makes `x`'s rows of its inputs' rows (not a slice of it whole).
 pub fn rows_remade(x: &NodeRef) -> bool {
-    x.counted().is_none() && row_local(x, 0).is_some()
+    x.counted().is_none() && (row_local(x, 0).is_some() || parts_remade(x))
+}
+
+/// A concat whose rows `rows_of` makes of its parts' rows, each part's alone (a table's
+/// column over batches, flags made for the batches without them): parts stored or a few
+/// row-local ops over stored values (a concat among them would be a call deeper).
+fn parts_remade(x: &Node) -> bool {
+    fn shallow(x: &Node, depth: u32) -> bool {
+        x.has_output()
+            || matches!(x.op, Op::Source)
+            || (depth > 0
+                && x.counted().is_none()
+                && row_local(x, 0).is_some()
+                && (x.inputs.iter().chain(x.validity())).all(|i| shallow(i, depth - 1)))
+    }
+    matches!(x.op, Op::Concat)
+        && x.counted().is_none()
+        && (x.inputs.iter()).all(|i| !i.meta.constant && shallow(i, 3))
+}
+
+/// Rows `start..end` of a concat (`parts_remade`): the concat of each part's rows there.
+fn parts_rows(x: &NodeRef, start: u32, end: u32) -> Result<NodeRef> {
+    let mut parts = Vec::new();
+    let mut first = 0u32;
+    for part in &x.inputs {
+        let rows = part.meta.length;
+        let (lo, hi) = (start.max(first), end.min(first + rows));
+        if lo < hi {
+            let mut made = RowsMade::default();
+            parts.push(rows_of(part, lo - first, hi - first, &mut made)?);
+        }
+        first += rows;
+    }
+    match parts.is_empty() {
+        true => slice(x, start as f64, end as f64),
+        false => concat(&parts),
+    }
 }
 
 /// `x`'s op over its rows from `start` on, where it computes each row from the same row of
 /// its inputs and they are as long and chunked alike.
-fn row_local(x: &NodeRef, start: u32) -> Option<Op> {
+fn row_local(x: &Node, start: u32) -> Option<Op> {
     let aligned = (x.inputs.iter())
         .all(|i| i.meta.constant || (i.meta.length == x.meta.length && i.chunks == x.chunks));
     let op = match x.op {
@@ -402,6 +452,8 @@ fn row_local(x: &NodeRef, start: u32) -> Option<Op> {
         Op::Length => Op::Length,
         Op::EqualAll => Op::EqualAll,
         Op::Fround => Op::Fround,
+        // A rechunk to the chunks its input has (a table's column over its batches).
+        Op::Rechunk => Op::Rechunk,
         _ => return None,
     };
     aligned.then_some(op)

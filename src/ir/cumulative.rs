@@ -123,6 +123,69 @@ pub fn scan_range(
     Ok([part, next])
 }
 
+/// The rows a reversed cumulative op scans backwards, where `scanned` (an `Op::Scan`) reads
+/// them through the reversal `cumulative` makes (row r reads row rows - 1 - r), with the
+/// reversal itself.
+pub fn reversed_scan_input(scanned: &NodeRef) -> Option<(&NodeRef, &NodeRef)> {
+    let [read] = &scanned.inputs[..] else {
+        return None;
+    };
+    let (Op::Gather, [backwards, values]) = (&read.op, &read.inputs[..]) else {
+        return None;
+    };
+    let rows = values.meta.length;
+    let reversal = matches!(backwards.op, Op::Cast(DType::U32))
+        && backwards.inputs.first().is_some_and(|sequence| {
+            sequence.op
+                == Op::Sequence {
+                    start: rows as i64 - 1,
+                    step: -1,
+                }
+        })
+        && backwards.meta.length == rows
+        && values.counted().is_none()
+        && scanned.validity().is_none();
+    reversal.then_some((backwards, values))
+}
+
+/// `scan_range` of a reversed cumulative op: `back` puts the scan (`scanned`, of the rows
+/// read backwards) in row order, `carry` is the fold of the rows from `end` on, and the
+/// carry given is the next range's: the one before.
+pub fn reversed_scan_range(
+    result: &NodeRef,
+    back: &NodeRef,
+    scanned: &NodeRef,
+    (start, end): (u32, u32),
+    carry: Option<ColumnData>,
+) -> Result<[NodeRef; 2]> {
+    let (&Op::Scan { fold, inclusive }, Some((_, values))) =
+        (&scanned.op, reversed_scan_input(scanned))
+    else {
+        return Err(crate::engine::internal(
+            "a reversed scan range of no reversed scan",
+        ));
+    };
+    let mut made = super::chunked::RowsMade::default();
+    let rows = super::chunked::rows_of(values, start, end, &mut made)?;
+    let n = end - start;
+    let backwards = cast(&sequence_like(&rows, n as i64 - 1, -1), DType::U32)?;
+    let read = gather_plain(&backwards, &rows)?;
+    let local = scan(&read, fold, inclusive)?;
+    let carry = match carry {
+        Some(row) => source(row, scanned.meta.size, true)?,
+        None => identity(fold, local.meta.dtype)?,
+    };
+    let carried = carried_by(fold, &carry, &local)?;
+    made.insert(back.id, gather_plain(&backwards, &carried)?);
+    let part = super::chunked::rows_of(result, start, end, &mut made)?;
+    let last = |x: &NodeRef| super::slice(x, (n - 1) as f64, n as f64);
+    let next = match inclusive {
+        true => last(&carried)?,
+        false => carried_by(fold, &last(&carried)?, &last(&read)?)?,
+    };
+    Ok([part, next])
+}
+
 /// `carry` (one row) folded into each row of `local`: a minimum or maximum skips NaN on
 /// either side (none folded yet).
 fn carried_by(fold: ScanFold, carry: &NodeRef, local: &NodeRef) -> Result<NodeRef> {

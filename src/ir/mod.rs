@@ -732,11 +732,12 @@ impl Node {
         // A view borrows its inputs' storage (through views of views): it ends with them,
         // and lets go of its share.
         if self.op.is_assembly() {
-            // Each view once: views of one view shared at every level would double the walk.
+            // Each view once: views of one view shared at every level would double the walk
+            // (only views are remembered: a view of stored values allocates nothing here).
             let mut seen = std::collections::HashSet::new();
             let mut pending: Vec<&NodeRef> = self.inputs.iter().collect();
             while let Some(input) = pending.pop() {
-                if !seen.insert(input.id) {
+                if input.op.is_assembly() && !seen.insert(input.id) {
                     continue;
                 }
                 if input.is_destroyed() {

@@ -71,6 +71,24 @@ pub fn flags_like(node: &NodeRef, value: u8) -> Result<NodeRef> {
     cast(&sequence_like(node, value as i64, 0), DType::U8)
 }
 
+/// Flags of 1 for `rows` rows of `size` lanes (a batch without null flags among batches
+/// with them), by row-local work: a range of them is made alone, on the device using them.
+pub fn valid_rows(rows: u32, size: u32) -> Result<NodeRef> {
+    let meta = super::Meta {
+        dtype: DType::I32,
+        size: 1,
+        length: rows,
+        constant: false,
+    };
+    let op = Op::Sequence { start: 1, step: 0 };
+    let sequence = super::Node::new(op, vec![], meta, super::single_chunk(rows), None);
+    let ones = cast(&sequence, DType::U8)?;
+    match size {
+        1 => Ok(ones),
+        _ => super::interleave(&vec![ones; size as usize]),
+    }
+}
+
 /// 1 where every one of `parts` is true (nonzero or NaN), else 0: `uint8`, with no nulls of
 /// its own (the flags themselves).
 pub fn and_flags(parts: &[NodeRef]) -> Result<NodeRef> {

@@ -7,7 +7,7 @@ use std::rc::Rc;
 use crate::column::{Column, ColumnData};
 use crate::dtype::DType;
 use crate::error::{ErrorCode, GpuTableError, Result};
-use crate::ir::{self, BinaryOp, NodeRef};
+use crate::ir::{self, NodeRef};
 use crate::value::DeviceId;
 
 use super::buffer::{Buffer, BufferRef};
@@ -163,13 +163,7 @@ impl Vector {
     /// Flags of 1 for `rows` rows of `size` lanes, made where they are used (no host copy
     /// for a table on a GPU device).
     pub fn all_valid(name: &str, rows: u32, size: u32, device: Option<DeviceId>) -> Result<Vector> {
-        let ids = ir::binary(
-            BinaryOp::Multiply,
-            &ir::u32_rows(rows)?,
-            &ir::u32_constant(0)?,
-        )?;
-        let ones = ir::source(ColumnData::U8(vec![1; size as usize]), size, false)?;
-        Ok(Vector::owning(name, ir::gather(&ids, &ones)?, device))
+        Ok(Vector::owning(name, ir::valid_rows(rows, size)?, device))
     }
 
     pub fn with_validity(mut self, validity: Option<Vector>) -> Vector {

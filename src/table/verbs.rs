@@ -18,13 +18,15 @@ pub type VerbColumn = (String, NodeRef, Option<Rc<Dictionary>>);
 /// named as one of `like` keeps its field's metadata where its type and row size are the
 /// same (and its dictionary where it has the same values). The table is on `table_device`.
 /// `rows`, where given, is the rows every column has (a derive's: its table's), a constant
-/// or a column of one row repeated to them.
+/// or a column of one row repeated to them. `on_host`: counted columns' rows stay on the
+/// host whatever their size (one part of a result too large for the budget).
 pub async fn table_of_columns(
     device: &dyn Backend,
     columns: &[VerbColumn],
     like: &[Field],
     table_device: Option<DeviceId>,
     rows: Option<u64>,
+    on_host: bool,
 ) -> Result<Table> {
     let nodes = broadcast(columns, rows)?;
     crate::engine::evaluate(device, &nodes).await?;
@@ -33,7 +35,7 @@ pub async fn table_of_columns(
     for node in &nodes {
         // A boxed future: its state machine stays out of this one's (a smaller module).
         let on_host: std::pin::Pin<Box<dyn std::future::Future<Output = _>>> =
-            Box::pin(rows_on_host(device, node));
+            Box::pin(rows_on_host(device, node, on_host));
         views.push(match on_host.await? {
             Some(rows) => rows,
             None => ir::known_rows(node, "a table column")?,
@@ -88,9 +90,13 @@ pub async fn table_of_columns(
 
 /// A counted column evaluated in parts (under `allowedMem`), whose rows stay on the host, as
 /// the rows its count gave each chunk, there, where more than half the budget (a view of
-/// them would copy them to the device whole, as an output that large is not). `None` for
-/// other columns.
-async fn rows_on_host(device: &dyn Backend, node: &NodeRef) -> Result<Option<NodeRef>> {
+/// them would copy them to the device whole, as an output that large is not), or `always`.
+/// `None` for other columns.
+async fn rows_on_host(
+    device: &dyn Backend,
+    node: &NodeRef,
+    always: bool,
+) -> Result<Option<NodeRef>> {
     let (Some(_), Some(chunks), Some(output)) = (node.counted(), node.settled(), node.home())
     else {
         return Ok(None);
@@ -98,7 +104,8 @@ async fn rows_on_host(device: &dyn Backend, node: &NodeRef) -> Result<Option<Nod
     let rows: u32 = chunks.iter().sum();
     let budget = device.core().allowed_mem.get().unwrap_or(u64::MAX);
     let bytes = device.value_bytes(node.meta.dtype, node.meta.size, rows);
-    if output.device != HOST || chunks.is_empty() || bytes <= budget / 2 {
+    let large = output.device == HOST && bytes > budget / 2;
+    if chunks.is_empty() || !(always || large) {
         return Ok(None);
     }
     let kept = |output| async move { crate::engine::read_rows(&output, 0, rows).await };

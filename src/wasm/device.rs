@@ -230,8 +230,9 @@ impl Device {
     /// alike) computed on this device, one batch per chunk; a column named as one of
     /// `also_like`'s fields, else `like`'s, keeps its field's metadata, and the table is on
     /// `like`'s device. Each column has its dictionary in `dictionaries` (an array of its
-    /// values, or null). With `like_rows` (a derive), every column has `like`'s rows, one row
-    /// repeated to them.
+    /// values, or null). `rows`: `likeRows` (a derive: every column has `like`'s rows, one
+    /// row repeated to them), `onHost` (counted columns' rows stay on the host: a part of a
+    /// join too large for the budget), or empty.
     #[wasm_bindgen(js_name = tableOfColumns)]
     pub fn table_of_columns(
         &self,
@@ -240,8 +241,17 @@ impl Device {
         like: &TableModel,
         dictionaries: Vec<JsValue>,
         also_like: JsValue,
-        like_rows: bool,
+        rows: &str,
     ) -> js_sys::Promise {
+        let (like_rows, on_host) = match rows {
+            "likeRows" => (true, false),
+            "onHost" => (false, true),
+            "" => (false, false),
+            other => {
+                let message = format!("tableOfColumns rows '{other}'");
+                return js_sys::Promise::reject(&to_js(engine::internal(message)));
+            }
+        };
         if names.len() != columns.nodes.len() || dictionaries.len() != names.len() {
             let message = format!("{} names for {} columns", names.len(), columns.nodes.len());
             return js_sys::Promise::reject(&invalid(message));
@@ -277,7 +287,7 @@ impl Device {
                 (like.device, like_rows.then_some(rows))
             };
             let d = device.backend();
-            let table = table::table_of_columns(d, &columns, &fields, table_device, rows)
+            let table = table::table_of_columns(d, &columns, &fields, table_device, rows, on_host)
                 .await
                 .map_err(to_js)?;
             Ok(TableModel::of(table).into())

@@ -316,3 +316,50 @@ export async function subgroupSortCheck(gt) {
     device.destroy();
   }
 }
+
+/**
+ * A table join on a device of `type` under an `allowedMem` below what the whole join needs:
+ * joined a range of left rows at a time (a batch per range), the peak within the budget,
+ * kernels run there, the rows a double loop's, nothing left on the device after.
+ */
+export async function budgetJoinCheck(gt, type) {
+  const {makeTable, tableToIPC} = window.Arrow;
+  const n = 40_000;
+  const zoneOf = i => (i * 7919) % 300;
+  const trips = tableToIPC(makeTable({zone: Int32Array.from({length: n}, (_, i) => zoneOf(i)), fare: Float32Array.from({length: n}, (_, i) => i / 4)}));
+  const zones = tableToIPC(makeTable({zone: Int32Array.from({length: 260}, (_, i) => i), area: Float32Array.from({length: 260}, (_, i) => i * 2)}));
+  const joinOn = async device => {
+    const t = await gt.GPUTable.fromArrowIPC(trips, {device});
+    const z = await gt.GPUTable.fromArrowIPC(zones, {device});
+    const before = device.memory.liveBytes;
+    device.resetPeak();
+    const kernels = device.stats.kernels;
+    const joined = await t.join(z, {on: 'zone', how: 'left'});
+    return {joined, before, peak: device.memory.peakBytes - before, kernels: device.stats.kernels - kernels};
+  };
+  const whole = await gt.createDevice({type});
+  const {joined: reference, peak} = await joinOn(whole);
+  reference.destroy();
+  whole.destroy();
+  const allowed = Math.ceil(peak * 0.6);
+  const device = await gt.createDevice({type, allowedMem: allowed});
+  try {
+    const {joined, before, peak: held, kernels} = await joinOn(device);
+    if (joined.batches.length < 2) return `joined in ${joined.batches.length} part under ${allowed} (the whole join held ${peak})`;
+    if (held > allowed) return `held ${held} over allowedMem ${allowed}`;
+    if (kernels < 10) return `${kernels} kernels ran on the device`;
+    if (joined.numRows !== n) return `${joined.numRows} rows, not ${n}`;
+    const fare = await joined.getVector('fare').readValue();
+    const area = await joined.getVector('area').readValue();
+    const valid = await joined.getVector('area').validity.readValue();
+    for (let i = 0; i < n; i++) {
+      const zone = zoneOf(i);
+      if (fare[i] !== i / 4 || (zone < 260 ? !valid[i] || area[i] !== zone * 2 : valid[i])) return `row ${i}: ${fare[i]}, ${area[i]}, valid ${valid[i]}`;
+    }
+    joined.destroy();
+    if (device.memory.liveBytes !== before) return `${device.memory.liveBytes - before} bytes left on the device`;
+    return null;
+  } finally {
+    device.destroy();
+  }
+}

@@ -1,7 +1,7 @@
 // Runs in headless Chromium: every operation on a GPU device (`?backend=webgpu|webgl`)
 // against the CPU device. Results land in window.__results for tests/browser/gpu.test.js.
 import * as gt from '../../dist/web/index.js';
-import {budgetCheck, budgetSortCheck, chunkedChecks, subgroupSortCheck} from './gpu-chunked.js';
+import {budgetCheck, budgetJoinCheck, budgetSortCheck, chunkedChecks, subgroupSortCheck} from './gpu-chunked.js';
 import {sparseChecks} from './gpu-sparse.js';
 import {destroyDuringEvaluation, engineChecks} from './gpu-engine.js';
 
@@ -226,6 +226,7 @@ async function run() {
   const budgetSort = backend === 'webgpu'
     ? await budgetSortCheck(gt, backend).catch(error => `${error.code ?? error.name}: ${error.message}`)
     : 'not run';
+  const budgetJoin = await budgetJoinCheck(gt, backend).catch(error => `${error.code ?? error.name}: ${error.message}`);
   const subgroupSort = backend === 'webgpu'
     ? await subgroupSortCheck(gt).catch(error => `${error.code ?? error.name}: ${error.message}`)
     : 'not run';
@@ -244,7 +245,7 @@ async function run() {
     afterDestroy = error.code;
   }
   const worker = backend === 'webgl' ? await inWorker() : null;
-  return {adapter: device.adapterName, limits: device.limits, results, plan, emptyExtent, afterDestroy, destroyedWhileEvaluating, randomChecked, randomRefused, worker, arrowRoundTrip, budget, budgetSort, subgroupSort};
+  return {adapter: device.adapterName, limits: device.limits, results, plan, emptyExtent, afterDestroy, destroyedWhileEvaluating, randomChecked, randomRefused, worker, arrowRoundTrip, budget, budgetSort, budgetJoin, subgroupSort};
 }
 
 // apache-arrow -> tableToIPC -> GPUTable.fromArrowIPC -> ops on the device -> toArrowIPC ->

@@ -33,6 +33,7 @@ async function runSuite(backend) {
     assert.equal(report.afterDestroy, 'DESTROYED');
     assert.equal(report.arrowRoundTrip, null, 'apache-arrow IPC round trip through the device');
     assert.equal(report.budget, null, 'a column 8 x larger than allowedMem streams through the device, cut to fit');
+    assert.equal(report.budgetJoin, null, 'a table join over allowedMem is joined a range of rows at a time within it');
     return report;
   } finally {
     await browser.close();

@@ -260,3 +260,35 @@ test('table verbs stream a table larger than allowedMem', async () => {
   await withinBudget(() => table.groupBy('zone').rollup({n: 'count'}), byZone => assert.equal(byZone.numRows, 260));
   table.destroy();
 });
+
+test('a table whose batches mix null bitmaps and none streams its verbs under allowedMem', async () => {
+  // Regression: an IPC stream omits the bitmap of a batch without nulls; the all-valid flags
+  // made for those batches were a gather, which every range computed whole, so filtering such
+  // a table under a budget was LIMIT_EXCEEDED.
+  const n = 200_000;
+  const nullAt = i => i >= 60_000 && i < 130_000 && i % 3 === 0;
+  const fare = Array.from({length: n}, (_, i) => (nullAt(i) ? null : (i * 7919) % 100));
+  const part = (lo, hi) => arrow.makeTable({fare: arrow.vectorFromArray(fare.slice(lo, hi), new arrow.Float32())});
+  const mixed = new arrow.Table([...part(0, 60_000).batches, ...part(60_000, 130_000).batches, ...part(130_000, n).batches]);
+  assert.deepEqual(mixed.batches.map(b => b.getChild('fare').nullCount > 0), [false, true, false]);
+  const allowedMem = 600_000;
+  const device = await gt.createDevice({allowedMem});
+  const table = await gt.GPUTable.fromArrowIPC(arrow.tableToIPC(mixed, 'stream'), {device});
+  const before = device.memory.liveBytes;
+  device.resetPeak();
+  const kept = await table.filter(t => gt.greater(t.fare, 40));
+  assert.ok(device.memory.peakBytes - before <= allowedMem, `held ${device.memory.peakBytes - before} over ${allowedMem}`);
+  const expected = fare.filter(v => v !== null && v > 40);
+  assert.deepEqual([...await kept.getVector('fare').readValue()], expected);
+  assert.deepEqual(kept.batches.map(b => b.numRows), [0, 60_000, 130_000, n].slice(1).map((hi, k, ends) => {
+    const lo = k === 0 ? 0 : ends[k - 1];
+    return fare.slice(lo, hi).filter(v => v !== null && v > 40).length;
+  }));
+  kept.destroy();
+  // A masked reduction reads the made flags a chunk at a time too.
+  const total = gt.sum(table.getVector('fare'), {where: gt.greater(table.getVector('fare'), 40)});
+  await total.evaluate(device);
+  assert.equal((await total.readValue())[0], expected.reduce((a, b) => a + b, 0));
+  total.destroy();
+  table.destroy();
+});

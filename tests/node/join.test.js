@@ -173,6 +173,60 @@ test("a table join under allowedMem holds no more than it allows", async () => {
 
 // A join with an empty side had its length before evaluation; every join's length is
 // decided on the device (null until evaluated), as a filter's is.
+test('a table join larger than allowedMem is joined a range of rows at a time', async () => {
+  // Regression: 200,000 trips joined to 260 zones under 1 MB was LIMIT_EXCEEDED (the pairs'
+  // pass needs about 1.8 MB); and every table join left its pairs' count and null flags on
+  // the device until the collector ran (28 kB a part here).
+  const n = 200_000;
+  const zoneOf = i => (i * 7919) % 300;
+  const trips = arrow.tableFromArrays({zone: Int32Array.from({length: n}, (_, i) => zoneOf(i)), fare: Float32Array.from({length: n}, (_, i) => i / 4)});
+  // Zone 5 twice (many-to-many), 260-299 missing.
+  const rightZones = [...Array.from({length: 260}, (_, i) => i), 5];
+  const names = rightZones.map((z, j) => `zone ${z}${j === 260 ? ' again' : ''}`);
+  const zones = arrow.tableFromArrays({
+    zone: Int32Array.from(rightZones),
+    area: Float32Array.from(rightZones, (_, j) => j * 2),
+    name: arrow.vectorFromArray(names, new arrow.Utf8()),
+  });
+  const rightRows = new Map();
+  rightZones.forEach((z, j) => rightRows.set(z, [...(rightRows.get(z) ?? []), j]));
+  const allowedMem = 1_000_000;
+  for (const how of ['inner', 'left']) {
+    const device = await gt.createDevice({type: 'cpu', allowedMem});
+    const t = await gt.GPUTable.fromArrowIPC(arrow.tableToIPC(trips), {device});
+    const z = await gt.GPUTable.fromArrowIPC(arrow.tableToIPC(zones), {device});
+    const before = device.memory.liveBytes;
+    device.resetPeak();
+    const joined = await t.join(z, {on: 'zone', how});
+    assert.ok(device.memory.peakBytes - before <= allowedMem, `${how}: held ${device.memory.peakBytes - before} over ${allowedMem}`);
+    assert.ok(joined.batches.length > 1, `${how}: joined in ${joined.batches.length} part`);
+    assert.ok(joined.batches.every(b => b.numRows > 0), `${how}: a range's empty batch kept`);
+    const [lefts, rights] = [[], []];
+    for (let i = 0; i < n; i++) {
+      const found = rightRows.get(zoneOf(i)) ?? (how === 'left' ? [null] : []);
+      for (const j of found) { lefts.push(i); rights.push(j); }
+    }
+    const back = arrow.tableFromIPC(await joined.toArrowIPC());
+    assert.equal(back.numRows, lefts.length, how);
+    const [fare, area, name] = ['fare', 'area', 'name'].map(c => back.getChild(c).toArray());
+    const nameOf = back.getChild('name');
+    const wrong = lefts.findIndex((i, p) => fare[p] !== i / 4 || (rights[p] === null
+      ? nameOf.get(p) !== null || back.getChild('area').get(p) !== null
+      : area[p] !== rights[p] * 2 || nameOf.get(p) !== names[rights[p]]));
+    assert.equal(wrong, -1, `${how}: pair ${wrong}: ${fare[wrong]}, ${area[wrong]}, ${nameOf.get(wrong)}`);
+    assert.ok(name.length === lefts.length);
+    joined.destroy();
+    assert.equal(device.memory.liveBytes, before, `${how}: nothing left on the device`);
+    // A budget no row's join fits is refused, holding nothing after.
+    const tiny = await gt.createDevice({type: 'cpu', allowedMem: 2_048});
+    const small = await gt.GPUTable.fromArrowIPC(arrow.tableToIPC(trips), {device: tiny});
+    const smallZones = await gt.GPUTable.fromArrowIPC(arrow.tableToIPC(zones), {device: tiny});
+    const held = tiny.memory.liveBytes;
+    await rejectsCode(small.join(smallZones, {on: 'zone', how}), 'LIMIT_EXCEEDED');
+    assert.equal(tiny.memory.liveBytes, held, `${how}: a refused join holds nothing`);
+  }
+});
+
 test('a join with an empty side has no length until evaluated', async () => {
   const none = gt.join(E.fromArray([]), E.fromArray([1]));
   const unmatched = gt.join(E.fromArray([4, 5], {chunks: [1, 1]}), E.fromArray([]), {how: 'left'});

@@ -12,6 +12,7 @@ use gputable::engine;
 use gputable::error::ErrorCode;
 use gputable::evaluator::read_value_async;
 use gputable::ir::{Aggregate, GroupOp};
+use gputable::table;
 use gputable::DType;
 
 /// Rows of an evaluated result (None: null).
@@ -442,6 +443,63 @@ pub async fn a_filter_larger_than_the_budget_filters_in_parts<T: Target>() {
         .unwrap();
     let expected: f64 = kept.iter().map(|&i| i as f64).sum();
     assert_eq!(as_f64(&read(&total).await), vec![expected as u32 as f64]);
+}
+
+/// A table column whose batches mix null flags and none (an IPC stream omits the bitmap of
+/// a batch without nulls; the table makes all-valid flags for those) is filtered in parts
+/// under `allowedMem` (regression: its made flags were a gather, so every range computed
+/// them whole and the filter was `LIMIT_EXCEEDED`), each range's flags made alone.
+pub async fn a_table_column_with_made_null_flags_filters_in_parts<T: Target>() {
+    let device = match T::WIDE_ROWS {
+        true => T::fresh().await,
+        false => T::capped().await,
+    };
+    let id = Some(device.core().id);
+    let sizes = [20_000usize, 25_000, 15_000];
+    let n: usize = sizes.iter().sum();
+    let mut rng = Rng(47);
+    let values: Vec<f32> = (0..n).map(|_| rng.below(200) as f32 - 100.0).collect();
+    // The middle batch has nulls; the others have no flags.
+    let valid: Vec<u8> = (0..n)
+        .map(|i| u8::from(!(20_000..45_000).contains(&i) || rng.below(7) != 0))
+        .collect();
+    let table = table::Table::new(Vec::new(), id).shared();
+    let mut first = 0;
+    for (k, &rows) in sizes.iter().enumerate() {
+        let range = first..first + rows;
+        let flags = (k == 1)
+            .then(|| table::Vector::owning("y.validity", u8s(&valid[range.clone()], 1), id));
+        let y = table::Vector::owning("y", f32s(&values[range], 1), id).with_validity(flags);
+        let batch = table::Batch::new(vec![y.shared()], None).unwrap();
+        for node in batch.nodes().unwrap() {
+            engine::put_on(&device, &node, true).await.unwrap();
+        }
+        table.borrow_mut().add_batch(batch.shared()).unwrap();
+        first += rows;
+    }
+    let y = table.borrow().column("y").unwrap().node().unwrap();
+    let bound = ir::source(ColumnData::F32(vec![-20.0]), 1, true).unwrap();
+    let mask = ir::predicate(ir::Predicate::Greater, &[y.clone(), bound]).unwrap();
+    let kept = ir::filter(&y, &mask).unwrap();
+    let column_bytes = device.value_bytes(DType::F32, 1, n as u32);
+    let allowed = device.task_overhead_bytes() + column_bytes * (1 + T::TRANSFERS as u64);
+    device.core().allowed_mem.set(Some(allowed));
+    let text = engine::explain(&device, &kept).unwrap();
+    assert!(text.contains("filter in parts"), "{text}");
+    // The table's storage on the device is the caller's, held before and after.
+    let before = device.core().counters.memory().live_bytes;
+    device.core().counters.reset_peak();
+    engine::evaluate(&device, std::slice::from_ref(&kept))
+        .await
+        .unwrap();
+    let held = device.core().counters.memory().peak_bytes - before;
+    assert!(held <= allowed, "held {held} over allowedMem {allowed}");
+    device.core().allowed_mem.set(None);
+    let expected: Vec<Option<f64>> = (0..n)
+        .filter(|&i| valid[i] == 1 && values[i] > -20.0)
+        .map(|i| Some(values[i] as f64))
+        .collect();
+    same_rows("filtered column", &rows_of(&kept).await, &expected);
 }
 
 /// A histogram over the extent found on the device streams under `allowedMem` as one over a

@@ -358,10 +358,27 @@ pub async fn verbs_resolve_to_a_table_of_batches_on_the_device<T: Target>() {
         ("x".to_string(), ir::filter(&x, &keep).unwrap(), None),
         ("y".to_string(), ir::filter(&y, &keep).unwrap(), None),
     ];
-    let result = table::table_of_columns(&device, &columns, &fields, Some(id), None)
+    let result = table::table_of_columns(&device, &columns, &fields, Some(id), None, false)
         .await
         .unwrap()
         .shared();
+    // With `on_host` (a part of a join too large for the budget), the kept rows stay there.
+    let on_host = table::table_of_columns(&device, &columns, &fields, Some(id), None, true)
+        .await
+        .unwrap()
+        .shared();
+    for batch in &on_host.borrow().batches {
+        for node in batch.borrow().nodes().unwrap() {
+            let home = node.home().expect("stored");
+            assert_eq!(home.device, gputable::value::HOST, "{node:?}");
+        }
+    }
+    assert_eq!(
+        read_i32(&column_node(&on_host, "x")).await,
+        vec![5, 7, 4, 9, 6]
+    );
+    assert_eq!(validity_of(&on_host, "y").await, vec![1, 1, 0, 1, 1]);
+    on_host.borrow_mut().destroy();
     drop(columns);
     // A column of other rows than the others is refused.
     let short = ir::source(ColumnData::F32(vec![1.0, 2.0]), 1, false).unwrap();
@@ -369,7 +386,7 @@ pub async fn verbs_resolve_to_a_table_of_batches_on_the_device<T: Target>() {
         ("x".to_string(), x.clone(), None),
         ("z".to_string(), short, None),
     ];
-    let err = table::table_of_columns(&device, &other, &fields, Some(id), None).await;
+    let err = table::table_of_columns(&device, &other, &fields, Some(id), None, false).await;
     assert_eq!(err.err().map(|e| e.code), Some(ErrorCode::InvalidArgument));
     // A constant, or a column of one row (a reduction's result), is each of the others'
     // rows (api.md: constants broadcast; Arquero's derive of an aggregate).
@@ -380,7 +397,7 @@ pub async fn verbs_resolve_to_a_table_of_batches_on_the_device<T: Target>() {
         ("one".to_string(), one_row, None),
         ("seven".to_string(), constant, None),
     ];
-    let repeated = table::table_of_columns(&device, &broadcast, &fields, Some(id), Some(9))
+    let repeated = table::table_of_columns(&device, &broadcast, &fields, Some(id), Some(9), false)
         .await
         .unwrap()
         .shared();
@@ -400,7 +417,7 @@ pub async fn verbs_resolve_to_a_table_of_batches_on_the_device<T: Target>() {
         ("one".to_string(), one_row, None),
         ("x".to_string(), x.clone(), None),
     ];
-    let err = table::table_of_columns(&device, &longer, &fields, Some(id), Some(1)).await;
+    let err = table::table_of_columns(&device, &longer, &fields, Some(id), Some(1), false).await;
     assert_eq!(err.err().map(|e| e.code), Some(ErrorCode::InvalidArgument));
     input.borrow_mut().destroy();
     let rows: Vec<u64> = (result.borrow().batches.iter())
