@@ -445,14 +445,22 @@ export class GPUTable {
     const t = this._columns();
     const u = other._columns();
     const keys = joinKeys(this._column(t, leftName), other._column(u, rightName));
+    // Keys joinKeys made (codes mapped by their dictionaries' values) are this join's own.
+    const discardKeys = () => keys.forEach(key => key instanceof GPUTableEvaluator && key._discard());
     const names = {};
-    for (const name of Object.keys(u)) {
-      if (name === rightName && leftName === rightName) continue;
-      names[name] = Object.hasOwn(t, name) ? name + suffix : name;
-      if (Object.hasOwn(t, names[name])) fail('INVALID_ARGUMENT', `join's suffix makes '${names[name]}', a name already taken`);
+    let whole;
+    try {
+      for (const name of Object.keys(u)) {
+        if (name === rightName && leftName === rightName) continue;
+        names[name] = Object.hasOwn(t, name) ? name + suffix : name;
+        if (Object.hasOwn(t, names[name])) fail('INVALID_ARGUMENT', `join's suffix makes '${names[name]}', a name already taken`);
+      }
+      // Built here, so the engine's checks of its arguments throw before anything is awaited.
+      whole = this._joinPart(other, t, u, names, keys, how, false);
+    } catch (error) {
+      discardKeys();
+      throw error;
     }
-    // Built here, so the engine's checks of its arguments throw before anything is awaited.
-    const whole = this._joinPart(other, t, u, names, keys, how, false);
     return whole().catch(error => {
       // Under allowedMem, a join whose pairs or columns do not fit at once is made a range
       // of this table's rows at a time (halved until each fits), its rows kept on the host
@@ -460,7 +468,7 @@ export class GPUTable {
       const rows = this.numRows;
       if (error?.code !== 'LIMIT_EXCEEDED' || resolveDevice(this.device).allowedMem === undefined || rows < 2) throw error;
       return this._joinedInRanges(other, t, u, names, keys, how, rows);
-    });
+    }).finally(discardKeys);
   }
 
   async _joinedInRanges(other, t, u, names, keys, how, rows) {

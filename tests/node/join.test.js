@@ -256,3 +256,29 @@ test('table.join with an empty side keeps the left rows and batches, or none', a
   assert.equal((await t.join(z, {on: ['zone', 'id']})).numRows, 0);
   assert.equal((await z.join(t, {on: ['id', 'zone'], how: 'left'})).numRows, 0);
 });
+
+test('a table join by text columns with different dictionaries leaves nothing on the device', async () => {
+  // The keys joinKeys makes (one side's codes mapped to the other's) are the join's own and
+  // freed with it, not when collected.
+  const device = await gt.createDevice({type: 'cpu'});
+  const names = Array.from({length: 5000}, (_, i) => `zone ${i % 700}`);
+  const left = await gt.GPUTable.fromArrowIPC(arrow.tableToIPC(arrow.tableFromArrays({
+    name: arrow.vectorFromArray(names, new arrow.Utf8()),
+    fare: Float32Array.from(names, (_, i) => i),
+  })), {device});
+  const right = await gt.GPUTable.fromArrowIPC(arrow.tableToIPC(arrow.tableFromArrays({
+    name: arrow.vectorFromArray(Array.from({length: 900}, (_, i) => `zone ${899 - i}`), new arrow.Utf8()),
+    area: Float32Array.from({length: 900}, (_, i) => 899 - i),
+  })), {device});
+  const before = device.memory.liveBytes;
+  for (const how of ['inner', 'left']) {
+    const joined = await left.join(right, {on: 'name', how});
+    assert.equal(joined.numRows, names.length, how);
+    const area = joined.getVector('area').readValueSync();
+    const fare = joined.getVector('fare').readValueSync();
+    const wrong = [...fare].findIndex((i, p) => area[p] !== i % 700);
+    assert.equal(wrong, -1, `${how}: row ${wrong}`);
+    joined.destroy();
+    assert.equal(device.memory.liveBytes, before, `${how}: held after the join was destroyed`);
+  }
+});
