@@ -495,9 +495,9 @@ export class GPUTable {
       const batches = parts.flatMap(part => part.detachBatches());
       for (const part of rest) part.destroy();
       const withRows = batches.filter(batch => batch.numRows > 0);
-      const kept = withRows.length ? withRows : batches.slice(0, 1);
+      const kept = new Set(withRows.length ? withRows : batches.slice(0, 1));
       for (const batch of batches) {
-        if (kept.includes(batch)) joined.addBatch(batch);
+        if (kept.has(batch)) joined.addBatch(batch);
         else batch.destroy();
       }
       return joined;
