@@ -153,12 +153,14 @@ export class GPUTableEvaluator {
       this._released = true; // the storage belongs to the table: only this view ends
     } else {
       this._handle.destroy();
+      // Views of the output hold nothing after it: the null flags and count go now.
+      for (const vector of this._vectors.values()) vector._m.release();
     }
     this._vectors.clear();
   }
 
   // Ends an evaluator a verb made for its own use: its handle is freed now, not when
-  // collected (a destroyed node keeps its null flags and device count until then).
+  // collected.
   _discard() {
     if (this._discarded) return;
     this._discarded = true;

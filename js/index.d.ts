@@ -85,6 +85,9 @@ export type SumType<T extends DataType> = T extends 'float32' ? 'float32' : T ex
 /** `T`, not inferred from where it is used (the first input alone decides). */
 export type SameAs<T> = [T][T extends unknown ? 0 : never];
 
+/** Whether `T` is one type, or any (`DataType`), not a union of some. */
+export type OneType<T, All = T> = [DataType] extends [T] ? true : T extends unknown ? ([All] extends [T] ? true : false) : never;
+
 export type NumericTypedArray =
   | Uint8Array
   | Uint8ClampedArray
@@ -673,7 +676,7 @@ export function count(mask: ColumnInput): GPUTableEvaluator<'uint32'>;
  * in order, nulls kept; chunk k holds the kept rows of x's chunk k. The count is decided on
  * the device: ops build on the result before anything runs, one evaluation reads back only
  * its roots' counts, and `length` is `null` until then. Over a filtered and a full column,
- * an op has the full column's rows (the filtered one's past its count are null).
+ * an op has the larger of their row counts (rows past the filtered one's count are null).
  * @example filter(fare, greater(distance, 10))
  */
 export function filter<X extends ColumnInput>(x: X, mask: NumericArgument): GPUTableEvaluator<TypeOf<X>>;
@@ -821,6 +824,8 @@ export function argmax(x: ArithmeticArgument, options?: ReductionOptions): GPUTa
 export function cast<T extends DataType>(x: ArithmeticArgument, type: T): GPUTableEvaluator<T>;
 /** Rows of each input in order, chunks concatenated; the inputs share one type and row size. Dictionary columns keep their values: codes into one dictionary (the first's values, then those the others add). */
 export function concat<T extends DataType>(first: GPUTableEvaluator<T> | GPUVector<T>, ...rest: (GPUTableEvaluator<SameAs<T>> | GPUVector<SameAs<T>>)[]): GPUTableEvaluator<T>;
+/** `concat(...columns)` of an array whose length is not known to the compiler (of one type). */
+export function concat<T extends DataType>(...columns: OneType<T> extends true ? readonly (GPUTableEvaluator<T> | GPUVector<T>)[] : never): GPUTableEvaluator<T>;
 /** Rows `[start, end)` of `x`, clamped; reads only the chunks it touches (a dictionary kept). */
 export function slice<T extends DataType>(x: GPUTableEvaluator<T> | GPUVector<T>, start?: number, end?: number): GPUTableEvaluator<T>;
 /** The same rows with new chunk boundaries: rows per chunk, or row counts summing to the length. */

@@ -224,13 +224,16 @@ impl StagedScan {
             None => None,
         };
         // A reversed scan's ranges run from the last, their rows joined in row order after.
-        let mut order: Vec<(u32, u32)> = self.ranges.clone();
-        if self.back.is_some() {
-            order.reverse();
-        }
+        let count = self.ranges.len();
         let (mut value_parts, mut flag_parts) = (Vec::new(), Vec::new());
         let mut carry = None;
-        for (start, end) in order {
+        for step in 0..count {
+            let at = if self.back.is_some() {
+                count - 1 - step
+            } else {
+                step
+            };
+            let (start, end) = self.ranges[at];
             let [rows, next] = self.part(start, end, carry)?;
             crate::engine::evaluate(device, &[rows.clone(), next.clone()]).await?;
             let length = end - start;

@@ -689,6 +689,30 @@ impl Node {
             .clone()
     }
 
+    /// What a destroyed handle keeps in place of its node: destroyed, reading nothing, with
+    /// its type, rows and chunks. The null flags and counts the node held (which other
+    /// nodes may share) are then freed with their last holder, not with the handle.
+    pub fn tombstone(&self) -> NodeRef {
+        let destroyed = |meta: Meta, chunks: Chunks| {
+            let node = Node::new(Op::Source, vec![], meta, chunks, None);
+            node.state.borrow_mut().destroyed = true;
+            node
+        };
+        let node = destroyed(self.meta, self.chunks.clone());
+        if self.counted().is_some() {
+            // Its rows stay unknown, as a destroyed counted node's are.
+            let meta = Meta {
+                dtype: DType::U32,
+                size: 1,
+                length: 1,
+                constant: true,
+            };
+            let count = destroyed(meta, chunked::single_chunk(1));
+            let _ = node.counted.set(Counted::new(count.clone(), count));
+        }
+        node
+    }
+
     /// Releases the output and makes the node unusable.
     pub fn destroy(&self) {
         let old = {

@@ -83,10 +83,13 @@ pub fn valid_rows(rows: u32, size: u32) -> Result<NodeRef> {
     let op = Op::Sequence { start: 1, step: 0 };
     let sequence = super::Node::new(op, vec![], meta, super::single_chunk(rows), None);
     let ones = cast(&sequence, DType::U8)?;
-    match size {
-        1 => Ok(ones),
-        _ => super::interleave(&vec![ones; size as usize]),
+    if size == 1 {
+        return Ok(ones);
     }
+    // Lane 0 repeated: one node whatever the row size, its lane list allocated fallibly.
+    let mut lanes = crate::column::try_vec(size as usize, "a row's null flags")?;
+    lanes.resize(size as usize, 0);
+    elementwise_plain(Op::Swizzle(lanes), vec![ones], DType::U8, size)
 }
 
 /// 1 where every one of `parts` is true (nonzero or NaN), else 0: `uint8`, with no nulls of

@@ -38,6 +38,14 @@ impl Data {
         self.buffer.borrow().length
     }
 
+    /// Destroys the chunk; a borrowed buffer lets go of the output it reads.
+    fn release(&mut self) {
+        self.destroy();
+        if !self.owns_buffer {
+            self.buffer.borrow_mut().let_go();
+        }
+    }
+
     /// Frees the buffer if this chunk owns it; a borrowed buffer is left alone.
     pub fn destroy(&mut self) {
         if self.owns_buffer && !self.destroyed {
@@ -308,6 +316,19 @@ impl Vector {
     }
 
     /// Frees the chunks (and validity) this vector owns; later use is `DESTROYED`.
+    /// Destroys the vector and lets go of what it reads (an output's node, its flags and
+    /// draw arguments): a view of a destroyed evaluator's output keeps nothing alive.
+    pub fn release(&mut self) {
+        self.destroy();
+        for data in self.data.drain(..) {
+            data.borrow_mut().release();
+        }
+        if let Some(validity) = self.validity.take() {
+            validity.borrow_mut().release();
+        }
+        self.draw_args = None;
+    }
+
     pub fn destroy(&mut self) {
         if self.destroyed {
             return;

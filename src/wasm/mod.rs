@@ -286,8 +286,11 @@ impl Evaluator {
         evaluator::explain(&self.node).map_err(to_js)
     }
 
-    pub fn destroy(&self) {
+    /// Frees the output now, and lets go of the node: its null flags and count go with
+    /// their last other holder rather than with this handle, whenever it is collected.
+    pub fn destroy(&mut self) {
         self.node.destroy();
+        self.node = self.node.tombstone();
     }
 }
 

@@ -483,6 +483,10 @@ impl VectorModel {
     pub fn destroy(&self) {
         self.vector.borrow_mut().destroy();
     }
+    /// Destroys an output's view and drops what it reads (its evaluator was destroyed).
+    pub fn release(&self) {
+        self.vector.borrow_mut().release();
+    }
 }
 
 #[wasm_bindgen]

@@ -87,3 +87,44 @@ test('toArrowIPC writes an expression\'s nulls, and derived tables read them bac
   assert.deepEqual(back.getChild('doubled').toJSON(), fare.map(v => (v === null ? null : Math.fround(v * 2))));
   table.destroy();
 });
+
+test('destroy frees an output\'s null flags and count at once, while its vectors are held', async () => {
+  const device = await gt.createDevice();
+  const {table: host, fare, tip} = trips();
+  const table = await GPUTable.fromArrowIPC(host.toArrowIPC(), {device});
+  host.destroy();
+  const [f, t] = [table.getVector('fare'), table.getVector('tip')];
+  const before = device.memory.liveBytes;
+  // A filtered sum with nulls: values, their flags and the device count.
+  const kept = gt.filter(gt.add(f, t), gt.greater(f, 0));
+  const vector = await kept.evaluate(device);
+  const validity = vector.validity;
+  const rows = fare.filter((v, i) => v !== null && v > 0).length;
+  assert.equal(vector.length, rows);
+  assert.ok(validity.readValueSync().includes(0), 'some kept rows are null');
+  assert.ok(device.memory.liveBytes > before);
+  kept.destroy();
+  // The vector, its validity and the evaluator are still referenced here: nothing waits
+  // for the garbage collector.
+  assert.equal(device.memory.liveBytes, before, 'destroy frees values, flags and count');
+  assert.equal(kept.evaluated, false);
+  assert.equal(vector.destroyed, true);
+  assert.equal(validity.destroyed, true);
+  assert.equal(kept.type, 'float32');
+  await assert.rejects(vector.readValue(), {code: 'DESTROYED'});
+  await assert.rejects(kept.readValue(), {code: 'DESTROYED'});
+  await assert.rejects(kept.evaluate(device), {code: 'DESTROYED'});
+  throwsCode(() => gt.add(kept, 1), 'DESTROYED');
+  // A value sharing the destroyed one's flags keeps them (and reads them) while it lives.
+  const shifted = gt.add(f, 1);
+  const other = gt.add(shifted, 2);
+  const otherVector = await other.evaluate(device);
+  await shifted.evaluate(device);
+  shifted.destroy();
+  assert.deepEqual([...otherVector.validity.readValueSync()], fare.map(v => (v === null ? 0 : 1)));
+  assert.deepEqual([...await other.readValue()].filter((_, i) => fare[i] !== null), fare.filter(v => v !== null).map(v => Math.fround(Math.fround(v + 1) + 2)));
+  other.destroy();
+  assert.equal(device.memory.liveBytes, before);
+  void tip;
+  table.destroy();
+});

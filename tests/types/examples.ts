@@ -65,6 +65,10 @@ export async function examples(bytes: Uint8Array) {
   expectType<E<'sint32'>>()(argmax(u8));
   expectType<E<'sint16'>>()(cast(f32, 'sint16'));
   expectType<E<'uint8'>>()(concat(u8, u8));
+  const parts: E<'uint8'>[] = [u8, u8];
+  expectType<E<'uint8'>>()(concat(...parts));
+  const anyType: E[] = [u8, f32];
+  expectType<E>()(concat(...anyType));
   expectType<E<'uint8'>>()(slice(u8, 0, 1));
   expectType<E<'sint16'>>()(select(u32, u8, s8));
   expectType<E<'float32'>>()(swizzle(f32, [2, 1, 0]));
@@ -173,6 +177,9 @@ export async function examples(bytes: Uint8Array) {
   cast(f32, 'int32');
   // @ts-expect-error: concat of different types
   concat(u8, f32);
+  const mixed = [u8, f32];
+  // @ts-expect-error: a spread of different types
+  concat(...mixed);
   // @ts-expect-error: allowedMem is a number of bytes
   await createDevice({type: 'webgpu', allowedMem: '1GB'});
   // @ts-expect-error: the error codes are a closed set
