@@ -23,9 +23,24 @@ function typed(type, values) {
   }
 }
 
+// While a verb runs a user's function of the columns: the evaluators it makes.
+let madeByCallback = null;
+
+// `make()` and the evaluators made while it ran (a verb's own: no one else holds them).
+export function withMade(make) {
+  const outer = madeByCallback;
+  madeByCallback = [];
+  try {
+    return [make(), madeByCallback];
+  } finally {
+    madeByCallback = outer;
+  }
+}
+
 export class GPUTableEvaluator {
   // Use the static constructors or the operations.
   constructor(handle) {
+    madeByCallback?.push(this);
     this._handle = handle;
     // Per device id: the output vector, and an evaluation under way.
     this._vectors = new Map();

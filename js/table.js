@@ -9,7 +9,7 @@ import {formatOf, options} from './types.js';
 import {resolveDevice, withHandlesAsync} from './devices.js';
 import {GPUVector, MODEL, remember, viewOf} from './vectors.js';
 import {finishIpc} from './ipc.js';
-import {GPUTableEvaluator, evaluateTogether, handleOf} from './evaluator.js';
+import {GPUTableEvaluator, evaluateTogether, handleOf, withMade} from './evaluator.js';
 import {argsort, filter, gather, groupBy, slice, topK} from './ops.js';
 import {dictionaryOf, joinKeys} from './dictionaries.js';
 import {dictionarySource, shownDictionary} from './dictionary-source.js';
@@ -368,12 +368,22 @@ export class GPUTable {
     }
     const t = this._columns();
     const out = {...t};
+    const made = [];
     for (const [name, make] of Object.entries(columns)) {
       if (typeof make !== 'function') fail('INVALID_ARGUMENT', `derive's '${name}' must be a function of the columns`);
-      out[name] = make(t);
+      let during;
+      [out[name], during] = withMade(() => make(t));
+      made.push(...during);
     }
-    // Every column has this table's rows: a constant or one row is repeated for each.
-    return this._resolve(out, [], undefined, true);
+    // Every column has this table's rows: a constant or one row is repeated for each. The
+    // columns the functions made let go of their outputs once the table holds them (read
+    // again, they are recomputed): the table's destroy frees them, not the collector.
+    const release = () => {
+      for (const evaluator of made) {
+        if (!evaluator._borrowed && !evaluator._discarded) evaluator._handle.releaseOutput();
+      }
+    };
+    return this._resolve(out, [], undefined, true).finally(release);
   }
 
   filter(predicate) {

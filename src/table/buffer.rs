@@ -289,15 +289,15 @@ impl Buffer {
         Ok(())
     }
 
-    /// Frees the storage at once (on a GPU device too); later use is `DESTROYED`.
     /// Ends a borrowed view of an output (its evaluator destroyed): what it reads is left
-    /// to its owner, not held by the view.
+    /// to its owner, not held by the view; its rows stay counted, their reads `DESTROYED`.
     pub fn let_go(&mut self) {
         if matches!(self.backing, Some(Backing::Node { .. })) {
             self.backing = None;
         }
     }
 
+    /// Frees the storage at once (on a GPU device too); later use is `DESTROYED`.
     pub fn destroy(&mut self) {
         match self.backing.take() {
             Some(Backing::Node { node, view, .. }) => {

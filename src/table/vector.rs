@@ -315,20 +315,21 @@ impl Vector {
         Ok(buffer)
     }
 
-    /// Frees the chunks (and validity) this vector owns; later use is `DESTROYED`.
     /// Destroys the vector and lets go of what it reads (an output's node, its flags and
-    /// draw arguments): a view of a destroyed evaluator's output keeps nothing alive.
+    /// draw arguments): a view of a destroyed evaluator's output keeps nothing alive. Its
+    /// chunks stay, with their rows (a batch may hold it), their reads `DESTROYED`.
     pub fn release(&mut self) {
         self.destroy();
-        for data in self.data.drain(..) {
+        for data in &self.data {
             data.borrow_mut().release();
         }
-        if let Some(validity) = self.validity.take() {
+        if let Some(validity) = &self.validity {
             validity.borrow_mut().release();
         }
         self.draw_args = None;
     }
 
+    /// Frees the chunks (and validity) this vector owns; later use is `DESTROYED`.
     pub fn destroy(&mut self) {
         if self.destroyed {
             return;

@@ -281,6 +281,16 @@ impl Evaluator {
         crate::engine::now(read::into_typed_array(&output, dtype, size, start, end)).and_then_js()
     }
 
+    /// Lets go of the output and its null flags (recomputed if read again): a table that
+    /// took them as a column frees them when it is destroyed, not when this is collected.
+    #[wasm_bindgen(js_name = releaseOutput)]
+    pub fn release_output(&self) {
+        self.node.release_output();
+        if let Some(valid) = self.node.validity() {
+            valid.release_output();
+        }
+    }
+
     /// The passes this graph runs on the shared CPU device.
     pub fn explain(&self) -> JsResult<String> {
         evaluator::explain(&self.node).map_err(to_js)

@@ -229,6 +229,36 @@ test('table verbs resolve to new tables: filter keeps batches, derive appends an
   for (const t of [big, none, derived, ordered, top]) t.destroy();
 });
 
+test('a derived table frees the columns its functions made when destroyed, not when collected', async () => {
+  const device = await gt.createDevice();
+  const host = tripTable();
+  const table = await gt.GPUTable.fromArrowIPC(await host.toArrowIPC(), {device});
+  host.destroy();
+  const rows = rowsOf(table);
+  const before = device.memory.liveBytes;
+  // Held by the caller: derive leaves it evaluated.
+  const held = gt.multiply(table.getVector('id'), 3);
+  await held.evaluate(device);
+  const heldBytes = device.memory.liveBytes - before;
+  let stashed = null;
+  const derived = await table.derive({
+    double: t => gt.multiply(t.fare, 2),
+    running: t => (stashed = gt.cumsum(t.id)),
+    tripled: () => held
+  });
+  assert.deepEqual(rowsOf(derived).map(r => [r.double, r.running, r.tripled]), rows.map((r, i) => [
+    r.fare === null ? null : r.fare * 2, rows.slice(0, i + 1).reduce((s, q) => s + q.id, 0), r.id * 3]));
+  assert.ok(held.evaluated, "the caller's evaluator keeps its output");
+  derived.destroy();
+  assert.equal(device.memory.liveBytes - before, heldBytes, 'the made columns are freed with the table');
+  // One kept past the function is computed again when read.
+  assert.deepEqual([...await stashed.readValue()], rows.map((_, i) => rows.slice(0, i + 1).reduce((s, q) => s + q.id, 0)));
+  stashed.destroy();
+  held.destroy();
+  assert.equal(device.memory.liveBytes, before);
+  table.destroy();
+});
+
 test('bad table verb arguments are INVALID_ARGUMENT', async () => {
   const table = tripTable();
   throwsCode(() => table.filter('fare > 10'), 'INVALID_ARGUMENT');

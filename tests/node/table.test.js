@@ -242,6 +242,10 @@ test('ownership edge cases: one table per batch, schemas that lie, splice indice
   const borrowed = new GPUTable().addBatch(new gt.GPURecordBatch([evaluator.evaluateSync()]));
   evaluator.destroy();
   throwsCode(() => borrowed.toArrowIPC(), 'DESTROYED');
+  // The batch keeps its rows and vector; reading them is DESTROYED.
+  assert.equal(borrowed.numRows, 2);
+  assert.equal(borrowed.getVector('').length, 2);
+  throwsCode(() => borrowed.getVector('').readValueSync(), 'DESTROYED');
   borrowed.destroy();
   first.destroy();
   second.destroy();
