@@ -52,11 +52,17 @@ export type TypeOfArray<A> = A extends Float32Array
                   : DataType;
 
 /** The data type of an operation's argument: numbers and number rows are float32 constants. */
-export type TypeOf<A> = A extends GPUTableEvaluator<infer T> | GPUVector<infer T>
+export type TypeOf<A> = A extends GPUTableEvaluator<infer T> | GPUVector<infer T> | SparseMatrix<infer T> | SparseVector<infer T>
   ? T
   : A extends number | readonly number[]
     ? 'float32'
     : DataType;
+
+/** The data type of a sparse component: an evaluator's or vector's, or what `fromArray` makes of an array. */
+export type ComponentType<C> = C extends GPUTableEvaluator<infer T> | GPUVector<infer T> ? T : TypeOfArray<C>;
+
+/** A sparse operand of `S`'s kind with values of type `T`. */
+export type SparseOf<S, T extends DataType> = S extends SparseVector ? SparseVector<T> : SparseMatrix<T>;
 
 // The deduction rules (api.md) for two inputs: any float gives float32; unsigned alone the
 // widest; signed with unsigned narrower than 32 bits sint{max(signed, 2 x unsigned bits)};
@@ -603,28 +609,28 @@ export class GPUTableEvaluator<T extends DataType = DataType> {
 }
 
 /** Sparse operands of one shape: the union of their entries (canonical, in the first one's format). */
-export function add<S extends SparseOperand>(a: S, b: SparseOperand, ...more: SparseOperand[]): Promise<S>;
+export function add<S extends SparseOperand, B extends SparseOperand, More extends SparseOperand[]>(a: S, b: B, ...more: More): Promise<SparseOf<S, ArithmeticType<[S, B, ...More]>>>;
 /** Three or more arguments starting with a sparse operand: each step as above, so a Promise once a sparse-sparse step ran. */
 export function add(a: SparseOperand, b: ArithmeticArgument, c: ArithmeticArgument, ...more: ArithmeticArgument[]): SparseOperand | GPUTableEvaluator | Promise<SparseOperand | GPUTableEvaluator>;
 /** Elementwise sum of one or more arguments, folded left to right. @example add(xyz, [10, 20, 30], 1) */
 export function add<Args extends ArithmeticArgument[]>(...args: Args): GPUTableEvaluator<ArithmeticType<Args>>;
 /** Sparse operands of one shape: the union of their entries. */
-export function subtract<S extends SparseOperand>(a: S, b: SparseOperand, ...more: SparseOperand[]): Promise<S>;
+export function subtract<S extends SparseOperand, B extends SparseOperand, More extends SparseOperand[]>(a: S, b: B, ...more: More): Promise<SparseOf<S, ArithmeticType<[S, B, ...More]>>>;
 /** Three or more arguments starting with a sparse operand: each step as above, so a Promise once a sparse-sparse step ran. */
 export function subtract(a: SparseOperand, b: ArithmeticArgument, c: ArithmeticArgument, ...more: ArithmeticArgument[]): SparseOperand | GPUTableEvaluator | Promise<SparseOperand | GPUTableEvaluator>;
 /** Elementwise difference, folded left to right. @example subtract(x, 1) */
 export function subtract<Args extends ArithmeticArgument[]>(...args: Args): GPUTableEvaluator<ArithmeticType<Args>>;
-/** A sparse operand times a number: the same structure, at once. */
-export function multiply<S extends SparseOperand>(a: S, b: number, ...more: number[]): S;
-export function multiply<S extends SparseOperand>(a: number, b: S): S;
+/** A sparse operand times a number: the same structure (float32 values), at once. */
+export function multiply<S extends SparseOperand>(a: S, b: number, ...more: number[]): SparseOf<S, 'float32'>;
+export function multiply<S extends SparseOperand>(a: number, b: S): SparseOf<S, 'float32'>;
 /** Sparse operands of one shape: the intersection of their entries. */
-export function multiply<S extends SparseOperand>(a: S, b: SparseOperand, ...more: SparseOperand[]): Promise<S>;
+export function multiply<S extends SparseOperand, B extends SparseOperand, More extends SparseOperand[]>(a: S, b: B, ...more: More): Promise<SparseOf<S, ArithmeticType<[S, B, ...More]>>>;
 /** Three or more arguments starting with a sparse operand: each step as above, so a Promise once a sparse-sparse step ran. */
 export function multiply(a: SparseOperand, b: ArithmeticArgument, c: ArithmeticArgument, ...more: ArithmeticArgument[]): SparseOperand | GPUTableEvaluator | Promise<SparseOperand | GPUTableEvaluator>;
 /** Elementwise product, folded left to right. @example multiply(x, x) */
 export function multiply<Args extends ArithmeticArgument[]>(...args: Args): GPUTableEvaluator<ArithmeticType<Args>>;
 /** A sparse operand by a number: the same structure (float32 values), at once. */
-export function divide<S extends SparseOperand>(a: S, b: number): S;
+export function divide<S extends SparseOperand>(a: S, b: number): SparseOf<S, 'float32'>;
 /** Three or more arguments starting with a sparse operand: each step as above, so a Promise once a sparse-sparse step ran. */
 export function divide(a: SparseOperand, b: ArithmeticArgument, c: ArithmeticArgument, ...more: ArithmeticArgument[]): SparseOperand | GPUTableEvaluator | Promise<SparseOperand | GPUTableEvaluator>;
 /** Elementwise quotient, folded left to right; integer division truncates toward zero and integer division by zero is 0 (float division by zero is IEEE). */
@@ -632,16 +638,16 @@ export function divide<Args extends ArithmeticArgument[]>(...args: Args): GPUTab
 /** `base ** exponent`, float32. */
 export function pow(base: ArithmeticArgument, exponent: ArithmeticArgument): GPUTableEvaluator<'float32'>;
 /** Of a sparse operand (f(0) = 0): its canonical entries mapped, sparse. */
-export function sqrt<S extends SparseOperand>(x: S): Promise<S>;
+export function sqrt<S extends SparseOperand>(x: S): Promise<SparseOf<S, 'float32'>>;
 /** Square root, float32. */
 export function sqrt(x: ArithmeticArgument): GPUTableEvaluator<'float32'>;
 export function abs<S extends SparseOperand>(x: S): Promise<S>;
 /** Absolute value; keeps the input type (integers wrap: abs(-128 as sint8) is -128). */
 export function abs<X extends ArithmeticArgument>(x: X): GPUTableEvaluator<TypeOf<X>>;
-export function sin<S extends SparseOperand>(x: S): Promise<S>;
+export function sin<S extends SparseOperand>(x: S): Promise<SparseOf<S, 'float32'>>;
 export function sin(x: ArithmeticArgument): GPUTableEvaluator<'float32'>;
 export function cos(x: ArithmeticArgument): GPUTableEvaluator<'float32'>;
-export function tan<S extends SparseOperand>(x: S): Promise<S>;
+export function tan<S extends SparseOperand>(x: S): Promise<SparseOf<S, 'float32'>>;
 export function tan(x: ArithmeticArgument): GPUTableEvaluator<'float32'>;
 export function exp(x: ArithmeticArgument): GPUTableEvaluator<'float32'>;
 /** Natural logarithm, float32. */
@@ -804,14 +810,14 @@ export function extent<X extends ArithmeticArgument>(x: X, options?: ReductionOp
  * Of a sparse operand: every entry (no `axis`: one value), one row per column (`axis: 0`) or
  * one row per row (`axis: 1`).
  */
-export function sum(x: SparseOperand, options?: {splitEvery?: number; axis?: 0 | 1 | null}): GPUTableEvaluator<'float32' | 'sint32' | 'uint32'>;
+export function sum<S extends SparseOperand>(x: S, options?: {splitEvery?: number; axis?: 0 | 1 | null}): GPUTableEvaluator<SumType<TypeOf<S>>>;
 /** Per lane sum over all rows (null slots skipped): float32 for float input, sint32 for signed, uint32 for unsigned (integers wrap); one constant row of x.size. No rows: 0. */
 export function sum<X extends NumericArgument>(x: X, options?: ReductionOptions): GPUTableEvaluator<SumType<TypeOf<X>>>;
 /** Of a sparse operand: implicit zeros count, as in the dense matrix; one value. */
-export function min(x: SparseOperand, options?: {splitEvery?: number}): GPUTableEvaluator;
+export function min<S extends SparseOperand>(x: S, options?: {splitEvery?: number}): GPUTableEvaluator<TypeOf<S>>;
 /** Per lane least value, NaN and null slots ignored (a lane with only NaN gives NaN), in x's type; one constant row. Empty input: `EMPTY_INPUT`. */
 export function min<X extends NumericArgument>(x: X, options?: ReductionOptions): GPUTableEvaluator<TypeOf<X>>;
-export function max(x: SparseOperand, options?: {splitEvery?: number}): GPUTableEvaluator;
+export function max<S extends SparseOperand>(x: S, options?: {splitEvery?: number}): GPUTableEvaluator<TypeOf<S>>;
 /** Per lane greatest value, NaN and null slots ignored (a lane with only NaN gives NaN), in x's type; one constant row. Empty input: `EMPTY_INPUT`. */
 export function max<X extends NumericArgument>(x: X, options?: ReductionOptions): GPUTableEvaluator<TypeOf<X>>;
 /** Per lane mean (null slots skipped), float32; one constant row. Empty input: `EMPTY_INPUT`. */
@@ -942,25 +948,25 @@ export interface SparseOptions {
  * device (`await` works for both). Conversions whose entry count depends on the data are
  * Promises; `toDense()` and `multiply()` are lazy evaluators.
  */
-export class SparseMatrix {
+export class SparseMatrix<T extends DataType = DataType> {
   private constructor();
   /** Components given as arrays: validated at once. */
-  static fromCSR(fields: {rowPtr: ArrayLike<number>; colVal: ArrayLike<number>; nzVal: ArrayLike<number>; shape: readonly [number, number]}, options?: SparseOptions | null): SparseMatrix;
-  static fromCSR(fields: {rowPtr: SparseComponent; colVal: SparseComponent; nzVal: SparseComponent; shape: readonly [number, number]}, options?: SparseOptions | null): SparseMatrix | Promise<SparseMatrix>;
-  static fromCSC(fields: {colPtr: ArrayLike<number>; rowVal: ArrayLike<number>; nzVal: ArrayLike<number>; shape: readonly [number, number]}, options?: SparseOptions | null): SparseMatrix;
-  static fromCSC(fields: {colPtr: SparseComponent; rowVal: SparseComponent; nzVal: SparseComponent; shape: readonly [number, number]}, options?: SparseOptions | null): SparseMatrix | Promise<SparseMatrix>;
+  static fromCSR<V extends ArrayLike<number>>(fields: {rowPtr: ArrayLike<number>; colVal: ArrayLike<number>; nzVal: V; shape: readonly [number, number]}, options?: SparseOptions | null): SparseMatrix<ComponentType<V>>;
+  static fromCSR<V extends SparseComponent>(fields: {rowPtr: SparseComponent; colVal: SparseComponent; nzVal: V; shape: readonly [number, number]}, options?: SparseOptions | null): SparseMatrix<ComponentType<V>> | Promise<SparseMatrix<ComponentType<V>>>;
+  static fromCSC<V extends ArrayLike<number>>(fields: {colPtr: ArrayLike<number>; rowVal: ArrayLike<number>; nzVal: V; shape: readonly [number, number]}, options?: SparseOptions | null): SparseMatrix<ComponentType<V>>;
+  static fromCSC<V extends SparseComponent>(fields: {colPtr: SparseComponent; rowVal: SparseComponent; nzVal: V; shape: readonly [number, number]}, options?: SparseOptions | null): SparseMatrix<ComponentType<V>> | Promise<SparseMatrix<ComponentType<V>>>;
   /** Duplicates allowed, in any order. */
-  static fromCOO(fields: {rowInd: ArrayLike<number>; colInd: ArrayLike<number>; nzVal: ArrayLike<number>; shape: readonly [number, number]}, options?: SparseOptions | null): SparseMatrix;
-  static fromCOO(fields: {rowInd: SparseComponent; colInd: SparseComponent; nzVal: SparseComponent; shape: readonly [number, number]}, options?: SparseOptions | null): SparseMatrix | Promise<SparseMatrix>;
+  static fromCOO<V extends ArrayLike<number>>(fields: {rowInd: ArrayLike<number>; colInd: ArrayLike<number>; nzVal: V; shape: readonly [number, number]}, options?: SparseOptions | null): SparseMatrix<ComponentType<V>>;
+  static fromCOO<V extends SparseComponent>(fields: {rowInd: SparseComponent; colInd: SparseComponent; nzVal: V; shape: readonly [number, number]}, options?: SparseOptions | null): SparseMatrix<ComponentType<V>> | Promise<SparseMatrix<ComponentType<V>>>;
   /** The nonzeros (NaN included) of `x`: `m` rows of size `n`. */
-  static fromDense(x: SparseComponent, options?: (SparseOptions & {format?: 'csr' | 'csc' | 'coo'}) | null): Promise<SparseMatrix>;
+  static fromDense<X extends SparseComponent>(x: X, options?: (SparseOptions & {format?: 'csr' | 'csc' | 'coo'}) | null): Promise<SparseMatrix<ComponentType<X>>>;
   /** No stored entries. */
-  static zeros(shape: readonly [number, number], options?: (SparseOptions & {type?: DataType; format?: 'csr' | 'csc' | 'coo'}) | null): SparseMatrix;
+  static zeros<Z extends DataType = 'float32'>(shape: readonly [number, number], options?: (SparseOptions & {type?: Z; format?: 'csr' | 'csc' | 'coo'}) | null): SparseMatrix<Z>;
   readonly format: 'csr' | 'csc' | 'coo';
   readonly shape: [number, number];
   /** Stored entries, explicit zeros and duplicates included. */
   readonly nnz: number;
-  readonly type: DataType;
+  readonly type: T;
   /** The device its operations run on: the one given, else the default CPU device. */
   readonly device: Device;
   readonly destroyed: boolean;
@@ -973,24 +979,24 @@ export class SparseMatrix {
   /** COO components. */
   readonly rowInd?: GPUTableEvaluator<'uint32'>;
   readonly colInd?: GPUTableEvaluator<'uint32'>;
-  readonly nzVal: GPUTableEvaluator;
+  readonly nzVal: GPUTableEvaluator<T>;
   /** Shape [n, m]; CSR becomes CSC of the transpose without moving data. */
-  transpose(): SparseMatrix;
+  transpose(): SparseMatrix<T>;
   /** Row-major COO (duplicates and stored zeros kept). */
-  toCOO(): SparseMatrix & COOComponents;
+  toCOO(): SparseMatrix<T> & COOComponents;
   /** Canonical CSR: columns sorted within rows, duplicates summed. */
-  toCSR(): Promise<SparseMatrix & CSRComponents>;
-  toCSC(): Promise<SparseMatrix & CSCComponents>;
+  toCSR(): Promise<SparseMatrix<T> & CSRComponents>;
+  toCSC(): Promise<SparseMatrix<T> & CSCComponents>;
   /** `m` rows of size `n`. */
-  toDense(): GPUTableEvaluator;
+  toDense(): GPUTableEvaluator<T>;
   /** Every stored entry in row-major order, zeros included. */
-  findnz(): {rows: GPUTableEvaluator<'uint32'>; cols: GPUTableEvaluator<'uint32'>; values: GPUTableEvaluator};
+  findnz(): {rows: GPUTableEvaluator<'uint32'>; cols: GPUTableEvaluator<'uint32'>; values: GPUTableEvaluator<T>};
   /** Entries with `col - row >= k`. */
-  triu(k?: number): Promise<SparseMatrix>;
+  triu(k?: number): Promise<SparseMatrix<T>>;
   /** Entries with `col - row <= k`. */
-  tril(k?: number): Promise<SparseMatrix>;
+  tril(k?: number): Promise<SparseMatrix<T>>;
   /** Entries with `|value| > tol`. */
-  droptol(tol?: number): Promise<SparseMatrix>;
+  droptol(tol?: number): Promise<SparseMatrix<T>>;
   /** 2 (Frobenius, the default), 1 (sum of |v|), Infinity (largest |v|). */
   norm(p?: 1 | 2 | number): Promise<number>;
   /** 1 (largest column sum of |v|) or Infinity (largest row sum). */
@@ -1000,6 +1006,15 @@ export class SparseMatrix {
   /** Entry (i, j): 0 where nothing is stored, duplicates summed. */
   get(i: number, j: number): Promise<number>;
   /** `alpha * A x + beta * y`: `x` with `n` rows (size 1: SpMV; size k: SpMM) or a `SparseVector` of length `n`. */
+  /** The products' type: the deduction rules' for the matrix's and `x`'s types. */
+  multiply(x: Float32Array | readonly number[] | GPUTableEvaluator<'float32'> | GPUVector<'float32'> | SparseVector<'float32'>): GPUTableEvaluator<PromotionTable[T]['float32']>;
+  multiply(x: Uint8Array | Uint8ClampedArray | GPUTableEvaluator<'uint8'> | GPUVector<'uint8'> | SparseVector<'uint8'>): GPUTableEvaluator<PromotionTable[T]['uint8']>;
+  multiply(x: Int8Array | GPUTableEvaluator<'sint8'> | GPUVector<'sint8'> | SparseVector<'sint8'>): GPUTableEvaluator<PromotionTable[T]['sint8']>;
+  multiply(x: Uint16Array | GPUTableEvaluator<'uint16'> | GPUVector<'uint16'> | SparseVector<'uint16'>): GPUTableEvaluator<PromotionTable[T]['uint16']>;
+  multiply(x: Int16Array | GPUTableEvaluator<'sint16'> | GPUVector<'sint16'> | SparseVector<'sint16'>): GPUTableEvaluator<PromotionTable[T]['sint16']>;
+  multiply(x: Uint32Array | GPUTableEvaluator<'uint32'> | GPUVector<'uint32'> | SparseVector<'uint32'>): GPUTableEvaluator<PromotionTable[T]['uint32']>;
+  multiply(x: Int32Array | GPUTableEvaluator<'sint32'> | GPUVector<'sint32'> | SparseVector<'sint32'>): GPUTableEvaluator<PromotionTable[T]['sint32']>;
+  /** With `alpha` (other than 1) the products are float32; with `beta` and `y`, `y`'s type joins. */
   multiply(x: SparseComponent | SparseVector, options?: {alpha?: number; beta?: number; y?: SparseComponent} | null): GPUTableEvaluator;
   /** Frees the components the matrix made; later use is `DESTROYED`. */
   destroy(): void;
@@ -1028,30 +1043,30 @@ export interface COOComponents {
  * A sparse vector (0-based uint32 indices; a one-column CSC matrix underneath). Arithmetic
  * and `kron` of vectors give vectors; `sum`, `min` and `max` give evaluators.
  */
-export class SparseVector {
+export class SparseVector<T extends DataType = DataType> {
   private constructor();
   /** Indices in any order; duplicates add up. Validated (`INVALID_ARGUMENT`). */
-  static fromArrays(fields: {nzInd: ArrayLike<number>; nzVal: ArrayLike<number>; length: number}, options?: SparseOptions | null): SparseVector;
-  static fromArrays(fields: {nzInd: SparseComponent; nzVal: SparseComponent; length: number}, options?: SparseOptions | null): SparseVector | Promise<SparseVector>;
+  static fromArrays<V extends ArrayLike<number>>(fields: {nzInd: ArrayLike<number>; nzVal: V; length: number}, options?: SparseOptions | null): SparseVector<ComponentType<V>>;
+  static fromArrays<V extends SparseComponent>(fields: {nzInd: SparseComponent; nzVal: V; length: number}, options?: SparseOptions | null): SparseVector<ComponentType<V>> | Promise<SparseVector<ComponentType<V>>>;
   /** The nonzeros (NaN included) of `x`, rows of size 1. */
-  static fromDense(x: SparseComponent, options?: SparseOptions | null): Promise<SparseVector>;
+  static fromDense<X extends SparseComponent>(x: X, options?: SparseOptions | null): Promise<SparseVector<ComponentType<X>>>;
   /** No stored entries. */
-  static zeros(length: number, options?: (SparseOptions & {type?: DataType}) | null): SparseVector;
+  static zeros<Z extends DataType = 'float32'>(length: number, options?: (SparseOptions & {type?: Z}) | null): SparseVector<Z>;
   readonly format: 'vector';
   readonly shape: [number];
   readonly length: number;
   /** Stored entries, explicit zeros and duplicates included. */
   readonly nnz: number;
-  readonly type: DataType;
+  readonly type: T;
   readonly device: Device;
   readonly destroyed: boolean;
   readonly nzInd: GPUTableEvaluator<'uint32'>;
-  readonly nzVal: GPUTableEvaluator;
+  readonly nzVal: GPUTableEvaluator<T>;
   /** `length` rows of size 1 (lazy). */
-  toDense(): GPUTableEvaluator;
+  toDense(): GPUTableEvaluator<T>;
   /** Every stored entry by index, zeros included. */
-  findnz(): {indices: GPUTableEvaluator<'uint32'>; values: GPUTableEvaluator};
-  droptol(tol?: number): Promise<SparseVector>;
+  findnz(): {indices: GPUTableEvaluator<'uint32'>; values: GPUTableEvaluator<T>};
+  droptol(tol?: number): Promise<SparseVector<T>>;
   norm(p?: 1 | 2 | number): Promise<number>;
   isZero(): Promise<boolean>;
   /** Entry i: 0 where nothing is stored, duplicates summed. */
@@ -1060,7 +1075,7 @@ export class SparseVector {
 }
 
 /** `kron(A, B)`: A(i, j) B(p, q) at row `i * mB + p`, column `j * nB + q`, in A's format. */
-export function kron(a: SparseVector, b: SparseVector): Promise<SparseVector>;
-export function kron(a: SparseMatrix, b: SparseMatrix): Promise<SparseMatrix>;
+export function kron<A extends SparseVector, B extends SparseVector>(a: A, b: B): Promise<SparseVector<ArithmeticType<[A, B]>>>;
+export function kron<A extends SparseMatrix, B extends SparseMatrix>(a: A, b: B): Promise<SparseMatrix<ArithmeticType<[A, B]>>>;
 /** A vector with a matrix: the vector as its one-column matrix, the result a matrix. */
-export function kron(a: SparseMatrix | SparseVector, b: SparseMatrix | SparseVector): Promise<SparseMatrix>;
+export function kron<A extends SparseOperand, B extends SparseOperand>(a: A, b: B): Promise<SparseMatrix<ArithmeticType<[A, B]>>>;

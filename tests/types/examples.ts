@@ -4,7 +4,7 @@
 import {
   GPUTableEvaluator as E, GPUVector, GpuTableError, Device, add, subtract, multiply, divide, sqrt, abs, sin,
   interleave, gather, extent, sum, min, mean, argmax, cast, concat, slice, select, swizzle, dot, equalAll,
-  sequence, segmentedMap, fround, createDevice, init, GPUTable, SparseMatrix, SparseOperand,
+  sequence, segmentedMap, fround, createDevice, init, GPUTable, SparseMatrix, SparseVector, SparseOperand, CSRComponents,
   argsort, sort, groupBy, histogram, unique, cumsum, filter, greater, join, searchSorted, GroupOp, GPUSchema, GPUField
 } from 'gputable';
 // The module's file, as a bundler's file loader gives it.
@@ -96,18 +96,36 @@ export async function examples(bytes: Uint8Array) {
   const column: GPUVector = table.getVector('x');
   // Arrays are validated at once; evaluators may be on a GPU device (validated there).
   const matrix = SparseMatrix.fromCSR({rowPtr: [0, 1], colVal: [0], nzVal: new Float32Array([2]), shape: [1, 1]});
-  expectType<SparseMatrix>()(matrix);
-  expectType<SparseMatrix | Promise<SparseMatrix>>()(SparseMatrix.fromCOO({rowInd: [0], colInd: [0], nzVal: f32, shape: [1, 1]}));
+  expectType<SparseMatrix<'float32'>>()(matrix);
+  expectType<SparseMatrix<'float32'> | Promise<SparseMatrix<'float32'>>>()(SparseMatrix.fromCOO({rowInd: [0], colInd: [0], nzVal: f32, shape: [1, 1]}));
   const product = matrix.multiply(new Float32Array([3]));
-  expectType<E>()(product);
-  expectType<Promise<SparseMatrix>>()(add(matrix, matrix));
-  expectType<SparseMatrix>()(multiply(matrix, 2));
+  expectType<E<'float32'>>()(product);
+  expectType<Promise<SparseMatrix<'float32'>>>()(add(matrix, matrix));
+  expectType<SparseMatrix<'float32'>>()(multiply(matrix, 2));
+  // A sparse matrix's values keep their type (the deduction rules where operands meet).
+  const counts = SparseMatrix.fromCOO({rowInd: [0, 1], colInd: [1, 0], nzVal: new Uint8Array([1, 2]), shape: [2, 2]});
+  expectType<SparseMatrix<'uint8'>>()(counts);
+  expectType<E<'uint8'>>()(counts.nzVal);
+  expectType<E<'uint8'>>()(counts.toDense());
+  expectType<Promise<SparseMatrix<'uint8'> & CSRComponents>>()(counts.toCSR());
+  expectType<E<'sint16'>>()(counts.multiply(new Int8Array([1, 2])));
+  expectType<E<'float32'>>()(counts.multiply([1, 2]));
+  expectType<E>()(counts.multiply(u8, {alpha: 2}));
+  expectType<E<'uint32'>>()(sum(counts));
+  expectType<Promise<SparseMatrix<'float32'>>>()(sqrt(counts));
+  expectType<Promise<SparseMatrix<'sint16'>>>()(add(counts, SparseMatrix.zeros([2, 2], {type: 'sint8'})));
+  expectType<SparseMatrix<'float32'>>()(multiply(counts, 2));
+  const spread = SparseVector.fromArrays({nzInd: [0], nzVal: new Int32Array([3]), length: 2});
+  expectType<SparseVector<'sint32'>>()(spread);
+  expectType<E<'sint32'>>()(counts.multiply(spread));
+  const generic: SparseMatrix = counts;
+  expectType<E>()(generic.toDense());
 
   // A fold that starts sparse and mixes in dense arguments may be either, or a Promise.
   type Folded = SparseOperand | E | Promise<SparseOperand | E>;
   expectType<Folded>()(add(matrix, matrix, 1));
   expectType<Folded>()(subtract(matrix, 1, matrix));
-  expectType<SparseMatrix>()(multiply(matrix, 2, 3));
+  expectType<SparseMatrix<'float32'>>()(multiply(matrix, 2, 3));
   // Options whose type is known only at run time, and read-only rows.
   const settings: {type?: 'uint8' | 'float32'; size: number} = {size: 1};
   expectType<E>()(E.fromArray([1, 2], settings));
