@@ -58,8 +58,8 @@ export type TypeOf<A> = A extends GPUTableEvaluator<infer T> | GPUVector<infer T
     ? 'float32'
     : DataType;
 
-/** The data type of a sparse component: an evaluator's or vector's, or what `fromArray` makes of an array. */
-export type ComponentType<C> = C extends GPUTableEvaluator<infer T> | GPUVector<infer T> ? T : TypeOfArray<C>;
+/** The data type of a sparse component: an evaluator's or vector's, a typed array's (a `Float64Array`'s float32), float32 for numbers. */
+export type ComponentType<C> = C extends GPUTableEvaluator<infer T> | GPUVector<infer T> ? T : C extends Float64Array ? 'float32' : TypeOfArray<C>;
 
 /** A sparse operand of `S`'s kind with values of type `T`. */
 export type SparseOf<S, T extends DataType> = S extends SparseVector ? SparseVector<T> : SparseMatrix<T>;
@@ -933,7 +933,7 @@ export function mod<A extends NumericArgument, B extends NumericArgument>(a: A, 
 /** Evaluates every evaluator in `roots` (nested in arrays and plain objects) in one plan and releases every intermediate. */
 export function cleanEvaluate<R>(device: Device | undefined | null, roots: R): Promise<R>;
 
-/** A sparse component: a typed array, numbers (uint32 for indices, float32 for values), an evaluator or a vector. */
+/** A sparse component: a typed array, numbers or a `Float64Array` (uint32 for indices, float32 for values), an evaluator or a vector. */
 export type SparseComponent = ArrayLike<number> | GPUTableEvaluator | GPUVector;
 
 export interface SparseOptions {
@@ -1007,7 +1007,7 @@ export class SparseMatrix<T extends DataType = DataType> {
   get(i: number, j: number): Promise<number>;
   /** `alpha * A x + beta * y`: `x` with `n` rows (size 1: SpMV; size k: SpMM) or a `SparseVector` of length `n`. */
   /** The products' type: the deduction rules' for the matrix's and `x`'s types. */
-  multiply(x: Float32Array | readonly number[] | GPUTableEvaluator<'float32'> | GPUVector<'float32'> | SparseVector<'float32'>): GPUTableEvaluator<PromotionTable[T]['float32']>;
+  multiply(x: Float32Array | Float64Array | readonly number[] | GPUTableEvaluator<'float32'> | GPUVector<'float32'> | SparseVector<'float32'>): GPUTableEvaluator<PromotionTable[T]['float32']>;
   multiply(x: Uint8Array | Uint8ClampedArray | GPUTableEvaluator<'uint8'> | GPUVector<'uint8'> | SparseVector<'uint8'>): GPUTableEvaluator<PromotionTable[T]['uint8']>;
   multiply(x: Int8Array | GPUTableEvaluator<'sint8'> | GPUVector<'sint8'> | SparseVector<'sint8'>): GPUTableEvaluator<PromotionTable[T]['sint8']>;
   multiply(x: Uint16Array | GPUTableEvaluator<'uint16'> | GPUVector<'uint16'> | SparseVector<'uint16'>): GPUTableEvaluator<PromotionTable[T]['uint16']>;

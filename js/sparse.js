@@ -19,14 +19,30 @@ function component(value, indices, what, made) {
   if (value instanceof GPUTableEvaluator) return value;
   if (value instanceof GPUVector) return GPUTableEvaluator.fromVector(value);
   if (ArrayBuffer.isView(value) || Array.isArray(value)) {
-    if (Array.isArray(value) && indices && !value.every(v => Number.isInteger(v) && v >= 0 && v <= 0xffffffff)) {
+    // A Float64Array holds numbers here, as an array does (`fromArray` reads it as uint32
+    // word pairs, which a product would take for a second column).
+    const wide = value instanceof Float64Array;
+    const numbers = Array.isArray(value) || wide;
+    if (numbers && indices && !value.every(v => Number.isInteger(v) && v >= 0 && v <= 0xffffffff)) {
       fail('INVALID_ARGUMENT', `${what} must hold whole numbers from 0 to 2^32-1`);
     }
-    const evaluator = GPUTableEvaluator.fromArray(value, Array.isArray(value) && indices ? {type: 'uint32'} : undefined);
+    // Word pairs whatever the type asked: indices are copied to uint32 first.
+    const values = wide && indices ? copied(Uint32Array, value) : value;
+    const type = !numbers ? undefined : indices ? 'uint32' : 'float32';
+    const evaluator = GPUTableEvaluator.fromArray(values, type && {type});
     made.push(evaluator);
     return evaluator;
   }
   return fail('INVALID_ARGUMENT', `${what} must be a typed array, an array of numbers, an evaluator or a vector`);
+}
+
+// `values` in a new typed array of class `Typed`, or OUT_OF_MEMORY.
+function copied(Typed, values) {
+  try {
+    return Typed.from(values);
+  } catch (error) {
+    return fail('OUT_OF_MEMORY', `could not allocate ${values.length} values: ${error.message}`);
+  }
 }
 
 function shapeOf(shape) {

@@ -95,25 +95,30 @@ export async function engineChecks(gt, device) {
       return device.memory.peakBytes === device.memory.liveBytes ? null : 'resetPeak() kept the old peak';
     },
     async 'destroying a filtered nullable value frees its flags and count while its vector is held'() {
-      const {makeTable, tableToIPC, vectorFromArray, Float32} = window.Arrow;
-      const fares = Array.from({length: 3000}, (_, i) => (i % 7 === 3 ? null : (i % 50) - 10));
-      const table = await gt.GPUTable.fromArrowIPC(tableToIPC(makeTable({fare: vectorFromArray(fares, new Float32())})), {device});
-      const fare = table.getVector('fare');
-      const before = device.memory.liveBytes;
-      const kernels = device.stats.kernels;
-      const kept = gt.filter(gt.add(fare, 1), gt.greater(fare, 0));
-      const vector = await kept.evaluate(device);
-      const validity = vector.validity;
-      if (device.stats.kernels <= kernels) return 'no kernel ran on the device';
-      const rows = fares.filter(v => v !== null && v > 0).length;
-      if (vector.length !== rows) return `${vector.length} rows, not ${rows}`;
-      if (device.memory.liveBytes <= before) return 'nothing was live';
-      kept.destroy();
-      // Below the start where the collector freed an earlier check's values meanwhile.
-      const left = device.memory.liveBytes - before;
-      table.destroy();
-      if (left > 0) return `${left} bytes left on the device while the vector ${validity ? 'and its validity are' : 'is'} held`;
-      return vector.destroyed ? null : 'the output vector is not destroyed';
+      // A device of its own: the collector freeing earlier checks' values on the shared one
+      // would move liveBytes meanwhile.
+      const own = await gt.createDevice({type: device.type});
+      try {
+        const {makeTable, tableToIPC, vectorFromArray, Float32} = window.Arrow;
+        const fares = Array.from({length: 3000}, (_, i) => (i % 7 === 3 ? null : (i % 50) - 10));
+        const table = await gt.GPUTable.fromArrowIPC(tableToIPC(makeTable({fare: vectorFromArray(fares, new Float32())})), {device: own});
+        const fare = table.getVector('fare');
+        const before = own.memory.liveBytes;
+        const kept = gt.filter(gt.add(fare, 1), gt.greater(fare, 0));
+        const vector = await kept.evaluate(own);
+        const validity = vector.validity;
+        if (own.stats.kernels === 0) return 'no kernel ran on the device';
+        const rows = fares.filter(v => v !== null && v > 0).length;
+        if (vector.length !== rows) return `${vector.length} rows, not ${rows}`;
+        if (own.memory.liveBytes <= before) return 'nothing was live';
+        kept.destroy();
+        const left = own.memory.liveBytes - before;
+        table.destroy();
+        if (left !== 0) return `${left} bytes left on the device while the vector ${validity ? 'and its validity are' : 'is'} held`;
+        return vector.destroyed ? null : 'the output vector is not destroyed';
+      } finally {
+        own.destroy();
+      }
     },
     async 'a cached loop allocates nothing after its first pass'() {
       const x = E.fromArray(floats(20_000), {size: 2});

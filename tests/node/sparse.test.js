@@ -34,6 +34,25 @@ test('CSR from typed arrays: fields, dense form and products', async () => {
   throwsCode(() => A.toDense(), 'DESTROYED');
 });
 
+test('Float64Array components and products read numbers (float32 values, uint32 indices), not word pairs', async () => {
+  const wide = SparseMatrix.fromCOO({rowInd: new Float64Array([0, 2, 2]), colInd: new Float64Array([1, 0, 2]), nzVal: new Float64Array([0.1, 2, 3]), shape: [3, 3]});
+  const narrow = SparseMatrix.fromCOO({rowInd: [0, 2, 2], colInd: [1, 0, 2], nzVal: new Float32Array([0.1, 2, 3]), shape: [3, 3]});
+  assert.equal(wide.type, 'float32');
+  assert.equal(wide.nzVal.size, 1);
+  assert.deepEqual([...await wide.toDense().readValue()], [...await narrow.toDense().readValue()]);
+  // SpMV of a Float64Array x (it gave the words of x as a second column).
+  const x = new Float64Array([1, 10, 100]);
+  const product = wide.multiply(x, {beta: 1, y: new Float64Array([1, 2, 3])});
+  assert.equal(product.size, 1);
+  assert.deepEqual([...await product.readValue()], [Math.fround(Math.fround(0.1) * 10) + 1, 2, 302 + 3]);
+  const vector = SparseVector.fromArrays({nzInd: new Float64Array([2]), nzVal: new Float64Array([7]), length: 3});
+  assert.deepEqual([...await vector.toDense().readValue()], [0, 0, 7]);
+  assert.equal((await SparseMatrix.fromDense(new Float64Array([0, 1.5, 0]))).nnz, 1);
+  throwsCode(() => SparseMatrix.fromCOO({rowInd: new Float64Array([0.5]), colInd: [0], nzVal: [1], shape: [1, 1]}), 'INVALID_ARGUMENT');
+  throwsCode(() => SparseMatrix.fromCOO({rowInd: new Float64Array([-1]), colInd: [0], nzVal: [1], shape: [1, 1]}), 'INVALID_ARGUMENT');
+  for (const m of [wide, narrow]) m.destroy();
+});
+
 test('a CPU device of its own validates lazy components at once, with its own kernels', async () => {
   const device = await gt.createDevice({type: 'cpu'});
   const rows = gt.add(E.fromArray(new Uint32Array([0, 1])), E.fromArray(new Uint32Array([1, 1])));

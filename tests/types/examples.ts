@@ -118,6 +118,8 @@ export async function examples(bytes: Uint8Array) {
   const spread = SparseVector.fromArrays({nzInd: [0], nzVal: new Int32Array([3]), length: 2});
   expectType<SparseVector<'sint32'>>()(spread);
   expectType<E<'sint32'>>()(counts.multiply(spread));
+  expectType<E<'float32'>>()(counts.multiply(new Float64Array([1, 2])));
+  expectType<SparseMatrix<'float32'>>()(SparseMatrix.fromCOO({rowInd: [0], colInd: [0], nzVal: new Float64Array([1]), shape: [1, 1]}));
   const generic: SparseMatrix = counts;
   expectType<E>()(generic.toDense());
 
