@@ -61,8 +61,10 @@ export type TypeOf<A> = A extends GPUTableEvaluator<infer T> | GPUVector<infer T
 /** The data type of a sparse component: an evaluator's or vector's, a typed array's (a `Float64Array`'s float32), float32 for numbers. */
 export type ComponentType<C> = C extends GPUTableEvaluator<infer T> | GPUVector<infer T> ? T : C extends Float64Array ? 'float32' : TypeOfArray<C>;
 
-/** A sparse operand of `S`'s kind with values of type `T`. */
-export type SparseOf<S, T extends DataType> = S extends SparseVector ? SparseVector<T> : SparseMatrix<T>;
+/** A sparse operand of `S`'s kind (and format's components) with values of type `T`. */
+export type SparseOf<S, T extends DataType> = S extends SparseVector
+  ? SparseVector<T>
+  : SparseMatrix<T> & (S extends CSRComponents ? CSRComponents : unknown) & (S extends CSCComponents ? CSCComponents : unknown) & (S extends COOComponents ? COOComponents : unknown);
 
 // The deduction rules (api.md) for two inputs: any float gives float32; unsigned alone the
 // widest; signed with unsigned narrower than 32 bits sint{max(signed, 2 x unsigned bits)};
@@ -609,27 +611,33 @@ export class GPUTableEvaluator<T extends DataType = DataType> {
 }
 
 /** Sparse operands of one shape: the union of their entries (canonical, in the first one's format). */
+export function add<S extends SparseOperand>(a: S, b: S, ...more: S[]): Promise<S>;
 export function add<S extends SparseOperand, B extends SparseOperand, More extends SparseOperand[]>(a: S, b: B, ...more: More): Promise<SparseOf<S, ArithmeticType<[S, B, ...More]>>>;
 /** Three or more arguments starting with a sparse operand: each step as above, so a Promise once a sparse-sparse step ran. */
 export function add(a: SparseOperand, b: ArithmeticArgument, c: ArithmeticArgument, ...more: ArithmeticArgument[]): SparseOperand | GPUTableEvaluator | Promise<SparseOperand | GPUTableEvaluator>;
 /** Elementwise sum of one or more arguments, folded left to right. @example add(xyz, [10, 20, 30], 1) */
 export function add<Args extends ArithmeticArgument[]>(...args: Args): GPUTableEvaluator<ArithmeticType<Args>>;
 /** Sparse operands of one shape: the union of their entries. */
+export function subtract<S extends SparseOperand>(a: S, b: S, ...more: S[]): Promise<S>;
 export function subtract<S extends SparseOperand, B extends SparseOperand, More extends SparseOperand[]>(a: S, b: B, ...more: More): Promise<SparseOf<S, ArithmeticType<[S, B, ...More]>>>;
 /** Three or more arguments starting with a sparse operand: each step as above, so a Promise once a sparse-sparse step ran. */
 export function subtract(a: SparseOperand, b: ArithmeticArgument, c: ArithmeticArgument, ...more: ArithmeticArgument[]): SparseOperand | GPUTableEvaluator | Promise<SparseOperand | GPUTableEvaluator>;
 /** Elementwise difference, folded left to right. @example subtract(x, 1) */
 export function subtract<Args extends ArithmeticArgument[]>(...args: Args): GPUTableEvaluator<ArithmeticType<Args>>;
 /** A sparse operand times a number: the same structure (float32 values), at once. */
+export function multiply<S extends SparseMatrix<'float32'> | SparseVector<'float32'>>(a: S, b: number, ...more: number[]): S;
+export function multiply<S extends SparseMatrix<'float32'> | SparseVector<'float32'>>(a: number, b: S): S;
 export function multiply<S extends SparseOperand>(a: S, b: number, ...more: number[]): SparseOf<S, 'float32'>;
 export function multiply<S extends SparseOperand>(a: number, b: S): SparseOf<S, 'float32'>;
 /** Sparse operands of one shape: the intersection of their entries. */
+export function multiply<S extends SparseOperand>(a: S, b: S, ...more: S[]): Promise<S>;
 export function multiply<S extends SparseOperand, B extends SparseOperand, More extends SparseOperand[]>(a: S, b: B, ...more: More): Promise<SparseOf<S, ArithmeticType<[S, B, ...More]>>>;
 /** Three or more arguments starting with a sparse operand: each step as above, so a Promise once a sparse-sparse step ran. */
 export function multiply(a: SparseOperand, b: ArithmeticArgument, c: ArithmeticArgument, ...more: ArithmeticArgument[]): SparseOperand | GPUTableEvaluator | Promise<SparseOperand | GPUTableEvaluator>;
 /** Elementwise product, folded left to right. @example multiply(x, x) */
 export function multiply<Args extends ArithmeticArgument[]>(...args: Args): GPUTableEvaluator<ArithmeticType<Args>>;
 /** A sparse operand by a number: the same structure (float32 values), at once. */
+export function divide<S extends SparseMatrix<'float32'> | SparseVector<'float32'>>(a: S, b: number): S;
 export function divide<S extends SparseOperand>(a: S, b: number): SparseOf<S, 'float32'>;
 /** Three or more arguments starting with a sparse operand: each step as above, so a Promise once a sparse-sparse step ran. */
 export function divide(a: SparseOperand, b: ArithmeticArgument, c: ArithmeticArgument, ...more: ArithmeticArgument[]): SparseOperand | GPUTableEvaluator | Promise<SparseOperand | GPUTableEvaluator>;
@@ -638,15 +646,18 @@ export function divide<Args extends ArithmeticArgument[]>(...args: Args): GPUTab
 /** `base ** exponent`, float32. */
 export function pow(base: ArithmeticArgument, exponent: ArithmeticArgument): GPUTableEvaluator<'float32'>;
 /** Of a sparse operand (f(0) = 0): its canonical entries mapped, sparse. */
+export function sqrt<S extends SparseMatrix<'float32'> | SparseVector<'float32'>>(x: S): Promise<S>;
 export function sqrt<S extends SparseOperand>(x: S): Promise<SparseOf<S, 'float32'>>;
 /** Square root, float32. */
 export function sqrt(x: ArithmeticArgument): GPUTableEvaluator<'float32'>;
 export function abs<S extends SparseOperand>(x: S): Promise<S>;
 /** Absolute value; keeps the input type (integers wrap: abs(-128 as sint8) is -128). */
 export function abs<X extends ArithmeticArgument>(x: X): GPUTableEvaluator<TypeOf<X>>;
+export function sin<S extends SparseMatrix<'float32'> | SparseVector<'float32'>>(x: S): Promise<S>;
 export function sin<S extends SparseOperand>(x: S): Promise<SparseOf<S, 'float32'>>;
 export function sin(x: ArithmeticArgument): GPUTableEvaluator<'float32'>;
 export function cos(x: ArithmeticArgument): GPUTableEvaluator<'float32'>;
+export function tan<S extends SparseMatrix<'float32'> | SparseVector<'float32'>>(x: S): Promise<S>;
 export function tan<S extends SparseOperand>(x: S): Promise<SparseOf<S, 'float32'>>;
 export function tan(x: ArithmeticArgument): GPUTableEvaluator<'float32'>;
 export function exp(x: ArithmeticArgument): GPUTableEvaluator<'float32'>;

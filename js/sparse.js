@@ -3,7 +3,7 @@
 // primitives, run on the matrix's device with no host round trip of the entries.
 import {wasm} from './bindings.js';
 import {fail, guard, guardAsync, nameOf} from './errors.js';
-import {TYPED_ARRAYS, checkType, options} from './types.js';
+import {TYPED_ARRAYS, checkType, liveView, options} from './types.js';
 import {defaultDevice, resolveDevice, withHandles} from './devices.js';
 import {GPUVector} from './vectors.js';
 import {AS_DENSE, GPUTableEvaluator, denseFold, denseUnary} from './evaluator.js';
@@ -21,9 +21,10 @@ function component(value, indices, what, made) {
   if (ArrayBuffer.isView(value) || Array.isArray(value)) {
     // A Float64Array holds numbers here, as an array does (`fromArray` reads it as uint32
     // word pairs, which a product would take for a second column).
+    if (!Array.isArray(value)) liveView(value, what);
     const wide = value instanceof Float64Array;
     const numbers = Array.isArray(value) || wide;
-    if (numbers && indices && !value.every(v => Number.isInteger(v) && v >= 0 && v <= 0xffffffff)) {
+    if (numbers && indices && !wholeIndices(value)) {
       fail('INVALID_ARGUMENT', `${what} must hold whole numbers from 0 to 2^32-1`);
     }
     // Word pairs whatever the type asked: indices are copied to uint32 first.
@@ -34,6 +35,15 @@ function component(value, indices, what, made) {
     return evaluator;
   }
   return fail('INVALID_ARGUMENT', `${what} must be a typed array, an array of numbers, an evaluator or a vector`);
+}
+
+// Whether every value is a whole number from 0 to 2^32-1 (a loop: `every` is slower).
+function wholeIndices(values) {
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    if (!(Number.isInteger(v) && v >= 0 && v <= 0xffffffff)) return false;
+  }
+  return true;
 }
 
 // `values` in a new typed array of class `Typed`, or OUT_OF_MEMORY.

@@ -181,8 +181,9 @@ const dist = resolve(dirname(fileURLToPath(import.meta.url)), '../dist');
  * swizzle: +0.3 kB, 635.8 kB, the budget raised to 635.9 kB.
  * `table.derive` lets the evaluators its functions made release their outputs (a derived
  * table's destroy frees them): +0.1 kB, 635.9 kB, the budget raised to 636.0 kB.
- * The sparse API reads a Float64Array as numbers (float32 values, uint32 indices): +0.1 kB
- * of JS, 636.0 kB, within.
+ * The sparse API reads a Float64Array as numbers (float32 values, uint32 indices), checks
+ * a detached one and whole indices by a loop: +0.1 kB of JS, 636.0 kB, the budget raised to
+ * 636.1 kB.
  * The CPU scan's loops (`scan_whole`, 15 kB before gzip: a loop
  * per fold, class and direction) are the next place to look. The largest
  * families left to shrink, measured from the name section: the CPU reduction folders (12
@@ -191,7 +192,7 @@ const dist = resolve(dirname(fileURLToPath(import.meta.url)), '../dist');
  * formatting (18 kB before gzip: `Display` of f64 in error messages pulls in core's
  * shortest and exact float printing; a formatter through JS's own would drop it).
  */
-export const DEFAULT_IMPORT_BUDGET = 636_000;
+export const DEFAULT_IMPORT_BUDGET = 636_100;
 
 const gzipped = file => gzipSync(readFileSync(file), {level: 9}).length;
 

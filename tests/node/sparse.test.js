@@ -50,6 +50,11 @@ test('Float64Array components and products read numbers (float32 values, uint32 
   assert.equal((await SparseMatrix.fromDense(new Float64Array([0, 1.5, 0]))).nnz, 1);
   throwsCode(() => SparseMatrix.fromCOO({rowInd: new Float64Array([0.5]), colInd: [0], nzVal: [1], shape: [1, 1]}), 'INVALID_ARGUMENT');
   throwsCode(() => SparseMatrix.fromCOO({rowInd: new Float64Array([-1]), colInd: [0], nzVal: [1], shape: [1, 1]}), 'INVALID_ARGUMENT');
+  // A transferred (detached) array is a typed error, not a TypeError from reading it.
+  const detached = new Float64Array([0]);
+  structuredClone(detached.buffer, {transfer: [detached.buffer]});
+  throwsCode(() => SparseMatrix.fromCOO({rowInd: detached, colInd: [0], nzVal: [1], shape: [1, 1]}), 'INVALID_ARGUMENT');
+  throwsCode(() => SparseVector.fromArrays({nzInd: detached, nzVal: [1], length: 1}), 'INVALID_ARGUMENT');
   for (const m of [wide, narrow]) m.destroy();
 });
 

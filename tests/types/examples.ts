@@ -120,6 +120,12 @@ export async function examples(bytes: Uint8Array) {
   expectType<E<'sint32'>>()(counts.multiply(spread));
   expectType<E<'float32'>>()(counts.multiply(new Float64Array([1, 2])));
   expectType<SparseMatrix<'float32'>>()(SparseMatrix.fromCOO({rowInd: [0], colInd: [0], nzVal: new Float64Array([1]), shape: [1, 1]}));
+  // Operands of one type keep it, and a format's components (the first operand's format).
+  const csr = await counts.toCSR();
+  expectType<E<'uint32'>>()((await add(csr, csr)).rowPtr);
+  expectType<E<'uint32'>>()((multiply(csr, 2)).rowPtr);
+  const sameKind = <M extends SparseMatrix>(m: M): Promise<M> => add(m, m);
+  expectType<Promise<SparseMatrix<'uint8'>>>()(sameKind(counts));
   const generic: SparseMatrix = counts;
   expectType<E>()(generic.toDense());
 
