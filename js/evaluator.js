@@ -15,7 +15,7 @@ function source(typed, type, size, constant, chunks) {
 }
 
 // A typed array of `type` holding `values`, or OUT_OF_MEMORY where it cannot be made.
-function typed(type, values) {
+export function typed(type, values) {
   try {
     return new TYPED_ARRAYS[type](values);
   } catch (error) {

@@ -6,7 +6,7 @@ import {fail, guard, guardAsync, nameOf} from './errors.js';
 import {TYPED_ARRAYS, checkType, liveView, options} from './types.js';
 import {defaultDevice, resolveDevice, withHandles} from './devices.js';
 import {GPUVector} from './vectors.js';
-import {AS_DENSE, GPUTableEvaluator, denseFold, denseUnary} from './evaluator.js';
+import {AS_DENSE, GPUTableEvaluator, denseFold, denseUnary, typed} from './evaluator.js';
 
 const FIELDS = {
   csr: ['rowPtr', 'colVal', 'nzVal'],
@@ -24,11 +24,11 @@ function component(value, indices, what, made) {
     if (!Array.isArray(value)) liveView(value, what);
     const wide = value instanceof Float64Array;
     const numbers = Array.isArray(value) || wide;
-    if (numbers && indices && !wholeIndices(value)) {
+    if (numbers && indices && !allUint32(value)) {
       fail('INVALID_ARGUMENT', `${what} must hold whole numbers from 0 to 2^32-1`);
     }
     // Word pairs whatever the type asked: indices are copied to uint32 first.
-    const values = wide && indices ? copied(Uint32Array, value) : value;
+    const values = wide && indices ? typed('uint32', value) : value;
     const type = !numbers ? undefined : indices ? 'uint32' : 'float32';
     const evaluator = GPUTableEvaluator.fromArray(values, type && {type});
     made.push(evaluator);
@@ -38,7 +38,7 @@ function component(value, indices, what, made) {
 }
 
 // Whether every value is a whole number from 0 to 2^32-1 (a loop: `every` is slower).
-function wholeIndices(values) {
+function allUint32(values) {
   for (let i = 0; i < values.length; i++) {
     const v = values[i];
     if (!(Number.isInteger(v) && v >= 0 && v <= 0xffffffff)) return false;
@@ -46,17 +46,8 @@ function wholeIndices(values) {
   return true;
 }
 
-// `values` in a new typed array of class `Typed`, or OUT_OF_MEMORY.
-function copied(Typed, values) {
-  try {
-    return Typed.from(values);
-  } catch (error) {
-    return fail('OUT_OF_MEMORY', `could not allocate ${values.length} values: ${error.message}`);
-  }
-}
-
 function shapeOf(shape) {
-  if (!Array.isArray(shape) || shape.length !== 2 || !shape.every(d => Number.isInteger(d) && d >= 0 && d <= 0xffffffff)) {
+  if (!Array.isArray(shape) || shape.length !== 2 || !allUint32(shape)) {
     fail('INVALID_ARGUMENT', `shape must be [rows, columns] of whole numbers, got ${JSON.stringify(shape)}`);
   }
   return shape;
