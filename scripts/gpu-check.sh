@@ -76,10 +76,11 @@ skip=(--skip every_suite_test_is_registered)
 step "WebGPU backend suite on Vulkan" 240 "$dir/webgpu_suite" "${skip[@]}" --test-threads 4
 step "CPU backend suite" 120 "$dir/cpu_suite" "${skip[@]}"
 step "WebGL2 design suite on GL (EGL)" 120 "$dir/webgl_suite" "${skip[@]}" --test-threads 4
-# Elementwise and reductions (evaluate + readback and split), sorts of 1M and 10M pairs timed
-# to the device's end (4 bytes read), SpMV and COO to CSR of 10M entries.
+# Elementwise and reductions (evaluate + readback and split), sorts of 4,096 (one block: a
+# dispatch a key), 1M and 10M pairs timed to the device's end (4 bytes read), SpMV and COO to
+# CSR of 10M entries.
 # The sizes can be set smaller for a try on a software adapter.
 step "native benchmarks" 240 env BENCH_GPU_ROWS="${BENCH_GPU_ROWS:-10000000}" \
-  BENCH_SORT_PAIRS="${BENCH_SORT_PAIRS:-1000000,10000000}" BENCH_SPARSE_ROWS="${BENCH_SPARSE_ROWS:-1000000}" \
+  BENCH_SORT_PAIRS="${BENCH_SORT_PAIRS:-4096,1000000,10000000}" BENCH_SPARSE_ROWS="${BENCH_SPARSE_ROWS:-1000000}" \
   BENCH_SPARSE_ENTRIES="${BENCH_SPARSE_ENTRIES:-10000000}" "$dir/webgpu_native"
 echo "[gpu-check] results: $out"

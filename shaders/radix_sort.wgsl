@@ -8,8 +8,9 @@
 // Where the device has subgroups, `count_lanes` and `place_lanes` (after `lanes`) replace
 // `count` and `place`: rows of a digit are found in a subgroup by ballots, so one atomic adds
 // for all of them, and a block is ranked with three barriers a part, not three a round.
-// Sections are split on their marker comments: `count` and `place` take the shared part,
-// `load` and theirs; `scan` the shared part and its own.
+// A sort of one block's rows runs `block` instead: every pass of a key in one dispatch.
+// Sections are split on their marker comments: `count` takes the shared part, `load` and its
+// own; `place` also `ballots`; `scan` the shared part and its own; `block` also `ballots`.
 // Parameters: 0 rows, 1 workgroups per grid row, 3 blocks, 4 the digit's shift, 5 its mask,
 // 6 how a pass reads its rows (0: the key in place, rows in order; 1: the key carried from
 // the last pass and the permutation so far; 2: the permutation, and the key read through
@@ -116,13 +117,6 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_index
 @group(0) @binding(6) var<storage, read_write> keys_out: array<u32>;
 @group(0) @binding(7) var<storage, read_write> permutation_out: array<u32>;
 
-const WORDS: u32 = THREADS / 32u;
-// A round's ballot per digit: bit t of digit d's WORDS words is set when thread t's row has
-// digit d. A thread's rank among its digit's rows of the round is the bits below its own.
-var<workgroup> ballots: array<atomic<u32>, #BALLOTS#>;
-// Where the next row of each digit goes in the output.
-var<workgroup> next_place: array<atomic<u32>, 256>;
-
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_index) t: u32) {
     let block = block_of(group);
@@ -131,38 +125,63 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_index
     let total = totals[t];
     partials[t] = total;
     scan_partials(t, THREADS);
-    atomicStore(&next_place[t], partials[t] - total + counts[t * param(3u) + block]);
-    for (var w = 0u; w < WORDS; w++) { atomicStore(&ballots[t * WORDS + w], 0u); }
-    let word = t / 32u;
-    let bit = 1u << (t % 32u);
-    workgroupBarrier();
+    start_rounds(t, partials[t] - total + counts[t * param(3u) + block]);
     for (var j = 0u; j < ITEMS; j++) {
         let i = row_of(block, j, t);
         let live = i < param(0u);
         var pair = vec2<u32>(0u);
-        var slot = 0u;
+        if (live) { pair = load(i); }
+        let slot = digit_of(pair.x) * WORDS;
+        let place = place_in_round(live, slot, t);
         if (live) {
-            pair = load(i);
-            slot = digit_of(pair.x) * WORDS;
-            atomicOr(&ballots[slot + word], bit);
-        }
-        workgroupBarrier();
-        var place = 0u;
-        if (live) {
-            place = atomicLoad(&next_place[slot / WORDS]);
-            for (var w = 0u; w < word; w++) { place += countOneBits(atomicLoad(&ballots[slot + w])); }
-            place += countOneBits(atomicLoad(&ballots[slot + word]) & (bit - 1u));
             permutation_out[place] = pair.y;
             if (param(7u) != 0u) { keys_out[place] = pair.x; }
         }
-        workgroupBarrier();
-        // The digit's next row goes after its last of this round; its ballot is cleared.
-        if (live) {
-            atomicMax(&next_place[slot / WORDS], place + 1u);
-            atomicStore(&ballots[slot + word], 0u);
-        }
-        workgroupBarrier();
+        end_round(live, slot, place, t);
     }
+}
+
+// SECTION ballots
+// Rows ranked a round of THREADS at a time by ballots in workgroup memory (`place`, `block`).
+const WORDS: u32 = THREADS / 32u;
+// A round's ballot per digit: bit t of digit d's WORDS words is set when thread t's row has
+// digit d. A thread's rank among its digit's rows of the round is the bits below its own.
+var<workgroup> ballots: array<atomic<u32>, #BALLOTS#>;
+// Where the next row of each digit goes in the output.
+var<workgroup> next_place: array<atomic<u32>, 256>;
+
+// Digit t's rows start at `start`; the ballots are cleared. Every thread calls it.
+fn start_rounds(t: u32, start: u32) {
+    atomicStore(&next_place[t], start);
+    for (var w = 0u; w < WORDS; w++) { atomicStore(&ballots[t * WORDS + w], 0u); }
+    workgroupBarrier();
+}
+
+// Where thread t's row (`live`, its digit's ballot at `slot`) goes this round: after its
+// digit's rows of earlier rounds and of lower threads in this one. Every thread calls it.
+fn place_in_round(live: bool, slot: u32, t: u32) -> u32 {
+    let word = t / 32u;
+    let bit = 1u << (t % 32u);
+    if (live) { atomicOr(&ballots[slot + word], bit); }
+    workgroupBarrier();
+    var place = 0u;
+    if (live) {
+        place = atomicLoad(&next_place[slot / WORDS]);
+        for (var w = 0u; w < word; w++) { place += countOneBits(atomicLoad(&ballots[slot + w])); }
+        place += countOneBits(atomicLoad(&ballots[slot + word]) & (bit - 1u));
+    }
+    return place;
+}
+
+// After the round's rows are written: the digit's next row goes after its last of this
+// round, and its ballot is cleared. Every thread calls it.
+fn end_round(live: bool, slot: u32, place: u32, t: u32) {
+    workgroupBarrier();
+    if (live) {
+        atomicMax(&next_place[slot / WORDS], place + 1u);
+        atomicStore(&ballots[slot + t / 32u], 0u);
+    }
+    workgroupBarrier();
 }
 
 // SECTION lanes
@@ -356,5 +375,80 @@ fn main(
             }
         }
         workgroupBarrier();
+    }
+}
+
+// SECTION block
+// A sort of one block's rows (at most THREADS * ITEMS) by one key: every pass of its digits
+// in one workgroup, so one dispatch, each pass counting, scanning and placing as `count`,
+// `scan` and `place` do for one block, and handing its arrays to the next through a storage
+// barrier. Passes read side a and write side b, then the other way round.
+// Parameters: 0 rows, 1 how the first pass reads its rows (0: the key in place; 2: the key
+// read through the permutation in side a), 2 passes, 3 the key's bits, 4 whether the last
+// pass carries the key (writes it in order).
+@group(0) @binding(1) var<storage, read> keys: array<u32>;
+@group(0) @binding(2) var<storage, read_write> permutation_a: array<u32>;
+@group(0) @binding(3) var<storage, read_write> carried_a: array<u32>;
+@group(0) @binding(4) var<storage, read_write> permutation_b: array<u32>;
+@group(0) @binding(5) var<storage, read_write> carried_b: array<u32>;
+
+var<workgroup> histogram: array<atomic<u32>, 256>;
+
+// Row `i`'s key and the input row it came from, as pass `step` reads them.
+fn load_pass(step: u32, i: u32) -> vec2<u32> {
+    if (step == 0u) {
+        if (param(1u) == 0u) { return vec2<u32>(keys[i], i); }
+        let row = permutation_a[i];
+        return vec2<u32>(keys[row], row);
+    }
+    if (step % 2u == 1u) { return vec2<u32>(carried_b[i], permutation_b[i]); }
+    return vec2<u32>(carried_a[i], permutation_a[i]);
+}
+
+fn store_pass(step: u32, place: u32, pair: vec2<u32>, carries: bool) {
+    if (step % 2u == 0u) {
+        permutation_b[place] = pair.y;
+        if (carries) { carried_b[place] = pair.x; }
+    } else {
+        permutation_a[place] = pair.y;
+        if (carries) { carried_a[place] = pair.x; }
+    }
+}
+
+@compute @workgroup_size(256)
+fn main(@builtin(local_invocation_index) t: u32) {
+    let rows = param(0u);
+    let passes = param(2u);
+    let bits = param(3u);
+    // Rounds of THREADS rows: only those holding rows.
+    let rounds = (rows + THREADS - 1u) / THREADS;
+    for (var step = 0u; step < passes; step++) {
+        let shift = step * 8u;
+        let mask = (1u << min(bits - shift, 8u)) - 1u;
+        let carries = shift + 8u < bits || (step + 1u == passes && param(4u) != 0u);
+        atomicStore(&histogram[t], 0u);
+        workgroupBarrier();
+        for (var j = 0u; j < rounds; j++) {
+            let i = j * THREADS + t;
+            if (i < rows) { atomicAdd(&histogram[(load_pass(step, i).x >> shift) & mask], 1u); }
+        }
+        workgroupBarrier();
+        // Digit t starts after every row of a smaller digit.
+        let count = atomicLoad(&histogram[t]);
+        partials[t] = count;
+        scan_partials(t, THREADS);
+        start_rounds(t, partials[t] - count);
+        for (var j = 0u; j < rounds; j++) {
+            let i = j * THREADS + t;
+            let live = i < rows;
+            var pair = vec2<u32>(0u);
+            if (live) { pair = load_pass(step, i); }
+            let slot = ((pair.x >> shift) & mask) * WORDS;
+            let place = place_in_round(live, slot, t);
+            if (live) { store_pass(step, place, pair, carries); }
+            end_round(live, slot, place, t);
+        }
+        // The next pass reads what this one wrote.
+        storageBarrier();
     }
 }

@@ -434,7 +434,7 @@ fn ranked(device: &gputable::gpu::GpuDevice) -> &'static str {
 
 /// `topK` of 70,001 float rows sorts only candidates: each run of 256 rows keeps its first
 /// 10 in one pass and the radix sort orders those 2,740 alone (one pass keeping them, one
-/// gather of their key, 12 radix dispatches over one block, one mapping back, where the
+/// gather of their key, one radix dispatch over one block, one mapping back, where the
 /// whole sort is 12 over 18 blocks), as `explain` says and the device counts; the rows are
 /// the stable sort's first 10.
 #[test]
@@ -445,16 +445,63 @@ fn top_k_sorts_each_runs_first_rows_alone() {
     let x = f32s(&values, 1);
     let (_, indices) = ir::top_k(&x, 10.0, true).unwrap();
     let text = explain(&d, &indices).unwrap();
-    let line = format!("15 dispatches: the first 10 rows of each of 274 runs of 256 rows kept, their 2740 keys gathered, then 4 passes of an 8-bit radix sort (a count, a scan and a placing dispatch each, over 1 blocks of 4096 rows{}), and their first 10 mapped back", ranked(&d));
-    assert!(text.contains(&line), "{text}");
+    let line = "4 dispatches: the first 10 rows of each of 274 runs of 256 rows kept, their 2740 keys gathered, then 4 passes of an 8-bit radix sort of one block (at most 4096 rows), each key's passes in one dispatch of one workgroup, and their first 10 mapped back";
+    assert!(text.contains(line), "{text}");
     let before = d.core().counters.stats().kernels;
     evaluate_blocking(&d, std::slice::from_ref(&indices)).unwrap();
-    // The sort key made, the sort's 15, the first 10 rows copied out of the permutation,
+    // The sort key made, the sort's 4, the first 10 rows copied out of the permutation,
     // as `explain` counts them.
     let ran = d.core().counters.stats().kernels - before;
-    assert_eq!(ran, 17, "{text}");
-    assert!(text.contains("\n17 dispatches in all\n"), "{text}");
+    assert_eq!(ran, 6, "{text}");
+    assert!(text.contains("\n6 dispatches in all\n"), "{text}");
     let mut order: Vec<u32> = (0..values.len() as u32).collect();
     order.sort_by(|&i, &j| values[j as usize].total_cmp(&values[i as usize]));
     assert_eq!(read_u32(&indices), &order[..10]);
+}
+
+/// A sort of one block's rows (at most 4,096) runs each key's passes in one dispatch of one
+/// workgroup, and one of a row more the three dispatches a digit over two blocks: three
+/// keys of 32, 10 and 1 bits (passes of odd and even counts, ties broken by the later keys
+/// and then by row), with and without subgroups, as `explain` says and the device counts,
+/// in the stable order.
+#[test]
+fn a_sort_of_one_block_runs_each_keys_passes_in_one_dispatch() {
+    use gputable::engine::explain;
+    let mut plain = pollster::block_on(WebGpu::fresh());
+    plain.forgo_subgroups().unwrap();
+    for d in [pollster::block_on(WebGpu::fresh()), plain] {
+        for rows in [2u32, 255, 4096, 4097] {
+            let mut rng = Rng(rows as u64);
+            let wide: Vec<u32> = (0..rows)
+                .map(|_| (rng.next() as u32 >> rng.below(32)) % 50_000)
+                .collect();
+            let narrow: Vec<u32> = (0..rows).map(|_| rng.below(1000) as u32).collect();
+            let flag: Vec<u32> = (0..rows).map(|_| rng.below(2) as u32).collect();
+            let perm = ir::lexsort_permutation(&[
+                (&u32s(&wide, 1), 1 << 32),
+                (&u32s(&narrow, 1), 1000),
+                (&u32s(&flag, 1), 2),
+            ])
+            .unwrap();
+            let text = explain(&d, &perm).unwrap();
+            let line = match rows <= 4096 {
+                true => "3 dispatches: 7 passes of an 8-bit radix sort of one block (at most 4096 rows), each key's passes in one dispatch of one workgroup".to_string(),
+                false => format!("21 dispatches: 7 passes of an 8-bit radix sort (a count, a scan and a placing dispatch each, over 2 blocks of 4096 rows{})", ranked(&d)),
+            };
+            assert!(text.contains(&line), "{rows} rows: {text}");
+            let before = d.core().counters.stats().kernels;
+            evaluate_blocking(&d, std::slice::from_ref(&perm)).unwrap();
+            let ran = d.core().counters.stats().kernels - before;
+            assert!(
+                text.contains(&format!("\n{ran} dispatches in all\n")),
+                "{ran} ran: {text}"
+            );
+            let mut expected: Vec<u32> = (0..rows).collect();
+            expected.sort_by_key(|&i| (wide[i as usize], narrow[i as usize], flag[i as usize]));
+            assert!(
+                read_u32(&perm) == expected,
+                "{rows} rows: the order differs"
+            );
+        }
+    }
 }

@@ -217,6 +217,11 @@ fn generated_kernels_are_valid_wgsl() {
             );
         }
     }
+    // One block's sort: every pass of a key in one kernel.
+    validate(
+        &sort_source("block", None).unwrap(),
+        "the sort's one-block kernel",
+    );
     // WebGPU's sort read for its first rows: each block's select by 1 to 4 key words, the
     // candidates' keys gathered, their order mapped back.
     use gputable::wgsl::compute::{top_k_source, TOP_K_WORDS};

@@ -224,16 +224,13 @@ impl StagedScan {
             None => None,
         };
         // A reversed scan's ranges run from the last, their rows joined in row order after.
-        let count = self.ranges.len();
+        let in_order: Box<dyn Iterator<Item = &(u32, u32)>> = match self.back {
+            Some(_) => Box::new(self.ranges.iter().rev()),
+            None => Box::new(self.ranges.iter()),
+        };
         let (mut value_parts, mut flag_parts) = (Vec::new(), Vec::new());
         let mut carry = None;
-        for step in 0..count {
-            let at = if self.back.is_some() {
-                count - 1 - step
-            } else {
-                step
-            };
-            let (start, end) = self.ranges[at];
+        for &(start, end) in in_order {
             let [rows, next] = self.part(start, end, carry)?;
             crate::engine::evaluate(device, &[rows.clone(), next.clone()]).await?;
             let length = end - start;

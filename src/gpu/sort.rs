@@ -1,5 +1,6 @@
 //! The stable sort on WebGPU: an LSD radix sort of 8-bit digits (shaders/radix_sort.wgsl),
-//! three dispatches a digit, with each key and the permutation in one binding; the last
+//! three dispatches a digit (one a key where the rows are one block), with each key and the
+//! permutation in one binding; the last
 //! passes carry the first key, so the sort writes it in order too. Rows are ranked by
 //! subgroup ballots where the device has subgroups, else by ballots in workgroup memory. A
 //! sort too large for one binding runs in runs of this sort and a merge
@@ -78,9 +79,39 @@ impl GpuDevice {
     /// between passes (two; where the sort writes its first key in order, one of them is
     /// that output, counted here too), and each block's digit counts and their totals.
     fn radix_sort_scratch_bytes(&self, rows: u32) -> u64 {
-        3 * self.value_bytes(DType::U32, 1, rows)
-            + self.value_bytes(DType::U32, 1, digit_counts(rows))
-            + self.value_bytes(DType::U32, 1, DIGITS)
+        let arrays = 3 * self.value_bytes(DType::U32, 1, rows);
+        match rows <= SORT_BLOCK {
+            // One block's sort counts in workgroup memory.
+            true => arrays,
+            false => {
+                arrays
+                    + self.value_bytes(DType::U32, 1, digit_counts(rows))
+                    + self.value_bytes(DType::U32, 1, DIGITS)
+            }
+        }
+    }
+
+    /// The two permutations and two carried keys a radix sort's passes read and write in
+    /// turn, and the carried keys' bytes (4 where no pass carries a key).
+    fn ping_pong_arrays(
+        &self,
+        batch: &GpuBatch,
+        rows: u32,
+        bits: &[u32],
+        writes_first_key: bool,
+    ) -> Result<([BufferLease; 2], [BufferLease; 2], u64)> {
+        let bytes = rows as u64 * 4;
+        let carries = writes_first_key || bits.iter().any(|&b| b > SORT_DIGIT_BITS);
+        let carried_bytes = if carries { bytes } else { 4 };
+        let permutations = [
+            self.sort_array(batch, bytes)?,
+            self.sort_array(batch, bytes)?,
+        ];
+        let carried = [
+            self.sort_array(batch, carried_bytes)?,
+            self.sort_array(batch, carried_bytes)?,
+        ];
+        Ok((permutations, carried, carried_bytes))
     }
 
     /// A buffer of `bytes` for a sort's working arrays.
@@ -169,6 +200,30 @@ impl GpuDevice {
         rows: u32,
         writes_first_key: bool,
     ) -> Result<(BufferLease, BufferLease)> {
+        // Its kernels, compiled once each (one await: each await of a pipeline is code).
+        let lanes = self.sort_lanes();
+        let kinds = match rows <= SORT_BLOCK {
+            true => vec![("block", None)],
+            false => vec![("count", lanes), ("scan", None), ("place", lanes)],
+        };
+        let mut pipelines = Vec::with_capacity(kinds.len());
+        for (kind, lanes) in kinds {
+            pipelines.push(self.pipeline(&sort_source(kind, lanes)?).await?);
+        }
+        let [count, scan, place] = match <[_; 3]>::try_from(pipelines) {
+            Ok(three) => three,
+            Err(mut block) => {
+                let pipeline = block.pop().ok_or_else(|| internal("no sort kernel"))?;
+                return self.block_radix_sort(
+                    batch,
+                    pipeline,
+                    joined,
+                    bits,
+                    rows,
+                    writes_first_key,
+                );
+            }
+        };
         let bytes = rows as u64 * 4;
         let blocks = rows.div_ceil(SORT_BLOCK);
         let (grid, stride) = self.grid(blocks.max(1) * SORT_THREADS, SORT_THREADS)?;
@@ -178,23 +233,9 @@ impl GpuDevice {
         let totals = self.sort_array(batch, totals_bytes)?;
         let (counts_bound, totals_bound) =
             (bound(&counts, counts_bytes), bound(&totals, totals_bytes));
-        let carries = writes_first_key || bits.iter().any(|&b| b > SORT_DIGIT_BITS);
-        let carried_bytes = if carries { bytes } else { 4 };
         let last_pass = passes(bits).len().saturating_sub(1);
-        let mut permutations = [
-            self.sort_array(batch, bytes)?,
-            self.sort_array(batch, bytes)?,
-        ];
-        let mut carried = [
-            self.sort_array(batch, carried_bytes)?,
-            self.sort_array(batch, carried_bytes)?,
-        ];
-        let lanes = self.sort_lanes();
-        let (count, scan, place) = (
-            self.pipeline(&sort_source("count", lanes)?).await?,
-            self.pipeline(&sort_source("scan", None)?).await?,
-            self.pipeline(&sort_source("place", lanes)?).await?,
-        );
+        let (mut permutations, mut carried, carried_bytes) =
+            self.ping_pong_arrays(batch, rows, bits, writes_first_key)?;
         for (pass, (key, shift)) in passes(bits).into_iter().enumerate() {
             let reads = match (pass, shift) {
                 (0, _) => Reads::InPlace,
@@ -260,14 +301,71 @@ impl GpuDevice {
         Ok((permutation, first_key))
     }
 
+    /// `radix_sort` of one block's rows: one dispatch per key, running all of its passes
+    /// in one workgroup (shaders/radix_sort.wgsl's `block`), where three dispatches a digit
+    /// would each run one workgroup of that work.
+    fn block_radix_sort(
+        &self,
+        batch: &mut GpuBatch,
+        pipeline: Rc<wgpu::ComputePipeline>,
+        joined: &[(wgpu::Buffer, u64)],
+        bits: &[u32],
+        rows: u32,
+        writes_first_key: bool,
+    ) -> Result<(BufferLease, BufferLease)> {
+        let bytes = rows as u64 * 4;
+        let bound = |lease: &BufferLease, bytes: u64| (lease.buffer.clone(), bytes);
+        let (mut permutations, mut carried, carried_bytes) =
+            self.ping_pong_arrays(batch, rows, bits, writes_first_key)?;
+        // The last key's passes first; the first key with bits writes it in order.
+        let sorted_keys: Vec<usize> = (0..bits.len()).rev().filter(|&k| bits[k] > 0).collect();
+        for (n, &key) in sorted_keys.iter().enumerate() {
+            let passes = bits[key].div_ceil(SORT_DIGIT_BITS);
+            let reads = match n {
+                0 => Reads::InPlace,
+                _ => Reads::Through,
+            };
+            let last = n + 1 == sorted_keys.len();
+            let params = vec![
+                rows,
+                reads as u32,
+                passes,
+                bits[key],
+                u32::from(writes_first_key && last),
+            ];
+            batch.dispatches.push(Dispatch {
+                pipeline: pipeline.clone(),
+                params: padded(params),
+                buffers: vec![
+                    joined[key].clone(),
+                    bound(&permutations[0], bytes),
+                    bound(&carried[0], carried_bytes),
+                    bound(&permutations[1], bytes),
+                    bound(&carried[1], carried_bytes),
+                ],
+                grid: (1, 1),
+            });
+            // An odd number of passes leaves the arrays in side b.
+            if passes % 2 == 1 {
+                permutations.swap(0, 1);
+                carried.swap(0, 1);
+            }
+        }
+        let [permutation, spare] = permutations;
+        let [first_key, spare_key] = carried;
+        batch.keep.extend([spare, spare_key]);
+        Ok((permutation, first_key))
+    }
+
     /// The kernels keeping each run's first rows by `words` key words, gathering their keys,
     /// and mapping them back (shaders/top_k.wgsl).
     async fn top_k_pipelines(&self, words: usize) -> Result<[Rc<wgpu::ComputePipeline>; 3]> {
-        Ok([
-            self.pipeline(&top_k_source("select", words)?).await?,
-            self.pipeline(&top_k_source("gather", 0)?).await?,
-            self.pipeline(&top_k_source("finish", 0)?).await?,
-        ])
+        let mut made = Vec::with_capacity(3);
+        for (kind, words) in [("select", words), ("gather", 0), ("finish", 0)] {
+            made.push(self.pipeline(&top_k_source(kind, words)?).await?);
+        }
+        made.try_into()
+            .map_err(|_| internal("a top-k kernel is missing"))
     }
 
     /// Records the candidates for the first `kept` rows of the stable sort of `joined` (by
@@ -384,27 +482,40 @@ impl SortModel for GpuDevice {
             Some(_) => ", ranking rows by subgroup ballots",
             None => "",
         };
+        let sorted_keys = bits.iter().filter(|&&b| b > 0).count() as u64;
+        // The radix sort of `rows` rows: its dispatches and what they do.
         let radix = |rows: u32| {
-            let blocks = rows.div_ceil(SORT_BLOCK);
-            format!("{digits} passes of an 8-bit radix sort (a count, a scan and a placing dispatch each, over {blocks} blocks of {SORT_BLOCK} rows{ranked})")
+            match rows <= SORT_BLOCK {
+            true => (
+                sorted_keys,
+                format!("{digits} passes of an 8-bit radix sort of one block (at most {SORT_BLOCK} rows), each key's passes in one dispatch of one workgroup"),
+            ),
+            false => {
+                let blocks = rows.div_ceil(SORT_BLOCK);
+                (
+                    3 * digits,
+                    format!("{digits} passes of an 8-bit radix sort (a count, a scan and a placing dispatch each, over {blocks} blocks of {SORT_BLOCK} rows{ranked})"),
+                )
+            }
+        }
         };
         match first_rows_per_run(rows, *ordered_rows, bits.len()) {
             Some(kept) if !writes_first_key => {
                 let runs = rows.div_ceil(TOP_K_RUN);
-                let dispatches = 3 * digits + bits.len() as u64 + 2;
+                let (sorting, line) = radix(runs * kept);
+                let dispatches = sorting + bits.len() as u64 + 2;
                 (
                     dispatches,
                     format!(
-                        "{dispatches} dispatches: the first {kept} rows of each of {runs} runs of {TOP_K_RUN} rows kept, their {} keys gathered, then {}, and their first {kept} mapped back",
+                        "{dispatches} dispatches: the first {kept} rows of each of {runs} runs of {TOP_K_RUN} rows kept, their {} keys gathered, then {line}, and their first {kept} mapped back",
                         runs * kept,
-                        radix(runs * kept)
                     ),
                 )
             }
-            _ => (
-                3 * digits,
-                format!("{} dispatches: {}", 3 * digits, radix(rows)),
-            ),
+            _ => {
+                let (dispatches, line) = radix(rows);
+                (dispatches, format!("{dispatches} dispatches: {line}"))
+            }
         }
     }
 }

@@ -135,12 +135,14 @@ pub fn top_k_source(kind: &str, words: usize) -> Result<String> {
     Ok(format!("{}\n{template}", fixed_prelude()))
 }
 
-/// A radix sort kernel: `count`, `scan` or `place` (see shaders/radix_sort.wgsl); `count`
-/// and `place` by subgroup ballots where `lanes` (`sort_lanes`) is given.
+/// A radix sort kernel: `count`, `scan`, `place` or `block` (see shaders/radix_sort.wgsl);
+/// `count` and `place` by subgroup ballots where `lanes` (`sort_lanes`) is given.
 pub fn sort_source(kind: &str, lanes: Option<u32>) -> Result<String> {
     // `count` and `place` read rows through the `load` section.
     let template = match (kind, lanes) {
-        ("count" | "place", None) => sections(RADIX_SORT, &["load", kind])?,
+        ("count", None) => sections(RADIX_SORT, &["load", kind])?,
+        ("place", None) => sections(RADIX_SORT, &["load", "ballots", kind])?,
+        ("block", _) => sections(RADIX_SORT, &["ballots", kind])?,
         ("count", Some(_)) => sections(RADIX_SORT, &["load", "lanes", "count_lanes"])?,
         ("place", Some(_)) => sections(RADIX_SORT, &["load", "lanes", "place_lanes"])?,
         _ => section(RADIX_SORT, kind)?,
