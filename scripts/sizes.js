@@ -190,6 +190,9 @@ const dist = resolve(dirname(fileURLToPath(import.meta.url)), '../dist');
  * Then the ranking by ballots shared by `place` and `block` (functions of a `ballots`
  * section) and the sort's ping-pong arrays by one function: +1.0 kB, 639.3 kB (639,290
  * bytes), the budget raised to 639.3 kB, with no shrink first.
+ * Stop 70: WebGPU's compaction of one block (a kernel of its own, the walk joining its
+ * flags) and `explain` counting what an evaluation runs (draw arguments, checks, tasks of
+ * no rows): +1.5 kB, 640.8 kB (640,812 bytes), the budget raised to 640.9 kB.
  * The CPU scan's loops (`scan_whole`, 15 kB before gzip: a loop
  * per fold, class and direction) are the next place to look. The largest
  * families left to shrink, measured from the name section: the CPU reduction folders (12
@@ -198,7 +201,7 @@ const dist = resolve(dirname(fileURLToPath(import.meta.url)), '../dist');
  * formatting (18 kB before gzip: `Display` of f64 in error messages pulls in core's
  * shortest and exact float printing; a formatter through JS's own would drop it).
  */
-export const DEFAULT_IMPORT_BUDGET = 639_300;
+export const DEFAULT_IMPORT_BUDGET = 640_900;
 
 const gzipped = file => gzipSync(readFileSync(file), {level: 9}).length;
 

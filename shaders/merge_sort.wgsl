@@ -77,7 +77,9 @@ fn main(@builtin(position) pos: vec4<f32>) -> Out {
 // its sorted order, found by reading the run once while keeping its first rows in order in
 // private memory (a row that ties with the last kept one is not kept: the run's order is
 // stable). The candidates, in run order, are merged as any sort's rows, so ties stay in
-// row order. Parameters: 0 rows, 1 candidates, 4 k, 5.. each key's mask.
+// row order. `kept` is indexed by loop counters alone, never by a slot the data chose:
+// llvmpipe lost rows shifted through such an index (`kept[at] = kept[at - 1]`).
+// Parameters: 0 rows, 1 candidates, 4 k, 5.. each key's mask.
 
 const RUN: u32 = #RUN#u;
 const MOST: u32 = #MOST#u;
@@ -93,24 +95,42 @@ fn main(@builtin(position) pos: vec4<f32>) -> Out {
     let first = (slot / param(4u)) * RUN;
     let end = min(first + RUN, param(0u));
     var kept: array<u32, MOST>;
+    // Rows kept (at most place + 1), and kept[place] once there are that many.
     var count = 0u;
+    var last = 0u;
     for (var i = first; i < end; i++) {
-        var at = count;
-        if (count > place) {
-            if (!before(i, kept[place])) {
-                continue;
-            }
-            at = place;
-        } else {
+        let full = count > place;
+        if (full && !before(i, last)) {
+            continue;
+        }
+        // The row takes a new slot (or the last one's, its row dropped) and moves toward
+        // slot 0 past the kept rows it comes before; ties stay behind it (a stable order).
+        let top = select(count, place, full);
+        if (!full) {
             count += 1u;
         }
-        while (at > 0u && before(i, kept[at - 1u])) {
-            kept[at] = kept[at - 1u];
-            at -= 1u;
+        var moving = true;
+        for (var j = MOST - 1u; j > 0u; j--) {
+            if (moving && j <= top) {
+                if (before(i, kept[j - 1u])) {
+                    kept[j] = kept[j - 1u];
+                } else {
+                    kept[j] = i;
+                    moving = false;
+                }
+            }
+            if (j == place) {
+                last = kept[j];
+            }
         }
-        kept[at] = i;
+        if (moving) {
+            kept[0] = i;
+        }
+        if (place == 0u) {
+            last = kept[0];
+        }
     }
-    let source = kept[place];
+    let source = last;
     out.permutation = source;
 #STORES#    return out;
 }

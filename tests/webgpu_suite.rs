@@ -459,6 +459,92 @@ fn top_k_sorts_each_runs_first_rows_alone() {
     assert_eq!(read_u32(&indices), &order[..10]);
 }
 
+/// `explain` counts every dispatch an evaluation runs: a counted result's draw arguments,
+/// the nodes a check reads (a histogram's extent, the rows a maximum of nulls keeps), and
+/// no dispatch for a chunk of no rows. It had missed the first two and counted the last.
+#[test]
+fn explain_counts_the_dispatches_an_evaluation_runs() {
+    use gputable::engine::explain;
+    use gputable::ir::{Bins, ReduceKind};
+    let d = WebGpu::device();
+    let xs: Vec<f32> = (0..3000).map(|i| ((i * 37) % 101) as f32 - 50.0).collect();
+    let chunks = [1000, 0, 2000];
+    let x = chunked(ColumnData::F32(xs.clone()), 1, &chunks);
+    let valid = chunked(
+        ColumnData::U8((0..3000).map(|i| u8::from(i % 3 > 0)).collect()),
+        1,
+        &chunks,
+    );
+    let nullable = ir::with_validity(&x, Some(&valid)).unwrap();
+    let positive =
+        ir::predicate(gputable::ir::Predicate::Greater, &[x.clone(), lit(&[0.])]).unwrap();
+    let auto = Bins::Equal {
+        bins: 8.0,
+        range: None,
+    };
+    let cases = [
+        ("filter", ir::filter(&x, &positive).unwrap()),
+        ("histogram", ir::histogram(&x, &auto, None).unwrap()),
+        (
+            "max",
+            ir::reduce(ReduceKind::Max, &nullable, None, 4).unwrap(),
+        ),
+    ];
+    for (name, root) in cases {
+        let text = explain(&d, &root).unwrap();
+        let before = d.core().counters.stats().kernels;
+        evaluate_blocking(&d, std::slice::from_ref(&root)).unwrap();
+        let ran = d.core().counters.stats().kernels - before;
+        assert!(
+            text.contains(&format!("\n{ran} dispatches in all\n")),
+            "{name}: {ran} ran: {text}"
+        );
+    }
+}
+
+/// A compaction of at most one block of flags (4,096) is one dispatch of one workgroup,
+/// its flags joined first where they are stored in chunks; one of more runs as the scan,
+/// scatter and fill it is composed of (10 dispatches and more). Filters of none, half and
+/// every row keep the rows a loop keeps, in order, and `explain` counts the dispatches run.
+#[test]
+fn a_compaction_of_one_block_is_one_dispatch() {
+    use gputable::engine::explain;
+    let d = WebGpu::device();
+    for rows in [1u32, 255, 4096, 4097] {
+        for chunks in [vec![rows], vec![rows / 3, 0, rows - rows / 3]] {
+            for every in [0u64, 2, 1] {
+                let mut rng = Rng(rows as u64 + every);
+                let keep: Vec<u8> = (0..rows)
+                    .map(|_| u8::from(every > 0 && rng.below(every) == 0))
+                    .collect();
+                let values: Vec<u32> = (0..rows).map(|r| r * 7 + 1).collect();
+                let x = chunked(ColumnData::U32(values.clone()), 1, &chunks);
+                let mask = chunked(ColumnData::U8(keep.clone()), 1, &chunks);
+                let kept = ir::filter(&x, &mask).unwrap();
+                let text = explain(&d, &kept).unwrap();
+                let line = match rows <= 4096 {
+                    true => "kernels: 1 dispatch of one workgroup (a block of at most 4096 rows)",
+                    false => " dispatches of other ops",
+                };
+                assert!(text.contains(line), "{rows} rows: {text}");
+                let before = d.core().counters.stats().kernels;
+                evaluate_blocking(&d, std::slice::from_ref(&kept)).unwrap();
+                assert_eq!(kept.materialized_on(), Some(d.core().id));
+                let ran = d.core().counters.stats().kernels - before;
+                assert!(
+                    text.contains(&format!("\n{ran} dispatches in all\n")),
+                    "{ran} ran: {text}"
+                );
+                let expected: Vec<u32> = (values.iter().zip(&keep))
+                    .filter(|(_, &k)| k != 0)
+                    .map(|(&v, _)| v)
+                    .collect();
+                assert_eq!(read_u32(&kept), expected, "{rows} rows in {chunks:?}");
+            }
+        }
+    }
+}
+
 /// A sort of one block's rows (at most 4,096) runs each key's passes in one dispatch of one
 /// workgroup, and one of a row more the three dispatches a digit over two blocks: three
 /// keys of 32, 10 and 1 bits (passes of odd and even counts, ties broken by the later keys

@@ -194,9 +194,9 @@ fn generated_kernels_are_valid_wgsl() {
             validate(&kernel.source, &format!("fragment kernel {i}"));
         }
     }
-    // The scatter kernels: WebGPU's fill, scatter and row numbers, WebGL2's point draw of
-    // each type and of row numbers.
-    for kind in ["fill", "scatter", "row_numbers"] {
+    // The scatter kernels: WebGPU's fill, scatter, row numbers and one block's compaction,
+    // WebGL2's point draw of each type and of row numbers.
+    for kind in ["fill", "scatter", "row_numbers", "compact"] {
         validate(
             &gputable::wgsl::compute::scatter_source(kind).unwrap(),
             &format!("the {kind} kernel"),

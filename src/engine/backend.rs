@@ -132,6 +132,11 @@ pub trait RegionModel: DeviceModel {
     fn walks(&self, _root: &Node) -> bool {
         false
     }
+    /// Whether the device's own walk of `root` reads its input `k` as one value (the
+    /// executor joins one stored in parts).
+    fn walk_joins_input(&self, _root: &Node, _k: usize) -> bool {
+        false
+    }
     /// Device bytes the walk `root` holds besides its inputs and output where the device
     /// walks it (a lookup's hash table).
     fn walk_scratch_bytes(&self, _root: &Node) -> u64 {

@@ -345,14 +345,12 @@ impl<'a> Ledger<'a> {
             let inputs = root.inputs.iter().map(|input| input.meta.length);
             let walked = inputs.fold(root.meta.length, u32::max);
             let scratch = match native {
-                // A lookup's table (and its flags) joined into one value each.
+                // The inputs it reads whole (a lookup's table) joined into one value each.
                 true => {
-                    let table = root.inputs.iter().skip(1);
-                    let joined = match root.op == Op::Lookup {
-                        true => self.joined_bytes(table),
-                        false => 0,
-                    };
-                    device.walk_scratch_bytes(root) + joined
+                    let whole = (root.inputs.iter().enumerate())
+                        .filter(|(k, _)| device.walk_joins_input(root, *k))
+                        .map(|(_, input)| input);
+                    device.walk_scratch_bytes(root) + self.joined_bytes(whole)
                 }
                 false => split_sort_scratch_bytes(device, walked) * root.meta.size as u64,
             };

@@ -55,6 +55,10 @@ pub fn explain(device: &dyn CostModel, root: &NodeRef) -> Result<String> {
         }
         return Ok(text);
     }
+    // What an evaluation runs besides (where nothing ran in parts): draw arguments, and
+    // the nodes its checks read.
+    let roots = super::evaluated_with(device, &roots)?;
+    let (_, _, roots) = super::checks_of(&roots);
     // Sorts larger than allowedMem run first, as runs and a merge; the rest reads their
     // results from the host.
     let (sorts, stand_ins) = super::external_sort::plan(device, &roots, true)?;
@@ -172,7 +176,16 @@ fn pass_kernels(
     }
     if region.is_walk() {
         let (kernels, line) = match &pass.composed {
-            None => device.describe_walk(&region.root),
+            None => {
+                let root = &region.root;
+                let mut copies = 0;
+                for (k, input) in root.inputs.iter().enumerate() {
+                    if device.walk_joins_input(root, k) {
+                        copies += joining_copies(&device.plan_limits(), input)?;
+                    }
+                }
+                after_joining(device, device.describe_walk(root), copies, "inputs")
+            }
             Some(composed) => {
                 let kernels = composed_kernels(device, &composed.schedule)?;
                 let (one, many) = device.kernel_words().unwrap_or(("kernel", "kernels"));
@@ -183,15 +196,22 @@ fn pass_kernels(
         return Ok((kernels, line));
     }
     let tasks = pass.tasks.len() as u64;
-    let largest = pass.tasks.iter().map(|t| t.rows).max().unwrap_or(0);
-    let largest = region.task(largest);
-    let (each, line) = match () {
-        _ if region.is_reduction() => device.describe_reduction(&largest),
-        _ if region.is_scatter() => device.describe_scatter(&largest),
-        _ if region.adds_to_bins => device.describe_bins(&largest),
-        _ => device.describe_region(&largest)?,
+    // Each task's kernels (one of no rows may run none); the line is the largest's.
+    let describe = |rows: u32| {
+        let task = region.task(rows);
+        match () {
+            _ if region.is_reduction() => Ok(device.describe_reduction(&task)),
+            _ if region.is_scatter() => Ok(device.describe_scatter(&task)),
+            _ if region.adds_to_bins => Ok(device.describe_bins(&task)),
+            _ => device.describe_region(&task),
+        }
     };
-    let mut kernels = each * tasks;
+    let largest = pass.tasks.iter().map(|t| t.rows).max().unwrap_or(0);
+    let (_, line) = describe(largest)?;
+    let mut kernels = 0;
+    for task in &pass.tasks {
+        kernels += describe(task.rows)?.0;
+    }
     if region.is_scatter() {
         kernels += device.scatter_pass_kernels(region);
     }
@@ -224,18 +244,26 @@ fn describe_native_sort(device: &dyn CostModel, region: &Region) -> Result<(u64,
     for key in &region.root.inputs {
         copies += joining_copies(&device.plan_limits(), key)?;
     }
+    Ok(after_joining(device, (kernels, line), copies, "keys"))
+}
+
+/// A pass's `kernels` and line, after `copies` kernels joining its `inputs` stored in
+/// chunks into one value each.
+fn after_joining(
+    device: &dyn CostModel,
+    (kernels, line): (u64, String),
+    copies: u64,
+    inputs: &str,
+) -> (u64, String) {
     let (one, many) = device.kernel_words().unwrap_or(("kernel", "kernels"));
-    Ok(match copies {
+    match copies {
         0 => (kernels, line),
-        1 => (
-            kernels + 1,
-            format!("{line}, after 1 {one} joining keys stored in chunks"),
-        ),
-        n => (
-            n + kernels,
-            format!("{line}, after {n} {many} joining keys stored in chunks"),
-        ),
-    })
+        n => {
+            let word = if n == 1 { one } else { many };
+            let line = format!("{line}, after {n} {word} joining {inputs} stored in chunks");
+            (kernels + n, line)
+        }
+    }
 }
 
 /// The copy kernels `Run::assemble` runs joining the stored chunks of `key` into one value.

@@ -52,11 +52,7 @@ pub fn evaluate_blocking(device: &dyn Backend, roots: &[NodeRef]) -> Result<()> 
 /// `evaluate`, with every node materialized when `fusion` is off (the reference that tests
 /// "fusion never changes a result").
 pub async fn evaluate_with(device: &dyn Backend, roots: &[NodeRef], fusion: Fusion) -> Result<()> {
-    let mut roots = crate::ir::with_companions(roots);
-    if device.draws_indirect() {
-        roots = crate::ir::with_draw_args(&roots)?;
-    }
-    let roots = &roots;
+    let roots = &evaluated_with(device, roots)?;
     let (checks, fresh, all) = checks_of(roots);
     run(device, &all, fusion, None).await?;
     run_checks(checks, fresh).await?;
@@ -90,6 +86,16 @@ async fn settle_counts(roots: &[NodeRef]) -> Result<()> {
         root.settle(chunks);
     }
     Ok(())
+}
+
+/// `roots` and what an evaluation of them keeps with them: their null flags and counts,
+/// and where a renderer draws from them, their draw arguments.
+fn evaluated_with(device: &dyn CostModel, roots: &[NodeRef]) -> Result<Vec<NodeRef>> {
+    let roots = crate::ir::with_companions(roots);
+    match device.draws_indirect() {
+        true => crate::ir::with_draw_args(&roots),
+        false => Ok(roots),
+    }
 }
 
 type Checks = (Vec<(NodeRef, Check)>, Vec<NodeRef>, Vec<NodeRef>);

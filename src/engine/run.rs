@@ -498,11 +498,11 @@ impl Run<'_> {
             None => {
                 // A device's own walk reads its inputs where they are stored: rows in host
                 // memory (a plan input streamed under a budget) are copied here first, and
-                // a lookup's table (read at any row) is joined into one value.
+                // an input it reads whole (a lookup's table) is joined into one value.
                 let mut stored = Vec::with_capacity(inputs.len());
                 for (k, (input, node)) in inputs.iter().zip(&root.inputs).enumerate() {
                     let pieces = (input.chunks.iter()).map(|chunk| (chunk.clone(), 0, chunk.rows));
-                    let values: Vec<Vec<_>> = match k > 0 && root.op == Op::Lookup {
+                    let values: Vec<Vec<_>> = match self.device.walk_joins_input(root, k) {
                         true => vec![pieces.filter(|piece| piece.2 > 0).collect()],
                         false => pieces.map(|piece| vec![piece]).collect(),
                     };

@@ -6,10 +6,10 @@ use std::rc::Rc;
 use super::{GpuBatch, GpuDevice};
 use crate::engine::{RegionModel, Regions};
 use crate::error::{ErrorCode, GpuTableError, Result};
-use crate::ir::{Node, NodeRef};
+use crate::ir::{Node, NodeRef, Op};
 use crate::plan::Region;
 use crate::value::Value;
-use crate::wgsl::compute::{self, WORKGROUP_SIZE};
+use crate::wgsl::compute::{self, COMPACT_BLOCK, WORKGROUP_SIZE};
 
 /// Invocations of an elementwise region over `rows` rows (see `compute::elementwise_kernel`).
 fn elementwise_invocations(root: &NodeRef, rows: u32) -> Result<u32> {
@@ -29,13 +29,30 @@ fn elementwise_invocations(root: &NodeRef, rows: u32) -> Result<u32> {
 
 impl RegionModel for GpuDevice {
     fn walks(&self, root: &Node) -> bool {
-        self.looks_up(root)
+        self.looks_up(root) || super::scatter::compacts_one_block(root)
+    }
+    fn walk_joins_input(&self, root: &Node, k: usize) -> bool {
+        // A lookup's table and its flags (read at any row); one block's flags.
+        match root.op {
+            Op::Lookup => k > 0,
+            _ => super::scatter::compacts_one_block(root),
+        }
     }
     fn walk_scratch_bytes(&self, root: &Node) -> u64 {
-        GpuDevice::lookup_slot_bytes(root)
+        match root.op {
+            Op::Compact => 0,
+            _ => GpuDevice::lookup_slot_bytes(root),
+        }
     }
     fn describe_walk(&self, root: &Node) -> (u64, String) {
-        GpuDevice::describe_lookup(root)
+        match root.op {
+            Op::Compact if root.meta.length == 0 => (0, "no dispatch (0 rows)".to_string()),
+            Op::Compact => (
+                1,
+                format!("1 dispatch of one workgroup (a block of at most {COMPACT_BLOCK} rows)"),
+            ),
+            _ => GpuDevice::describe_lookup(root),
+        }
     }
     fn describe_bins(&self, region: &Region) -> (u64, String) {
         GpuDevice::describe_bins(self, region)
@@ -95,7 +112,10 @@ impl Regions for GpuDevice {
         root: &Node,
         inputs: &[Vec<Rc<Value>>],
     ) -> Result<Vec<Value>> {
-        self.lookup(batch, root, inputs).await
+        match root.op {
+            Op::Compact => self.compact_one_block(batch, inputs).await,
+            _ => self.lookup(batch, root, inputs).await,
+        }
     }
     async fn bins_target(&self, batch: &mut GpuBatch, root: &Node) -> Result<Self::Bins> {
         GpuDevice::bins_target(self, batch, root).await

@@ -1,14 +1,18 @@
 //! Scatter on WebGPU: the output, in parts that each fit one binding, cleared by a dispatch
 //! per part; then per chunk task a dispatch per part, each writing the input rows whose
-//! destinations fall in its part.
+//! destinations fall in its part. Also the compaction of one block of flags, one dispatch
+//! where the scatter it is composed of takes 9.
 
-use super::{bound, Dispatch, GpuBatch, GpuDevice, STORAGE};
+use std::rc::Rc;
+
+use super::{bound, internal, Dispatch, GpuBatch, GpuDevice, STORAGE};
+use crate::dtype::DType;
 use crate::engine::{ScatterModel, Scatters, Written};
 use crate::error::Result;
-use crate::ir::Node;
+use crate::ir::{Node, Op};
 use crate::plan::Region;
 use crate::value::Value;
-use crate::wgsl::compute::{scatter_source, WORKGROUP_SIZE};
+use crate::wgsl::compute::{scatter_source, COMPACT_BLOCK, WORKGROUP_SIZE};
 use crate::wgsl::FIXED_PARAMS;
 
 impl GpuDevice {
@@ -43,6 +47,46 @@ impl GpuDevice {
             grid,
         });
         Ok(())
+    }
+}
+
+/// Whether the compaction `root` runs as one dispatch of one workgroup: its flags at most
+/// a block of rows, joined into one value (else it runs as the scan, scatter and fill it is
+/// composed of: 9 dispatches for one block of one chunk, more past it).
+pub(super) fn compacts_one_block(root: &Node) -> bool {
+    root.op == Op::Compact && root.meta.length <= COMPACT_BLOCK
+}
+
+impl GpuDevice {
+    /// Records the compaction of one block of `flags` (`compacts_one_block`): each flagged
+    /// row's number, in order, then `u32::MAX` up to the rows.
+    pub(super) async fn compact_one_block(
+        &self,
+        batch: &mut GpuBatch,
+        flags: &[Vec<Rc<Value>>],
+    ) -> Result<Vec<Value>> {
+        let flags = match flags {
+            [joined] if joined.len() == 1 => &joined[0],
+            _ => {
+                return Err(internal(
+                    "a compaction of one block reads one value of flags",
+                ))
+            }
+        };
+        let rows = flags.rows;
+        let bytes = rows as u64 * 4;
+        let lease = self.take_buffer(bytes.max(4), STORAGE, &batch.home)?;
+        if rows > 0 {
+            let mut params = vec![rows];
+            params.resize(FIXED_PARAMS, 0);
+            batch.dispatches.push(Dispatch {
+                pipeline: self.pipeline(&scatter_source("compact")?).await?,
+                params,
+                buffers: vec![(lease.buffer.clone(), bytes), bound(flags)?],
+                grid: (1, 1),
+            });
+        }
+        Ok(vec![self.stored(DType::U32, 1, rows, lease)])
     }
 }
 

@@ -48,6 +48,12 @@ fn passes(bits: &[u32]) -> Vec<(usize, u32)> {
         .collect()
 }
 
+/// Whether a sort of `rows` rows is one block: one workgroup sorts it, each key's passes in
+/// one dispatch, counting in workgroup memory.
+fn fits_one_block(rows: u32) -> bool {
+    rows <= SORT_BLOCK
+}
+
 /// Words of each block's digit counts in a sort of `rows` rows.
 fn digit_counts(rows: u32) -> u32 {
     rows.div_ceil(SORT_BLOCK) * DIGITS
@@ -80,8 +86,7 @@ impl GpuDevice {
     /// that output, counted here too), and each block's digit counts and their totals.
     fn radix_sort_scratch_bytes(&self, rows: u32) -> u64 {
         let arrays = 3 * self.value_bytes(DType::U32, 1, rows);
-        match rows <= SORT_BLOCK {
-            // One block's sort counts in workgroup memory.
+        match fits_one_block(rows) {
             true => arrays,
             false => {
                 arrays
@@ -202,7 +207,8 @@ impl GpuDevice {
     ) -> Result<(BufferLease, BufferLease)> {
         // Its kernels, compiled once each (one await: each await of a pipeline is code).
         let lanes = self.sort_lanes();
-        let kinds = match rows <= SORT_BLOCK {
+        let one_block = fits_one_block(rows);
+        let kinds = match one_block {
             true => vec![("block", None)],
             false => vec![("count", lanes), ("scan", None), ("place", lanes)],
         };
@@ -210,20 +216,12 @@ impl GpuDevice {
         for (kind, lanes) in kinds {
             pipelines.push(self.pipeline(&sort_source(kind, lanes)?).await?);
         }
-        let [count, scan, place] = match <[_; 3]>::try_from(pipelines) {
-            Ok(three) => three,
-            Err(mut block) => {
-                let pipeline = block.pop().ok_or_else(|| internal("no sort kernel"))?;
-                return self.block_radix_sort(
-                    batch,
-                    pipeline,
-                    joined,
-                    bits,
-                    rows,
-                    writes_first_key,
-                );
-            }
-        };
+        if one_block {
+            let pipeline = pipelines.pop().ok_or_else(|| internal("no sort kernel"))?;
+            return self.block_radix_sort(batch, pipeline, joined, bits, rows, writes_first_key);
+        }
+        let [count, scan, place] =
+            <[_; 3]>::try_from(pipelines).map_err(|_| internal("no sort kernel"))?;
         let bytes = rows as u64 * 4;
         let blocks = rows.div_ceil(SORT_BLOCK);
         let (grid, stride) = self.grid(blocks.max(1) * SORT_THREADS, SORT_THREADS)?;
@@ -484,20 +482,22 @@ impl SortModel for GpuDevice {
         };
         let sorted_keys = bits.iter().filter(|&&b| b > 0).count() as u64;
         // The radix sort of `rows` rows: its dispatches and what they do.
-        let radix = |rows: u32| {
-            match rows <= SORT_BLOCK {
+        let radix = |rows: u32| match fits_one_block(rows) {
             true => (
                 sorted_keys,
-                format!("{digits} passes of an 8-bit radix sort of one block (at most {SORT_BLOCK} rows), each key's passes in one dispatch of one workgroup"),
+                format!(
+                    "{digits} passes of an 8-bit radix sort of one block (at most {SORT_BLOCK} \
+                     rows), each key's passes in one dispatch of one workgroup"
+                ),
             ),
-            false => {
-                let blocks = rows.div_ceil(SORT_BLOCK);
-                (
-                    3 * digits,
-                    format!("{digits} passes of an 8-bit radix sort (a count, a scan and a placing dispatch each, over {blocks} blocks of {SORT_BLOCK} rows{ranked})"),
-                )
-            }
-        }
+            false => (
+                3 * digits,
+                format!(
+                    "{digits} passes of an 8-bit radix sort (a count, a scan and a placing \
+                     dispatch each, over {} blocks of {SORT_BLOCK} rows{ranked})",
+                    rows.div_ceil(SORT_BLOCK)
+                ),
+            ),
         };
         match first_rows_per_run(rows, *ordered_rows, bits.len()) {
             Some(kept) if !writes_first_key => {

@@ -64,6 +64,12 @@ pub const TOP_K_RUN: u32 = 256;
 pub const TOP_K_MOST: u32 = 16;
 pub const TOP_K_WORDS: usize = 4;
 
+/// A compaction of at most `COMPACT_BLOCK` flags runs in one workgroup (shaders/scatter.wgsl
+/// `compact`): a run of `COMPACT_ITEMS` flags per invocation.
+pub const COMPACT_THREADS: u32 = 256;
+pub const COMPACT_ITEMS: u32 = 16;
+pub const COMPACT_BLOCK: u32 = COMPACT_THREADS * COMPACT_ITEMS;
+
 /// The shared part of a sectioned template and its section `name`.
 pub(super) fn section(template: &str, name: &str) -> Result<String> {
     sections(template, &[name])
@@ -88,11 +94,15 @@ fn reduce_section(name: &str) -> Result<String> {
     section(REDUCE, name)
 }
 
-/// A scatter kernel: `fill` (the output set to 0), `scatter` (a value's rows written) or
-/// `row_numbers` (each row's number written; see shaders/scatter.wgsl).
+/// A scatter kernel: `fill` (the output set to 0), `scatter` (a value's rows written),
+/// `row_numbers` (each row's number written) or `compact` (one block's flagged rows'
+/// numbers, in order; see shaders/scatter.wgsl).
 pub fn scatter_source(kind: &str) -> Result<String> {
     let template = match kind {
         "fill" => section(SCATTER, kind)?,
+        "compact" => section(SCATTER, kind)?
+            .replace("#WORKGROUP#", &COMPACT_THREADS.to_string())
+            .replace("#ITEMS#", &COMPACT_ITEMS.to_string()),
         _ => sections(SCATTER, &[kind, "write"])?,
     };
     let template = template.replace("#WORKGROUP#", &WORKGROUP_SIZE.to_string());

@@ -817,6 +817,7 @@ macro_rules! suite {
             argsort_orders_every_type_stably_with_nan_and_nulls,
             argsort_by_several_keys_and_top_k,
             top_k_of_many_rows_keeps_ties_in_row_order,
+            top_k_keeps_every_tied_row_of_each_run,
             argsort_of_a_million_float_keys,
             a_sort_by_a_32_bit_key_then_another_counts_its_buckets_in_64_bits,
             logic_and_float_tests_follow_truth_and_nan,
