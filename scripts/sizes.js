@@ -192,7 +192,8 @@ const dist = resolve(dirname(fileURLToPath(import.meta.url)), '../dist');
  * bytes), the budget raised to 639.3 kB, with no shrink first.
  * Stop 70: WebGPU's compaction of one block (a kernel of its own, the walk joining its
  * flags) and `explain` counting what an evaluation runs (draw arguments, checks, tasks of
- * no rows): +1.5 kB, 640.8 kB (640,812 bytes), the budget raised to 640.9 kB.
+ * no rows, joining copies as stored): +1.6 kB, 640.9 kB (640,923 bytes), the budget
+ * raised to 641.0 kB.
  * The CPU scan's loops (`scan_whole`, 15 kB before gzip: a loop
  * per fold, class and direction) are the next place to look. The largest
  * families left to shrink, measured from the name section: the CPU reduction folders (12
@@ -201,7 +202,7 @@ const dist = resolve(dirname(fileURLToPath(import.meta.url)), '../dist');
  * formatting (18 kB before gzip: `Display` of f64 in error messages pulls in core's
  * shortest and exact float printing; a formatter through JS's own would drop it).
  */
-export const DEFAULT_IMPORT_BUDGET = 640_900;
+export const DEFAULT_IMPORT_BUDGET = 641_000;
 
 const gzipped = file => gzipSync(readFileSync(file), {level: 9}).length;
 

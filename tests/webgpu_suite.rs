@@ -502,6 +502,46 @@ fn explain_counts_the_dispatches_an_evaluation_runs() {
     }
 }
 
+/// Under `allowedMem`, a pass cut into row ranges stores a chunk per range: `explain`
+/// counts the copies joining those chunks where a compaction reads its flags whole (it had
+/// counted the flags' one declared chunk, so no copy).
+#[test]
+fn explain_counts_the_copies_joining_flags_cut_to_fit_the_budget() {
+    use gputable::engine::explain;
+    let d = new_device();
+    let rows = 4000u32;
+    let column = |seed: u64| {
+        let mut rng = Rng(seed);
+        let values: Vec<f32> = (0..rows).map(|_| rng.f32()).collect();
+        f32s(&values, 1)
+    };
+    let (a, b, c) = (column(1), column(2), column(3));
+    use gputable::ir::Predicate;
+    let positive =
+        |x: &NodeRef| ir::predicate(Predicate::Greater, &[x.clone(), lit(&[0.])]).unwrap();
+    let both = ir::predicate(Predicate::And, &[positive(&a), positive(&b)]).unwrap();
+    let mask = ir::predicate(Predicate::And, &[both, positive(&c)]).unwrap();
+    let kept = ir::filter(&a, &mask).unwrap();
+    let column_bytes = d.value_bytes(gputable::DType::F32, 1, rows);
+    d.core().allowed_mem.set(Some(
+        d.task_overhead_bytes() + 3 * column_bytes + column_bytes / 2,
+    ));
+    let text = explain(&d, &kept).unwrap();
+    assert!(
+        text.contains("chunks cut into row ranges that fit allowedMem"),
+        "{text}"
+    );
+    assert!(text.contains("joining inputs stored in chunks"), "{text}");
+    let before = d.core().counters.stats().kernels;
+    evaluate_blocking(&d, std::slice::from_ref(&kept)).unwrap();
+    let ran = d.core().counters.stats().kernels - before;
+    d.core().allowed_mem.set(None);
+    assert!(
+        text.contains(&format!("\n{ran} dispatches in all\n")),
+        "{ran} ran: {text}"
+    );
+}
+
 /// A compaction of at most one block of flags (4,096) is one dispatch of one workgroup,
 /// its flags joined first where they are stored in chunks; one of more runs as the scan,
 /// scatter and fill it is composed of (10 dispatches and more). Filters of none, half and

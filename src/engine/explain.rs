@@ -170,7 +170,7 @@ fn pass_kernels(
     }
     if region.is_sort() {
         return match &pass.composed {
-            None => describe_native_sort(device, region),
+            None => describe_native_sort(device, schedule, region),
             Some(split) => describe_split_sort(device, region, &split.schedule),
         };
     }
@@ -181,7 +181,7 @@ fn pass_kernels(
                 let mut copies = 0;
                 for (k, input) in root.inputs.iter().enumerate() {
                     if device.walk_joins_input(root, k) {
-                        copies += joining_copies(&device.plan_limits(), input)?;
+                        copies += joining_copies(device, schedule, input)?;
                     }
                 }
                 after_joining(device, device.describe_walk(root), copies, "inputs")
@@ -235,14 +235,18 @@ fn pass_kernels(
 }
 
 /// The kernels of a device's own sort, with the copies joining keys stored in chunks.
-fn describe_native_sort(device: &dyn CostModel, region: &Region) -> Result<(u64, String)> {
+fn describe_native_sort(
+    device: &dyn CostModel,
+    schedule: &Schedule,
+    region: &Region,
+) -> Result<(u64, String)> {
     let (kernels, line) = device.describe_sort(&region.root, !region.sorted_keys.is_empty());
     if device.sorts_keys_in_chunks() {
         return Ok((kernels, line));
     }
     let mut copies = 0;
     for key in &region.root.inputs {
-        copies += joining_copies(&device.plan_limits(), key)?;
+        copies += joining_copies(device, schedule, key)?;
     }
     Ok(after_joining(device, (kernels, line), copies, "keys"))
 }
@@ -266,13 +270,15 @@ fn after_joining(
     }
 }
 
-/// The copy kernels `Run::assemble` runs joining the stored chunks of `key` into one value.
-fn joining_copies(limits: &PlanLimits, key: &NodeRef) -> Result<u64> {
-    let offsets = key.chunk_offsets();
+/// The copy kernels `Run::assemble` runs joining the stored chunks of `input` (as
+/// `schedule` stores them: a pass cut to fit the budget stores a chunk per task) into one
+/// value.
+fn joining_copies(device: &dyn CostModel, schedule: &Schedule, input: &NodeRef) -> Result<u64> {
+    let (offsets, uploaded) = stored_chunks(device, schedule, input);
     let pieces = (offsets.windows(2).filter(|w| w[1] > w[0]))
-        .map(|w| Piece::of(key, (w[0], w[1]), (w[0], w[1]), false))
+        .map(|w| Piece::of(input, (w[0], w[1]), (w[0], w[1]), uploaded))
         .collect::<Result<Vec<_>>>()?;
-    copies_joining(limits, pieces)
+    copies_joining(&device.plan_limits(), pieces)
 }
 
 /// The copy kernels `Run::assembly` runs for the view `root` in `pass` of `schedule`: per
