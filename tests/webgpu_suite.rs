@@ -459,6 +459,18 @@ fn top_k_sorts_each_runs_first_rows_alone() {
     assert_eq!(read_u32(&indices), &order[..10]);
 }
 
+/// Evaluates `root` on `d` and checks that `text`, its `explain`, counted the dispatches
+/// it ran.
+fn ran_as_explained(d: &GpuDevice, root: &NodeRef, text: &str, what: &str) {
+    let before = d.core().counters.stats().kernels;
+    evaluate_blocking(d, std::slice::from_ref(root)).unwrap();
+    let ran = d.core().counters.stats().kernels - before;
+    assert!(
+        text.contains(&format!("\n{ran} dispatches in all\n")),
+        "{what}: {ran} ran: {text}"
+    );
+}
+
 /// `explain` counts every dispatch an evaluation runs: a counted result's draw arguments,
 /// the nodes a check reads (a histogram's extent, the rows a maximum of nulls keeps), and
 /// no dispatch for a chunk of no rows. It had missed the first two and counted the last.
@@ -492,13 +504,7 @@ fn explain_counts_the_dispatches_an_evaluation_runs() {
     ];
     for (name, root) in cases {
         let text = explain(&d, &root).unwrap();
-        let before = d.core().counters.stats().kernels;
-        evaluate_blocking(&d, std::slice::from_ref(&root)).unwrap();
-        let ran = d.core().counters.stats().kernels - before;
-        assert!(
-            text.contains(&format!("\n{ran} dispatches in all\n")),
-            "{name}: {ran} ran: {text}"
-        );
+        ran_as_explained(&d, &root, &text, name);
     }
 }
 
@@ -532,14 +538,8 @@ fn explain_counts_the_copies_joining_flags_cut_to_fit_the_budget() {
         "{text}"
     );
     assert!(text.contains("joining inputs stored in chunks"), "{text}");
-    let before = d.core().counters.stats().kernels;
-    evaluate_blocking(&d, std::slice::from_ref(&kept)).unwrap();
-    let ran = d.core().counters.stats().kernels - before;
+    ran_as_explained(&d, &kept, &text, "cut flags");
     d.core().allowed_mem.set(None);
-    assert!(
-        text.contains(&format!("\n{ran} dispatches in all\n")),
-        "{ran} ran: {text}"
-    );
 }
 
 /// A compaction of at most one block of flags (4,096) is one dispatch of one workgroup,
@@ -567,14 +567,8 @@ fn a_compaction_of_one_block_is_one_dispatch() {
                     false => " dispatches of other ops",
                 };
                 assert!(text.contains(line), "{rows} rows: {text}");
-                let before = d.core().counters.stats().kernels;
-                evaluate_blocking(&d, std::slice::from_ref(&kept)).unwrap();
+                ran_as_explained(&d, &kept, &text, &format!("{rows} rows"));
                 assert_eq!(kept.materialized_on(), Some(d.core().id));
-                let ran = d.core().counters.stats().kernels - before;
-                assert!(
-                    text.contains(&format!("\n{ran} dispatches in all\n")),
-                    "{ran} ran: {text}"
-                );
                 let expected: Vec<u32> = (values.iter().zip(&keep))
                     .filter(|(_, &k)| k != 0)
                     .map(|(&v, _)| v)
@@ -615,13 +609,7 @@ fn a_sort_of_one_block_runs_each_keys_passes_in_one_dispatch() {
                 false => format!("21 dispatches: 7 passes of an 8-bit radix sort (a count, a scan and a placing dispatch each, over 2 blocks of 4096 rows{})", ranked(&d)),
             };
             assert!(text.contains(&line), "{rows} rows: {text}");
-            let before = d.core().counters.stats().kernels;
-            evaluate_blocking(&d, std::slice::from_ref(&perm)).unwrap();
-            let ran = d.core().counters.stats().kernels - before;
-            assert!(
-                text.contains(&format!("\n{ran} dispatches in all\n")),
-                "{ran} ran: {text}"
-            );
+            ran_as_explained(&d, &perm, &text, &format!("{rows} rows"));
             let mut expected: Vec<u32> = (0..rows).collect();
             expected.sort_by_key(|&i| (wide[i as usize], narrow[i as usize], flag[i as usize]));
             assert!(
