@@ -24,6 +24,9 @@ pub struct Counters {
     pub allocations: Cell<u64>,
     /// Sorts run (not in `stats`: the tests' check that an operation sorts its entries once).
     pub sorts: Cell<u64>,
+    /// Reads waiting on the device (a WebGPU map), not in `stats`: the tests' check that
+    /// rows read together take one.
+    pub readbacks: Cell<u64>,
     live_bytes: Cell<u64>,
     pooled_bytes: Cell<u64>,
     peak_bytes: Cell<u64>,
@@ -56,8 +59,10 @@ impl Counters {
     pub fn add_upload(&self, bytes: u64) {
         bump(&self.upload_bytes, bytes);
     }
+    /// One read waiting on the device, of `bytes`.
     pub fn add_readback(&self, bytes: u64) {
         bump(&self.readback_bytes, bytes);
+        bump(&self.readbacks, 1);
     }
     pub fn add_kernels(&self, count: u64) {
         bump(&self.kernels, count);

@@ -619,3 +619,28 @@ fn a_sort_of_one_block_runs_each_keys_passes_in_one_dispatch() {
         }
     }
 }
+
+/// Rows read together fill staging buffers of at most 8 MB in order, each mapped once: a
+/// small value, one of 12 MB (a full piece and the rest) and a small one take three waits
+/// (the small one; 8 MB; the rest with the last), and each keeps its rows in order.
+#[test]
+fn reads_together_past_one_staging_buffer_fill_it_in_turn() {
+    let d = WebGpu::device();
+    let rows = 3_000_000u32;
+    let large = ir::binary(
+        Add,
+        &u32s(&(0..rows).collect::<Vec<_>>(), 1),
+        &konst(ColumnData::U32(vec![1])),
+    )
+    .unwrap();
+    let small = ir::binary(Multiply, &f32s(&[1.5, -0.0, 3.0], 1), &lit(&[2.0])).unwrap();
+    evaluate_blocking(&d, &[large.clone(), small.clone()]).unwrap();
+    let (large_home, small_home) = (large.home().unwrap(), small.home().unwrap());
+    let before = d.core().counters.readbacks.get();
+    let reads = [(&small_home, 3), (&large_home, rows), (&small_home, 2)];
+    let read = pollster::block_on(gputable::engine::read_outputs(&d, &reads)).unwrap();
+    assert_eq!(d.core().counters.readbacks.get() - before, 3);
+    assert_eq!(read[0], ColumnData::F32(vec![3.0, -0.0, 6.0]));
+    assert_eq!(read[1], ColumnData::U32((1..=rows).collect()));
+    assert_eq!(read[2], ColumnData::F32(vec![3.0, -0.0]));
+}

@@ -2,7 +2,7 @@
 //! caching allocator works here as on the GPU devices); a read hands rows over in place.
 
 use super::CpuDevice;
-use crate::column::Column;
+use crate::column::{Column, ColumnData};
 use crate::engine::{DeviceModel, Transfers};
 use crate::error::Result;
 use crate::memory::Home;
@@ -30,5 +30,14 @@ impl Transfers for CpuDevice {
             start as u64 * value.size as u64,
             column.slice_rows(start, end)?,
         )
+    }
+    /// A CPU value's rows are in host memory: no read waits.
+    async fn read_together(&self, reads: &[(&Value, u32, u32)]) -> Result<Vec<ColumnData>> {
+        (reads.iter())
+            .map(|&(value, start, end)| match value.host_column() {
+                Some(column) => column.slice_rows(start, end),
+                None => Err(crate::engine::internal("not a host value")),
+            })
+            .collect()
     }
 }

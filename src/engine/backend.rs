@@ -21,7 +21,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
 
-use crate::column::Column;
+use crate::column::{Column, ColumnData};
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::ir::Node;
@@ -264,6 +264,9 @@ pub trait Transfers: Batches {
         end: u32,
         sink: &mut RowSink<'_>,
     ) -> Result<()>;
+    /// Rows `start..end` of each of `reads` (this device's values), each as one host array.
+    /// A device may read them all in one round trip.
+    async fn read_together(&self, reads: &[(&Value, u32, u32)]) -> Result<Vec<ColumnData>>;
 }
 
 /// Fused elementwise passes.
@@ -410,6 +413,10 @@ pub trait Backend: CostModel {
         end: u32,
         sink: &'a mut RowSink<'_>,
     ) -> Pending<'a, ()>;
+    fn read_together<'a>(
+        &'a self,
+        reads: &'a [(&'a Value, u32, u32)],
+    ) -> Pending<'a, Vec<ColumnData>>;
     fn run_region<'a>(
         &'a self,
         batch: &'a mut Erased,
@@ -548,6 +555,12 @@ where
         sink: &'a mut RowSink<'_>,
     ) -> Pending<'a, ()> {
         Box::pin(Transfers::read_rows(self, value, start, end, sink))
+    }
+    fn read_together<'a>(
+        &'a self,
+        reads: &'a [(&'a Value, u32, u32)],
+    ) -> Pending<'a, Vec<ColumnData>> {
+        Box::pin(Transfers::read_together(self, reads))
     }
     fn run_region<'a>(
         &'a self,

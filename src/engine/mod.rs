@@ -563,6 +563,55 @@ pub async fn read_rows(output: &Output, start: u32, end: u32) -> Result<ColumnDa
     Ok(column.data)
 }
 
+/// Rows `0..rows` of each of `outputs` (over its chunks; in host memory or on `device`),
+/// each as one host array, once `device`'s earlier work is done. Its values on the device
+/// are read together (`Transfers::read_together`: one round trip on a GPU).
+pub async fn read_outputs(
+    device: &dyn Backend,
+    outputs: &[(&Output, u32)],
+) -> Result<Vec<ColumnData>> {
+    let here = device.core().id;
+    let pieces: Vec<_> = (outputs.iter())
+        .map(|&(output, rows)| output.pieces(0, rows as u64))
+        .collect();
+    let mut reads = Vec::new();
+    for (&(output, _), pieces) in outputs.iter().zip(&pieces) {
+        for (value, lo, hi) in pieces
+            .iter()
+            .filter(|(value, ..)| value.host_column().is_none())
+        {
+            if output.device != here {
+                return Err(internal("a part's result is on another device"));
+            }
+            reads.push((&**value, *lo, *hi));
+        }
+    }
+    let mut read = match reads.is_empty() {
+        true => Vec::new(),
+        false => {
+            let _turn = device.core().queue.enter().await;
+            device.core().lost.check()?;
+            (device.read_together(&reads).await).map_err(|e| device.core().lost.explain(e))?
+        }
+    }
+    .into_iter();
+    let mut columns = Vec::with_capacity(outputs.len());
+    for (&(output, rows), pieces) in outputs.iter().zip(&pieces) {
+        let first = (output.chunks.first()).ok_or_else(|| internal("an output without chunks"))?;
+        let mut column = Column::empty(first.dtype, first.size)?;
+        column.reserve_rows((rows as u64).min(output.rows()) as u32)?;
+        for (value, lo, hi) in pieces {
+            let data = match value.host_column() {
+                Some(host) => host.slice_rows(*lo, *hi)?,
+                None => read.next().ok_or_else(|| internal("a read was lost"))?,
+            };
+            column.append(&data)?;
+        }
+        columns.push(column.data);
+    }
+    Ok(columns)
+}
+
 /// Puts a node's output on `device` now, copied once (later calls find the copy), and with
 /// `only` drops every other copy (a table loaded onto a GPU device keeps no host copy). The
 /// device holds the materialized output after (api.md's `evaluated` and `device`).

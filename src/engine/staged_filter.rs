@@ -15,7 +15,7 @@ use std::fmt::Write;
 use std::rc::Rc;
 
 use super::staged_group::{cut_to_fit, projected_peak, push_settled, results_read_by_pending_work};
-use super::{internal, read_rows, Backend, CostModel};
+use super::{internal, read_outputs, Backend, CostModel};
 use crate::column::{Column, ColumnData};
 use crate::error::{ErrorCode, GpuTableError, Result};
 use crate::ir::{self, NodeRef};
@@ -161,14 +161,25 @@ impl StagedFilter {
             let part = self.part(start, end)?;
             crate::engine::evaluate(device, &part).await?;
             let chunk = offsets.partition_point(|&o| o <= start as u64) - 1;
+            let rows = part[0]
+                .known_length()
+                .ok_or_else(|| internal("a filter's part was not counted"))?;
+            // Every column's kept rows and null flags, read together.
+            let mut outputs = Vec::with_capacity(part.len() * 2);
+            for (node, (_, flags)) in part.iter().zip(&columns) {
+                outputs.push(computed(node)?);
+                if let (Some(_), Some(valid)) = (flags, node.validity()) {
+                    outputs.push(computed(valid)?);
+                }
+            }
+            let reads: Vec<_> = outputs.iter().map(|output| (output, rows)).collect();
+            let mut read = read_outputs(device, &reads).await?.into_iter();
+            let mut next = || read.next().ok_or_else(|| internal("a part was not read"));
             for (node, (values, flags)) in part.iter().zip(columns.iter_mut()) {
-                let rows = node
-                    .known_length()
-                    .ok_or_else(|| internal("a filter's part was not counted"))?;
-                values.append(&read_rows(&computed(node)?, 0, rows).await?)?;
+                values.append(&next()?)?;
                 if let Some(flags) = flags {
                     let valid = match node.validity() {
-                        Some(valid) => read_rows(&computed(valid)?, 0, rows).await?,
+                        Some(_) => next()?,
                         None => ColumnData::U8(crate::column::try_collect(
                             rows as usize,
                             std::iter::repeat_n(1, rows as usize),
@@ -177,7 +188,6 @@ impl StagedFilter {
                     flags.append(&valid)?;
                 }
             }
-            let rows = part[0].known_length().unwrap_or(0);
             kept_per_chunk[chunk] += rows;
         }
         let chunks: ir::Chunks = kept_per_chunk.into();

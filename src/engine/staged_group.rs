@@ -16,7 +16,7 @@ use std::collections::HashSet;
 use std::fmt::Write;
 use std::rc::Rc;
 
-use super::{external_sort, internal, read_rows, schedule, Backend, CostModel};
+use super::{external_sort, internal, read_outputs, schedule, Backend, CostModel};
 use crate::column::{Column, ColumnData};
 use crate::error::{ErrorCode, GpuTableError, Result};
 use crate::heap_sort::sift_down;
@@ -522,8 +522,8 @@ fn fill<'w>(column: impl Iterator<Item = &'w mut u64>, values: impl Iterator<Ite
     }
 }
 
-/// Evaluates a part's nodes and reads their rows back (rows of a range offset by `start`
-/// where `holds_rows` says).
+/// Evaluates a part's nodes and reads their rows and null flags back, together (rows of a
+/// range offset by `start` where `holds_rows` says).
 async fn read_back(
     device: &dyn Backend,
     nodes: &[NodeRef],
@@ -531,19 +531,36 @@ async fn read_back(
     holds_rows: &[bool],
 ) -> Result<PartialRows> {
     crate::engine::evaluate(device, nodes).await?;
-    let mut columns = Vec::with_capacity(nodes.len());
-    for (c, node) in nodes.iter().enumerate() {
+    let mut outputs = Vec::with_capacity(nodes.len() * 2);
+    for node in nodes {
         let rows = node
             .known_length()
             .ok_or_else(|| internal("a part's groups were not counted"))?;
-        let mut data = read_rows(&computed(node)?, 0, rows).await?;
+        outputs.push((computed(node)?, rows));
+        if let Some(valid) = node.validity() {
+            outputs.push((computed(valid)?, rows));
+        }
+    }
+    let reads: Vec<_> = outputs
+        .iter()
+        .map(|(output, rows)| (output, *rows))
+        .collect();
+    let mut read = read_outputs(device, &reads).await?.into_iter();
+    let mut columns = Vec::with_capacity(nodes.len());
+    for (c, node) in nodes.iter().enumerate() {
+        let mut data = read
+            .next()
+            .ok_or_else(|| internal("a part's rows were not read"))?;
         if let (true, ColumnData::I32(values)) = (holds_rows.get(c) == Some(&true), &mut data) {
             for row in values.iter_mut().filter(|r| **r >= 0) {
                 *row += start as i32;
             }
         }
         let valid = match node.validity() {
-            Some(valid) => Some(read_rows(&computed(valid)?, 0, rows).await?),
+            Some(_) => Some(
+                read.next()
+                    .ok_or_else(|| internal("null flags were not read"))?,
+            ),
             None => None,
         };
         columns.push((data, valid));

@@ -18,7 +18,7 @@ use std::fmt::Write;
 
 use super::staged_filter::{adopt, computed};
 use super::staged_group::{projected_peak, push_settled, results_read_by_pending_work};
-use super::{read_rows, Backend, CostModel};
+use super::{internal, read_outputs, Backend, CostModel};
 use crate::column::{Column, ColumnData};
 use crate::dtype::DType;
 use crate::error::{ErrorCode, GpuTableError, Result};
@@ -234,11 +234,21 @@ impl StagedScan {
             let [rows, next] = self.part(start, end, carry)?;
             crate::engine::evaluate(device, &[rows.clone(), next.clone()]).await?;
             let length = end - start;
-            value_parts.push(read_rows(&computed(&rows)?, 0, length).await?);
-            if let (Some(_), Some(valid)) = (&flags, rows.validity()) {
-                flag_parts.push(read_rows(&computed(valid)?, 0, length).await?);
+            // The range's rows, its null flags and the carry, read together.
+            let (values_of, carry_of) = (computed(&rows)?, computed(&next)?);
+            let flags_of = match (&flags, rows.validity()) {
+                (Some(_), Some(valid)) => Some(computed(valid)?),
+                _ => None,
+            };
+            let mut reads = vec![(&values_of, length), (&carry_of, 1)];
+            reads.extend(flags_of.iter().map(|output| (output, length)));
+            let mut read = read_outputs(device, &reads).await?.into_iter();
+            let mut next = || read.next().ok_or_else(|| internal("a range was not read"));
+            value_parts.push(next()?);
+            carry = Some(next()?);
+            if flags_of.is_some() {
+                flag_parts.push(next()?);
             }
-            carry = Some(read_rows(&computed(&next)?, 0, 1).await?);
         }
         if self.back.is_some() {
             value_parts.reverse();

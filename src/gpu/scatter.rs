@@ -15,6 +15,13 @@ use crate::value::Value;
 use crate::wgsl::compute::{scatter_source, COMPACT_BLOCK, WORKGROUP_SIZE};
 use crate::wgsl::FIXED_PARAMS;
 
+/// Whether the compaction `root` runs as one dispatch of one workgroup: its flags at most
+/// a block of rows, joined into one value (else it runs as the scan, scatter and fill it is
+/// composed of: 9 dispatches for one block of one chunk, more past it).
+pub(super) fn compacts_one_block(root: &Node) -> bool {
+    root.op == Op::Compact && root.meta.length <= COMPACT_BLOCK
+}
+
 impl GpuDevice {
     /// Rows of each part of a scatter's output: as many as one binding holds.
     fn scatter_part_rows(&self) -> u32 {
@@ -48,16 +55,7 @@ impl GpuDevice {
         });
         Ok(())
     }
-}
 
-/// Whether the compaction `root` runs as one dispatch of one workgroup: its flags at most
-/// a block of rows, joined into one value (else it runs as the scan, scatter and fill it is
-/// composed of: 9 dispatches for one block of one chunk, more past it).
-pub(super) fn compacts_one_block(root: &Node) -> bool {
-    root.op == Op::Compact && root.meta.length <= COMPACT_BLOCK
-}
-
-impl GpuDevice {
     /// Records the compaction of one block of `flags` (`compacts_one_block`): each flagged
     /// row's number, in order, then `u32::MAX` up to the rows.
     pub(super) async fn compact_one_block(

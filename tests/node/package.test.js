@@ -35,7 +35,9 @@ test('npm pack ships the code, both wasm modules, the declarations and the licen
 // The clone is of the committed HEAD (what CI tests). It builds in this checkout's cargo
 // target directory, reusing the dependencies' builds; its crate has the same fingerprint as
 // this checkout's (a path package's hash leaves its path out), so its build would leave the
-// checkout's next build taking the clone's wasm for fresh: `src/lib.rs` is touched after it.
+// checkout's next build taking the clone's wasm and stripped shaders (build.rs writes them
+// into the shared OUT_DIR) for fresh: `src/lib.rs` and `build.rs` are touched after it, so
+// the next build reruns the build script on this checkout's shaders.
 test('a fresh clone packs a working package: prepack installs what its build needs', {timeout: 30 * 60_000}, () => {
   const work = mkdtempSync(join(tmpdir(), 'gputable-pack-'));
   try {
@@ -48,7 +50,7 @@ test('a fresh clone packs a working package: prepack installs what its build nee
     const env = {...process.env, CARGO_TARGET_DIR: targetDir};
     const packed = spawnSync('npm', ['pack', '--pack-destination', work], {cwd: clone, env, encoding: 'utf8', maxBuffer: 64 << 20});
     const now = new Date();
-    utimesSync(fileURLToPath(new URL('src/lib.rs', root)), now, now);
+    for (const file of ['src/lib.rs', 'build.rs']) utimesSync(fileURLToPath(new URL(file, root)), now, now);
     const said = `${packed.stdout}\n${packed.stderr}`;
     assert.equal(packed.status, 0, said);
     assert.match(said, /\[setup\] installing npm packages \(npm ci\)/);

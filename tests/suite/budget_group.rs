@@ -538,3 +538,115 @@ pub async fn an_auto_histogram_streams_under_the_budget<T: Target>() {
         );
     }
 }
+
+/// Under `allowedMem`, a filter or a cumulative op run in parts reads each range's columns,
+/// null flags and carry back together (`engine::read_outputs`): on a GPU, a filter waits on
+/// the device twice a range (its count, then its rows), where each column and each
+/// column's flags took a wait. Values of several tiles and chunks read together take one.
+pub async fn a_range_in_parts_reads_its_columns_back_together<T: Target>() {
+    let device = match T::WIDE_ROWS {
+        true => T::fresh().await,
+        false => T::capped().await,
+    };
+    let n = 30_000u32;
+    let chunks = [12_000, 0, 9_000, n - 21_000];
+    let mut rng = Rng(5);
+    let values: Vec<f64> = (0..n).map(|_| rng.below(100) as f64 - 50.0).collect();
+    let valid: Vec<u8> = (0..n).map(|_| u8::from(rng.below(5) != 0)).collect();
+    let ids: Vec<f64> = (0..n).map(f64::from).collect();
+    let nullable = super::filter::nullable;
+    let x = nullable(column_of(DType::F32, &values), Some(&valid), &chunks);
+    let id = nullable(column_of(DType::U32, &ids), None, &chunks);
+    let zero = ir::source(ColumnData::F32(vec![0.0]), 1, true).unwrap();
+    let mask = ir::predicate(ir::Predicate::Greater, &[x.clone(), zero]).unwrap();
+    let kept_x = ir::filter(&x, &mask).unwrap();
+    let kept_id = ir::filter(&id, &mask).unwrap();
+    let sums = ir::cumulative(ir::ScanFold::Sum, &x, false, false).unwrap();
+    let column_bytes = device.value_bytes(DType::F32, 1, n);
+    let allowed = device.task_overhead_bytes() + column_bytes * (1 + T::TRANSFERS as u64);
+    device.core().allowed_mem.set(Some(allowed));
+    let text = engine::explain(&device, &kept_x).unwrap();
+    assert!(text.contains("filter in parts"), "{text}");
+    // Ranges from `explain`'s "N row ranges".
+    let before = text.split(" row ranges").next().unwrap();
+    let ranges: u64 = before.rsplit(' ').next().unwrap().parse().unwrap();
+    assert!(ranges >= 2, "{text}");
+    let text = engine::explain(&device, &sums).unwrap();
+    assert!(text.contains("cumulative op in parts"), "{text}");
+    let readbacks = || device.core().counters.readbacks.get();
+    let before = readbacks();
+    let roots = [kept_x.clone(), kept_id.clone(), sums.clone()];
+    engine::evaluate(&device, &roots[..2]).await.unwrap();
+    let waits = readbacks() - before;
+    assert_eq!(
+        waits,
+        2 * ranges * T::TRANSFERS as u64,
+        "a count and the rows"
+    );
+    engine::evaluate(&device, &roots[2..]).await.unwrap();
+    device.core().allowed_mem.set(None);
+    // The rows read together are each column's own.
+    let kept: Vec<usize> = (0..n as usize)
+        .filter(|&r| valid[r] == 1 && values[r] > 0.0)
+        .collect();
+    let expected_x: Vec<Option<f64>> = kept.iter().map(|&r| Some(values[r])).collect();
+    let expected_id: Vec<Option<f64>> = kept.iter().map(|&r| Some(r as f64)).collect();
+    same_rows("filtered column", &rows_of(&kept_x).await, &expected_x);
+    same_rows("filtered ids", &rows_of(&kept_id).await, &expected_id);
+    let mut total = 0.0;
+    let expected_sums: Vec<Option<f64>> = (0..n as usize)
+        .map(|r| {
+            total += if valid[r] == 1 { values[r] } else { 0.0 };
+            (valid[r] == 1).then_some(total)
+        })
+        .collect();
+    same_rows("cumulative sums", &rows_of(&sums).await, &expected_sums);
+
+    // Values of several chunks (and, on the capped WebGL2 device, tiles) on the device, a
+    // part of each read: one wait in all.
+    let doubled = ir::binary(
+        gputable::ir::BinaryOp::Multiply,
+        &x,
+        &ir::source(ColumnData::F32(vec![2.0]), 1, true).unwrap(),
+    )
+    .unwrap();
+    let next = ir::binary(
+        gputable::ir::BinaryOp::Add,
+        &id,
+        &ir::source(ColumnData::U32(vec![1]), 1, true).unwrap(),
+    )
+    .unwrap();
+    let flags = doubled.validity().unwrap().clone();
+    engine::evaluate(&device, &[doubled.clone(), next.clone(), flags.clone()])
+        .await
+        .unwrap();
+    let rows = 25_000;
+    let outputs = [
+        doubled.home().unwrap(),
+        flags.home().unwrap(),
+        next.home().unwrap(),
+    ];
+    let reads: Vec<_> = outputs.iter().map(|output| (output, rows)).collect();
+    let before = readbacks();
+    let read = engine::read_outputs(&device, &reads).await.unwrap();
+    assert_eq!(
+        readbacks() - before,
+        T::TRANSFERS as u64,
+        "rows read together"
+    );
+    let rows = rows as usize;
+    let expected_doubled: Vec<f64> = (0..rows)
+        .map(|r| if valid[r] == 1 { 2.0 * values[r] } else { 0.0 })
+        .collect();
+    let got_doubled: Vec<f64> = as_f64(&read[0])
+        .iter()
+        .zip(&valid)
+        .map(|(&v, &ok)| if ok == 1 { v } else { 0.0 })
+        .collect();
+    assert_eq!(got_doubled, expected_doubled);
+    assert_eq!(read[1], ColumnData::U8(valid[..rows].to_vec()));
+    assert_eq!(
+        as_f64(&read[2]),
+        (1..=rows).map(|r| r as f64).collect::<Vec<_>>()
+    );
+}

@@ -962,6 +962,7 @@ macro_rules! suite {
             a_small_key_with_nulls_groups_in_parts,
             many_groups_are_made_a_key_range_at_a_time,
             a_filter_larger_than_the_budget_filters_in_parts,
+            a_range_in_parts_reads_its_columns_back_together,
             a_table_column_with_made_null_flags_filters_in_parts,
             an_auto_histogram_streams_under_the_budget,
             a_sort_too_large_for_runs_of_one_row_is_refused,
