@@ -160,6 +160,16 @@ async function putOnDevice(batches, device) {
 }
 
 // Whether a table's storage lives on a GPU device (reads and writes wait for it).
+// A verb's result as a promise: its argument checks reject it, as an async function's would,
+// instead of throwing before the caller can attach a handler (api.md: verbs resolve).
+function settled(make) {
+  try {
+    return Promise.resolve(make());
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
 function onGpu(device) {
   return device !== null && device.type !== 'cpu';
 }
@@ -363,58 +373,66 @@ export class GPUTable {
   // Table verbs (api.md "Tables"): each evaluates on this table's device and resolves to a
   // new table there; this one is left as it was.
   derive(columns) {
-    if (columns === null || typeof columns !== 'object' || Array.isArray(columns)) {
-      fail('INVALID_ARGUMENT', 'derive takes an object of {name: t => evaluator}');
-    }
-    const t = this._columns();
-    const out = {...t};
-    const made = [];
-    for (const [name, make] of Object.entries(columns)) {
-      if (typeof make !== 'function') fail('INVALID_ARGUMENT', `derive's '${name}' must be a function of the columns`);
-      let during;
-      [out[name], during] = withMade(() => make(t));
-      made.push(...during);
-    }
-    // Every column has this table's rows: a constant or one row is repeated for each. The
-    // columns the functions made let go of their outputs once the table holds them (read
-    // again, they are recomputed): the table's destroy frees them, not the collector.
-    const release = () => {
-      for (const evaluator of made) {
-        if (!evaluator._borrowed && !evaluator._discarded) evaluator._handle.releaseOutput();
+    return settled(() => {
+      if (columns === null || typeof columns !== 'object' || Array.isArray(columns)) {
+        fail('INVALID_ARGUMENT', 'derive takes an object of {name: t => evaluator}');
       }
-    };
-    return this._resolve(out, [], undefined, true).finally(release);
+      const t = this._columns();
+      const out = {...t};
+      const made = [];
+      for (const [name, make] of Object.entries(columns)) {
+        if (typeof make !== 'function') fail('INVALID_ARGUMENT', `derive's '${name}' must be a function of the columns`);
+        let during;
+        [out[name], during] = withMade(() => make(t));
+        made.push(...during);
+      }
+      // Every column has this table's rows: a constant or one row is repeated for each. The
+      // columns the functions made let go of their outputs once the table holds them (read
+      // again, they are recomputed): the table's destroy frees them, not the collector.
+      const release = () => {
+        for (const evaluator of made) {
+          if (!evaluator._borrowed && !evaluator._discarded) evaluator._handle.releaseOutput();
+        }
+      };
+      return this._resolve(out, [], undefined, true).finally(release);
+    });
   }
 
   filter(predicate) {
-    if (typeof predicate !== 'function') fail('INVALID_ARGUMENT', 'filter takes a function of the columns giving a mask');
-    const t = this._columns();
-    const mask = predicate(t);
-    return this._resolveEach(t, column => filter(column, mask));
+    return settled(() => {
+      if (typeof predicate !== 'function') fail('INVALID_ARGUMENT', 'filter takes a function of the columns giving a mask');
+      const t = this._columns();
+      const mask = predicate(t);
+      return this._resolveEach(t, column => filter(column, mask));
+    });
   }
 
   orderBy(names, settings) {
-    const {descending, nulls} = options(settings, 'orderBy', ['descending', 'nulls']);
-    const t = this._columns();
-    const keys = (Array.isArray(names) ? names : [names]).map(name => this._column(t, name));
-    const order = argsort(keys, {descending, nulls});
-    return this._resolveEach(t, column => gather(order, column), [order]);
+    return settled(() => {
+      const {descending, nulls} = options(settings, 'orderBy', ['descending', 'nulls']);
+      const t = this._columns();
+      const keys = (Array.isArray(names) ? names : [names]).map(name => this._column(t, name));
+      const order = argsort(keys, {descending, nulls});
+      return this._resolveEach(t, column => gather(order, column), [order]);
+    });
   }
 
   topK(name, k, settings) {
-    const {descending} = options(settings, 'topK', ['descending']);
-    const t = this._columns();
-    const {values, indices} = topK(this._column(t, name), k, {descending});
-    return this._resolveEach(t, column => gather(indices, column), [values, indices]);
+    return settled(() => {
+      const {descending} = options(settings, 'topK', ['descending']);
+      const t = this._columns();
+      const {values, indices} = topK(this._column(t, name), k, {descending});
+      return this._resolveEach(t, column => gather(indices, column), [values, indices]);
+    });
   }
 
   // `groupBy(names).rollup({name: [op, columnName] | 'count'})`: one row per group, the key
   // columns first.
   groupBy(names) {
     const keys = Array.isArray(names) ? names : [names];
-    if (keys.length === 0 || keys.some(n => typeof n !== 'string')) fail('INVALID_ARGUMENT', 'groupBy takes a column name or an array of them');
     return {
-      rollup: aggregates => {
+      rollup: aggregates => settled(() => {
+        if (keys.length === 0 || keys.some(n => typeof n !== 'string')) fail('INVALID_ARGUMENT', 'groupBy takes a column name or an array of them');
         if (aggregates === null || typeof aggregates !== 'object' || Array.isArray(aggregates)) {
           fail('INVALID_ARGUMENT', "rollup takes an object of {name: [op, columnName] | 'count'}");
         }
@@ -436,7 +454,7 @@ export class GPUTable {
           ? {...this.schema.field(spec[1]), name}
           : {name, type: columns[name].type, size: columns[name].size}));
         return this._resolve(columns, Object.values(columns), fieldsOf(fields.map(f => new GPUField(f))));
-      },
+      }),
     };
   }
 
@@ -444,41 +462,43 @@ export class GPUTable {
   // `other`'s (its key dropped where the names match; clashing names take `suffix`), one
   // row per pair of rows with equal keys (api.md "Tables").
   join(other, settings) {
-    if (!(other instanceof GPUTable)) fail('INVALID_ARGUMENT', 'join takes another GPUTable');
-    const {on, how = 'inner', suffix = '_right'} = options(settings, 'join', ['on', 'how', 'suffix']);
-    const [leftName, rightName] = Array.isArray(on) && on.length === 2 ? on : [on, on];
-    if (typeof leftName !== 'string' || typeof rightName !== 'string') {
-      fail('INVALID_ARGUMENT', 'join takes {on: name | [leftName, rightName]}');
-    }
-    if (typeof how !== 'string') fail('INVALID_ARGUMENT', "join's how is 'inner' or 'left'");
-    if (typeof suffix !== 'string') fail('INVALID_ARGUMENT', "join's suffix is a string");
-    const t = this._columns();
-    const u = other._columns();
-    const keys = joinKeys(this._column(t, leftName), other._column(u, rightName));
-    // Keys joinKeys made (codes mapped by their dictionaries' values) are this join's own.
-    const discardKeys = () => keys.forEach(key => key instanceof GPUTableEvaluator && key._discard());
-    const names = {};
-    let whole;
-    try {
-      for (const name of Object.keys(u)) {
-        if (name === rightName && leftName === rightName) continue;
-        names[name] = Object.hasOwn(t, name) ? name + suffix : name;
-        if (Object.hasOwn(t, names[name])) fail('INVALID_ARGUMENT', `join's suffix makes '${names[name]}', a name already taken`);
+    return settled(() => {
+      if (!(other instanceof GPUTable)) fail('INVALID_ARGUMENT', 'join takes another GPUTable');
+      const {on, how = 'inner', suffix = '_right'} = options(settings, 'join', ['on', 'how', 'suffix']);
+      const [leftName, rightName] = Array.isArray(on) && on.length === 2 ? on : [on, on];
+      if (typeof leftName !== 'string' || typeof rightName !== 'string') {
+        fail('INVALID_ARGUMENT', 'join takes {on: name | [leftName, rightName]}');
       }
-      // Built here, so the engine's checks of its arguments throw before anything is awaited.
-      whole = this._joinPart(other, t, u, names, keys, how, false);
-    } catch (error) {
-      discardKeys();
-      throw error;
-    }
-    return whole().catch(error => {
-      // Under allowedMem, a join whose pairs or columns do not fit at once is made a range
-      // of this table's rows at a time (halved until each fits), its rows kept on the host
-      // as any output too large for the budget.
-      const rows = this.numRows;
-      if (error?.code !== 'LIMIT_EXCEEDED' || resolveDevice(this.device).allowedMem === undefined || rows < 2) throw error;
-      return this._joinedInRanges(other, t, u, names, keys, how, rows);
-    }).finally(discardKeys);
+      if (typeof how !== 'string') fail('INVALID_ARGUMENT', "join's how is 'inner' or 'left'");
+      if (typeof suffix !== 'string') fail('INVALID_ARGUMENT', "join's suffix is a string");
+      const t = this._columns();
+      const u = other._columns();
+      const keys = joinKeys(this._column(t, leftName), other._column(u, rightName));
+      // Keys joinKeys made (codes mapped by their dictionaries' values) are this join's own.
+      const discardKeys = () => keys.forEach(key => key instanceof GPUTableEvaluator && key._discard());
+      const names = {};
+      let whole;
+      try {
+        for (const name of Object.keys(u)) {
+          if (name === rightName && leftName === rightName) continue;
+          names[name] = Object.hasOwn(t, name) ? name + suffix : name;
+          if (Object.hasOwn(t, names[name])) fail('INVALID_ARGUMENT', `join's suffix makes '${names[name]}', a name already taken`);
+        }
+        // Built here, so the engine's checks of its arguments reject it before anything runs.
+        whole = this._joinPart(other, t, u, names, keys, how, false);
+      } catch (error) {
+        discardKeys();
+        throw error;
+      }
+      return whole().catch(error => {
+        // Under allowedMem, a join whose pairs or columns do not fit at once is made a range
+        // of this table's rows at a time (halved until each fits), its rows kept on the host
+        // as any output too large for the budget.
+        const rows = this.numRows;
+        if (error?.code !== 'LIMIT_EXCEEDED' || resolveDevice(this.device).allowedMem === undefined || rows < 2) throw error;
+        return this._joinedInRanges(other, t, u, names, keys, how, rows);
+      }).finally(discardKeys);
+    });
   }
 
   async _joinedInRanges(other, t, u, names, keys, how, rows) {

@@ -183,6 +183,11 @@ pub(crate) fn align(inputs: Vec<NodeRef>) -> Result<(Vec<NodeRef>, Option<Counte
     if alike {
         return Ok((inputs, Some(first)));
     }
+    if (columns.iter()).any(|x| x.counted().is_some() && x.settled().is_some()) {
+        // Evaluated already: read as the rows it has (api.md: the length rules hold with
+        // the counts the device decided).
+        return align(inputs.iter().map(settled_rows).collect::<Result<_>>()?);
+    }
     let capacity = columns
         .iter()
         .filter(|x| x.counted().is_some())

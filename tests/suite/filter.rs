@@ -6,7 +6,7 @@
 use super::order::present;
 use super::reduce::{as_f64, column_of, sample};
 use super::*;
-use gputable::ir::{Predicate, ReduceKind};
+use gputable::ir::{Aggregate, GroupOp, Predicate, ReduceKind};
 use gputable::DType;
 
 pub(super) fn nullable(values: ColumnData, valid: Option<&[u8]>, chunks: &[u32]) -> NodeRef {
@@ -657,4 +657,53 @@ pub async fn value_counts_count_each_distinct_value<T: Target>() {
         code(ir::value_counts(&wide).map(|_| ())),
         ErrorCode::InvalidArgument
     );
+}
+
+/// A filter evaluated already has its kept rows' length: a mask, a `where`, sort keys, a
+/// group-by's keys and an elementwise op made for those rows take it (they were refused,
+/// measured against the filter's capacity).
+pub async fn an_evaluated_filter_meets_columns_of_its_kept_rows<T: Target>() {
+    let values = [5.0, f64::NAN, -0.0, 2.0, 7.0, 2.0, -3.0];
+    let x = nullable(
+        column_of(DType::F32, &values),
+        Some(&[1, 1, 1, 0, 1, 1, 1]),
+        &[3, 4],
+    );
+    let keep = chunked(ColumnData::U8(vec![1, 1, 0, 1, 1, 1, 0]), 1, &[3, 4]);
+    let kept = ir::filter(&x, &keep).unwrap();
+    evaluate_here::<T>(std::slice::from_ref(&kept)).await;
+    // Kept: 5, NaN, null, 7, 2.
+    assert_eq!(kept.known_length(), Some(5));
+    let column = |data| ir::source(data, 1, false).unwrap();
+    let mask = column(ColumnData::U8(vec![1, 0, 1, 1, 0]));
+
+    let again = ir::filter(&kept, &mask).unwrap();
+    let expected = [Some(5.0), None, Some(7.0)];
+    same_rows("filter", &rows_here::<T>(&again).await, &expected);
+    let sum = ir::reduce_where(ReduceKind::Sum, &kept, None, &mask, None, 4).unwrap();
+    same_rows("sum where", &rows_here::<T>(&sum).await, &[Some(12.0)]);
+
+    let other = column(ColumnData::U32(vec![2, 1, 2, 1, 1]));
+    let keys = [other.clone(), kept.clone()];
+    let order = ir::argsort(&keys, &[false, false], ir::Nulls::Last).unwrap();
+    let expected = [4.0, 3.0, 1.0, 0.0, 2.0].map(Some);
+    same_rows("argsort", &rows_here::<T>(&order).await, &expected);
+
+    let sum_of_kept = Aggregate {
+        op: GroupOp::Sum,
+        value: Some(kept.clone()),
+    };
+    let (keys, sums) = ir::group_by(std::slice::from_ref(&other), &[sum_of_kept]).unwrap();
+    let (keys, sums) = (
+        rows_here::<T>(&keys[0]).await,
+        rows_here::<T>(&sums[0]).await,
+    );
+    same_rows("group keys", &keys, &[Some(1.0), Some(2.0)]);
+    same_rows("group sums", &sums, &[Some(f64::NAN), Some(5.0)]);
+
+    let ones = column(ColumnData::F32(vec![1.0; 5]));
+    let plus = ir::binary(Add, &kept, &ones).unwrap();
+    assert_eq!(plus.known_length(), Some(5));
+    let expected = [Some(6.0), Some(f64::NAN), None, Some(8.0), Some(3.0)];
+    same_rows("add", &rows_here::<T>(&plus).await, &expected);
 }

@@ -832,6 +832,7 @@ macro_rules! suite {
             filter_keeps_none_all_one_per_chunk_and_constant_masks,
             ops_over_a_filter_read_only_the_roots_counts,
             filtered_and_full_columns_and_empty_results,
+            an_evaluated_filter_meets_columns_of_its_kept_rows,
             value_counts_count_each_distinct_value,
             a_filter_of_row_numbers_leaves_the_shared_compaction_alone,
             unique_orders_distinct_values_of_every_type,
