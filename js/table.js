@@ -160,15 +160,10 @@ async function putOnDevice(batches, device) {
 }
 
 // Whether a table's storage lives on a GPU device (reads and writes wait for it).
-// A verb's result as a promise: its argument checks reject it, as an async function's would,
-// instead of throwing before the caller can attach a handler (api.md: verbs resolve).
-function settled(make) {
-  try {
-    return Promise.resolve(make());
-  } catch (error) {
-    return Promise.reject(error);
-  }
-}
+// A verb's result as a promise: its argument checks reject it instead of throwing before the
+// caller can attach a handler (api.md: verbs resolve). Errors pass as thrown (`guardAsync`
+// would make a predicate's own error INTERNAL).
+const settled = async make => make();
 
 function onGpu(device) {
   return device !== null && device.type !== 'cpu';
