@@ -84,10 +84,16 @@ export class GPUTableEvaluator {
   static fromVector(vector) {
     if (!(vector instanceof GPUVector)) fail('INVALID_ARGUMENT', 'fromVector needs a GPUVector');
     vector._check();
-    if (vector._evaluator) return vector._evaluator;
-    // One chunk is the chunk's own storage; several are read through a view of them.
-    const evaluator = new GPUTableEvaluator(guard(() => vector._m.evaluator()));
-    evaluator._borrowed = vector._m.chunks.length === 1;
+    let evaluator;
+    if (vector._evaluator) {
+      // A view of an evaluator's output (api.md: borrowed): destroying it ends the view.
+      evaluator = new GPUTableEvaluator(vector._evaluator._live());
+      evaluator._borrowed = true;
+    } else {
+      // One chunk is the chunk's own storage; several are read through a view of them.
+      evaluator = new GPUTableEvaluator(guard(() => vector._m.evaluator()));
+      evaluator._borrowed = vector._m.chunks.length === 1;
+    }
     evaluator.dictionary = vector.dictionary;
     return evaluator;
   }

@@ -169,7 +169,11 @@ export interface DeviceStats {
 
 /** `device.memory`: bytes of device storage. */
 export interface DeviceMemory {
-  /** Held by live values (outputs, table storage, copies of inputs, work in flight). */
+  /**
+   * Held by live values (outputs, table storage copied to a GPU device, copies of inputs,
+   * work in flight). Data read in place from host memory is the caller's, not counted: on
+   * the CPU device, a table loaded from Arrow IPC and `fromArray` sources.
+   */
   readonly liveBytes: number;
   /** Held by the reuse pool and the named caches. */
   readonly pooledBytes: number;

@@ -15,7 +15,9 @@ import {dictionaryOf, joinKeys} from './dictionaries.js';
 import {dictionarySource, shownDictionary} from './dictionary-source.js';
 
 export class GPUField {
-  constructor({name, type, size = 1, nullable = false, metadata = {}, dictionary = null}) {
+  constructor(field) {
+    if (field === null || typeof field !== 'object') fail('INVALID_ARGUMENT', 'a field needs {name, type, size}');
+    const {name, type, size = 1, nullable = false, metadata = {}, dictionary = null} = field;
     this.name = name;
     this.type = type;
     this.size = size;
@@ -74,18 +76,25 @@ function describeVectors(vectors) {
   return {bufferLayout, attributes, bindings};
 }
 
-// The model's fields (`[{name, type, size, nullable, metadata}]`) as a GPUSchema.
-function schemaOf(fields) {
-  return new GPUSchema(Array.from(fields, f => new GPUField(f)));
+// The model's fields (`[{name, type, size, nullable, metadata}]`) and the schema's metadata
+// as a GPUSchema.
+function schemaOf(fields, metadata) {
+  return new GPUSchema(Array.from(fields, f => new GPUField(f)), metadata);
 }
 
 // The schema of a table or batch view, described again only when its model's changed.
 function cachedSchema(view) {
   if (view._schemaVersion !== view._m.version) {
-    view._schema = schemaOf(view._m.fields());
+    view._schema = schemaOf(view._m.fields(), view._m.metadata());
     view._schemaVersion = view._m.version;
   }
   return view._schema;
+}
+
+// A GPUSchema's metadata (a list of fields has none); a Map, as apache-arrow's, as an object.
+function metadataOf(schema) {
+  const metadata = schema instanceof GPUSchema ? schema.metadata : null;
+  return metadata instanceof Map ? Object.fromEntries(metadata) : metadata;
 }
 
 // A GPUSchema (or a list of fields) as the model's fields.
@@ -111,7 +120,7 @@ export class GPURecordBatch {
       try {
         for (const vector of vectors) list.push(vector._m);
         const fields = schema === null ? null : fieldsOf(schema);
-        this._m = guard(() => new wasm.BatchModel(list, fields));
+        this._m = guard(() => new wasm.BatchModel(list, fields, metadataOf(schema)));
       } finally {
         list.free();
       }
@@ -119,6 +128,7 @@ export class GPURecordBatch {
     remember(this);
   }
   get schema() {
+    guard(() => this._m.check());
     return cachedSchema(this);
   }
   get destroyed() {
@@ -131,7 +141,7 @@ export class GPURecordBatch {
     return guard(() => this._m.numRows());
   }
   get numCols() {
-    return this._m.fields().length;
+    return this.schema.fields.length;
   }
   getVector(name) {
     return coded(viewOf(GPUVector, guard(() => this._m.vector(String(name)))), this.schema);
@@ -213,7 +223,7 @@ export class GPUTable {
       return;
     }
     if (!Array.isArray(batches)) fail('INVALID_ARGUMENT', 'batches must be an array of GPURecordBatch');
-    this._m = guard(() => new wasm.TableModel(schema === null ? null : fieldsOf(schema), device?.id));
+    this._m = guard(() => new wasm.TableModel(schema === null ? null : fieldsOf(schema), device?.id, metadataOf(schema)));
     releaseTable.register(this, this._m);
     try {
       for (const batch of batches) this.addBatch(batch);
@@ -254,7 +264,8 @@ export class GPUTable {
   static async _readStream(source, read, device, onBatch) {
     const reader = guard(() => new wasm.IpcStreamReader(read, device?.id));
     const table = new GPUTable({device});
-    const add = async ({fields, batches}) => {
+    const add = async read => {
+      const {batches} = read;
       const pending = Array.from(batches, model => viewOf(GPURecordBatch, model));
       try {
         while (pending.length) {
@@ -269,13 +280,13 @@ export class GPUTable {
         // A failure leaves the batches not yet in the table to free here.
         for (const batch of pending) batch.destroy();
       }
-      return fields;
+      return read;
     };
     try {
       for await (const chunk of byteChunks(source)) await add(guard(() => reader.push(bytesOf(chunk))));
       // A file with its schema only in its footer arrives whole, at the end.
-      const fields = await add(guard(() => reader.finish()));
-      guard(() => table._m.adoptFields(fields));
+      const {fields, metadata} = await add(guard(() => reader.finish()));
+      guard(() => table._m.adoptFields(fields, metadata));
       return table;
     } catch (error) {
       table.destroy();
@@ -286,6 +297,7 @@ export class GPUTable {
   }
 
   get schema() {
+    guard(() => this._m.check());
     return cachedSchema(this);
   }
   get destroyed() {
@@ -298,12 +310,10 @@ export class GPUTable {
     return guard(() => this._m.numRows());
   }
   get numCols() {
-    guard(() => this._m.check());
     return this.schema.fields.length;
   }
 
   get gpuVectors() {
-    guard(() => this._m.check());
     return byName(this.schema.fields.map(f => this.getVector(f.name)));
   }
 

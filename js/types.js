@@ -15,7 +15,7 @@ export const TYPES = Object.freeze(Object.keys(TYPED_ARRAYS));
 
 export function checkType(type) {
   if (typeof type !== 'string' || !Object.prototype.hasOwnProperty.call(TYPED_ARRAYS, type)) {
-    fail('INVALID_ARGUMENT', `unknown type '${type}'; expected one of ${TYPES.join(' ')}`);
+    fail('INVALID_ARGUMENT', `unknown type '${String(type)}'; expected one of ${TYPES.join(' ')}`);
   }
   return type;
 }

@@ -155,16 +155,21 @@ export class GPUVector {
   get format() {
     return formatOf(this.type, this.size);
   }
+  // Rows and storage: DESTROYED once destroyed (its type and size still describe it).
   get length() {
+    this._check();
     return this._m.length;
   }
   get chunks() {
+    this._check();
     return Array.from(this._m.chunks);
   }
   get data() {
+    this._check();
     return Array.from(this._m.data(), d => viewOf(GPUData, d));
   }
   get validity() {
+    this._check();
     const validity = this._m.validity();
     return validity ? viewOf(GPUVector, validity) : null;
   }

@@ -11,11 +11,11 @@ use crate::ir::{all_nodes, NodeRef};
 use crate::value::Output;
 
 /// The node's output where it lives, evaluating it on the shared CPU device first if it
-/// was never evaluated (as `readValue()` does).
+/// was never evaluated (as `readValue()` does; a source is then evaluated there too).
 pub async fn output(node: &NodeRef) -> Result<Output> {
     node.check_alive()?;
-    if !node.has_output() {
-        engine::evaluate(&CpuDevice::shared(), std::slice::from_ref(node)).await?;
+    if !node.has_output() || node.materialized_on().is_none() {
+        evaluate_on(&CpuDevice::shared(), std::slice::from_ref(node)).await?;
     }
     node.home().ok_or_else(|| {
         GpuTableError::new(

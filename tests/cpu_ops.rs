@@ -540,22 +540,12 @@ fn select_picks_lanes_by_condition() {
     let lane_cond = u8s(&[1, 0, 0, 1], 2);
     let r = ir::select(&lane_cond, &i8s(&[1, 2, 3, 4], 2), &u8s(&[9, 9, 9, 9], 2)).unwrap();
     assert_eq!(read(&r), ColumnData::I16(vec![1, 9, 9, 4]));
-    assert_eq!(
-        code(ir::select(
-            &f32s(&[1., 0.], 2),
-            &f32s(&[1., 2., 3.], 3),
-            &lit(&[0.])
-        )),
-        ErrorCode::InvalidArgument
-    );
-    assert_eq!(
-        code(ir::select(
-            &cond,
-            &f32s(&[1., 2., 3.], 3),
-            &f32s(&[1., 2.], 2)
-        )),
-        ErrorCode::InvalidArgument
-    );
+    // Other row sizes follow the lane rule: the widest, lanes past a row 0.
+    let r = ir::select(&f32s(&[1., 0.], 2), &f32s(&[1., 2., 3.], 3), &lit(&[9.])).unwrap();
+    assert_eq!((r.meta.size, read_f32(&r)), (3, vec![1., 9., 9.]));
+    let a3 = f32s(&[1., 2., 3., 4., 5., 6.], 3);
+    let r = ir::select(&f32s(&[1., 0.], 1), &a3, &f32s(&[7., 8., 9., 10.], 2)).unwrap();
+    assert_eq!(read_f32(&r), vec![1., 2., 3., 9., 10., 0.]);
 }
 
 #[test]
@@ -578,14 +568,12 @@ fn dot_length_and_equal_all_reduce_rows() {
     // Compared exactly across types: 16777217 is not 16777216.
     let e = ir::equal_all(&u32s(&[16777217, 5], 1), &i32s(&[16777216, 5], 1)).unwrap();
     assert_eq!(read_u32(&e), vec![0, 1]);
-    assert_eq!(
-        code(ir::dot(&a, &f32s(&[1., 2.], 2))),
-        ErrorCode::InvalidArgument
-    );
-    assert_eq!(
-        code(ir::equal_all(&a, &f32s(&[1., 2.], 2))),
-        ErrorCode::InvalidArgument
-    );
+    // Other row sizes follow the lane rule: lanes past the narrower row read 0.
+    let pairs = f32s(&[1., 2., 3., 4.], 2);
+    assert_eq!(read_f32(&ir::dot(&a, &pairs).unwrap()), vec![5., 32.]);
+    let padded = f32s(&[1., 2., 0., 4., 5., 6.], 3);
+    let e = ir::equal_all(&padded, &f32s(&[1., 2., 4., 5.], 2)).unwrap();
+    assert_eq!(read_u32(&e), vec![1, 0]);
 }
 
 #[test]

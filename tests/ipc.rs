@@ -155,9 +155,11 @@ fn write_table(table: &gputable::ipc::IpcTable) -> Vec<u8> {
             dictionary: field.dictionary.as_deref(),
             shape: Some((field.dtype, field.size)),
             loaded_as: Some(&field.arrow_type),
+            metadata: &field.metadata,
+            nullable: field.nullable,
         })
         .collect();
-    write_ipc(&columns).unwrap()
+    write_ipc(&columns, &table.metadata).unwrap()
 }
 
 fn same_values(a: &dyn Array, b: &dyn Array) -> bool {
@@ -671,9 +673,9 @@ fn streamed(
     for part in bytes.chunks(piece.max(1)) {
         batches.extend(reader.push(part)?);
     }
-    let (fields, rest) = reader.finish()?;
-    batches.extend(rest);
-    Ok((batches, fields.into_iter().map(|f| f.name).collect()))
+    let read = reader.finish()?;
+    batches.extend(read.batches);
+    Ok((batches, read.fields.into_iter().map(|f| f.name).collect()))
 }
 
 #[test]
@@ -709,7 +711,7 @@ fn a_stream_or_file_read_in_pieces_gives_the_batches_of_a_whole_read() {
         .map(|part| reader.push(part).unwrap().len())
         .sum();
     assert_eq!(early, batches.len());
-    assert!(reader.finish().unwrap().1.is_empty());
+    assert!(reader.finish().unwrap().batches.is_empty());
     // A schema and no batches: the fields, no batch.
     let empty = {
         let schema = batch(1).schema();
@@ -966,11 +968,13 @@ fn the_writer_refuses_mismatched_columns() {
         dictionary: None,
         shape: None,
         loaded_as: None,
+        metadata: &[],
+        nullable: false,
     };
-    let rows = write_ipc(&[column("a", &three, None), column("b", &two, None)]).unwrap_err();
+    let rows = write_ipc(&[column("a", &three, None), column("b", &two, None)], &[]).unwrap_err();
     assert_eq!(rows.code, ErrorCode::InvalidIpc, "{}", rows.message);
     let flags = Column::new(ColumnData::U8(vec![1, 0]), 1).unwrap();
-    let validity = write_ipc(&[column("a", &three, Some(&flags))]).unwrap_err();
+    let validity = write_ipc(&[column("a", &three, Some(&flags))], &[]).unwrap_err();
     assert_eq!(
         validity.code,
         ErrorCode::InvalidArgument,
@@ -979,9 +983,9 @@ fn the_writer_refuses_mismatched_columns() {
     );
 
     let with_nulls = Column::new(ColumnData::U8(vec![1, 0, 1]), 1).unwrap();
-    let back = read_back(&write_ipc(&[column("a", &three, Some(&with_nulls))]).unwrap());
+    let back = read_back(&write_ipc(&[column("a", &three, Some(&with_nulls))], &[]).unwrap());
     assert_eq!(back[0].column(0).logical_nulls().unwrap().null_count(), 1);
-    assert!(read_back(&write_ipc(&[]).unwrap()).is_empty());
+    assert!(read_back(&write_ipc(&[], &[]).unwrap()).is_empty());
 }
 
 /// Found in review: a "float64" column of odd size had no word pairs to write, and a
@@ -999,8 +1003,10 @@ fn the_writer_writes_odd_float64_words_as_words() {
         dictionary: None,
         shape: None,
         loaded_as: None,
+        metadata: &[],
+        nullable: false,
     };
-    let outcome = std::panic::catch_unwind(|| write_ipc(&[column]));
+    let outcome = std::panic::catch_unwind(|| write_ipc(&[column], &[]));
     let written = outcome.expect("no panic").unwrap();
     assert_eq!(read_back(&written)[0].num_rows(), 0);
     let one_word = Column::new(ColumnData::U32(vec![7]), 1).unwrap();
@@ -1011,8 +1017,10 @@ fn the_writer_writes_odd_float64_words_as_words() {
         dictionary: None,
         shape: None,
         loaded_as: None,
+        metadata: &[],
+        nullable: false,
     };
-    let back = read_back(&write_ipc(&[column]).unwrap());
+    let back = read_back(&write_ipc(&[column], &[]).unwrap());
     assert_eq!(
         back[0].column(0).data_type(),
         &arrow_schema::DataType::UInt32
@@ -1410,8 +1418,10 @@ fn temporal_columns_load_as_the_integers_they_store() {
         dictionary: None,
         shape: None,
         loaded_as: Some("Timestamp(Second)"),
+        metadata: &[],
+        nullable: false,
     };
-    let back = read_back(&write_ipc(&[column]).unwrap());
+    let back = read_back(&write_ipc(&[column], &[]).unwrap());
     let expected =
         arrow_array::TimestampSecondArray::from(vec![Some(2), None, None, Some(-3), None]);
     assert!(back[0].schema().field(0).is_nullable());
@@ -1576,8 +1586,53 @@ fn text_and_dictionary_columns_keep_their_values_through_a_round_trip() {
         dictionary: Some(&two),
         shape: None,
         loaded_as: None,
+        metadata: &[],
+        nullable: false,
     };
-    let error = write_ipc(&[column]).unwrap_err();
+    let error = write_ipc(&[column], &[]).unwrap_err();
     assert_eq!(error.code, ErrorCode::InvalidArgument, "{}", error.message);
     assert!(error.message.contains("'t'"), "{}", error.message);
+}
+
+/// Custom metadata of the schema and of each field is read (a field's beside our
+/// `arrowType` and `kind`) and written back; it was dropped both ways. A nullable field with
+/// no nulls stays nullable.
+#[test]
+fn schema_and_field_metadata_survive_a_round_trip() {
+    use std::collections::HashMap;
+    let pairs = |list: &[(&str, &str)]| -> HashMap<String, String> {
+        (list.iter())
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    };
+    let fields = vec![
+        Field::new("a", arrow_schema::DataType::Int32, true)
+            .with_metadata(pairs(&[("unit", "km"), ("empty", "")])),
+        Field::new("b", arrow_schema::DataType::Float32, false),
+        Field::new("c", arrow_schema::DataType::Int32, true),
+    ];
+    let schema = Schema::new(fields).with_metadata(pairs(&[("source", "trips"), ("v", "2")]));
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(Int32Array::from(vec![Some(1), None, Some(3)])),
+        Arc::new(Float32Array::from(vec![0.5, 1.5, 2.5])),
+        Arc::new(Int32Array::from(vec![7, 8, 9])),
+    ];
+    let batch = RecordBatch::try_new(Arc::new(schema.clone()), columns).unwrap();
+    let table = read_ipc(&stream_of(&[batch]), &ReadOptions::default()).unwrap();
+    let mut read: Vec<_> = table.metadata.clone();
+    read.sort();
+    let expected = [("source", "trips"), ("v", "2")].map(|(k, v)| (k.to_string(), v.to_string()));
+    assert_eq!(read, expected);
+    let mut first = table.fields[0].metadata.clone();
+    first.sort();
+    let expected = [("empty", ""), ("unit", "km")].map(|(k, v)| (k.to_string(), v.to_string()));
+    assert_eq!(first, expected);
+    assert!(table.fields[1].metadata.is_empty());
+    let back = read_back(&write_table(&table));
+    let written = back[0].schema();
+    assert_eq!(written.metadata(), schema.metadata());
+    assert_eq!(written.field(0).metadata(), schema.field(0).metadata());
+    assert!(written.field(1).metadata().is_empty());
+    let nullable: Vec<bool> = written.fields().iter().map(|f| f.is_nullable()).collect();
+    assert_eq!(nullable, [true, false, true]);
 }

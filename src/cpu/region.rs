@@ -372,7 +372,8 @@ fn search_block(upper: bool, node: &NodeRef, b: &mut Block, out: &mut [u32]) -> 
 /// One block of `equalAll` (uint32 out, so instantiated once, not per class).
 fn equal_all_block(node: &NodeRef, b: &mut Block, out: &mut [u32]) -> Result<()> {
     let (a, c) = (&node.inputs[0], &node.inputs[1]);
-    let width = a.meta.size;
+    // The lane rule: a size-1 input broadcasts, lanes past a row read 0.
+    let width = a.meta.size.max(c.meta.size);
     dispatch_class!(a.meta.dtype.class(), A => {
         dispatch_class!(c.meta.dtype.class(), B => {
             let x = b.prepare::<A>(a, width, 0)?;
@@ -477,7 +478,7 @@ fn sort_key_block(descending: bool, node: &NodeRef, b: &mut Block, out: &mut [u3
 
 /// One block of `dot` or `length` (float32 out, so instantiated once, not per class).
 fn dot_block(node: &NodeRef, b: &mut Block, out: &mut [f32]) -> Result<()> {
-    let width = node.inputs[0].meta.size as usize;
+    let width = node.inputs.iter().map(|i| i.meta.size).max().unwrap_or(1) as usize;
     let x = b.prepare::<f32>(&node.inputs[0], width as u32, 0)?;
     let last = node.inputs.last().expect("dot and length have inputs");
     let y = b.prepare::<f32>(last, width as u32, 1)?;

@@ -6,11 +6,11 @@ use std::rc::Rc;
 
 use arrow_ipc::{
     BoolBuilder, DateBuilder, DateUnit, DictionaryEncodingBuilder, DurationBuilder, Endianness,
-    FieldBuilder, FixedSizeListBuilder, FloatingPointBuilder, IntBuilder, LargeUtf8Builder,
-    NullBuilder, Precision, SchemaBuilder, TimeBuilder, TimeUnit, TimestampBuilder, Type,
-    Utf8Builder,
+    FieldBuilder, FixedSizeListBuilder, FloatingPointBuilder, IntBuilder, KeyValue,
+    KeyValueBuilder, LargeUtf8Builder, NullBuilder, Precision, SchemaBuilder, TimeBuilder,
+    TimeUnit, TimestampBuilder, Type, Utf8Builder,
 };
-use flatbuffers::{FlatBufferBuilder, UnionWIPOffset, WIPOffset};
+use flatbuffers::{FlatBufferBuilder, ForwardsUOffset, UnionWIPOffset, WIPOffset};
 
 use super::Scalar;
 use crate::column::ColumnData;
@@ -165,24 +165,55 @@ pub struct ColumnType {
 
 /// A schema message's header: each column `(name, type, nullable)`, its dictionaries
 /// numbered 0, 1, ... in order.
+/// A field to write: its name, type, nullability and custom metadata.
+pub type SchemaColumn<'a> = (&'a str, ColumnType, bool, &'a [(String, String)]);
+
 pub fn schema_table<'a>(
     fbb: &mut FlatBufferBuilder<'a>,
-    columns: &[(&str, ColumnType, bool)],
+    columns: &[SchemaColumn],
+    metadata: &[(String, String)],
 ) -> WIPOffset<UnionWIPOffset> {
     let mut dictionaries = 0;
     let mut fields = Vec::with_capacity(columns.len());
-    for (name, column, nullable) in columns {
+    for (name, column, nullable, custom) in columns {
         let id = column.index.as_ref().map(|_| {
             dictionaries += 1;
             dictionaries - 1
         });
-        fields.push(field_table(fbb, name, column, *nullable, id));
+        let custom = key_value_table(fbb, custom);
+        fields.push(field_table(fbb, name, column, *nullable, id, custom));
     }
     let fields = fbb.create_vector(&fields);
+    let metadata = key_value_table(fbb, metadata);
     let mut schema = SchemaBuilder::new(fbb);
     schema.add_endianness(Endianness::Little);
     schema.add_fields(fields);
+    if let Some(metadata) = metadata {
+        schema.add_custom_metadata(metadata);
+    }
     schema.finish().as_union_value()
+}
+
+type KeyValueTables<'a> = WIPOffset<flatbuffers::Vector<'a, ForwardsUOffset<KeyValue<'a>>>>;
+
+/// A schema's or field's custom metadata (none where it has no pairs).
+fn key_value_table<'a>(
+    fbb: &mut FlatBufferBuilder<'a>,
+    pairs: &[(String, String)],
+) -> Option<KeyValueTables<'a>> {
+    if pairs.is_empty() {
+        return None;
+    }
+    let tables: Vec<_> = (pairs.iter())
+        .map(|(key, value)| {
+            let (key, value) = (fbb.create_string(key), fbb.create_string(value));
+            let mut pair = KeyValueBuilder::new(fbb);
+            pair.add_key(key);
+            pair.add_value(value);
+            pair.finish()
+        })
+        .collect();
+    Some(fbb.create_vector(&tables))
 }
 
 fn field_table<'a>(
@@ -191,6 +222,7 @@ fn field_table<'a>(
     column: &ColumnType,
     nullable: bool,
     dictionary: Option<i64>,
+    custom: Option<KeyValueTables<'a>>,
 ) -> WIPOffset<arrow_ipc::Field<'a>> {
     // Readers expect an empty child list rather than none.
     let children = match column.list {
@@ -200,7 +232,7 @@ fn field_table<'a>(
                 index: None,
                 item: column.item.clone(),
             };
-            vec![field_table(fbb, "item", &item, item_nullable, None)]
+            vec![field_table(fbb, "item", &item, item_nullable, None, None)]
         }
         None => Vec::new(),
     };
@@ -233,6 +265,9 @@ fn field_table<'a>(
     field.add_children(children);
     if let Some(encoding) = encoding {
         field.add_dictionary(encoding);
+    }
+    if let Some(custom) = custom {
+        field.add_custom_metadata(custom);
     }
     field.finish()
 }

@@ -79,6 +79,25 @@ pub struct FieldInfo {
     pub nullable: bool,
     /// The values of a dictionary or text column, by code.
     pub dictionary: Option<std::rc::Rc<Dictionary>>,
+    /// The field's custom metadata, in order.
+    pub metadata: KeyValues,
+}
+
+/// Custom metadata of a schema or field: key-value pairs in their order.
+pub type KeyValues = Vec<(String, String)>;
+
+/// The pairs of an IPC schema's or field's `custom_metadata` (a pair without a key is
+/// skipped, one without a value has an empty one).
+pub(crate) fn key_values<'a>(
+    list: Option<impl IntoIterator<Item = arrow_ipc::KeyValue<'a>>>,
+) -> KeyValues {
+    let mut pairs = Vec::new();
+    for pair in list.into_iter().flatten() {
+        if let Some(key) = pair.key() {
+            pairs.push((key.to_string(), pair.value().unwrap_or("").to_string()));
+        }
+    }
+    pairs
 }
 
 #[derive(Debug)]
@@ -92,6 +111,8 @@ pub struct IpcColumn {
 #[derive(Debug)]
 pub struct IpcTable {
     pub fields: Vec<FieldInfo>,
+    /// The schema's custom metadata.
+    pub metadata: KeyValues,
     /// Per source batch, one column per field.
     pub batches: Vec<Vec<IpcColumn>>,
 }

@@ -31,6 +31,7 @@ pub fn read_ipc(bytes: &[u8], options: &ReadOptions) -> Result<IpcTable> {
     Ok(IpcTable {
         fields: decoder.fields(),
         batches,
+        metadata: decoder.metadata.clone(),
     })
 }
 
@@ -43,6 +44,8 @@ pub struct Decoder {
     fields: Vec<FieldInfo>,
     dictionaries: Dictionaries,
     options: ReadOptions,
+    /// The schema's custom metadata.
+    pub metadata: super::KeyValues,
 }
 
 impl Decoder {
@@ -51,6 +54,7 @@ impl Decoder {
         if schema.endianness() == Endianness::Big {
             return Err(invalid_ipc("big-endian Arrow IPC is not supported"));
         }
+        let metadata = super::key_values(schema.custom_metadata());
         let all = all_fields(schema);
         let selected = select_fields(&all, &options)?;
         let dictionaries = Dictionaries::new(&all, &selected);
@@ -60,6 +64,7 @@ impl Decoder {
             fields,
             dictionaries,
             options,
+            metadata,
         })
     }
 

@@ -41,6 +41,7 @@ pub fn select_fields(all: &[Field], options: &ReadOptions) -> Result<Vec<(usize,
                 arrow_type: describe(field),
                 nullable: field.nullable(),
                 dictionary: None,
+                metadata: super::key_values(field.custom_metadata()),
             },
         ));
     }

@@ -10,7 +10,7 @@ use arrow_ipc::MessageHeader;
 
 use super::framing::{self, Framed, Located, StreamSection};
 use super::read::Decoder;
-use super::{invalid_ipc, read_ipc, FieldInfo, IpcColumn, ReadOptions, FILE_MAGIC};
+use super::{invalid_ipc, read_ipc, FieldInfo, IpcColumn, IpcTable, ReadOptions, FILE_MAGIC};
 use crate::column::try_append;
 use crate::error::Result;
 
@@ -67,6 +67,11 @@ impl StreamReader {
     /// The columns read (known once the schema has arrived).
     pub fn fields(&self) -> Option<Vec<FieldInfo>> {
         self.schema.as_ref().map(|(_, decoder)| decoder.fields())
+    }
+
+    /// The schema's custom metadata (known once the schema has arrived).
+    pub fn metadata(&self) -> Option<&super::KeyValues> {
+        self.schema.as_ref().map(|(_, decoder)| &decoder.metadata)
     }
 
     /// Takes the next bytes of the input; returns the record batches they complete.
@@ -164,12 +169,11 @@ impl StreamReader {
 
     /// The input ended: a message left half-received is `INVALID_IPC`. Returns the fields
     /// (from the schema, for an input without batches), and the batches of a file held whole.
-    pub fn finish(&mut self) -> Result<(Vec<FieldInfo>, Vec<Vec<IpcColumn>>)> {
+    pub fn finish(&mut self) -> Result<IpcTable> {
         // A file with no schema message before its end has it only in its footer: read
         // whole, as a file with batches before any schema is.
         if self.whole_file || (self.file && self.schema.is_none()) {
-            let table = read_ipc(&self.file_bytes.take().unwrap_or_default(), &self.options)?;
-            return Ok((table.fields, table.batches));
+            return read_ipc(&self.file_bytes.take().unwrap_or_default(), &self.options);
         }
         if !self.ended && self.pending.len() > self.at {
             return Err(invalid_ipc(format!(
@@ -198,7 +202,11 @@ impl StreamReader {
             };
             section.check(&footer)?;
         }
-        Ok((decoder.fields(), Vec::new()))
+        Ok(IpcTable {
+            fields: decoder.fields(),
+            batches: Vec::new(),
+            metadata: decoder.metadata.clone(),
+        })
     }
 }
 

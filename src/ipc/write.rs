@@ -9,7 +9,7 @@ use arrow_ipc::{
 };
 use flatbuffers::FlatBufferBuilder;
 
-use super::arrow_type::{schema_table, ArrowType, ColumnType};
+use super::arrow_type::{schema_table, ArrowType, ColumnType, SchemaColumn};
 use super::{invalid_ipc, Dictionary, SourceKind};
 use crate::column::{try_append as append, try_collect, try_vec, Column, ColumnData};
 use crate::dtype::DType;
@@ -28,6 +28,10 @@ pub struct WriteColumn<'a> {
     /// The Arrow type it was loaded from (a field's `arrowType`): a temporal or 64-bit
     /// integer column, loaded as int32 or float32 values, is written back as that type.
     pub loaded_as: Option<&'a str>,
+    /// The field's custom metadata.
+    pub metadata: &'a [(String, String)],
+    /// Whether the field says it may hold nulls (it is written so where it holds none too).
+    pub nullable: bool,
 }
 
 /// Buffers start at multiples of this (the format's minimum) in a message body.
@@ -36,7 +40,7 @@ const ALIGNMENT: usize = 8;
 /// Writes columns of equal batch structure as an IPC stream, one record batch per batch.
 /// A column of rows of n > 1 values is a `FixedSizeList<n>`; its validity is one flag per
 /// row, or one per item (a row whose items are all null is then a null row).
-pub fn write_ipc(columns: &[WriteColumn]) -> Result<Vec<u8>> {
+pub fn write_ipc(columns: &[WriteColumn], metadata: &[(String, String)]) -> Result<Vec<u8>> {
     let batch_count = columns.first().map_or(0, |c| c.batches.len());
     if columns.iter().any(|c| c.batches.len() != batch_count) {
         return Err(GpuTableError::invalid(
@@ -54,43 +58,42 @@ pub fn write_ipc(columns: &[WriteColumn]) -> Result<Vec<u8>> {
         })
         .collect();
     let types = (columns.iter().zip(&loaded).zip(&indices))
-        .map(
-            |((column, loaded), index)| -> Result<(&str, ColumnType, bool)> {
-                let empty = match (column.batches.first(), column.shape) {
-                    (None, Some((dtype, size))) => Some(Column::empty(dtype, size)?),
-                    _ => None,
-                };
-                let first = column.batches.first().map(|(v, f)| (*v, *f));
-                let loaded = loaded.as_ref();
-                let column_type = match (
-                    first.or(empty.as_ref().map(|e| (e, None))),
-                    column.dictionary,
-                ) {
-                    (Some((values, _)), Some(dictionary)) => {
-                        dictionary_type(column.name, values, dictionary, *index)?
-                    }
-                    (Some((values, validity)), None) => {
-                        Layout::of(values, column.kind, validity, loaded)?.column_type()
-                    }
-                    (None, _) => ColumnType {
-                        item: ArrowType::Null,
-                        list: None,
-                        index: None,
-                    },
-                };
-                let nullable = column.batches.iter().any(|&(values, validity)| {
+        .map(|((column, loaded), index)| -> Result<SchemaColumn> {
+            let empty = match (column.batches.first(), column.shape) {
+                (None, Some((dtype, size))) => Some(Column::empty(dtype, size)?),
+                _ => None,
+            };
+            let first = column.batches.first().map(|(v, f)| (*v, *f));
+            let loaded = loaded.as_ref();
+            let column_type = match (
+                first.or(empty.as_ref().map(|e| (e, None))),
+                column.dictionary,
+            ) {
+                (Some((values, _)), Some(dictionary)) => {
+                    dictionary_type(column.name, values, dictionary, *index)?
+                }
+                (Some((values, validity)), None) => {
+                    Layout::of(values, column.kind, validity, loaded)?.column_type()
+                }
+                (None, _) => ColumnType {
+                    item: ArrowType::Null,
+                    list: None,
+                    index: None,
+                },
+            };
+            let nullable = column.nullable
+                || column.batches.iter().any(|&(values, validity)| {
                     validity.is_some()
                         || Layout::of(values, column.kind, None, loaded)
                             .is_ok_and(|l| l.adds_nulls())
                 });
-                Ok((column.name, column_type, nullable))
-            },
-        )
+            Ok((column.name, column_type, nullable, column.metadata))
+        })
         .collect::<Result<Vec<_>>>()?;
 
     let mut out = Vec::new();
     let mut fbb = FlatBufferBuilder::new();
-    let header = schema_table(&mut fbb, &types);
+    let header = schema_table(&mut fbb, &types, metadata);
     let mut message = MessageBuilder::new(&mut fbb);
     message.add_version(MetadataVersion::V5);
     message.add_header_type(MessageHeader::Schema);

@@ -284,11 +284,27 @@ pub fn rows_of_work(xs: &[NodeRef], start: u32, end: u32) -> Result<Vec<NodeRef>
     Ok(out)
 }
 
+/// A copy of `x`'s row-local work down to stored values, for a second pass reading it: each
+/// pass then computes it where it reads it, where one node read by two passes is stored
+/// whole between them, past a budget's reach. Other work is `x` itself.
+pub fn remade(x: &NodeRef) -> Result<NodeRef> {
+    if x.meta.constant || !rows_remade(x) || !rows_computed_alone(x, None) {
+        return Ok(x.clone());
+    }
+    let mut made = RowsMade {
+        whole: true,
+        ..RowsMade::default()
+    };
+    rows_of(x, 0, x.meta.length, &mut made)
+}
+
 /// The nodes `rows_of` made, by the id of the node each is rows of.
 #[derive(Default)]
 pub(super) struct RowsMade {
     at: HashMap<u64, usize>,
     made: Vec<NodeRef>,
+    /// Every row is made (`remade`): stored nodes are read as they are.
+    whole: bool,
 }
 
 impl RowsMade {
@@ -332,6 +348,11 @@ pub(super) fn rows_of(x: &NodeRef, start: u32, end: u32, made: &mut RowsMade) ->
         }
         let op = match row_local(&node, start) {
             Some(op) if !node.has_output() && node.counted().is_none() => op,
+            // A copy of whole work reads stored nodes themselves (no view to assemble).
+            _ if made.whole && node.counted().is_none() => {
+                made.insert(node.id, node.clone());
+                continue;
+            }
             _ => {
                 made.insert(node.id, slice(&node, start as f64, end as f64)?);
                 continue;

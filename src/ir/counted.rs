@@ -229,6 +229,42 @@ pub(crate) fn align(inputs: Vec<NodeRef>) -> Result<(Vec<NodeRef>, Option<Counte
     }
 }
 
+/// `align` for an op that reads its inputs' rows side by side (a mask beside its column,
+/// sort or group keys): where a count decides the rows, a shorter column reads as one of the
+/// longest one's rows, its rows past its end 0 and null as an elementwise op reads them, so
+/// a column made for the rows the device keeps is taken.
+pub(crate) fn align_rows(inputs: Vec<NodeRef>) -> Result<(Vec<NodeRef>, Option<Counted>)> {
+    let (aligned, counted) = align(inputs)?;
+    let longest = aligned
+        .iter()
+        .filter(|x| !x.meta.constant)
+        .max_by_key(|x| x.meta.length);
+    let (Some(_), Some(longest)) = (&counted, longest) else {
+        return Ok((aligned, counted));
+    };
+    let rows = longest.meta.length;
+    let shape = super::flags_like(longest, 1)?;
+    let padded = (aligned.iter())
+        .map(|x| match x.meta.constant || x.meta.length == rows {
+            true => Ok(x.clone()),
+            false => read_over(x, &shape),
+        })
+        .collect::<Result<_>>()?;
+    Ok((padded, counted))
+}
+
+/// Plain column `x` read over `shape`'s longer rows (uint8 flags of 1).
+fn read_over(x: &NodeRef, shape: &NodeRef) -> Result<NodeRef> {
+    let inside = match x.validity() {
+        Some(valid) => valid.clone(),
+        None => super::flags_like(x, 1)?,
+    };
+    let inside = and_flags(&[shape.clone(), inside])?;
+    let inputs = vec![shape.clone(), x.clone(), zero_of(x.meta.dtype)?];
+    let values = elementwise_plain(Op::Select, inputs, x.meta.dtype, x.meta.size)?;
+    with_validity(&values, Some(&inside))
+}
+
 /// `filter(x, mask)`: the rows of `x` whose `mask` (size 1; x's rows, or a constant) is
 /// nonzero and not null, in order; chunk k of the result holds the kept rows of x's chunk k.
 /// One pass marks the rows, a compaction packs their numbers (`Op::Compact`) and a gather
@@ -244,7 +280,7 @@ pub fn filter(x: &NodeRef, mask: &NodeRef) -> Result<NodeRef> {
     }
     // A constant is the rows of its mask (one row beside a constant mask).
     let x = &super::constant_as_column(x, Some(mask).filter(|m| !m.meta.constant))?;
-    let (aligned, counted) = align(vec![x.clone(), mask.clone()])?;
+    let (aligned, counted) = align_rows(vec![x.clone(), mask.clone()])?;
     let (x, mask) = (&aligned[0], &aligned[1]);
     if !mask.meta.constant && mask.meta.length != x.meta.length {
         return Err(GpuTableError::invalid(format!(
@@ -449,6 +485,13 @@ pub(super) fn search_counted(
 pub fn slice_counted(x: &NodeRef, start: f64, end: f64) -> Result<NodeRef> {
     x.check_alive()?;
     let Some(counted) = x.counted() else {
+        if !x.meta.constant && !x.has_output() && super::rows_computed_alone(x, None) {
+            // Row-local work not computed yet: only the rows kept are (a view of it would
+            // store it whole first, past a budget's reach).
+            let (lo, hi) =
+                super::clamp_rows(x.meta.length, start, end, ("slice start", "slice end"))?;
+            return Ok(super::rows_of_work(std::slice::from_ref(x), lo, hi)?.remove(0));
+        }
         return slice_rows(x, start, end);
     };
     if let Some(rows) = x.known_length() {

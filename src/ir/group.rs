@@ -11,7 +11,7 @@ use std::cell::RefCell;
 
 use super::chunked::{concat as concat_rows, rechunk as rechunk_rows};
 use super::counted::{
-    align, attach, compact, counted_like, plain_binary, plain_predicate, plain_select,
+    align_rows, attach, compact, counted_like, plain_binary, plain_predicate, plain_select,
     row_numbers_of, u32_column, zero_of,
 };
 use super::nulls::with_validity;
@@ -472,7 +472,7 @@ fn small_group_by(
 /// `inputs` (columns and constants) reading the same rows: of one length, and counted
 /// alike where any is counted (a counted input with others is read as a shorter column).
 fn rows_alike(inputs: Vec<NodeRef>) -> Result<Vec<NodeRef>> {
-    let (aligned, counted) = align(inputs)?;
+    let (aligned, counted) = align_rows(inputs)?;
     let mut columns = aligned.iter().filter(|x| !x.meta.constant);
     let rows = columns.next().map_or(0, |x| x.meta.length);
     if let Some(other) = columns.find(|x| x.meta.length != rows) {

@@ -8,7 +8,7 @@
 
 use std::borrow::Cow;
 
-use super::counted::{align, plain_binary, plain_predicate, plain_select};
+use super::counted::{align_rows, plain_binary, plain_predicate, plain_select};
 use super::ops::{cast_plain, gather_plain, source, u32_constant};
 use super::order::check_size;
 use super::{
@@ -44,7 +44,7 @@ pub fn histogram(x: &NodeRef, bins: &Bins, mask: Option<&NodeRef>) -> Result<Nod
     // A constant beside a mask is on each of its rows (the mask picks which count).
     let x = &super::constant_as_column(x, mask.filter(|m| !m.meta.constant))?;
     let every_row = source(ColumnData::U8(vec![1]), 1, true)?;
-    let (aligned, _) = align(vec![x.clone(), mask.cloned().unwrap_or(every_row)])?;
+    let (aligned, _) = align_rows(vec![x.clone(), mask.cloned().unwrap_or(every_row)])?;
     let x = &aligned[0];
     // Rows a mask drops, nulls and rows past a count are not counted (flags only where there
     // are such rows), nor NaN where the extent is found. Made anew for each pass reading

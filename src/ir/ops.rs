@@ -192,16 +192,10 @@ pub fn swizzle(x: &NodeRef, channels: &[f64]) -> Result<NodeRef> {
     elementwise(Op::Swizzle(lanes), vec![x.clone()], x.meta.dtype, size)
 }
 
+/// Lanes follow api.md's lane rule: the output has the largest row size of the three, a
+/// size-1 input broadcasts and lanes past an input's row read 0.
 pub fn select(cond: &NodeRef, a: &NodeRef, b: &NodeRef) -> Result<NodeRef> {
-    let size = a.meta.size.max(b.meta.size);
-    for (what, n) in [("condition", cond), ("whenTrue", a), ("whenFalse", b)] {
-        if n.meta.size != 1 && n.meta.size != size {
-            return Err(GpuTableError::invalid(format!(
-                "select {what} must have size 1 or {size}, got {}",
-                n.meta.size
-            )));
-        }
-    }
+    let size = cond.meta.size.max(a.meta.size).max(b.meta.size);
     let dtype = DType::join([a.meta.dtype, b.meta.dtype]);
     elementwise(
         Op::Select,
@@ -211,18 +205,8 @@ pub fn select(cond: &NodeRef, a: &NodeRef, b: &NodeRef) -> Result<NodeRef> {
     )
 }
 
-fn matching_sizes(name: &str, a: &NodeRef, b: &NodeRef) -> Result<()> {
-    if a.meta.size != b.meta.size {
-        return Err(GpuTableError::invalid(format!(
-            "{name} inputs must have matching row sizes, got {} and {}",
-            a.meta.size, b.meta.size
-        )));
-    }
-    Ok(())
-}
-
+/// `dot` and `equalAll` read the widest input's lanes, the other's by the lane rule.
 pub fn dot(a: &NodeRef, b: &NodeRef) -> Result<NodeRef> {
-    matching_sizes("dot", a, b)?;
     elementwise(Op::Dot, vec![a.clone(), b.clone()], DType::F32, 1)
 }
 
@@ -231,7 +215,6 @@ pub fn length(x: &NodeRef) -> Result<NodeRef> {
 }
 
 pub fn equal_all(a: &NodeRef, b: &NodeRef) -> Result<NodeRef> {
-    matching_sizes("equalAll", a, b)?;
     elementwise(Op::EqualAll, vec![a.clone(), b.clone()], DType::U32, 1)
 }
 

@@ -98,7 +98,7 @@ fn argsort_first(
         check_size(key, "an argsort key")?;
     }
     // Keys counted on the device sort the rows of their result first (the rest last).
-    let (keys, counted) = super::counted::align(keys.to_vec())?;
+    let (keys, counted) = super::counted::align_rows(keys.to_vec())?;
     let keys = &keys[..];
     let columns: Vec<(usize, &NodeRef)> = (keys.iter().enumerate())
         .filter(|(_, k)| !k.meta.constant)

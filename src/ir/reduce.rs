@@ -281,7 +281,7 @@ pub fn reduce_where(
     mask.check_alive()?;
     // A constant is on each row of a column mask (the mask picks which count).
     let x = &super::constant_as_column(x, Some(mask).filter(|m| !m.meta.constant))?;
-    let (aligned, _) = super::counted::align(vec![x.clone(), mask.clone()])?;
+    let (aligned, _) = super::counted::align_rows(vec![x.clone(), mask.clone()])?;
     let (x, mask) = (&aligned[0], &aligned[1]);
     let flags = where_flags(x, mask, validity, mask_validity)?;
     let node = match kind {
@@ -297,7 +297,8 @@ pub fn reduce_where(
         _ => reduce_flagged(kind, x, Some(&flags), split_every)?,
     };
     if kind != ReduceKind::Sum {
-        let kept = reduce_flagged(ReduceKind::Sum, &flags, None, split_every)?;
+        // Its own copy of the flags' work: the reduction's pass reads them too.
+        let kept = reduce_flagged(ReduceKind::Sum, &super::remade(&flags)?, None, split_every)?;
         let _ = node.check.set(super::Check::KeptRows(kept));
     }
     Ok(node)

@@ -189,8 +189,11 @@ pub fn plan_with(roots: &[NodeRef], options: &PlanOptions) -> Result<Plan> {
             // Random-access inputs, constants feeding rows, the inputs of wide reductions,
             // wide rows read across lanes and inputs chunked otherwise than their consumer
             // are computed once, on their own.
-            // A reduction's validity flags are read as they are stored.
-            let wide_reduction = reduction && (k > 0 || input.meta.size > NARROW_REDUCTION_LANES);
+            // A narrow reduction computes its validity flags (a `where` mask) in its own
+            // pass, as it does its values.
+            let wide_reduction = reduction
+                && (node.inputs[0].meta.size > NARROW_REDUCTION_LANES
+                    || input.meta.size > NARROW_REDUCTION_LANES);
             let wide_across = node.op.reads_across_lanes() && input.meta.size > WIDE_ROW_LANES;
             // A reduction's and a bin pass's tasks follow their input's chunks.
             let other_chunks = !reduction && !bins && !same_chunks(input, node);

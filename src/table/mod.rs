@@ -37,7 +37,8 @@ fn next_id() -> u32 {
     })
 }
 
-/// A column of a schema; `metadata` carries the IPC source's `arrowType` and `kind`, and
+/// A column of a schema; `metadata` carries the IPC source's custom metadata, its
+/// `arrowType` and `kind` (ours, written back as the type and layout, not as metadata), and
 /// `dictionary` the values of a dictionary column's codes (api.md "Tables").
 #[derive(Clone, Debug, PartialEq)]
 pub struct Field {
@@ -73,10 +74,10 @@ impl Field {
             dtype: info.dtype,
             size: info.size,
             nullable: info.nullable,
-            metadata: BTreeMap::from([
+            metadata: metadata_of(info.metadata.iter().cloned().chain([
                 ("arrowType".to_string(), info.arrow_type.clone()),
                 ("kind".to_string(), kind.to_string()),
-            ]),
+            ])),
             dictionary: info.dictionary.clone(),
         }
     }
@@ -112,6 +113,21 @@ pub struct Batch {
     in_table: bool,
     /// Counts schema changes, so views know when to describe it again.
     pub version: u32,
+    /// The schema's custom metadata.
+    pub metadata: Metadata,
+}
+
+/// A schema's custom metadata (Arrow's, kept through IPC in and out).
+pub type Metadata = BTreeMap<String, String>;
+
+/// `pairs` as metadata, a later pair of a key replacing an earlier one (inserted one at a
+/// time: collecting would sort them first, a larger module).
+pub fn metadata_of(pairs: impl IntoIterator<Item = (String, String)>) -> Metadata {
+    let mut metadata = Metadata::new();
+    for (key, value) in pairs {
+        metadata.insert(key, value);
+    }
+    metadata
 }
 
 impl Batch {
@@ -174,6 +190,7 @@ impl Batch {
             destroyed: false,
             in_table: false,
             version: 0,
+            metadata: Metadata::new(),
         })
     }
 
@@ -241,13 +258,17 @@ impl Batch {
     pub fn all_of_ipc(
         fields: &[FieldInfo],
         batches: Vec<Vec<IpcColumn>>,
+        metadata: &Metadata,
         device: Option<DeviceId>,
     ) -> Result<(Vec<Field>, Vec<Batch>)> {
         let fields: Vec<Field> = fields.iter().map(Field::of_ipc).collect();
         let mut made = Vec::with_capacity(batches.len());
         for columns in batches {
             match Batch::of_ipc(&fields, columns, device) {
-                Ok(batch) => made.push(batch),
+                Ok(batch) => made.push(Batch {
+                    metadata: metadata.clone(),
+                    ..batch
+                }),
                 Err(error) => {
                     made.iter_mut().for_each(Batch::destroy);
                     return Err(error);
@@ -294,7 +315,8 @@ impl Batch {
 pub type TableRef = Rc<RefCell<Table>>;
 
 /// A column to write as IPC: name, kind, each batch's data and validity nodes, dictionary,
-/// and its type and values per row (a table of no batches has no node to tell them).
+/// its type and values per row (a table of no batches has no node to tell them), and its
+/// field's metadata and nullability.
 pub type IpcColumnNodes = (
     String,
     String,
@@ -302,7 +324,8 @@ pub type IpcColumnNodes = (
     Vec<NodeRef>,
     Option<Rc<Dictionary>>,
     (DType, u32),
-    Option<String>,
+    BTreeMap<String, String>,
+    bool,
 );
 
 /// A table on a device: a schema and the record batches it owns until they are detached.
@@ -314,6 +337,8 @@ pub struct Table {
     destroyed: bool,
     /// Counts schema changes, so views know when to describe it again.
     pub version: u32,
+    /// The schema's custom metadata.
+    pub metadata: Metadata,
 }
 
 impl Table {
@@ -324,6 +349,7 @@ impl Table {
             device,
             destroyed: false,
             version: 0,
+            metadata: Metadata::new(),
         }
     }
 
@@ -336,10 +362,12 @@ impl Table {
         &mut self,
         fields: &[FieldInfo],
         batches: Vec<Vec<IpcColumn>>,
+        metadata: &Metadata,
     ) -> Result<Vec<BatchRef>> {
-        let (fields, made) = Batch::all_of_ipc(fields, batches, self.device)?;
+        let (fields, made) = Batch::all_of_ipc(fields, batches, metadata, self.device)?;
         if self.batches.is_empty() && self.fields.is_empty() {
             self.fields = fields;
+            self.metadata = metadata.clone();
             self.version += 1;
         }
         let mut added = Vec::with_capacity(made.len());
@@ -439,6 +467,9 @@ impl Table {
             let b = batch.borrow();
             if self.fields.is_empty() && self.batches.is_empty() {
                 self.fields = b.fields.clone();
+                if self.metadata.is_empty() {
+                    self.metadata = b.metadata.clone();
+                }
                 self.version += 1;
             }
             let same = self.fields.len() == b.fields.len()
@@ -607,6 +638,7 @@ impl Table {
                 .collect::<Result<_>>()?;
             let mut selected = Batch::new(vectors, Some(fields.clone()))?;
             selected.in_table = true;
+            selected.metadata = b.metadata.clone();
             batches.push(selected.shared());
         }
         Ok(Table {
@@ -615,6 +647,7 @@ impl Table {
             device: self.device,
             destroyed: false,
             version: 0,
+            metadata: self.metadata.clone(),
         })
     }
 
@@ -670,6 +703,7 @@ impl Table {
                 }
                 let mut joined = Batch::new(vectors, Some(self.fields.clone()))?;
                 joined.in_table = true;
+                joined.metadata = self.batches[first].borrow().metadata.clone();
                 batches.push(joined.shared());
             }
             first += size;
@@ -704,7 +738,8 @@ impl Table {
                 validity,
                 field.dictionary.clone(),
                 (field.dtype, field.size),
-                field.metadata.get("arrowType").cloned(),
+                field.metadata.clone(),
+                field.nullable,
             ));
         }
         Ok(columns)

@@ -25,6 +25,11 @@ pub struct Data {
 }
 
 impl Data {
+    /// Whether it, or the buffer it reads, was destroyed.
+    pub fn gone(&self) -> bool {
+        self.destroyed || self.buffer.borrow().destroyed()
+    }
+
     pub fn new(buffer: BufferRef, owns_buffer: bool) -> DataRef {
         Rc::new(RefCell::new(Data {
             id: next_id(),
@@ -201,8 +206,11 @@ impl Vector {
         vector
     }
 
+    /// DESTROYED once destroyed or detached, or once storage it borrows is (a table's column
+    /// after the table).
     pub fn check(&self) -> Result<()> {
-        match self.destroyed {
+        let gone = self.destroyed || self.data.iter().any(|d| d.borrow().gone());
+        match gone {
             true => Err(GpuTableError::new(
                 ErrorCode::Destroyed,
                 format!("vector '{}' was destroyed or detached", self.name),

@@ -280,16 +280,23 @@ impl Device {
         let like = like.shared();
         wasm_bindgen_futures::future_to_promise(async move {
             let mut fields = also_like;
-            let (table_device, rows) = {
+            let (table_device, rows, metadata) = {
                 let like = like.borrow();
                 let rows = like.num_rows().map_err(to_js)?;
                 fields.extend(like.fields.iter().cloned());
-                (like.device, like_rows.then_some(rows))
+                (
+                    like.device,
+                    like_rows.then_some(rows),
+                    like.metadata.clone(),
+                )
             };
             let d = device.backend();
-            let table = table::table_of_columns(d, &columns, &fields, table_device, rows, on_host)
-                .await
-                .map_err(to_js)?;
+            let mut table =
+                table::table_of_columns(d, &columns, &fields, table_device, rows, on_host)
+                    .await
+                    .map_err(to_js)?;
+            // The verb's table keeps its source's schema metadata, as its fields do theirs.
+            table.metadata = metadata;
             Ok(TableModel::of(table).into())
         })
     }

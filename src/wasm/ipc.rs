@@ -15,7 +15,7 @@ use crate::ipc::{
     self, Dictionary, FieldInfo, Float64As, Int64As, IpcColumn, ReadOptions, SourceKind,
 };
 use crate::ir::NodeRef;
-use crate::table::{Batch, Table};
+use crate::table::{metadata_of, Batch, Metadata, Table};
 use crate::value::Value;
 
 #[derive(Deserialize, Default)]
@@ -67,15 +67,17 @@ fn read_options(options: JsValue) -> JsResult<ReadOptions> {
 fn read_result(
     fields: &[FieldInfo],
     batches: Vec<Vec<IpcColumn>>,
+    metadata: &Metadata,
     device: Option<u32>,
 ) -> JsResult<JsValue> {
-    let (fields, made) = Batch::all_of_ipc(fields, batches, device).map_err(to_js)?;
+    let (fields, made) = Batch::all_of_ipc(fields, batches, metadata, device).map_err(to_js)?;
     let batches_js = js_sys::Array::new();
     for batch in made {
         batches_js.push(&BatchModel::of(batch).into());
     }
     let out = js_sys::Object::new();
     set(&out, "fields", fields_to_js(&fields));
+    set(&out, "metadata", super::table::metadata_to_js(metadata));
     set(&out, "batches", batches_js);
     Ok(out.into())
 }
@@ -99,7 +101,8 @@ pub fn read_ipc(
     let read = ipc::read_ipc(&bytes, &read_options(options)?).map_err(to_js)?;
     drop(bytes);
     let mut table = Table::new(Vec::new(), device_id);
-    if let Err(error) = table.add_ipc(&read.fields, read.batches) {
+    let metadata = metadata_of(read.metadata);
+    if let Err(error) = table.add_ipc(&read.fields, read.batches, &metadata) {
         table.destroy();
         return Err(to_js(error));
     }
@@ -128,12 +131,14 @@ impl IpcStreamReader {
     pub fn push(&mut self, bytes: &[u8]) -> JsResult<JsValue> {
         let batches = self.reader.push(bytes).map_err(to_js)?;
         let fields = self.reader.fields().unwrap_or_default();
-        read_result(&fields, batches, self.device)
+        let metadata = metadata_of(self.reader.metadata().into_iter().flatten().cloned());
+        read_result(&fields, batches, &metadata, self.device)
     }
 
     pub fn finish(&mut self) -> JsResult<JsValue> {
-        let (fields, batches) = self.reader.finish().map_err(to_js)?;
-        read_result(&fields, batches, self.device)
+        let read = self.reader.finish().map_err(to_js)?;
+        let metadata = metadata_of(read.metadata);
+        read_result(&read.fields, read.batches, &metadata, self.device)
     }
 }
 
@@ -142,6 +147,8 @@ impl IpcStreamReader {
 #[derive(Default)]
 pub struct IpcWriter {
     columns: Vec<ColumnSpec>,
+    /// The schema's custom metadata.
+    pub(super) metadata: ipc::KeyValues,
 }
 
 #[wasm_bindgen]
@@ -191,6 +198,7 @@ impl IpcWriter {
     /// back first.
     pub fn finish(&self) -> js_sys::Promise {
         let columns = self.columns.clone();
+        let metadata = self.metadata.clone();
         wasm_bindgen_futures::future_to_promise(async move {
             let mut held = Vec::new();
             for (_, _, data, validity, ..) in &columns {
@@ -208,7 +216,7 @@ impl IpcWriter {
                 let validity = read(validity).await.map_err(to_js)?;
                 held.push((data, validity));
             }
-            let bytes = write(&columns, &held).map_err(to_js)?;
+            let bytes = write(&columns, &held, &metadata).map_err(to_js)?;
             Ok(js_sys::Uint8Array::from(&bytes[..]).into())
         })
     }
@@ -235,7 +243,7 @@ impl IpcWriter {
             };
             held.push((read(data).map_err(to_js)?, read(validity).map_err(to_js)?));
         }
-        write(&self.columns, &held).map_err(to_js)
+        write(&self.columns, &held, &self.metadata).map_err(to_js)
     }
 }
 
@@ -285,13 +293,41 @@ impl IpcWriter {
 }
 
 /// What a column's field tells the writer beyond its values: its dictionary, its type and
-/// values per row (a column of no batches has no values to tell them), and the Arrow type
-/// it was loaded from.
+/// values per row (a column of no batches has no values to tell them), the Arrow type it
+/// was loaded from and its custom metadata.
 #[derive(Clone, Default)]
 pub(super) struct Described {
     pub dictionary: Option<Rc<Dictionary>>,
     pub shape: Option<(DType, u32)>,
     pub loaded_as: Option<String>,
+    pub metadata: ipc::KeyValues,
+    pub nullable: bool,
+}
+
+impl Described {
+    /// A field's: `arrowType` and `kind` are ours (the type and layout written), the rest
+    /// its custom metadata.
+    pub fn of_field(
+        dictionary: Option<Rc<Dictionary>>,
+        shape: (DType, u32),
+        metadata: &Metadata,
+        nullable: bool,
+    ) -> Described {
+        let mut described = Described {
+            dictionary,
+            shape: Some(shape),
+            nullable,
+            ..Default::default()
+        };
+        for (key, value) in metadata {
+            match key.as_str() {
+                "arrowType" => described.loaded_as = Some(value.clone()),
+                "kind" => {}
+                _ => described.metadata.push((key.clone(), value.clone())),
+            }
+        }
+        described
+    }
 }
 
 type ColumnSpec = (String, SourceKind, Vec<NodeRef>, Vec<NodeRef>, Described);
@@ -322,7 +358,11 @@ fn host(value: &Value) -> crate::Result<&Column> {
         .ok_or_else(|| crate::engine::internal("a column to write is not in host memory"))
 }
 
-fn write(columns: &[ColumnSpec], held: &HeldColumns) -> crate::Result<Vec<u8>> {
+fn write(
+    columns: &[ColumnSpec],
+    held: &HeldColumns,
+    metadata: &[(String, String)],
+) -> crate::Result<Vec<u8>> {
     let mut specs = Vec::new();
     for ((name, kind, _, _, described), (data, validity)) in columns.iter().zip(held) {
         let mut batches = Vec::new();
@@ -337,7 +377,9 @@ fn write(columns: &[ColumnSpec], held: &HeldColumns) -> crate::Result<Vec<u8>> {
             dictionary: described.dictionary.as_deref(),
             shape: described.shape,
             loaded_as: described.loaded_as.as_deref(),
+            metadata: &described.metadata,
+            nullable: described.nullable,
         });
     }
-    ipc::write_ipc(&specs)
+    ipc::write_ipc(&specs, metadata)
 }

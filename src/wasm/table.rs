@@ -17,7 +17,7 @@ use crate::error::{ErrorCode, GpuTableError};
 use crate::evaluator;
 use crate::ir::NodeRef;
 use crate::table::{
-    self, Batch, BatchRef, BufferRef, DataRef, Field, Table, TableRef, Vector, VectorRef,
+    self, Batch, BatchRef, BufferRef, DataRef, Field, Metadata, Table, TableRef, Vector, VectorRef,
 };
 use crate::value::Value;
 
@@ -83,6 +83,32 @@ pub(super) fn fields_to_js(fields: &[Field]) -> js_sys::Array {
     out
 }
 
+/// A schema's metadata from a JS object of strings (null or undefined: none).
+fn metadata_from_js(metadata: JsValue) -> JsResult<Metadata> {
+    let mut out = Metadata::new();
+    if metadata.is_null() || metadata.is_undefined() {
+        return Ok(out);
+    }
+    let refused = || invalid("schema metadata must be an object of strings");
+    let object = metadata.dyn_ref::<js_sys::Object>().ok_or_else(refused)?;
+    for entry in js_sys::Object::entries(object).iter() {
+        let pair = js_sys::Array::from(&entry);
+        let (Some(key), Some(value)) = (pair.get(0).as_string(), pair.get(1).as_string()) else {
+            return Err(refused());
+        };
+        out.insert(key, value);
+    }
+    Ok(out)
+}
+
+pub(super) fn metadata_to_js(metadata: &Metadata) -> js_sys::Object {
+    let out = js_sys::Object::new();
+    for (key, value) in metadata {
+        set(&out, key, value.as_str());
+    }
+    out
+}
+
 fn batches_to_js(batches: impl IntoIterator<Item = BatchRef>) -> js_sys::Array {
     batches
         .into_iter()
@@ -108,14 +134,22 @@ impl TableModel {
 
 #[wasm_bindgen]
 impl TableModel {
-    /// An empty table with `fields` (null: none yet) on device `deviceId` (none: no device).
+    /// An empty table with `fields` (null: none yet) and the schema's `metadata` on device
+    /// `deviceId` (none: no device).
     #[wasm_bindgen(constructor)]
-    pub fn new(fields: JsValue, device_id: Option<u32>) -> JsResult<TableModel> {
+    pub fn new(fields: JsValue, device_id: Option<u32>, metadata: JsValue) -> JsResult<TableModel> {
         let fields = match fields.is_null() || fields.is_undefined() {
             true => Vec::new(),
             false => fields_from_js(fields)?,
         };
-        Ok(TableModel::of(Table::new(fields, device_id)))
+        let mut table = Table::new(fields, device_id);
+        table.metadata = metadata_from_js(metadata)?;
+        Ok(TableModel::of(table))
+    }
+    /// The schema's custom metadata.
+    pub fn metadata(&self) -> js_sys::Object {
+        let metadata = self.table.borrow().metadata.clone();
+        metadata_to_js(&metadata)
     }
 
     #[wasm_bindgen(getter)]
@@ -136,11 +170,13 @@ impl TableModel {
     }
     /// Sets the schema of a table that has no columns yet (a streamed file's footer).
     #[wasm_bindgen(js_name = adoptFields)]
-    pub fn adopt_fields(&self, fields: JsValue) -> JsResult<()> {
+    pub fn adopt_fields(&self, fields: JsValue, metadata: JsValue) -> JsResult<()> {
         let fields = fields_from_js(fields)?;
+        let metadata = metadata_from_js(metadata)?;
         let mut table = self.table.borrow_mut();
         if table.fields.is_empty() && table.batches.is_empty() {
             table.fields = fields;
+            table.metadata = metadata;
             table.version += 1;
         }
         Ok(())
@@ -203,12 +239,9 @@ impl TableModel {
     pub fn ipc_writer(&self) -> JsResult<super::ipc::IpcWriter> {
         let columns = self.table.borrow().ipc_columns().map_err(to_js)?;
         let mut writer = super::ipc::IpcWriter::new();
-        for (name, kind, data, validity, dictionary, shape, loaded_as) in columns {
-            let described = super::ipc::Described {
-                dictionary,
-                shape: Some(shape),
-                loaded_as,
-            };
+        writer.metadata = self.table.borrow().metadata.clone().into_iter().collect();
+        for (name, kind, data, validity, dictionary, shape, metadata, nullable) in columns {
+            let described = super::ipc::Described::of_field(dictionary, shape, &metadata, nullable);
             writer.add_nodes(&name, &kind, data, validity, described)?;
         }
         Ok(writer)
@@ -251,16 +284,23 @@ impl VectorList {
 
 #[wasm_bindgen]
 impl BatchModel {
-    /// A batch taking `vectors` (one chunk each, equal lengths); `fields` may be null.
+    /// A batch taking `vectors` (one chunk each, equal lengths); `fields` may be null, and
+    /// `metadata` (the schema's) too.
     #[wasm_bindgen(constructor)]
-    pub fn new(vectors: &VectorList, fields: JsValue) -> JsResult<BatchModel> {
+    pub fn new(vectors: &VectorList, fields: JsValue, metadata: JsValue) -> JsResult<BatchModel> {
         let fields = match fields.is_null() || fields.is_undefined() {
             true => None,
             false => Some(fields_from_js(fields)?),
         };
-        Batch::new(vectors.vectors.clone(), fields)
-            .map(BatchModel::of)
-            .map_err(to_js)
+        let metadata = metadata_from_js(metadata)?;
+        let mut batch = Batch::new(vectors.vectors.clone(), fields).map_err(to_js)?;
+        batch.metadata = metadata;
+        Ok(BatchModel::of(batch))
+    }
+    /// The schema's custom metadata.
+    pub fn metadata(&self) -> js_sys::Object {
+        let metadata = self.batch.borrow().metadata.clone();
+        metadata_to_js(&metadata)
     }
     #[wasm_bindgen(getter)]
     pub fn id(&self) -> u32 {
@@ -401,7 +441,7 @@ impl VectorModel {
     }
     #[wasm_bindgen(getter)]
     pub fn destroyed(&self) -> bool {
-        self.vector.borrow().destroyed
+        self.vector.borrow().check().is_err()
     }
     pub fn check(&self) -> JsResult<()> {
         self.vector.borrow().check().map_err(to_js)
@@ -511,7 +551,7 @@ impl DataModel {
     }
     #[wasm_bindgen(getter)]
     pub fn destroyed(&self) -> bool {
-        self.data.borrow().destroyed
+        self.data.borrow().gone()
     }
     #[wasm_bindgen(getter)]
     pub fn length(&self) -> u32 {

@@ -311,7 +311,7 @@ pub(crate) fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Resul
             }
         }
         Op::Dot | Op::Length => {
-            let width = inputs[0].meta.size;
+            let width = widest(inputs);
             let a = g.lane(&inputs[0], "l", Class::F);
             let b = g.lane(inputs.last().unwrap_or(&inputs[0]), "l", Class::F);
             let finish = if node.op == Op::Length {
@@ -327,7 +327,7 @@ pub(crate) fn node_code(g: &mut Gen, node: &NodeRef, body: &mut String) -> Resul
             );
         }
         Op::EqualAll => {
-            let width = inputs[0].meta.size;
+            let width = widest(inputs);
             let (ca, cb) = (inputs[0].meta.dtype.class(), inputs[1].meta.dtype.class());
             let (a, b) = (g.lane(&inputs[0], "l", ca), g.lane(&inputs[1], "l", cb));
             let test = equal_exact(&a, ca, &b, cb);
@@ -660,4 +660,10 @@ fn float_equals_int(f: &str, i: &str, int: Class) -> String {
         "({f} == f32({i}) && {f} >= {lo} && {f} <= {hi} && {ty}({f}) == {i})",
         ty = wgsl_type(int)
     )
+}
+
+/// The lanes a row reduction (`dot`, `equalAll`) reads: the widest input's, the others' by
+/// the lane rule (a size-1 input broadcasts, lanes past a row read 0).
+fn widest(inputs: &[NodeRef]) -> u32 {
+    inputs.iter().map(|i| i.meta.size).max().unwrap_or(1)
 }

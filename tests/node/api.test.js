@@ -156,7 +156,8 @@ test('error codes', async () => {
   await rejectsWith(() => gt.segmentedMap(E.fromArray([0, 3, 2], {type: 'uint32'}), 4), 'INVALID_ARGUMENT');
   await rejectsWith(gt.extent(E.fromArray(new Float32Array(0))).evaluate(), 'EMPTY_INPUT');
   await rejectsWith(() => gt.fround(f32([1, 2], 2)), 'TYPE_MISMATCH');
-  await rejectsWith(() => gt.dot(x, f32([1, 2], 2)), 'INVALID_ARGUMENT');
+  // Rows of other sizes follow the lane rule (lanes past a row read 0), as in arithmetic.
+  assert.deepEqual(await gt.dot(x, f32([1, 2], 2)).readValue(), new Float32Array([5]));
   await rejectsWith(() => gt.add(), 'INVALID_ARGUMENT');
   await rejectsWith(() => gt.interleave(), 'INVALID_ARGUMENT');
   await rejectsWith(() => gt.add(x, 'a'), 'INVALID_ARGUMENT');
@@ -251,6 +252,9 @@ test('evaluated and device: a source is evaluated once evaluated, and not after 
   assert.equal(late.device?.type, 'cpu');
   late.destroy();
   assert.deepEqual([late.evaluated, late.device], [false, null]);
+  const fresh = E.fromArray(new Float32Array([5, 6]));
+  assert.deepEqual(fresh.readValueSync(1), new Float32Array([6]));
+  assert.deepEqual([fresh.evaluated, fresh.device?.type], [true, 'cpu'], 'a source read is evaluated on the CPU too');
 });
 
 test('fromVector borrows an evaluated output', async () => {
@@ -258,6 +262,23 @@ test('fromVector borrows an evaluated output', async () => {
   const again = gt.multiply(E.fromVector(v), 10);
   assert.deepEqual(await again.readValue(), new Float32Array([20, 30]));
   assert.deepEqual(await gt.add(v, 1).readValue(), new Float32Array([3, 4]), 'vectors are accepted as inputs');
+  // Destroying the view ends only the view: the output and its evaluator stay (they were
+  // destroyed with it, the view being the evaluator itself).
+  const produced = gt.add(f32([1, 2]), 1);
+  const output = await produced.evaluate();
+  const view = E.fromVector(output);
+  assert.notEqual(view, produced);
+  assert.deepEqual([view.evaluated, view.device?.type], [true, 'cpu']);
+  view.destroy();
+  await rejectsWith(view.readValue(), 'DESTROYED');
+  assert.equal(output.destroyed, false);
+  assert.deepEqual(await output.readValue(), new Float32Array([2, 3]));
+  assert.deepEqual([produced.evaluated, await produced.readValue()], [true, new Float32Array([2, 3])]);
+  E.fromVector(output).destroy();
+  assert.deepEqual(await E.fromVector(output).readValue(), new Float32Array([2, 3]));
+  produced.destroy();
+  assert.equal(output.destroyed, true);
+  await rejectsWith(() => E.fromVector(output), 'DESTROYED');
 });
 
 test('readValue row ranges', async () => {

@@ -170,6 +170,20 @@ test('allowedMem refuses a task that cannot fit before anything runs, and stream
   }
 });
 
+test('every masked reduction streams a column larger than allowedMem (api.md "Memory")', async () => {
+  const rows = 250_000;
+  const x = Float32Array.from({length: rows}, (_, i) => i % 101);
+  const y = Uint32Array.from({length: rows}, (_, i) => (i * 13) % 7);
+  const device = await gt.createDevice({allowedMem: 64 * 1024});
+  for (const op of [gt.sum, gt.mean, gt.min, gt.max, gt.argmin, gt.argmax, gt.extent]) {
+    const build = () => op(E.fromArray(x), {where: gt.greater(E.fromArray(y), 3)});
+    device.resetPeak();
+    const streamed = await build().evaluate(device).then(v => v.readValue());
+    assert.ok(device.memory.peakBytes <= 64 * 1024, `${op.name}: peak ${device.memory.peakBytes}`);
+    assert.deepEqual(streamed, await build().readValue(), op.name);
+  }
+});
+
 test('fromArrowIPC reads a stream of byte pieces batch by batch', async () => {
   const whole = arrow.tableFromArrays({x: Float32Array.from({length: 3000}, (_, i) => i), n: Int32Array.from({length: 3000}, (_, i) => -i)});
   const source = new arrow.Table([...whole.slice(0, 1000).batches, ...whole.slice(1000, 1000).batches, ...whole.slice(1000).batches]);

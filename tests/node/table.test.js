@@ -161,6 +161,61 @@ test('ownership: destroy, detach, select, pack, add and append', () => {
   throwsCode(() => points.append([1, 2]), 'DESTROYED');
 });
 
+test('schema and field metadata survive IPC in and out, verbs and selections', async () => {
+  const field = new arrow.Field('x', new arrow.Float32(), true, new Map([['unit', 'km']]));
+  const schema = new arrow.Schema([field, new arrow.Field('id', new arrow.Int32())], new Map([['source', 'trips'], ['v', '2']]));
+  const source = new arrow.Table(schema, {
+    x: arrow.vectorFromArray([1.5, null, 3], new arrow.Float32()),
+    id: arrow.vectorFromArray([1, 2, 3], new arrow.Int32())
+  });
+  const check = (table, what) => {
+    assert.deepEqual(table.schema.metadata, {source: 'trips', v: '2'}, what);
+    assert.equal(table.schema.field('x').metadata.unit, 'km', what);
+  };
+  for (const format of ['stream', 'file']) {
+    const bytes = arrow.tableToIPC(source, format);
+    const table = GPUTable.fromArrowIPCSync(bytes);
+    check(table, format);
+    assert.deepEqual(table.batches[0].schema.metadata, {source: 'trips', v: '2'}, 'batches keep it too');
+    check(await GPUTable.fromArrowIPC(new Blob([bytes]).stream()), `${format} read in pieces`);
+    const back = arrow.tableFromIPC(table.toArrowIPC());
+    assert.deepEqual(Object.fromEntries(back.schema.metadata), {source: 'trips', v: '2'});
+    assert.deepEqual(Object.fromEntries(back.schema.fields[0].metadata), {unit: 'km'}, 'our arrowType and kind are not written');
+    assert.equal(back.schema.fields[1].metadata.size, 0);
+    check(table.select('x'), 'a selection');
+    check(await table.filter(t => gt.greater(t.id, 1)), 'a verb');
+    table.destroy();
+  }
+  // A schema given to a batch or a table keeps its metadata, and writes it.
+  const values = E.fromArray(new Float32Array([1, 2])).evaluateSync();
+  const given = new gt.GPUSchema([new gt.GPUField({name: 'a', type: 'float32', metadata: {unit: 's'}})], {top: 'x'});
+  const batch = new gt.GPURecordBatch([values], given);
+  assert.deepEqual(batch.schema.metadata, {top: 'x'});
+  const table = new GPUTable({batches: [batch]});
+  assert.deepEqual(table.schema.metadata, {top: 'x'}, 'a table adopts its first batch\'s schema');
+  const written = arrow.tableFromIPC(table.toArrowIPC());
+  assert.deepEqual(Object.fromEntries(written.schema.metadata), {top: 'x'});
+  assert.deepEqual(Object.fromEntries(written.schema.fields[0].metadata), {unit: 's'});
+  assert.deepEqual(new GPUTable({schema: given}).schema.metadata, {top: 'x'});
+  throwsCode(() => new GPUTable({schema: new gt.GPUSchema([], {n: 1})}), 'INVALID_ARGUMENT');
+  table.destroy();
+  for (const bad of [null, undefined, 7, 'x']) throwsCode(() => new gt.GPUField(bad), 'INVALID_ARGUMENT');
+});
+
+test('a destroyed table, batch or vector throws DESTROYED for its rows and schema', () => {
+  const table = GPUTable.fromArrowIPCSync(arrow.tableToIPC(sourceTable()));
+  const [batch] = table.batches;
+  const vector = table.getVector('score');
+  const [data] = vector.data;
+  table.destroy();
+  for (const read of [() => table.schema, () => table.numCols, () => batch.schema, () => batch.numCols,
+    () => vector.length, () => vector.chunks, () => vector.data, () => vector.validity]) {
+    throwsCode(read, 'DESTROYED');
+  }
+  assert.equal(vector.type, 'float32', 'its type still describes it');
+  assert.deepEqual([table.destroyed, batch.destroyed, vector.destroyed, data.destroyed], [true, true, true, true]);
+});
+
 test('thousands of tables created, packed, detached and destroyed leak no storage', async () => {
   const ipc = arrow.tableToIPC(sourceTable());
   const device = await gt.createDevice();
@@ -242,9 +297,9 @@ test('ownership edge cases: one table per batch, schemas that lie, splice indice
   const borrowed = new GPUTable().addBatch(new gt.GPURecordBatch([evaluator.evaluateSync()]));
   evaluator.destroy();
   throwsCode(() => borrowed.toArrowIPC(), 'DESTROYED');
-  // The batch keeps its rows and vector; reading them is DESTROYED.
+  // The batch keeps its rows; its vector, whose storage went, is DESTROYED to read.
   assert.equal(borrowed.numRows, 2);
-  assert.equal(borrowed.getVector('').length, 2);
+  throwsCode(() => borrowed.getVector('').length, 'DESTROYED');
   throwsCode(() => borrowed.getVector('').readValueSync(), 'DESTROYED');
   borrowed.destroy();
   first.destroy();

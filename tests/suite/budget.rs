@@ -312,6 +312,51 @@ pub async fn a_reduction_streams_a_column_larger_than_the_budget<T: Target>() {
     assert_eq!(streamed.home().unwrap().device, device.core().id);
 }
 
+/// api.md "Memory": masked reductions stream chunk by chunk like elementwise work. Every
+/// reduction with a `where` over a column several times `allowedMem` runs within it and
+/// matches the unbounded one; all but `sum` stored their kept-row flags whole (read by the
+/// reduction and by the count that finds no kept row) and were `LIMIT_EXCEEDED`.
+pub async fn every_masked_reduction_streams_under_the_budget<T: Target>() {
+    let device = T::fresh().await;
+    let rows = 1_500_000usize;
+    // Small integers: every order of a float sum is exact.
+    let xs: Vec<f32> = (0..rows).map(|i| (i % 5) as f32).collect();
+    let ys: Vec<u32> = (0..rows).map(|i| (i * 13 % 7) as u32).collect();
+    let build = |kind| {
+        let mask = ir::predicate(ir::Predicate::Greater, &[u32s(&ys, 1), lit(&[3.])]).unwrap();
+        ir::reduce_where(kind, &f32s(&xs, 1), None, &mask, None, 4).unwrap()
+    };
+    // Room for ranges of 16,384 rows, WebGL2's texture rows, and their partial states.
+    let budget = 16 * device.value_bytes(DType::F32, 1, 16_384) + device.task_overhead_bytes();
+    let flags_bytes = device.value_bytes(DType::U8, 1, rows as u32);
+    assert!(
+        flags_bytes > budget,
+        "the kept-row flags alone are over the budget"
+    );
+    for kind in ReduceKind::ALL {
+        device.core().allowed_mem.set(Some(budget));
+        let root = build(kind);
+        device.core().counters.reset_peak();
+        let before = device.core().counters.memory().live_bytes;
+        engine::evaluate(&device, std::slice::from_ref(&root))
+            .await
+            .unwrap_or_else(|e| panic!("{} where: {e}", kind.name()));
+        let peak = device.core().counters.memory().peak_bytes - before;
+        assert!(peak <= budget, "{}: peak {peak} over {budget}", kind.name());
+        device.core().allowed_mem.set(None);
+        let unbounded = build(kind);
+        engine::evaluate(&device, std::slice::from_ref(&unbounded))
+            .await
+            .unwrap();
+        assert_eq!(
+            reduce::as_f64(&read(&root).await),
+            reduce::as_f64(&read(&unbounded).await),
+            "{} where",
+            kind.name()
+        );
+    }
+}
+
 /// A sort of host keys (one stored in chunks) under a budget: the keys stay on the host
 /// until the sort reads them (WebGPU uploads them and joins the chunked one for its native
 /// sort), the peak stays within the budget, and the order is the unbounded one.
@@ -628,4 +673,21 @@ pub async fn roots_held_together_past_the_budget_are_read_back<T: Target>() {
             );
         }
     }
+}
+
+/// A slice of row-local work computes only the rows it keeps: under a budget smaller than
+/// the work's one chunk it was `LIMIT_EXCEEDED` (the work stored whole for the view to read).
+pub async fn a_slice_of_row_local_work_computes_only_its_rows<T: Target>() {
+    let device = T::fresh().await;
+    let values: Vec<f32> = (0..200_000).map(|i| i as f32).collect();
+    let budget = 4 * device.value_bytes(DType::F32, 1, 16_384) + device.task_overhead_bytes();
+    assert!(device.value_bytes(DType::F32, 1, 200_000) > budget);
+    device.core().allowed_mem.set(Some(budget));
+    let plus_one = ir::binary(Add, &f32s(&values, 1), &lit(&[1.])).unwrap();
+    let sliced = ir::slice_counted(&plus_one, 5.0, 10.0).unwrap();
+    let result = engine::evaluate(&device, std::slice::from_ref(&sliced)).await;
+    device.core().allowed_mem.set(None);
+    result.unwrap();
+    assert_eq!(read_f32(&sliced).await, vec![6., 7., 8., 9., 10.]);
+    assert!(!plus_one.has_output(), "the whole column was not computed");
 }

@@ -476,3 +476,33 @@ pub async fn search_sorted_into_a_counted_column_with_nulls<T: Target>() {
     assert_eq!(read_u32(&left).await, [0, 0, 2, 4]);
     assert_eq!(read_u32(&right).await, [0, 2, 3, 4]);
 }
+
+/// api.md's lane rule holds for `select`, `dot` and `equalAll` as for arithmetic: the widest
+/// input's lanes, a size-1 input broadcast, lanes past a row 0. They refused rows of other
+/// sizes (`INVALID_ARGUMENT`), and `select` ignored its condition's size.
+pub async fn select_dot_and_equal_all_follow_the_lane_rule<T: Target>() {
+    let two = f32s(&[1., 2., 3., 4.], 2);
+    let three = f32s(&[9., 8., 7., 6., 5., 4.], 3);
+    let flat = |root: NodeRef| async move {
+        evaluate_here::<T>(std::slice::from_ref(&root)).await;
+        let values = reduce::as_f64(&read(&root).await);
+        (root.meta.size, values)
+    };
+    let picked = ir::select(&f32s(&[1., 0.], 1), &two, &three).unwrap();
+    let expected = vec![1., 2., 0., 6., 5., 4.];
+    assert_eq!(flat(picked).await, (3, expected));
+    let wide_condition = f32s(&[1., 0., 1., 0., 0., 1.], 3);
+    let picked = ir::select(&wide_condition, &f32s(&[10., 20.], 1), &lit(&[-1.])).unwrap();
+    let expected = vec![10., -1., 10., -1., -1., 20.];
+    assert_eq!(flat(picked).await, (3, expected));
+    assert_eq!(
+        flat(ir::dot(&two, &three).unwrap()).await,
+        (1, vec![25., 38.])
+    );
+    let scaled = ir::dot(&three, &f32s(&[2., 3.], 1)).unwrap();
+    assert_eq!(flat(scaled).await, (1, vec![48., 45.]));
+    let fives = ir::equal_all(&f32s(&[5., 5., 5., 1., 2., 1.], 3), &u32s(&[5, 1], 1)).unwrap();
+    assert_eq!(flat(fives).await, (1, vec![1., 0.]));
+    let padded = ir::equal_all(&two, &f32s(&[1., 2., 0., 3., 4., 1.], 3)).unwrap();
+    assert_eq!(flat(padded).await, (1, vec![1., 0.]));
+}
